@@ -1,0 +1,1 @@
+"""Authoring domain: tasks, chains, checkpoints, validation, review workflow, formats. No Textual here."""

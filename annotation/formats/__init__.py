@@ -1,0 +1,1 @@
+"""Import/export of the seed benchmarks' own formats, one module per benchmark."""

