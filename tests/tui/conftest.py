@@ -1,0 +1,52 @@
+"""TUI test fixtures: an app on the test database with half-cell images and no cursor blink."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+from sqlalchemy.engine import Engine
+from textual.widgets import Input, TextArea
+from textual_image.widget import HalfcellImage
+
+from tui.app import ChainmarkApp, make_app
+from tui.context import AppContext
+
+
+@pytest.fixture(autouse=True)
+def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blinking cursors make screenshots depend on timing."""
+    monkeypatch.setattr(Input, "cursor_blink", False, raising=False)
+    monkeypatch.setattr(TextArea, "cursor_blink", False, raising=False)
+
+
+@pytest.fixture
+def make_tui(engine: Engine, db_path: Path) -> Callable[..., ChainmarkApp]:
+    def build(**kwargs) -> ChainmarkApp:  # type: ignore[no-untyped-def]
+        return make_app(AppContext(db=str(db_path), actor="tester"), image_widget=HalfcellImage,
+                        engine=engine, **kwargs)
+
+    return build
+
+
+def png(width: int = 200, height: int = 120, colour: str = "#3060c0", text: str = "") -> bytes:
+    """A small deterministic test image: a coloured field with a white square (and optional text)."""
+    im = Image.new("RGB", (width, height), colour)
+    draw = ImageDraw.Draw(im)
+    draw.rectangle([width // 4, height // 4, width // 2, height // 2], fill="white")
+    if text:
+        draw.text((8, 8), text, fill="black")
+    out = io.BytesIO()
+    im.save(out, "PNG")
+    return out.getvalue()
+
+
+async def settle(pilot, app: ChainmarkApp) -> None:  # type: ignore[no-untyped-def]
+    """Let messages flow and all workers finish, twice (a finished load may start page loads)."""
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()

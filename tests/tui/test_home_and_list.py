@@ -1,0 +1,58 @@
+"""Home and task list: counts by status, filters and the virtual list against real rows."""
+
+from __future__ import annotations
+
+from annotation import tasks as authoring
+from store import session_scope
+from tests.tui.conftest import settle
+from tui.data import TaskFilter, task_ids, task_rows
+from tui.widgets.task_table import TaskTable
+
+
+def _seed(engine, n: int = 150) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        for i in range(n):
+            t = authoring.create_task(s, "gta" if i % 3 else "mme", f"Query number {i} about cups",
+                                      category="perception" if i % 2 else "logic", level=f"L{i % 3 + 1}")
+            if i % 10 == 0:
+                authoring.set_status(s, t.id, "submitted")
+
+
+def test_filter_queries_match_rows(engine) -> None:  # type: ignore[no-untyped-def]
+    _seed(engine)
+    with session_scope(engine) as s:
+        ids = task_ids(s, TaskFilter(benchmark="mme", level="L1"))
+        assert ids == [i + 1 for i in range(150) if i % 3 == 0]  # i%3==0 is mme and level L1
+        assert len(task_ids(s, TaskFilter(text="NUMBER 1"))) == 1 + 10 + 50  # 1, 1x, 1xx
+        assert len(task_ids(s, TaskFilter(text="100%"))) == 0  # LIKE wildcards are escaped
+        page = task_rows(s, TaskFilter(status="submitted"), 0, 5)
+        assert [r.id for r in page] == [1, 11, 21, 31, 41]
+        assert {r.status for r in page} == {"submitted"}
+
+
+async def test_home_counts_and_task_list_filter(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    _seed(engine)
+    app = make_tui()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        rows = {r[0]: r for r in (app.screen.query_one("#benchmarks").get_row_at(i) for i in range(2))}
+        assert rows["gta"][3:] == [100, 90, 10, 0, 0]
+        assert rows["mme"][3:] == [50, 45, 5, 0, 0]
+        await pilot.press("t")
+        await settle(pilot, app)
+        table = app.screen.query_one(TaskTable)
+        assert len(table.ids) == 150
+        await pilot.press("slash", *"number 14")
+        await settle(pilot, app)
+        assert table.ids == [15] + list(range(141, 151))
+        await pilot.press("escape", "down", "down")
+        assert table.highlighted_id == 142
+        # deep rows arrive by page: jump to the end of the full list
+        await pilot.press("ctrl+r")
+        await settle(pilot, app)
+        await pilot.press("end")
+        await settle(pilot, app)
+        assert table.highlighted_id == 150
+        assert table.row_at(149) is not None and table.row_at(149).query == "Query number 149 about cups"

@@ -1,0 +1,133 @@
+"""The chainmark Textual app: built by ``make_app`` (CLI and tests alike), started by ``run_app``.
+
+The app owns what every screen shares: the database engine (opened lazily inside a worker thread,
+never on the UI thread), the blob store, the actor name for the audit trail, the image widget class
+(injected, so tests can fix ``HalfcellImage``) and the undo stack. Screens do their reading and
+writing through ``read``/``write`` inside thread workers and get the results back as messages.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+from textual.app import App
+from textual.binding import Binding
+from textual.widget import Widget
+
+from store import read_only, session_scope
+from store.blobs import BlobStore
+from tui import images  # noqa: F401  (textual-image must probe the terminal before App.run)
+from tui.context import AppContext
+
+T = TypeVar("T")
+
+
+@dataclass
+class Edit:
+    """What a write did, for the undo stack: a label and how to take it back."""
+
+    label: str
+    undo: Callable[[Session], Any]
+
+
+class ChainmarkApp(App[None]):
+    """Keyboard-first workbench: home → task list → task editor → chain builder / checkpoints."""
+
+    CSS_PATH = "chainmark.tcss"
+    TITLE = "chainmark"
+    BINDINGS = [
+        Binding("ctrl+z", "undo", "Undo", priority=True),
+        Binding("question_mark", "help", "Help"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, ctx: AppContext, *, image_widget: type[Widget] | None = None,
+                 start_task: int | None = None, engine: Engine | None = None) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.image_widget: type[Widget] = image_widget or images.image_widget_class("auto")
+        self.start_task = start_task
+        self._engine = engine
+        self._engine_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self.undo_stack: list[Edit] = []
+
+    # ------------------------------------------------------------------ storage (worker threads only)
+
+    @property
+    def actor(self) -> str | None:
+        return self.ctx.actor
+
+    def engine(self) -> Engine:
+        with self._engine_lock:
+            if self._engine is None:
+                self._engine = self.ctx.engine
+            return self._engine
+
+    @property
+    def blobs(self) -> BlobStore:
+        self.engine()
+        return self.ctx.blobs
+
+    def read(self, fn: Callable[[Session], T]) -> T:
+        """Run ``fn`` in a short read-only transaction (call from a worker thread)."""
+        with session_scope(read_only(self.engine()), self.actor) as s:
+            return fn(s)
+
+    def write(self, fn: Callable[[Session], T]) -> T:
+        """Run ``fn`` in one write transaction; writes are serialised so they land in request order."""
+        with self._write_lock, session_scope(self.engine(), self.actor) as s:
+            return fn(s)
+
+    def push_undo(self, edit: Edit | None) -> None:
+        if edit is not None:
+            self.undo_stack.append(edit)
+            del self.undo_stack[:-50]
+
+    # ------------------------------------------------------------------ app actions
+
+    def on_mount(self) -> None:
+        from tui.screens.home import HomeScreen
+
+        self.push_screen(HomeScreen())
+        if self.start_task is not None:
+            from tui.screens.task_editor import TaskEditorScreen
+
+            self.push_screen(TaskEditorScreen(self.start_task))
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_undo(self) -> None:
+        if not self.undo_stack:
+            self.notify("nothing to undo", severity="warning")
+            return
+        edit = self.undo_stack.pop()
+        screen = self.screen
+        from tui.screens.base import WorkScreen
+
+        if isinstance(screen, WorkScreen):
+            screen.save(f"undid: {edit.label}", edit.undo)
+        else:  # pragma: no cover - every editing screen is a WorkScreen
+            self.undo_stack.append(edit)
+
+
+def make_app(ctx: AppContext, *, image_widget: type[Widget] | None = None, start_task: int | None = None,
+             engine: Engine | None = None) -> ChainmarkApp:
+    """Build the app; tests pass ``image_widget=HalfcellImage`` and an engine on their own database."""
+    return ChainmarkApp(ctx, image_widget=image_widget, start_task=start_task, engine=engine)
+
+
+def run_app(app_context: AppContext) -> None:
+    """Open the TUI (what ``chainmark`` does when called without a subcommand)."""
+    import os
+
+    protocol = os.environ.get("CHAINMARK_IMAGES", "auto")
+    make_app(app_context, image_widget=images.image_widget_class(protocol)).run()

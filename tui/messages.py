@@ -1,0 +1,40 @@
+"""Messages that thread workers post to screens ("messages up"): results of DB and tool work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass
+class Loaded(Message):
+    """A worker finished reading: ``what`` names the query, ``data`` is plain data for the UI."""
+
+    what: str
+    data: Any
+
+
+@dataclass
+class Saved(Message):
+    """A write committed; ``what`` says what changed (shown as a notification), ``data`` is its result."""
+
+    what: str
+    data: Any = None
+
+
+@dataclass
+class Failed(Message):
+    """A worker raised; the screen shows the message and keeps its state."""
+
+    what: str
+    error: str
+
+
+@dataclass
+class ImageReady(Message):
+    """A decoded, shrunk image for a preview slot (``key`` says which)."""
+
+    key: str
+    image: Any

@@ -1,0 +1,99 @@
+"""Home: benchmarks with task counts by status, my open assignments, recent runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header, Static
+
+from annotation.tasks import STATUSES
+from tui.data import HomeData, home_data
+from tui.messages import Loaded
+from tui.screens.base import WorkScreen
+
+
+class HomeScreen(WorkScreen):
+    BINDINGS = [
+        Binding("t", "tasks", "Tasks"),
+        Binding("enter", "open_benchmark", "Open benchmark", show=False),
+        Binding("n", "new_task", "New task"),
+        Binding("r", "refresh", "Refresh"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="home"):
+            yield Static("Benchmarks", classes="section-title")
+            yield DataTable(id="benchmarks", cursor_type="row", zebra_stripes=True)
+            with Horizontal(id="home-lower"):
+                with Vertical():
+                    yield Static("My assignments", classes="section-title")
+                    yield DataTable(id="assignments", cursor_type="row")
+                with Vertical():
+                    yield Static("Recent runs", classes="section-title")
+                    yield DataTable(id="runs", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#benchmarks", DataTable).add_columns("benchmark", "format", "tools", "tasks", *STATUSES)
+        self.query_one("#assignments", DataTable).add_columns("kind", "target", "scale")
+        self.query_one("#runs", DataTable).add_columns("run", "benchmark", "mode", "status", "created")
+        self.query_one("#benchmarks", DataTable).loading = True
+
+    def refresh_data(self) -> None:
+        actor = self.cm.actor
+        self.load("home", lambda s: home_data(s, actor))
+
+    def action_refresh(self) -> None:
+        self.refresh_data()
+
+    @on(Loaded)
+    def show(self, message: Loaded) -> None:
+        if message.what != "home":
+            return
+        data: HomeData = message.data
+        table = self.query_one("#benchmarks", DataTable)
+        table.loading = False
+        table.clear()
+        for b in data.benchmarks:
+            table.add_row(b.name, b.source_format, b.tool_set or "", b.tasks,
+                          *(b.by_status.get(st, 0) for st in STATUSES), key=b.name)
+        assignments = self.query_one("#assignments", DataTable)
+        assignments.clear()
+        for a in data.assignments:
+            assignments.add_row(a.target_kind, a.target_id, a.scale, key=str(a.id))
+        runs = self.query_one("#runs", DataTable)
+        runs.clear()
+        for r in data.runs:
+            runs.add_row(r["name"] or f"#{r['id']}", r["benchmark"], r["mode"], r["status"],
+                         (r["created_at"] or "")[:16].replace("T", " "), key=str(r["id"]))
+
+    def _current_benchmark(self) -> str:
+        table = self.query_one("#benchmarks", DataTable)
+        if table.row_count == 0:
+            return ""
+        key: Any = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return str(key or "")
+
+    def action_tasks(self) -> None:
+        from tui.screens.task_list import TaskListScreen
+
+        self.app.push_screen(TaskListScreen())
+
+    def action_open_benchmark(self) -> None:
+        from tui.screens.task_list import TaskListScreen
+
+        self.app.push_screen(TaskListScreen(benchmark=self._current_benchmark()))
+
+    @on(DataTable.RowSelected, "#benchmarks")
+    def _benchmark_chosen(self, event: DataTable.RowSelected) -> None:
+        self.action_open_benchmark()
+
+    def action_new_task(self) -> None:
+        from tui.screens.new_task import NewTaskScreen
+
+        self.app.push_screen(NewTaskScreen(self._current_benchmark()))

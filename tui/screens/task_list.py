@@ -1,0 +1,138 @@
+"""Task list: a virtual list over every task with filters that re-query on each keystroke."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Header, Input, Select, Static
+
+from annotation.tasks import STATUSES
+from tui.data import TaskFilter, filter_choices, task_ids, task_rows
+from tui.messages import Loaded
+from tui.screens.base import WorkScreen
+from tui.widgets.task_table import PAGE, TaskTable, header_text
+
+
+class TaskListScreen(WorkScreen):
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search"),
+        Binding("escape", "back", "Back"),
+        Binding("n", "new_task", "New task"),
+        Binding("ctrl+r", "clear_filters", "Clear filters"),
+    ]
+
+    def __init__(self, benchmark: str = "") -> None:
+        super().__init__()
+        self.initial_benchmark = benchmark
+        self.filter = TaskFilter(benchmark=benchmark)
+        self.shown_filter: TaskFilter | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="filters"):
+            yield Input(placeholder="search query text  (/)", id="text")
+            yield Select([], prompt="benchmark", id="benchmark")
+            yield Select([(s, s) for s in STATUSES], prompt="status", id="status")
+            yield Select([], prompt="category", id="category")
+            yield Select([], prompt="level", id="level")
+            yield Select([], prompt="assignee", id="assignee")
+        yield Static("", id="task-count")
+        yield Static("", id="task-header")
+        yield TaskTable(id="tasks")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load("choices", filter_choices)
+        self.query_one(TaskTable).focus()
+
+    def on_resize(self) -> None:
+        self.query_one("#task-header", Static).update(header_text(self.size.width - 1))
+
+    def refresh_data(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        flt = self.filter
+
+        def fetch(session):  # type: ignore[no-untyped-def]
+            ids = task_ids(session, flt)
+            first = task_rows(session, flt, ids[0], PAGE) if ids else []
+            return flt, ids, first
+
+        self.load("tasks", fetch)
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        if message.what == "choices":
+            choices = message.data
+            self._set_options("benchmark", choices["benchmark"])
+            self._set_options("category", choices["category"])
+            self._set_options("level", choices["level"])
+            self._set_options("assignee", choices["annotator"])
+            if self.initial_benchmark in choices["benchmark"]:
+                with self.prevent(Select.Changed):
+                    self.query_one("#benchmark", Select).value = self.initial_benchmark
+        elif message.what == "tasks":
+            flt, ids, first = message.data
+            if flt != self.filter:
+                return  # an older filter's answer; the newer one is on its way
+            cm = self.cm
+            same = flt == self.shown_filter
+            self.shown_filter = flt
+            self.query_one(TaskTable).show(ids, first, lambda first_id, n: cm.read(
+                lambda s: task_rows(s, flt, first_id, n)), keep_cursor=same)
+            what = "tasks" if flt.is_empty() else "matching tasks"
+            self.query_one("#task-count", Static).update(f"{len(ids):,} {what}")
+
+    def _set_options(self, name: str, values: list[str]) -> None:
+        select = self.query_one(f"#{name}", Select)
+        with self.prevent(Select.Changed):
+            select.set_options([(v, v) for v in values])
+
+    def _update(self, **changes: str) -> None:
+        fields = {**self.filter.__dict__, **changes}
+        self.filter = TaskFilter(**fields)
+        self.reload()
+
+    @on(Input.Changed, "#text")
+    def _text_changed(self, event: Input.Changed) -> None:
+        self._update(text=event.value.strip())
+
+    @on(Input.Submitted, "#text")
+    def _text_submitted(self) -> None:
+        self.query_one(TaskTable).focus()
+
+    @on(Select.Changed)
+    def _select_changed(self, event: Select.Changed) -> None:
+        value = "" if event.value is Select.BLANK else str(event.value)
+        self._update(**{str(event.select.id): value})
+
+    @on(TaskTable.Opened)
+    def _open(self, event: TaskTable.Opened) -> None:
+        from tui.screens.task_editor import TaskEditorScreen
+
+        self.app.push_screen(TaskEditorScreen(event.task_id))
+
+    def action_focus_search(self) -> None:
+        self.query_one("#text", Input).focus()
+
+    def action_back(self) -> None:
+        if self.focused is not None and not isinstance(self.focused, TaskTable):
+            self.query_one(TaskTable).focus()
+        else:
+            self.app.pop_screen()
+
+    def action_clear_filters(self) -> None:
+        with self.prevent(Input.Changed, Select.Changed):
+            self.query_one("#text", Input).value = ""
+            for name in ("benchmark", "status", "category", "level", "assignee"):
+                self.query_one(f"#{name}", Select).clear()
+        self.filter = TaskFilter()
+        self.reload()
+
+    def action_new_task(self) -> None:
+        from tui.screens.new_task import NewTaskScreen
+
+        self.app.push_screen(NewTaskScreen(self.filter.benchmark))

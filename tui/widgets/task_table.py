@@ -1,0 +1,202 @@
+"""A virtual task list: a line-API ScrollView over an id index, rows fetched a page at a time.
+
+Only the rows on screen exist as text; a page the viewport needs and the cache lacks is fetched
+by a thread worker (keyset: rows with id ≥ the page's first id) and the widget repaints when it
+arrives. 100,000 tasks cost one list of ints and a handful of cached pages.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import get_current_worker
+
+from tui.data import TaskRow
+
+PAGE = 64
+COLUMNS: list[tuple[str, int]] = [("id", 7), ("status", 10), ("benchmark", 14), ("level", 7),
+                                  ("category", 16), ("source", 14), ("query", 0)]
+
+PageLoader = Callable[[int, int], list[TaskRow]]
+"""``loader(first_id, limit)``: rows of the current filter from ``first_id`` on (runs in a thread)."""
+
+
+def header_text(width: int) -> str:
+    return _format([name for name, _ in COLUMNS], width)
+
+
+def _format(cells: list[str], width: int) -> str:
+    out = []
+    used = 0
+    for (name, w), value in zip(COLUMNS, cells):
+        if w == 0:
+            w = max(0, width - used)
+        text = value if len(value) <= w - 1 else value[: max(0, w - 2)] + "…"
+        out.append(text.ljust(w))
+        used += w
+    return "".join(out)[:width].ljust(width)
+
+
+class TaskTable(ScrollView, can_focus=True):
+    """Tasks of the current filter; Enter opens the highlighted one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "Last", show=False),
+        Binding("enter", "open", "Open"),
+    ]
+    DEFAULT_CSS = """
+    TaskTable { height: 1fr; }
+    TaskTable > .task-table--cursor { background: $accent 40%; }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"task-table--cursor"}
+
+    cursor: reactive[int] = reactive(0)
+    """Index (into the id list) of the highlighted row."""
+
+    class Opened(Message):
+        """Enter on a row: ``task_id`` is the task to open."""
+
+        def __init__(self, task_id: int) -> None:
+            super().__init__()
+            self.task_id = task_id
+
+    class PageArrived(Message):
+        def __init__(self, generation: int, page: int, rows: list[TaskRow]) -> None:
+            super().__init__()
+            self.generation, self.page, self.rows = generation, page, rows
+
+    def __init__(self, loader: PageLoader | None = None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.loader = loader
+        self.ids: list[int] = []
+        self._pages: LRUCache[int, list[TaskRow]] = LRUCache(64)
+        self._pending: set[int] = set()
+        self._generation = 0
+
+    # ------------------------------------------------------------------ data in
+
+    def show(self, ids: list[int], first_page: list[TaskRow], loader: PageLoader, *, keep_cursor: bool = False) -> None:
+        """Replace the contents: a new id index, its first page, and how to fetch the rest."""
+        keep = self.highlighted_id if keep_cursor else None
+        self._generation += 1
+        self.ids = ids
+        self.loader = loader
+        self._pages.clear()
+        self._pending.clear()
+        if ids:
+            self._pages[0] = first_page
+        self.virtual_size = Size(self.size.width, len(ids))
+        if keep is not None and keep in ids:
+            self.cursor = ids.index(keep)
+        else:
+            self.cursor = 0
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self.refresh()
+
+    @property
+    def highlighted_id(self) -> int | None:
+        return self.ids[self.cursor] if 0 <= self.cursor < len(self.ids) else None
+
+    def row_at(self, index: int) -> TaskRow | None:
+        page = self._pages.get(index // PAGE)
+        if page is None:
+            self._request(index // PAGE)
+            return None
+        want = self.ids[index]
+        for row in page:
+            if row.id == want:
+                return row
+        return None
+
+    def _request(self, page: int) -> None:
+        if page in self._pending or self.loader is None:
+            return
+        self._pending.add(page)
+        generation, first_id, loader = self._generation, self.ids[page * PAGE], self.loader
+
+        def fetch() -> None:
+            rows = loader(first_id, PAGE)
+            if not get_current_worker().is_cancelled:
+                self.post_message(self.PageArrived(generation, page, rows))
+
+        self.run_worker(fetch, thread=True, group="pages", exit_on_error=False)
+
+    def on_task_table_page_arrived(self, message: TaskTable.PageArrived) -> None:
+        message.stop()
+        if message.generation != self._generation:
+            return
+        self._pending.discard(message.page)
+        self._pages[message.page] = message.rows
+        self.refresh()
+
+    # ------------------------------------------------------------------ rendering
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, len(self.ids))
+
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        if index >= len(self.ids):
+            if index == 0:
+                return Strip([Segment("  no tasks match".ljust(width), Style(dim=True))])
+            return Strip.blank(width, self.rich_style)
+        row = self.row_at(index)
+        if row is None:
+            text = _format([str(self.ids[index]), "…"] + [""] * (len(COLUMNS) - 2), width)
+        else:
+            text = _format([str(row.id), row.status, row.benchmark, row.level, row.category, row.source_id,
+                            row.query], width)
+        style = self.rich_style
+        if index == self.cursor:
+            style = style + self.get_component_rich_style("task-table--cursor")
+        return Strip([Segment(text, style)])
+
+    # ------------------------------------------------------------------ movement
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        if new < top:
+            self.scroll_to(y=new, animate=False, immediate=True)
+        elif height and new >= top + height:
+            self.scroll_to(y=new - height + 1, animate=False, immediate=True)
+        self.refresh()
+
+    def _clamp(self, index: int) -> int:
+        return max(0, min(index, len(self.ids) - 1)) if self.ids else 0
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor = self._clamp(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self.cursor = self._clamp(self.cursor + direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_jump(self, where: int) -> None:
+        self.cursor = self._clamp(len(self.ids) - 1 if where < 0 else 0)
+
+    def action_open(self) -> None:
+        task_id = self.highlighted_id
+        if task_id is not None:
+            self.post_message(self.Opened(task_id))
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.scroll_offset.y + event.y
+        if 0 <= index < len(self.ids):
+            if index == self.cursor and event.chain >= 2:
+                self.action_open()
+            self.cursor = index
