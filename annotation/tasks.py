@@ -123,6 +123,7 @@ def create_task(
     )
     session.add(task)
     session.flush()
+    session.info.setdefault("_created_tasks", set()).add(task.id)
     return task
 
 
@@ -133,9 +134,13 @@ def get_task(session: Session, task_id: int) -> Task:
     return task
 
 
-def bump_revision(task: Task) -> None:
-    task.revision = (task.revision or 0) + 1
+def bump_revision(task: Task, session: Session | None = None) -> None:
+    """Count a content edit. Edits made in the same unit of work that created the task are part of
+    its first revision (building a task step by step is not editing it)."""
     task.updated_at = utcnow()
+    if session is not None and task.id in session.info.get("_created_tasks", set()):
+        return
+    task.revision = (task.revision or 0) + 1
 
 
 def edit_task(session: Session, task_id: int, **changes: Any) -> Task:
@@ -156,7 +161,7 @@ def edit_task(session: Session, task_id: int, **changes: Any) -> Task:
             setattr(task, key, value)
             content_changed |= key in CONTENT_FIELDS
     if content_changed:
-        bump_revision(task)
+        bump_revision(task, session)
     else:
         task.updated_at = utcnow()
     session.flush()
@@ -213,7 +218,7 @@ def add_step(
         final_answer=final_answer, recorded_by=session.info.get("actor"), meta=meta or {},
     )
     session.add(step)
-    bump_revision(task)
+    bump_revision(task, session)
     session.flush()
     return step
 
@@ -240,7 +245,7 @@ def edit_step(session: Session, step_id: int, **changes: Any) -> ReferenceStep:
         raise AuthoringError(f"unknown step field(s): {', '.join(sorted(unknown))}")
     for k, v in changes.items():
         setattr(step, k, v)
-    bump_revision(get_task(session, step.task_id))
+    bump_revision(get_task(session, step.task_id), session)
     session.flush()
     return step
 
@@ -258,7 +263,7 @@ def delete_step(session: Session, step_id: int) -> None:
     session.flush()
     later = [s for s in steps_of(session, task_id) if s.ordinal > step.ordinal]
     _shift(session, later, -1)
-    bump_revision(get_task(session, task_id))
+    bump_revision(get_task(session, task_id), session)
     session.flush()
 
 
@@ -275,7 +280,7 @@ def move_step(session: Session, step_id: int, new_ordinal: int) -> list[Referenc
     session.flush()
     for i, s in enumerate(chain):
         s.ordinal = i
-    bump_revision(get_task(session, step.task_id))
+    bump_revision(get_task(session, step.task_id), session)
     session.flush()
     return chain
 
@@ -303,7 +308,7 @@ def add_checkpoint(session: Session, task_id: int, key: str | None = None, **fie
     fields.setdefault("ordinal", len(existing))
     cp = Checkpoint(task_id=task_id, key=key, **fields)
     session.add(cp)
-    bump_revision(task)
+    bump_revision(task, session)
     session.flush()
     return cp
 
@@ -322,7 +327,7 @@ def edit_checkpoint(session: Session, checkpoint_id: int, **changes: Any) -> Che
         raise AuthoringError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
     for k, v in changes.items():
         setattr(cp, k, v)
-    bump_revision(get_task(session, cp.task_id))
+    bump_revision(get_task(session, cp.task_id), session)
     session.flush()
     return cp
 
@@ -339,7 +344,7 @@ def add_ordering_constraint(session: Session, task_id: int, sequence: list[str],
                      .where(OrderingConstraint.task_id == task_id)).one()
     oc = OrderingConstraint(task_id=task_id, key=key or f"order{n + 1}", sequence=sequence, max_gap=max_gap)
     session.add(oc)
-    bump_revision(get_task(session, task_id))
+    bump_revision(get_task(session, task_id), session)
     session.flush()
     return oc
 
@@ -368,7 +373,7 @@ def attach_asset(
                      original_path=original_path, url=url, step_id=step_id, document_id=document_id)
     session.add(link)
     if role in ("query_image", "document_image"):
-        bump_revision(task)
+        bump_revision(task, session)
     session.flush()
     return link
 
@@ -386,7 +391,7 @@ def add_document(session: Session, task_id: int, text: str, *, title: str | None
     n = session.exec(select(sa.func.count()).select_from(Document).where(Document.task_id == task_id)).one()
     doc = Document(task_id=task_id, ordinal=n, title=title, text=text, meta=meta or {})
     session.add(doc)
-    bump_revision(task)
+    bump_revision(task, session)
     session.flush()
     return doc
 

@@ -1,0 +1,115 @@
+"""Authoring through the domain API: revisions, status workflow, chain edits, checkpoints, audit."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import select
+
+from annotation import tasks as authoring
+from annotation.answers import AnswerSpecError
+from store import session_scope
+from store.models import AuditEvent, ReferenceStep, Task
+
+
+@pytest.fixture
+def task_id(engine):
+    with session_scope(engine, actor="ann") as s:
+        b = authoring.ensure_benchmark(s, "bench", "gta", tool_set="gta")
+        t = authoring.create_task(s, b, "How many days will the bottle last?",
+                                  answer_spec={"kind": "whitelist", "groups": [["58"]]})
+        authoring.add_step(s, t.id, tool_name="OCR", tool_args={"image": "a.jpg"}, result_text="290 SOFTGELS")
+        authoring.add_step(s, t.id, final_answer="58")
+        return t.id
+
+
+def _task(engine, tid):
+    with session_scope(engine) as s:
+        return s.get(Task, tid)
+
+
+def test_building_a_task_in_one_go_is_revision_one(engine, task_id):
+    t = _task(engine, task_id)
+    assert (t.revision, t.status, t.source_id, t.author) == (1, "draft", "cm-00001", "ann")
+
+
+def test_content_edits_bump_revision_once_and_status_does_not(engine, task_id):
+    with session_scope(engine, actor="ann") as s:
+        authoring.edit_task(s, task_id, query="How many days?", category="logic")
+    assert _task(engine, task_id).revision == 2
+    with session_scope(engine, actor="ann") as s:
+        authoring.set_status(s, task_id, "submitted")
+        authoring.edit_task(s, task_id, query="How many days?")  # unchanged value: no bump
+    t = _task(engine, task_id)
+    assert (t.revision, t.status) == (2, "submitted")
+
+
+def test_status_workflow_refuses_jumps(engine, task_id):
+    with pytest.raises(authoring.AuthoringError, match="a draft task can move to submitted, not verified"):
+        with session_scope(engine) as s:
+            authoring.set_status(s, task_id, "verified")
+    with session_scope(engine) as s:
+        authoring.set_status(s, task_id, "submitted")
+        authoring.set_status(s, task_id, "verified")
+    assert _task(engine, task_id).status == "verified"
+
+
+def test_invalid_answer_spec_is_refused_and_nothing_changes(engine, task_id):
+    with pytest.raises(AnswerSpecError, match="groups"):
+        with session_scope(engine) as s:
+            authoring.edit_task(s, task_id, answer_spec={"kind": "whitelist", "groups": []})
+    assert _task(engine, task_id).answer_spec == {"kind": "whitelist", "groups": [["58"]]}
+
+
+def test_steps_insert_before_the_final_answer_reorder_and_delete(engine, task_id):
+    with session_scope(engine) as s:
+        calc = authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "290/5"},
+                                  result_text="58")
+        chain = [(st.ordinal, st.tool_name or "answer") for st in authoring.steps_of(s, task_id)]
+        assert chain == [(0, "OCR"), (1, "Calculator"), (2, "answer")]
+        authoring.move_step(s, calc.id, 0)
+        assert [st.tool_name or "answer" for st in authoring.steps_of(s, task_id)] == ["Calculator", "OCR", "answer"]
+        authoring.delete_step(s, calc.id)
+        assert [(st.ordinal, st.tool_name or "answer") for st in authoring.steps_of(s, task_id)] == [(0, "OCR"), (1, "answer")]
+    assert _task(engine, task_id).revision == 4
+    with pytest.raises(authoring.AuthoringError, match="already has a final answer"):
+        with session_scope(engine) as s:
+            authoring.add_step(s, task_id, final_answer="59")
+
+
+def test_checkpoints_and_ordering_constraints(engine, task_id):
+    with session_scope(engine) as s:
+        step = authoring.steps_of(s, task_id)[0]
+        authoring.add_checkpoint(s, task_id, axis="V", step_id=step.id, code_check={"verifier": "require_op:crop"})
+        authoring.add_checkpoint(s, task_id, axis="R", answer_check={"match_type": "exact", "target": "58"})
+        keys = [c.key for c in authoring.checkpoints_of(s, task_id)]
+        assert keys == ["cp1", "cp2"]
+        oc = authoring.add_ordering_constraint(s, task_id, ["cp1", "cp2"], max_gap=1)
+        assert (oc.key, oc.sequence, oc.max_gap) == ("order1", ["cp1", "cp2"], 1)
+        with pytest.raises(authoring.AuthoringError, match="unknown checkpoint"):
+            authoring.add_ordering_constraint(s, task_id, ["cp1", "cp9"])
+        with pytest.raises(authoring.AuthoringError, match="already used"):
+            authoring.add_checkpoint(s, task_id, "cp1", axis="S")
+
+
+def test_every_edit_is_audited(engine, task_id):
+    with session_scope(engine, actor="rev") as s:
+        authoring.edit_task(s, task_id, query="Changed?")
+        step = authoring.steps_of(s, task_id)[0]
+        authoring.edit_step(s, step.id, result_text="290 softgels")
+    with session_scope(engine) as s:
+        events = s.exec(select(AuditEvent).where(AuditEvent.actor == "rev")).all()
+    kinds = sorted((e.entity, e.action) for e in events)
+    assert ("referencestep", "update") in kinds and ("task", "update") in kinds
+
+
+def test_warnings_come_from_the_stored_task(engine, task_id):
+    with session_scope(engine) as s:
+        codes = [w.code for w in authoring.task_warnings(s, task_id)]
+    assert "too-few-steps" in codes and "no-image" in codes
+
+
+def test_attach_asset_links_an_image(engine, blobs, task_id):
+    with session_scope(engine) as s:
+        link = authoring.attach_asset(s, blobs, task_id, b"\x89PNG fake", original_path="image/a.png")
+        assert link.role == "query_image" and link.ordinal == 0
+        assert len(authoring.assets_of(s, task_id, "query_image")) == 1
