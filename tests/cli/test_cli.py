@@ -1,0 +1,90 @@
+"""The headless CLI end to end: the console script in a subprocess, the rest through CliRunner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tui.cli import cli
+
+CHAINMARK = Path(sys.executable).with_name("chainmark")
+
+
+def run(db: Path, *args: str, ok: bool = True):
+    result = CliRunner().invoke(cli, ["--db", str(db), "--as", "tester", *args], catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def test_console_script_demo_then_tasks_list_json_has_all_five_styles(tmp_path):
+    env = {**os.environ, "CHAINMARK_DB": str(tmp_path / "demo.db")}
+    subprocess.run([str(CHAINMARK), "demo"], check=True, env=env, capture_output=True, cwd=tmp_path)
+    out = subprocess.run([str(CHAINMARK), "tasks", "list", "--json"], check=True, env=env,
+                         capture_output=True, text=True, cwd=tmp_path)
+    tasks = json.loads(out.stdout)
+    assert {t["benchmark"] for t in tasks} == {"demo-gta", "demo-agentic-mme", "demo-vtc", "demo-isg", "demo-atp"}
+    assert "textual" not in out.stderr
+    assert (tmp_path / "demo.db.blobs").is_dir()
+
+
+def test_init_creates_then_reports_current(tmp_path):
+    db = tmp_path / "x.db"
+    assert "schema empty → 0001" in run(db, "init").output
+    assert "already at schema 0001" in run(db, "init").output
+
+
+def test_author_a_task_from_the_cli(tmp_path):
+    db = tmp_path / "x.db"
+    run(db, "demo")
+    tid = run(db, "tasks", "add", "-b", "demo-gta", "-q", "How many cups are on the table?",
+              "--answer", '{"kind":"whitelist","groups":[["3","three"]]}').output.strip()
+    assert "revision 2" in run(db, "tasks", "edit", tid, "--query", "How many cups are there?").output
+    assert "submitted" in run(db, "tasks", "status", tid, "submitted").output
+    shown = json.loads(run(db, "tasks", "show", tid, "--json").output)
+    assert shown["query"] == "How many cups are there?" and shown["status"] == "submitted"
+    assert {w["code"] for w in shown["warnings"]} >= {"too-few-steps", "no-image"}
+    history = json.loads(run(db, "tasks", "history", tid, "--json").output)
+    assert [h["action"] for h in history] == ["create", "update", "update"]
+    assert history[1]["changed"] == ["query", "revision"] and history[1]["actor"] == "tester"
+    listed = json.loads(run(db, "tasks", "list", "-b", "demo-gta", "--status", "submitted", "--json").output)
+    assert [t["id"] for t in listed] == [int(tid)]
+
+
+def test_bad_input_is_one_clean_line(tmp_path):
+    db = tmp_path / "x.db"
+    run(db, "demo")
+    bad_json = run(db, "tasks", "add", "-b", "demo-gta", "-q", "x", "--answer", "{nope", ok=False)
+    assert bad_json.exit_code == 2 and "not valid JSON" in bad_json.output
+    bad_spec = run(db, "tasks", "add", "-b", "demo-gta", "-q", "x", "--answer", '{"kind":"mcq"}', ok=False)
+    assert bad_spec.exit_code == 1 and "answer spec options" in bad_spec.output
+    assert "Traceback" not in bad_spec.output
+    unknown = run(db, "tasks", "list", "-b", "nope", ok=False)
+    assert "no benchmark named 'nope'" in unknown.output
+    jump = run(db, "tasks", "status", "1", "verified", ok=False)
+    assert "a draft task can move to submitted, not verified" in jump.output
+
+
+def test_an_outdated_database_is_refused_with_the_fix(tmp_path):
+    import sqlalchemy as sa
+
+    db = tmp_path / "old.db"
+    run(db, "init")
+    eng = sa.create_engine(f"sqlite:///{db}")
+    with eng.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num='0000'")
+    result = run(db, "tasks", "list", ok=False)
+    assert "run `chainmark init`" in result.output
+
+
+def test_benchmarks_list_counts_by_status(tmp_path):
+    db = tmp_path / "x.db"
+    run(db, "demo")
+    rows = {r["name"]: r for r in json.loads(run(db, "benchmarks", "list", "--json").output)}
+    assert rows["demo-gta"]["tasks"] == 3 and rows["demo-gta"]["by_status"] == {"draft": 3}
