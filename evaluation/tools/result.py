@@ -1,0 +1,131 @@
+"""What a tool call gives back, what it may use, and how a tool says "that input is wrong"."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from store.blobs import BlobStore
+
+
+class ToolError(Exception):
+    """A tool-level failure with a message meant for the caller (and the model): bad input, no backend."""
+
+
+@dataclass
+class ToolSettings:
+    """Backends for service tools. Only env-var *names* live here, never keys, so settings can be logged."""
+
+    vlm_base_url: str | None = None
+    vlm_model: str | None = None
+    vlm_api_key_env: str = "CHAINMARK_VLM_API_KEY"
+    search_base_url: str = "https://google.serper.dev"
+    search_api_key_env: str = "SERPER_API_KEY"
+    imgbb_api_key_env: str = "IMGBB_API_KEY"
+    imgbb_base_url: str = "https://api.imgbb.com/1/upload"
+    fetch_via: str = "direct"  # "direct" (plain GET) or a reader prefix such as "https://r.jina.ai/"
+    image_gen_base_url: str | None = None
+    image_gen_model: str | None = None
+    image_gen_api_key_env: str = "CHAINMARK_IMAGE_API_KEY"
+    replay_only: bool = False  # never call a service; answer from the ReplayCache or fail
+    timeout_s: float = 60.0
+
+    @classmethod
+    def from_env(cls) -> "ToolSettings":
+        """Settings from ``CHAINMARK_*`` environment variables (the CLI's source of truth)."""
+        env = os.environ
+        s = cls()
+        s.vlm_base_url = env.get("CHAINMARK_VLM_BASE_URL") or None
+        s.vlm_model = env.get("CHAINMARK_VLM_MODEL") or None
+        s.search_base_url = env.get("CHAINMARK_SEARCH_BASE_URL") or s.search_base_url
+        s.image_gen_base_url = env.get("CHAINMARK_IMAGE_BASE_URL") or None
+        s.image_gen_model = env.get("CHAINMARK_IMAGE_MODEL") or None
+        s.fetch_via = env.get("CHAINMARK_FETCH_VIA") or s.fetch_via
+        s.replay_only = env.get("CHAINMARK_REPLAY_ONLY", "") not in ("", "0", "false", "no")
+        return s
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool call may read or extend.
+
+    ``images`` is the indexed list (0 = original, N = N-th produced image): every produced image is
+    appended, so Agentic-MME indices advance across calls. ``files`` maps names to bytes for
+    path-style arguments (GTA ``image/image_96.jpg``, VTC paths); produced images are added there too
+    under the name the tool reports, so a later call can refer to them by that name.
+    """
+
+    images: list[bytes] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)
+    session: Session | None = None
+    blobs: BlobStore | None = None
+    settings: ToolSettings = field(default_factory=ToolSettings)
+    allow_paths: bool = True  # may a string argument name a file on disk (CLI use)?
+
+    @property
+    def next_index(self) -> int:
+        """The index the next produced image will get."""
+        return len(self.images)
+
+    def resolve_image(self, ref: Any, what: str = "image") -> bytes:
+        """Bytes of an image argument: an index, a name in ``files``, or (CLI) a path on disk."""
+        if isinstance(ref, bool):
+            raise ToolError(f"{what} must be an image index or name, got {ref!r}")
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit() and ref.strip() not in self.files):
+            idx = int(ref)
+            if not 0 <= idx < len(self.images):
+                have = f"0-{len(self.images) - 1}" if self.images else "none (no images loaded)"
+                raise ToolError(f"{what}: invalid image index {idx}; valid indices: {have}")
+            return self.images[idx]
+        if not isinstance(ref, str) or not ref.strip():
+            raise ToolError(f"{what} must be an image index or file name, got {ref!r}")
+        name = ref.strip()
+        if name in self.files:
+            return self.files[name]
+        base = os.path.basename(name)
+        matches = [k for k in self.files if os.path.basename(k) == base]
+        if len(matches) == 1:
+            return self.files[matches[0]]
+        if self.allow_paths:
+            p = Path(name).expanduser()
+            if p.is_file():
+                return p.read_bytes()
+        known = ", ".join(sorted(self.files)[:8]) or "none"
+        raise ToolError(f"{what}: no image named {name!r} (known files: {known})")
+
+
+@dataclass
+class ToolOutput:
+    """What an implementation returns; ``execute`` turns it into a ToolResult."""
+
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    images: list[bytes] = field(default_factory=list)
+    image_names: list[str] = field(default_factory=list)
+    replayed: bool = False  # the answer came from the ReplayCache, not a live service
+
+
+@dataclass
+class ToolResult:
+    """The JSON-able outcome of one call. ``ok=False`` carries a clear ``error``; nothing is made up."""
+
+    ok: bool
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    images: list[bytes] = field(default_factory=list)
+    asset_ids: list[int] = field(default_factory=list)
+    image_names: list[str] = field(default_factory=list)
+    error: str | None = None
+    tool: str = ""
+    tool_set: str = ""
+    replayed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (image bytes are left out; they are assets or files)."""
+        return {"ok": self.ok, "tool_set": self.tool_set, "tool": self.tool, "text": self.text,
+                "data": self.data, "asset_ids": self.asset_ids, "image_names": self.image_names,
+                "error": self.error, "replayed": self.replayed}
