@@ -1,0 +1,64 @@
+"""The four operations the CLI and TUI call, each one transaction: import/export a dataset, import/export a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from annotation.formats.registry import get_format
+from annotation.formats.runs import RunImportSummary, load_run, write_run
+from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
+from annotation.tasks import get_benchmark
+from store.blobs import BlobStore
+from store.db import read_only, session_scope
+
+
+def import_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str | None = None,
+                   actor: str | None = None) -> ImportSummary:
+    """Parse everything first, then write it all in one transaction (a bad file writes nothing)."""
+    fmt = get_format(fmt_name)
+    spec = fmt.read(Path(path))
+    with session_scope(engine, actor) as session:
+        return write_dataset(session, blobs, fmt, spec, benchmark, str(path))
+
+
+def import_dataset_in(session: Session, blobs: BlobStore, fmt_name: str, path: str | Path,
+                      benchmark: str | None = None) -> ImportSummary:
+    """The same inside a caller's session (for callers that compose a bigger unit of work)."""
+    fmt = get_format(fmt_name)
+    return write_dataset(session, blobs, fmt, fmt.read(Path(path)), benchmark, str(path))
+
+
+def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: str, path: str | Path) -> dict[str, Any]:
+    fmt = get_format(fmt_name)
+    root = Path(path)
+    with session_scope(read_only(engine)) as session:
+        bench = get_benchmark(session, benchmark)
+        bundles = load_bundles(session, bench.id or 0)
+        settings = dict((bench.settings or {}).get(fmt.name) or {})
+        files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session))
+    return {"format": fmt.name, "benchmark": benchmark, "path": str(root), "tasks": len(bundles),
+            "files": len(files)}
+
+
+def import_run(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str,
+               name: str | None = None, actor: str | None = None) -> RunImportSummary:
+    fmt = get_format(fmt_name)
+    spec = fmt.read_run(Path(path))
+    with session_scope(engine, actor) as session:
+        return write_run(session, blobs, fmt, spec, benchmark, str(path), name)
+
+
+def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, path: str | Path) -> dict[str, Any]:
+    fmt = get_format(fmt_name)
+    with session_scope(read_only(engine)) as session:
+        run = load_run(session, run_id)
+        bundles = load_bundles(session, run.benchmark.id)
+        wanted = {tb.task.id for tb in run.trajectories}
+        run.task_bundles = {b.task.id: b for b in bundles if b.task.id in wanted}
+        files = fmt.write_run(run, Path(path), lambda sha: blobs.get(sha, session))
+    return {"format": fmt.name, "run": run_id, "path": str(path), "trajectories": len(run.trajectories),
+            "files": len(files)}

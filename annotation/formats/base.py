@@ -1,0 +1,260 @@
+"""What every format module shares: the neutral task shape it parses into, file readers that raise
+``FormatError`` naming file/record/field, and small helpers for safe relative paths.
+
+A format module turns files into ``DatasetSpec`` (pure data, nothing written yet) and task bundles
+back into files. Writing to the store lives in ``annotation.formats.writer`` so that every format gets
+the same one-transaction, update-by-source-id behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable
+
+from annotation.formats.errors import FormatError
+
+ROLES = ("query_image", "document_image", "golden", "evidence", "artifact")
+
+
+@dataclass
+class AssetSpec:
+    """A file the task links to: bytes read at parse time, written back under ``original_path``."""
+
+    data: bytes
+    original_path: str
+    role: str = "query_image"
+    url: str | None = None
+    document_index: int | None = None
+    step_index: int | None = None
+
+
+@dataclass
+class StepSpec:
+    thought: str | None = None
+    tool_name: str | None = None
+    tool_args: Any = None
+    result_text: str | None = None
+    result: Any = None
+    final_answer: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CheckpointSpec:
+    key: str
+    axis: str = "V"
+    description: str | None = None
+    tools: list[str] = field(default_factory=list)
+    code_check: Any = None
+    visual_check: Any = None
+    search_check: Any = None
+    answer_check: Any = None
+    weight: float = 1.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class OrderingSpec:
+    key: str
+    sequence: list[str]
+    max_gap: int | None = None
+
+
+@dataclass
+class DocumentSpec:
+    text: str
+    title: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskSpec:
+    """One parsed task. ``fields`` are Task columns (query, category, answer_spec, …)."""
+
+    source_id: str
+    record: Any  # the source record, verbatim
+    fields: dict[str, Any]
+    steps: list[StepSpec] = field(default_factory=list)
+    checkpoints: list[CheckpointSpec] = field(default_factory=list)
+    orderings: list[OrderingSpec] = field(default_factory=list)
+    documents: list[DocumentSpec] = field(default_factory=list)
+    assets: list[AssetSpec] = field(default_factory=list)
+
+
+@dataclass
+class DatasetSpec:
+    tasks: list[TaskSpec]
+    settings: dict[str, Any] = field(default_factory=dict)  # merged into Benchmark.settings[format]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TaskBundle:
+    """A stored task with everything an exporter needs, as plain attributes (rows detached)."""
+
+    task: Any
+    steps: list[Any]
+    checkpoints: list[Any]
+    orderings: list[Any]
+    documents: list[Any]
+    assets: list[tuple[Any, Any]]  # (TaskAsset, Asset)
+
+    def assets_in(self, role: str) -> list[tuple[Any, Any]]:
+        return sorted((p for p in self.assets if p[0].role == role), key=lambda p: p[0].ordinal)
+
+    @property
+    def verbatim(self) -> bool:
+        """True when the task still holds exactly what was imported, so its source record is exported as is."""
+        imported = (self.task.meta or {}).get("import") or {}
+        return self.task.source_record is not None and imported.get("revision") == self.task.revision
+
+
+# ------------------------------------------------------------------ readers
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(path, message="file not found") from None
+    except IsADirectoryError:
+        raise FormatError(path, message="is a directory, expected a file") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, message=f"not UTF-8 text (byte {exc.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(path, message=f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise FormatError(path, message="JSON nested too deeply") from None
+
+
+def read_jsonl(path: Path) -> list[tuple[int, Any]]:
+    """``(line number, value)`` for every non-blank line."""
+    out: list[tuple[int, Any]] = []
+    for n, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise FormatError(path, f"line {n}", None, f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise FormatError(path, f"line {n}", None, "JSON nested too deeply") from None
+    return out
+
+
+def type_name(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null",
+            int: "number", float: "number"}.get(type(value), type(value).__name__)
+
+
+class Checker:
+    """Field access for one record that raises FormatError naming file, record and field."""
+
+    def __init__(self, file: Path | str, record: object):
+        self.file = file
+        self.record = record
+
+    def fail(self, field: str | None, message: str) -> FormatError:
+        return FormatError(self.file, self.record, field, message)
+
+    def get(self, obj: Any, key: str, types: type | tuple[type, ...], field: str, *, required: bool = True,
+            default: Any = None) -> Any:
+        if not isinstance(obj, dict):
+            raise self.fail(field.rsplit(".", 1)[0] if "." in field else None,
+                            f"must be an object, got {type_name(obj)}")
+        if key not in obj:
+            if required:
+                raise self.fail(field, "is missing")
+            return default
+        value = obj[key]
+        self.expect(value, types, field)
+        return value
+
+    def expect(self, value: Any, types: type | tuple[type, ...], field: str) -> Any:
+        types_t = types if isinstance(types, tuple) else (types,)
+        ok = isinstance(value, types_t) and not (isinstance(value, bool) and bool not in types_t)
+        if not ok:
+            wanted = " or ".join(type_name_of(t) for t in types_t)
+            raise self.fail(field, f"must be {wanted}, got {type_name(value)}")
+        return value
+
+
+def type_name_of(t: type) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null",
+            int: "a number", float: "a number"}.get(t, t.__name__)
+
+
+def safe_relpath(rel: str, checker: Checker, field: str) -> str:
+    """A dataset-relative path that stays inside the dataset (exports write files under it)."""
+    if not rel or not rel.strip():
+        raise checker.fail(field, "is an empty path")
+    p = PurePosixPath(rel.replace("\\", "/"))
+    if p.is_absolute() or ".." in p.parts:
+        raise checker.fail(field, f"path {rel!r} must be relative to the dataset folder and stay inside it")
+    return str(p)
+
+
+def read_asset(root: Path, rel: str, checker: Checker, field: str) -> bytes:
+    """Bytes of a dataset file; a missing file is a FormatError naming the field that points at it."""
+    rel = safe_relpath(rel, checker, field)
+    path = root / rel
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        raise checker.fail(field, f"file {rel!r} not found under {root}") from None
+    except IsADirectoryError:
+        raise checker.fail(field, f"{rel!r} is a directory, expected a file") from None
+
+
+def write_file(root: Path, rel: str, data: bytes | str) -> Path:
+    """Write under ``root``; refuses paths that would leave it."""
+    p = PurePosixPath(rel.replace("\\", "/"))
+    if p.is_absolute() or ".." in p.parts:
+        raise FormatError(rel, message="refusing to write outside the export folder")
+    target = root / p
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        target.write_text(data, encoding="utf-8")
+    else:
+        target.write_bytes(data)
+    return target
+
+
+def write_json(root: Path, rel: str, value: Any, *, indent: int | None = 2) -> Path:
+    return write_file(root, rel, json.dumps(value, ensure_ascii=False, indent=indent) + "\n")
+
+
+def write_jsonl(root: Path, rel: str, values: list[Any]) -> Path:
+    return write_file(root, rel, "".join(json.dumps(v, ensure_ascii=False) + "\n" for v in values))
+
+
+def extension_for(mime: str | None, default: str = ".png") -> str:
+    if mime == "image/jpeg":
+        return ".jpg"
+    ext = mimetypes.guess_extension(mime or "") if mime else None
+    return ext or default
+
+
+def find_dataset_file(path: Path, names: tuple[str, ...], what: str) -> Path:
+    """``path`` itself if it is a file, else the first of ``names`` inside it."""
+    if path.is_file():
+        return path
+    if not path.exists():
+        raise FormatError(path, message="does not exist")
+    for name in names:
+        candidate = path / name
+        if candidate.is_file():
+            return candidate
+    raise FormatError(path, message=f"no {what} found (looked for {', '.join(names)})")
+
+
+AssetLoader = Callable[[str], bytes]

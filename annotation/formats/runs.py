@@ -1,0 +1,172 @@
+"""Runs made by other harnesses, in and out: the neutral run shape, storing it as an imported Run, and
+loading a stored run (any kind) for an exporter.
+
+Event kinds and payloads follow ``store/events.py``. The other harness's own record goes into
+``Trajectory.native`` unchanged, so a re-export of an imported run reproduces its files exactly.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, select
+
+from annotation.formats.errors import FormatError
+from annotation.formats.writer import AssetCache
+from store.blobs import BlobStore
+from store.models import Asset, Benchmark, Event, EventAsset, ModelEndpoint, Run, Task, Trajectory, utcnow
+
+
+@dataclass
+class EventSpec:
+    kind: str
+    payload: dict[str, Any]
+    failed: bool = False
+    assets: list[bytes] = field(default_factory=list)  # ids are filled into payload["asset_ids"]
+    asset_role: str = "output"
+
+
+@dataclass
+class TrajectorySpec:
+    source_id: str
+    record: str  # where it came from, for error messages
+    events: list[EventSpec]
+    final_answer: str | None = None
+    status: str = "done"
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    native: Any = None
+    blobs: list[bytes] = field(default_factory=list)  # files of the native record that are not event assets
+
+
+@dataclass
+class RunSpec:
+    mode: str
+    trajectories: list[TrajectorySpec]
+    config: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+
+@dataclass
+class RunImportSummary:
+    run_id: int
+    name: str
+    format: str
+    benchmark: str
+    mode: str
+    trajectories: int
+    events: int
+    assets: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class TrajectoryBundle:
+    trajectory: Any
+    task: Any
+    events: list[Any]
+    event_assets: dict[int, list[tuple[Any, Any]]]  # event id -> [(EventAsset, Asset)]
+
+
+@dataclass
+class RunBundle:
+    run: Any
+    benchmark: Any
+    endpoint: Any
+    trajectories: list[TrajectoryBundle]
+    task_bundles: dict[int, Any] = field(default_factory=dict)  # task id -> TaskBundle (for gold data)
+
+
+def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, benchmark: str, source: str,
+              name: str | None = None) -> RunImportSummary:
+    """Store ``spec`` as one Run of kind "imported", inside the caller's transaction."""
+    bench = session.exec(select(Benchmark).where(Benchmark.name == benchmark)).first()
+    if bench is None:
+        raise FormatError(source, None, None, f"no benchmark named {benchmark!r}; import its tasks first")
+    tasks = dict(session.exec(select(Task.source_id, Task.id).where(Task.benchmark_id == bench.id)).all())
+    revisions = dict(session.exec(select(Task.id, Task.revision).where(Task.benchmark_id == bench.id)).all())
+    seen: set[str] = set()
+    for t in spec.trajectories:
+        if t.source_id not in tasks:
+            raise FormatError(source, t.record, "id", f"no task with source id {t.source_id!r} in benchmark "
+                                                      f"{benchmark!r}")
+        if t.source_id in seen:
+            raise FormatError(source, t.record, "id", f"a second prediction for task {t.source_id!r}")
+        seen.add(t.source_id)
+    now = utcnow()
+    run_name = name or spec.name or f"{fmt.name} import {now:%Y-%m-%d %H:%M}"
+    run = Run(name=run_name, benchmark_id=bench.id or 0, kind="imported", mode=spec.mode, status="done",
+              config={"format": fmt.name, "source": source, **spec.config}, created_at=now, started_at=now,
+              finished_at=now)
+    session.add(run)
+    session.flush()
+    cache = AssetCache(session, blobs)
+    new_assets = cache.ensure([d for t in spec.trajectories for e in t.events for d in e.assets] +
+                              [d for t in spec.trajectories for d in t.blobs])
+    traj_rows = [{"run_id": run.id, "task_id": tasks[t.source_id], "task_revision": revisions[tasks[t.source_id]],
+                  "status": t.status, "final_answer": t.final_answer, "usage": t.usage, "error": t.error,
+                  "native": t.native, "started_at": now, "finished_at": now} for t in spec.trajectories]
+    traj_ids = list(session.execute(sa.insert(Trajectory).returning(Trajectory.id, sort_by_parameter_order=True),
+                                    traj_rows).scalars()) if traj_rows else []
+    event_rows: list[dict[str, Any]] = []
+    event_assets: list[list[int]] = []
+    roles: list[str] = []
+    for t, tid in zip(spec.trajectories, traj_ids):
+        for i, e in enumerate(t.events):
+            asset_ids = [cache.id_of(d) for d in e.assets]
+            payload = dict(e.payload)
+            if e.assets:
+                payload["asset_ids"] = asset_ids
+            event_rows.append({"trajectory_id": tid, "ordinal": i, "kind": e.kind, "payload": payload,
+                               "failed": e.failed, "started_at": now, "finished_at": now})
+            event_assets.append(asset_ids)
+            roles.append(e.asset_role)
+    event_ids = list(session.execute(sa.insert(Event).returning(Event.id, sort_by_parameter_order=True),
+                                     event_rows).scalars()) if event_rows else []
+    link_rows = [{"event_id": eid, "asset_id": aid, "ordinal": k, "role": role}
+                 for eid, aids, role in zip(event_ids, event_assets, roles) for k, aid in enumerate(aids)]
+    if link_rows:
+        session.execute(sa.insert(EventAsset), link_rows)
+    session.flush()
+    return RunImportSummary(run.id or 0, run_name, fmt.name, benchmark, spec.mode, len(traj_ids), len(event_ids),
+                            new_assets)
+
+
+def load_run(session: Session, run_id: int) -> RunBundle:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise LookupError(f"no run with id {run_id}")
+    bench = session.get(Benchmark, run.benchmark_id)
+    endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
+    rows = session.exec(select(Trajectory, Task).join(Task, Task.id == Trajectory.task_id)
+                        .where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all()
+    traj_ids = [t.id for t, _ in rows]
+    events: dict[int, list[Any]] = defaultdict(list)
+    for i in range(0, len(traj_ids), 500):
+        chunk = traj_ids[i:i + 500]
+        for e in session.exec(select(Event).where(Event.trajectory_id.in_(chunk))
+                              .order_by(Event.trajectory_id, Event.ordinal)).all():
+            events[e.trajectory_id].append(e)
+    event_ids = [e.id for es in events.values() for e in es]
+    links: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
+    for i in range(0, len(event_ids), 500):
+        chunk = event_ids[i:i + 500]
+        for link, asset in session.exec(select(EventAsset, Asset).join(Asset, Asset.id == EventAsset.asset_id)
+                                        .where(EventAsset.event_id.in_(chunk))
+                                        .order_by(EventAsset.event_id, EventAsset.ordinal)).all():
+            links[link.event_id].append((link, asset))
+    bundles = [TrajectoryBundle(t, task, events.get(t.id, []), {e.id: links.get(e.id, []) for e in events.get(t.id, [])})
+               for t, task in rows]
+    return RunBundle(run, bench, endpoint, bundles)
+
+
+def asset_sha_by_id(session: Session, ids: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for i in range(0, len(ids), 500):
+        out.update(dict(session.exec(select(Asset.id, Asset.sha256).where(Asset.id.in_(ids[i:i + 500]))).all()))
+    return out

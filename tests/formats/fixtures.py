@@ -1,0 +1,137 @@
+"""Small datasets in each benchmark's layout, written by the tests themselves (images made with Pillow)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+
+def png(seed: int, size: tuple[int, int] = (24, 16)) -> bytes:
+    """A tiny distinct PNG: a coloured rectangle with a mark whose place depends on ``seed``."""
+    im = Image.new("RGB", size, ((seed * 37) % 256, (seed * 91) % 256, (seed * 53) % 256))
+    ImageDraw.Draw(im).rectangle([seed % size[0], 2, seed % size[0] + 3, 6], fill=(255, 255, 255))
+    buf = io.BytesIO()
+    im.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def jpg(seed: int) -> bytes:
+    im = Image.new("RGB", (20, 20), ((seed * 11) % 256, 40, 200))
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=80)
+    return buf.getvalue()
+
+
+def _write(root: Path, rel: str, data: bytes) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data)
+
+
+# ------------------------------------------------------------------ GTA
+
+TOOLMETA = {
+    "OCR": {"name": "OCR", "description": "This tool can recognize all text on the input image.",
+            "inputs": [{"type": "image", "name": "image", "description": None, "optional": False, "default": None,
+                        "filetype": None}],
+            "outputs": [{"type": "text", "name": None, "description": "OCR results.", "optional": False,
+                         "default": None, "filetype": None}]},
+    "Calculator": {"name": "Calculator", "description": "A calculator tool.",
+                   "inputs": [{"type": "text", "name": "expression", "description": None, "optional": False,
+                               "default": None, "filetype": None}],
+                   "outputs": [{"type": "text", "name": None, "description": None, "optional": False,
+                                "default": None, "filetype": None}]},
+    "DrawBox": {"name": "DrawBox", "description": "Draw a box.",
+                "inputs": [{"type": "image", "name": "image", "description": None, "optional": False,
+                            "default": None, "filetype": None},
+                           {"type": "text", "name": "bbox", "description": None, "optional": False,
+                            "default": None, "filetype": None}],
+                "outputs": [{"type": "image", "name": None, "description": None, "optional": False,
+                             "default": None, "filetype": None}]},
+}
+
+
+def gta_record(i: int, kind: str = "whitelist") -> dict[str, Any]:
+    img = f"image/image_{i}.jpg"
+    dialogs: list[dict[str, Any]] = [
+        {"role": "user", "content": f"Question {i}: how many days does the bottle last for {i + 2} people?"},
+        {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "OCR",
+                                                                                "arguments": {"image": img}}}],
+         "thought": "Read the label first."},
+        {"role": "tool", "name": "OCR", "content": {"type": "text", "content": f"(1, 2, 3, 4) {290 + i} SOFTGELS"}},
+        {"role": "assistant", "tool_calls": [{"type": "function", "function": {
+            "name": "Calculator", "arguments": {"expression": f"{290 + i} / {i + 2}"}}}], "thought": "Divide."},
+        {"role": "tool", "name": "Calculator", "content": {"type": "text", "content": str((290 + i) // (i + 2))}},
+    ]
+    if kind == "none":
+        dialogs[3:] = [
+            {"role": "assistant", "tool_calls": [{"type": "function", "function": {
+                "name": "DrawBox", "arguments": {"image": img, "bbox": "(1, 2, 3, 4)"}}}], "thought": "Mark it."},
+            {"role": "tool", "name": "DrawBox", "content": {"type": "image", "content": "image/dummy.jpg"}},
+        ]
+    dialogs.append({"role": "assistant", "content": str((290 + i) // (i + 2))})
+    gt: Any = {"whitelist": [[str((290 + i) // (i + 2))]], "blacklist": None}
+    if kind == "references":
+        gt = [f"It lasts about {(290 + i) // (i + 2)} days.", "Roughly two months."]
+    elif kind == "none":
+        gt = None
+    elif kind == "blacklist":
+        gt = {"whitelist": [["58", "fifty-eight"], ["days"]], "blacklist": [["59"]]}
+    tools = [TOOLMETA["OCR"], TOOLMETA["DrawBox" if kind == "none" else "Calculator"]]
+    return {"tools": tools, "files": [{"type": "image", "path": img, "url": f"https://example.invalid/{i}.jpg"}],
+            "dialogs": dialogs, "gt_answer": gt}
+
+
+def write_gta(root: Path, n: int = 4) -> dict[str, Any]:
+    kinds = ["whitelist", "references", "none", "blacklist"]
+    data = {str(i): gta_record(i, kinds[i % len(kinds)]) for i in range(n)}
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "dataset.json").write_text(json.dumps(data, indent=4), encoding="utf-8")
+    (root / "toolmeta.json").write_text(json.dumps(TOOLMETA, indent=4), encoding="utf-8")
+    for i in range(n):
+        _write(root, f"image/image_{i}.jpg", jpg(i))
+    return data
+
+
+def gta_step_predictions(data: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, rec in data.items():
+        gold = [m for m in rec["dialogs"] if m["role"] == "assistant"]
+        preds: list[dict[str, Any]] = []
+        for k, g in enumerate(gold):
+            if "tool_calls" in g:
+                fn = g["tool_calls"][0]["function"]
+                args = dict(fn["arguments"])
+                if k == 1:
+                    args = {"expression": "1 + 1"}  # a wrong argument, on purpose
+                preds.append({"role": "assistant", "tool_calls": [{"type": "function", "function": {
+                    "name": fn["name"], "arguments": args}}]})
+            else:
+                preds.append({"role": "assistant", "content": f"The answer is {g['content']}"})
+        if key == "1":
+            preds[0] = {"role": "assistant", "tool_calls": [{"type": "function", "function": {
+                "name": "NoSuchTool", "arguments": "{bad json"}}], "error": {"type": "ParseError", "msg": "bad"}}
+        out[key] = {"gold": gold, "prediction": preds, "origin_prompt": [{"role": "user", "content": "x"}],
+                    "steps": []}
+    return out
+
+
+def gta_e2e_predictions(data: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, rec in data.items():
+        steps: list[dict[str, Any]] = [{"role": "assistant", "content": "I should read the label.",
+                                        "meta": {"type": "thought"}}]
+        for m in rec["dialogs"][1:]:
+            if m["role"] == "assistant" and "tool_calls" in m:
+                steps.append({"role": "assistant", "tool_calls": m["tool_calls"]})
+            elif m["role"] == "tool":
+                steps.append({"role": "tool", "content": [m["content"]]})
+            else:
+                steps.append({"role": "assistant", "content": m["content"]})
+        out[key] = {"gold": [rec["dialogs"][1:]], "prediction": [steps], "origin_prompt": [], "steps": []}
+    return out
