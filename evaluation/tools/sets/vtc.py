@@ -228,7 +228,7 @@ def _tool(spec: tuple[str, str, dict[str, Any], list[str], bool, str | None]) ->
               "required": ["image", "param"] if param_required else ["image"]}
     op = name.removeprefix("opencv_")
     return Tool(name, description, schema, (_group(vocab) if vocab else "Feature Extraction"), "offline",
-                f"evaluation.tools.cv_ops:{op}", meta={"op": op, "vocabulary": vocab})
+                f"evaluation.tools.cv_ops:tool_{op}", meta={"op": op, "vocabulary": vocab})
 
 
 def _group(vocab: str) -> str:
