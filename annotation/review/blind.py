@@ -1,0 +1,131 @@
+"""What a rater may see of a target: ``rating_view``.
+
+A blind rater sees the material to judge (the task, the trajectory or event, the checkpoint) but no
+judge verdicts, no other person's ratings and no adjudication — and, for checkpoint results, not the
+automatic pass/fail either — until they have rated the target on that scale themselves. Rating a
+``verdict`` target shows that one verdict (it is what is being rated), never the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, select
+
+from annotation.review.annotators import get_annotator
+from annotation.review.ratings import ratings
+from annotation.review.scales import get_scale
+from annotation.review.targets import Target, task_of, trajectory_of
+from store.models import Adjudication, Annotator, Assignment, Checkpoint, CheckpointResult, Event, Judge, Verdict
+
+
+@dataclass(frozen=True)
+class RatingView:
+    target: Target
+    scale: dict[str, Any]
+    blind: bool
+    rated: bool
+    content: dict[str, Any]
+    own_rating: dict[str, Any] | None = None
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    other_ratings: list[dict[str, Any]] = field(default_factory=list)
+    adjudications: list[dict[str, Any]] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target.to_dict(), "scale": self.scale, "blind": self.blind, "rated": self.rated,
+                "content": self.content, "own_rating": self.own_rating, "verdicts": self.verdicts,
+                "other_ratings": self.other_ratings, "adjudications": self.adjudications, "hidden": self.hidden}
+
+
+def _verdict_dict(v: Verdict, judge: str) -> dict[str, Any]:
+    return {"id": v.id, "judge": judge, "label": v.label, "score": v.score, "rationale": v.rationale,
+            "parsed": v.parsed}
+
+
+def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
+    task = task_of(session, target)
+    out: dict[str, Any] = {}
+    if task is not None:
+        out["task"] = {"id": task.id, "query": task.query, "category": task.category, "revision": task.revision}
+    traj = trajectory_of(session, target)
+    if traj is not None and target.kind != "verdict":
+        out["trajectory"] = {"id": traj.id, "status": traj.status, "final_answer": traj.final_answer}
+    if target.kind in ("trajectory", "block_question", "image_question"):
+        events = session.exec(select(Event).where(Event.trajectory_id == target.id).order_by(Event.ordinal)).all()
+        out["events"] = [{"ordinal": e.ordinal, "kind": e.kind, "payload": e.payload, "failed": e.failed}
+                         for e in events]
+        if target.part:
+            out["part"] = target.part
+    elif target.kind == "event":
+        e = session.get(Event, target.id)
+        assert e is not None
+        out["event"] = {"ordinal": e.ordinal, "kind": e.kind, "payload": e.payload, "failed": e.failed}
+    elif target.kind == "checkpoint_result":
+        cr = session.get(CheckpointResult, target.id)
+        assert cr is not None
+        cp = session.get(Checkpoint, cr.checkpoint_id)
+        out["checkpoint"] = {"key": cp.key, "axis": cp.axis, "description": cp.description,
+                             "visual_check": cp.visual_check, "search_check": cp.search_check,
+                             "answer_check": cp.answer_check} if cp else None
+        if cr.matched_event_id is not None:
+            e = session.get(Event, cr.matched_event_id)
+            out["matched_event"] = {"ordinal": e.ordinal, "kind": e.kind, "payload": e.payload} if e else None
+        if not blind:
+            out["automatic_result"] = {"passed": cr.passed, "score": cr.score, "method": cr.method,
+                                       "detail": cr.detail}
+    elif target.kind == "verdict":
+        v = session.get(Verdict, target.id)
+        assert v is not None
+        judge = session.get(Judge, v.judge_id)
+        out["verdict"] = _verdict_dict(v, judge.name if judge else str(v.judge_id))
+        out["verdict_target"] = {"kind": v.target_kind, "id": v.target_id, "part": v.target_part}
+        if traj is not None:
+            out["trajectory"] = {"id": traj.id, "status": traj.status, "final_answer": traj.final_answer}
+    return out
+
+
+def rating_view(session: Session, annotator: str, target: Target, scale: str, *,
+                blind: bool | None = None) -> RatingView:
+    """Everything ``annotator`` may see while rating ``target`` on ``scale``.
+
+    ``blind`` defaults to the annotator's assignment's flag, and to True when unassigned: hiding is
+    the safe default, revealing is a choice.
+    """
+    person = get_annotator(session, annotator)
+    spec = get_scale(session, scale)
+    if blind is None:
+        a = session.exec(select(Assignment).where(
+            Assignment.annotator_id == person.id, Assignment.target_kind == target.kind,
+            Assignment.target_id == target.id, Assignment.target_part == target.part,
+            Assignment.scale == spec.name)).first()
+        blind = True if a is None else a.blind
+    current = ratings(session, target=target, scale=spec.name)
+    mine = next((r for r in current if r.annotator == person.name), None)
+    rated = mine is not None
+    hide = blind and not rated
+    content = _content(session, target, hide)
+    hidden: list[str] = []
+    verdicts: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    adjudications: list[dict[str, Any]] = []
+    if hide:
+        hidden = ["verdicts", "other_ratings", "adjudications"]
+        if target.kind == "checkpoint_result":
+            hidden.append("automatic_result")
+    else:
+        rows = session.exec(select(Verdict, Judge.name).join(Judge, Judge.id == Verdict.judge_id).where(
+            Verdict.target_kind == target.kind, Verdict.target_id == target.id,
+            Verdict.target_part == target.part).order_by(Verdict.id)).all()
+        verdicts = [_verdict_dict(v, name) for v, name in rows]
+        others = [r.to_dict() for r in current if r.annotator != person.name]
+        adj = session.exec(select(Adjudication, Annotator.name).join(Annotator, Annotator.id == Adjudication.reviewer_id)
+                           .where(Adjudication.target_kind == target.kind, Adjudication.target_id == target.id,
+                                  Adjudication.target_part == target.part, Adjudication.scale == spec.name)
+                           .order_by(Adjudication.id)).all()
+        adjudications = [{"id": a.id, "reviewer": name, "final_value": a.final_value, "rationale": a.rationale,
+                          "overrides": a.overrides} for a, name in adj]
+    return RatingView(target=target, scale=spec.to_dict(), blind=blind, rated=rated, content=content,
+                      own_rating=mine.to_dict() if mine else None, verdicts=verdicts, other_ratings=others,
+                      adjudications=adjudications, hidden=hidden)

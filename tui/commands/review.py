@@ -1,0 +1,466 @@
+"""Human review from the command line: annotators, scales, assignments, ratings (typed or imported),
+blind rating views, agreement statistics, the disagreement queue, adjudication and study exports.
+
+This module composes the two domain layers: ``annotation.review`` writes people's work,
+``evaluation.agreement`` reads it back with the judges' verdicts and does the statistics.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from sqlmodel import Session, select
+
+from annotation.review import adjudication as adj
+from annotation.review import annotators as people
+from annotation.review import assignments as assigning
+from annotation.review import ratings as rating
+from annotation.review import scales as scaling
+from annotation.review.blind import rating_view
+from annotation.review.targets import TARGET_KINDS, Target, parse_target_ids, targets_of_run
+from evaluation.agreement.disagreements import PAIR_KINDS, disagreements
+from evaluation.agreement.matrix import JUDGE, RatingMatrix, Unit, collect, rater_kind
+from evaluation.agreement.rankings import judge_error_correlation, model_ranking
+from evaluation.agreement.study import build_study, render_csv, render_markdown
+from evaluation.agreement.summary import agreement_report
+from store import read_only, session_scope
+from store.models import RatingScale
+from tui.context import AppContext, emit_json, pass_ctx, table
+
+KIND = click.Choice(TARGET_KINDS)
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return rating.value_text(value)
+
+
+def _est(d: dict[str, Any] | None) -> str:
+    if not d or d.get("value") is None:
+        return "–"
+    text = f"{d['value']:.3f}"
+    if d.get("ci"):
+        text += f" [{d['ci'][0]:.2f}, {d['ci'][1]:.2f}]"
+    return text
+
+
+# ------------------------------------------------------------------------------------------------
+# annotators, scales
+# ------------------------------------------------------------------------------------------------
+
+
+@click.group("annotators")
+def annotators_group() -> None:
+    """People who rate (annotator) and adjudicate (reviewer, admin)."""
+
+
+@annotators_group.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(people.ROLES), default="annotator", show_default=True)
+@pass_ctx
+def annotators_add(app: AppContext, name: str, role: str) -> None:
+    """Add an annotator (or change an existing one's role)."""
+    with session_scope(app.engine, app.actor) as s:
+        scaling.ensure_builtin_scales(s)
+        p = people.add_annotator(s, name, role)
+        click.echo(f"annotator {p.name} ({p.role})")
+
+
+@annotators_group.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def annotators_list(app: AppContext, as_json: bool) -> None:
+    """Annotators with their roles."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = [{"id": p.id, "name": p.name, "role": p.role} for p in people.list_annotators(s)]
+    if as_json:
+        emit_json(rows)
+        return
+    click.echo(table([[r["id"], r["name"], r["role"]] for r in rows], ["id", "name", "role"]))
+
+
+@click.group("scales")
+def scales_group() -> None:
+    """Rating scales (built-in and custom)."""
+
+
+@scales_group.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def scales_list(app: AppContext, as_json: bool) -> None:
+    """Every scale: level of measurement, values, dimensions."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = [sc.to_dict() for sc in scaling.list_scales(s)]
+    if as_json:
+        emit_json(rows)
+        return
+    click.echo(table([[r["name"], r["level"], _short_values(r["values"]), ", ".join(r["dimensions"])] for r in rows],
+                     ["scale", "level", "values", "dimensions"]))
+
+
+def _short_values(values: list[Any]) -> str:
+    if len(values) > 4 and all(isinstance(v, (int, float)) for v in values):
+        return f"{min(values)}..{max(values)}"
+    text = " | ".join(map(str, values))
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+@scales_group.command("add")
+@click.argument("name")
+@click.option("--level", type=click.Choice(scaling.LEVELS), required=True)
+@click.option("--values", "values", required=True, help="'a,b,c', '0..100' or a JSON array, in scale order.")
+@click.option("--dimensions", help="Comma-separated dimension names (each rated on the values).")
+@click.option("--rubric", help="What the values mean, shown to raters.")
+@pass_ctx
+def scales_add(app: AppContext, name: str, level: str, values: str, dimensions: str | None,
+               rubric: str | None) -> None:
+    """Add a custom scale."""
+    with session_scope(app.engine, app.actor) as s:
+        scaling.ensure_builtin_scales(s)
+        sc = scaling.add_scale(s, name, level, scaling.parse_values(values), _split(dimensions), rubric)
+        click.echo(f"scale {sc.name} ({sc.level}, {len(sc.values)} values)")
+
+
+# ------------------------------------------------------------------------------------------------
+# assign, rate, ratings, review view
+# ------------------------------------------------------------------------------------------------
+
+
+@click.command("assign")
+@click.option("--scale", required=True)
+@click.option("--target-kind", type=KIND, required=True)
+@click.option("--targets", help="Target ids, e.g. 3,4,7@block:2 (a part follows '@').")
+@click.option("--run", "run_id", type=int, help="Every target of this kind in a run.")
+@click.option("--annotators", required=True, help="Comma-separated annotator names.")
+@click.option("--overlap", type=int, default=1, show_default=True, help="Raters per target.")
+@click.option("--blind/--open", default=True, show_default=True,
+              help="Blind raters see no verdicts or other ratings until they have rated.")
+@pass_ctx
+def assign_cmd(app: AppContext, scale: str, target_kind: str, targets: str | None, run_id: int | None,
+               annotators: str, overlap: int, blind: bool) -> None:
+    """Give targets to annotators, OVERLAP of them per target, balancing the load."""
+    if (targets is None) == (run_id is None):
+        raise click.UsageError("give exactly one of --targets or --run")
+    with session_scope(app.engine, app.actor) as s:
+        if run_id is not None:
+            chosen = targets_of_run(s, run_id, target_kind)
+        else:
+            chosen = [Target(target_kind, i, p) for i, p in parse_target_ids(targets or "")]
+        made = assigning.assign(s, scale, chosen, _split(annotators) or [], overlap, blind=blind)
+        click.echo(f"{len(made)} new assignment(s) for {len(chosen)} target(s) on {scale}")
+
+
+@click.command("rate")
+@click.option("--as-annotator", "annotator", help="Who is rating.")
+@click.option("--scale")
+@click.option("--target-kind", type=KIND)
+@click.option("--target-id", type=int)
+@click.option("--part", default="", help="Sub-item of the target, e.g. block:3.")
+@click.option("--value", help="A value on the scale; for dimensional scales 'dim=v,…' or a JSON object.")
+@click.option("--comment")
+@click.option("--import", "import_path", type=click.Path(path_type=Path),
+              help="Import ratings from a CSV (annotator, scale, target_kind, target_id, [target_part], value, "
+                   "[comment], [blind]); all rows or none.")
+@click.option("--create-annotators", is_flag=True, help="With --import: add unknown annotators.")
+@pass_ctx
+def rate_cmd(app: AppContext, annotator: str | None, scale: str | None, target_kind: str | None,
+             target_id: int | None, part: str, value: str | None, comment: str | None, import_path: Path | None,
+             create_annotators: bool) -> None:
+    """Rate one target, or import existing labels from a CSV."""
+    if import_path is not None:
+        with session_scope(app.engine, app.actor) as s:
+            rows = rating.import_ratings_csv(s, import_path, create_annotators=create_annotators)
+            click.echo(f"imported {len(rows)} rating(s) from {import_path}")
+        return
+    missing = [n for n, v in (("--as-annotator", annotator), ("--scale", scale), ("--target-kind", target_kind),
+                              ("--target-id", target_id), ("--value", value)) if v is None]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)} (or use --import CSV)")
+    with session_scope(app.engine, app.actor) as s:
+        r = rating.rate(s, annotator or "", scale or "", Target(target_kind or "", target_id or 0, part), value,
+                        comment=comment)
+        click.echo(f"rating {r.id}: {annotator} rated {Target(r.target_kind, r.target_id, r.target_part).label()} "
+                   f"{rating.value_text(r.value)} on {r.scale} (task revision {r.task_revision})")
+
+
+@click.group("ratings")
+def ratings_group() -> None:
+    """List ratings and find stale ones."""
+
+
+@ratings_group.command("list")
+@click.option("--scale")
+@click.option("--annotator")
+@click.option("--stale", "only_stale", is_flag=True, help="Only ratings whose task was edited after rating.")
+@click.option("--history", is_flag=True, help="Include superseded ratings.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def ratings_list(app: AppContext, scale: str | None, annotator: str | None, only_stale: bool, history: bool,
+                 as_json: bool) -> None:
+    """Current ratings (newest per annotator, target and scale) with their stale flag."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = rating.ratings(s, scale=scale, annotator=annotator, current_only=not history)
+    if only_stale:
+        rows = [r for r in rows if r.stale]
+    if as_json:
+        emit_json([r.to_dict() for r in rows])
+        return
+    click.echo(table([[r.id, r.annotator, r.target.label(), r.scale, rating.value_text(r.value),
+                       f"{r.task_revision}/{r.current_revision}" if r.task_revision is not None else "",
+                       "stale" if r.stale else ("" if r.current else "superseded")] for r in rows],
+                     ["id", "annotator", "target", "scale", "value", "rev", "state"]))
+
+
+@click.group("review")
+def review_group() -> None:
+    """A rater's queue and what they may see (blind mode)."""
+
+
+@review_group.command("queue")
+@click.argument("annotator")
+@click.option("--all", "show_all", is_flag=True, help="Include done assignments.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def review_queue(app: AppContext, annotator: str, show_all: bool, as_json: bool) -> None:
+    """An annotator's assignments (open ones by default)."""
+    with session_scope(read_only(app.engine)) as s:
+        people.get_annotator(s, annotator)
+        rows = assigning.assignments(s, annotator=annotator, status=None if show_all else "open")
+    if as_json:
+        emit_json([r.to_dict() for r in rows])
+        return
+    click.echo(table([[r.id, r.target.label(), r.scale, "blind" if r.blind else "open", r.status] for r in rows],
+                     ["id", "target", "scale", "mode", "status"]))
+
+
+@review_group.command("view")
+@click.option("--as-annotator", "annotator", required=True)
+@click.option("--scale", required=True)
+@click.option("--target-kind", type=KIND, required=True)
+@click.option("--target-id", type=int, required=True)
+@click.option("--part", default="")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def review_view(app: AppContext, annotator: str, scale: str, target_kind: str, target_id: int, part: str,
+                as_json: bool) -> None:
+    """What ANNOTATOR may see while rating a target (blind: no verdicts or others' ratings before rating)."""
+    with session_scope(read_only(app.engine)) as s:
+        view = rating_view(s, annotator, Target(target_kind, target_id, part), scale).to_dict()
+    if as_json:
+        emit_json(view)
+        return
+    click.echo(f"{Target(target_kind, target_id, part).label()} on {scale}"
+               f" — {'blind' if view['blind'] else 'open'}, {'rated' if view['rated'] else 'not rated yet'}")
+    click.echo(json.dumps(view["content"], indent=2, ensure_ascii=False, default=str))
+    if view["hidden"]:
+        click.echo(f"hidden until you rate: {', '.join(view['hidden'])}")
+    for v in view["verdicts"]:
+        click.echo(f"verdict {v['id']} by {v['judge']}: {v['label'] if v['label'] is not None else v['score']}")
+    for r in view["other_ratings"]:
+        click.echo(f"rating {r['id']} by {r['annotator']}: {rating.value_text(r['value'])}")
+
+
+# ------------------------------------------------------------------------------------------------
+# agreement, disagreements, adjudicate, study export
+# ------------------------------------------------------------------------------------------------
+
+
+def _scale_names(s: Session, scale: str | None) -> list[str]:
+    if scale:
+        return [scale]
+    return list(s.exec(select(RatingScale.name).order_by(RatingScale.name)).all())
+
+
+def _matrices(app: AppContext, scale: str | None, target_kind: str | None, raters: list[str] | None,
+              include_stale: bool) -> tuple[Session, list[RatingMatrix]]:
+    with session_scope(app.engine, app.actor) as s:
+        scaling.ensure_builtin_scales(s)
+    s = Session(read_only(app.engine), expire_on_commit=False)
+    out = []
+    for name in _scale_names(s, scale):
+        if scale:
+            scaling.get_scale(s, name)
+        out += [m for m in collect(s, name, target_kind=target_kind, raters=raters, include_stale=include_stale)
+                if m.units]
+    return s, out
+
+
+@click.command("agreement")
+@click.option("--raters", help="Comma-separated raters: annotator or judge names (human:X / judge:X if both).")
+@click.option("--scale", help="Only this scale (default: every scale with ratings).")
+@click.option("--target-kind", type=KIND)
+@click.option("--include-stale", is_flag=True, help="Count ratings whose task was edited after rating.")
+@click.option("--bootstrap", "resamples", type=int, default=1000, show_default=True,
+              help="Bootstrap resamples for CIs (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target_kind: str | None,
+                  include_stale: bool, resamples: int, seed: int, as_json: bool) -> None:
+    """Agreement among raters (people and judges) over the same targets, per scale and dimension."""
+    s, matrices = _matrices(app, scale, target_kind, _split(raters), include_stale)
+    try:
+        results = []
+        for m in matrices:
+            data = agreement_report(m, resamples=resamples, seed=seed).to_dict()
+            if sum(1 for r in m.raters if rater_kind(r) == JUDGE) >= 2:
+                data["model_ranking"] = model_ranking(s, m).to_dict()
+                errors, source = judge_error_correlation(s, m)
+                data["judge_errors"] = {**errors.to_dict(), "reference": source}
+            results.append(data)
+    finally:
+        s.close()
+    if as_json:
+        emit_json(results)
+        return
+    if not results:
+        click.echo("no ratings to compare yet")
+    for data in results:
+        _print_report(data)
+
+
+def _print_report(data: dict[str, Any]) -> None:
+    title = data["scale"] + (f".{data['dimension']}" if data["dimension"] else "")
+    click.echo(f"\n{title} ({data['level']}): {len(data['raters'])} rater(s), {data['units']} target(s)")
+    click.echo(table([[k, _est(v), v["n"], v["reason"] or ""] for k, v in data["overall"].items()],
+                     ["statistic", "value [95% CI]", "n", "note"]))
+    if data["pairs"]:
+        cols = ["percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "pearson", "spearman", "mae"]
+        cols = [c for c in cols if any(c in p["statistics"] for p in data["pairs"])]
+        click.echo("")
+        click.echo(table([[p["a"], p["b"], p["kind"], p["n"]] + [_est(p["statistics"].get(c)) for c in cols]
+                          for p in data["pairs"]], ["rater A", "rater B", "pair", "n"] + cols))
+    if "model_ranking" in data and data["model_ranking"]["reason"] is None:
+        sp = data["model_ranking"]["spearman"]
+        judges = sorted(sp)
+        click.echo("\ninter-judge Spearman of model rankings")
+        click.echo(table([[a] + [_est(sp[a][b]) for b in judges] for a in judges], [""] + judges))
+    if "judge_errors" in data:
+        je = data["judge_errors"]
+        click.echo(f"\njudge error correlation vs {je['reference']} (n={je['n_units']}): mean r = "
+                   f"{_fmt(je['mean_offdiagonal'])}, effective independent judges = {_fmt(je['effective_judges'])}"
+                   + (f" — {je['reason']}" if je["reason"] else ""))
+    for note in data["notes"]:
+        click.echo(f"note: {note}")
+
+
+@click.command("disagreements")
+@click.option("--threshold", type=float, default=0.0, show_default=True,
+              help="Queue targets whose raters split by more than this share of the scale's range.")
+@click.option("--scale")
+@click.option("--target-kind", type=KIND)
+@click.option("--between", help=f"Only splits between these pair kinds: {', '.join(PAIR_KINDS)}.")
+@click.option("--include-adjudicated", is_flag=True)
+@click.option("--include-stale", is_flag=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def disagreements_cmd(app: AppContext, threshold: float, scale: str | None, target_kind: str | None,
+                      between: str | None, include_adjudicated: bool, include_stale: bool, as_json: bool) -> None:
+    """The disagreement queue: targets where raters split beyond the threshold, largest split first."""
+    s, matrices = _matrices(app, scale, target_kind, None, include_stale)
+    try:
+        items = [d for m in matrices for d in disagreements(s, m, threshold=threshold, between=_split(between),
+                                                              include_adjudicated=include_adjudicated)]
+    finally:
+        s.close()
+    if as_json:
+        emit_json([d.to_dict() for d in items])
+        return
+    click.echo(table([[d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""), f"{d.split:.2f}",
+                       ", ".join(d.pair_kinds), "; ".join(f"{r}={_fmt(v)}" for r, v in d.values.items())]
+                      for d in items], ["target", "scale", "split", "between", "values"]))
+
+
+@click.command("adjudicate")
+@click.option("--reviewer", required=True)
+@click.option("--target-kind", type=KIND, required=True)
+@click.option("--target-id", type=int, required=True)
+@click.option("--part", default="")
+@click.option("--scale", required=True)
+@click.option("--value", required=True)
+@click.option("--rationale", required=True)
+@pass_ctx
+def adjudicate_cmd(app: AppContext, reviewer: str, target_kind: str, target_id: int, part: str, scale: str,
+                   value: str, rationale: str) -> None:
+    """Record a reviewer's final value; the ratings and verdicts it overrides are kept and listed."""
+    target = Target(target_kind, target_id, part)
+    with session_scope(app.engine, app.actor) as s:
+        scaling.ensure_builtin_scales(s)
+        verdict_values = _verdict_values(s, scale, target)
+        row = adj.adjudicate(s, reviewer, target, scale, value, rationale, verdict_values=verdict_values)
+        o = row.overrides
+        click.echo(f"adjudication {row.id}: {target.label()} = {rating.value_text(row.final_value)} on {row.scale}; "
+                   f"overrides ratings {o['ratings'] or '–'} and verdicts {o['verdicts'] or '–'}")
+
+
+def _verdict_values(s: Session, scale: str, target: Target) -> dict[int, Any]:
+    """Each verdict on the target read onto the scale (a dict per dimension for dimensional scales)."""
+    unit = Unit(target.kind, target.id, target.part)
+    out: dict[int, Any] = {}
+    for m in collect(s, scale, target_kind=target.kind, include_stale=True):
+        for (rater, u), (table_name, ident) in m.sources.items():
+            if u != unit or table_name != "verdict":
+                continue
+            if m.dimension:
+                out.setdefault(ident, {})[m.dimension] = m.cells[(rater, u)]
+            else:
+                out[ident] = m.cells[(rater, u)]
+    return out
+
+
+@review_group.command("adjudications")
+@click.option("--scale")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def adjudications_list(app: AppContext, scale: str | None, as_json: bool) -> None:
+    """Adjudications with what they overrode."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = adj.adjudications(s, scale=scale)
+    if as_json:
+        emit_json([r.to_dict() for r in rows])
+        return
+    click.echo(table([[r.id, r.reviewer, r.target.label(), r.scale, rating.value_text(r.final_value),
+                       ",".join(map(str, r.overrides.get("ratings", []))),
+                       ",".join(map(str, r.overrides.get("verdicts", []))), r.rationale] for r in rows],
+                     ["id", "reviewer", "target", "scale", "final", "overrode ratings", "overrode verdicts",
+                      "rationale"]))
+
+
+@click.group("study")
+def study_group() -> None:
+    """Agreement study exports."""
+
+
+@study_group.command("export")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["csv", "md"]), default="md", show_default=True)
+@click.option("--shape", type=click.Choice(["atp", "isg", "all"]), default="all", show_default=True,
+              help="ATP-Bench §6 agreement rates (+ Table 8b), ISG-Bench Table 3, or both (md only).")
+@pass_ctx
+def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
+    """Write the agreement study tables to PATH."""
+    if fmt == "csv" and shape == "all":
+        raise click.UsageError("a CSV holds one table: add --shape atp or --shape isg")
+    with session_scope(app.engine, app.actor) as s:
+        scaling.ensure_builtin_scales(s)
+    with session_scope(read_only(app.engine)) as s:
+        study = build_study(s)
+    text = render_markdown(study, shape) if fmt == "md" else render_csv(study, shape)
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {path} ({len(study.endorsement)} agreement row(s), {len(study.comparison)} comparison row(s))")
+
+
+def register(cli: click.Group) -> None:
+    for command in (annotators_group, scales_group, assign_cmd, rate_cmd, ratings_group, review_group,
+                    agreement_cmd, disagreements_cmd, adjudicate_cmd, study_group):
+        cli.add_command(command)
