@@ -135,3 +135,77 @@ def gta_e2e_predictions(data: dict[str, Any]) -> dict[str, Any]:
                 steps.append({"role": "assistant", "content": m["content"]})
         out[key] = {"gold": [rec["dialogs"][1:]], "prediction": [steps], "origin_prompt": [], "steps": []}
     return out
+
+
+# ------------------------------------------------------------------ Agentic-MME
+
+
+def mme_record(i: int) -> dict[str, Any]:
+    ident = f"{i:04d}"
+    return {
+        "task_id": f"L{1 + i % 3}_Test_Domain_Item_{ident}",
+        "meta": {"level": 1 + i % 3, "domain": ["Finance", "Science"][i % 2], "turncase": "single_turn",
+                 "original_image_link": f"https://example.invalid/{ident}"},
+        "input": {"prompt": f"Read the number on sign {i} and add {i}.", "image": f"images/image_{ident}.png"},
+        "golden_answer": {"value": str(100 + i), "match_type": ["contains", "exact", "numeric"][i % 3],
+                          "tolerance": 0.5},
+        "process_evaluation": {
+            "checkpoints": [
+                {"id": "V1_crop", "axis": "V", "tools": ["crop"], "description": "Crop the sign.",
+                 "code_check": {"tool": "python_image_processing", "verifier": "verify_crop_ast"},
+                 "visual_check": {"question": "Is the sign readable?", "expected_answer": "Yes"}},
+                {"id": "S1_search", "axis": "S", "tools": ["google_search"],
+                 "description": "Search the sign (expected to find: 1962)"},
+                {"id": "V_final_answer", "axis": "V", "answer_check": {"match_type": "contains",
+                                                                        "target": str(100 + i)}},
+            ],
+            "ordering_constraints": [{"id": "O1", "sequence": ["V1_crop", "S1_search"], "max_gap": 2}],
+            "efficiency": {"reference_tool_calls": 2, "max_tool_calls": 6, "penalty_per_extra_call": 0.1},
+        },
+    }
+
+
+def write_mme(root: Path, n: int = 3, multi: int | None = 1) -> dict[str, Any]:
+    """Task ``multi`` gets two images (image_NNNN_1/_2); the others one."""
+    out = {}
+    for i in range(n):
+        ident = f"{i:04d}"
+        rec = mme_record(i)
+        out[ident] = rec
+        _write(root, f"json/{ident}.json", json.dumps(rec, indent=2).encode())
+        if i == multi:
+            _write(root, f"images/image_{ident}_1.png", png(10 + i))
+            _write(root, f"images/image_{ident}_2.jpg", jpg(20 + i))
+        else:
+            _write(root, f"images/image_{ident}.png", png(10 + i))
+    return out
+
+
+def write_mme_run(root: Path, ident: str = "0000") -> Path:
+    """A hand-written atomic-mode run folder for one task: crop, search, answer."""
+    d = root / ident
+    _write(d, "orig.png", png(10))
+    _write(d, "tool_images/transformed_image_1.png", png(77))
+    tool_list = [
+        {"index": 0, "tool_name": "crop", "raw_tool_name": "crop",
+         "arguments": {"image_index": 0, "bbox_2d": [100, 100, 500, 500], "zoom_scale": 2.0},
+         "output": {"ok": "true", "op": "crop", "source_image_index": 0, "new_image_index": 1,
+                    "output_path": "/abs/runs/atomic/m/0000/tool_images/transformed_image_1.png", "size": [24, 16]},
+         "timestamp": "2026-01-01T00:00:01", "turn": 1},
+        {"index": 1, "tool_name": "google_search", "raw_tool_name": "google_search",
+         "arguments": {"query": "sign 1962 airline"},
+         "output": {"tool": "google_search", "query": "sign 1962 airline", "context": "Founded in 1962."},
+         "timestamp": "2026-01-01T00:00:02", "turn": 2},
+    ]
+    _write(d, "tool_use_list.json", json.dumps(tool_list, indent=2).encode())
+    meta = {"task_id": "L1_Test_Domain_Item_0000", "task_file": "json/0000.json", "mode": "atomic",
+            "driver": "openai", "model": "m", "temperature": 0.0,
+            "usage": {"api_calls": 3, "prompt_tokens": 900, "completion_tokens": 120, "total_tokens": 1020},
+            "effective_tool_calls": 2, "total_images": 1, "paths": {"run_dir": "x"}, "warnings": []}
+    _write(d, "run_meta.json", json.dumps(meta, indent=2).encode())
+    _write(d, "model_answer.txt", b"The answer is <answer>100</answer>\n")
+    conv = {"task_id": meta["task_id"], "tools": ["crop", "google_search"], "images": ["orig.png"],
+            "messages": [{"role": "user", "content": "Read the number"}], "final_answer": "100"}
+    _write(d, "conversation.json", json.dumps(conv).encode())
+    _write(d, "raw_model_output_turn_1.txt", b"calling crop")
+    return d

@@ -1,0 +1,457 @@
+"""Agentic-MME: ``json/NNNN.json`` + ``images/`` (seed_formats.md §3.1), and the per-task run folders of
+its runners (§3.3: ``tool_use_list.json``, ``run_meta.json``, ``model_answer.txt``, ``conversation.json``,
+``orig.png``, ``tool_images/``).
+
+Images are found the way the reference does it: the first digit run of the JSON file name, padded to
+four digits, names ``image_<id>_1..N`` (multi-image) or ``image_<id>`` in ``image/`` or ``images/``;
+``input.image`` is the fallback. Checkpoints keep their source keys so an edited task is rebuilt with
+the same shape.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from annotation.answers import AnswerSpecError, validate_answer_spec
+from annotation.formats.base import (
+    AssetSpec,
+    Checker,
+    CheckpointSpec,
+    DatasetSpec,
+    OrderingSpec,
+    TaskBundle,
+    TaskSpec,
+    extension_for,
+    read_json,
+    safe_relpath,
+    write_file,
+    write_json,
+)
+from annotation.formats.errors import FormatError
+from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from store import events as ev
+
+name = "agentic-mme"
+source_format = "agentic-mme"
+tool_set = "agentic-mme"
+default_benchmark = "agentic-mme"
+IMAGE_DIRS = ("image", "images")
+IMAGE_EXTS = (".png", ".jpg", ".jpeg")
+MATCH_TYPES = {"contains": "contains", "exact": "exact", "numeric": "numeric"}
+CHECK_KEYS = ("code_check", "visual_check", "search_check", "answer_check")
+RUN_FILES = ("tool_use_list.json", "run_meta.json", "model_answer.txt", "conversation.json")
+CODE_EXEC_NAMES = {"run_visual_processing_code", "script_exec"}
+
+
+# ------------------------------------------------------------------ dataset in
+
+
+def _json_dir(path: Path) -> tuple[Path, Path]:
+    if not path.exists():
+        raise FormatError(path, message="does not exist")
+    if path.is_dir() and path.name == "json" and not (path / "json").is_dir():
+        return path.parent, path
+    if not (path / "json").is_dir():
+        raise FormatError(path, message="no json/ folder (expected <root>/json/NNNN.json and <root>/images/)")
+    return path, path / "json"
+
+
+def image_id(stem: str) -> str | None:
+    m = re.search(r"(\d+)", stem)
+    return m.group(1).zfill(4) if m else None
+
+
+def _find(folder: Path, base: str) -> Path | None:
+    for ext in IMAGE_EXTS:
+        p = folder / f"{base}{ext}"
+        if p.is_file():
+            return p
+    return None
+
+
+def resolve_images(root: Path, stem: str) -> list[Path]:
+    """The reference's filename rule: image_<id>_1..N first, then image_<id>."""
+    ident = image_id(stem)
+    if ident is None:
+        return []
+    for d in IMAGE_DIRS:
+        folder = root / d
+        found = []
+        n = 1
+        while (p := _find(folder, f"image_{ident}_{n}")) is not None:
+            found.append(p)
+            n += 1
+        if found:
+            return found
+        single = _find(folder, f"image_{ident}")
+        if single is not None:
+            return [single]
+    return []
+
+
+def read(path: Path) -> DatasetSpec:
+    root, json_dir = _json_dir(path)
+    files = sorted(json_dir.glob("*.json"))
+    if not files:
+        raise FormatError(json_dir, message="contains no task files (*.json)")
+    return DatasetSpec([parse_task(f, root) for f in files])
+
+
+def parse_task(file: Path, root: Path) -> TaskSpec:
+    record = read_json(file)
+    c = Checker(file, file.stem)
+    c.expect(record, dict, "(record)")
+    task_id = c.get(record, "task_id", str, "task_id")
+    meta = c.get(record, "meta", dict, "meta", required=False, default={})
+    level = c.get(meta, "level", (int, str), "meta.level", required=False)
+    domain = c.get(meta, "domain", str, "meta.domain", required=False)
+    inp = c.get(record, "input", dict, "input")
+    prompt = c.get(inp, "prompt", str, "input.prompt")
+    image_rel = c.get(inp, "image", (str, type(None)), "input.image", required=False)
+    golden = c.get(record, "golden_answer", dict, "golden_answer")
+    value = c.get(golden, "value", (str, int, float), "golden_answer.value")
+    match_type = c.get(golden, "match_type", str, "golden_answer.match_type", required=False, default="contains")
+    if match_type not in MATCH_TYPES:
+        raise c.fail("golden_answer.match_type", f"must be one of {', '.join(MATCH_TYPES)}, got {match_type!r}")
+    spec: dict[str, Any] = {"kind": MATCH_TYPES[match_type], "value": value}
+    if "tolerance" in golden:
+        spec["tolerance"] = c.get(golden, "tolerance", (int, float), "golden_answer.tolerance")
+    try:
+        validate_answer_spec(spec)
+    except AnswerSpecError as exc:
+        raise c.fail(f"golden_answer.{exc.field}", str(exc)) from None
+
+    pe = c.get(record, "process_evaluation", dict, "process_evaluation", required=False, default={})
+    checkpoints = [parse_checkpoint(cp, c, f"process_evaluation.checkpoints[{i}]")
+                   for i, cp in enumerate(c.get(pe, "checkpoints", list, "process_evaluation.checkpoints",
+                                                required=False, default=[]))]
+    orderings = []
+    for i, oc in enumerate(c.get(pe, "ordering_constraints", list, "process_evaluation.ordering_constraints",
+                                 required=False, default=[])):
+        where = f"process_evaluation.ordering_constraints[{i}]"
+        key = c.get(oc, "id", str, f"{where}.id")
+        seq = c.get(oc, "sequence", list, f"{where}.sequence")
+        for k, item in enumerate(seq):
+            c.expect(item, str, f"{where}.sequence[{k}]")
+        gap = c.get(oc, "max_gap", (int, type(None)), f"{where}.max_gap", required=False)
+        orderings.append(OrderingSpec(key, seq, gap))
+    eff = c.get(pe, "efficiency", dict, "process_evaluation.efficiency", required=False, default={})
+    fields: dict[str, Any] = {
+        "query": prompt, "answer_spec": spec, "domain": domain, "category": domain,
+        "level": None if level is None else str(level),
+        "reference_tool_calls": c.get(eff, "reference_tool_calls", int, "process_evaluation.efficiency."
+                                      "reference_tool_calls", required=False),
+        "max_tool_calls": c.get(eff, "max_tool_calls", int, "process_evaluation.efficiency.max_tool_calls",
+                                required=False),
+        "penalty_per_extra_call": c.get(eff, "penalty_per_extra_call", (int, float),
+                                        "process_evaluation.efficiency.penalty_per_extra_call", required=False),
+        "meta": {"task_id": task_id},
+    }
+    images = resolve_images(root, file.stem)
+    if not images and image_rel:
+        rel = safe_relpath(image_rel, c, "input.image")
+        if (root / rel).is_file():
+            images = [root / rel]
+    if not images:
+        ident = image_id(file.stem) or "<no digits in the file name>"
+        raise c.fail("input.image", f"no image found: looked for image_{ident}[_N].png/.jpg in "
+                                    f"{', '.join(IMAGE_DIRS)}/ and for input.image={image_rel!r}")
+    assets = [AssetSpec(p.read_bytes(), p.relative_to(root).as_posix(), "query_image") for p in images]
+    return TaskSpec(file.stem, record, fields, checkpoints=checkpoints, orderings=orderings, assets=assets)
+
+
+def parse_checkpoint(cp: Any, c: Checker, where: str) -> CheckpointSpec:
+    c.expect(cp, dict, where)
+    spec = CheckpointSpec(key=c.get(cp, "id", str, f"{where}.id"), axis=c.get(cp, "axis", str, f"{where}.axis"))
+    tools = c.get(cp, "tools", list, f"{where}.tools", required=False, default=[])
+    for k, t in enumerate(tools):
+        c.expect(t, str, f"{where}.tools[{k}]")
+    spec.tools = list(tools)
+    spec.description = c.get(cp, "description", (str, type(None)), f"{where}.description", required=False)
+    for key in CHECK_KEYS:
+        setattr(spec, key, c.get(cp, key, (dict, type(None)), f"{where}.{key}", required=False))
+    vc = spec.visual_check
+    if vc is not None:
+        c.get(vc, "question", str, f"{where}.visual_check.question")
+        c.get(vc, "expected_answer", str, f"{where}.visual_check.expected_answer")
+    if spec.code_check is not None:
+        c.get(spec.code_check, "verifier", str, f"{where}.code_check.verifier", required=False)
+    spec.meta = {"keys": list(cp)}
+    extra = {k: v for k, v in cp.items() if k not in ("id", "axis", "tools", "description", *CHECK_KEYS)}
+    if extra:
+        spec.meta["extra"] = extra
+    return spec
+
+
+# ------------------------------------------------------------------ dataset out
+
+
+def checkpoint_dict(cp: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {"id": cp.key, "axis": cp.axis, "tools": list(cp.tools or []),
+                              "description": cp.description}
+    for key in CHECK_KEYS:
+        values[key] = getattr(cp, key)
+    values.update((cp.meta or {}).get("extra") or {})
+    keys = (cp.meta or {}).get("keys")
+    if keys is None:  # authored in chainmark: leave out what is empty
+        return {k: v for k, v in values.items() if v not in (None, []) or k in ("id", "axis")}
+    out = {k: values.get(k) for k in keys}
+    out.update({k: v for k, v in values.items() if k not in out and v not in (None, [])})
+    return out
+
+
+def image_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
+    links = bundle.assets_in("query_image")
+    ident = image_id(bundle.task.source_id) or bundle.task.source_id
+    out = []
+    for n, (link, asset) in enumerate(links, start=1):
+        suffix = f"_{n}" if len(links) > 1 else ""
+        out.append((link, asset, link.original_path or f"images/image_{ident}{suffix}{extension_for(asset.mime)}"))
+    return out
+
+
+def build_record(bundle: TaskBundle) -> dict[str, Any]:
+    task = bundle.task
+    base = task.source_record if isinstance(task.source_record, dict) else {}
+    record = dict(base)
+    record["task_id"] = (task.meta or {}).get("task_id") or base.get("task_id") or task.source_id
+    meta = dict(base.get("meta") or {})
+    level: Any = task.level
+    if level is not None and level.isdigit() and not isinstance(meta.get("level"), str):
+        level = int(level)
+    meta.update({"level": level, "domain": task.domain})
+    meta.setdefault("turncase", "single_turn")
+    record["meta"] = meta
+    images = image_paths(bundle)
+    inp = dict(base.get("input") or {})
+    inp["prompt"] = task.query
+    if images and not inp.get("image"):  # images are found by file name; input.image is informative
+        inp["image"] = images[0][2]
+    record["input"] = inp
+    spec = task.answer_spec or {}
+    golden = {"value": spec.get("value", ""), "match_type": spec.get("kind") if spec.get("kind") in MATCH_TYPES
+              else "contains"}
+    if "tolerance" in spec:
+        golden["tolerance"] = spec["tolerance"]
+    record["golden_answer"] = golden
+    pe = dict(base.get("process_evaluation") or {})
+    pe["checkpoints"] = [checkpoint_dict(cp) for cp in bundle.checkpoints]
+    pe["ordering_constraints"] = [{"id": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap}
+                                  for o in bundle.orderings]
+    eff = {k: getattr(task, k) for k in ("reference_tool_calls", "max_tool_calls", "penalty_per_extra_call")
+           if getattr(task, k) is not None}
+    if eff or "efficiency" in pe:
+        pe["efficiency"] = eff
+    record["process_evaluation"] = pe
+    return record
+
+
+def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+    written = []
+    for b in bundles:
+        record = b.task.source_record if b.verbatim else build_record(b)
+        written.append(write_json(root, f"json/{b.task.source_id}.json", record))
+        for _, asset, rel in image_paths(b):
+            written.append(write_file(root, rel, read_blob(asset.sha256)))
+    return written
+
+
+# ------------------------------------------------------------------ run folders in
+
+
+def _task_dirs(path: Path) -> list[Path]:
+    if not path.is_dir():
+        raise FormatError(path, message="expected a run folder (one sub-folder per task)")
+    if any((path / f).exists() for f in RUN_FILES):
+        return [path]
+    dirs = sorted(d for d in path.iterdir() if d.is_dir() and any((d / f).exists() for f in RUN_FILES))
+    if not dirs:
+        raise FormatError(path, message="no task run folders found (each holds tool_use_list.json, run_meta.json, "
+                                        "model_answer.txt, …)")
+    return dirs
+
+
+def _snapshot(folder: Path) -> tuple[dict[str, str], dict[str, bytes]]:
+    texts: dict[str, str] = {}
+    binaries: dict[str, bytes] = {}
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file():
+            continue
+        rel = p.relative_to(folder).as_posix()
+        data = p.read_bytes()
+        if p.suffix.lower() in (".json", ".txt", ".py", ".md", ".log", ".jsonl"):
+            try:
+                texts[rel] = data.decode("utf-8")
+                continue
+            except UnicodeDecodeError:
+                pass
+        binaries[rel] = data
+    return texts, binaries
+
+
+def _loads(text: str, file: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(file, message=f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+
+
+def read_run(path: Path) -> RunSpec:
+    from store.blobs import sha256_of
+
+    trajectories = []
+    modes = set()
+    for d in _task_dirs(path):
+        texts, binaries = _snapshot(d)
+        tool_list = _loads(texts["tool_use_list.json"], d / "tool_use_list.json") if "tool_use_list.json" in texts else []
+        run_meta = _loads(texts["run_meta.json"], d / "run_meta.json") if "run_meta.json" in texts else None
+        if "conversation.json" in texts:
+            _loads(texts["conversation.json"], d / "conversation.json")
+        c = Checker(d / "tool_use_list.json", d.name)
+        c.expect(tool_list, list, "(file)")
+        if run_meta is not None:
+            Checker(d / "run_meta.json", d.name).expect(run_meta, dict, "(file)")
+            modes.add(str(run_meta.get("mode") or "atomic"))
+        events = tool_events(tool_list, c, binaries)
+        answer_raw = texts.get("model_answer.txt")
+        if answer_raw is not None:
+            events.append(EventSpec(ev.ANSWER, ev.answer(answer_raw.strip(), answer_raw)))
+        usage = (run_meta or {}).get("usage") if isinstance((run_meta or {}).get("usage"), dict) else {}
+        native = {"files": texts, "blobs": {rel: sha256_of(data) for rel, data in binaries.items()}}
+        trajectories.append(TrajectorySpec(
+            d.name, d.name, events, final_answer=None if answer_raw is None else answer_raw.strip(),
+            status="done" if run_meta is not None else "failed",
+            error=None if run_meta is not None else "incomplete run: no run_meta.json", usage=usage or {},
+            native=native, blobs=list(binaries.values())))
+    mode = "code" if modes == {"general"} else "atomic"
+    return RunSpec(mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)})
+
+
+def tool_events(tool_list: list[Any], c: Checker, binaries: dict[str, bytes]) -> list[EventSpec]:
+    by_name = {Path(rel).name: data for rel, data in binaries.items() if rel.startswith("tool_images/")}
+    out: list[EventSpec] = []
+    for i, item in enumerate(tool_list):
+        where = f"[{i}]"
+        c.expect(item, dict, where)
+        tool = c.get(item, "tool_name", str, f"{where}.tool_name")
+        raw_name = c.get(item, "raw_tool_name", (str, type(None)), f"{where}.raw_tool_name", required=False)
+        args = item.get("arguments")
+        output = item.get("output")
+        call_id = str(item.get("index", i))
+        if tool in CODE_EXEC_NAMES or raw_name in CODE_EXEC_NAMES:
+            a = args if isinstance(args, dict) else {}
+            o = output if isinstance(output, dict) else {}
+            out.append(EventSpec(ev.CODE_EXEC, {"code": a.get("code", ""), "stdout": o.get("stdout", ""),
+                                                "stderr": o.get("stderr", ""), "exit_code": o.get("exit_code"),
+                                                "timed_out": bool(o.get("timed_out", False)), "ops": [],
+                                                "asset_ids": [], "native": item}))
+            continue
+        call = ev.tool_call(tool, args if isinstance(args, dict) else {"value": args}, call_id)
+        call.update({"raw_name": raw_name, "index": item.get("index", i)})
+        for extra in ("timestamp", "turn"):
+            if extra in item:
+                call[extra] = item[extra]
+        out.append(EventSpec(ev.TOOL_CALL, call))
+        ok = isinstance(output, dict) and str(output.get("ok", "true")).lower() not in ("false", "0", "none")
+        images = []
+        if isinstance(output, dict):
+            paths = [output.get("output_path")] + list(output.get("output_paths") or [])
+            seen = set()
+            for p in paths:
+                if isinstance(p, str) and Path(p).name in by_name and Path(p).name not in seen:
+                    seen.add(Path(p).name)
+                    images.append(by_name[Path(p).name])
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        out.append(EventSpec(ev.TOOL_RESULT, ev.tool_result(tool, text, call_id=call_id, ok=ok,
+                                                            data=output if isinstance(output, dict) else {"output": output}),
+                             failed=not ok, assets=images))
+    return out
+
+
+# ------------------------------------------------------------------ run folders out
+
+
+def _png(data: bytes) -> bytes:
+    if data.startswith(b"\x89PNG"):
+        return data
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        buf = io.BytesIO()
+        im.save(buf, "PNG")
+        return buf.getvalue()
+
+
+def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+    written: list[Path] = []
+    for tb in run.trajectories:
+        d = path / tb.task.source_id
+        native = tb.trajectory.native
+        if run.run.kind == "imported" and isinstance(native, dict) and "files" in native:
+            for rel, text in native["files"].items():
+                written.append(write_file(d, rel, text))
+            for rel, sha in (native.get("blobs") or {}).items():
+                written.append(write_file(d, rel, read_blob(sha)))
+            continue
+        written.extend(_build_run_dir(run, tb, d, read_blob))
+    return written
+
+
+def _build_run_dir(run: RunBundle, tb: Any, d: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+    written = []
+    task_bundle = run.task_bundles.get(tb.task.id)
+    origs = task_bundle.assets_in("query_image") if task_bundle else []
+    orig_names = ["orig.png"] if len(origs) == 1 else [f"orig_{i}.png" for i in range(1, len(origs) + 1)]
+    for name_, (_, asset) in zip(orig_names, origs):
+        written.append(write_file(d, name_, _png(read_blob(asset.sha256))))
+    results = {e.payload.get("call_id"): e for e in tb.events if e.kind == ev.TOOL_RESULT}
+    tool_list: list[dict[str, Any]] = []
+    n_images = 0
+    messages: list[dict[str, Any]] = []
+    for e in tb.events:
+        p = e.payload
+        stamp = e.started_at.isoformat() if e.started_at else None
+        if e.kind == ev.TOOL_CALL:
+            res = results.get(p.get("call_id"))
+            output: dict[str, Any] = dict(res.payload.get("data") or {}) if res else {}
+            if res and not output:
+                output = {"ok": "true" if res.payload.get("ok") else "false", "text": res.payload.get("text", "")}
+            for _, asset in (tb.event_assets.get(res.id, []) if res else []):
+                n_images += 1
+                fname = Path(str(output.get("output_path") or "")).name or f"transformed_image_{n_images}.png"
+                if not output.get("output_path"):
+                    output["output_path"] = f"tool_images/{fname}"
+                written.append(write_file(d, f"tool_images/{fname}", read_blob(asset.sha256)))
+            tool_list.append({"index": len(tool_list), "tool_name": p.get("name"),
+                              "raw_tool_name": p.get("raw_name") or p.get("name"), "arguments": p.get("arguments"),
+                              "output": output, "timestamp": stamp})
+        elif e.kind == ev.CODE_EXEC:
+            tool_list.append({"index": len(tool_list), "tool_name": "run_visual_processing_code",
+                              "raw_tool_name": "script_exec", "arguments": {"code": p.get("code", "")},
+                              "output": {"stdout": p.get("stdout", ""), "stderr": p.get("stderr", ""),
+                                         "exit_code": p.get("exit_code"), "timed_out": p.get("timed_out", False)},
+                              "timestamp": stamp})
+        elif e.kind == ev.USER_MESSAGE:
+            messages.append({"role": p.get("role", "user"), "content": p.get("content")})
+        elif e.kind == ev.MODEL_MESSAGE:
+            messages.append({"role": "assistant", "content": p.get("content"), "tool_calls": p.get("tool_calls") or []})
+    mode = "general" if run.run.mode == "code" else "atomic"
+    model = run.endpoint.model if run.endpoint else (run.run.name or "chainmark")
+    effective = sum(1 for t in tool_list if t["tool_name"] != "run_visual_processing_code")
+    meta = {"task_id": (tb.task.meta or {}).get("task_id") or tb.task.source_id,
+            "task_file": f"json/{tb.task.source_id}.json", "mode": mode, "driver": "chainmark", "model": model,
+            "temperature": ((run.endpoint.params if run.endpoint else {}) or {}).get("temperature"),
+            "usage": tb.trajectory.usage or {}, "effective_tool_calls": effective, "total_images": n_images,
+            "paths": {"run_dir": str(d), "orig": orig_names[0] if orig_names else None, "processed_dir": "tool_images"},
+            "warnings": [] if tb.trajectory.error is None else [tb.trajectory.error]}
+    answer = tb.trajectory.final_answer or ""
+    written.append(write_json(d, "tool_use_list.json", tool_list))
+    written.append(write_json(d, "run_meta.json", meta))
+    written.append(write_file(d, "model_answer.txt", answer))
+    written.append(write_json(d, "conversation.json", {"task_id": meta["task_id"], "tools": sorted(
+        {t["tool_name"] for t in tool_list}), "images": orig_names, "messages": messages, "final_answer": answer}))
+    return written
