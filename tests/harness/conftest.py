@@ -1,3 +1,53 @@
-"""Harness tests use the scripted OpenAI-compatible server shipped in tests/support."""
+"""Harness tests use the scripted OpenAI-compatible server shipped in tests/support, and build their
+benchmarks with the authoring API (tests may import annotation; evaluation may not)."""
 
-from tests.support.scripted_openai import scripted_openai  # noqa: F401  (registers the fixture)
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from PIL import Image
+from sqlalchemy.engine import Engine
+
+from annotation import tasks as authoring
+from evaluation.harness import add_endpoint
+from store import session_scope
+from tests.support.scripted_openai import ScriptedOpenAI, scripted_openai  # noqa: F401  (registers the fixture)
+
+
+def png(width: int = 100, height: int = 80, color: tuple[int, int, int] = (200, 30, 30)) -> bytes:
+    """A test image: left half ``color``, right half blue, so crops are checkable by pixel."""
+    im = Image.new("RGB", (width, height), (20, 40, 220))
+    im.paste(Image.new("RGB", (width // 2, height), color), (0, 0))
+    buf = io.BytesIO()
+    im.save(buf, "PNG")
+    return buf.getvalue()
+
+
+@pytest.fixture
+def make_bench(engine: Engine, blobs: Any) -> Callable[..., list[int]]:
+    """``make_bench(name, tool_set, n=1, images=1, answer=..., **task_fields)`` → task ids."""
+
+    def make(name: str = "bench", tool_set: str | None = "agentic-mme", n: int = 1, images: int = 1,
+             source_format: str = "chainmark", answer: dict[str, Any] | None = None, **fields: Any) -> list[int]:
+        ids = []
+        with session_scope(engine, "tester") as s:
+            authoring.ensure_benchmark(s, name, source_format, tool_set=tool_set)
+            for i in range(n):
+                t = authoring.create_task(s, name, f"What colour is the left half? (task {i})",
+                                          answer_spec=answer or {"kind": "contains", "value": "red"}, **fields)
+                for k in range(images):
+                    authoring.attach_asset(s, blobs, t.id, png(100 + k, 80), original_path=f"image/image_{i}_{k}.png")
+                ids.append(t.id)
+        return ids
+
+    return make
+
+
+@pytest.fixture
+def endpoint(engine: Engine, scripted_openai: ScriptedOpenAI) -> str:
+    with session_scope(engine, "tester") as s:
+        add_endpoint(s, "scripted", scripted_openai.base_url, "scripted-model", params={"temperature": 0})
+    return "scripted"

@@ -1,0 +1,226 @@
+"""The model client: one ``openai.AsyncOpenAI`` per run, our own retries with backoff, and the replay
+cache key. The openai library's own retries are switched off so every retry is ours to count, space
+and record."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import openai
+
+from evaluation.harness.endpoints import EndpointSpec
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+_BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
+
+
+class ModelCallError(RuntimeError):
+    """The endpoint did not give a usable answer (after retries, or a non-retryable error)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, kind: str = "http"):
+        super().__init__(message)
+        self.status, self.attempts, self.kind = status, attempts, kind
+
+
+class ReplayMiss(ModelCallError):
+    """Replay mode and no cached response for this exact request."""
+
+
+@dataclass
+class RetryPolicy:
+    attempts: int = 5
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+    timeout: float = 180.0
+
+
+@dataclass
+class ModelReply:
+    """A normalised chat completion; ``tool_calls`` items are ``{"id", "name", "arguments"}`` (raw str)."""
+
+    content: str | None
+    reasoning: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    latency: float = 0.0
+    replayed: bool = False
+    cache_key: str = ""
+
+    def to_cache(self) -> dict[str, Any]:
+        return {"content": self.content, "reasoning": self.reasoning, "tool_calls": self.tool_calls,
+                "usage": self.usage, "finish_reason": self.finish_reason}
+
+    @classmethod
+    def from_cache(cls, data: dict[str, Any], key: str) -> "ModelReply":
+        return cls(data.get("content"), data.get("reasoning"), list(data.get("tool_calls") or []),
+                   dict(data.get("usage") or {}), data.get("finish_reason"), 0.0, True, key)
+
+
+@dataclass
+class RetryNote:
+    attempt: int
+    status: int | None
+    message: str
+    delay: float
+
+
+def _strip_images(value: Any) -> Any:
+    """The request as stored in the cache row: data URLs replaced by their digest (keeps rows small)."""
+    if isinstance(value, dict):
+        if value.get("type") == "image_url" and isinstance(value.get("image_url"), dict):
+            url = value["image_url"].get("url", "")
+            if url.startswith("data:"):
+                return {"type": "image_url", "image_url": {"url": "sha256:" + hashlib.sha256(url.encode()).hexdigest()}}
+        return {k: _strip_images(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_images(v) for v in value]
+    return value
+
+
+def canonical_request(body: dict[str, Any]) -> str:
+    """The request as canonical JSON: what was asked, never where or with which key."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def request_key(body: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_request(body).encode()).hexdigest()
+
+
+CacheLookup = Callable[[str], Awaitable[dict[str, Any] | None]]
+
+
+class ModelClient:
+    """Chat calls against one endpoint, or answered from the replay cache in replay mode."""
+
+    def __init__(self, endpoint: EndpointSpec, *, replay: bool = False, cache_lookup: CacheLookup | None = None,
+                 retry: RetryPolicy | None = None, concurrency: int = 8):
+        self.endpoint = endpoint
+        self.replay = replay
+        self.retry = retry or RetryPolicy()
+        self._lookup = cache_lookup
+        params = dict(endpoint.params)
+        self._timeout = float(params.get("timeout") or self.retry.timeout)
+        self._extra_body = params.get("extra_body")
+        self._params = {k: v for k, v in params.items() if k not in _BODY_PARAMS_EXCLUDED}
+        self._client: openai.AsyncOpenAI | None = None
+        if not replay:
+            limits = httpx.Limits(max_connections=max(concurrency * 2, 10),
+                                  max_keepalive_connections=max(concurrency * 2, 10))
+            self._client = openai.AsyncOpenAI(
+                base_url=endpoint.base_url, api_key=endpoint.api_key(), max_retries=0, timeout=self._timeout,
+                http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=self._timeout))
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+    def build_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                   tool_choice: Any = None, **overrides: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.endpoint.model, "messages": messages, **self._params, **overrides}
+        if tools:
+            body["tools"] = tools
+            if tool_choice is not None:
+                body["tool_choice"] = tool_choice
+        if self._extra_body:
+            body["extra_body"] = self._extra_body
+        return body
+
+    async def chat(self, body: dict[str, Any], on_retry: Callable[[RetryNote], None] | None = None) -> ModelReply:
+        key = request_key(body)
+        if self.replay:
+            cached = await self._lookup(key) if self._lookup else None
+            if cached is None:
+                raise ReplayMiss(f"replay: no cached model response for request {key[:16]}… "
+                                 "(run once without --replay to record it)", kind="replay_miss")
+            return ModelReply.from_cache(cached, key)
+        assert self._client is not None
+        send = dict(body)
+        extra = send.pop("extra_body", None)
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            try:
+                completion = await self._client.chat.completions.create(**send, extra_body=extra)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if status not in RETRYABLE_STATUS or attempt >= self.retry.attempts:
+                    raise ModelCallError(f"HTTP {status} from {self.endpoint.name}: {_message(exc)}",
+                                         status=status, attempts=attempt) from exc
+                delay = self._delay(attempt, exc.response.headers.get("retry-after"))
+                self._note(on_retry, RetryNote(attempt, status, _message(exc), delay))
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
+                if attempt >= self.retry.attempts:
+                    raise ModelCallError(f"{kind} talking to {self.endpoint.name} ({self.endpoint.base_url}) "
+                                         f"after {attempt} attempts", attempts=attempt, kind=kind) from exc
+                delay = self._delay(attempt, None)
+                self._note(on_retry, RetryNote(attempt, None, kind, delay))
+            else:
+                reply = _normalise(completion, key)
+                reply.latency = time.perf_counter() - started
+                return reply
+            await asyncio.sleep(delay)
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after:
+            try:
+                return min(self.retry.max_delay, max(0.0, float(retry_after)))
+            except ValueError:
+                pass
+        base = self.retry.base_delay * (2 ** (attempt - 1))
+        return min(self.retry.max_delay, base + random.uniform(0, self.retry.base_delay))
+
+    @staticmethod
+    def _note(cb: Callable[[RetryNote], None] | None, note: RetryNote) -> None:
+        if cb is not None:
+            cb(note)
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:500]
+    return str(exc.message)[:500]
+
+
+def _normalise(completion: Any, key: str) -> ModelReply:
+    choices = getattr(completion, "choices", None) or []
+    if not choices:
+        raise ModelCallError("the endpoint answered without any choice (malformed completion)", kind="malformed")
+    choice = choices[0]
+    msg = choice.message
+    if msg is None:
+        raise ModelCallError("the endpoint answered a choice without a message (malformed completion)",
+                             kind="malformed")
+    extra = getattr(msg, "model_extra", None) or {}
+    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+    calls = []
+    for i, tc in enumerate(msg.tool_calls or []):
+        fn = getattr(tc, "function", None)
+        calls.append({"id": getattr(tc, "id", None) or f"call_{i}",
+                      "name": getattr(fn, "name", "") or "",
+                      "arguments": getattr(fn, "arguments", "") or ""})
+    usage = {}
+    if getattr(completion, "usage", None) is not None:
+        u = completion.usage
+        usage = {"prompt_tokens": u.prompt_tokens or 0, "completion_tokens": u.completion_tokens or 0,
+                 "total_tokens": u.total_tokens or 0}
+    return ModelReply(msg.content, reasoning if isinstance(reasoning, str) else None, calls, usage,
+                      choice.finish_reason, cache_key=key)
+
+
+def cacheable_request(body: dict[str, Any]) -> dict[str, Any]:
+    """What the cache row keeps of the request (images as digests)."""
+    return _strip_images(body)

@@ -1,0 +1,118 @@
+"""Model endpoints stored by name. The API key is only ever read from the environment variable whose
+*name* the endpoint stores, at the moment a client is built; it never reaches the database or a log."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, select
+
+from store.models import ModelEndpoint
+
+# Parameters that belong to the request body; anything else is refused so typos are caught early.
+SAMPLING_PARAMS = {"temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop",
+                   "presence_penalty", "frequency_penalty", "top_k", "timeout", "parallel_tool_calls",
+                   "reasoning_effort", "extra_body"}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class EndpointError(ValueError):
+    """A bad endpoint definition or a missing key; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """A plain copy of an endpoint row (safe to pass between threads)."""
+
+    id: int
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def api_key(self, required: bool = True) -> str:
+        """The key from the environment; local servers without a key get a placeholder."""
+        if not self.api_key_env:
+            return "no-key"
+        value = os.environ.get(self.api_key_env)
+        if value:
+            return value
+        if required:
+            raise EndpointError(f"endpoint {self.name!r} reads its API key from ${self.api_key_env}, "
+                                "which is not set")
+        return "no-key"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "base_url": self.base_url, "model": self.model,
+                "api_key_env": self.api_key_env, "params": self.params,
+                "key_present": bool(self.api_key_env and os.environ.get(self.api_key_env))}
+
+
+def _spec(row: ModelEndpoint) -> EndpointSpec:
+    return EndpointSpec(row.id or 0, row.name, row.base_url, row.model, row.api_key_env, dict(row.params or {}))
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``k=v`` from the CLI; the value is JSON when it parses (numbers, lists), else a string."""
+    import json
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise EndpointError(f"--param must look like key=value, got {text!r}")
+    try:
+        parsed: Any = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def validate_params(params: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(params) - SAMPLING_PARAMS)
+    if unknown:
+        raise EndpointError(f"unknown endpoint parameter(s): {', '.join(unknown)}; "
+                            f"allowed: {', '.join(sorted(SAMPLING_PARAMS))}")
+    return params
+
+
+def add_endpoint(session: Session, name: str, base_url: str, model: str, *, api_key_env: str | None = None,
+                 params: dict[str, Any] | None = None, replace: bool = False) -> EndpointSpec:
+    """Create (or with ``replace`` overwrite) an endpoint. A value that looks like a key is refused."""
+    if not name.strip():
+        raise EndpointError("an endpoint needs a name")
+    if not re.match(r"^https?://", base_url):
+        raise EndpointError(f"base URL must start with http:// or https://, got {base_url!r}")
+    if api_key_env is not None:
+        if not _ENV_NAME.match(api_key_env) or (len(api_key_env) >= 24 and not api_key_env.isupper()):
+            raise EndpointError("--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), "
+                                "not the key itself")
+    params = validate_params(dict(params or {}))
+    row = session.exec(select(ModelEndpoint).where(ModelEndpoint.name == name)).first()
+    if row is not None and not replace:
+        raise EndpointError(f"an endpoint named {name!r} exists; use --replace to overwrite it")
+    if row is None:
+        row = ModelEndpoint(name=name, base_url=base_url, model=model)
+        session.add(row)
+    row.base_url, row.model, row.api_key_env, row.params = base_url.rstrip("/"), model, api_key_env, params
+    session.flush()
+    return _spec(row)
+
+
+def get_endpoint(session: Session, name_or_id: str | int) -> EndpointSpec:
+    if isinstance(name_or_id, int) or str(name_or_id).isdigit():
+        row = session.get(ModelEndpoint, int(name_or_id))
+        if row is not None:
+            return _spec(row)
+    row = session.exec(select(ModelEndpoint).where(ModelEndpoint.name == str(name_or_id))).first()
+    if row is None:
+        known = ", ".join(session.exec(select(ModelEndpoint.name)).all()) or "none yet"
+        raise EndpointError(f"no endpoint named {name_or_id!r} (known: {known}); "
+                            "add one with `chainmark endpoints add`")
+    return _spec(row)
+
+
+def list_endpoints(session: Session) -> list[EndpointSpec]:
+    return [_spec(r) for r in session.exec(select(ModelEndpoint).order_by(ModelEndpoint.name)).all()]

@@ -1,0 +1,316 @@
+"""One trajectory in progress: the conversation, the budget, the tool context and the event log.
+
+Modes (``evaluation/harness/modes``) drive an Episode: they append messages, call ``chat``, run
+tools through ``run_tool`` and end with ``finish``. Everything recordable is recorded here, so each
+mode only states its protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from evaluation.harness.budgets import BudgetExhausted, Budgets, Usage, check_hard_limits
+from evaluation.harness.client import ModelClient, ModelReply, RetryNote, cacheable_request
+from evaluation.harness.recorder import CacheEntry, PendingEvent, Recorder
+from evaluation.harness.taskdata import TaskInput
+from store import events as ev
+from store import session_scope
+from store.blobs import BlobStore, guess_mime, put_asset
+from store.models import utcnow
+
+DEFAULT_MAX_REPLY_CHARS = 200_000
+
+
+class DbRunner:
+    """All database work of a run goes through one thread, so the event loop never blocks on SQLite
+    and the run's own writes never contend with each other."""
+
+    def __init__(self, engine: Engine, executor: Executor, actor: str | None = None):
+        self.engine, self.executor, self.actor = engine, executor, actor
+
+    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+
+        def work() -> Any:
+            with session_scope(self.engine, self.actor) as s:
+                return fn(s, *args, **kwargs)
+
+        return await loop.run_in_executor(self.executor, work)
+
+
+@dataclass
+class RunContext:
+    """What every trajectory of a run shares."""
+
+    run_id: int
+    mode: str
+    engine: Engine
+    blobs: BlobStore
+    db: DbRunner
+    client: ModelClient
+    budgets: Budgets
+    tool_pool: Executor
+    tool_set_name: str | None = None
+    tool_set: Any = None  # evaluation.tools.ToolSet
+    tool_settings: Any = None  # evaluation.tools.ToolSettings
+    settings: dict[str, Any] = field(default_factory=dict)  # Benchmark.settings (prompt overrides, …)
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
+    sandbox: Any = None  # evaluation.harness.sandbox.SandboxLimits
+    listener: Callable[[int, PendingEvent], None] | None = None
+
+
+@dataclass
+class ToolOutcome:
+    ok: bool
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    images: list[bytes] = field(default_factory=list)
+    asset_ids: list[int] = field(default_factory=list)
+    image_indices: list[int] = field(default_factory=list)
+    image_names: list[str] = field(default_factory=list)
+
+
+def data_url(data: bytes, mime: str | None = None) -> str:
+    return f"data:{mime or guess_mime(data)};base64,{base64.b64encode(data).decode()}"
+
+
+def _store_images(session: Any, blobs: BlobStore, images: list[bytes]) -> list[int]:
+    return [put_asset(session, blobs, data).id or 0 for data in images]
+
+
+class Episode:
+    def __init__(self, rc: RunContext, task: TaskInput, trajectory_id: int):
+        from evaluation.tools import ToolContext
+
+        self.rc, self.task, self.trajectory_id = rc, task, trajectory_id
+        listener = (lambda e: rc.listener(trajectory_id, e)) if rc.listener else None
+        self.recorder = Recorder(listener)
+        self.budgets = rc.budgets
+        self.usage = Usage()
+        self.cache: list[CacheEntry] = []
+        self.messages: list[dict[str, Any]] = []
+        self._recorded = 0
+        self._own: set[int] = set()
+        self._image_refs: dict[str, dict[str, Any]] = {}
+        self.tool_ctx = ToolContext(images=[i.data for i in task.images], files={i.name: i.data for i in task.images},
+                                    settings=rc.tool_settings, allow_paths=False)
+        self.image_assets: list[int] = [i.asset_id for i in task.images]  # image index → asset id
+        self.final_answer: str | None = None
+        self.exhausted: str | None = None
+        self.failed_reason: str | None = None
+
+    # ------------------------------------------------------------------ messages
+
+    def image_part(self, data: bytes, asset_id: int, index: int | None = None, mime: str | None = None) -> dict[str, Any]:
+        """An ``image_url`` part; the event log records it as ``{"type": "image", "asset_id", ...}``."""
+        url = data_url(data, mime)
+        ref: dict[str, Any] = {"type": "image", "asset_id": asset_id}
+        if index is not None:
+            ref["image_index"] = index
+        self._image_refs[url] = ref
+        return {"type": "image_url", "image_url": {"url": url}}
+
+    def add(self, role: str, content: Any, **extra: Any) -> dict[str, Any]:
+        msg = {"role": role, "content": content, **extra}
+        self.messages.append(msg)
+        return msg
+
+    def add_assistant(self, reply: ModelReply) -> dict[str, Any]:
+        """The model's own reply, appended to the history (already logged as a model_message)."""
+        msg: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
+        if reply.tool_calls:
+            msg["tool_calls"] = [{"id": c["id"], "type": "function",
+                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
+                                 for c in reply.tool_calls]
+        self.messages.append(msg)
+        self._own.add(id(msg))
+        return msg
+
+    def _loggable(self, content: Any) -> Any:
+        if not isinstance(content, list):
+            return content
+        out = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                url = part["image_url"].get("url", "")
+                out.append(self._image_refs.get(url) or {"type": "image", "url": url[:200]})
+            else:
+                out.append(part)
+        return out
+
+    def _record_outgoing(self) -> None:
+        for msg in self.messages[self._recorded:]:
+            if id(msg) in self._own or msg["role"] == "tool":
+                continue
+            content = self._loggable(msg.get("content"))
+            assets = [(p["asset_id"], "input") for p in content if isinstance(p, dict) and p.get("asset_id")] \
+                if isinstance(content, list) else []
+            payload = {"role": msg["role"], "content": content}
+            if msg.get("replayed_gold"):
+                payload["replayed_gold"] = True
+            self.recorder.add(ev.USER_MESSAGE, payload, assets=assets)
+        self._recorded = len(self.messages)
+
+    # ------------------------------------------------------------------ model calls
+
+    def _remaining_seconds(self) -> float | None:
+        if self.budgets.max_seconds is None:
+            return None
+        return max(0.0, self.budgets.max_seconds - (time.monotonic() - self.usage.started))
+
+    async def chat(self, tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,
+                   **overrides: Any) -> ModelReply:
+        """Send the conversation; log what was sent and what came back; count the round."""
+        check_hard_limits(self.budgets, self.usage)
+        self._record_outgoing()
+        wire = [{k: v for k, v in m.items() if k != "replayed_gold"} for m in self.messages]
+        body = self.rc.client.build_body(wire, tools, tool_choice, **overrides)
+        started = utcnow()
+
+        def on_retry(note: RetryNote) -> None:
+            self.usage.retries += 1
+            self.recorder.add(ev.ERROR, {"type": "retry", "message": note.message, "status": note.status,
+                                         "attempt": note.attempt, "delay_s": round(note.delay, 3)})
+
+        remaining = self._remaining_seconds()
+        try:
+            async with asyncio.timeout(remaining):
+                reply = await self.rc.client.chat(body, on_retry)
+        except TimeoutError:
+            raise BudgetExhausted("seconds") from None
+        self.usage.rounds += 1
+        self.usage.api_calls += 1
+        self.usage.latency_s += reply.latency
+        self.usage.add_usage(reply.usage)
+        if reply.replayed:
+            self.usage.replayed_calls += 1
+        else:
+            self.cache.append(CacheEntry(reply.cache_key, "model", cacheable_request(body), reply.to_cache()))
+        failed = False
+        payload: dict[str, Any] = {"content": reply.content, "reasoning": reply.reasoning,
+                                   "tool_calls": [{**c, "parsed": _parse_json_object(c["arguments"])}
+                                                  for c in reply.tool_calls],
+                                   "usage": reply.usage, "finish_reason": reply.finish_reason}
+        if reply.content is not None and len(reply.content) > self.rc.max_reply_chars:
+            size = len(reply.content)
+            reply.content = reply.content[: self.rc.max_reply_chars]
+            payload["content"], payload["truncated_from"] = reply.content, size
+            failed = True
+        if reply.replayed:
+            payload["replayed"] = True
+        self.recorder.add(ev.MODEL_MESSAGE, payload, failed=failed, started_at=started)
+        if failed:
+            self.recorder.error("oversized_reply", f"the reply had {payload['truncated_from']} characters; kept the "
+                                f"first {self.rc.max_reply_chars}")
+        check_hard_limits(self.budgets, self.usage)
+        return reply
+
+    # ------------------------------------------------------------------ tools
+
+    def offered_tools(self) -> list[Any]:
+        """The benchmark tool set's tools, narrowed to the task's ``tools_offered`` when it names some."""
+        ts = self.rc.tool_set
+        if ts is None:
+            return []
+        tools = ts.all_tools()
+        wanted = [n for n in self.task.tools_offered if n in {t.name for t in tools}]
+        return [t for t in tools if t.name in wanted] if wanted else tools
+
+    async def run_tool(self, name: str, arguments: Any, call_id: str = "", *,
+                       allowed: set[str] | None = None) -> ToolOutcome:
+        """Validate, execute (in the tool pool) and log one call; invalid calls are failed steps."""
+        self.usage.tool_calls += 1
+        allowed = allowed if allowed is not None else {t.name for t in self.offered_tools()}
+        args: dict[str, Any] | None
+        problem: str | None = None
+        if isinstance(arguments, dict):
+            args = arguments
+        else:
+            args = _parse_json_object(arguments)
+            if args is None:
+                problem = f"arguments of {name!r} are not a valid JSON object: {str(arguments)[:200]!r}"
+        if name not in allowed:
+            problem = f"unknown tool {name!r}; available tools: {', '.join(sorted(allowed)) or 'none'}"
+        if problem is not None:
+            self.recorder.add(ev.TOOL_CALL, ev.tool_call(name, args if args is not None else {}, call_id,
+                                                         raw_arguments=arguments if not isinstance(arguments, dict) else None),
+                              failed=True)
+            self.recorder.add(ev.TOOL_RESULT, ev.tool_result(name, "", call_id=call_id, ok=False, error=problem),
+                              failed=True)
+            return ToolOutcome(False, "", error=problem)
+        assert args is not None
+        self.recorder.add(ev.TOOL_CALL, ev.tool_call(name, args, call_id))
+        started = utcnow()
+        loop = asyncio.get_running_loop()
+        before = len(self.tool_ctx.images)
+        result = await loop.run_in_executor(self.rc.tool_pool, self._execute, name, args)
+        asset_ids = list(result.asset_ids)
+        if result.images and len(asset_ids) != len(result.images):
+            asset_ids = await self.rc.db.call(_store_images, self.rc.blobs, list(result.images))
+        indices = list(range(before, before + len(result.images)))
+        self.image_assets.extend(asset_ids)
+        extra: dict[str, Any] = {}
+        if indices:
+            extra["image_index"] = indices[0] if len(indices) == 1 else indices
+            extra["image_names"] = list(result.image_names)
+        if result.error:
+            extra["error"] = result.error
+        if getattr(result, "replayed", False):
+            extra["replayed"] = True
+        self.recorder.add(ev.TOOL_RESULT, ev.tool_result(name, result.text or "", call_id=call_id, ok=result.ok,
+                                                         data=_jsonable(result.data), asset_ids=asset_ids, **extra),
+                          failed=not result.ok, started_at=started, assets=[(a, "output") for a in asset_ids])
+        return ToolOutcome(result.ok, result.text or "", dict(result.data or {}), result.error, list(result.images),
+                           asset_ids, indices, list(result.image_names))
+
+    def _execute(self, name: str, args: dict[str, Any]) -> Any:
+        from evaluation.tools import execute
+
+        tool = self.rc.tool_set.get(name)
+        if tool.kind == "service":  # service tools read/write the replay cache through a session
+            with session_scope(self.rc.engine) as s:
+                self.tool_ctx.session, self.tool_ctx.blobs = s, self.rc.blobs
+                try:
+                    return execute(self.rc.tool_set_name, name, args, self.tool_ctx)
+                finally:
+                    self.tool_ctx.session = self.tool_ctx.blobs = None
+        return execute(self.rc.tool_set_name, name, args, self.tool_ctx)
+
+    async def store_images(self, images: list[bytes]) -> list[int]:
+        return await self.rc.db.call(_store_images, self.rc.blobs, images) if images else []
+
+    # ------------------------------------------------------------------ the end
+
+    def finish(self, text: str | None, raw: str | None, extracted_by: str, *, failed: bool = False) -> None:
+        self.final_answer = text
+        self.recorder.add(ev.ANSWER, ev.answer(text or "", raw, extracted_by), failed=failed)
+
+
+def _parse_json_object(raw: Any) -> dict[str, Any] | None:
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(value, default=str))

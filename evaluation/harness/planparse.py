@@ -1,0 +1,82 @@
+"""ATP ``<tool>{json}</tool>`` blocks → planned-call payloads (``store.events.PLAN_CALL``).
+
+The parse is tolerant the way a judge reading the answer would be: code fences, smart quotes,
+single quotes, trailing commas and a last unclosed tag are accepted; what still is not a JSON object
+is kept as an invalid call with the reason. Validation of a parsed call uses the tool runtime's
+``validate_plan_call`` when the tool set provides it, else the structural rules of the paper §3.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+_BLOCK = re.compile(r"<\s*tool\s*>(.*?)(?:<\s*/\s*tool\s*>|(?=<\s*tool\s*>)|\Z)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_SMART = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+
+
+def _load(text: str) -> tuple[Any, str | None]:
+    body = _FENCE.sub("", text.strip()).strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start == -1 or end < start:
+        return None, "no JSON object inside the <tool> tag"
+    body = body[start:end + 1]
+    for candidate in (body, body.translate(_SMART), _TRAILING_COMMA.sub(r"\1", body.translate(_SMART))):
+        try:
+            return json.loads(candidate), None
+        except ValueError:
+            pass
+    try:  # single-quoted Python-style dicts
+        value = ast.literal_eval(_TRAILING_COMMA.sub(r"\1", body.translate(_SMART)))
+        return value, None
+    except (ValueError, SyntaxError) as exc:
+        return None, f"the <tool> payload is not valid JSON ({type(exc).__name__})"
+
+
+def _structural_check(payload: Any, allowed: set[str] | None) -> tuple[bool, str | None]:
+    if not isinstance(payload, dict):
+        return False, "the <tool> payload must be a JSON object"
+    name = payload.get("tool_name")
+    if not isinstance(name, str) or not name:
+        return False, "missing tool_name"
+    if allowed is not None and name not in allowed:
+        return False, f"unknown tool {name!r}; tools: {', '.join(sorted(allowed))}"
+    if not isinstance(payload.get("description"), str):
+        return False, "missing description (a string)"
+    if not isinstance(payload.get("params"), dict):
+        return False, "params must be a JSON object"
+    return True, None
+
+
+def _validator() -> Any:
+    try:
+        from evaluation.tools import validate_plan_call
+    except ImportError:
+        return None
+    return validate_plan_call
+
+
+def parse_and_validate(text: str, allowed: set[str] | None = None) -> list[dict[str, Any]]:
+    validate = _validator()
+    calls = []
+    for m in _BLOCK.finditer(text or ""):
+        inner = m.group(1)
+        payload, error = _load(inner)
+        valid, why = (False, error) if error else _structural_check(payload, allowed)
+        if valid and validate is not None:
+            try:
+                ok, reason = validate(payload)
+            except Exception as exc:  # a validator bug must not lose the call
+                ok, reason = False, f"validator failed: {exc}"
+            valid, why = bool(ok), reason if not ok else None
+        p = payload if isinstance(payload, dict) else {}
+        call = {"tool_name": p.get("tool_name"), "description": p.get("description"), "params": p.get("params"),
+                "raw": m.group(0), "valid": valid, "position": m.start()}
+        if why:
+            call["error"] = why
+        calls.append(call)
+    return calls

@@ -1,0 +1,320 @@
+"""Runs: create one, execute it (or resume it) with bounded concurrency, report progress.
+
+``create_run`` validates everything a run needs and writes the Run row; ``execute_run`` is the one
+code path for a first run and a resume: unfinished trajectories are reset (their partial events
+deleted in the same transaction), finished ones are skipped, the rest are run by ``concurrency``
+workers. Each trajectory is committed in one transaction when it ends, so a kill at any moment
+loses only the trajectories in flight. The CLI and the TUI both drive this module through the
+``progress`` callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from evaluation.harness import prompts
+from evaluation.harness.budgets import BudgetExhausted, Budgets
+from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy
+from evaluation.harness.endpoints import EndpointError, get_endpoint
+from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
+from evaluation.harness.modes import MODES, mode_runner
+from evaluation.harness.recorder import (begin_trajectory, cache_lookup, commit_trajectory, finished_task_ids,
+                                         reset_unfinished)
+from evaluation.harness.taskdata import TaskInput, load_task
+from store import session_scope
+from store.blobs import BlobStore
+from store.models import Benchmark, Run, Task, Trajectory, utcnow
+
+
+class RunError(ValueError):
+    """A run that cannot start (unknown benchmark/endpoint/mode, nothing to do); the message says why."""
+
+
+@dataclass
+class RunSpec:
+    benchmark: str
+    endpoint: str
+    mode: str
+    concurrency: int = 4
+    limit: int | None = None
+    budgets: Budgets = field(default_factory=Budgets)
+    replay: bool = False
+    name: str | None = None
+    task_ids: list[int] | None = None
+    status: str | None = None  # only tasks in this authoring status
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
+    sandbox: dict[str, Any] | None = None
+
+
+@dataclass
+class RunProgress:
+    run_id: int
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    running: int = 0
+    tokens: int = 0
+    api_calls: int = 0
+    started: float = field(default_factory=time.monotonic)
+    finished: bool = False
+    status: str = "running"
+    last_task_id: int | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def completed(self) -> int:
+        return self.done + self.failed
+
+    @property
+    def rate(self) -> float:
+        """Trajectories finished per second in this session (skipped ones excluded)."""
+        return self.completed / self.elapsed if self.elapsed > 0 else 0.0
+
+    def line(self) -> str:
+        todo = self.total - self.skipped
+        return (f"run {self.run_id}: {self.completed}/{todo} done={self.done} failed={self.failed} "
+                f"running={self.running} skipped={self.skipped} tokens={self.tokens} calls={self.api_calls} "
+                f"rate={self.rate:.2f}/s elapsed={self.elapsed:.1f}s")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("started")
+        d.update(elapsed=round(self.elapsed, 3), rate=round(self.rate, 4))
+        return d
+
+
+ProgressCallback = Callable[[RunProgress], None]
+EventListener = Callable[[int, PendingEvent], None]
+
+
+def create_run(session: Session, spec: RunSpec) -> Run:
+    """Validate the spec against the database and write the Run row (status ``pending``)."""
+    if spec.mode not in MODES:
+        raise RunError(f"unknown mode {spec.mode!r}; modes: {', '.join(MODES)}")
+    if spec.concurrency < 1:
+        raise RunError("concurrency (-j) must be at least 1")
+    bench = session.exec(select(Benchmark).where(Benchmark.name == spec.benchmark)).first()
+    if bench is None:
+        known = ", ".join(session.exec(select(Benchmark.name)).all()) or "none yet"
+        raise RunError(f"no benchmark named {spec.benchmark!r} (known: {known})")
+    endpoint = get_endpoint(session, spec.endpoint)
+    if bench.tool_set:
+        _tool_set(bench.tool_set)  # fail now, not in every trajectory
+    if not spec.replay and endpoint.api_key_env:
+        endpoint.api_key()  # raises EndpointError naming the variable
+    budgets = spec.budgets.for_mode(spec.mode)
+    config = {"limit": spec.limit, "replay": spec.replay, "task_ids": spec.task_ids, "status": spec.status,
+              "retry": asdict(spec.retry), "max_reply_chars": spec.max_reply_chars, "tool_set": bench.tool_set,
+              "sandbox": spec.sandbox or {}, "endpoint": {"name": endpoint.name, "model": endpoint.model,
+                                                          "base_url": endpoint.base_url}}
+    run = Run(name=spec.name, benchmark_id=bench.id or 0, endpoint_id=endpoint.id, kind="model", mode=spec.mode,
+              prompt_version=prompts.prompt_version(spec.mode, bench.settings), budgets=budgets.to_dict(),
+              concurrency=spec.concurrency, status="pending", config=config)
+    session.add(run)
+    session.flush()
+    if not _task_ids(session, run):
+        raise RunError(f"benchmark {bench.name!r} has no tasks to run" + (" in that selection" if
+                                                                            spec.task_ids or spec.status else ""))
+    return run
+
+
+def _tool_set(name: str) -> Any:
+    from evaluation.tools import get_tool_set
+
+    try:
+        return get_tool_set(name)
+    except KeyError as exc:
+        raise RunError(str(exc)) from exc
+
+
+def _task_ids(session: Session, run: Run) -> list[int]:
+    cfg = run.config or {}
+    stmt = select(Task.id).where(Task.benchmark_id == run.benchmark_id)
+    if cfg.get("task_ids"):
+        stmt = stmt.where(Task.id.in_(cfg["task_ids"]))  # type: ignore[union-attr]
+    if cfg.get("status"):
+        stmt = stmt.where(Task.status == cfg["status"])
+    stmt = stmt.order_by(Task.id)
+    if cfg.get("limit"):
+        stmt = stmt.limit(int(cfg["limit"]))
+    return [i for i in session.exec(stmt).all() if i is not None]
+
+
+@dataclass
+class _Plan:
+    run: Run
+    bench: Benchmark
+    endpoint: Any
+    todo: list[int]
+    total: int
+    skipped: int
+
+
+def _prepare(session: Session, run_id: int, retry_failed: bool) -> _Plan:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise RunError(f"no run with id {run_id}")
+    if run.kind != "model":
+        raise RunError(f"run {run_id} is a {run.kind} run; only model runs can be executed")
+    bench = session.get(Benchmark, run.benchmark_id)
+    if run.endpoint_id is None:
+        raise RunError(f"run {run_id} has no endpoint")
+    endpoint = get_endpoint(session, run.endpoint_id)
+    reset_unfinished(session, run_id)
+    if retry_failed:
+        failed = session.exec(select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status == "failed")).all()
+        for t in failed:
+            t.status = "pending"
+        session.flush()
+        reset_unfinished(session, run_id)
+    all_ids = _task_ids(session, run)
+    finished = finished_task_ids(session, run_id)
+    todo = [t for t in all_ids if t not in finished]
+    run.status, run.finished_at = "running", None
+    run.started_at = run.started_at or utcnow()
+    session.flush()
+    return _Plan(run, bench, endpoint, todo, len(all_ids), len(all_ids) - len(todo))  # type: ignore[arg-type]
+
+
+def _start_trajectory(session: Session, blobs: BlobStore, run_id: int, task_id: int) -> tuple[TaskInput, int]:
+    task = load_task(session, blobs, task_id)
+    return task, begin_trajectory(session, run_id, task_id, task.revision)
+
+
+def _finish_run(session: Session, run_id: int, status: str) -> None:
+    run = session.get(Run, run_id)
+    if run is not None:
+        run.status = status
+        run.finished_at = utcnow() if status in ("done", "failed") else None
+        session.flush()
+
+
+async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress: ProgressCallback | None = None,
+                      listener: EventListener | None = None, stop: asyncio.Event | None = None,
+                      retry_failed: bool = False, actor: str | None = None) -> RunProgress:
+    """Run (or resume) every task of the run that has no finished trajectory yet."""
+    db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
+    db = DbRunner(engine, db_pool, actor)
+    plan: _Plan = await db.call(_prepare, run_id, retry_failed)
+    run, cfg = plan.run, plan.run.config or {}
+    state = RunProgress(run_id, total=plan.total, skipped=plan.skipped)
+    tool_pool = ThreadPoolExecutor(max(1, min(4, run.concurrency)), thread_name_prefix="chainmark-tools")
+    client: ModelClient | None = None
+    final_status = "running"
+    try:
+        tool_set = _tool_set(plan.bench.tool_set) if plan.bench.tool_set else None
+        client = ModelClient(plan.endpoint, replay=bool(cfg.get("replay")),
+                             cache_lookup=lambda key: db.call(cache_lookup, key),
+                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=run.concurrency)
+        rc = RunContext(run_id=run_id, mode=run.mode, engine=engine, blobs=blobs, db=db, client=client,
+                        budgets=Budgets.from_dict(run.budgets), tool_pool=tool_pool,
+                        tool_set_name=plan.bench.tool_set, tool_set=tool_set,
+                        tool_settings=_tool_settings(bool(cfg.get("replay"))),
+                        settings=dict(plan.bench.settings or {}),
+                        max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
+                        sandbox=cfg.get("sandbox") or {}, listener=listener)
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for tid in plan.todo:
+            queue.put_nowait(tid)
+        if progress:
+            progress(state)
+
+        async def worker() -> None:
+            while not queue.empty():
+                if stop is not None and stop.is_set():
+                    return
+                task_id = queue.get_nowait()
+                state.running += 1
+                try:
+                    status, error = await _run_one(rc, task_id, state)
+                finally:
+                    state.running -= 1
+                if status == "done":
+                    state.done += 1
+                else:
+                    state.failed += 1
+                state.last_task_id, state.last_status, state.last_error = task_id, status, error
+                if progress:
+                    progress(state)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, run.concurrency))))
+        final_status = "cancelled" if stop is not None and stop.is_set() and not queue.empty() else "done"
+    finally:
+        state.status = final_status if final_status != "running" else "cancelled"
+        try:
+            await db.call(_finish_run, run_id, state.status)
+        finally:
+            if client is not None:
+                await client.close()
+            tool_pool.shutdown(wait=False, cancel_futures=True)
+            db_pool.shutdown(wait=True)
+    state.finished = True
+    if progress:
+        progress(state)
+    return state
+
+
+def _tool_settings(replay: bool) -> Any:
+    from evaluation.tools import ToolSettings
+
+    settings = ToolSettings.from_env()
+    if replay:
+        settings.replay_only = True
+    return settings
+
+
+async def _run_one(rc: RunContext, task_id: int, state: RunProgress) -> tuple[str, str | None]:
+    task, traj_id = await rc.db.call(_start_trajectory, rc.blobs, rc.run_id, task_id)
+    ep = Episode(rc, task, traj_id)
+    status, error = "done", None
+    try:
+        await mode_runner(rc.mode)(ep)
+    except BudgetExhausted as exc:
+        ep.exhausted = exc.which
+        ep.recorder.add("error", {"type": "budget", "message": str(exc)}, failed=False)
+    except ModelCallError as exc:
+        status, error = "failed", str(exc)
+        ep.recorder.error(exc.kind, str(exc), status=exc.status, attempts=exc.attempts)
+    except EndpointError as exc:
+        status, error = "failed", str(exc)
+        ep.recorder.error("endpoint", str(exc))
+    except asyncio.CancelledError:
+        raise  # the trajectory stays "running" and is redone on resume
+    except Exception as exc:  # a harness bug on one task must not stop the run
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        ep.recorder.error("internal", error)
+    finally:
+        state.tokens += ep.usage.total_tokens
+        state.api_calls += ep.usage.api_calls
+    if status == "done" and ep.final_answer is None and not ep.exhausted:
+        status, error = "failed", ep.failed_reason or "no final answer"
+    usage = ep.usage.to_dict(ep.exhausted)
+    await rc.db.call(commit_trajectory, traj_id, ep.recorder, status=status, final_answer=ep.final_answer,
+                     usage=usage, error=error, cache=ep.cache)
+    return status, error
+
+
+def run_blocking(engine: Engine, blobs: BlobStore, run_id: int, **kwargs: Any) -> RunProgress:
+    return asyncio.run(execute_run(engine, blobs, run_id, **kwargs))
+
+
+def start_run(engine: Engine, blobs: BlobStore, spec: RunSpec, *, actor: str | None = None, **kwargs: Any) -> RunProgress:
+    """Create and execute a run in one call (for scripts and tests)."""
+    with session_scope(engine, actor) as s:
+        run_id = create_run(s, spec).id or 0
+    return run_blocking(engine, blobs, run_id, actor=actor, **kwargs)
