@@ -1,0 +1,145 @@
+"""Fixtures for the run and review screens: an app on the test database and a seeded review study.
+
+The study is built from real rows: a benchmark with guidelines, tasks with an image, a run whose
+trajectories have events, checkpoint results, two judges' verdicts, three annotators and blind
+assignments — everything a reviewer sees, deterministic so screenshots repeat.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image, ImageDraw
+from sqlalchemy.engine import Engine
+from textual.widgets import Input, TextArea
+from textual_image.widget import HalfcellImage
+
+from annotation import tasks as authoring
+from annotation.review.annotators import add_annotator
+from annotation.review.assignments import assign
+from annotation.review.ratings import rate
+from annotation.review.targets import Target
+from store import events as ev
+from store import session_scope
+from store.blobs import FolderBlobStore, put_asset
+from store.models import Checkpoint, CheckpointResult, Event, EventAsset, Judge, Run, Trajectory, Verdict
+from tui.app import ChainmarkApp, make_app
+from tui.context import AppContext
+
+FIXED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Input, "cursor_blink", False, raising=False)
+    monkeypatch.setattr(TextArea, "cursor_blink", False, raising=False)
+
+
+@pytest.fixture
+def make_tui(engine: Engine, db_path: Path) -> Callable[..., ChainmarkApp]:
+    def build(actor: str = "ann", **kwargs: Any) -> ChainmarkApp:
+        return make_app(AppContext(db=str(db_path), actor=actor), image_widget=HalfcellImage, engine=engine,
+                        **kwargs)
+
+    return build
+
+
+def png(colour: str = "#3060c0", size: tuple[int, int] = (160, 100)) -> bytes:
+    im = Image.new("RGB", size, colour)
+    ImageDraw.Draw(im).rectangle([size[0] // 4, size[1] // 4, size[0] // 2, size[1] // 2], fill="white")
+    out = io.BytesIO()
+    im.save(out, "PNG")
+    return out.getvalue()
+
+
+async def settle(pilot: Any, app: ChainmarkApp, rounds: int = 4) -> None:
+    """Let messages flow and workers finish until the screen has loaded everything it asked for."""
+    for _ in range(rounds):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+JUDGE_LABELS = {  # trajectory n → (judge-a, judge-b) verdicts on yes-no
+    0: ("yes", "yes"), 1: ("no", "yes"), 2: ("no", "no"), 3: ("yes", "no"), 4: ("yes", "yes"),
+}
+
+
+def seed_study(engine: Engine, blobs: FolderBlobStore, n: int = 5) -> dict[str, Any]:
+    """Five tasks, one run, five trajectories with events, two judges, three annotators."""
+    ids: dict[str, Any] = {"tasks": [], "trajectories": [], "checkpoint_results": [], "verdicts": []}
+    with session_scope(engine, "seed") as s:
+        bench = authoring.ensure_benchmark(s, "demo-gta", "gta", tool_set="gta",
+                                           guidelines="Rate the final answer only; ignore style.")
+        run = Run(name="scripted run", benchmark_id=bench.id or 0, mode="atomic", status="done", created_at=FIXED)
+        s.add(run)
+        s.flush()
+        ids["run"] = run.id
+        judges = [Judge(name="judge-a", template="yes-no", created_at=FIXED),
+                  Judge(name="judge-b", template="yes-no", created_at=FIXED)]
+        s.add_all(judges)
+        s.flush()
+        for i in range(n):
+            task = authoring.create_task(s, bench, f"How many cups are on table {i + 1}?", category="counting",
+                                         answer_spec={"kind": "exact", "value": str(i + 2)})
+            authoring.attach_asset(s, blobs, task.id or 0, png(["#3060c0", "#c03030", "#30a050", "#a0a030",
+                                                                "#8040c0"][i % 5]))
+            cp = Checkpoint(task_id=task.id or 0, key="cp1", axis="V", description="OCR the table label",
+                            tools=["OCR"], visual_check={"question": "which table?", "expected_answer": str(i + 1)})
+            s.add(cp)
+            traj = Trajectory(run_id=run.id or 0, task_id=task.id or 0, task_revision=task.revision, status="done",
+                              final_answer=str(i + 2 + (i % 2)), usage={"prompt_tokens": 100, "completion_tokens": 20},
+                              started_at=FIXED, finished_at=FIXED)
+            s.add(traj)
+            s.flush()
+            out_asset = put_asset(s, blobs, png("#202020"), "image/png")
+            rows = [
+                Event(trajectory_id=traj.id or 0, ordinal=0, kind=ev.MODEL_MESSAGE, started_at=FIXED,
+                      payload={"content": "I will read the label.", "tool_calls": [{"id": "c1", "name": "OCR"}]}),
+                Event(trajectory_id=traj.id or 0, ordinal=1, kind=ev.TOOL_CALL, started_at=FIXED,
+                      payload=ev.tool_call("OCR", {"image": "image_1"}, "c1")),
+                Event(trajectory_id=traj.id or 0, ordinal=2, kind=ev.TOOL_RESULT, started_at=FIXED,
+                      payload=ev.tool_result("OCR", f"TABLE {i + 1}", call_id="c1", asset_ids=[out_asset.id or 0])),
+                Event(trajectory_id=traj.id or 0, ordinal=3, kind=ev.ANSWER, started_at=FIXED,
+                      payload=ev.answer(str(i + 2 + (i % 2)))),
+            ]
+            s.add_all(rows)
+            s.flush()
+            s.add(EventAsset(event_id=rows[2].id or 0, asset_id=out_asset.id or 0))
+            cr = CheckpointResult(trajectory_id=traj.id or 0, checkpoint_id=cp.id or 0, passed=i % 2 == 0,
+                                  matched_event_id=rows[1].id, created_at=FIXED)
+            s.add(cr)
+            s.flush()
+            a, b = JUDGE_LABELS[i % 5]
+            for judge, label in zip(judges, (a, b)):
+                v = Verdict(judge_id=judge.id or 0, target_kind="trajectory", target_id=traj.id or 0, label=label,
+                            score=1.0 if label == "yes" else 0.0,
+                            rationale=f"{judge.name}: the answer {'matches' if label == 'yes' else 'differs from'} "
+                                      f"the reference", created_at=FIXED)
+                s.add(v)
+                s.flush()
+                ids["verdicts"].append(v.id)
+            ids["tasks"].append(task.id)
+            ids["trajectories"].append(traj.id)
+            ids["checkpoint_results"].append(cr.id)
+        for name, role in (("ann", "annotator"), ("bob", "annotator"), ("rev", "reviewer")):
+            add_annotator(s, name, role)
+        targets = [Target("trajectory", t) for t in ids["trajectories"]]
+        assign(s, "yes-no", targets, ["ann", "bob"], 2, blind=True)
+    return ids
+
+
+def rate_as(engine: Engine, who: str, values: list[str], trajectories: list[int]) -> None:
+    with session_scope(engine, who) as s:
+        for tid, value in zip(trajectories, values):
+            rate(s, who, "yes-no", Target("trajectory", tid), value)
+
+
+@pytest.fixture
+def study(engine: Engine, blobs: FolderBlobStore) -> dict[str, Any]:
+    return seed_study(engine, blobs)

@@ -1,0 +1,1 @@
+"""Review screens: rating queue, adjudication queue, agreement dashboard."""
