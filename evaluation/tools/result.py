@@ -63,7 +63,7 @@ class ToolContext:
     files: dict[str, bytes] = field(default_factory=dict)
     session: Session | None = None
     blobs: BlobStore | None = None
-    settings: ToolSettings = field(default_factory=ToolSettings)
+    settings: ToolSettings = field(default_factory=ToolSettings.from_env)
     allow_paths: bool = True  # may a string argument name a file on disk (CLI use)?
 
     @property
