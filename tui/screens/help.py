@@ -33,7 +33,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
     def __init__(self, under: Screen) -> None:
-        super().__init__()
+        super().__init__(classes="modal")
         self.under = under
 
     def compose(self) -> ComposeResult:

@@ -91,7 +91,7 @@ def rating_queue(session: Session, annotator: str, scale: str | None = None) -> 
     return QueueState(person.name, person.role, entries, progress)
 
 
-def _images(session: Session, target: Target, view: RatingView) -> list[ImageRef]:
+def target_images(session: Session, target: Target, view: RatingView) -> list[ImageRef]:
     refs: list[tuple[str, int]] = []
     task = view.content.get("task") or {}
     if task.get("id"):
@@ -127,7 +127,7 @@ def rating_item(session: Session, annotator: str, entry: QueueEntry) -> RatingIt
     if task is not None:
         bench = session.get(Benchmark, task.benchmark_id)
         guidelines = (bench.guidelines or "") if bench else ""
-    return RatingItem(entry, get_scale(session, entry.scale), view, guidelines, _images(session, entry.target, view))
+    return RatingItem(entry, get_scale(session, entry.scale), view, guidelines, target_images(session, entry.target, view))
 
 
 def submit_rating(session: Session, annotator: str, entry: QueueEntry, value: Any, comment: str | None) -> int:

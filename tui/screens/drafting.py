@@ -1,0 +1,104 @@
+"""Drafting aids screen: the model's description of the raw image beside the annotator's notes, and
+the step-wise oracle check. Both calls run in workers; results are saved on the task."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Static, TextArea
+
+from annotation import tasks as authoring
+from tui import drafting
+from tui.data import task_detail
+from tui.messages import Loaded, Saved
+from tui.screens.base import WorkScreen
+
+
+class DraftingScreen(WorkScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("ctrl+d", "describe", "Describe image", priority=True),
+        Binding("ctrl+e", "oracle", "Oracle check", priority=True),
+        Binding("ctrl+s", "save_notes", "Save notes", priority=True),
+    ]
+
+    def __init__(self, task_id: int) -> None:
+        super().__init__()
+        self.task_id = task_id
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="builder-body"):
+            with Vertical():
+                yield Static("What the model sees (ctrl+d)", classes="section-title")
+                yield Static("", id="model-description")
+                yield Static("Oracle check (ctrl+e)", classes="section-title")
+                yield Static("", id="oracle")
+            with Vertical():
+                yield Static("Your notes (ctrl+s saves)", classes="section-title")
+                yield TextArea(id="notes", soft_wrap=True)
+        yield Footer()
+
+    def refresh_data(self) -> None:
+        task_id = self.task_id
+        self.load("task", lambda s: task_detail(s, task_id, with_history=False))
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        d = message.data
+        self.sub_title = f"task {d.id} · drafting aids"
+        info = d.meta.get("drafting") or {}
+        self.query_one("#model-description", Static).update(info.get("description") or "not asked yet")
+        oracle = info.get("oracle")
+        self.query_one("#oracle", Static).update(
+            "not run yet" if not oracle else
+            f"{'✓ reached' if oracle['passed'] else '✗ did not reach'} the answer; model said: {oracle['answer']}")
+        notes = self.query_one("#notes", TextArea)
+        if not notes.text and info.get("notes"):
+            notes.load_text(info["notes"])
+
+    def action_describe(self) -> None:
+        task_id, cm = self.task_id, self.cm
+        self.query_one("#model-description", Static).update("asking the model…")
+
+        def run(session):  # type: ignore[no-untyped-def]
+            task = authoring.get_task(session, task_id)
+            ep = drafting.endpoint_for(session, task)
+            images = authoring.assets_of(session, task_id, "query_image")
+            if not images:
+                raise drafting.DraftingError("the task has no image to describe")
+            from store.models import Asset
+
+            asset = session.get(Asset, images[0].asset_id)
+            text = drafting.describe_image(ep, cm.blobs.get(asset.sha256, session), asset.mime)
+            drafting.save_drafting(session, task_id, "description", text)
+            drafting.save_drafting(session, task_id, "endpoint", ep.name)
+
+        self.save("describe", run)
+
+    def action_oracle(self) -> None:
+        task_id = self.task_id
+        self.query_one("#oracle", Static).update("running the oracle check…")
+
+        def run(session):  # type: ignore[no-untyped-def]
+            task = authoring.get_task(session, task_id)
+            ep = drafting.endpoint_for(session, task)
+            answer = drafting.oracle_answer(ep, task.query, authoring.steps_of(session, task_id))
+            drafting.save_drafting(session, task_id, "oracle", {
+                "answer": answer, "passed": drafting.reaches(answer, task.answer_spec or {}),
+                "endpoint": ep.name, "revision": task.revision})
+
+        self.save("oracle check", run)
+
+    def action_save_notes(self) -> None:
+        text, task_id = self.query_one("#notes", TextArea).text, self.task_id
+        self.save("notes", lambda s: drafting.save_drafting(s, task_id, "notes", text))
+
+    @on(Saved)
+    def saved(self, message: Saved) -> None:
+        self.notify(f"{message.what}: saved")
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

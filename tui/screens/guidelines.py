@@ -1,0 +1,45 @@
+"""The benchmark's annotation guidelines (Markdown): read, and edit with ctrl+s saving them."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Header, Markdown, TextArea
+
+from annotation.tasks import ensure_benchmark, get_benchmark
+from tui.app import Edit
+from tui.screens.base import WorkScreen
+
+
+class GuidelinesScreen(WorkScreen):
+    BINDINGS = [Binding("escape", "back", "Back"), Binding("ctrl+s", "save_guidelines", "Save", priority=True)]
+
+    def __init__(self, benchmark: str, text: str) -> None:
+        super().__init__()
+        self.benchmark, self.text = benchmark, text
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="builder-body"):
+            yield TextArea(self.text, language="markdown", id="guidelines-source")
+            yield Markdown(self.text, id="guidelines-view")
+        yield Footer()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.query_one("#guidelines-view", Markdown).update(event.text_area.text)
+
+    def action_save_guidelines(self) -> None:
+        name, text = self.benchmark, self.query_one("#guidelines-source", TextArea).text
+
+        def apply(session):  # type: ignore[no-untyped-def]
+            bench = get_benchmark(session, name)
+            old = bench.guidelines or ""
+            ensure_benchmark(session, name, bench.source_format, guidelines=text)
+            return Edit(f"guidelines of {name}",
+                        lambda s: ensure_benchmark(s, name, get_benchmark(s, name).source_format, guidelines=old))
+
+        self.save("guidelines", apply)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

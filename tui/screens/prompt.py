@@ -1,0 +1,30 @@
+"""A one-line question in a modal; dismisses with the text (or None on escape)."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+
+class PromptScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:
+        super().__init__(classes="modal")
+        self.question, self.value, self.placeholder = question, value, placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question)
+            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,93 @@
+"""Reads and writes behind the adjudication queue (worker threads, plain data out).
+
+The queue is ``evaluation.agreement``'s disagreement queue over every stored scale; the item view is
+``annotation.review``'s rating view unblinded for the reviewer; judges' verdicts are read onto the
+scale by the agreement matrix, exactly as ``chainmark adjudicate`` does, so the provenance recorded
+(which verdicts were overridden or confirmed) is the same from the TUI and the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, select
+
+from annotation.review.adjudication import adjudicate
+from annotation.review.blind import RatingView, rating_view
+from annotation.review.scales import Scale, ensure_builtin_scales, get_scale
+from annotation.review.targets import Target
+from evaluation.agreement.disagreements import Disagreement, disagreements
+from evaluation.agreement.matrix import Unit, collect
+from store.models import RatingScale
+from tui.screens.review.data import ImageRef, target_images
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    threshold: float = 0.0
+    scale: str = ""
+    include_adjudicated: bool = False
+
+
+@dataclass(frozen=True)
+class AdjudicationItem:
+    disagreement: Disagreement
+    scale: Scale
+    view: RatingView
+    verdict_values: dict[int, Any]
+    images: list[ImageRef] = field(default_factory=list)
+
+    @property
+    def target(self) -> Target:
+        u = self.disagreement.unit
+        return Target(u.kind, u.id, u.part)
+
+
+def scale_names(session: Session) -> list[str]:
+    return list(session.exec(select(RatingScale.name).order_by(RatingScale.name)).all())
+
+
+def disagreement_queue(session: Session, flt: QueueFilter) -> list[Disagreement]:
+    """Every scale's (or one scale's) disagreements beyond the threshold, largest split first."""
+    items: list[Disagreement] = []
+    for name in [flt.scale] if flt.scale else scale_names(session):
+        for m in collect(session, name):
+            if m.units:
+                items += disagreements(session, m, threshold=flt.threshold,
+                                       include_adjudicated=flt.include_adjudicated)
+    items.sort(key=lambda d: (-d.split, d.unit, d.scale, d.dimension))
+    return items
+
+
+def verdict_values(session: Session, scale: str, target: Target) -> dict[int, Any]:
+    """Each verdict on the target read onto the scale (a dict per dimension for dimensional scales)."""
+    unit = Unit(target.kind, target.id, target.part)
+    out: dict[int, Any] = {}
+    for m in collect(session, scale, target_kind=target.kind, include_stale=True):
+        for (rater, u), (table_name, ident) in m.sources.items():
+            if u != unit or table_name != "verdict":
+                continue
+            if m.dimension:
+                out.setdefault(ident, {})[m.dimension] = m.cells[(rater, u)]
+            else:
+                out[ident] = m.cells[(rater, u)]
+    return out
+
+
+def adjudication_item(session: Session, reviewer: str, d: Disagreement) -> AdjudicationItem:
+    target = Target(d.unit.kind, d.unit.id, d.unit.part)
+    view = rating_view(session, reviewer, target, d.scale, blind=False)
+    return AdjudicationItem(d, get_scale(session, d.scale), view, verdict_values(session, d.scale, target),
+                            target_images(session, target, view))
+
+
+def record_adjudication(session: Session, reviewer: str, item: AdjudicationItem, value: Any, rationale: str) -> int:
+    """Store the final value; a value for one dimension of a dimensional scale is stored as that dimension."""
+    ensure_builtin_scales(session)
+    if item.disagreement.dimension and not isinstance(value, dict) and not str(value).strip().startswith("{") \
+            and "=" not in str(value):
+        value = {item.disagreement.dimension: value}
+    row = adjudicate(session, reviewer, item.target, item.disagreement.scale, value, rationale,
+                     verdict_values=item.verdict_values)
+    return row.id or 0

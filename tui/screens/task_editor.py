@@ -1,0 +1,343 @@
+"""Task editor: query, images and documents, metadata, answer spec, warnings, status, history.
+
+Every edit is saved as it happens (text fields after a short pause in typing, the rest at once),
+through ``annotation.tasks`` so revisions bump and the audit trail records who changed what.
+Each save pushes its inverse on the undo stack.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Header, Input, Label, Markdown, OptionList, Select, Static, TextArea
+from textual.widgets.option_list import Option
+
+from annotation import tasks as authoring
+from annotation.tasks import STATUSES, TRANSITIONS
+from tui.app import Edit
+from tui.data import TaskDetail, task_detail
+from tui.images import preview
+from tui.messages import Loaded
+from tui.screens.base import WorkScreen
+from tui.widgets.answer_editor import AnswerEditor
+from tui.widgets.image_pane import ImagePane
+
+META_FIELDS = ("category", "intent", "level", "domain")
+TEXT_DEBOUNCE = 0.6
+
+
+def edit_fields(task_id: int, changes: dict[str, Any], label: str):  # type: ignore[no-untyped-def]
+    """A save function: apply ``changes`` to the task; its undo restores the previous values."""
+
+    def apply(session):  # type: ignore[no-untyped-def]
+        task = authoring.get_task(session, task_id)
+        before = {k: getattr(task, k) for k in changes}
+        if all(before[k] == v for k, v in changes.items()):
+            return None
+        authoring.edit_task(session, task_id, **changes)
+        return Edit(label, lambda s: authoring.edit_task(s, task_id, **before))
+
+    return apply
+
+
+class TaskEditorScreen(WorkScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("ctrl+b", "chain", "Chain builder"),
+        Binding("ctrl+k", "checkpoints", "Checkpoints"),
+        Binding("ctrl+o", "attach", "Attach image"),
+        Binding("ctrl+s", "submit", "Submit"),
+        Binding("ctrl+g", "guidelines", "Guidelines"),
+        Binding("ctrl+d", "drafting", "Drafting aids"),
+        Binding("ctrl+n", "baseline", "Solve blind"),
+    ]
+
+    def __init__(self, task_id: int) -> None:
+        super().__init__()
+        self.task_id = task_id
+        self.detail: TaskDetail | None = None
+        self._pending_saves: dict[str, Timer] = {}
+        self._loading = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="editor-body"):
+            with VerticalScroll(id="editor-main"):
+                yield Static("", id="task-title", classes="section-title")
+                yield Label("Query", classes="hint")
+                yield TextArea(id="query", soft_wrap=True)
+                for name in META_FIELDS:
+                    with Horizontal(classes="field-row"):
+                        yield Label(name)
+                        yield Input(id=f"meta-{name}")
+                with Horizontal(classes="field-row"):
+                    yield Label("status")
+                    yield Select([(s, s) for s in STATUSES], allow_blank=False, id="status")
+                yield Static("Images and documents", classes="section-title")
+                with Horizontal(id="images-row"):
+                    yield OptionList(id="image-list")
+                    yield ImagePane("", classes="preview", id="editor-preview")
+                yield Static("", id="documents")
+                yield Static("Answer", classes="section-title")
+                yield AnswerEditor(id="answer")
+                yield Static("Warnings", classes="section-title")
+                yield Static("", id="warnings", classes="warnings")
+                yield Static("Reference chain", classes="section-title")
+                yield Static("", id="chain-summary")
+                yield Static("Drafting aids", classes="section-title")
+                yield Static("", id="drafting-summary")
+                yield Static("Revision history", classes="section-title")
+                yield DataTable(id="history", cursor_type="row")
+            with VerticalScroll(id="guidelines"):
+                yield Markdown("", id="guidelines-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#history", DataTable).add_columns("when", "who", "action", "fields")
+
+    # ------------------------------------------------------------------ loading
+
+    def refresh_data(self) -> None:
+        task_id = self.task_id
+
+        def fetch(session):  # type: ignore[no-untyped-def]
+            return task_detail(session, task_id), authoring.task_warnings(session, task_id)
+
+        self.load("task", fetch)
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        if message.what == "task":
+            self.detail, warnings = message.data
+            self._show(self.detail, warnings)
+        elif message.what == "image":
+            ref, image = message.data
+            self.query_one("#editor-preview", ImagePane).show(image, ref)
+
+    def _show(self, d: TaskDetail, warnings: list[Any]) -> None:
+        self._loading = True
+        self.sub_title = f"task {d.id}"
+        self.query_one("#task-title", Static).update(
+            f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}")
+        query = self.query_one("#query", TextArea)
+        if query.text != d.query and "query" not in self._pending_saves:
+            query.load_text(d.query)
+        for name in META_FIELDS:
+            box = self.query_one(f"#meta-{name}", Input)
+            if box.value != getattr(d, name) and not box.has_focus:
+                with self.prevent(Input.Changed):
+                    box.value = getattr(d, name)
+        with self.prevent(Select.Changed):
+            self.query_one("#status", Select).value = d.status
+        answer = self.query_one(AnswerEditor)
+        if answer.spec != d.answer_spec and "answer" not in self._pending_saves:
+            answer.set_spec(d.answer_spec)
+        self._show_images(d)
+        docs = "\n\n".join(f"[b]{title}[/b]\n{text[:600]}" for title, text in d.documents)
+        self.query_one("#documents", Static).update(docs)
+        self.query_one("#warnings", Static).update(
+            "\n".join(f"! {w.code}: {w.message}" for w in warnings) or "no warnings")
+        self.query_one("#chain-summary", Static).update(_chain_text(d))
+        self.query_one("#drafting-summary", Static).update(_drafting_text(d.meta))
+        history = self.query_one("#history", DataTable)
+        history.clear()
+        for h in d.history:
+            history.add_row(h.at.replace("T", " "), h.actor, h.action, ", ".join(h.fields))
+        self.query_one("#guidelines-text", Markdown).update(d.guidelines or "_No guidelines for this benchmark yet._")
+        self.call_after_refresh(self._done_loading)
+
+    def _done_loading(self) -> None:
+        self._loading = False
+
+    def _show_images(self, d: TaskDetail) -> None:
+        options = self.query_one("#image-list", OptionList)
+        refs = d.image_sequence()
+        wanted = [f"{i}: {r.label} {r.width or '?'}×{r.height or '?'}" for i, r in enumerate(refs)]
+        current = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        if wanted != current:
+            options.clear_options()
+            options.add_options([Option(text, id=str(i)) for i, text in enumerate(wanted)])
+            if refs:
+                options.highlighted = 0
+            else:
+                self.query_one("#editor-preview", ImagePane).show(None, "no images yet — ctrl+o attaches one")
+
+    @on(OptionList.OptionHighlighted, "#image-list")
+    def _image_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if self.detail is None or event.option.id is None:
+            return
+        ref = self.detail.image_sequence()[int(event.option.id)]
+        cm = self.cm
+
+        def fetch(session):  # type: ignore[no-untyped-def]
+            return (f"{ref.label} · {ref.mime} · {ref.width}×{ref.height}", preview(cm.blobs.get(ref.sha256, session)))
+
+        self.load("image", fetch)
+
+    # ------------------------------------------------------------------ saving as you type
+
+    def _debounce(self, key: str, callback) -> None:  # type: ignore[no-untyped-def]
+        if key in self._pending_saves:
+            self._pending_saves[key].stop()
+
+        def fire() -> None:
+            self._pending_saves.pop(key, None)
+            callback()
+
+        self._pending_saves[key] = self.set_timer(TEXT_DEBOUNCE, fire)
+
+    def flush_pending(self) -> None:
+        """Save whatever is waiting on a debounce timer now (before leaving the screen)."""
+        for key, timer in list(self._pending_saves.items()):
+            timer.stop()
+            self._pending_saves.pop(key, None)
+            {"query": self._save_query, "answer": self._save_answer}.get(key, lambda: None)()
+            if key.startswith("meta-"):
+                self._save_meta(key.removeprefix("meta-"))
+
+    @on(TextArea.Changed, "#query")
+    def _query_changed(self) -> None:
+        if not self._loading:
+            self._debounce("query", self._save_query)
+
+    def _save_query(self) -> None:
+        text = self.query_one("#query", TextArea).text
+        if self.detail and text != self.detail.query and text.strip():
+            self.save("query", edit_fields(self.task_id, {"query": text}, "edit query"))
+
+    @on(Input.Changed)
+    def _meta_changed(self, event: Input.Changed) -> None:
+        if self._loading or not (event.input.id or "").startswith("meta-"):
+            return
+        name = (event.input.id or "").removeprefix("meta-")
+        self._debounce(f"meta-{name}", lambda: self._save_meta(name))
+
+    def _save_meta(self, name: str) -> None:
+        value = self.query_one(f"#meta-{name}", Input).value.strip() or None
+        if self.detail and (getattr(self.detail, name) or None) != value:
+            self.save(name, edit_fields(self.task_id, {name: value}, f"edit {name}"))
+
+    @on(AnswerEditor.Changed)
+    def _answer_changed(self, event: AnswerEditor.Changed) -> None:
+        if not self._loading and event.error is None:
+            self._debounce("answer", self._save_answer)
+
+    def _save_answer(self) -> None:
+        spec, error = self.query_one(AnswerEditor).current()
+        if error is None and self.detail and spec != self.detail.answer_spec:
+            self.save("answer", edit_fields(self.task_id, {"answer_spec": spec}, "edit answer"))
+
+    @on(Select.Changed, "#status")
+    def _status_changed(self, event: Select.Changed) -> None:
+        if self._loading or self.detail is None or event.value == self.detail.status:
+            return
+        self.set_status(str(event.value))
+
+    def set_status(self, status: str) -> None:
+        if self.detail is None:
+            return
+        current = self.detail.status
+        if status not in TRANSITIONS.get(current, set()):
+            self.notify(f"a {current} task can move to {', '.join(sorted(TRANSITIONS[current]))}", severity="error")
+            with self.prevent(Select.Changed):
+                self.query_one("#status", Select).value = current
+            return
+        self.flush_pending()
+        self.save("status", edit_fields(self.task_id, {"status": status}, f"status {current} → {status}"))
+
+    # ------------------------------------------------------------------ actions
+
+    def action_back(self) -> None:
+        self.flush_pending()
+        self.app.pop_screen()
+
+    def action_submit(self) -> None:
+        self.set_status("submitted")
+
+    def action_guidelines(self) -> None:
+        self.query_one("#guidelines").toggle_class("-visible")
+
+    def action_chain(self, blind: bool = False) -> None:
+        from tui.screens.chain_builder import ChainBuilderScreen
+
+        self.flush_pending()
+        self.app.push_screen(ChainBuilderScreen(self.task_id, blind=blind))
+
+    def action_baseline(self) -> None:
+        self.action_chain(blind=True)
+
+    def action_checkpoints(self) -> None:
+        from tui.screens.checkpoint_editor import CheckpointEditorScreen
+
+        self.flush_pending()
+        self.app.push_screen(CheckpointEditorScreen(self.task_id))
+
+    def action_attach(self) -> None:
+        from tui.screens.prompt import PromptScreen
+
+        def attach(path: str | None) -> None:
+            if path:
+                self.attach_file(Path(path).expanduser())
+
+        self.app.push_screen(PromptScreen("Attach an image (path to a file)", placeholder="/path/to/image.png"), attach)
+
+    def attach_file(self, path: Path, role: str = "query_image") -> None:
+        task_id, cm = self.task_id, self.cm
+
+        def apply(session):  # type: ignore[no-untyped-def]
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise FileNotFoundError(f"cannot read {path}: {exc.strerror or exc}") from exc
+            link = authoring.attach_asset(session, cm.blobs, task_id, data, role=role, original_path=str(path))
+            link_id = link.id
+
+            def undo(s):  # type: ignore[no-untyped-def]
+                from store.models import TaskAsset
+
+                row = s.get(TaskAsset, link_id)
+                if row is not None:
+                    s.delete(row)
+
+            return Edit(f"attach {path.name}", undo)
+
+        self.save("attach image", apply)
+
+    def action_drafting(self) -> None:
+        from tui.screens.drafting import DraftingScreen
+
+        self.flush_pending()
+        self.app.push_screen(DraftingScreen(self.task_id))
+
+
+def _chain_text(d: TaskDetail) -> str:
+    if not d.steps:
+        return "no reference steps yet — ctrl+b opens the chain builder"
+    lines = []
+    for s in d.steps:
+        if s.is_final:
+            lines.append(f"{s.ordinal + 1}. answer: {s.final_answer}")
+        else:
+            lines.append(f"{s.ordinal + 1}. {s.tool_name}  {s.result_text[:70]}")
+    cps = ", ".join(f"{c.key}[{c.axis}]" for c in d.checkpoints)
+    if cps:
+        lines.append(f"checkpoints: {cps}")
+    return "\n".join(lines)
+
+
+def _drafting_text(meta: dict[str, Any]) -> str:
+    drafting = meta.get("drafting") or {}
+    lines = []
+    if drafting.get("description"):
+        lines.append(f"model description ({drafting.get('endpoint', '?')}): {drafting['description'][:300]}")
+    oracle = drafting.get("oracle")
+    if oracle:
+        verdict = "reached the answer" if oracle.get("passed") else "did NOT reach the answer"
+        lines.append(f"oracle check: model {verdict} — said {oracle.get('answer', '')[:120]!r}")
+    return "\n".join(lines) or "none yet — ctrl+d"
