@@ -1,0 +1,29 @@
+"""One profile per benchmark; ``get_profile`` finds one by name or by the benchmark's source format."""
+
+from __future__ import annotations
+
+from evaluation.benchmarks.base import Profile, ScoreContext
+
+_MODULES = ("gta", "agentic_mme", "isg", "vtc", "atp")
+
+
+class UnknownProfile(LookupError):
+    """No profile scores this benchmark."""
+
+
+def all_profiles() -> list[Profile]:
+    import importlib
+
+    return [importlib.import_module(f"evaluation.benchmarks.{m}").PROFILE for m in _MODULES]
+
+
+def get_profile(name_or_format: str) -> Profile:
+    key = (name_or_format or "").strip().lower().replace("_", "-")
+    for profile in all_profiles():
+        if key == profile.name or key in {f.replace("_", "-") for f in profile.formats}:
+            return profile
+    known = ", ".join(p.name for p in all_profiles())
+    raise UnknownProfile(f"no scoring profile for benchmark format {name_or_format!r} (profiles: {known})")
+
+
+__all__ = ["Profile", "ScoreContext", "UnknownProfile", "all_profiles", "get_profile"]

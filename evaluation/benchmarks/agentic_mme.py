@@ -1,0 +1,165 @@
+"""Agentic-MME profile: ``evaluation/eval_runs_search.py`` + ``analyze_v.py`` of the reference repo.
+
+Per trajectory: the checkpoint engine (S/V/R, one-to-one matching, any-pass visual checks, search
+judge, ordering with max gap, efficiency penalty, PQS) and the final-answer ACC with its ≤2-char
+numeric word-boundary rule. Aggregates overall and per level (L1/L2/L3): Acc, avg S, avg V (over
+tasks that have such checkpoints), V-tool / V-true pass rates, penalty, tool calls, tool usage,
+checkpoint pass rates ≥50%/≥80%, perfect cases (PQS = 1) and the overthink analysis.
+Run.mode ``code`` builds the tool-use list the general-mode way (see ``scoring.checkpoints``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
+from evaluation.scoring.checkpoints import SEARCH_JUDGE, VISUAL_JUDGE, evaluate_process, tool_use_list
+from evaluation.scoring.items import Item
+from evaluation.scoring.matchers import amme_final_answer_correct
+
+LEVELS = ("L1", "L2", "L3")
+
+
+def golden_answer(item: Item) -> dict[str, Any]:
+    if isinstance(item.source.get("golden_answer"), dict):
+        return item.source["golden_answer"]
+    spec = item.task.get("answer_spec") or {}
+    kind = spec.get("kind")
+    return {"value": spec.get("value", ""), "match_type": kind if kind in ("exact", "numeric") else "contains",
+            "tolerance": spec.get("tolerance") or 0.0}
+
+
+def level_of(item: Item) -> str | None:
+    raw = item.task.get("level") or (item.source.get("meta") or {}).get("level")
+    s = str(raw or "").upper().lstrip("L")
+    return f"L{s}" if s in ("1", "2", "3") else None
+
+
+def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
+    uses, effective = tool_use_list(item, code_mode=(ctx.run_mode == "code"), mode=ctx.mode)
+    ev = evaluate_process(item, uses, effective, mode=ctx.mode, oracle=ctx.oracle)
+    answer = item.final_answer()
+    ev["final_answer_accuracy"] = {"correct": amme_final_answer_correct(golden_answer(item), answer),
+                                   "model_answer": answer.strip(), "golden_answer": golden_answer(item).get("value")}
+    ev["tool_usage"] = Counter(
+        (str((u.get("arguments") or {}).get("op") or "") or str(u.get("tool_name") or u.get("raw_tool_name") or "")).lower()
+        for u in uses if not (u.get("output") or {}).get("declared_only")
+        and ((u.get("arguments") or {}).get("op") or u.get("tool_name") or u.get("raw_tool_name")))
+    ev["incomplete"] = item.trajectory.get("status") not in ("done", None) and not item.events
+    return ev
+
+
+def aggregate(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
+    n = len(rows)
+    if not n:
+        return {"total_cases": 0}
+    s = [ev["scores"]["S"] for _, ev in rows if ev["scores"]["S"] is not None]
+    v = [ev["scores"]["V"] for _, ev in rows if ev["scores"]["V"] is not None]
+    correct = sum(ev["final_answer_accuracy"]["correct"] for _, ev in rows)
+    calls = sum(ev["efficiency"]["effective_tool_calls"] for _, ev in rows)
+    pass50 = pass80 = 0
+    v_tool = [0, 0]
+    v_true = [0, 0]
+    search = [0, 0]
+    usage: Counter[str] = Counter()
+    for it, ev in rows:
+        counted = [r for r in ev["checkpoint_results"].values() if not (r.get("axis") == "V" and len(r) == 1)]
+        if counted:
+            rate = sum(bool(r.get("passed")) for r in counted) / len(counted)
+            pass50 += rate >= 0.5
+            pass80 += rate >= 0.8
+        for r in ev["checkpoint_results"].values():
+            if r.get("axis") == "V" and len(r) > 1:
+                bucket = v_true if "visual_check" in r else v_tool
+                bucket[0] += bool(r.get("passed"))
+                bucket[1] += 1
+        for cp in it.checkpoints:
+            if any(str(t).lower() == "google_search" for t in cp.get("tools") or []):
+                search[1] += 1
+                search[0] += bool(ev["checkpoint_results"].get(cp["key"], {}).get("search_check", {}).get("passed"))
+        usage.update(ev["tool_usage"])
+    return {
+        "total_cases": n,
+        "Acc": correct / n * 100,
+        "S": mean(s) * 100 if s else None, "V": mean(v) * 100 if v else None,
+        "V_tool": v_tool[0] / v_tool[1] * 100 if v_tool[1] else None,
+        "V_true": v_true[0] / v_true[1] * 100 if v_true[1] else None,
+        "total_s_cases": len(s), "total_v_cases": len(v),
+        "final_answer_correct_count": correct,
+        "avg_penalty": sum(ev["scores"]["penalty"] for _, ev in rows) / n,
+        "total_tool_calls": calls, "avg_tool_calls_per_case": calls / n,
+        "tool_usage": dict(sorted(usage.items(), key=lambda kv: -kv[1])),
+        "perfect_cases": sum(ev["scores"]["PQS"] == 1.0 for _, ev in rows),
+        "checkpoint_pass_rate_50": pass50 / n * 100, "checkpoint_pass_rate_80": pass80 / n * 100,
+        "search_checkpoint_pass_rate": search[0] / search[1] * 100 if search[1] else None,
+        "v_tool_counts": {"passed": v_tool[0], "total": v_tool[1]},
+        "v_true_counts": {"passed": v_true[0], "total": v_true[1]},
+    }
+
+
+def overthink(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
+    n = len(rows)
+    over = under = optimal = exceeded = 0
+    ratios: list[float] = []
+    ref_total = model_total = 0
+    human: Counter[str] = Counter()
+    cases: list[dict[str, Any]] = []
+    for it, ev in rows:
+        eff = ev["efficiency"]
+        ref, model = eff["reference_tool_calls"], eff["effective_tool_calls"]
+        ref_total += ref
+        model_total += model
+        for cp in it.checkpoints:
+            if cp.get("axis") == "S":
+                human.update(str(t).lower() for t in cp.get("tools") or [])
+            elif cp.get("axis") == "V":
+                verifier = str((cp.get("code_check") or {}).get("verifier") or "").lower()
+                op = next((o for o in ("crop", "flip", "rotate", "enhance", "resize") if o in verifier), None)
+                human.update(op if op else str(t).lower() for t in cp.get("tools") or [])
+        if eff["max_tool_calls"] > 0 and model > eff["max_tool_calls"]:
+            exceeded += 1
+        if ref > 0:
+            kind = "overthink" if model > ref else "underthink" if model < ref else "optimal"
+            over += kind == "overthink"
+            under += kind == "underthink"
+            optimal += kind == "optimal"
+            ratios.append(model / ref)
+            cases.append({"trajectory_id": it.trajectory.get("id"), "kind": kind, "model_calls": model,
+                          "reference_calls": ref, "ratio": model / ref})
+    return {
+        "avg_overthink_ratio": sum(ratios) / len(ratios) if ratios else 0.0,
+        "cases_overthink": over, "cases_underthink": under, "cases_optimal": optimal,
+        "cases_exceeded_max": exceeded,
+        "pct_overthink": over / n * 100 if n else 0.0, "pct_underthink": under / n * 100 if n else 0.0,
+        "pct_optimal": optimal / n * 100 if n else 0.0,
+        "human_total_reference_calls": ref_total, "model_total_calls": model_total,
+        "avg_excess_calls": (model_total - ref_total) / n if n else 0.0,
+        "human_tool_usage": dict(sorted(human.items(), key=lambda kv: -kv[1])),
+        "cases": cases,
+    }
+
+
+class AgenticMMEProfile:
+    name = "agentic-mme"
+    formats = ("agentic-mme", "agentic_mme", "amme")
+    judges = (VISUAL_JUDGE, SEARCH_JUDGE)
+
+    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+        rows = [(it, score_item(it, ctx)) for it in items]
+        metrics = aggregate(rows)
+        metrics["overthink"] = overthink(rows)
+        by_level = {lv: aggregate([r for r in rows if level_of(r[0]) == lv]) for lv in LEVELS}
+        by_level = {k: v for k, v in by_level.items() if v.get("total_cases")}
+        outcomes = [(int(it.trajectory.get("id") or 0), o) for it, ev in rows for o in ev["outcomes"]]
+        per_item = [{"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"), "level": level_of(it),
+                     "scores": ev["scores"], "efficiency": ev["efficiency"],
+                     "final_answer_accuracy": ev["final_answer_accuracy"],
+                     "checkpoint_results": ev["checkpoint_results"], "ordering_results": ev["ordering_results"]}
+                    for it, ev in rows]
+        return result(self.name, ctx, metrics, by_category=by_level, per_item=per_item, outcomes=outcomes,
+                      pending=sum(ev["pending_judgements"] for _, ev in rows), usage=usage_stats(items),
+                      category_label="level")
+
+
+PROFILE = AgenticMMEProfile()

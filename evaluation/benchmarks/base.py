@@ -1,0 +1,106 @@
+"""What a benchmark profile is: its name, the source formats it scores, its judges, and ``score``.
+
+A profile turns plain ``Item``s into the paper's numbers. It never touches the database: the runner
+(``evaluation.scoring.runner``) loads items, hands the profile an oracle for judge answers and an
+embedder factory, and stores what comes back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from evaluation.scoring.embedding import Embedder
+from evaluation.scoring.items import Item, JudgeOracle, NoJudges
+from evaluation.scoring.matchers import check_mode
+
+
+@dataclass
+class ScoreContext:
+    mode: str = "faithful"
+    run_mode: str = "atomic"  # the Run's mode: atomic | code | react | plan | step
+    oracle: JudgeOracle = field(default_factory=NoJudges)
+    embedder_factory: Callable[[], Embedder] | None = None
+    _embedder: Embedder | None = None
+
+    def __post_init__(self) -> None:
+        check_mode(self.mode)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            if self.embedder_factory is None:
+                from evaluation.scoring.embedding import get_embedder
+                self._embedder = get_embedder("minilm")
+            else:
+                self._embedder = self.embedder_factory()
+        return self._embedder
+
+    @property
+    def embedder_name(self) -> str | None:
+        return self._embedder.name if self._embedder is not None else None
+
+
+class Profile(Protocol):
+    name: str
+    formats: tuple[str, ...]
+    judges: tuple[str, ...]
+
+    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]: ...
+
+
+def pct(num: float, den: float) -> float | None:
+    """num/den × 100, or None when there is nothing to divide by."""
+    return num / den * 100 if den else None
+
+
+def mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def tool_calls_of(item: Item) -> list[str]:
+    """Tool names the model used, in order: native calls, planned calls, traced code operations."""
+    names: list[str] = []
+    for e in item.events:
+        p = e.get("payload") or {}
+        if e["kind"] == "tool_call":
+            names.append(str(p.get("name") or ""))
+        elif e["kind"] == "plan_call" and p.get("valid", True):
+            names.append(str(p.get("tool_name") or ""))
+        elif e["kind"] == "code_exec":
+            names.extend(str(op.get("op") or "") for op in p.get("ops") or [])
+    return [n for n in names if n]
+
+
+def usage_stats(items: list[Item], calls: Callable[[Item], list[str]] = tool_calls_of) -> dict[str, Any]:
+    """Tool adoption (share of items using a tool at least once, %) and the calls-per-item histogram."""
+    adoption: Counter[str] = Counter()
+    hist: Counter[int] = Counter()
+    total_calls: Counter[str] = Counter()
+    for it in items:
+        names = calls(it)
+        hist[len(names)] += 1
+        total_calls.update(names)
+        adoption.update(set(names))
+    n = len(items)
+    return {
+        "items": n,
+        "tool_adoption": {k: v / n * 100 for k, v in sorted(adoption.items(), key=lambda kv: (-kv[1], kv[0]))} if n else {},
+        "tool_calls": dict(sorted(total_calls.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "calls_histogram": {str(k): hist[k] for k in sorted(hist)},
+        "tool_call_rate": (sum(v for k, v in hist.items() if k > 0) / n * 100) if n else None,
+    }
+
+
+def result(profile: str, ctx: ScoreContext, metrics: dict[str, Any], *, by_category: dict[str, Any] | None = None,
+           per_item: list[dict[str, Any]] | None = None, outcomes: list[tuple[int, Any]] | None = None,
+           notes: list[str] | None = None, pending: int = 0, usage: dict[str, Any] | None = None,
+           category_label: str = "category") -> dict[str, Any]:
+    """The common shape of every profile's answer; ``mode`` and ``embedder`` are always present."""
+    return {
+        "profile": profile, "mode": ctx.mode, "run_mode": ctx.run_mode, "embedder": ctx.embedder_name,
+        "metrics": metrics, "by_category": by_category or {}, "category_label": category_label,
+        "per_item": per_item or [], "outcomes": outcomes or [], "pending_judgements": pending,
+        "usage": usage or {}, "notes": notes or [],
+    }

@@ -1,0 +1,181 @@
+"""VTC-Bench profile: APR (accuracy, rule first then judge), TCR, MAE and tool-usage efficiency.
+
+APR follows ``VTCBenchDataset.evaluate``: a lower-cased rule score (MCQ letter rules or open-answer
+rules); rows the rule marks wrong go to a judge (MCQ: an extractor of the chosen letters, hit when
+the sorted letters equal the answer's; open: a yes/no evaluator); ``final = rule if rule ≥ 0.5
+else judge``; APR = mean(final) × 100 overall and per category. Rows still waiting for a judge count
+as wrong and are reported as pending.
+
+TCR, MAE and efficiency are not in the released code; they follow the paper's §3.3: TCR = share of
+tasks with ≥ 1 tool call; MAE = mean |#predicted calls − ground-truth chain length|; efficiency =
+effective steps / predicted steps, where the *effective tool chain* is found by backtracking from
+the last produced image through each call's input image to the original image (code runs: every
+traced op counts as effective, since a data flow is not recorded).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from evaluation.benchmarks.base import ScoreContext, mean, pct, result, tool_calls_of, usage_stats
+from evaluation.scoring.items import Item, JudgeRequest
+from evaluation.scoring.matchers import vtc_is_mcq, vtc_letters, vtc_rule_mcq, vtc_rule_open
+
+MCQ_JUDGE, OPEN_JUDGE = "vtc-mcq-extract", "vtc-open-judge"
+_EDITED = re.compile(r"Edited Image Path:\s*(\S+)")
+
+
+def answer_and_options(item: Item) -> tuple[str, dict[str, str]]:
+    spec = item.task.get("answer_spec") or {}
+    if spec.get("kind") == "mcq":
+        return str(spec.get("letter") or ""), {k: str(v) for k, v in (spec.get("options") or {}).items()}
+    src = item.source
+    if "answer" in src:
+        opts = {k: str(src.get(k) or "") for k in ("A", "B", "C", "D", "E") if str(src.get(k) or "").strip()}
+        return str(src.get("answer") or ""), opts
+    return str(spec.get("value") or ""), {}
+
+
+def gt_chain(item: Item) -> list[str]:
+    raw = item.source.get("model_tools_gt")
+    if isinstance(raw, str) and raw.strip():
+        try:
+            parsed = json.loads(raw.replace("“", '"').replace("”", '"'))
+            if isinstance(parsed, list):
+                return [str(x) for x in parsed]
+        except json.JSONDecodeError:
+            pass
+    if isinstance(raw, list):
+        return [str(x) for x in raw]
+    return [s["tool_name"] for s in item.reference_steps if s.get("tool_name")]
+
+
+def _refs_in(value: Any) -> set[str]:
+    out: set[str] = set()
+    if isinstance(value, str) and value:
+        out.add(value)
+        out.add(value.rsplit("/", 1)[-1])
+    elif isinstance(value, int) and not isinstance(value, bool):
+        out.add(f"#index:{value}")
+    return out
+
+
+def effective_chain(item: Item) -> tuple[int, int]:
+    """(effective steps, predicted steps) by backtracking image provenance from the last output."""
+    calls = []
+    results: dict[str, dict[str, Any]] = {}
+    for e in item.events:
+        if e["kind"] == "tool_result":
+            results[str((e.get("payload") or {}).get("call_id") or "")] = e.get("payload") or {}
+    for e in item.events:
+        p = e.get("payload") or {}
+        if e["kind"] == "tool_call":
+            args = p.get("arguments") if isinstance(p.get("arguments"), dict) else {}
+            res = results.get(str(p.get("call_id") or ""), {})
+            outs: set[str] = set()
+            data = res.get("data") or {}
+            for key in ("output_path", "saved_path", "image_path"):
+                outs |= _refs_in(data.get(key))
+            for m in _EDITED.finditer(str(res.get("text") or "")):
+                outs |= _refs_in(m.group(1))
+            if res.get("image_index") is not None:
+                outs |= _refs_in(int(res["image_index"]))
+            for a in res.get("asset_ids") or []:
+                outs.add(f"#asset:{a}")
+            ins = _refs_in(args.get("image")) | _refs_in(args.get("image_path"))
+            if args.get("image_index") is not None:
+                ins |= _refs_in(int(args["image_index"]))
+            if args.get("asset_id") is not None:
+                ins.add(f"#asset:{args['asset_id']}")
+            calls.append({"ins": ins, "outs": outs, "ok": bool(res.get("ok", True)) and not e.get("failed")})
+        elif e["kind"] == "code_exec":
+            for _ in p.get("ops") or []:
+                calls.append({"ins": set(), "outs": set(), "ok": True, "code": True})
+    total = len(calls)
+    if not total:
+        return 0, 0
+    if all(c.get("code") for c in calls):
+        return total, total
+    producing = [i for i, c in enumerate(calls) if c["outs"] and c["ok"]]
+    if not producing:
+        return 0, total
+    chain = {producing[-1]}
+    frontier = producing[-1]
+    while True:
+        wanted = calls[frontier]["ins"]
+        source = next((j for j in range(frontier - 1, -1, -1) if calls[j]["outs"] & wanted and calls[j]["ok"]), None)
+        if source is None:
+            break
+        chain.add(source)
+        frontier = source
+    return len(chain), total
+
+
+class VTCProfile:
+    name = "vtc"
+    formats = ("vtc", "vtc-bench")
+    judges = (MCQ_JUDGE, OPEN_JUDGE)
+
+    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+        per_item = []
+        pending = 0
+        for it in items:
+            traj = int(it.trajectory.get("id") or 0)
+            answer, options = answer_and_options(it)
+            pred = it.final_answer()
+            mcq = vtc_is_mcq(answer, options)
+            rule = vtc_rule_mcq(pred, answer, options) if mcq else vtc_rule_open(pred, answer, ctx.mode)
+            row: dict[str, Any] = {"trajectory_id": traj, "task_id": it.task.get("id"),
+                                   "category": it.task.get("category") or it.source.get("category"),
+                                   "mcq": mcq, "rule": rule}
+            final = rule
+            if rule < 0.5:
+                if mcq:
+                    opts = "\n".join(f"{k}. {v}" for k, v in sorted(options.items()))
+                    req = JudgeRequest.make(MCQ_JUDGE, traj, "answer", {"question": it.task.get("query") or "",
+                                                                         "options": opts, "prediction": pred})
+                else:
+                    req = JudgeRequest.make(OPEN_JUDGE, traj, "answer", {"question": it.task.get("query") or "",
+                                                                          "answer": answer, "prediction": pred})
+                got = ctx.oracle.ask(req)
+                if got is None:
+                    pending += 1
+                    row["judge"] = "pending"
+                    final = 0.0
+                else:
+                    if mcq:
+                        picked = [c.lower() for c in (got.parsed or {}).get("letters", [])] \
+                            if isinstance(got.parsed, dict) else []
+                        hit = sorted(picked) == vtc_letters(answer)
+                    else:
+                        hit = (got.label or "").lower() == "yes"
+                    final = 1.0 if hit else 0.0
+                    row["judge"] = {"label": got.label, "judge": got.judge_name}
+            row["final"] = final
+            names = tool_calls_of(it)
+            gt = gt_chain(it)
+            eff, total = effective_chain(it)
+            row.update(calls=len(names), gt_chain=len(gt), abs_error=abs(len(names) - len(gt)),
+                       effective_steps=eff, efficiency=(eff / total) if total else None)
+            per_item.append(row)
+
+        def agg(rows: list[dict[str, Any]]) -> dict[str, Any]:
+            effs = [r["efficiency"] for r in rows if r["efficiency"] is not None]
+            return {"items": len(rows), "APR": pct(sum(r["final"] >= 0.5 for r in rows), len(rows)),
+                    "rule_only_accuracy": pct(sum(r["rule"] >= 0.5 for r in rows), len(rows)),
+                    "TCR": pct(sum(r["calls"] > 0 for r in rows), len(rows)),
+                    "MAE": mean([float(r["abs_error"]) for r in rows]),
+                    "efficiency": mean(effs) * 100 if effs else None,
+                    "avg_calls": mean([float(r["calls"]) for r in rows])}
+
+        cats: dict[str, list[dict[str, Any]]] = {}
+        for r in per_item:
+            cats.setdefault(str(r["category"] or "uncategorised"), []).append(r)
+        return result(self.name, ctx, agg(per_item), by_category={k: agg(v) for k, v in sorted(cats.items())},
+                      per_item=per_item, pending=pending, usage=usage_stats(items),
+                      notes=["TCR/MAE/efficiency follow the paper's definitions; the released code has none"])
+
+
+PROFILE = VTCProfile()

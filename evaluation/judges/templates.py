@@ -1,0 +1,167 @@
+"""Judge prompt templates: versioned files, rendered into chat messages, hashed for caching.
+
+A template is ``templates/<judge>.v<version>.md``: a front-matter block (``key: value`` lines between
+``---`` lines: parser, temperature, max_tokens, json) and then sections ``### system`` and
+``### user``. In a section, ``{{name}}`` is replaced by a variable (lists are joined one per line,
+numbered when the placeholder is ``{{name|numbered}}``); a line holding only ``{{images}}`` becomes
+the request's images, and a line holding only ``{{parts:name}}`` becomes an interleaved list of
+``{"type": "text"|"image", …}`` parts (ISG's holistic judge sees query, answer and golden this way).
+Images not placed explicitly go first in the user message. A missing variable is an error naming
+the template and the variable — a prompt is never sent half-filled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+TEMPLATE_DIR = Path(__file__).with_name("templates")
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][\w]*)(?:\|(numbered))?\s*\}\}")
+_PARTS_LINE = re.compile(r"^\s*\{\{\s*parts:([a-zA-Z_]\w*)\s*\}\}\s*$")
+_IMAGES_LINE = re.compile(r"^\s*\{\{\s*images\s*\}\}\s*$")
+
+
+class TemplateError(ValueError):
+    """A template file is missing or malformed, or a variable it needs was not given."""
+
+
+@dataclass(frozen=True)
+class Template:
+    judge: str
+    version: str
+    parser: str
+    system: str
+    user: str
+    params: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.judge}.v{self.version}"
+
+
+def available() -> list[str]:
+    """Judge names that have at least one template file."""
+    return sorted({p.name.split(".v")[0] for p in TEMPLATE_DIR.glob("*.v*.md")})
+
+
+@lru_cache(maxsize=64)
+def load_template(judge: str, version: str | None = None) -> Template:
+    """The template file of ``judge`` (the newest version unless one is named)."""
+    files = sorted(TEMPLATE_DIR.glob(f"{judge}.v*.md"), key=lambda p: int(p.name.split(".v")[1].split(".")[0]))
+    if version is not None:
+        files = [p for p in files if p.name == f"{judge}.v{version}.md"]
+    if not files:
+        known = ", ".join(available()) or "none"
+        raise TemplateError(f"no prompt template for judge {judge!r}"
+                            + (f" version {version}" if version else "") + f" (known judges: {known})")
+    path = files[-1]
+    text = path.read_text(encoding="utf-8")
+    m = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.S)
+    if not m:
+        raise TemplateError(f"{path.name}: must start with a '---' front-matter block")
+    meta: dict[str, Any] = {}
+    for line in m.group(1).splitlines():
+        if line.strip():
+            k, _, v = line.partition(":")
+            meta[k.strip()] = _scalar(v.strip())
+    sections = re.split(r"^### (system|user)\s*$", m.group(2), flags=re.M)
+    parts = dict(zip(sections[1::2], (s.strip("\n") for s in sections[2::2])))
+    if "user" not in parts:
+        raise TemplateError(f"{path.name}: needs a '### user' section")
+    for key in ("parser",):
+        if key not in meta:
+            raise TemplateError(f"{path.name}: front matter needs '{key}:'")
+    params = {k: meta[k] for k in ("temperature", "max_tokens") if k in meta}
+    if meta.get("json"):
+        params["response_format"] = {"type": "json_object"}
+    return Template(judge=judge, version=str(path.name.split(".v")[1].split(".")[0]), parser=str(meta["parser"]),
+                    system=parts.get("system", ""), user=parts["user"], params=params, path=str(path))
+
+
+def _scalar(v: str) -> Any:
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return v
+
+
+def _fill(tpl: Template, text: str, variables: dict[str, Any]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        name, style = m.group(1), m.group(2)
+        if name not in variables:
+            raise TemplateError(f"template {tpl.ref} needs variable {name!r}; given: {', '.join(sorted(variables))}")
+        value = variables[name]
+        if isinstance(value, (list, tuple)):
+            items = [str(v) for v in value]
+            return "\n".join(f"{i + 1}. {v}" for i, v in enumerate(items)) if style == "numbered" else "\n".join(items)
+        return "" if value is None else str(value)
+    return _PLACEHOLDER.sub(sub, text)
+
+
+ImageRef = Any  # an asset id or a file path; the caller resolves it
+
+
+def render(tpl: Template, variables: dict[str, Any], images: list[ImageRef] | tuple[ImageRef, ...] = ()) -> list[dict[str, Any]]:
+    """Chat messages with image parts as ``{"type": "image", "ref": <ref>}`` (resolved later)."""
+    messages: list[dict[str, Any]] = []
+    if tpl.system.strip():
+        messages.append({"role": "system", "content": _fill(tpl, tpl.system, variables).strip()})
+    content: list[dict[str, Any]] = []
+    placed_images = False
+    buffer: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(buffer).strip("\n")
+        if text.strip():
+            content.append({"type": "text", "text": _fill(tpl, text, variables)})
+        buffer.clear()
+
+    for line in tpl.user.split("\n"):
+        pm = _PARTS_LINE.match(line)
+        if pm:
+            flush()
+            name = pm.group(1)
+            if name not in variables:
+                raise TemplateError(f"template {tpl.ref} needs variable {name!r}")
+            for part in variables[name] or []:
+                if part.get("type") == "image":
+                    content.append({"type": "image", "ref": part.get("ref")})
+                else:
+                    text = str(part.get("text") or part.get("content") or "")
+                    if text:
+                        content.append({"type": "text", "text": text})
+        elif _IMAGES_LINE.match(line):
+            flush()
+            content.extend({"type": "image", "ref": ref} for ref in images)
+            placed_images = True
+        else:
+            buffer.append(line)
+    flush()
+    if images and not placed_images:
+        content = [{"type": "image", "ref": ref} for ref in images] + content
+    messages.append({"role": "user", "content": content})
+    return messages
+
+
+def prompt_hash(tpl: Template, messages: list[dict[str, Any]], image_sha: Callable[[ImageRef], str]) -> str:
+    """sha256 of template id + version + rendered messages with every image replaced by its content hash."""
+    def canon(part: Any) -> Any:
+        if isinstance(part, dict) and part.get("type") == "image":
+            return {"type": "image", "sha256": image_sha(part["ref"])}
+        return part
+
+    body = [{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
+             else [canon(p) for p in m["content"]]} for m in messages]
+    blob = json.dumps({"template": tpl.ref, "messages": body}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()

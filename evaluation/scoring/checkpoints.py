@@ -1,0 +1,386 @@
+"""The checkpoint engine: stepwise S/V/R checks of a trajectory, one-to-one event matching, ordering
+constraints with a maximum gap, the efficiency penalty — Agentic-MME's process evaluation, generalised.
+
+The engine reads a *tool-use list* (one entry per tool call or per traced code operation, the shape
+Agentic-MME logs) built from Event rows by ``tool_use_list``. Visual and search checks are answered
+by judges through the oracle (``items.JudgeOracle``): a visual check asks one question per produced
+image and passes if *any* image passes; a search check asks one question about the unused searches.
+
+Faithful mode keeps the reference's quirks: in code mode the list is ordered [searches] + [traced
+ops] + [code runs] (not chronological), ``require_op`` may reuse an event another checkpoint
+already claimed, and only the first original image is the visual fallback. Fixed mode orders by
+time, makes ``require_op`` one-to-one too, and falls back to every query image.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluation.scoring.items import Item, JudgeOracle, JudgeRequest
+from evaluation.scoring.matchers import amme_check_answer, amme_expected_from_description, check_mode
+
+SEARCH_TOOLS = ("google_search", "google_lens_search", "fetch_webpage", "download_image")
+PRIMITIVES_AUTO = ("crop", "rotate", "resize", "enhance", "flip")  # verify_<x>_ast → require_op:<x>
+PRIMITIVES_OP = ("crop", "rotate", "flip", "resize", "enhance")  # fallback op extraction order
+VISUAL_JUDGE = "amme-visual"
+SEARCH_JUDGE = "amme-search"
+
+
+# ------------------------------------------------------------------ tool-use list
+
+
+def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """tool_call event index → its tool_result event (by call id, else the next result of that name)."""
+    pairs: dict[int, dict[str, Any]] = {}
+    used: set[int] = set()
+    for i, e in enumerate(events):
+        if e["kind"] != "tool_call":
+            continue
+        p = e.get("payload") or {}
+        for j in range(i + 1, len(events)):
+            r = events[j]
+            if r["kind"] != "tool_result" or j in used:
+                continue
+            rp = r.get("payload") or {}
+            same_id = p.get("call_id") and rp.get("call_id") == p.get("call_id")
+            same_name = not p.get("call_id") and rp.get("name") == p.get("name")
+            if same_id or same_name:
+                pairs[i] = r
+                used.add(j)
+                break
+    return pairs
+
+
+def _call_entry(call: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
+    p = call.get("payload") or {}
+    rp = (result or {}).get("payload") or {}
+    data = rp.get("data") or {}
+    output = {**data, "ok": bool(rp.get("ok", not call.get("failed"))) and not call.get("failed"),
+              "asset_ids": list(rp.get("asset_ids") or [])}
+    output.setdefault("context", rp.get("text") or "")
+    if p.get("declared_only") or data.get("declared_only"):
+        output["declared_only"] = True
+    args = p.get("arguments")
+    return {"tool_name": p.get("name") or "", "raw_tool_name": p.get("raw_name") or p.get("name") or "",
+            "arguments": args if isinstance(args, dict) else {}, "output": output,
+            "event_id": call.get("id"), "ordinal": call.get("ordinal", 0)}
+
+
+def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tuple[list[dict[str, Any]], int]:
+    """The tool-use list and the effective call count, as Agentic-MME derives them.
+
+    Atomic mode: every tool call, in order; effective = all of them. Code mode: native (search)
+    calls, then the ops the AST tracer found in each code run, then the code runs themselves;
+    effective = native calls + traced ops (code runs excluded).
+    """
+    check_mode(mode)
+    events = item.events
+    pairs = _paired_results(events)
+    calls = [(events[i].get("ordinal", 0), 0, _call_entry(events[i], pairs.get(i)))
+             for i, e in enumerate(events) if e["kind"] == "tool_call"]
+    if not code_mode:
+        entries = [c[2] for c in sorted(calls, key=lambda c: c[0])]
+        for n, entry in enumerate(entries):
+            entry["index"] = n
+        return entries, len(entries)
+    ops: list[tuple[int, int, dict[str, Any]]] = []
+    runs: list[tuple[int, int, dict[str, Any]]] = []
+    for e in events:
+        if e["kind"] != "code_exec":
+            continue
+        p = e.get("payload") or {}
+        for k, op in enumerate(p.get("ops") or []):
+            ops.append((e.get("ordinal", 0), k, {
+                "tool_name": "python_image_processing", "raw_tool_name": "python_image_processing",
+                "arguments": {"op": op.get("op"), "save": op.get("save"), "line": op.get("line")},
+                "output": {"ok": True, "output_path": op.get("save"),
+                           **({"declared_only": True} if op.get("declared_only") else {})},
+                "event_id": e.get("id"), "ordinal": e.get("ordinal", 0)}))
+        runs.append((e.get("ordinal", 0), 10_000, {
+            "tool_name": "run_visual_processing_code", "raw_tool_name": "script_exec", "arguments": {},
+            "output": {"ok": p.get("exit_code") == 0 and not p.get("timed_out"),
+                       "asset_ids": list(p.get("asset_ids") or [])},
+            "event_id": e.get("id"), "ordinal": e.get("ordinal", 0)}))
+    if mode == "faithful":
+        ordered = [c[2] for c in sorted(calls, key=lambda c: c[0])] + [o[2] for o in ops] + [r[2] for r in runs]
+    else:
+        ordered = [x[2] for x in sorted(calls + ops + runs, key=lambda x: (x[0], x[1]))]
+    for n, entry in enumerate(ordered):
+        entry["index"] = n
+    return ordered, len(calls) + len(ops)
+
+
+def produced_metrics(item: Item) -> dict[str, Any] | None:
+    """Measurements a run saved (Agentic-MME's ``tool_images/metrics.json``): ``metrics`` dicts in payloads."""
+    found: dict[str, Any] | None = None
+    for e in item.events:
+        p = e.get("payload") or {}
+        m = p.get("metrics") if e["kind"] == "code_exec" else (p.get("data") or {}).get("metrics")
+        if isinstance(m, dict):
+            found = {**(found or {}), **m}
+    return found
+
+
+# ------------------------------------------------------------------ engine
+
+
+@dataclass
+class CheckpointOutcome:
+    """One CheckpointResult row to be: which checkpoint, passed, by which event, decided how."""
+
+    checkpoint_id: int | None
+    key: str
+    passed: bool
+    matched_event_id: int | None
+    method: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _names(ev: dict[str, Any]) -> list[str]:
+    names = [str(ev.get(k) or "").strip() for k in ("tool_name", "raw_tool_name")]
+    args = ev.get("arguments") or {}
+    names += [str(args.get(k) or "").strip() for k in ("tool_name", "raw_tool_name", "op")]
+    return [n.lower() for n in names if n]
+
+
+def _declared_only(ev: dict[str, Any]) -> bool:
+    return bool((ev.get("output") or {}).get("declared_only"))
+
+
+def _require_op(uses: list[dict[str, Any]], op: str, used: set[int], one_to_one: bool) -> tuple[bool, int | None]:
+    op = op.lower().strip()
+    for ev in uses:
+        if _declared_only(ev) or (one_to_one and ev["index"] in used):
+            continue
+        arg_op = str((ev.get("arguments") or {}).get("op") or "").lower()
+        if str(ev.get("tool_name") or "").lower() == op or arg_op == op:
+            return True, ev["index"]
+    return False, None
+
+
+def _dispatch_verifier(verifier: str, uses: list[dict[str, Any]], used: set[int], *, mode: str,
+                       produced_images: int, metrics: dict[str, Any] | None) -> tuple[bool, int | None, dict[str, Any]]:
+    verifier = (verifier or "").strip()
+    if not verifier:
+        return True, None, {"note": "empty verifier counts as a pass"}
+    low = verifier.lower()
+    if verifier.startswith("verify_") and verifier.endswith("_ast"):
+        for prim in PRIMITIVES_AUTO:
+            if prim in low:
+                verifier = f"require_op:{prim}"
+                break
+    if verifier.startswith("require_op:"):
+        ok, hit = _require_op(uses, verifier.split(":", 1)[1], used, one_to_one=(mode == "fixed"))
+        return ok, hit, {"op": verifier.split(":", 1)[1]}
+    if verifier.startswith("require_images"):
+        parts = verifier.split(":")
+        n = int(parts[1]) if len(parts) > 1 and parts[1].strip().isdigit() else 1
+        ok = produced_images >= n
+        return ok, (0 if ok else None), {"count": produced_images, "min_count": n}
+    if verifier.startswith("require_metrics"):
+        parts = verifier.split(":")
+        key = parts[1].strip() if len(parts) > 1 and parts[1].strip() else None
+        if metrics is None:
+            return False, None, {"reason": "no metrics saved"}
+        if key and key not in metrics:
+            return False, None, {"reason": "metrics key missing", "key": key}
+        return True, 0, {"metrics_keys": sorted(metrics)}
+    return False, None, {"reason": "unknown verifier", "verifier": verifier}
+
+
+def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: int, *, mode: str,
+                     oracle: JudgeOracle) -> dict[str, Any]:
+    """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes."""
+    check_mode(mode)
+    traj_id = int(item.trajectory.get("id") or 0)
+    answer = item.final_answer()
+    produced = item.produced_assets()
+    metrics = produced_metrics(item)
+    by_index = {ev["index"]: ev for ev in uses}
+    used: set[int] = set()
+    results: dict[str, dict[str, Any]] = {}
+    hits: dict[str, int | None] = {}
+    outcomes: list[CheckpointOutcome] = []
+    pending = 0
+
+    for cp in item.checkpoints:
+        key, axis = cp["key"], cp.get("axis") or ""
+        extra: dict[str, Any] = {}
+        passed, hit = False, None
+        method = "rule"
+        if axis == "S":
+            tools = {str(t).lower() for t in cp.get("tools") or []}
+            if "google_search" in tools:
+                queries, contexts, indices = [], [], []
+                for ev in uses:
+                    if _declared_only(ev) or str(ev.get("tool_name") or "").lower() != "google_search":
+                        continue
+                    if ev["index"] in used:
+                        continue
+                    q = (ev.get("arguments") or {}).get("query", "")
+                    if q:
+                        queries.append(str(q))
+                        contexts.append(str((ev.get("output") or {}).get("context", "")))
+                        indices.append(ev["index"])
+                if queries:
+                    method = "judge"
+                    desc = cp.get("description") or ""
+                    req = JudgeRequest.make(SEARCH_JUDGE, traj_id, f"search:{key}", {
+                        "description": desc, "expected": amme_expected_from_description(desc) or "",
+                        "queries": queries, "results": [c[:500] for c in contexts[:3]]})
+                    got = oracle.ask(req)
+                    if got is None:
+                        pending += 1
+                        extra["search_check"] = {"passed": False, "pending": True, "queries_evaluated": queries}
+                    else:
+                        ok = (got.label or "").upper() == "PASS"
+                        if ok:
+                            passed, hit = True, indices[0]
+                            used.add(hit)
+                        extra["search_check"] = {"passed": ok, "judge_response": got.raw_output,
+                                                 "judge": got.judge_name, "queries_evaluated": queries}
+            elif "google_lens_search" in tools:
+                for ev in uses:
+                    if ev["index"] in used or _declared_only(ev):
+                        continue
+                    if str(ev.get("tool_name") or "").lower() == "google_lens_search":
+                        passed, hit = True, ev["index"]
+                        used.add(hit)
+                        extra["matched_by"] = "google_lens_search"
+                        break
+            else:
+                extra["error"] = "S-axis checkpoint must name google_search or google_lens_search"
+            results[key] = {"axis": axis, "passed": passed, "hit_index": hit, **extra}
+        elif axis == "R":
+            if cp.get("answer_check") is not None:
+                passed, hit = amme_check_answer(cp["answer_check"], answer), len(uses)
+                results[key] = {"axis": axis, "passed": passed, "hit_index": hit, "answer_check": cp["answer_check"]}
+            else:
+                results[key] = {"axis": axis, "passed": False, "error": "R checkpoint without answer_check"}
+        elif axis == "V":
+            if cp.get("answer_check") is not None:
+                results[key] = {"axis": axis}
+                hits[key] = None
+                outcomes.append(CheckpointOutcome(cp.get("id"), key, amme_check_answer(cp["answer_check"], answer),
+                                                  None, "rule", {"final_answer_checkpoint": True,
+                                                                 "excluded_from": "V"}))
+                continue
+            tool_ok = visual_ok = False
+            has_tool = cp.get("code_check") is not None
+            has_visual = cp.get("visual_check") is not None
+            if has_tool:
+                verifier = str((cp.get("code_check") or {}).get("verifier") or "")
+                op = next((p for p in PRIMITIVES_OP if p in verifier.lower()), None)
+                ok, vhit, vdetail = _dispatch_verifier(verifier, uses, used, mode=mode,
+                                                       produced_images=len(produced), metrics=metrics)
+                if ok:
+                    tool_ok, hit = True, vhit
+                    if vhit is not None:
+                        used.add(vhit)
+                    extra["code_check"] = {"verifier": verifier, "passed": True, "hit_index": vhit, "detail": vdetail}
+                if not tool_ok and op:
+                    ok, ohit = _require_op(uses, op, used, one_to_one=True)
+                    if ok:
+                        tool_ok, hit = True, ohit
+                        used.add(ohit)  # type: ignore[arg-type]
+                        extra["matched_by"] = "verifier_op"
+                if not tool_ok and cp.get("tools"):
+                    wanted = {str(t).lower() for t in cp["tools"]}
+                    for ev in uses:
+                        if ev["index"] in used or _declared_only(ev):
+                            continue
+                        if any(n in wanted for n in _names(ev)):
+                            tool_ok, hit = True, ev["index"]
+                            used.add(hit)
+                            extra["matched_by"] = "tools_list"
+                            break
+            if has_visual:
+                method = "judge"
+                vc = cp["visual_check"] or {}
+                images = list(produced)
+                fallback = False
+                if not images:
+                    query = item.query_assets()
+                    images = query[:1] if mode == "faithful" else query
+                    fallback = bool(images)
+                judged = []
+                expected = str(vc.get("expected_answer") or "").strip()
+                waiting = 0
+                for asset in images:
+                    req = JudgeRequest.make(VISUAL_JUDGE, traj_id, f"visual:{key}:{asset}",
+                                            {"question": vc.get("question") or ""}, [asset])
+                    got = oracle.ask(req)
+                    if got is None:
+                        waiting += 1
+                        judged.append({"asset_id": asset, "pending": True, "passed": False})
+                        continue
+                    said = str((got.parsed or {}).get("answer") if isinstance(got.parsed, dict) else "") \
+                        or str(got.raw_output or "")
+                    ok = expected.lower() in said.strip().lower()
+                    judged.append({"asset_id": asset, "judge_answer": said, "judge": got.judge_name, "passed": ok})
+                    if ok:
+                        visual_ok = True
+                        break
+                if waiting and not visual_ok:
+                    pending += waiting
+                extra["visual_check"] = ({"question": vc.get("question"), "expected_answer": expected,
+                                          "judge_results": judged, "passed": visual_ok,
+                                          "images_checked": len(judged), "fallback_to_original": fallback}
+                                         if images else {"error": "no images to check", "passed": False})
+            if has_tool and has_visual:
+                passed = tool_ok and visual_ok
+            elif has_tool:
+                passed = tool_ok
+            elif has_visual:
+                passed = visual_ok
+            else:
+                extra["error"] = "V-axis checkpoint needs code_check or visual_check"
+            results[key] = {"axis": axis, "passed": passed, "hit_index": hit, **extra}
+        else:
+            results[key] = {"axis": axis, "passed": False, "error": f"unknown axis {axis!r}"}
+        hits[key] = results[key].get("hit_index")
+        event_id = by_index[hit]["event_id"] if hit is not None and hit in by_index else None
+        outcomes.append(CheckpointOutcome(cp.get("id"), key, bool(results[key].get("passed")), event_id, method,
+                                          {k: v for k, v in results[key].items() if k != "passed"}))
+
+    r_total, r_pass, order_details = len(item.ordering), 0, []
+    for oc in item.ordering:
+        max_gap = int(oc.get("max_gap") or 0)
+        ok, indices = True, []
+        for cid in oc.get("sequence") or []:
+            if not results.get(cid, {}).get("passed") or hits.get(cid) is None:
+                ok = False
+                break
+            indices.append(int(hits[cid]))  # type: ignore[arg-type]
+        if ok:
+            for a, b in zip(indices, indices[1:]):
+                if b < a or (b - a - 1) > max_gap:
+                    ok = False
+                    break
+        r_pass += ok
+        order_details.append({"key": oc.get("key"), "passed": ok, "indices": indices, "max_gap": max_gap})
+
+    s_ids = [cp["key"] for cp in item.checkpoints if cp.get("axis") == "S"]
+    v_ids = [cp["key"] for cp in item.checkpoints if cp.get("axis") == "V" and cp.get("answer_check") is None]
+    S = sum(results[k]["passed"] for k in s_ids) / len(s_ids) if s_ids else None
+    V = sum(results[k]["passed"] for k in v_ids) / len(v_ids) if v_ids else None
+    R = r_pass / r_total if r_total else 1.0
+    ref_calls = int(item.task.get("reference_tool_calls") or 0)
+    per_call = float(item.task.get("penalty_per_extra_call") or 0.0)
+    max_calls = int(item.task.get("max_tool_calls") or 0)
+    excess = max(0, effective_calls - ref_calls)
+    penalty = min(1.0, excess * per_call)
+    if max_calls > 0 and effective_calls > max_calls:
+        penalty = 1.0
+    valid = [s for s in (S, V) if s is not None]
+    base = sum(valid) / len(valid) if valid else 0.0
+    return {
+        "checkpoint_results": results,
+        "ordering_results": order_details,
+        "scores": {"S": S, "V": V, "R": R, "base": base, "penalty": penalty, "PQS": base * (1.0 - penalty)},
+        "efficiency": {"effective_tool_calls": effective_calls, "reference_tool_calls": ref_calls,
+                       "max_tool_calls": max_calls, "excess_calls": excess},
+        "outcomes": outcomes,
+        "pending_judgements": pending,
+    }
