@@ -1,0 +1,225 @@
+"""``chainmark endpoints …``, ``chainmark run …`` and ``chainmark runs …``: model endpoints, running a
+benchmark against one (resumable, replayable) and looking at the runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+import sqlalchemy as sa
+from sqlmodel import select
+
+from evaluation.harness import (MODES, Budgets, RetryPolicy, RunProgress, RunSpec, add_endpoint, create_run,
+                                list_endpoints, run_blocking)
+from evaluation.harness.endpoints import parse_param
+from store import read_only, session_scope
+from store.models import Benchmark, Event, ModelEndpoint, Run, Trajectory
+from tui.context import AppContext, emit_json, pass_ctx, table
+
+
+@click.group("endpoints")
+def endpoints_group() -> None:
+    """OpenAI-compatible model endpoints (the API key stays in an environment variable)."""
+
+
+@endpoints_group.command("add")
+@click.argument("name")
+@click.option("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+@click.option("--model", "-m", required=True, help="Model id sent in each request.")
+@click.option("--api-key-env", metavar="VAR", help="NAME of the environment variable holding the key.")
+@click.option("--param", "params", multiple=True, metavar="K=V", help="Sampling parameter, e.g. temperature=0.")
+@click.option("--replace", is_flag=True, help="Overwrite an endpoint of the same name.")
+@pass_ctx
+def add_cmd(app: AppContext, name: str, base_url: str, model: str, api_key_env: str | None,
+            params: tuple[str, ...], replace: bool) -> None:
+    """Store an endpoint by name."""
+    parsed = dict(parse_param(p) for p in params)
+    with session_scope(app.engine, app.actor) as s:
+        ep = add_endpoint(s, name, base_url, model, api_key_env=api_key_env, params=parsed, replace=replace)
+    click.echo(f"endpoint {ep.name}: {ep.model} at {ep.base_url}"
+               + (f" (key from ${ep.api_key_env})" if ep.api_key_env else " (no key)"))
+
+
+@endpoints_group.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def list_cmd(app: AppContext, as_json: bool) -> None:
+    """Endpoints with their model, URL, key variable (never the key) and parameters."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = [e.to_dict() for e in list_endpoints(s)]
+    if as_json:
+        emit_json(rows)
+        return
+    click.echo(table([[r["name"], r["model"], r["base_url"], r["api_key_env"] or "",
+                       "set" if r["key_present"] else ("-" if r["api_key_env"] else ""),
+                       json.dumps(r["params"]) if r["params"] else ""] for r in rows],
+                     ["endpoint", "model", "base url", "key var", "key", "params"]))
+
+
+class _ProgressLine:
+    """One plain-text progress line on stderr: rewritten in place on a terminal, throttled lines otherwise."""
+
+    def __init__(self, interval: float = 1.0):
+        self.tty = sys.stderr.isatty()
+        self.interval = interval if not self.tty else 0.1
+        self.last = 0.0
+
+    def __call__(self, p: RunProgress) -> None:
+        now = time.monotonic()
+        if not p.finished and now - self.last < self.interval and p.completed < p.total - p.skipped:
+            return
+        self.last = now
+        todo = max(1, p.total - p.skipped)
+        width = 24
+        filled = int(width * p.completed / todo)
+        bar = "#" * filled + "." * (width - filled)
+        line = f"[{bar}] {p.line()}"
+        if self.tty:
+            click.echo("\r" + line + ("\n" if p.finished else ""), err=True, nl=False)
+        else:
+            click.echo(line, err=True)
+
+
+@click.command("run")
+@click.option("--benchmark", "-b", help="Benchmark to run (not needed with --resume).")
+@click.option("--endpoint", "-e", help="Endpoint name (not needed with --resume).")
+@click.option("--mode", "-m", type=click.Choice(MODES), help="Protocol: atomic, code, react, plan or step.")
+@click.option("-j", "--concurrency", type=int, default=4, show_default=True, help="Trajectories at once.")
+@click.option("--limit", type=int, help="Only the first N tasks (by id).")
+@click.option("--task", "task_ids", type=int, multiple=True, help="Only these task ids (repeatable).")
+@click.option("--status", help="Only tasks in this authoring status (e.g. verified).")
+@click.option("--resume", "resume_id", type=int, metavar="RUN_ID", help="Continue a run: finished tasks are kept.")
+@click.option("--retry-failed", is_flag=True, help="With --resume: also redo failed trajectories.")
+@click.option("--replay", is_flag=True, help="Answer every model call from the replay cache (offline).")
+@click.option("--max-rounds", type=int, help="Model calls per task (default per mode).")
+@click.option("--max-tool-calls", type=int, help="Tool calls per task (default per mode).")
+@click.option("--max-tokens", type=int, help="Total tokens per task.")
+@click.option("--max-seconds", type=float, default=600.0, show_default=True, help="Wall seconds per task.")
+@click.option("--retries", type=int, default=5, show_default=True, help="Attempts per model call (429/5xx/timeouts).")
+@click.option("--name", help="A name for the run.")
+@click.option("--json", "as_json", is_flag=True, help="Print the final summary as JSON.")
+@pass_ctx
+def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: str | None, concurrency: int,
+            limit: int | None, task_ids: tuple[int, ...], status: str | None, resume_id: int | None,
+            retry_failed: bool, replay: bool, max_rounds: int | None, max_tool_calls: int | None,
+            max_tokens: int | None, max_seconds: float | None, retries: int, name: str | None,
+            as_json: bool) -> None:
+    """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
+    if resume_id is not None:
+        run_id = resume_id
+        with session_scope(read_only(app.engine)) as s:
+            if s.get(Run, run_id) is None:
+                raise click.ClickException(f"no run with id {run_id}")
+    else:
+        missing = [o for o, v in (("--benchmark", benchmark), ("--endpoint", endpoint), ("--mode", mode)) if not v]
+        if missing:
+            raise click.UsageError(f"missing {', '.join(missing)} (or give --resume RUN_ID)")
+        spec = RunSpec(benchmark or "", endpoint or "", mode or "", concurrency=concurrency, limit=limit,
+                       budgets=Budgets(max_rounds, max_tool_calls, max_tokens, max_seconds), replay=replay,
+                       name=name, task_ids=list(task_ids) or None, status=status,
+                       retry=RetryPolicy(attempts=max(1, retries)))
+        with session_scope(app.engine, app.actor) as s:
+            run_id = create_run(s, spec).id or 0
+    click.echo(run_id)
+    sys.stdout.flush()
+    try:
+        summary = run_blocking(app.engine, app.blobs, run_id, progress=_ProgressLine(), retry_failed=retry_failed,
+                               actor=app.actor)
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted; continue with: chainmark run --resume {run_id}", err=True)
+        raise SystemExit(130)
+    if as_json:
+        emit_json(summary.to_dict())
+    if summary.failed:
+        click.echo(f"{summary.failed} trajectories failed; see `chainmark runs show {run_id}`", err=True)
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """List and inspect runs."""
+
+
+def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
+    stmt = (select(Run, Benchmark.name, ModelEndpoint.name).join(Benchmark, Benchmark.id == Run.benchmark_id)
+            .join(ModelEndpoint, ModelEndpoint.id == Run.endpoint_id, isouter=True).order_by(Run.id))
+    if run_ids:
+        stmt = stmt.where(Run.id.in_(run_ids))  # type: ignore[union-attr]
+    rows = s.exec(stmt).all()
+    counts: dict[int, dict[str, int]] = {}
+    agg = s.exec(select(Trajectory.run_id, Trajectory.status, sa.func.count()).group_by(Trajectory.run_id,
+                                                                                        Trajectory.status)).all()
+    for rid, st, n in agg:
+        counts.setdefault(rid, {})[st] = n
+    out = []
+    for run, bname, ename in rows:
+        c = counts.get(run.id or 0, {})
+        out.append({"id": run.id, "name": run.name, "benchmark": bname, "endpoint": ename, "mode": run.mode,
+                    "status": run.status, "done": c.get("done", 0), "failed": c.get("failed", 0),
+                    "unfinished": sum(v for k, v in c.items() if k not in ("done", "failed")),
+                    "concurrency": run.concurrency, "prompt_version": run.prompt_version, "budgets": run.budgets,
+                    "replay": bool((run.config or {}).get("replay")),
+                    "created_at": run.created_at.isoformat() if run.created_at else None,
+                    "started_at": run.started_at.isoformat() if run.started_at else None,
+                    "finished_at": run.finished_at.isoformat() if run.finished_at else None})
+    return out
+
+
+@runs_group.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def runs_list(app: AppContext, as_json: bool) -> None:
+    """Runs with their benchmark, endpoint, mode, status and trajectory counts."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = _run_rows(s)
+    if as_json:
+        emit_json(rows)
+        return
+    click.echo(table([[r["id"], r["benchmark"], r["endpoint"] or "", r["mode"], r["status"], r["done"], r["failed"],
+                       r["unfinished"], "replay" if r["replay"] else "", (r["created_at"] or "")[:19]] for r in rows],
+                     ["run", "benchmark", "endpoint", "mode", "status", "done", "failed", "open", "", "created"]))
+
+
+@runs_group.command("show")
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def runs_show(app: AppContext, run_id: int, as_json: bool) -> None:
+    """One run: settings, totals and every trajectory (status, answer, usage, error)."""
+    with session_scope(read_only(app.engine)) as s:
+        rows = _run_rows(s, [run_id])
+        if not rows:
+            raise click.ClickException(f"no run with id {run_id}")
+        data = rows[0]
+        trajs = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+        n_events = dict(s.exec(select(Event.trajectory_id, sa.func.count()).join(
+            Trajectory, Trajectory.id == Event.trajectory_id).where(Trajectory.run_id == run_id)
+            .group_by(Event.trajectory_id)).all())
+        data["trajectories"] = [{"id": t.id, "task_id": t.task_id, "task_revision": t.task_revision,
+                                 "status": t.status, "final_answer": t.final_answer, "usage": t.usage,
+                                 "error": t.error, "events": n_events.get(t.id, 0)} for t in trajs]
+        data["tokens"] = sum(int((t.usage or {}).get("total_tokens") or 0) for t in trajs)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint']} "
+               f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]")
+    click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
+    click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
+    click.echo(table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
+                       (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
+                       _short(t["final_answer"] or t["error"] or "", 60)] for t in data["trajectories"]],
+                     ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]))
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(endpoints_group)
+    cli.add_command(run_cmd)
+    cli.add_command(runs_group)
