@@ -80,8 +80,8 @@ def seed_study(engine: Engine, blobs: FolderBlobStore, n: int = 5) -> dict[str, 
         s.add(run)
         s.flush()
         ids["run"] = run.id
-        judges = [Judge(name="judge-a", template="yes-no", created_at=FIXED),
-                  Judge(name="judge-b", template="yes-no", created_at=FIXED)]
+        judges = [Judge(name="judge-a", template="yes-no", params={"scale": "yes-no"}, created_at=FIXED),
+                  Judge(name="judge-b", template="yes-no", params={"scale": "yes-no"}, created_at=FIXED)]
         s.add_all(judges)
         s.flush()
         for i in range(n):

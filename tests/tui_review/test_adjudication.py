@@ -1,0 +1,68 @@
+"""Adjudication queue: disagreements listed with every rater's value; recording one stores provenance."""
+
+from __future__ import annotations
+
+from sqlmodel import select
+
+from store import session_scope
+from store.models import Adjudication, HumanRating, Verdict
+from tests.tui_review.conftest import rate_as, settle
+from tui.screens.review.adjudication import AdjudicationScreen
+from tui.widgets.review.panels import JudgementsPanel, VerdictCard
+
+ANN = ["yes", "no", "yes", "yes", "no"]
+BOB = ["yes", "yes", "no", "no", "no"]
+
+
+async def test_adjudicate_one_disagreement(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    rate_as(engine, "ann", ANN, study["trajectories"])
+    rate_as(engine, "bob", BOB, study["trajectories"])
+    t = study["trajectories"]
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(150, 46)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(AdjudicationScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, AdjudicationScreen)
+        # trajectory 1: everyone says yes → not queued; the other four split
+        assert [d.unit.id for d in screen.items] == t[1:]
+        item = screen.item
+        assert item is not None and item.disagreement.unit.id == t[1]
+        assert item.disagreement.values == {"human:ann": "no", "human:bob": "yes", "judge:judge-a": "no",
+                                            "judge:judge-b": "yes"}
+        cards = screen.query_one(JudgementsPanel).query(VerdictCard)
+        texts = [str(c.render()) for c in cards]
+        assert len(cards) == 4 and any("differs from the reference" in x for x in texts)  # rationales shown
+        await pilot.press("v", *"yes", "enter", *"the count of 3 is right", "enter")
+        await settle(pilot, app)
+        assert [d.unit.id for d in screen.items] == t[2:]
+    with session_scope(engine) as s:
+        adj = s.exec(select(Adjudication)).one()
+        assert (adj.target_kind, adj.target_id, adj.scale, adj.final_value) == ("trajectory", t[1], "yes-no", "yes")
+        assert adj.rationale == "the count of 3 is right"
+        on_t1 = {r.value: r.id for r in s.exec(select(HumanRating).where(HumanRating.target_id == t[1])).all()}
+        verdicts = {v.label: v.id for v in s.exec(select(Verdict).where(Verdict.target_id == t[1])).all()}
+        ann_id, bob_id, va, vb = on_t1["no"], on_t1["yes"], verdicts["no"], verdicts["yes"]
+        assert adj.overrides["ratings"] == [ann_id] and adj.overrides["verdicts"] == [va]
+        assert adj.overrides["confirmed"] == {"ratings": [bob_id], "verdicts": [vb]}
+        assert len(s.exec(select(HumanRating)).all()) == 10  # originals untouched
+
+
+async def test_threshold_and_missing_rationale(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    rate_as(engine, "ann", ANN, study["trajectories"])
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(150, 46)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(AdjudicationScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        assert len(screen.items) == 4  # ann vs the judges
+        await pilot.press("v", *"no", "enter", "enter")  # no rationale: refused, nothing written
+        await settle(pilot, app)
+        await pilot.press("escape")
+        await pilot.press("plus")
+        await settle(pilot, app)
+        assert screen.filter.threshold == 0.1 and len(screen.items) == 4  # nominal splits are all 1.0
+    with session_scope(engine) as s:
+        assert s.exec(select(Adjudication)).all() == []

@@ -1,0 +1,205 @@
+"""Adjudication queue: targets where raters split beyond a threshold, everything side by side.
+
+The reviewer sees the target, every judge's verdict with its rationale, every human rating with its
+comment and any earlier adjudication, then records a final value and a rationale. The originals stay;
+the stored adjudication lists which verdicts and ratings it overrode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from evaluation.agreement.disagreements import Disagreement
+from tui.messages import Loaded, Saved
+from tui.screens.base import WorkScreen
+from tui.screens.review.adjudication_data import (
+    AdjudicationItem,
+    QueueFilter,
+    adjudication_item,
+    disagreement_queue,
+    record_adjudication,
+)
+from tui.widgets.review.event_text import value_text
+from tui.widgets.review.panels import JudgementsPanel, content_text
+from tui.widgets.review.scale_keys import legend
+
+CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+
+
+def _row_key(d: Disagreement) -> str:
+    return f"{d.unit.label()}|{d.scale}|{d.dimension}"
+
+
+class AdjudicationScreen(WorkScreen):
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("plus,equals_sign", "threshold(0.1)", "Threshold +", key_display="+"),
+        Binding("minus", "threshold(-0.1)", "Threshold −", key_display="-"),
+        Binding("a", "toggle_adjudicated", "Show adjudicated"),
+        Binding("v", "focus_value", "Final value"),
+        Binding("ctrl+s", "record", "Record", priority=True),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, reviewer: str | None = None, scale: str = "", threshold: float = 0.0) -> None:
+        super().__init__()
+        self.reviewer = reviewer
+        self.filter = QueueFilter(threshold=threshold, scale=scale)
+        self.items: list[Disagreement] = []
+        self.item: AdjudicationItem | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="adj-status")
+        with Horizontal(id="adj-body"):
+            yield DataTable(id="adj-queue", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="adj-main"):
+                with VerticalScroll(id="adj-scroll", can_focus=False):
+                    yield Static("", id="adj-content")
+                yield Static("", id="adj-values")
+                yield JudgementsPanel(id="adj-judgements")
+                with Horizontal(id="adj-form"):
+                    yield Input(placeholder="final value", id="final-value")
+                    yield Input(placeholder="rationale (enter records)", id="rationale")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#adj-queue", DataTable)
+        for label, width in (("target", 18), ("scale", 14), ("split", 5), ("between", 24)):
+            table.add_column(label, width=width)
+        table.focus()
+
+    @property
+    def who(self) -> str:
+        return self.reviewer or self.cm.actor or ""
+
+    def refresh_data(self) -> None:
+        flt = self.filter
+        self.load("queue", lambda s: (flt, disagreement_queue(s, flt)))
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        if message.what == "queue":
+            flt, items = message.data
+            if flt == self.filter:
+                self._show_queue(items)
+        elif message.what == "item":
+            self._show_item(message.data)
+
+    def _show_status(self) -> None:
+        f = self.filter
+        text = Text()
+        text.append(f"reviewer {self.who}", style="bold")
+        text.append(f"  ·  {len(self.items)} disagreement(s)  ·  split > {f.threshold:.1f}"
+                    f"  ·  {f.scale or 'all scales'}" + ("  ·  incl. adjudicated" if f.include_adjudicated else ""))
+        self.query_one("#adj-status", Static).update(text)
+
+    def _show_queue(self, items: list[Disagreement]) -> None:
+        table = self.query_one("#adj-queue", DataTable)
+        keep = _row_key(self.item.disagreement) if self.item else None
+        self.items = items
+        table.clear()
+        for d in items:
+            table.add_row(d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""), f"{d.split:.2f}",
+                          ", ".join(d.pair_kinds), key=_row_key(d))
+        self._show_status()
+        if not items:
+            self.item = None
+            self.query_one("#adj-content", Static).update("no disagreements beyond the threshold")
+            self.query_one("#adj-values", Static).update("")
+            self.query_one(JudgementsPanel).show([], [], [], [])
+            return
+        keys = [_row_key(d) for d in items]
+        table.move_cursor(row=keys.index(keep) if keep in keys else 0)
+        self._load_item(table.cursor_row)
+
+    @on(DataTable.RowHighlighted, "#adj-queue")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._load_item(event.cursor_row)
+
+    def _load_item(self, row: int) -> None:
+        if not 0 <= row < len(self.items):
+            return
+        d, who = self.items[row], self.who
+        self.load("item", lambda s: adjudication_item(s, who, d))
+
+    def _show_item(self, item: AdjudicationItem) -> None:
+        changed = self.item is None or _row_key(self.item.disagreement) != _row_key(item.disagreement)
+        self.item = item
+        d, view = item.disagreement, item.view
+        self.query_one("#adj-content", Static).update(content_text(view.content))
+        values = Text()
+        values.append(f"{d.unit.label()} on {d.scale}" + (f".{d.dimension}" if d.dimension else ""), style="bold")
+        values.append(f"  split {d.split:.2f} ({', '.join(d.pair_kinds)})\n")
+        for rater, value in d.values.items():
+            src = d.sources.get(rater) or ["", ""]
+            values.append(f"  {rater} = {value_text(value)}", style="green" if rater.startswith("human") else "")
+            values.append(f"  ({src[0]} {src[1]})\n", style="dim")
+        self.query_one("#adj-values", Static).update(values)
+        ratings = ([view.own_rating] if view.own_rating else []) + list(view.other_ratings)
+        self.query_one(JudgementsPanel).show(view.verdicts, ratings, view.adjudications, [])
+        if changed:
+            hint = legend(item.scale).replace(" · ", ", ")
+            field = f"{d.dimension} " if d.dimension else ""
+            box = self.query_one("#final-value", Input)
+            box.placeholder = f"final {field}value ({hint})"
+            box.value = value_text(d.adjudicated) if d.adjudicated is not None else ""
+            self.query_one("#rationale", Input).value = ""
+
+    # ------------------------------------------------------------------ actions
+
+    def action_threshold(self, delta: float) -> None:
+        t = round(min(0.9, max(0.0, self.filter.threshold + delta)), 1)
+        self.filter = QueueFilter(t, self.filter.scale, self.filter.include_adjudicated)
+        self.refresh_data()
+
+    def action_toggle_adjudicated(self) -> None:
+        f = self.filter
+        self.filter = QueueFilter(f.threshold, f.scale, not f.include_adjudicated)
+        self.refresh_data()
+
+    def action_focus_value(self) -> None:
+        self.query_one("#final-value", Input).focus()
+
+    @on(Input.Submitted, "#final-value")
+    def _value_entered(self) -> None:
+        self.query_one("#rationale", Input).focus()
+
+    @on(Input.Submitted, "#rationale")
+    def _rationale_entered(self) -> None:
+        self.action_record()
+
+    def action_record(self) -> None:
+        if self.item is None:
+            return
+        value = self.query_one("#final-value", Input).value.strip()
+        rationale = self.query_one("#rationale", Input).value.strip()
+        if not value:
+            self.notify("type the final value first", severity="warning")
+            self.query_one("#final-value", Input).focus()
+            return
+        if not rationale:
+            self.notify("an adjudication needs a rationale", severity="warning")
+            self.query_one("#rationale", Input).focus()
+            return
+        item, who = self.item, self.who
+        self.save("adjudication", lambda s: record_adjudication(s, who, item, value, rationale))
+
+    @on(Saved)
+    def _saved(self, message: Saved) -> None:
+        if message.what == "adjudication":
+            self.notify(f"adjudication {message.data} recorded", timeout=3)
+            self.query_one("#adj-queue", DataTable).focus()
+
+    def action_back(self) -> None:
+        if isinstance(self.focused, Input):
+            self.query_one("#adj-queue", DataTable).focus()
+        else:
+            self.app.pop_screen()
