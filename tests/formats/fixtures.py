@@ -209,3 +209,126 @@ def write_mme_run(root: Path, ident: str = "0000") -> Path:
     _write(d, "conversation.json", json.dumps(conv).encode())
     _write(d, "raw_model_output_turn_1.txt", b"calling crop")
     return d
+
+
+# ------------------------------------------------------------------ ISG
+
+
+def isg_line(i: int) -> dict[str, Any]:
+    ident = f"{i:04d}"
+    return {"id": ident, "Category": ["Prediction", "HowTo", "Object_VQA"][i % 3],
+            "Query": [{"type": "text", "content": f"Show what happens next in scene {i}."},
+                      {"type": "image", "content": f"images/{ident}_q1.png"}],
+            "Golden": [{"type": "text", "content": f"The scene {i} continues."},
+                       {"type": "image", "content": f"images/{ident}_g1.png"},
+                       {"type": "image", "content": f"images/{ident}_g2.png"}],
+            "predict": {"structure": {"Query": ["<query_text1>", "<query_img1>"],
+                                      "Answer": ["<gen_text1>", "<gen_img1>", "<gen_img2>"]},
+                        "block_tuple": {"relation": [["<gen_text1>", "<query_img1>", "describes"]]},
+                        "block_qa": {"questions": [{"subject": "<gen_text1>", "object": "<query_img1>",
+                                                    "relation": "describes", "Question": "Does it describe?"}]},
+                        "image_tuple": [["entity", "hands", "<gen_img1>"]],
+                        "image_qa": {"questions": [{"image": "<gen_img1>", "Question": "Hands?", "id": 0,
+                                                    "Preliminary": []}]}}}
+
+
+def write_isg(root: Path, n: int = 3) -> list[dict[str, Any]]:
+    lines = [isg_line(i) for i in range(n)]
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "ISG-Bench.jsonl").write_text("".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines),
+                                          encoding="utf-8")
+    for i in range(n):
+        ident = f"{i:04d}"
+        for j, name in enumerate(("q1", "g1", "g2")):
+            _write(root, f"images/{ident}_{name}.png", png(100 + i * 3 + j))
+    return lines
+
+
+# ------------------------------------------------------------------ VTC
+
+
+VTC_HEADER = ["index", "id", "category", "image", "question", "answer", "A", "B", "C", "D"]
+
+
+def vtc_rows() -> list[dict[str, str]]:
+    return [
+        {"index": "1", "id": "ocr_1", "category": "ocr", "image": "images/ocr/ocr_1.jpg",
+         "question": "The sign is mirrored. What does it say?", "answer": "光陽機車", "A": "", "B": "", "C": "",
+         "D": "", "model_tools_gt": "[\"Crop\", \"Flip\", \"Resize\", \"Sharpen\"]"},
+        {"index": "2", "id": "counting_1", "category": "counting", "image": "images/counting/counting_1.jpg",
+         "question": "How many people face us?", "answer": "B", "A": "6", "B": "5", "C": "3", "D": "4",
+         "model_tools_gt": "[\u201cConvert Color\u201d, \u201cBinarize\u201d, \u201cDraw Contours\u201d]"},
+        {"index": "3", "id": "math_1", "category": "math", "image": "images/math/math_1.jpg",
+         "question": "\"Quoted\" question: which colour is rarest?", "answer": "Green", "A": "Green",
+         "B": "All have the same quantity", "C": "Blue", "D": "Red",
+         "model_tools_gt": "[\"Zoom in\", \"Color Filter\", \"Measure Area\"]"},
+        {"index": "4", "id": "perceptual_Restoration_1", "category": "perceptual",
+         "image": "images/perceptual_restoration/perceptual_Restoration_1.jpg",
+         "question": "Read the blurred number plate and give every character in order please", "answer":
+         "AB 12 CD 3456 X", "A": "", "B": "", "C": "", "D": "", "model_tools_gt": "[\"Denoise\", \"Sharpen\"]"},
+    ]
+
+
+def _tsv(rows: list[dict[str, str]], header: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter="\t", lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow([r.get(c, "") for c in header])
+    return buf.getvalue()
+
+
+def write_vtc(root: Path) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The two TSVs, deliberately not row-aligned: different orders, and one id in each file only."""
+    rows = vtc_rows()
+    gt = rows[:]
+    main = [{k: v for k, v in r.items() if k != "model_tools_gt"} for r in reversed(rows[:3])]
+    main.append({"index": "9", "id": "spatial_1", "category": "spatial", "image": "images/spatial/spatial_1.jpg",
+                 "question": "Which is left?", "answer": "A", "A": "cup", "B": "dog", "C": "", "D": ""})
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "VTC-Bench.tsv").write_text(_tsv(main, VTC_HEADER), encoding="utf-8")
+    (root / "VTC-Bench_GTToolChain.tsv").write_text(_tsv(gt, VTC_HEADER + ["model_tools_gt"]), encoding="utf-8")
+    for n, r in enumerate(rows + [main[-1]]):
+        _write(root, r["image"], jpg(200 + n))
+    return main, gt
+
+
+def read_tsv_cells(path: Path) -> list[list[str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return [row for row in csv.reader(fh, delimiter="\t")]
+
+
+# ------------------------------------------------------------------ ATP
+
+
+def atp_line(i: int) -> dict[str, Any]:
+    ident = f"trace-{i}"
+    gt = ("Start by checking the parts list.\n"
+          '<tool>{"tool_name": "Reference", "description": "the exploded view", "params": {"img_index": 1}}</tool>\n'
+          "Then tighten the bolts as shown.\n"
+          '<tool>{"tool_name": "Edit", "description": "circle the bolts", "params": {"img_index": 0, '
+          '"prompt": "circle the two bolts"}}</tool>\n'
+          '<tool>{"tool_name": "Search", "description": "the product", "params": {"query": "model X ' + str(i) +
+          '"}}</tool>')
+    line: dict[str, Any] = {"trace_id": ident, "query": f"How do I assemble shelf {i}?",
+                            "image_query": f"images/{ident}_q.png" if i % 2 == 0 else None,
+                            "doc": [f"Manual part {i}a: parts.", f"Manual part {i}b: bolts."],
+                            "images": [f"images/{ident}_d0.png", f"images/{ident}_d1.png"],
+                            "gt": gt, "category": "Manual", "intent": "Operation Guide"}
+    if i == 1:
+        line["images"] = [[f"images/{ident}_d0.png"], [f"images/{ident}_d1.png"]]
+        line["doc"] = [f"Manual part {i}a: parts.", f"Manual part {i}b: bolts."]
+    return line
+
+
+def write_atp(root: Path, n: int = 3) -> list[dict[str, Any]]:
+    lines = [atp_line(i) for i in range(n)]
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "data.jsonl").write_text("".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines), "utf-8")
+    for i, line in enumerate(lines):
+        paths = [line["image_query"]] if line["image_query"] else []
+        for item in line["images"]:
+            paths.extend(item if isinstance(item, list) else [item])
+        for j, p in enumerate(paths):
+            _write(root, p, png(300 + i * 5 + j))
+    return lines
