@@ -1,0 +1,132 @@
+"""The numbers behind the agreement dashboard, computed in a worker exactly as ``chainmark agreement``.
+
+The statistics come from ``evaluation.agreement.summary.agreement_report`` over the same matrices
+(``collect``) with the same bootstrap defaults, so the dashboard and the CLI print the same κ and α.
+The screen adds what a table cannot show well: confusion matrices per rater pair, each rater's score
+distribution and agreement per task category.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session
+
+from annotation.review.targets import Target, task_of
+from evaluation.agreement import stats
+from evaluation.agreement.matrix import JUDGE, RatingMatrix, collect, rater_kind
+from evaluation.agreement.rankings import judge_error_correlation, model_ranking
+from evaluation.agreement.summary import agreement_report
+from tui.screens.review.adjudication_data import scale_names
+
+DEFAULT_RESAMPLES = 1000
+"""Same as ``chainmark agreement --bootstrap`` so both show the same confidence intervals."""
+
+
+@dataclass(frozen=True)
+class DashboardQuery:
+    scale: str = ""
+    matrix_index: int = 0
+    raters: tuple[str, ...] = ()
+    target_kind: str = ""
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Confusion:
+    a: str
+    b: str
+    categories: list[Any]
+    counts: list[list[int]]
+
+    @property
+    def n(self) -> int:
+        return sum(map(sum, self.counts))
+
+
+@dataclass(frozen=True)
+class DashboardData:
+    query: DashboardQuery
+    scales: list[str]
+    scale: str
+    titles: list[str]
+    report: dict[str, Any] | None
+    confusions: list[Confusion] = field(default_factory=list)
+    categories: list[Any] = field(default_factory=list)
+    distribution: dict[str, list[int]] = field(default_factory=dict)
+    per_category: list[tuple[str, float | None, int]] = field(default_factory=list)
+
+
+def _categories(matrix: RatingMatrix) -> list[Any]:
+    seen = {v for v in matrix.cells.values()}
+    ordered = [v for v in matrix.scale.values if v in seen] if matrix.scale.level == "nominal" else \
+        list(matrix.scale.values)
+    extra = sorted((v for v in seen if v not in matrix.scale.values), key=lambda v: (str(type(v)), v))
+    return ordered + extra
+
+
+def confusion(matrix: RatingMatrix, a: str, b: str, categories: list[Any]) -> Confusion:
+    index = {c: i for i, c in enumerate(categories)}
+    counts = [[0] * len(categories) for _ in categories]
+    for u in matrix.units:
+        va, vb = matrix.cells.get((a, u)), matrix.cells.get((b, u))
+        if va is not None and vb is not None:
+            counts[index[va]][index[vb]] += 1
+    return Confusion(a, b, categories, counts)
+
+
+def _per_category(session: Session, matrix: RatingMatrix) -> list[tuple[str, float | None, int]]:
+    groups: dict[str, list[int]] = {}
+    for j, u in enumerate(matrix.units):
+        try:
+            task = task_of(session, Target(u.kind, u.id, u.part))
+        except ValueError:
+            task = None
+        groups.setdefault((task.category if task else None) or "(none)", []).append(j)
+    rows = matrix.rows()
+    out = []
+    for cat in sorted(groups):
+        cols = groups[cat]
+        est = stats.percent_agreement([[r[j] for j in cols] for r in rows])
+        out.append((cat, est.value, est.n))
+    return out
+
+
+def report_dict(session: Session, matrix: RatingMatrix, resamples: int, seed: int) -> dict[str, Any]:
+    """The agreement report as ``chainmark agreement --json`` prints it for this matrix."""
+    data = agreement_report(matrix, resamples=resamples, seed=seed).to_dict()
+    if sum(1 for r in matrix.raters if rater_kind(r) == JUDGE) >= 2:
+        data["model_ranking"] = model_ranking(session, matrix).to_dict()
+        errors, source = judge_error_correlation(session, matrix)
+        data["judge_errors"] = {**errors.to_dict(), "reference": source}
+    return data
+
+
+def dashboard_data(session: Session, q: DashboardQuery) -> DashboardData:
+    names = []
+    matrices_by_scale: dict[str, list[RatingMatrix]] = {}
+    for name in scale_names(session):
+        ms = [m for m in collect(session, name, target_kind=q.target_kind or None, raters=list(q.raters) or None)
+              if m.units]
+        if ms:
+            names.append(name)
+            matrices_by_scale[name] = ms
+    scale = q.scale if q.scale in matrices_by_scale else (names[0] if names else "")
+    if not scale:
+        return DashboardData(q, names, "", [], None)
+    matrices = matrices_by_scale[scale]
+    matrix = matrices[q.matrix_index % len(matrices)]
+    categories = _categories(matrix)
+    rows = matrix.rows()
+    index = {c: i for i, c in enumerate(categories)}
+    distribution = {}
+    for rater, row in zip(matrix.raters, rows):
+        counts = Counter(index[v] for v in row if v is not None)
+        distribution[rater] = [counts.get(i, 0) for i in range(len(categories))]
+    pairs = [(a, b) for i, a in enumerate(matrix.raters) for b in matrix.raters[i + 1:]]
+    confusions = [c for c in (confusion(matrix, a, b, categories) for a, b in pairs) if c.n]
+    return DashboardData(q, names, scale, [m.title for m in matrices], report_dict(session, matrix, q.resamples, q.seed),
+                         confusions, categories, distribution, _per_category(session, matrix))
