@@ -1,0 +1,89 @@
+"""The store-backed judge oracle: answers a scorer's ``JudgeRequest`` from stored Verdict rows.
+
+A verdict answers a request when it is about the same target and was made from the very same prompt
+(same template version, same rendered text, same image bytes: the prompt hash). So a changed
+checkpoint or a re-run trajectory never silently reuses an old verdict. When several judges answered
+the same prompt, the ones named in ``prefer`` win, then the oldest judge; ``only`` restricts to them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, select
+
+from evaluation.judges.templates import Template, load_template, prompt_hash, render
+from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
+from store.models import Asset, Judge, Verdict
+
+
+class PromptBuilder:
+    """Renders requests and hashes their images (asset ids via the items' hashes or the DB; paths by bytes)."""
+
+    def __init__(self, session: Session | None, asset_sha: dict[int, str] | None = None):
+        self.session = session
+        self.asset_sha = dict(asset_sha or {})
+
+    def image_sha(self, ref: Any) -> str:
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            if ref not in self.asset_sha:
+                asset = self.session.get(Asset, ref) if self.session is not None else None
+                if asset is None:
+                    raise LookupError(f"judge prompt names asset {ref}, which does not exist")
+                self.asset_sha[ref] = asset.sha256
+            return self.asset_sha[ref]
+        path = Path(str(ref))
+        if path.is_file():
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+        raise FileNotFoundError(f"judge prompt names image {ref!r}, which is neither an asset id nor a file")
+
+    def build(self, req: JudgeRequest) -> tuple[Template, list[dict[str, Any]], str]:
+        tpl = load_template(req.judge)
+        messages = render(tpl, req.vars, list(req.images))
+        return tpl, messages, prompt_hash(tpl, messages, self.image_sha)
+
+
+class StoreOracle:
+    """Answers from Verdict rows of the given trajectories; remembers every unanswered request."""
+
+    def __init__(self, session: Session, items: list[Item], *, prefer: list[str] | None = None, only: bool = False):
+        self.prefer = list(prefer or [])
+        self.only = only
+        shas: dict[int, str] = {}
+        for it in items:
+            shas.update(it.asset_sha)
+        self.prompts = PromptBuilder(session, shas)
+        self.pending: list[JudgeRequest] = []
+        self.used_judges: set[str] = set()
+        self._index: dict[tuple[str, int, str, str], list[tuple[int, str, Verdict]]] = {}
+        ids = [int(it.trajectory["id"]) for it in items if it.trajectory.get("id") is not None]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = session.exec(select(Verdict, Judge).join(Judge, Judge.id == Verdict.judge_id)
+                                .where(Verdict.target_kind == "trajectory", Verdict.target_id.in_(chunk))  # type: ignore[attr-defined]
+                                .order_by(Verdict.id)).all()
+            for v, j in rows:
+                key = (j.template, v.target_id, v.target_part, v.prompt_hash or "")
+                self._index.setdefault(key, []).append((j.id or 0, j.name, v))
+
+    def _choose(self, found: list[tuple[int, str, Verdict]]) -> tuple[str, Verdict] | None:
+        if self.only:
+            found = [f for f in found if f[1] in self.prefer]
+        if not found:
+            return None
+        ranked = sorted(found, key=lambda f: (self.prefer.index(f[1]) if f[1] in self.prefer else len(self.prefer),
+                                              f[0], -(f[2].id or 0)))
+        return ranked[0][1], ranked[0][2]
+
+    def ask(self, request: JudgeRequest) -> JudgeAnswer | None:
+        _, _, h = self.prompts.build(request)
+        chosen = self._choose(self._index.get((request.judge, request.target_id, request.target_part, h), []))
+        if chosen is None:
+            self.pending.append(request)
+            return None
+        name, v = chosen
+        self.used_judges.add(name)
+        return JudgeAnswer(label=v.label, score=v.score, parsed=v.parsed, raw_output=v.raw_output,
+                           judge_name=name, verdict_id=v.id)

@@ -1,0 +1,117 @@
+"""``judge_run``: ask one judge every question a run's scorer still needs it to answer.
+
+How it finds the questions: it scores the run with an oracle that only knows this judge's verdicts;
+every request the profile made for this judge and got no answer for is a question to ask. Some
+questions only exist after others are answered (Agentic-MME's one-to-one search matching, ATP's chief
+judge that reads the two inspectors' reports), so this repeats until nothing new comes up.
+Model calls happen outside any write transaction; each round's verdicts are written in one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from evaluation.benchmarks import ScoreContext
+from evaluation.judges.client import (
+    EndpointInfo,
+    JudgeError,
+    cache_key,
+    cached_reply,
+    call_params,
+    complete,
+    resolve_images,
+)
+from evaluation.judges.oracle import StoreOracle
+from evaluation.judges.parsers import parse
+from evaluation.judges.templates import load_template
+from evaluation.scoring.embedding import HashingEmbedder
+from evaluation.scoring.loader import load_run
+from evaluation.scoring.runner import profile_for
+from store import read_only, session_scope
+from store.blobs import BlobStore
+from store.models import Judge, ModelEndpoint, ReplayCache, Verdict
+
+
+def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = None) -> tuple[str, EndpointInfo]:
+    """The Judge row for (template, endpoint), named ``<judge>@<endpoint>``; created on first use."""
+    tpl = load_template(judge)
+    with session_scope(engine, actor=actor) as s:
+        ep = s.exec(select(ModelEndpoint).where(ModelEndpoint.name == endpoint)).first()
+        if ep is None:
+            known = ", ".join(s.exec(select(ModelEndpoint.name)).all()) or "none"
+            raise JudgeError(f"no model endpoint named {endpoint!r} (known: {known})")
+        name = f"{judge}@{endpoint}"
+        row = s.exec(select(Judge).where(Judge.name == name)).first()
+        if row is None:
+            row = Judge(name=name, endpoint_id=ep.id, template=judge, template_version=tpl.version, params=tpl.params)
+            s.add(row)
+        elif row.template_version != tpl.version:
+            row.template_version, row.params = tpl.version, tpl.params
+        return name, EndpointInfo.of(ep)
+
+
+def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoint: str, *, mode: str = "faithful",
+              max_rounds: int = 8, limit: int | None = None, actor: str | None = None) -> dict[str, Any]:
+    judge_name, ep = ensure_judge(engine, judge, endpoint, actor)
+    with session_scope(read_only(engine)) as s:
+        profile = profile_for(load_run(s, run_id))
+    if judge not in profile.judges:
+        raise JudgeError(f"the {profile.name} profile has no judge {judge!r}; its judges: {', '.join(profile.judges)}")
+    stats = {"judge": judge_name, "template": load_template(judge).ref, "asked": 0, "model_calls": 0,
+             "cache_hits": 0, "verdicts": 0, "unparsed": 0, "rounds": 0}
+    seen: set[tuple[int, str, str]] = set()
+    for _ in range(max_rounds):
+        with session_scope(read_only(engine)) as s:
+            loaded = load_run(s, run_id)
+            oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True)
+            # Judges never need embeddings; a hashing embedder keeps this pass light.
+            ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
+                               embedder_factory=HashingEmbedder)
+            profile.score(loaded.items, ctx)
+            todo = []
+            for req in oracle.pending:
+                if req.judge != judge:
+                    continue
+                tpl, messages, h = oracle.prompts.build(req)
+                if (req.target_id, req.target_part, h) in seen:
+                    continue
+                seen.add((req.target_id, req.target_part, h))
+                params = call_params(ep, tpl.params)
+                key = cache_key(h, ep, params)
+                todo.append((req, tpl, messages, h, params, key, cached_reply(s, key)))
+            if limit is not None:
+                todo = todo[: max(0, limit - stats["asked"])]
+            resolved = [(t, resolve_images(s, blobs, t[2]) if t[6] is None else None) for t in todo]
+        if not todo:
+            break
+        stats["rounds"] += 1
+        answers = []
+        for (req, tpl, _messages, h, params, key, cached), wire in resolved:
+            if cached is not None:
+                stats["cache_hits"] += 1
+                answers.append((req, tpl, h, params, key, cached, None))
+                continue
+            reply = complete(ep, wire or [], params)
+            stats["model_calls"] += 1
+            answers.append((req, tpl, h, params, key, reply["content"], reply))
+        with session_scope(engine, actor=actor) as s:
+            judge_row = s.exec(select(Judge).where(Judge.name == judge_name)).one()
+            for req, tpl, h, params, key, text, reply in answers:
+                if reply is not None and s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
+                    s.add(ReplayCache(key=key, kind="judge", request={
+                        "prompt_hash": h, "template": tpl.ref, "endpoint": ep.name, "model": ep.model,
+                        "params": params, "target": [req.target_kind, req.target_id, req.target_part]},
+                        response={"content": text, "usage": reply.get("usage"), "model": reply.get("model")}))
+                p = parse(tpl.parser, text)
+                stats["unparsed"] += not p.ok
+                s.add(Verdict(judge_id=judge_row.id or 0, target_kind=req.target_kind, target_id=req.target_id,
+                              target_part=req.target_part, label=p.label, score=p.score, rationale=p.rationale,
+                              parsed=p.parsed, raw_output=text, prompt_hash=h))
+                stats["verdicts"] += 1
+        stats["asked"] += len(answers)
+        if limit is not None and stats["asked"] >= limit:
+            break
+    return stats

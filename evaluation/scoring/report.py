@@ -1,0 +1,101 @@
+"""Paper-style reports from scored runs: headline table, models × categories, tool adoption, histograms.
+
+Input: the dicts ``runner.score_run`` returns (one per run); output: Markdown or CSV text. Every
+report states the scoring mode and embedder of each run, because both change the numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+HEADLINE = {
+    "gta": ("InstAcc", "ToolAcc", "ArgAcc", "SummAcc", "AnsAcc", "AnsAcc+I", "P", "O", "L", "C", "checkpoint_judge_score"),
+    "agentic-mme": ("Acc", "S", "V", "V_tool", "V_true", "avg_penalty", "avg_tool_calls_per_case", "perfect_cases"),
+    "isg": ("structure", "image", "block", "holistic"),
+    "vtc": ("APR", "TCR", "MAE", "efficiency"),
+    "atp": ("FS", "SR", "MI", "tool_precision", "tool_recall", "tool_f1"),
+}
+CATEGORY_METRIC = {"gta": None, "agentic-mme": "Acc", "isg": "holistic", "vtc": "APR", "atp": "FS"}
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def _label(res: dict[str, Any]) -> str:
+    return f"{res.get('model') or '?'} (run {res.get('run_id')})"
+
+
+def tables(results: list[dict[str, Any]], category_metric: str | None = None) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """(title, headers, rows) for each table of the report."""
+    out: list[tuple[str, list[str], list[list[Any]]]] = []
+    for profile in dict.fromkeys(r["profile"] for r in results):
+        group = [r for r in results if r["profile"] == profile]
+        keys = [k for k in HEADLINE.get(profile, ()) if any(r["metrics"].get(k) is not None for r in group)]
+        out.append((f"{profile}: headline metrics", ["model", "mode", "embedder", *keys, "pending judgements"],
+                    [[_label(r), r["mode"], r.get("embedder") or "–", *[r["metrics"].get(k) for k in keys],
+                      r.get("pending_judgements", 0)] for r in group]))
+        metric = category_metric or CATEGORY_METRIC.get(profile)
+        cats = list(dict.fromkeys(c for r in group for c in r.get("by_category") or {}))
+        if metric and cats:
+            label = group[0].get("category_label") or "category"
+            out.append((f"{profile}: {metric} by {label}", ["model", *cats],
+                        [[_label(r), *[(r["by_category"].get(c) or {}).get(metric) for c in cats]] for r in group]))
+        tools = list(dict.fromkeys(t for r in group for t in (r.get("usage") or {}).get("tool_adoption", {})))
+        if tools:
+            out.append((f"{profile}: tool adoption (% of tasks using the tool at least once)", ["model", *tools],
+                        [[_label(r), *[(r["usage"]["tool_adoption"]).get(t, 0.0) for t in tools]] for r in group]))
+        counts = sorted({int(k) for r in group for k in (r.get("usage") or {}).get("calls_histogram", {})})
+        if counts:
+            out.append((f"{profile}: tool calls per task (number of tasks)", ["model", *[str(c) for c in counts]],
+                        [[_label(r), *[(r["usage"]["calls_histogram"]).get(str(c), 0) for c in counts]] for r in group]))
+    return out
+
+
+def histogram_bars(res: dict[str, Any], width: int = 40) -> str:
+    hist = (res.get("usage") or {}).get("calls_histogram") or {}
+    if not hist:
+        return ""
+    top = max(hist.values())
+    lines = [f"{_label(res)}: tool calls per task"]
+    for k in sorted(hist, key=int):
+        n = hist[k]
+        lines.append(f"  {int(k):>3} | {'█' * max(1, round(n / top * width)) if n else ''} {n}")
+    return "\n".join(lines)
+
+
+def to_markdown(results: list[dict[str, Any]], category_metric: str | None = None) -> str:
+    parts = []
+    for title, headers, rows in tables(results, category_metric):
+        parts.append(f"### {title}\n")
+        parts.append("| " + " | ".join(headers) + " |")
+        parts.append("|" + "|".join("---" for _ in headers) + "|")
+        parts.extend("| " + " | ".join(fmt(c) for c in row) + " |" for row in rows)
+        parts.append("")
+    bars = [histogram_bars(r) for r in results]
+    if any(bars):
+        parts.append("```\n" + "\n\n".join(b for b in bars if b) + "\n```")
+    notes = [f"- run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
+    if notes:
+        parts.append("\nNotes:\n" + "\n".join(notes))
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def to_csv(results: list[dict[str, Any]], category_metric: str | None = None) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    for title, headers, rows in tables(results, category_metric):
+        w.writerow([f"# {title}"])
+        w.writerow(headers)
+        for row in rows:
+            w.writerow([fmt(c) for c in row])
+        w.writerow([])
+    return buf.getvalue()

@@ -1,0 +1,103 @@
+"""Score a stored run: load → profile → CheckpointResult rows; returns the paper's numbers as a dict.
+
+Scoring never calls a model: judge-dependent checks use stored verdicts (``chainmark judge`` makes
+them) and anything not judged yet is counted as failed and reported as ``pending_judgements``.
+Re-scoring replaces this run's CheckpointResult rows for the same method and scoring mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from evaluation.benchmarks import ScoreContext, UnknownProfile, get_profile
+from evaluation.benchmarks.base import Profile
+from evaluation.judges.oracle import StoreOracle
+from evaluation.scoring.embedding import get_embedder
+from evaluation.scoring.loader import LoadedRun, load_run
+from store import read_only, session_scope
+from store.models import CheckpointResult
+
+
+def profile_for(loaded: LoadedRun) -> Profile:
+    """The benchmark's ``settings.profile`` if set, else its source format, else its name."""
+    settings = loaded.benchmark.get("settings") or {}
+    wanted = settings.get("profile") or loaded.benchmark.get("source_format") or ""
+    try:
+        return get_profile(wanted)
+    except UnknownProfile:
+        try:
+            return get_profile(loaded.benchmark.get("name") or "")
+        except UnknownProfile:
+            pass
+        raise
+
+
+def score_loaded(session: Session, loaded: LoadedRun, *, mode: str = "faithful", embedder: str = "minilm",
+                 prefer_judges: list[str] | None = None) -> dict[str, Any]:
+    profile = profile_for(loaded)
+    oracle = StoreOracle(session, loaded.items, prefer=prefer_judges)
+    ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
+                       embedder_factory=lambda: get_embedder(embedder))
+    res = profile.score(loaded.items, ctx)
+    res.update(run_id=loaded.run["id"], run_name=loaded.run.get("name"), benchmark=loaded.benchmark.get("name"),
+               model=loaded.model, judges_used=sorted(oracle.used_judges),
+               pending_by_judge=_count_by_judge(oracle.pending))
+    return res
+
+
+def _count_by_judge(pending: list[Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in pending:
+        out[r.judge] = out.get(r.judge, 0) + 1
+    return out
+
+
+def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str) -> int:
+    """Upsert CheckpointResult rows (unique per trajectory, checkpoint, method, mode)."""
+    if not outcomes:
+        return 0
+    traj_ids = sorted({t for t, _ in outcomes})
+    existing: dict[tuple[int, int, str], CheckpointResult] = {}
+    for start in range(0, len(traj_ids), 500):
+        for row in session.exec(select(CheckpointResult).where(
+                CheckpointResult.trajectory_id.in_(traj_ids[start:start + 500]),  # type: ignore[attr-defined]
+                CheckpointResult.scoring_mode == mode)).all():
+            existing[(row.trajectory_id, row.checkpoint_id, row.method)] = row
+    n = 0
+    for traj, o in outcomes:
+        if o.checkpoint_id is None:
+            continue
+        row = existing.get((traj, o.checkpoint_id, o.method))
+        score = o.detail.get("score") if isinstance(o.detail.get("score"), (int, float)) else None
+        if row is None:
+            row = CheckpointResult(trajectory_id=traj, checkpoint_id=o.checkpoint_id, method=o.method,
+                                   scoring_mode=mode, passed=o.passed)
+            session.add(row)
+            existing[(traj, o.checkpoint_id, o.method)] = row
+        row.passed, row.score, row.matched_event_id, row.detail = o.passed, score, o.matched_event_id, o.detail
+        n += 1
+    session.flush()
+    return n
+
+
+def score_run(engine: Engine, run_id: int, *, mode: str = "faithful", embedder: str = "minilm",
+              prefer_judges: list[str] | None = None, write: bool = True, actor: str | None = None) -> dict[str, Any]:
+    with session_scope(read_only(engine), actor=actor) as s:
+        loaded = load_run(s, run_id)
+        res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
+    if write:
+        with session_scope(engine, actor=actor) as s:
+            res["checkpoint_results_written"] = write_outcomes(s, res["outcomes"], mode)
+    return res
+
+
+def public(res: dict[str, Any], *, per_item: bool = False) -> dict[str, Any]:
+    """The result without internal objects (outcomes become plain dicts), ready for JSON."""
+    out = {k: v for k, v in res.items() if k not in ("outcomes", "per_item")}
+    out["checkpoint_outcomes"] = len(res.get("outcomes") or [])
+    if per_item:
+        out["per_item"] = res.get("per_item") or []
+    return out
