@@ -192,27 +192,31 @@ def krippendorff_alpha(rows: Matrix, level: str = "nominal", domain: Sequence[An
     pairable = sum(1 for c in cols if len(c) >= 2)
     if pairable == 0:
         return undefined("no unit was rated by two or more raters")
-    if level == "nominal":
-        seen = sorted({v for r in rows for v in r if v is not None}, key=lambda v: (str(type(v)), v))
-        if domain is not None:
-            seen = list(domain) + [v for v in seen if v not in set(domain)]
-        code = {v: float(i) for i, v in enumerate(seen)}
-        data = [[np.nan if v is None else code[v] for v in r] for r in rows]
-        dom = sorted(code.values())
-    else:
-        data = [[np.nan if v is None else float(v) for v in r] for r in rows]
-        dom = sorted({float(v) for v in domain}) if domain is not None else None
+    data, dom = _alpha_array(rows, level, domain)
     values = {x for r in data for x in r if not math.isnan(x)}
     if len(values) < 2:
         return undefined("α is undefined: every rating has the same value (no variation)", pairable)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            value = krippendorff.alpha(reliability_data=np.asarray(data, dtype=float), value_domain=dom,
-                                       level_of_measurement=level)
+            value = krippendorff.alpha(reliability_data=data, value_domain=dom, level_of_measurement=level)
     except ValueError as exc:
         return undefined(f"α is undefined: {exc}", pairable)
     return _finite(value, pairable, "α is undefined: expected disagreement is zero")
+
+
+def _alpha_array(rows: Matrix, level: str, domain: Sequence[Any] | None) -> tuple[np.ndarray, list[float] | None]:
+    """Rows as a float array for the ``krippendorff`` package (NaN = missing; nominal labels coded)."""
+    if level == "nominal":
+        seen = sorted({v for r in rows for v in r if v is not None}, key=lambda v: (str(type(v)), v))
+        if domain is not None:
+            seen = list(domain) + [v for v in seen if v not in set(domain)]
+        code = {v: float(i) for i, v in enumerate(seen)}
+        data = [[np.nan if v is None else code[v] for v in r] for r in rows]
+        return np.asarray(data, dtype=float), sorted(code.values())
+    data = [[np.nan if v is None else float(v) for v in r] for r in rows]
+    dom = sorted({float(v) for v in domain}) if domain is not None else None
+    return np.asarray(data, dtype=float), dom
 
 
 # ------------------------------------------------------------------------------------------------
@@ -383,3 +387,134 @@ def error_correlation(values: dict[str, dict[Hashable, Any]], reference: dict[Ha
     eig = np.clip(np.linalg.eigvalsh(r), 0.0, None)
     n_eff = float(eig.sum() ** 2 / (eig**2).sum())
     return ErrorCorrelation(judges, matrix, float(np.mean(off)), n_eff, len(units))
+
+
+# ------------------------------------------------------------------------------------------------
+# Vectorised bootstrap: the same statistics on many resamples at once (numpy), so CIs with 1000+
+# resamples stay interactive on thousands of units.
+# ------------------------------------------------------------------------------------------------
+
+PAIR_STATISTICS = ("percent_agreement", "cohen_kappa", "pearson", "spearman", "mae")
+
+
+def _indices(n: int, resamples: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def _interval(samples: np.ndarray, confidence: float) -> tuple[float, float] | None:
+    ok = samples[np.isfinite(samples)]
+    if len(ok) * 2 < len(samples) or len(ok) == 0:
+        return None
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(ok, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def _codes(values: Sequence[Any], categories: Sequence[Hashable] | None) -> tuple[np.ndarray, int]:
+    cats = list(categories) if categories is not None else sorted(set(values), key=lambda v: (str(type(v)), v))
+    index = {c: i for i, c in enumerate(cats)}
+    missing = {v for v in values if v not in index}
+    if missing:
+        raise ValueError(f"values not on the scale: {sorted(map(str, missing))}")
+    return np.array([index[v] for v in values], dtype=np.int64), len(cats)
+
+
+def _row_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    dx = x - x.mean(axis=1, keepdims=True)
+    dy = y - y.mean(axis=1, keepdims=True)
+    den = np.sqrt((dx**2).sum(axis=1) * (dy**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (dx * dy).sum(axis=1) / np.where(den > 0, den, 1), np.nan)
+
+
+def _row_ranks(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Average ranks of values[idx] within each resample row, via counts of each distinct value."""
+    uniq, codes = np.unique(values, return_inverse=True)
+    k = len(uniq)
+    b, n = idx.shape
+    sampled = codes[idx]
+    counts = np.bincount((sampled + np.arange(b)[:, None] * k).ravel(), minlength=b * k).reshape(b, k)
+    before = np.cumsum(counts, axis=1) - counts
+    avg = before + (counts + 1) / 2
+    return np.take_along_axis(avg, sampled, axis=1)
+
+
+def pair_bootstrap(a: Sequence[Any], b: Sequence[Any], statistic: str, *, categories: Sequence[Hashable] | None = None,
+                   weights: str | None = None, resamples: int = 1000, seed: int = 0,
+                   confidence: float = 0.95) -> tuple[float, float] | None:
+    """Percentile CI of a paired statistic over units resampled with replacement (all resamples at once).
+
+    ``a`` and ``b`` hold the paired values only (no missing). Gives the same numbers as resampling
+    and calling the scalar statistic each time.
+    """
+    if statistic not in PAIR_STATISTICS:
+        raise ValueError(f"statistic must be one of {', '.join(PAIR_STATISTICS)}")
+    n = len(a)
+    if n < 2 or resamples <= 0:
+        return None
+    idx = _indices(n, resamples, seed)
+    if statistic in ("percent_agreement", "cohen_kappa"):
+        ca, k = _codes(list(a) + list(b), categories)
+        xa, xb = ca[:n], ca[n:]
+        if statistic == "percent_agreement":
+            return _interval((xa[idx] == xb[idx]).mean(axis=1), confidence)
+        flat = (xa[idx] * k + xb[idx] + np.arange(resamples)[:, None] * k * k).ravel()
+        observed = np.bincount(flat, minlength=resamples * k * k).reshape(resamples, k, k) / n
+        expected = observed.sum(axis=2)[:, :, None] * observed.sum(axis=1)[:, None, :]
+        w = _weight_matrix(k, weights)
+        chance = (w * expected).sum(axis=(1, 2))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kappa = np.where(chance > 1e-15, 1 - (w * observed).sum(axis=(1, 2)) / np.where(chance > 1e-15, chance, 1),
+                             np.nan)
+        return _interval(kappa, confidence)
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if statistic == "mae":
+        return _interval(np.abs(x[idx] - y[idx]).mean(axis=1), confidence)
+    if statistic == "pearson":
+        return _interval(_row_pearson(x[idx], y[idx]), confidence)
+    return _interval(_row_pearson(_row_ranks(x, idx), _row_ranks(y, idx)), confidence)
+
+
+def matrix_bootstrap(rows: Matrix, statistic: str, *, level: str = "nominal", domain: Sequence[Any] | None = None,
+                     categories: Sequence[Hashable] | None = None, resamples: int = 1000, seed: int = 0,
+                     confidence: float = 0.95) -> tuple[float, float] | None:
+    """Percentile CI of an all-raters statistic (percent_agreement, fleiss_kappa, krippendorff_alpha)
+    over resampled pairable units (units rated at least twice; the others do not enter any of them)."""
+    cols = _columns(rows)
+    keep = [j for j, c in enumerate(cols) if len(c) >= 2]
+    if len(keep) < 2 or resamples <= 0:
+        return None
+    idx = _indices(len(keep), resamples, seed)
+    if statistic in ("percent_agreement", "fleiss_kappa"):
+        cats = list(categories) if categories is not None else sorted(
+            {v for j in keep for v in cols[j]}, key=lambda v: (str(type(v)), v))
+        index = {c: i for i, c in enumerate(cats)}
+        table = np.zeros((len(keep), len(cats)))
+        for u, j in enumerate(keep):
+            for v in cols[j]:
+                table[u, index[v]] += 1
+        n_i = table.sum(axis=1)
+        p_i = (table * (table - 1)).sum(axis=1) / (n_i * (n_i - 1))
+        if statistic == "percent_agreement":
+            return _interval(p_i[idx].mean(axis=1), confidence)
+        p_bar = p_i[idx].mean(axis=1)
+        sampled = table[idx]  # (B, n, k)
+        p_j = sampled.sum(axis=1) / n_i[idx].sum(axis=1)[:, None]
+        p_e = (p_j**2).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kappa = np.where(p_e < 1 - 1e-15, (p_bar - p_e) / np.where(p_e < 1 - 1e-15, 1 - p_e, 1), np.nan)
+        return _interval(kappa, confidence)
+    if statistic != "krippendorff_alpha":
+        raise ValueError(f"unknown matrix statistic {statistic!r}")
+    data, dom = _alpha_array([[r[j] for j in keep] for r in rows], level, domain)
+    samples = np.full(resamples, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for i, sample in enumerate(idx):
+            try:
+                samples[i] = krippendorff.alpha(reliability_data=data[:, sample], value_domain=dom,
+                                                level_of_measurement=level)
+            except ValueError:  # a resample with no variation
+                pass
+    return _interval(samples, confidence)

@@ -8,7 +8,7 @@ seeded bootstrap CIs over units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
@@ -46,14 +46,26 @@ class AgreementReport:
                 "pairs": [p.to_dict() for p in self.pairs], "notes": self.notes}
 
 
-def _safe(fn: Any) -> Any:
+def _guard(fn: Any, *args: Any, **kw: Any) -> Any:
     """Statistics that refuse values (e.g. 6.6 on a 1-10 integer scale for κ) become 'undefined'."""
-    def run(*args: Any) -> stats.Estimate:
-        try:
-            return fn(*args)
-        except ValueError as exc:
-            return stats.undefined(str(exc))
-    return run
+    try:
+        return fn(*args, **kw)
+    except ValueError as exc:
+        return stats.undefined(str(exc))
+
+
+def _ci(fn: Any, *args: Any, **kw: Any) -> tuple[float, float] | None:
+    try:
+        return fn(*args, **kw)
+    except ValueError:
+        return None
+
+
+def _with_pair_ci(est: stats.Estimate, a: list[Any], b: list[Any], name: str, ci: dict[str, int], **kw: Any
+                  ) -> stats.Estimate:
+    if est.value is None:
+        return est
+    return replace(est, ci=_ci(stats.pair_bootstrap, a, b, name, **kw, **ci) if ci["resamples"] else None)
 
 
 def pair_statistics(matrix: RatingMatrix, a: str, b: str, *, resamples: int, seed: int) -> PairReport:
@@ -61,23 +73,31 @@ def pair_statistics(matrix: RatingMatrix, a: str, b: str, *, resamples: int, see
     cats = scale.values
     raw = matrix.rows([a, b])
     shared = [j for j in range(len(matrix.units)) if raw[0][j] is not None and raw[1][j] is not None]
-    raw = [[row[j] for j in shared] for row in raw]
-    num = [[row[j] for j in shared] for row in matrix.ranked_rows([a, b])] if scale.numeric or \
-        scale.level == "ordinal" else None
+    x, y = [raw[0][j] for j in shared], [raw[1][j] for j in shared]
     out = PairReport(a, b, pair_kind(a, b), len(shared))
     ci = {"resamples": resamples, "seed": seed}
-    out.statistics["percent_agreement"] = stats.with_ci(raw, stats.percent_agreement, **ci)
-    out.statistics["cohen_kappa"] = stats.with_ci(raw, _safe(lambda m: stats.cohen_kappa(m[0], m[1])), **ci)
+    put = out.statistics
+    put["percent_agreement"] = _with_pair_ci(stats.percent_agreement([x, y]), x, y, "percent_agreement", ci)
+    put["cohen_kappa"] = _with_pair_ci(_guard(stats.cohen_kappa, x, y), x, y, "cohen_kappa", ci)
     if scale.level in ("ordinal", "interval"):
         for w in ("linear", "quadratic"):
-            out.statistics[f"cohen_kappa_{w}"] = stats.with_ci(
-                raw, _safe(lambda m, w=w: stats.cohen_kappa(m[0], m[1], cats, w)), **ci)
-    if num is not None:
-        out.statistics["pearson"] = stats.with_ci(num, _safe(lambda m: stats.pearson(m[0], m[1])), **ci)
-        out.statistics["spearman"] = stats.with_ci(num, _safe(lambda m: stats.spearman(m[0], m[1])), **ci)
+            put[f"cohen_kappa_{w}"] = _with_pair_ci(_guard(stats.cohen_kappa, x, y, cats, w), x, y, "cohen_kappa", ci,
+                                                    categories=cats, weights=w)
+    if scale.numeric or scale.level == "ordinal":
+        ranked = matrix.ranked_rows([a, b])
+        nx, ny = [ranked[0][j] for j in shared], [ranked[1][j] for j in shared]
+        put["pearson"] = _with_pair_ci(_guard(stats.pearson, nx, ny), nx, ny, "pearson", ci)
+        put["spearman"] = _with_pair_ci(_guard(stats.spearman, nx, ny), nx, ny, "spearman", ci)
         if scale.numeric:
-            out.statistics["mae"] = stats.with_ci(num, _safe(lambda m: stats.mae(m[0], m[1])), **ci)
+            put["mae"] = _with_pair_ci(_guard(stats.mae, nx, ny), nx, ny, "mae", ci)
     return out
+
+
+def _with_matrix_ci(est: stats.Estimate, rows: list[list[Any]], name: str, ci: dict[str, int], **kw: Any
+                    ) -> stats.Estimate:
+    if est.value is None or not ci["resamples"]:
+        return est
+    return replace(est, ci=_ci(stats.matrix_bootstrap, rows, name, **kw, **ci))
 
 
 def agreement_report(matrix: RatingMatrix, *, resamples: int = 1000, seed: int = 0) -> AgreementReport:
@@ -92,15 +112,16 @@ def agreement_report(matrix: RatingMatrix, *, resamples: int = 1000, seed: int =
             overall[name] = stats.undefined(reason)
         return AgreementReport(scale.name, matrix.dimension, scale.level, matrix.raters, len(matrix.units),
                                overall, [], notes)
-    overall["percent_agreement"] = stats.with_ci(rows, stats.percent_agreement, **ci)
-    overall["fleiss_kappa"] = stats.with_ci(rows, _safe(stats.fleiss_kappa), **ci)
+    for name, fn in (("percent_agreement", stats.percent_agreement), ("fleiss_kappa", stats.fleiss_kappa)):
+        overall[name] = _with_matrix_ci(_guard(fn, rows), rows, name, ci)
     if scale.level == "nominal":
         alpha_rows, domain = rows, scale.values
     else:
         alpha_rows = matrix.ranked_rows()
         domain = list(range(len(scale.values))) if scale.level == "ordinal" else None
-    overall[f"krippendorff_alpha_{scale.level}"] = stats.with_ci(
-        alpha_rows, _safe(lambda m: stats.krippendorff_alpha(m, scale.level, domain)), **ci)
+    overall[f"krippendorff_alpha_{scale.level}"] = _with_matrix_ci(
+        _guard(stats.krippendorff_alpha, alpha_rows, scale.level, domain), alpha_rows, "krippendorff_alpha", ci,
+        level=scale.level, domain=domain)
     pairs = []
     for a, b in combinations(matrix.raters, 2):
         report = pair_statistics(matrix, a, b, resamples=resamples, seed=seed)

@@ -149,3 +149,26 @@ def test_error_correlation_and_effective_judges() -> None:
     # errors a=[0,1,0], b=[0,1,1]: r = 0.5
     assert nom.matrix["a"]["b"].value == pytest.approx(0.5)
     json.dumps(nom.to_dict(), allow_nan=False)
+
+
+def test_vectorised_bootstrap_equals_the_scalar_loop() -> None:
+    import random
+
+    rnd = random.Random(3)
+    a = [rnd.choice([0, 1, 2]) for _ in range(40)]
+    b = [v if rnd.random() < 0.6 else rnd.choice([0, 1, 2]) for v in a]
+    for name, scalar in (("percent_agreement", lambda m: stats.percent_agreement(m)),
+                         ("cohen_kappa", lambda m: stats.cohen_kappa(m[0], m[1], [0, 1, 2], "quadratic")),
+                         ("pearson", lambda m: stats.pearson(m[0], m[1])),
+                         ("spearman", lambda m: stats.spearman(m[0], m[1])),
+                         ("mae", lambda m: stats.mae(m[0], m[1]))):
+        kw = {"categories": [0, 1, 2], "weights": "quadratic"} if name == "cohen_kappa" else {}
+        fast = stats.pair_bootstrap(a, b, name, resamples=200, seed=5, **kw)
+        slow = stats.bootstrap_ci([a, b], scalar, resamples=200, seed=5)
+        assert fast == pytest.approx(slow), name
+    rows = [KRIPP[0][:11], KRIPP[1][:11], KRIPP[2][:11], KRIPP[3][:11]]  # unit 12 is rated once
+    for name, scalar in (("percent_agreement", stats.percent_agreement), ("fleiss_kappa", stats.fleiss_kappa),
+                         ("krippendorff_alpha", lambda m: stats.krippendorff_alpha(m, "interval"))):
+        fast = stats.matrix_bootstrap(rows, name, level="interval", resamples=200, seed=5)
+        slow = stats.bootstrap_ci(rows, scalar, resamples=200, seed=5)
+        assert fast == pytest.approx(slow), name
