@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.widget import Widget
 
 from store import read_only, session_scope
-from store.blobs import BlobStore
+from store.blobs import BlobStore, default_blob_store
 from tui import images  # noqa: F401  (textual-image must probe the terminal before App.run)
 from tui.context import AppContext
 
@@ -38,6 +38,7 @@ class ChainmarkApp(App[None]):
     """Keyboard-first workbench: home → task list → task editor → chain builder / checkpoints."""
 
     CSS_PATH = "chainmark.tcss"
+    COMMANDS = App.COMMANDS | {lambda: _screen_actions()}
     TITLE = "chainmark"
     BINDINGS = [
         Binding("ctrl+z", "undo", "Undo", priority=True),
@@ -52,6 +53,7 @@ class ChainmarkApp(App[None]):
         self.image_widget: type[Widget] = image_widget or images.image_widget_class("auto")
         self.start_task = start_task
         self._engine = engine
+        self._blobs: BlobStore | None = None
         self._engine_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self.undo_stack: list[Edit] = []
@@ -70,8 +72,10 @@ class ChainmarkApp(App[None]):
 
     @property
     def blobs(self) -> BlobStore:
-        self.engine()
-        return self.ctx.blobs
+        """The blob store beside this app's engine (built once; never opens a second engine)."""
+        if self._blobs is None:
+            self._blobs = default_blob_store(self.engine())
+        return self._blobs
 
     def read(self, fn: Callable[[Session], T]) -> T:
         """Run ``fn`` in a short read-only transaction (call from a worker thread)."""
@@ -117,6 +121,12 @@ class ChainmarkApp(App[None]):
             screen.save(f"undid: {edit.label}", edit.undo)
         else:  # pragma: no cover - every editing screen is a WorkScreen
             self.undo_stack.append(edit)
+
+
+def _screen_actions() -> type:
+    from tui.widgets.actions_provider import ScreenActions
+
+    return ScreenActions
 
 
 def make_app(ctx: AppContext, *, image_widget: type[Widget] | None = None, start_task: int | None = None,

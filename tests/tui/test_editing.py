@@ -1,0 +1,161 @@
+"""Editor behaviours beyond the happy path: undo, status rules, blind attempts, drafting aids,
+and the pure conversions the forms rely on."""
+
+from __future__ import annotations
+
+from sqlmodel import select
+
+from annotation import tasks as authoring
+from annotation.answers import validate_answer_spec
+from store import session_scope
+from store.models import Event, ModelEndpoint, ReferenceStep, Run, Task, Trajectory
+from tests.support.scripted_openai import scripted_openai, text  # noqa: F401  (fixture)
+from tests.tui.conftest import png, settle
+from tui.screens.chain_builder import ChainBuilderScreen
+from tui.screens.drafting import DraftingScreen
+from tui.screens.region_picker import bbox_argument, moved, resized
+from tui.screens.task_editor import TaskEditorScreen
+from tui.widgets.answer_editor import fields_from_spec, spec_from_fields
+from tui.widgets.arg_form import ArgForm, convert, fields_of
+
+SPECS = [
+    {"kind": "whitelist", "groups": [["58", "fifty-eight"], ["cups"]], "blacklist": [["59"]]},
+    {"kind": "whitelist", "groups": [["a"]], "blacklist": None},
+    {"kind": "references", "references": ["a red car", "a car that is red"]},
+    {"kind": "exact", "value": "Paris", "variants": ["paris, france"]},
+    {"kind": "contains", "value": "blue"},
+    {"kind": "numeric", "value": "3.5", "tolerance": 0.1},
+    {"kind": "mcq", "options": {"A": "3", "B": "4"}, "letter": "B"},
+    {"kind": "interleaved", "golden": [{"type": "text", "content": "step one"}, {"type": "image", "content": "a.png"}]},
+    {"kind": "none"},
+]
+
+
+def test_answer_forms_round_trip_every_kind() -> None:
+    for spec in SPECS:
+        again = spec_from_fields(spec["kind"], fields_from_spec(spec))
+        assert again == spec
+        validate_answer_spec(again)
+
+
+def test_arg_form_conversion_follows_the_schema() -> None:
+    schema = {"type": "object", "required": ["image", "param"], "properties": {
+        "image": {"type": "string"}, "param": {"type": "object", "properties": {
+            "x": {"type": "integer"}, "scale": {"type": "number"}}},
+        "bbox_2d": {"type": "array", "description": "Bounding box [x1, y1, x2, y2] in 0-1000 normalized"},
+        "bbox": {"type": "string", "description": "The bbox coordinate in the format of `(x1, y1, x2, y2)`"}}}
+    fields = {f.path: f for f in fields_of(schema)}
+    assert list(fields) == ["image", "param.x", "param.scale", "bbox_2d", "bbox"]
+    assert convert(fields["param.x"], "12") == 12 and convert(fields["param.scale"], "1.5") == 1.5
+    assert convert(fields["bbox_2d"], "1, 2, 3, 4") == [1, 2, 3, 4]
+    assert fields["bbox_2d"].is_bbox and fields["bbox_2d"].bbox_normalised
+    assert fields["bbox"].is_bbox and not fields["bbox"].bbox_normalised
+    try:
+        convert(fields["param.x"], "twelve")
+    except ValueError as exc:
+        assert "param.x" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("bad integer accepted")
+
+
+def test_region_box_moves_within_the_image() -> None:
+    assert moved((900, 0, 1000, 100), 50, -50) == (900, 0, 1000, 100)
+    assert resized((0, 0, 100, 100), -200, 2000) == (0, 0, 10, 1000)
+    assert bbox_argument((250, 500, 750, 1000), normalised=False, as_text=True, size=(400, 200)) == "(100, 100, 300, 200)"
+    assert bbox_argument((250, 500, 750, 1000), normalised=True, as_text=False, size=(400, 200)) == [250, 500, 750, 1000]
+
+
+def _task(engine, blobs, tool_set: str = "agentic-mme") -> int:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set=tool_set, guidelines="# Rules\nBe precise.")
+        t = authoring.create_task(s, "mme", "What colour is the square?",
+                                  answer_spec={"kind": "exact", "value": "white"})
+        authoring.attach_asset(s, blobs, t.id, png(300, 300))
+        return t.id
+
+
+async def test_edit_then_undo_restores_the_store(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        assert isinstance(editor, TaskEditorScreen)
+        with session_scope(engine) as s:
+            rev = s.get(Task, task_id).revision
+        editor.query_one("#meta-category").value = "colour"
+        await pilot.pause(0.8)
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == ("colour", rev + 1)
+        await pilot.press("ctrl+z")
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == (None, rev + 2)
+        assert editor.query_one("#meta-category").value == ""
+        # verified is not reachable from draft: refused, nothing written
+        editor.set_status("verified")
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert s.get(Task, task_id).status == "draft"
+        # the guidelines panel toggles
+        await pilot.press("ctrl+g")
+        assert editor.query_one("#guidelines").has_class("-visible")
+
+
+async def test_blind_attempt_is_a_human_trajectory(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:  # a reference chain the blind solver must not see
+        authoring.add_step(s, task_id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]},
+                           result_text="secret")
+    app = make_tui()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id, blind=True))
+        await settle(pilot, app)
+        builder = app.screen
+        assert "secret" not in str(builder.query_one("#step-list").get_option_at_index(0).prompt)
+        builder.query_one(ArgForm).set_value("bbox_2d", [0, 0, 500, 500])
+        await pilot.press("ctrl+r")
+        await settle(pilot, app)
+        assert builder.pending["result"].ok
+        assert builder.query_one("#strip").option_count == 2  # the attempt's crop joined the strip
+        await pilot.press("ctrl+f", *"white", "enter")
+        await settle(pilot, app)
+    with session_scope(engine) as s:
+        run = s.exec(select(Run).where(Run.kind == "human")).one()
+        assert (run.name, run.mode) == ("human:tester", "atomic")
+        traj = s.exec(select(Trajectory).where(Trajectory.run_id == run.id)).one()
+        assert (traj.task_id, traj.status, traj.final_answer, traj.usage["tool_calls"]) == (task_id, "done", "white", 1)
+        events = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        assert [e.kind for e in events] == ["tool_call", "tool_result", "answer"]
+        assert events[0].payload["arguments"] == {"image_index": 0, "bbox_2d": [0, 0, 500, 500], "zoom_scale": 1}
+        assert events[1].payload["ok"] and len(events[1].payload["asset_ids"]) == 1
+        assert events[2].payload["text"] == "white"
+        # the reference chain is untouched
+        assert len(s.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)).all()) == 1
+
+
+async def test_drafting_aids_talk_to_the_endpoint(make_tui, engine, blobs, scripted_openai) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        s.add(ModelEndpoint(name="local", base_url=scripted_openai.base_url, model="scripted-model"))
+        authoring.add_step(s, task_id, tool_name="crop", tool_args={"image_index": 0}, result_text="a white square")
+    scripted_openai.push(text("A blue field with a white square."), text("The square is white."))
+    app = make_tui()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(DraftingScreen(task_id))
+        await settle(pilot, app)
+        await pilot.press("ctrl+d")
+        await settle(pilot, app)
+        await pilot.press("ctrl+e")
+        await settle(pilot, app)
+    requests = scripted_openai.chat_requests()
+    assert len(requests) == 2
+    assert len(requests[0].images()) == 1  # the raw image went to the model
+    assert "a white square" in requests[1].messages[0]["content"]
+    with session_scope(engine) as s:
+        drafting = s.get(Task, task_id).meta["drafting"]
+        assert drafting["description"] == "A blue field with a white square."
+        assert drafting["oracle"]["passed"] is True and drafting["oracle"]["answer"] == "The square is white."
