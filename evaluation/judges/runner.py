@@ -54,7 +54,7 @@ def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = 
 
 
 def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoint: str, *, mode: str = "faithful",
-              max_rounds: int = 8, limit: int | None = None, actor: str | None = None) -> dict[str, Any]:
+              max_rounds: int = 64, limit: int | None = None, actor: str | None = None) -> dict[str, Any]:
     judge_name, ep = ensure_judge(engine, judge, endpoint, actor)
     with session_scope(read_only(engine)) as s:
         profile = profile_for(load_run(s, run_id))

@@ -312,9 +312,11 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
                                             {"question": vc.get("question") or ""}, [asset])
                     got = oracle.ask(req)
                     if got is None:
+                        # Like the reference, images are asked one at a time and the first pass ends
+                        # the check: later images are only asked once this one has said no.
                         waiting += 1
                         judged.append({"asset_id": asset, "pending": True, "passed": False})
-                        continue
+                        break
                     said = str((got.parsed or {}).get("answer") if isinstance(got.parsed, dict) else "") \
                         or str(got.raw_output or "")
                     ok = expected.lower() in said.strip().lower()
