@@ -89,9 +89,16 @@ def seed_study(engine: Engine, blobs: FolderBlobStore, n: int = 5) -> dict[str, 
                                          answer_spec={"kind": "exact", "value": str(i + 2)})
             authoring.attach_asset(s, blobs, task.id or 0, png(["#3060c0", "#c03030", "#30a050", "#a0a030",
                                                                 "#8040c0"][i % 5]))
-            cp = Checkpoint(task_id=task.id or 0, key="cp1", axis="V", description="OCR the table label",
+            ocr = authoring.add_step(s, task.id or 0, thought="Read the label first.", tool_name="OCR",
+                                     tool_args={"image": "image_1"}, result_text=f"TABLE {i + 1}")
+            count = authoring.add_step(s, task.id or 0, tool_name="CountGivenObject",
+                                       tool_args={"image": "image_1", "text": "cup"}, result_text=str(i + 2))
+            authoring.add_step(s, task.id or 0, final_answer=str(i + 2))
+            cp = Checkpoint(task_id=task.id or 0, step_id=ocr.id, key="cp1", axis="V", description="OCR the table label",
                             tools=["OCR"], visual_check={"question": "which table?", "expected_answer": str(i + 1)})
-            s.add(cp)
+            cp2 = Checkpoint(task_id=task.id or 0, step_id=count.id, key="cp2", axis="V", ordinal=1,
+                             description="count the cups", tools=["CountGivenObject"])
+            s.add_all([cp, cp2])
             traj = Trajectory(run_id=run.id or 0, task_id=task.id or 0, task_revision=task.revision, status="done",
                               final_answer=str(i + 2 + (i % 2)), usage={"prompt_tokens": 100, "completion_tokens": 20},
                               started_at=FIXED, finished_at=FIXED)
@@ -114,7 +121,12 @@ def seed_study(engine: Engine, blobs: FolderBlobStore, n: int = 5) -> dict[str, 
             cr = CheckpointResult(trajectory_id=traj.id or 0, checkpoint_id=cp.id or 0, passed=i % 2 == 0,
                                   matched_event_id=rows[1].id, created_at=FIXED)
             s.add(cr)
+            s.add(CheckpointResult(trajectory_id=traj.id or 0, checkpoint_id=cp2.id or 0, passed=False,
+                                   created_at=FIXED))
             s.flush()
+            if i == 0:
+                s.add(Verdict(judge_id=judges[0].id or 0, target_kind="event", target_id=rows[2].id or 0,
+                              label="faithful", rationale="the OCR result is read correctly", created_at=FIXED))
             a, b = JUDGE_LABELS[i % 5]
             for judge, label in zip(judges, (a, b)):
                 v = Verdict(judge_id=judge.id or 0, target_kind="trajectory", target_id=traj.id or 0, label=label,

@@ -1,0 +1,1 @@
+"""Run screens: launcher and live monitor, trajectory viewer."""

@@ -1,0 +1,137 @@
+"""Trajectory viewer: the reference chain and the model's trajectory side by side, aligned.
+
+Checkpoint pass/fail marks sit between the two columns on the row of the event they matched; judge
+verdicts and human ratings sit beside what they rate (the whole trajectory at the top, events and
+checkpoint results on their rows). ``[``/``]`` walk through the other trajectories of the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Header, Static
+
+from tui.images import preview
+from tui.messages import Loaded
+from tui.screens.base import WorkScreen
+from tui.screens.runs.trajectory_data import TrajectoryView, trajectory_view
+from tui.widgets.review.event_text import clip
+from tui.widgets.review.panels import JudgementsPanel
+from tui.widgets.review.trajectory_row import TrajectoryRow
+
+CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+THUMB = (192, 128)
+
+
+class TrajectoryScreen(WorkScreen):
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("down,j", "move(1)", "Next row", key_display="↓"),
+        Binding("up,k", "move(-1)", "Previous row", key_display="↑"),
+        Binding("right_square_bracket", "sibling(1)", "Next trajectory", key_display="]"),
+        Binding("left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="["),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, trajectory_id: int) -> None:
+        super().__init__()
+        self.trajectory_id = trajectory_id
+        self.view: TrajectoryView | None = None
+        self.cursor = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="traj-head")
+        yield Static("", id="traj-task")
+        yield JudgementsPanel(id="traj-judgements")
+        with Horizontal(id="traj-columns"):
+            yield Static("Reference chain", classes="column-title")
+            yield Static("Checkpoints", classes="column-title marks-title")
+            yield Static("Model trajectory", classes="column-title")
+        yield VerticalScroll(id="traj-rows")
+        yield Footer()
+
+    def refresh_data(self) -> None:
+        tid = self.trajectory_id
+        self.load("trajectory", lambda s: trajectory_view(s, tid))
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        if message.what == "trajectory" and message.data.id == self.trajectory_id:
+            self.show(message.data)
+        elif message.what == "thumbs":
+            tid, thumbs = message.data
+            if tid == self.trajectory_id:
+                widget_class: Any = self.cm.image_widget
+                for row in self.query(TrajectoryRow):
+                    row.add_images(thumbs, widget_class)
+
+    def show(self, view: TrajectoryView) -> None:
+        first = self.view is None or self.view.id != view.id
+        self.view = view
+        head = Text()
+        head.append(f"Trajectory {view.id}", style="bold")
+        pos = view.siblings.index(view.id) + 1 if view.id in view.siblings else 0
+        head.append(f" ({pos}/{len(view.siblings)}) · {view.run_name} · {view.mode} · {view.benchmark} "
+                    f"task {view.source_id} · {view.status}")
+        tokens = sum(int(v) for k, v in view.usage.items() if "tokens" in k and isinstance(v, (int, float)))
+        if tokens:
+            head.append(f" · {tokens:,} tokens")
+        if view.checkpoints:
+            head.append(f" · checkpoints {view.passed}/{view.checkpoints}",
+                        style="green" if view.passed == view.checkpoints else "yellow")
+        self.query_one("#traj-head", Static).update(head)
+        task = Text()
+        task.append(clip(view.query, 400) + "\n")
+        task.append("answer: ", style="dim")
+        task.append(clip(view.final_answer, 200) or "—", style="bold")
+        if view.expected:
+            task.append("   expected: ", style="dim")
+            task.append(clip(view.expected, 200))
+        if view.error:
+            task.append(f"\nerror: {view.error}", style="red")
+        for m in view.unplaced:
+            task.append(f"\n{'✓' if m.passed else '✗'} {m.key} ({m.axis}) {clip(m.description, 120)} — no matching step",
+                        style="green" if m.passed else "red")
+        self.query_one("#traj-task", Static).update(task)
+        verdicts = [{"judge": j.who, "label": j.value, "rationale": j.note} for j in view.judgements if not j.human]
+        ratings = [{"annotator": j.who, "value": j.value, "comment": j.note} for j in view.judgements if j.human]
+        self.query_one(JudgementsPanel).show(verdicts, ratings, [], [])
+        rows = self.query_one("#traj-rows", VerticalScroll)
+        rows.remove_children()
+        rows.mount_all([TrajectoryRow(r, i) for i, r in enumerate(view.rows)])
+        if first:
+            self.cursor = 0
+        self.cursor = min(self.cursor, max(0, len(view.rows) - 1))
+        self.call_after_refresh(self._highlight)
+        if view.images:
+            cm, images, tid = self.cm, dict(view.images), view.id
+            self.load("thumbs", lambda s: (tid, {a: preview(cm.blobs.get(sha, s), THUMB) for a, sha in images.items()}))
+
+    def _highlight(self) -> None:
+        for row in self.query(TrajectoryRow):
+            row.set_class(row.index == self.cursor, "-cursor")
+            if row.index == self.cursor:
+                row.scroll_visible(animate=False)
+
+    def action_move(self, delta: int) -> None:
+        if self.view and self.view.rows:
+            self.cursor = max(0, min(len(self.view.rows) - 1, self.cursor + delta))
+            self._highlight()
+
+    def action_sibling(self, delta: int) -> None:
+        if self.view and self.view.id in self.view.siblings:
+            ids = self.view.siblings
+            k = ids.index(self.view.id) + delta
+            if 0 <= k < len(ids):
+                self.trajectory_id = ids[k]
+                self.refresh_data()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

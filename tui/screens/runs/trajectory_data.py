@@ -1,0 +1,326 @@
+"""Everything the trajectory viewer shows, read in one worker call and aligned step by step.
+
+The reference chain (ReferenceStep rows) and the model's trajectory (Event rows grouped into steps:
+a call with its result, a code run, a planned call, the answer) are aligned by a weighted longest
+common subsequence: a checkpoint whose reference step was matched to a model event anchors that
+pair; otherwise equal tool names pair up. Checkpoint marks sit on the row of their matched event
+(else on their reference step's row); verdicts and human ratings sit beside the item they rate.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, select
+
+from store import events as ev
+from store.models import (
+    Annotator,
+    Asset,
+    Benchmark,
+    Checkpoint,
+    CheckpointResult,
+    Event,
+    HumanRating,
+    Judge,
+    ReferenceStep,
+    Run,
+    Task,
+    TaskAsset,
+    Trajectory,
+    Verdict,
+)
+from tui.widgets.review.event_text import clip, event_assets
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step on either side: a reference step or a group of model events."""
+
+    side: str  # "ref" | "model"
+    name: str  # tool name, "answer", "code", "error", ...
+    thought: str
+    call: str
+    result: str
+    ok: bool = True
+    event_ids: tuple[int, ...] = ()
+    step_id: int | None = None
+    asset_ids: tuple[int, ...] = ()
+    ordinal: int = 0
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A verdict or a human rating, as shown beside what it rates."""
+
+    who: str
+    value: str
+    note: str
+    human: bool
+
+
+@dataclass(frozen=True)
+class Mark:
+    key: str
+    axis: str
+    description: str
+    passed: bool
+    method: str
+    score: float | None
+    judgements: tuple[Judgement, ...] = ()
+
+
+@dataclass(frozen=True)
+class Row:
+    ref: Step | None
+    model: Step | None
+    marks: tuple[Mark, ...] = ()
+    judgements: tuple[Judgement, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrajectoryView:
+    id: int
+    run_id: int
+    run_name: str
+    mode: str
+    task_id: int
+    source_id: str
+    benchmark: str
+    query: str
+    expected: str
+    status: str
+    final_answer: str
+    usage: dict[str, Any]
+    error: str
+    rows: list[Row]
+    unplaced: list[Mark]
+    judgements: list[Judgement]
+    siblings: list[int]
+    images: dict[int, str] = field(default_factory=dict)  # asset id → sha256 (images only)
+
+    @property
+    def passed(self) -> int:
+        return sum(m.passed for r in self.rows for m in r.marks) + sum(m.passed for m in self.unplaced)
+
+    @property
+    def checkpoints(self) -> int:
+        return sum(len(r.marks) for r in self.rows) + len(self.unplaced)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def model_steps(events: list[Event]) -> list[Step]:
+    """Group events into steps: a model message's text becomes the thought of the step it leads to."""
+    steps: list[dict[str, Any]] = []
+    thought = ""
+    for e in events:
+        p = e.payload or {}
+        if e.kind == ev.USER_MESSAGE:
+            continue
+        if e.kind == ev.MODEL_MESSAGE:
+            text = p.get("content") or p.get("reasoning") or ""
+            thought = (thought + "\n" + text).strip() if thought else text
+            continue
+        if e.kind == ev.TOOL_RESULT:
+            target = next((s for s in reversed(steps) if s["kind"] == ev.TOOL_CALL and s["result"] is None
+                           and (not p.get("call_id") or s["call_id"] == p.get("call_id"))), None)
+            if target is not None:
+                ok = bool(p.get("ok", True)) and not e.failed
+                target["result"] = p.get("error") if not ok and p.get("error") else p.get("text")
+                target["ok"] = target["ok"] and ok
+                target["events"].append(e.id)
+                target["assets"] += event_assets(p)
+                continue
+        name, call, result, ok = e.kind, "", None, not e.failed
+        if e.kind == ev.TOOL_CALL:
+            name, call = str(p.get("name")), _text(p.get("arguments"))
+        elif e.kind == ev.TOOL_RESULT:  # a result with no call before it
+            name, result = str(p.get("name")), p.get("text")
+        elif e.kind == ev.CODE_EXEC:
+            ops = [str(o.get("op")) for o in p.get("ops") or []]
+            name = "code" + (f" ({', '.join(ops)})" if ops else "")
+            call, result = p.get("code") or "", (p.get("stdout") or "") + (p.get("stderr") or "")
+            ok = ok and p.get("exit_code", 0) == 0 and not p.get("timed_out")
+        elif e.kind == ev.PLAN_CALL:
+            name, call = str(p.get("tool_name")), _text(p.get("params"))
+            ok = ok and bool(p.get("valid", True))
+            result = p.get("error")
+        elif e.kind == ev.STEP_PREDICTION:
+            pred = p.get("prediction") or {}
+            name = str(pred.get("name") or pred.get("tool") or "step") if isinstance(pred, dict) else "step"
+            call = _text(pred)
+        elif e.kind == ev.ANSWER:
+            name, call = "answer", p.get("text") or ""
+        elif e.kind == ev.ERROR:
+            name, call, ok = "error", f"{p.get('type', '')}: {p.get('message', '')}", False
+        steps.append({"kind": e.kind, "name": name, "thought": thought, "call": call, "result": result, "ok": ok,
+                      "events": [e.id], "assets": event_assets(p), "call_id": p.get("call_id"),
+                      "ordinal": e.ordinal})
+        thought = ""
+    if thought:
+        steps.append({"kind": ev.MODEL_MESSAGE, "name": "message", "thought": thought, "call": "", "result": None,
+                      "ok": True, "events": [], "assets": [], "call_id": None, "ordinal": events[-1].ordinal})
+    return [Step("model", s["name"], s["thought"], s["call"], _text(s["result"]), s["ok"],
+                 tuple(i for i in s["events"] if i is not None), None, tuple(s["assets"]), s["ordinal"])
+            for s in steps]
+
+
+def reference_steps(session: Session, task_id: int) -> list[Step]:
+    rows = session.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
+                        .order_by(ReferenceStep.ordinal)).all()
+    artifacts: dict[int, list[int]] = {}
+    for link in session.exec(select(TaskAsset).where(TaskAsset.task_id == task_id, TaskAsset.role == "artifact")
+                             .order_by(TaskAsset.ordinal, TaskAsset.id)).all():
+        if link.step_id is not None:
+            artifacts.setdefault(link.step_id, []).append(link.asset_id)
+    out = []
+    for r in rows:
+        if r.is_final:
+            out.append(Step("ref", "answer", r.thought or "", r.final_answer or "", "", True, (), r.id,
+                            tuple(artifacts.get(r.id or 0, [])), r.ordinal))
+        else:
+            out.append(Step("ref", r.tool_name or "step", r.thought or "", _text(r.tool_args),
+                            r.result_text or _text(r.result), True, (), r.id, tuple(artifacts.get(r.id or 0, [])),
+                            r.ordinal))
+    return out
+
+
+def _norm(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def align(ref: list[Step], model: list[Step], anchors: set[tuple[int, int]]) -> list[tuple[int | None, int | None]]:
+    """Weighted LCS: anchored pairs weigh 3, same tool name 1; everything else is a gap on one side."""
+    n, m = len(ref), len(model)
+    score = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best = max(score[i + 1][j], score[i][j + 1])
+            w = 3.0 if (i, j) in anchors else (1.0 if _norm(ref[i].name) == _norm(model[j].name) else 0.0)
+            if w:
+                best = max(best, w + score[i + 1][j + 1])
+            score[i][j] = best
+    pairs: list[tuple[int | None, int | None]] = []
+    i = j = 0
+    while i < n and j < m:
+        w = 3.0 if (i, j) in anchors else (1.0 if _norm(ref[i].name) == _norm(model[j].name) else 0.0)
+        if w and score[i][j] == w + score[i + 1][j + 1]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif score[i + 1][j] >= score[i][j + 1]:
+            pairs.append((i, None))
+            i += 1
+        else:
+            pairs.append((None, j))
+            j += 1
+    pairs += [(k, None) for k in range(i, n)] + [(None, k) for k in range(j, m)]
+    return pairs
+
+
+def _value(label: Any, score: Any) -> str:
+    if label is not None and score is not None:
+        return f"{label} ({score:g})" if isinstance(score, (int, float)) else f"{label} ({score})"
+    return str(label if label is not None else score)
+
+
+def _judgements(session: Session, kind: str, ids: list[int], part: str | None = None) -> dict[int, list[Judgement]]:
+    """Verdicts and current human ratings on targets of one kind, by target id."""
+    out: dict[int, list[Judgement]] = {}
+    if not ids:
+        return out
+    vstmt = (select(Verdict, Judge.name).join(Judge, Judge.id == Verdict.judge_id)
+             .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids)).order_by(Verdict.id))  # type: ignore[attr-defined]
+    for v, name in session.exec(vstmt).all():
+        where = f" [{v.target_part}]" if v.target_part else ""
+        out.setdefault(v.target_id, []).append(Judgement(name + where, _value(v.label, v.score), v.rationale or "", False))
+    rstmt = (select(HumanRating, Annotator.name).join(Annotator, Annotator.id == HumanRating.annotator_id)
+             .where(HumanRating.target_kind == kind, HumanRating.target_id.in_(ids))  # type: ignore[attr-defined]
+             .order_by(HumanRating.id))
+    latest: dict[tuple[Any, ...], Judgement] = {}
+    for r, name in session.exec(rstmt).all():
+        value = r.value
+        text = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
+        where = f" [{r.target_part}]" if r.target_part else ""
+        latest[(r.target_id, r.annotator_id, r.target_part, r.scale)] = Judgement(
+            f"{name}{where} ({r.scale})", text, r.comment or "", True)
+    for (tid, *_), j in latest.items():
+        out.setdefault(tid, []).append(j)
+    return out
+
+
+def trajectory_view(session: Session, trajectory_id: int) -> TrajectoryView:
+    traj = session.get(Trajectory, trajectory_id)
+    if traj is None:
+        raise LookupError(f"no trajectory with id {trajectory_id}")
+    run = session.get(Run, traj.run_id)
+    task = session.get(Task, traj.task_id)
+    assert run is not None and task is not None
+    bench = session.get(Benchmark, task.benchmark_id)
+    events = list(session.exec(select(Event).where(Event.trajectory_id == trajectory_id)
+                               .order_by(Event.ordinal, Event.id)).all())
+    model = model_steps(events)
+    ref = reference_steps(session, task.id or 0)
+    step_index = {s.step_id: i for i, s in enumerate(ref)}
+    event_index = {eid: j for j, s in enumerate(model) for eid in s.event_ids}
+
+    cps = {c.id: c for c in session.exec(select(Checkpoint).where(Checkpoint.task_id == task.id)).all()}
+    results = list(session.exec(select(CheckpointResult).where(CheckpointResult.trajectory_id == trajectory_id)
+                                .order_by(CheckpointResult.id)).all())
+    cr_judgements = _judgements(session, "checkpoint_result", [r.id or 0 for r in results])
+    anchors: set[tuple[int, int]] = set()
+    placed: list[tuple[Mark, int | None, int | None]] = []
+    for r in results:
+        cp = cps.get(r.checkpoint_id)
+        if cp is None:
+            continue
+        mark = Mark(cp.key, cp.axis, cp.description or "", r.passed, r.method, r.score,
+                    tuple(cr_judgements.get(r.id or 0, [])))
+        i = step_index.get(cp.step_id) if cp.step_id is not None else None
+        j = event_index.get(r.matched_event_id) if r.matched_event_id is not None else None
+        if i is not None and j is not None:
+            anchors.add((i, j))
+        placed.append((mark, i, j))
+
+    pairs = align(ref, model, anchors)
+    row_of_model = {j: k for k, (_, j) in enumerate(pairs) if j is not None}
+    row_of_ref = {i: k for k, (i, _) in enumerate(pairs) if i is not None}
+    marks_at: dict[int, list[Mark]] = {}
+    unplaced: list[Mark] = []
+    for mark, i, j in placed:
+        k = row_of_model.get(j) if j is not None else (row_of_ref.get(i) if i is not None else None)
+        if k is None:
+            unplaced.append(mark)
+        else:
+            marks_at.setdefault(k, []).append(mark)
+    ev_judgements = _judgements(session, "event", [e.id or 0 for e in events])
+    rows = []
+    for k, (i, j) in enumerate(pairs):
+        m = model[j] if j is not None else None
+        js = [x for eid in (m.event_ids if m else ()) for x in ev_judgements.get(eid, [])]
+        rows.append(Row(ref[i] if i is not None else None, m, tuple(marks_at.get(k, [])), tuple(js)))
+
+    top: list[Judgement] = []
+    for kind in ("trajectory", "block_question", "image_question"):
+        top += _judgements(session, kind, [trajectory_id]).get(trajectory_id, [])
+    siblings = list(session.exec(select(Trajectory.id).where(Trajectory.run_id == traj.run_id)
+                                 .order_by(Trajectory.id)).all())
+    asset_ids = {a for s in ref + model for a in s.asset_ids}
+    images = {a.id: a.sha256 for a in session.exec(select(Asset).where(Asset.id.in_(asset_ids))).all()  # type: ignore[union-attr]
+              if a.mime.startswith("image/")} if asset_ids else {}
+    spec = task.answer_spec or {}
+    expected = _text({k: v for k, v in spec.items() if k != "kind"}) if spec.get("kind") not in (None, "none") else ""
+    return TrajectoryView(
+        id=trajectory_id, run_id=run.id or 0, run_name=run.name or f"run {run.id}", mode=run.mode,
+        task_id=task.id or 0, source_id=task.source_id, benchmark=bench.name if bench else "", query=task.query,
+        expected=expected, status=traj.status, final_answer=traj.final_answer or "", usage=dict(traj.usage or {}),
+        error=clip(traj.error or "", 400), rows=rows, unplaced=unplaced, judgements=top, siblings=siblings,
+        images={k: v for k, v in images.items() if k is not None})

@@ -1,0 +1,88 @@
+"""One aligned row of the trajectory viewer: reference step | checkpoint marks | model step.
+
+Text comes first; produced images are mounted later (``add_images``) once a worker has shrunk them,
+so opening a long trajectory never waits on image decoding.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from tui.widgets.review.event_text import clip
+
+if TYPE_CHECKING:
+    from tui.screens.runs.trajectory_data import Judgement, Mark, Row, Step
+
+
+def step_text(step: "Step | None", width: int = 400) -> Text:
+    out = Text()
+    if step is None:
+        out.append("—", style="dim")
+        return out
+    style = "bold" if step.ok else "bold red"
+    out.append(f"{step.name}", style=style)
+    if step.call:
+        out.append(f" {clip(step.call, width)}")
+    if step.thought:
+        out.append("\n" + clip(step.thought, width), style="italic dim")
+    if step.result:
+        out.append("\n→ ", style="dim")
+        out.append(clip(step.result, width), style="" if step.ok else "red")
+    return out
+
+
+def marks_text(marks: "tuple[Mark, ...]", judgements: "tuple[Judgement, ...]") -> Text:
+    out = Text()
+    for m in marks:
+        if out:
+            out.append("\n")
+        out.append("✓ " if m.passed else "✗ ", style="bold green" if m.passed else "bold red")
+        out.append(f"{m.key}", style="bold")
+        out.append(f" {m.axis}", style="dim")
+        for j in m.judgements:
+            out.append(f"\n  {j.who}: {j.value}", style="green" if j.human else "cyan")
+    for j in judgements:
+        if out:
+            out.append("\n")
+        out.append(f"{j.who}: {j.value}", style="green" if j.human else "cyan")
+    return out
+
+
+class TrajectoryRow(Horizontal):
+    DEFAULT_CSS = """
+    TrajectoryRow { height: auto; border-bottom: solid $panel; }
+    TrajectoryRow.-cursor { background: $boost; border-left: thick $accent; }
+    TrajectoryRow > .cell { width: 1fr; height: auto; padding: 0 1; }
+    TrajectoryRow > .marks { width: 24; height: auto; padding: 0 1; }
+    TrajectoryRow .thumbs { height: auto; }
+    TrajectoryRow .thumbs > * { width: 24; height: 8; margin-right: 1; }
+    """
+
+    def __init__(self, row: "Row", index: int) -> None:
+        super().__init__()
+        self.row = row
+        self.index = index
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="cell ref"):
+            yield Static(step_text(self.row.ref))
+            yield Horizontal(classes="thumbs")
+        yield Static(marks_text(self.row.marks, self.row.judgements), classes="marks")
+        with Vertical(classes="cell model"):
+            yield Static(step_text(self.row.model))
+            yield Horizontal(classes="thumbs")
+
+    def add_images(self, thumbs: dict[int, Any], widget_class: type) -> None:
+        for side, step in (("ref", self.row.ref), ("model", self.row.model)):
+            if step is None:
+                continue
+            images = [thumbs[a] for a in step.asset_ids if a in thumbs]
+            if images:
+                box = self.query_one(f".{side} .thumbs", Horizontal)
+                box.remove_children()
+                box.mount_all([widget_class(im) for im in images])
