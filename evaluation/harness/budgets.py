@@ -59,6 +59,7 @@ class Usage:
     latency_s: float = 0.0
     retries: int = 0
     replayed_calls: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)  # mode-specific counts (code ops, effective calls)
     started: float = field(default_factory=time.monotonic)
 
     def add_usage(self, usage: dict[str, int]) -> None:
@@ -67,7 +68,8 @@ class Usage:
         self.total_tokens += int(usage.get("total_tokens") or 0)
 
     def to_dict(self, exhausted: str | None = None) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k != "started"}
+        out = {k: v for k, v in asdict(self).items() if k not in ("started", "extra")}
+        out.update(self.extra)
         out["latency_s"] = round(self.latency_s, 4)
         out["wall_s"] = round(time.monotonic() - self.started, 4)
         if exhausted:
