@@ -113,7 +113,9 @@ def parse_dialogs(dialogs: list[Any], c: Checker) -> list[StepSpec]:
             content = c.get(msg, "content", (dict, str, list), f"{where}.content")
             step.result = content
             if isinstance(content, dict):
-                step.result_text = content.get("content") if content.get("type") == "text" else None
+                ctype = c.get(content, "type", str, f"{where}.content.type")
+                value = c.get(content, "content", (str, int, float), f"{where}.content.content")
+                step.result_text = str(value) if ctype == "text" else None
             elif isinstance(content, str):
                 step.result_text = content
         elif role == "assistant":

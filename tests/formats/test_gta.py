@@ -167,3 +167,72 @@ def test_unknown_task_in_predictions_is_refused(engine, blobs, tmp_path: Path, c
     with pytest.raises(FormatError, match="no task with source id '99'"):
         import_run(engine, blobs, "gta", tmp_path / "p.json", "gta")
     assert counts() == before
+
+
+def _make_run(engine, mode: str, events_for) -> int:
+    from store import session_scope
+    from store.models import Event
+
+    with session_scope(engine, "harness") as s:
+        tasks = s.exec(select(Task).order_by(Task.id)).all()
+        run = Run(name=f"native {mode}", benchmark_id=tasks[0].benchmark_id, mode=mode, status="done")
+        s.add(run)
+        s.flush()
+        for t in tasks:
+            evs = events_for(t)
+            answer = next((p["text"] for k, p in evs if k == ev.ANSWER), None)
+            traj = Trajectory(run_id=run.id, task_id=t.id, status="done", final_answer=answer)
+            s.add(traj)
+            s.flush()
+            s.add_all([Event(trajectory_id=traj.id, ordinal=i, kind=k, payload=p) for i, (k, p) in enumerate(evs)])
+        return run.id
+
+
+def _semantic(engine, run_id: int) -> list:
+    keep = {ev.TOOL_CALL: ("name", "arguments"), ev.TOOL_RESULT: ("name", "text"), ev.ANSWER: ("text",),
+            ev.STEP_PREDICTION: ("gold_index", "prediction")}
+    return [[(k, {f: p.get(f) for f in keep[k]}) for k, p, _ in evs if k in keep]
+            for _, evs in sorted(run_events(engine, run_id).items())]
+
+
+def test_chainmark_e2e_run_exports_and_reads_back_equal(engine, blobs, tmp_path: Path) -> None:
+    write_gta(tmp_path / "src", n=3)
+    import_dataset(engine, blobs, "gta", tmp_path / "src")
+
+    def events_for(t):
+        return [(ev.MODEL_MESSAGE, {"content": "Thought: read it", "tool_calls": []}),
+                (ev.TOOL_CALL, ev.tool_call("OCR", {"image": "image/x.jpg"}, "a1")),
+                (ev.TOOL_RESULT, ev.tool_result("OCR", f"text of {t.source_id}", call_id="a1")),
+                (ev.TOOL_CALL, ev.tool_call("Calculator", {"expression": "1+1"}, "a2")),
+                (ev.TOOL_RESULT, ev.tool_result("Calculator", "2", call_id="a2")),
+                (ev.ANSWER, ev.answer(f"answer {t.source_id}"))]
+
+    run_id = _make_run(engine, "react", events_for)
+    export_run(engine, blobs, "gta", run_id, tmp_path / "e2e.json")
+    exported = json.loads((tmp_path / "e2e.json").read_text())
+    assert exported["0"]["gold"] == [json.loads((tmp_path / "src/dataset.json").read_text())["0"]["dialogs"][1:]]
+    assert exported["0"]["prediction"][0][1] == {"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": "OCR", "arguments": {"image": "image/x.jpg"}}}]}
+    back = import_run(engine, blobs, "gta", tmp_path / "e2e.json", "gta")
+    assert _semantic(engine, back.run_id) == _semantic(engine, run_id)
+
+
+def test_chainmark_step_run_exports_and_reads_back_equal(engine, blobs, tmp_path: Path) -> None:
+    write_gta(tmp_path / "src", n=3)
+    import_dataset(engine, blobs, "gta", tmp_path / "src")
+
+    def events_for(t):
+        return [(ev.STEP_PREDICTION, {"gold_index": 0, "prediction": {"role": "assistant", "tool_calls": [
+                    {"type": "function", "function": {"name": "OCR", "arguments": {"image": "a"}}}]}}),
+                (ev.STEP_PREDICTION, {"gold_index": 1, "prediction": {"role": "assistant", "content": "x"}}),
+                (ev.STEP_PREDICTION, {"gold_index": 2, "prediction": {"role": "assistant",
+                                                                      "content": f"final {t.source_id}"}})]
+
+    run_id = _make_run(engine, "step", events_for)
+    export_run(engine, blobs, "gta", run_id, tmp_path / "step.json")
+    exported = json.loads((tmp_path / "step.json").read_text())
+    assert len(exported["1"]["gold"]) == 3 and exported["1"]["gold"][0]["tool_calls"][0]["function"]["name"] == "OCR"
+    back = import_run(engine, blobs, "gta", tmp_path / "step.json", "gta")
+    assert _semantic(engine, back.run_id) == _semantic(engine, run_id)
+    with Session(engine) as s:
+        assert s.get(Run, back.run_id).mode == "step"
