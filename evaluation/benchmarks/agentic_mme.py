@@ -42,10 +42,14 @@ def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
     answer = item.final_answer()
     ev["final_answer_accuracy"] = {"correct": amme_final_answer_correct(golden_answer(item), answer),
                                    "model_answer": answer.strip(), "golden_answer": golden_answer(item).get("value")}
-    ev["tool_usage"] = Counter(
-        (str((u.get("arguments") or {}).get("op") or "") or str(u.get("tool_name") or u.get("raw_tool_name") or "")).lower()
-        for u in uses if not (u.get("output") or {}).get("declared_only")
-        and ((u.get("arguments") or {}).get("op") or u.get("tool_name") or u.get("raw_tool_name")))
+    usage: dict[str, int] = {}
+    for u in uses:
+        if u["output"].get("declared_only"):
+            continue
+        key = str(u["arguments"].get("op") or u.get("tool_name") or u.get("raw_tool_name") or "").lower()
+        if key:
+            usage[key] = usage.get(key, 0) + 1
+    ev["tool_usage"] = usage
     ev["incomplete"] = item.trajectory.get("status") not in ("done", None) and not item.events
     return ev
 
@@ -62,7 +66,7 @@ def aggregate(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
     v_tool = [0, 0]
     v_true = [0, 0]
     search = [0, 0]
-    usage: Counter[str] = Counter()
+    usage: dict[str, int] = {}
     for it, ev in rows:
         counted = [r for r in ev["checkpoint_results"].values() if not (r.get("axis") == "V" and len(r) == 1)]
         if counted:
@@ -78,7 +82,8 @@ def aggregate(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
             if any(str(t).lower() == "google_search" for t in cp.get("tools") or []):
                 search[1] += 1
                 search[0] += bool(ev["checkpoint_results"].get(cp["key"], {}).get("search_check", {}).get("passed"))
-        usage.update(ev["tool_usage"])
+        for k, c in ev["tool_usage"].items():
+            usage[k] = usage.get(k, 0) + c
     return {
         "total_cases": n,
         "Acc": correct / n * 100,
