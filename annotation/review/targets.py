@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from annotation.review.errors import ReviewError
@@ -106,13 +107,16 @@ def targets_of_run(session: Session, run_id: int, kind: str) -> list[Target]:
                             .order_by(CheckpointResult.id)).all()
         return [Target(kind, i) for i in rows]
     if kind == "verdict":
-        found = []
-        for v in session.exec(select(Verdict).order_by(Verdict.id)).all():
-            traj = trajectory_of(session, Target(v.target_kind, v.target_id, v.target_part)) \
-                if v.target_kind in TARGET_KINDS else None
-            if traj is not None and traj.run_id == run_id:
-                found.append(Target(kind, v.id or 0))
-        return found
+        events = session.exec(select(Event.id).where(Event.trajectory_id.in_(ids))).all()  # type: ignore[union-attr]
+        results = session.exec(select(CheckpointResult.id)
+                               .where(CheckpointResult.trajectory_id.in_(ids))).all()  # type: ignore[union-attr]
+        inside = sa.or_(
+            sa.and_(Verdict.target_kind.in_(("trajectory", "block_question", "image_question")),  # type: ignore[attr-defined]
+                    Verdict.target_id.in_(ids)),  # type: ignore[attr-defined]
+            sa.and_(Verdict.target_kind == "event", Verdict.target_id.in_(events)),  # type: ignore[attr-defined]
+            sa.and_(Verdict.target_kind == "checkpoint_result", Verdict.target_id.in_(results)),  # type: ignore[attr-defined]
+        )
+        return [Target(kind, i) for i in session.exec(select(Verdict.id).where(inside).order_by(Verdict.id)).all()]
     rows = session.exec(select(Verdict.target_id, Verdict.target_part)
                         .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids))  # type: ignore[attr-defined]
                         .distinct()).all()

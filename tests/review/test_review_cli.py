@@ -147,7 +147,9 @@ def test_import_agreement_text_and_study_export(db_path: Path, engine: Engine, w
     text = run(db_path, "agreement", "--scale", "yes-no", "--bootstrap", "50").output
     assert "yes-no (nominal): 4 rater(s), 8 target(s)" in text
     assert "krippendorff_alpha_nominal" in text and "human-judge" in text
-    data = run_json(db_path, "agreement", "--bootstrap", "50")
+    raw = run(db_path, "agreement", "--bootstrap", "50", "--json").output
+    assert "NaN" not in raw and "Infinity" not in raw
+    data = json.loads(raw)
     assert {d["scale"] for d in data} == {"yes-no", "atp-agreement"}
     yn = next(d for d in data if d["scale"] == "yes-no")
     assert yn["judge_errors"]["judges"] == ["judge:lenient", "judge:strict"]

@@ -189,3 +189,12 @@ def test_csv_import_is_all_or_nothing(engine: Engine, world: World, tmp_path: Pa
         assert s.exec(select(HumanRating)).all() == []
         rows = import_ratings_csv(s, good, create_annotators=True)
         assert [(r.value, r.comment) for r in rows] == [("yes", "ok"), ("no", None)]
+
+
+def test_verdict_targets_of_a_run(engine: Engine, world: World) -> None:
+    with session_scope(engine, "t") as s:
+        got = [t.id for t in targets_of_run(s, world.runs[1], "verdict")]
+        want = sorted(v for (judge, traj), v in world.verdicts.items() if traj in world.trajectories[4:])
+        assert got == want and len(got) == 8
+        with pytest.raises(ReviewError, match="no trajectories"):
+            targets_of_run(s, 999, "trajectory")
