@@ -1,0 +1,132 @@
+"""Read queries for the run launcher and monitor: choices for the form, runs with their counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, select
+
+from evaluation.harness import MODES, list_endpoints
+from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory
+
+
+@dataclass(frozen=True)
+class LaunchChoices:
+    benchmarks: list[tuple[str, int, str]]  # name, tasks, tool set
+    endpoints: list[tuple[str, str]]  # name, model @ base url
+    modes: list[str]
+
+
+def launch_choices(session: Session) -> LaunchChoices:
+    counts = dict(session.exec(select(Task.benchmark_id, sa.func.count()).group_by(Task.benchmark_id)).all())
+    benches = [(b.name, counts.get(b.id, 0), b.tool_set or "") for b in
+               session.exec(select(Benchmark).order_by(Benchmark.name)).all()]
+    endpoints = [(e.name, f"{e.model} @ {e.base_url}") for e in list_endpoints(session)]
+    return LaunchChoices(benches, endpoints, list(MODES))
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    name: str
+    benchmark: str
+    endpoint: str
+    mode: str
+    status: str
+    concurrency: int
+    total: int
+    by_status: dict[str, int]
+    tokens: int
+    api_calls: int
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    created: str = ""
+
+    @property
+    def finished(self) -> int:
+        return self.by_status.get("done", 0) + self.by_status.get("failed", 0)
+
+
+def _planned(session: Session, run: Run) -> int:
+    cfg = run.config or {}
+    stmt = select(sa.func.count()).select_from(Task).where(Task.benchmark_id == run.benchmark_id)
+    if cfg.get("task_ids"):
+        stmt = stmt.where(Task.id.in_(cfg["task_ids"]))  # type: ignore[union-attr]
+    if cfg.get("status"):
+        stmt = stmt.where(Task.status == cfg["status"])
+    n = int(session.exec(stmt).one())
+    return min(n, int(cfg["limit"])) if cfg.get("limit") else n
+
+
+def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = None) -> list[RunRow]:
+    """Newest runs first, each with trajectory counts by status and token totals."""
+    runs = session.exec(select(Run).order_by(Run.id.desc()).limit(limit)).all()  # type: ignore[union-attr]
+    ids = [r.id for r in runs]
+    benches = dict(session.exec(select(Benchmark.id, Benchmark.name)).all())
+    endpoints = dict(session.exec(select(ModelEndpoint.id, ModelEndpoint.name)).all())
+    counts: dict[int, dict[str, int]] = {}
+    tokens: dict[int, list[int]] = {}
+    if ids:
+        for run_id, status, n in session.exec(select(Trajectory.run_id, Trajectory.status, sa.func.count())
+                                              .where(Trajectory.run_id.in_(ids))  # type: ignore[union-attr]
+                                              .group_by(Trajectory.run_id, Trajectory.status)).all():
+            counts.setdefault(run_id, {})[status] = n
+        for run_id, usage in session.exec(select(Trajectory.run_id, Trajectory.usage)
+                                          .where(Trajectory.run_id.in_(ids))).all():  # type: ignore[union-attr]
+            u = usage or {}
+            acc = tokens.setdefault(run_id, [0, 0])
+            acc[0] += int(u.get("total_tokens") or 0)
+            acc[1] += int(u.get("api_calls") or 0)
+    out = []
+    for r in runs:
+        errors: list[tuple[int, str]] = []
+        if with_errors_of == r.id:
+            errors = [(tid, err or "") for tid, err in session.exec(
+                select(Trajectory.task_id, Trajectory.error).where(Trajectory.run_id == r.id,
+                                                                   Trajectory.status == "failed")
+                .order_by(Trajectory.id).limit(200)).all()]
+        out.append(RunRow(r.id or 0, r.name or "", benches.get(r.benchmark_id, "?"),
+                          endpoints.get(r.endpoint_id, "") if r.endpoint_id else "", r.mode, r.status, r.concurrency,
+                          _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
+                          counts.get(r.id or 0, {}), *tokens.get(r.id or 0, [0, 0]), errors,
+                          r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else ""))
+    return out
+
+
+def first_trajectory(session: Session, run_id: int) -> int | None:
+    return session.exec(select(Trajectory.id).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).first()
+
+
+def parse_ids(text: str) -> list[int] | None:
+    """'3,5,9-12' → [3, 5, 9, 10, 11, 12]; empty → None (all tasks)."""
+    text = text.strip()
+    if not text:
+        return None
+    out: list[int] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        lo, dash, hi = part.partition("-")
+        try:
+            if dash:
+                a, b = int(lo), int(hi)
+                if b < a:
+                    raise ValueError
+                out += list(range(a, b + 1))
+            else:
+                out.append(int(part))
+        except ValueError:
+            raise ValueError(f"task ids: {part!r} is not a number or a range like 9-12") from None
+    return out
+
+
+def optional_number(text: str, field_name: str, kind: Any = int) -> Any:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ValueError(f"{field_name} must be a number, got {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"{field_name} must be positive, got {text!r}")
+    return value

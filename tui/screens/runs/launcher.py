@@ -1,0 +1,126 @@
+"""Run launcher: benchmark, subset, endpoint, mode, concurrency and budgets, then start.
+
+Starting hands the run to the app's run manager and opens the monitor; the run does not belong to
+this screen, so leaving it (or the monitor) does not stop the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
+
+from evaluation.harness import Budgets, RunSpec
+from tui.messages import Loaded
+from tui.screens.base import WorkScreen
+from tui.screens.runs.data import LaunchChoices, launch_choices, optional_number, parse_ids
+from tui.screens.runs.manager import run_manager
+
+CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+
+
+class LaunchScreen(WorkScreen):
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start run", priority=True),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, benchmark: str = "") -> None:
+        super().__init__()
+        self.initial_benchmark = benchmark
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="launch-form"):
+            yield Static("New run", classes="section-title")
+            for label, widget in (
+                ("benchmark", Select([], prompt="benchmark", id="bench")),
+                ("task ids", Input(placeholder="e.g. 3,5,9-12 — empty: all tasks", id="task-ids")),
+                ("limit", Input(placeholder="first N tasks only", id="limit")),
+                ("endpoint", Select([], prompt="endpoint (add with `chainmark endpoints add`)", id="endpoint")),
+                ("mode", Select([], prompt="mode", id="mode")),
+                ("concurrency", Input("4", id="concurrency")),
+                ("max rounds", Input(placeholder="mode default", id="max-rounds")),
+                ("max tool calls", Input(placeholder="mode default", id="max-tool-calls")),
+                ("max tokens", Input(placeholder="no limit", id="max-tokens")),
+                ("max seconds", Input("600", id="max-seconds")),
+                ("run name", Input(placeholder="optional", id="run-name")),
+            ):
+                with Horizontal(classes="field-row"):
+                    yield Label(label)
+                    yield widget
+            yield Checkbox("replay only (answer from the replay cache, no model calls)", id="replay")
+            yield Static("", id="launch-error", classes="error-text")
+            yield Button("Start run  (ctrl+s)", id="start", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load("choices", launch_choices)
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        if message.what != "choices":
+            return
+        c: LaunchChoices = message.data
+        bench = self.query_one("#bench", Select)
+        bench.set_options([(f"{name}  ({n} tasks{', tools ' + ts if ts else ''})", name) for name, n, ts in c.benchmarks])
+        if self.initial_benchmark in [b[0] for b in c.benchmarks]:
+            bench.value = self.initial_benchmark
+        endpoint = self.query_one("#endpoint", Select)
+        endpoint.set_options([(f"{name}  ({where})", name) for name, where in c.endpoints])
+        if len(c.endpoints) == 1:
+            endpoint.value = c.endpoints[0][0]
+        mode = self.query_one("#mode", Select)
+        mode.set_options([(m, m) for m in c.modes])
+        if "atomic" in c.modes:
+            mode.value = "atomic"
+
+    def _value(self, selector: str) -> str:
+        return self.query_one(selector, Input).value
+
+    def spec(self) -> RunSpec:
+        """The form as a run spec; raises ValueError naming the field that is wrong."""
+        def chosen(selector: str, what: str) -> str:
+            value = self.query_one(selector, Select).value
+            if value is Select.BLANK or value is None:
+                raise ValueError(f"choose a {what}")
+            return str(value)
+
+        concurrency = optional_number(self._value("#concurrency"), "concurrency") or 1
+        budgets = Budgets(optional_number(self._value("#max-rounds"), "max rounds"),
+                          optional_number(self._value("#max-tool-calls"), "max tool calls"),
+                          optional_number(self._value("#max-tokens"), "max tokens"),
+                          optional_number(self._value("#max-seconds"), "max seconds", float))
+        return RunSpec(benchmark=chosen("#bench", "benchmark"), endpoint=chosen("#endpoint", "endpoint"),
+                       mode=chosen("#mode", "mode"), concurrency=concurrency,
+                       limit=optional_number(self._value("#limit"), "limit"), budgets=budgets,
+                       replay=self.query_one("#replay", Checkbox).value,
+                       name=self._value("#run-name").strip() or None, task_ids=parse_ids(self._value("#task-ids")))
+
+    def action_start(self) -> None:
+        try:
+            spec = self.spec()
+        except ValueError as exc:
+            self.query_one("#launch-error", Static).update(str(exc))
+            return
+        live = run_manager(self.cm).start(spec)
+        from tui.screens.runs.monitor import RunMonitorScreen
+
+        self.app.pop_screen()
+        below = self.app.screen
+        if isinstance(below, RunMonitorScreen):
+            below.follow(live.key)
+        else:
+            self.app.push_screen(RunMonitorScreen(follow=live.key))
+
+    @on(Button.Pressed, "#start")
+    def _pressed(self) -> None:
+        self.action_start()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,242 @@
+"""Run monitor: every run with its counts, and live progress of the one under the cursor.
+
+Live numbers (done / failed / running, tokens, model calls per second, errors) come from the app's
+run manager and are polled twice a second; the table of runs is re-read from the database while a
+run is going. ``c`` cancels (tasks in flight finish, nothing new starts), ``r`` resumes a stopped
+run where it stopped, ``f`` also retries its failed tasks, ``enter`` opens its trajectories.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+
+from tui.messages import Loaded
+from tui.screens.base import WorkScreen
+from tui.screens.runs.data import RunRow, first_trajectory, run_rows
+from tui.screens.runs.manager import LiveRun, run_manager
+from tui.widgets.review.event_text import clip
+
+CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+
+
+class RunMonitorScreen(WorkScreen):
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("n", "launch", "New run"),
+        Binding("c", "cancel", "Cancel run"),
+        Binding("r", "resume", "Resume"),
+        Binding("f", "retry_failed", "Retry failed"),
+        Binding("enter", "open", "Trajectories"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, follow: int | None = None) -> None:
+        super().__init__()
+        self.follow_key = follow
+        self.rows: list[RunRow] = []
+        self.selected: int | None = None
+        self._db_tick = 0
+        self._active: set[int] = set()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="runs-body"):
+            yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="run-live"):
+                yield Static("", id="run-title")
+                yield ProgressBar(id="run-bar", show_eta=False)
+                yield Static("", id="run-stats")
+                yield Static("Errors", classes="section-title")
+                with VerticalScroll(id="run-errors-scroll"):
+                    yield Static("", id="run-errors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#runs-table", DataTable)
+        for label, width in (("run", 5), ("name", 16), ("benchmark", 12), ("endpoint", 12), ("mode", 7),
+                             ("status", 10), ("done", 9), ("failed", 6), ("tokens", 9)):
+            table.add_column(label, width=width)
+        table.focus()
+        self.set_interval(0.5, self._tick)
+
+    @property
+    def manager(self):  # type: ignore[no-untyped-def]
+        return run_manager(self.cm)
+
+    # ------------------------------------------------------------------ data
+
+    def refresh_data(self) -> None:
+        selected = self.selected
+        self.load("runs", lambda s: run_rows(s, with_errors_of=selected))
+
+    def follow(self, key: int) -> None:
+        """Select the run a launcher just started (its id is known once the worker created it)."""
+        self.follow_key = key
+        self._tick()
+
+    def _tick(self) -> None:
+        if self.follow_key is not None:
+            live = next((r for r in self.manager.snapshot() if r.key == self.follow_key), None)
+            if live is not None and live.run_id is not None:
+                self.selected = live.run_id
+                self.follow_key = None
+                self.refresh_data()
+            elif live is not None and live.state == "failed":
+                self.follow_key = None
+                self.notify(live.error or "the run did not start", title="run failed", severity="error", timeout=10)
+        active = {r.key for r in self.manager.snapshot() if r.active}
+        self._db_tick += 1
+        if (active and self._db_tick % 4 == 0) or self._active - active:  # going, or just ended
+            self.refresh_data()
+        self._active = active
+        self._show_live()
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        if message.what != "runs":
+            return
+        self.rows = message.data
+        table = self.query_one("#runs-table", DataTable)
+        table.clear()
+        for r in self.rows:
+            table.add_row(r.id, clip(r.name, 16), r.benchmark, r.endpoint, r.mode, self._status(r),
+                          f"{r.by_status.get('done', 0)}/{r.total}", r.by_status.get("failed", 0), f"{r.tokens:,}",
+                          key=str(r.id))
+        ids = [r.id for r in self.rows]
+        if self.selected in ids:
+            table.move_cursor(row=ids.index(self.selected))
+        elif ids:
+            self.selected = ids[0]
+        self._show_live()
+
+    def _status(self, r: RunRow) -> str:
+        live = self.manager.by_run_id(r.id)
+        if live is not None and live.active:
+            return live.state
+        return r.status
+
+    @on(DataTable.RowHighlighted, "#runs-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None and int(event.row_key.value) != self.selected:
+            self.selected = int(event.row_key.value)
+            self.refresh_data()
+
+    # ------------------------------------------------------------------ live panel
+
+    def _show_live(self) -> None:
+        row = next((r for r in self.rows if r.id == self.selected), None)
+        live = self.manager.by_run_id(self.selected) if self.selected is not None else None
+        title = self.query_one("#run-title", Static)
+        bar = self.query_one("#run-bar", ProgressBar)
+        stats = self.query_one("#run-stats", Static)
+        errors = self.query_one("#run-errors", Static)
+        if row is None and live is None:
+            title.update("no runs yet — press n to start one")
+            stats.update("")
+            errors.update("")
+            return
+        text = Text()
+        text.append(f"run {self.selected}", style="bold")
+        if row is not None:
+            text.append(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · -j {row.concurrency}")
+        state = live.state if live is not None and live.active else (row.status if row else "")
+        text.append(f"\n{state}", style="yellow" if live is not None and live.active else "")
+        title.update(text)
+        stats.update(self._stats(row, live))
+        if live is not None and live.progress:
+            p = live.progress
+            bar.update(total=max(1, p["total"] - p["skipped"]), progress=p["done"] + p["failed"])
+        elif row is not None:
+            bar.update(total=max(1, row.total), progress=row.finished)
+        listed = list(live.errors) if live is not None else []
+        if row is not None:
+            listed += [e for e in row.errors if e not in listed]
+        msg = Text()
+        if live is not None and live.error:
+            msg.append(f"run: {live.error}\n", style="red")
+        for task_id, err in listed[-50:]:
+            msg.append(f"task {task_id}: ", style="bold red")
+            msg.append(clip(err, 300) + "\n")
+        errors.update(msg if msg else Text("none", style="dim"))
+
+    def _stats(self, row: RunRow | None, live: LiveRun | None) -> Text:
+        out = Text()
+        if live is not None and live.progress:
+            p = live.progress
+            elapsed = max(p["elapsed"], 1e-9)
+            out.append(f"done {p['done']}", style="green")
+            out.append(f"  failed {p['failed']}", style="red" if p["failed"] else "")
+            out.append(f"  running {p['running']}  skipped {p['skipped']}  of {p['total']}\n")
+            out.append(f"tokens {p['tokens']:,}  ·  model calls {p['api_calls']} "
+                       f"({p['api_calls'] / elapsed:.1f}/s)  ·  {p['rate']:.2f} tasks/s  ·  {p['elapsed']:.0f}s")
+        elif row is not None:
+            out.append(f"done {row.by_status.get('done', 0)}", style="green")
+            out.append(f"  failed {row.by_status.get('failed', 0)}", style="red" if row.by_status.get("failed") else "")
+            others = {k: v for k, v in row.by_status.items() if k not in ("done", "failed")}
+            if others:
+                out.append("  " + "  ".join(f"{k} {v}" for k, v in sorted(others.items())))
+            out.append(f"  of {row.total}\ntokens {row.tokens:,}  ·  model calls {row.api_calls}")
+        return out
+
+    # ------------------------------------------------------------------ actions
+
+    def action_launch(self) -> None:
+        from tui.screens.runs.launcher import LaunchScreen
+
+        row = next((r for r in self.rows if r.id == self.selected), None)
+        self.app.push_screen(LaunchScreen(row.benchmark if row else ""))
+
+    def action_cancel(self) -> None:
+        if self.selected is None or not self.manager.cancel(self.selected):
+            self.notify("this run is not going in this session", severity="warning")
+        else:
+            self.notify(f"cancelling run {self.selected}: tasks in flight finish, no new ones start", timeout=4)
+
+    def _resume(self, retry_failed: bool) -> None:
+        if self.selected is None:
+            return
+        try:
+            self.manager.resume(self.selected, retry_failed=retry_failed)
+        except ValueError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self.notify(f"resuming run {self.selected}", timeout=3)
+
+    def action_resume(self) -> None:
+        self._resume(False)
+
+    def action_retry_failed(self) -> None:
+        self._resume(True)
+
+    @on(DataTable.RowSelected, "#runs-table")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        if self.selected is None:
+            return
+        run_id = self.selected
+        self.load("first", lambda s: first_trajectory(s, run_id))
+
+    @on(Loaded)
+    def _open_first(self, message: Loaded) -> None:
+        if message.what != "first":
+            return
+        if message.data is None:
+            self.notify("this run has no trajectories yet", severity="warning")
+            return
+        from tui.screens.runs.trajectory import TrajectoryScreen
+
+        self.app.push_screen(TrajectoryScreen(int(message.data)))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
