@@ -60,7 +60,7 @@ def mean(values: list[float]) -> float | None:
 
 
 def tool_calls_of(item: Item) -> list[str]:
-    """Tool names the model used, in order: native calls, planned calls, traced code operations."""
+    """Tool names the model used, in order: native calls, planned calls, GTA step predictions, traced code ops."""
     names: list[str] = []
     for e in item.events:
         p = e.get("payload") or {}
@@ -68,6 +68,9 @@ def tool_calls_of(item: Item) -> list[str]:
             names.append(str(p.get("name") or ""))
         elif e["kind"] == "plan_call" and p.get("valid", True):
             names.append(str(p.get("tool_name") or ""))
+        elif e["kind"] == "step_prediction":
+            for c in (p.get("prediction") or {}).get("tool_calls") or []:
+                names.append(str((c.get("function") or {}).get("name") or ""))
         elif e["kind"] == "code_exec":
             names.extend(str(op.get("op") or "") for op in p.get("ops") or [])
     return [n for n in names if n]

@@ -57,11 +57,19 @@ def golden_of(item: Item) -> list[dict[str, Any]]:
 
 
 def output_of(item: Item) -> list[dict[str, Any]] | None:
+    """The output blocks; image blocks without an ``asset_id`` take the answer event's assets in order."""
     for e in reversed(item.events):
         if e["kind"] == "answer":
             blocks = (e.get("payload") or {}).get("blocks")
             if isinstance(blocks, list):
-                return blocks
+                linked = iter(e.get("assets") or [])
+                out = []
+                for b in blocks:
+                    if b.get("type") == "image" and b.get("asset_id") is None:
+                        aid = next(linked, None)
+                        b = {**b, "asset_id": aid} if aid is not None else b
+                    out.append(b)
+                return out
     nat = item.native
     if isinstance(nat, dict) and "output" in nat:
         return nat["output"]

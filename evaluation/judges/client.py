@@ -87,6 +87,8 @@ def resolve_images(session: Session, blobs: BlobStore, messages: list[dict[str, 
                 data, mime = blobs.get(asset.sha256, session), asset.mime
             else:
                 path = Path(str(ref))
+                if not path.is_file():
+                    raise JudgeError(f"image {ref!r} is neither a stored asset nor a readable file")
                 data, mime = path.read_bytes(), mimetypes.guess_type(path.name)[0] or "image/png"
             url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
             parts.append({"type": "image_url", "image_url": {"url": url}})

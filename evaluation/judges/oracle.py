@@ -37,7 +37,9 @@ class PromptBuilder:
         path = Path(str(ref))
         if path.is_file():
             return hashlib.sha256(path.read_bytes()).hexdigest()
-        raise FileNotFoundError(f"judge prompt names image {ref!r}, which is neither an asset id nor a file")
+        # An image we cannot read (e.g. a path from another machine): scoring can still look verdicts
+        # up by name; asking a judge about it fails with a clear error when the image is sent.
+        return hashlib.sha256(f"unresolved:{ref}".encode()).hexdigest()
 
     def build(self, req: JudgeRequest) -> tuple[Template, list[dict[str, Any]], str]:
         tpl = load_template(req.judge)

@@ -115,12 +115,14 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
         task = tasks[tr.task_id]
         evs = events.get(tr.id or 0, [])
         for e in evs:  # EventAsset rows complete a payload that forgot its asset ids
-            extra = [a for a in event_assets.get(e["id"], []) if a not in (e["payload"].get("asset_ids") or [])]
+            e["assets"] = list(event_assets.get(e["id"], []))
+            extra = [a for a in e["assets"] if a not in (e["payload"].get("asset_ids") or [])]
             if extra and e["kind"] in ("tool_result", "code_exec"):
                 e["payload"] = {**e["payload"], "asset_ids": list(e["payload"].get("asset_ids") or []) + extra}
         ta = tassets.get(tr.task_id, [])
         shas = {a["asset_id"]: a["sha256"] for a in ta}
-        shas.update({a: asset_sha[a] for e in evs for a in (e["payload"].get("asset_ids") or []) if a in asset_sha})
+        shas.update({a: asset_sha[a] for e in evs for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
+                     if a in asset_sha})
         items.append(Item(
             task=_row(task, TASK_FIELDS),
             trajectory={"id": tr.id, "task_id": tr.task_id, "status": tr.status, "final_answer": tr.final_answer,
