@@ -169,3 +169,13 @@ def test_atp_metrics() -> None:
     assert m["tool_success_rate"]["diffusion"] == 0.0 and m["tool_success_rate"]["search"] == 100.0
     assert m["calls_histogram"] == {"1": 1, "2": 1}
     assert out["by_category"]["Recipe"]["FS"] == 70.0
+
+
+def test_isg_output_images_come_from_the_answer_event_assets() -> None:
+    blocks = [{"type": "text", "content": "washing"}, {"type": "image", "content": "out/1.png"},
+              {"type": "image", "content": "out/2.png"}]
+    it = isg_item(1, "Prediction", blocks)
+    it.events[0]["assets"] = [31, 32]  # what the loader puts there from EventAsset rows
+    o = DictOracle({})
+    isg.PROFILE.score([it], ScoreContext(oracle=o))
+    assert next(r for r in o.pending if r.target_part == "image:2").images == (32,)
