@@ -13,7 +13,7 @@ from evaluation.tools.images import decode_bgr
 from evaluation.tools.result import ToolContext, ToolOutput
 
 _engine: Any = None
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def engine() -> Any:
@@ -22,9 +22,9 @@ def engine() -> Any:
         if _engine is None:
             from rapidocr import RapidOCR
 
-            for name in ("RapidOCR", "rapidocr"):  # its INFO lines are local file checks, not useful
-                logging.getLogger(name).setLevel(logging.WARNING)
-            _engine = RapidOCR()
+            # Its INFO lines are local model-file checks; keep the terminal quiet.
+            _engine = RapidOCR(params={"Global.log_level": "warning"})
+            logging.getLogger("RapidOCR").setLevel(logging.WARNING)
         return _engine
 
 
