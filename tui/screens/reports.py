@@ -1,0 +1,205 @@
+"""Reports: paper-style tables for one or more runs, exported to Markdown or CSV from the screen.
+
+The tables are ``evaluation.scoring.report``'s, computed in a worker by scoring the chosen runs
+without writing (as ``chainmark report`` does), so an export equals the CLI's output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from evaluation.scoring import report as reports
+from evaluation.scoring.runner import score_run
+from tui.messages import Failed, Loaded, Saved
+from tui.screens.base import WorkScreen
+from tui.screens.runs.data import RunRow, run_rows
+
+CSS = str(Path(__file__).resolve().parent.parent / "review.tcss")
+MODES = ("faithful", "fixed")
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    run_ids: tuple[int, ...]
+    mode: str
+    embedder: str
+    metric: str | None
+
+
+def build_report(engine: Any, req: ReportRequest) -> list[dict[str, Any]]:
+    """Score each run without writing, exactly like ``chainmark report``."""
+    return [score_run(engine, r, mode=req.mode, embedder=req.embedder, write=False) for r in req.run_ids]
+
+
+def report_renderable(results: list[dict[str, Any]], metric: str | None) -> Group:
+    parts: list[Any] = []
+    for title, headers, rows in reports.tables(results, metric):
+        t = Table(title=title, title_justify="left", title_style="bold", show_lines=False, expand=False)
+        for i, h in enumerate(headers):
+            t.add_column(h, justify="left" if i == 0 else "right")
+        for row in rows:
+            t.add_row(*(reports.fmt(c) for c in row))
+        parts += [t, Text("")]
+    bars = [reports.histogram_bars(r) for r in results]
+    if any(bars):
+        parts.append(Text("\n\n".join(b for b in bars if b)))
+    notes = [f"run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
+    if notes:
+        parts.append(Text("\n".join(notes), style="dim"))
+    return Group(*parts)
+
+
+def export_text(results: list[dict[str, Any]], metric: str | None, path: Path) -> str:
+    """Markdown for .md (anything but .csv), CSV for .csv."""
+    return reports.to_csv(results, metric) if path.suffix.lower() == ".csv" else reports.to_markdown(results, metric)
+
+
+class ReportsScreen(WorkScreen):
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("space", "toggle_run", "Select run"),
+        Binding("g", "generate", "Build report"),
+        Binding("m", "toggle_mode", "faithful/fixed"),
+        Binding("e", "export", "Export md/csv"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, run_ids: tuple[int, ...] = (), embedder: str = "minilm") -> None:
+        super().__init__()
+        self.chosen: list[int] = list(run_ids)
+        self.mode = "faithful"
+        self.embedder = embedder
+        self.metric: str | None = None
+        self.runs: list[RunRow] = []
+        self.results: list[dict[str, Any]] | None = None
+        self.shown_request: ReportRequest | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="report-status")
+        with Horizontal(id="report-body"):
+            yield DataTable(id="report-runs", cursor_type="row")
+            with VerticalScroll(id="report-scroll"):
+                yield Static("select runs with space, then g builds the report", id="report-view")
+        yield Input(placeholder="export to (…/report.md or …/report.csv), enter writes", id="export-path")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#report-runs", DataTable)
+        for label, width in (("", 1), ("run", 4), ("name", 14), ("benchmark", 11), ("mode", 7), ("status", 9)):
+            table.add_column(label, width=width)
+        table.focus()
+        self.query_one("#export-path", Input).display = False
+        if self.chosen:
+            self.action_generate()
+
+    def refresh_data(self) -> None:
+        self.load("runs", lambda s: run_rows(s))
+
+    def _request(self) -> ReportRequest:
+        return ReportRequest(tuple(self.chosen), self.mode, self.embedder, self.metric)
+
+    def _status(self) -> None:
+        text = Text()
+        text.append("runs " + (", ".join(map(str, self.chosen)) or "none chosen"), style="bold")
+        text.append(f"  ·  scoring {self.mode}  ·  embedder {self.embedder}")
+        if self.results is not None and self.shown_request != self._request():
+            text.append("  ·  press g to rebuild", style="yellow")
+        self.query_one("#report-status", Static).update(text)
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        if message.what == "runs":
+            self.runs = message.data
+            table = self.query_one("#report-runs", DataTable)
+            cursor = table.cursor_row
+            table.clear()
+            for r in self.runs:
+                table.add_row("✓" if r.id in self.chosen else "", r.id, r.name, r.benchmark, r.mode, r.status,
+                              key=str(r.id))
+            if self.runs:
+                table.move_cursor(row=min(cursor, len(self.runs) - 1))
+            self._status()
+        elif message.what == "report":
+            req, results = message.data
+            if req != self._request():
+                return
+            self.results, self.shown_request = results, req
+            self.query_one("#report-view", Static).update(report_renderable(results, req.metric))
+            self._status()
+
+    def action_toggle_run(self) -> None:
+        table = self.query_one("#report-runs", DataTable)
+        if not self.runs:
+            return
+        run_id = self.runs[table.cursor_row].id
+        if run_id in self.chosen:
+            self.chosen.remove(run_id)
+        else:
+            self.chosen.append(run_id)
+        table.update_cell(str(run_id), table.ordered_columns[0].key, "✓" if run_id in self.chosen else "")
+        self._status()
+
+    def action_toggle_mode(self) -> None:
+        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        self._status()
+
+    def action_generate(self) -> None:
+        if not self.chosen:
+            self.notify("select one or more runs with space first", severity="warning")
+            return
+        req, engine = self._request(), self.cm.engine
+        self.query_one("#report-view", Static).update("scoring…")
+        self.load("report", lambda s: (req, build_report(engine(), req)))
+
+    def action_export(self) -> None:
+        if self.results is None:
+            self.notify("build the report first (g)", severity="warning")
+            return
+        box = self.query_one("#export-path", Input)
+        box.value = box.value or f"report-runs-{'-'.join(map(str, self.shown_request.run_ids if self.shown_request else ()))}.md"
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#export-path")
+    def _export(self, event: Input.Submitted) -> None:
+        path = Path(event.value.strip()).expanduser()
+        results, metric = self.results, self.shown_request.metric if self.shown_request else None
+        self.query_one("#export-path", Input).display = False
+        self.query_one("#report-runs", DataTable).focus()
+        if results is None or not event.value.strip():
+            return
+
+        def write() -> None:
+            try:
+                path.write_text(export_text(results, metric, path), encoding="utf-8")
+            except OSError as exc:
+                self.post_message(Failed("export", f"{path}: {exc.strerror or exc}"))
+                return
+            self.post_message(Saved("export", str(path)))
+
+        self.run_worker(write, thread=True, exit_on_error=False, description="export report")
+
+    @on(Saved)
+    def _saved(self, message: Saved) -> None:
+        if message.what == "export":
+            self.notify(f"wrote {message.data}", timeout=4)
+
+    def action_back(self) -> None:
+        box = self.query_one("#export-path", Input)
+        if box.display:
+            box.display = False
+            self.query_one("#report-runs", DataTable).focus()
+        else:
+            self.app.pop_screen()
