@@ -150,7 +150,17 @@ class ModelClient:
             attempt += 1
             started = time.perf_counter()
             try:
-                completion = await self._client.chat.completions.create(**send, extra_body=extra)
+                if extra:
+                    send.update(extra)
+                # The request body is already plain JSON: posting it directly skips the client's
+                # per-request walk over every message and tool schema (most of its CPU time per call),
+                # while keeping its HTTP handling and typed errors.
+                response = await self._client.post("/chat/completions", body=send, cast_to=httpx.Response)
+                try:
+                    completion = response.json()
+                except ValueError as exc:
+                    raise ModelCallError(f"the reply of {self.endpoint.name} is not JSON: {response.text[:200]!r}",
+                                         kind="malformed") from exc
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status not in RETRYABLE_STATUS or attempt >= self.retry.attempts:
@@ -196,29 +206,32 @@ def _message(exc: openai.APIStatusError) -> str:
 
 
 def _normalise(completion: Any, key: str) -> ModelReply:
-    choices = getattr(completion, "choices", None) or []
-    if not choices:
+    """A chat.completion JSON object → ModelReply; anything off-shape is a clear ``malformed`` error."""
+    choices = completion.get("choices") if isinstance(completion, dict) else None
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
         raise ModelCallError("the endpoint answered without any choice (malformed completion)", kind="malformed")
     choice = choices[0]
-    msg = choice.message
-    if msg is None:
+    msg = choice.get("message")
+    if not isinstance(msg, dict):
         raise ModelCallError("the endpoint answered a choice without a message (malformed completion)",
                              kind="malformed")
-    extra = getattr(msg, "model_extra", None) or {}
-    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     calls = []
-    for i, tc in enumerate(msg.tool_calls or []):
-        fn = getattr(tc, "function", None)
-        calls.append({"id": getattr(tc, "id", None) or f"call_{i}",
-                      "name": getattr(fn, "name", "") or "",
-                      "arguments": getattr(fn, "arguments", "") or ""})
+    for i, tc in enumerate(msg.get("tool_calls") or []):
+        fn = (tc or {}).get("function") or {}
+        arguments = fn.get("arguments", "")
+        calls.append({"id": (tc or {}).get("id") or f"call_{i}", "name": str(fn.get("name") or ""),
+                      "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)})
     usage = {}
-    if getattr(completion, "usage", None) is not None:
-        u = completion.usage
-        usage = {"prompt_tokens": u.prompt_tokens or 0, "completion_tokens": u.completion_tokens or 0,
-                 "total_tokens": u.total_tokens or 0}
-    return ModelReply(msg.content, reasoning if isinstance(reasoning, str) else None, calls, usage,
-                      choice.finish_reason, cache_key=key)
+    u = completion.get("usage")
+    if isinstance(u, dict):
+        usage = {k: int(u.get(k) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    content = msg.get("content")
+    if isinstance(content, list):  # some servers send content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ModelReply(content if isinstance(content, str) or content is None else str(content),
+                      reasoning if isinstance(reasoning, str) else None, calls, usage,
+                      choice.get("finish_reason"), cache_key=key)
 
 
 def cacheable_request(body: dict[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,19 @@ def _delete_events(session: Session, trajectory_ids: list[int]) -> int:
     return result.rowcount or 0
 
 
+def ensure_trajectories(session: Session, run_id: int, task_ids: list[int]) -> dict[int, int]:
+    """A ``pending`` trajectory row per task (existing rows kept), created in one go so starting a
+    trajectory later costs no write. Returns task id → trajectory id."""
+    existing = dict(session.exec(select(Trajectory.task_id, Trajectory.id).where(Trajectory.run_id == run_id)).all())
+    missing = [t for t in task_ids if t not in existing]
+    if missing:
+        rows = [Trajectory(run_id=run_id, task_id=t, status="pending") for t in missing]
+        session.add_all(rows)
+        session.flush()
+        existing.update({r.task_id: r.id for r in rows})
+    return {t: existing[t] for t in task_ids}  # type: ignore[misc]
+
+
 def reset_unfinished(session: Session, run_id: int) -> list[int]:
     """Unfinished trajectories of a run go back to ``pending`` with their partial events deleted, in
     the caller's transaction. Returns their task ids."""
@@ -94,14 +107,44 @@ def finished_task_ids(session: Session, run_id: int, statuses: tuple[str, ...] =
                                                              Trajectory.status.in_(statuses))).all())  # type: ignore[attr-defined]
 
 
+@dataclass
+class FinishedTrajectory:
+    """Everything a trajectory's commit writes."""
+
+    trajectory_id: int
+    recorder: Recorder
+    status: str
+    final_answer: str | None
+    usage: dict[str, Any]
+    error: str | None
+    cache: list[CacheEntry]
+    task_revision: int
+    started_at: datetime
+
+
+def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:
+    """Group commit: several finished trajectories in one transaction (each still all-or-nothing)."""
+    for item in items:
+        commit_trajectory(session, item.trajectory_id, item.recorder, status=item.status,
+                          final_answer=item.final_answer, usage=item.usage, error=item.error, cache=item.cache,
+                          task_revision=item.task_revision, started_at=item.started_at)
+
+
 def commit_trajectory(session: Session, trajectory_id: int, recorder: Recorder, *, status: str,
                       final_answer: str | None, usage: dict[str, Any], error: str | None,
-                      cache: list[CacheEntry]) -> None:
-    """Write all events, their asset links, the final state and the recorded cache entries at once."""
+                      cache: list[CacheEntry], task_revision: int | None = None,
+                      started_at: datetime | None = None) -> None:
+    """Write all events, their asset links, the final state and the recorded cache entries at once.
+    The trajectory has no events yet: runs reset unfinished trajectories before they start."""
     traj = session.get(Trajectory, trajectory_id)
     if traj is None:
         raise LookupError(f"trajectory {trajectory_id} vanished")
-    _delete_events(session, [trajectory_id])  # a retry of the same commit must not duplicate
+    if traj.status in FINISHED:
+        _delete_events(session, [trajectory_id])  # re-running a finished trajectory replaces it
+    if task_revision is not None:
+        traj.task_revision = task_revision
+    if started_at is not None:
+        traj.started_at = started_at
     rows = [Event(trajectory_id=trajectory_id, ordinal=i, kind=e.kind, payload=e.payload, failed=e.failed,
                   started_at=e.started_at, finished_at=e.finished_at) for i, e in enumerate(recorder.events)]
     session.add_all(rows)
@@ -118,6 +161,23 @@ def commit_trajectory(session: Session, trajectory_id: int, recorder: Recorder, 
 
 def store_cache(session: Session, entries: list[CacheEntry]) -> None:
     """Upsert by key: the newest response for a request wins, so replaying the latest run is exact."""
+    if not entries:
+        return
+    dialect = session.get_bind().dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
+        now = utcnow()
+        values = {e.key: {"key": e.key, "kind": e.kind, "request": e.request, "response": e.response,
+                          "created_at": now} for e in entries}  # one row per key within the batch
+        stmt = insert(ReplayCache).values(list(values.values()))
+        stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={
+            "kind": stmt.excluded.kind, "request": stmt.excluded.request, "response": stmt.excluded.response,
+            "created_at": stmt.excluded.created_at})
+        session.exec(stmt)  # type: ignore[call-overload]
+        return
     for entry in entries:
         row = session.exec(select(ReplayCache).where(ReplayCache.key == entry.key)).first()
         if row is None:

@@ -26,10 +26,10 @@ from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
 from evaluation.harness.modes import MODES, mode_runner
-from evaluation.harness.recorder import (begin_trajectory, cache_lookup, commit_trajectory, finished_task_ids,
-                                         reset_unfinished)
-from evaluation.harness.taskdata import TaskInput, load_task
-from store import session_scope
+from evaluation.harness.recorder import (FinishedTrajectory, cache_lookup, commit_many, ensure_trajectories,
+                                         finished_task_ids, reset_unfinished)
+from evaluation.harness.taskdata import TaskInput, load_tasks
+from store import read_only, session_scope
 from store.blobs import BlobStore
 from store.models import Benchmark, Run, Task, Trajectory, utcnow
 
@@ -163,6 +163,7 @@ class _Plan:
     todo: list[int]
     total: int
     skipped: int
+    trajectories: dict[int, int]
 
 
 def _prepare(session: Session, run_id: int, retry_failed: bool) -> _Plan:
@@ -185,15 +186,52 @@ def _prepare(session: Session, run_id: int, retry_failed: bool) -> _Plan:
     all_ids = _task_ids(session, run)
     finished = finished_task_ids(session, run_id)
     todo = [t for t in all_ids if t not in finished]
+    trajectories = ensure_trajectories(session, run_id, todo)
     run.status, run.finished_at = "running", None
     run.started_at = run.started_at or utcnow()
     session.flush()
-    return _Plan(run, bench, endpoint, todo, len(all_ids), len(all_ids) - len(todo))  # type: ignore[arg-type]
+    return _Plan(run, bench, endpoint, todo, len(all_ids), len(all_ids) - len(todo), trajectories)  # type: ignore[arg-type]
 
 
-def _start_trajectory(session: Session, blobs: BlobStore, run_id: int, task_id: int) -> tuple[TaskInput, int]:
-    task = load_task(session, blobs, task_id)
-    return task, begin_trajectory(session, run_id, task_id, task.revision)
+class _GroupCommitter:
+    """Trajectories that finish while the database thread is busy are committed together in its next
+    transaction, so the single writer keeps up with many concurrent trajectories."""
+
+    def __init__(self, db: DbRunner):
+        self.db = db
+        self.pending: list[tuple[FinishedTrajectory, asyncio.Future[None]]] = []
+        self.flushing = False
+
+    async def commit(self, item: FinishedTrajectory) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending.append((item, future))
+        if not self.flushing:
+            self.flushing = True
+            asyncio.ensure_future(self._flush())
+        await future
+
+    async def _flush(self) -> None:
+        try:
+            while self.pending:
+                batch, self.pending = self.pending, []
+                try:
+                    await self.db.call(commit_many, [item for item, _ in batch])
+                    for _, fut in batch:
+                        fut.set_result(None)
+                except Exception:  # one bad item must not sink the others: retry them one by one
+                    for item, fut in batch:
+                        try:
+                            await self.db.call(commit_many, [item])
+                            fut.set_result(None)
+                        except Exception as exc:
+                            fut.set_exception(exc)
+        finally:
+            self.flushing = False
+
+
+def _load_batch(engine: Engine, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
+    with session_scope(read_only(engine)) as s:
+        return load_tasks(s, blobs, task_ids)
 
 
 def _finish_run(session: Session, run_id: int, status: str) -> None:
@@ -209,6 +247,7 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
                       retry_failed: bool = False, actor: str | None = None) -> RunProgress:
     """Run (or resume) every task of the run that has no finished trajectory yet."""
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
+    read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = DbRunner(engine, db_pool, actor)
     plan: _Plan = await db.call(_prepare, run_id, retry_failed)
     run, cfg = plan.run, plan.run.config or {}
@@ -228,20 +267,33 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
                         settings=dict(plan.bench.settings or {}),
                         max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
                         sandbox=cfg.get("sandbox") or {}, listener=listener)
-        queue: asyncio.Queue[int] = asyncio.Queue()
-        for tid in plan.todo:
-            queue.put_nowait(tid)
+        committer = _GroupCommitter(db)
+        queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * run.concurrency, 16))
+        workers = max(1, run.concurrency)
+        loop = asyncio.get_running_loop()
         if progress:
             progress(state)
 
-        async def worker() -> None:
-            while not queue.empty():
+        async def producer() -> None:
+            """Tasks are read in batches on a reader thread, ahead of the workers."""
+            batch = max(16, run.concurrency)
+            for i in range(0, len(plan.todo), batch):
                 if stop is not None and stop.is_set():
+                    break
+                for task in await loop.run_in_executor(read_pool, _load_batch, engine, blobs, plan.todo[i:i + batch]):
+                    await queue.put(task)
+            for _ in range(workers):
+                await queue.put(None)
+
+        async def worker() -> None:
+            while True:
+                task = await queue.get()
+                if task is None or (stop is not None and stop.is_set()):
                     return
-                task_id = queue.get_nowait()
+                task_id = task.id
                 state.running += 1
                 try:
-                    status, error = await _run_one(rc, task_id, state)
+                    status, error = await _run_one(rc, task, plan.trajectories[task_id], committer, state)
                 finally:
                     state.running -= 1
                 if status == "done":
@@ -252,8 +304,13 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
                 if progress:
                     progress(state)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, run.concurrency))))
-        final_status = "cancelled" if stop is not None and stop.is_set() and not queue.empty() else "done"
+        feeding = asyncio.ensure_future(producer())
+        try:
+            await asyncio.gather(*(worker() for _ in range(workers)))
+        finally:
+            feeding.cancel()
+        stopped = stop is not None and stop.is_set() and state.completed < len(plan.todo)
+        final_status = "cancelled" if stopped else "done"
     finally:
         state.status = final_status if final_status != "running" else "cancelled"
         try:
@@ -262,6 +319,7 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
             if client is not None:
                 await client.close()
             tool_pool.shutdown(wait=False, cancel_futures=True)
+            read_pool.shutdown(wait=False, cancel_futures=True)
             db_pool.shutdown(wait=True)
     state.finished = True
     if progress:
@@ -278,8 +336,9 @@ def _tool_settings(replay: bool) -> Any:
     return settings
 
 
-async def _run_one(rc: RunContext, task_id: int, state: RunProgress) -> tuple[str, str | None]:
-    task, traj_id = await rc.db.call(_start_trajectory, rc.blobs, rc.run_id, task_id)
+async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, committer: _GroupCommitter,
+                   state: RunProgress) -> tuple[str, str | None]:
+    started_at = utcnow()
     ep = Episode(rc, task, traj_id)
     status, error = "done", None
     try:
@@ -304,8 +363,8 @@ async def _run_one(rc: RunContext, task_id: int, state: RunProgress) -> tuple[st
     if status == "done" and ep.final_answer is None and not ep.exhausted:
         status, error = "failed", ep.failed_reason or "no final answer"
     usage = ep.usage.to_dict(ep.exhausted)
-    await rc.db.call(commit_trajectory, traj_id, ep.recorder, status=status, final_answer=ep.final_answer,
-                     usage=usage, error=error, cache=ep.cache)
+    await committer.commit(FinishedTrajectory(traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache,
+                                              task.revision, started_at))
     return status, error
 
 

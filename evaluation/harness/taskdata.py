@@ -71,29 +71,47 @@ _EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp
 
 
 def load_task(session: Session, blobs: BlobStore, task_id: int) -> TaskInput:
-    task = session.get(Task, task_id)
-    if task is None:
+    tasks = load_tasks(session, blobs, [task_id])
+    if not tasks:
         raise LookupError(f"no task with id {task_id}")
+    return tasks[0]
+
+
+def load_tasks(session: Session, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
+    """Several tasks with four queries in all (runs prefetch tasks in batches)."""
+    if not task_ids:
+        return []
+    tasks = session.exec(select(Task).where(Task.id.in_(task_ids))).all()  # type: ignore[union-attr]
     links = session.exec(select(TaskAsset, Asset).join(Asset, Asset.id == TaskAsset.asset_id)
-                         .where(TaskAsset.task_id == task_id,
+                         .where(TaskAsset.task_id.in_(task_ids),  # type: ignore[attr-defined]
                                 TaskAsset.role.in_(("query_image", "document_image")))  # type: ignore[attr-defined]
-                         .order_by(TaskAsset.role.desc(), TaskAsset.ordinal, TaskAsset.id)).all()  # type: ignore[attr-defined]
-    images: list[TaskImage] = []
+                         .order_by(TaskAsset.task_id, TaskAsset.role.desc(), TaskAsset.ordinal,  # type: ignore[attr-defined]
+                                   TaskAsset.id)).all()
+    docs = session.exec(select(Document).where(Document.task_id.in_(task_ids))  # type: ignore[attr-defined]
+                        .order_by(Document.task_id, Document.ordinal, Document.id)).all()
+    steps = session.exec(select(ReferenceStep).where(ReferenceStep.task_id.in_(task_ids))  # type: ignore[attr-defined]
+                         .order_by(ReferenceStep.task_id, ReferenceStep.ordinal)).all()
+    images: dict[int, list[TaskImage]] = {}
     by_doc: dict[int, list[TaskImage]] = {}
-    for n, (link, asset) in enumerate(links):
-        name = link.original_path or f"image/image_{task_id}_{n}.{_EXT.get(asset.mime, 'png')}"
+    counter: dict[int, int] = {}
+    for link, asset in links:
+        n = counter[link.task_id] = counter.get(link.task_id, -1) + 1
+        name = link.original_path or f"image/image_{link.task_id}_{n}.{_EXT.get(asset.mime, 'png')}"
         img = TaskImage(asset.id or 0, blobs.get(asset.sha256, session), asset.mime, name, link.role,
                         link.document_id)
         if link.role == "document_image" and link.document_id is not None:
             by_doc.setdefault(link.document_id, []).append(img)
         else:
-            images.append(img)
-    docs = [TaskDocument(d.id or 0, d.title, d.text, by_doc.get(d.id or 0, []))
-            for d in session.exec(select(Document).where(Document.task_id == task_id)
-                                  .order_by(Document.ordinal, Document.id)).all()]
-    steps = [GoldStep(s.ordinal, s.thought, s.tool_name, s.tool_args, s.result_text, s.is_final, s.final_answer)
-             for s in session.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
-                                   .order_by(ReferenceStep.ordinal)).all()]
-    return TaskInput(task.id or 0, task.revision, task.source_id, task.query, dict(task.answer_spec or {}),
-                     task.output_format, list(task.tools_offered or []), dict(task.meta or {}),
-                     images, docs, steps)
+            images.setdefault(link.task_id, []).append(img)
+    documents: dict[int, list[TaskDocument]] = {}
+    for d in docs:
+        documents.setdefault(d.task_id, []).append(TaskDocument(d.id or 0, d.title, d.text, by_doc.get(d.id or 0, [])))
+    gold: dict[int, list[GoldStep]] = {}
+    for st in steps:
+        gold.setdefault(st.task_id, []).append(GoldStep(st.ordinal, st.thought, st.tool_name, st.tool_args,
+                                                        st.result_text, st.is_final, st.final_answer))
+    by_id = {t.id: t for t in tasks}
+    return [TaskInput(t.id or 0, t.revision, t.source_id, t.query, dict(t.answer_spec or {}), t.output_format,
+                      list(t.tools_offered or []), dict(t.meta or {}), images.get(t.id or 0, []),
+                      documents.get(t.id or 0, []), gold.get(t.id or 0, []))
+            for t in (by_id.get(i) for i in task_ids) if t is not None]

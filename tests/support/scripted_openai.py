@@ -163,7 +163,7 @@ class ScriptedOpenAI:
         class _Handler(_RequestHandler):
             server_owner = owner
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
                                         name="scripted-openai", daemon=True)
@@ -214,6 +214,15 @@ class ScriptedOpenAI:
                          "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")}],
             "usage": usage,
         }
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (killed mid-request, timed out) is expected here, not a failure."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 class _RequestHandler(BaseHTTPRequestHandler):

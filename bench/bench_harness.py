@@ -1,0 +1,103 @@
+"""Harness throughput: N tasks against the scripted OpenAI-compatible server with a fixed latency per
+call, at -j J. Prints wall time ÷ ideal time (ideal = calls × latency ÷ J; goal ≤ 1.05) and the
+harness's CPU time per model call (the server runs in another process so it is not counted).
+
+    .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1]
+
+``--rounds 2`` makes every task call a real tool (crop) once before answering.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import multiprocessing as mp
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
+    from tests.support.scripted_openai import ScriptedOpenAI, text, tool_calls
+
+    def handler(req):  # type: ignore[no-untyped-def]
+        done = sum(1 for m in req.messages if m.get("role") == "assistant")
+        if done < rounds - 1:
+            return tool_calls(("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}))
+        return text("<answer>red</answer>")
+
+    server = ScriptedOpenAI(handler=handler, latency=latency).start()
+    port_out.put(server.port)
+    while True:
+        time.sleep(3600)
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks", type=int, default=500)
+    ap.add_argument("--latency", type=float, default=0.2)
+    ap.add_argument("-j", "--concurrency", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=1, help="model calls per task (tool calls = rounds - 1)")
+    args = ap.parse_args()
+
+    from annotation import tasks as authoring
+    from evaluation.harness import RunSpec, add_endpoint, create_run, run_blocking
+    from store import make_engine, session_scope
+    from store.blobs import FolderBlobStore
+    from store.migrate import upgrade
+
+    ctx = mp.get_context("spawn")
+    ports: "mp.Queue[int]" = ctx.Queue()
+    server = ctx.Process(target=_serve, args=(args.latency, args.rounds, ports), daemon=True)
+    server.start()
+    port = ports.get(timeout=30)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        engine = make_engine(db)
+        upgrade(engine)
+        blobs = FolderBlobStore(Path(tmp) / "blobs")
+        image = _png()
+        with session_scope(engine, "bench") as s:
+            authoring.ensure_benchmark(s, "bench", tool_set="agentic-mme")
+            for i in range(args.tasks):
+                t = authoring.create_task(s, "bench", f"What colour is it? ({i})",
+                                          answer_spec={"kind": "contains", "value": "red"})
+                authoring.attach_asset(s, blobs, t.id, image)
+            add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
+            run_id = create_run(s, RunSpec("bench", "scripted", "atomic", concurrency=args.concurrency)).id
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        progress = run_blocking(engine, blobs, run_id)
+        wall = time.perf_counter() - t0
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        engine.dispose()
+    server.terminate()
+    calls = progress.api_calls
+    # every task's calls are sequential; ideal = the waves of J tasks, each `rounds` calls long
+    ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
+    ideal_fluid = calls * args.latency / args.concurrency
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    out = {"tasks": args.tasks, "concurrency": args.concurrency, "latency_s": args.latency, "rounds": args.rounds,
+           "done": progress.done, "failed": progress.failed, "model_calls": calls,
+           "wall_s": round(wall, 3), "ideal_s": round(ideal, 3), "wall_over_ideal": round(wall / ideal, 3),
+           "wall_over_fluid_ideal": round(wall / ideal_fluid, 3),
+           "harness_cpu_s": round(cpu, 3), "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2)}
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
