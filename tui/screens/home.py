@@ -22,7 +22,17 @@ class HomeScreen(WorkScreen):
         Binding("enter", "open_benchmark", "Open benchmark", show=False),
         Binding("n", "new_task", "New task"),
         Binding("r", "refresh", "Refresh"),
+        Binding("v", "open('rate')", "Rate"),
+        Binding("a", "open('adjudicate')", "Adjudicate"),
+        Binding("g", "open('agreement')", "Agreement"),
+        Binding("m", "open('runs')", "Runs"),
+        Binding("o", "open('reports')", "Reports"),
     ]
+
+    def action_open(self, name: str) -> None:
+        from tui.screens.review.nav import screen_for
+
+        self.app.push_screen(screen_for(name))
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -6,6 +6,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from annotation.tasks import STATUSES
@@ -13,6 +14,9 @@ from tui.data import TaskFilter, filter_choices, task_ids, task_rows
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.widgets.task_table import PAGE, TaskTable, header_text
+
+INDEX_DELAY = 0.15
+"""Seconds of quiet typing before the full id index of a filter is computed."""
 
 
 class TaskListScreen(WorkScreen):
@@ -28,6 +32,9 @@ class TaskListScreen(WorkScreen):
         self.initial_benchmark = benchmark
         self.filter = TaskFilter(benchmark=benchmark)
         self.shown_filter: TaskFilter | None = None
+        self._first_page: tuple[TaskFilter, list] | None = None  # type: ignore[type-arg]
+        self._index: tuple[TaskFilter, list[int]] | None = None
+        self._index_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -55,13 +62,13 @@ class TaskListScreen(WorkScreen):
 
     def reload(self) -> None:
         flt = self.filter
-
-        def fetch(session):  # type: ignore[no-untyped-def]
-            ids = task_ids(session, flt)
-            first = task_rows(session, flt, ids[0], PAGE) if ids else []
-            return flt, ids, first
-
-        self.load("tasks", fetch)
+        # Two phases, so a keystroke answers as soon as the first screenful is known: the first
+        # page (LIMIT stops the scan early), then the full id index that sizes the virtual list.
+        # The index waits for a pause in typing so a burst of keystrokes does not queue full scans.
+        self.load("tasks", lambda s: (flt, task_rows(s, flt, 0, PAGE)))
+        if self._index_timer is not None:
+            self._index_timer.stop()
+        self._index_timer = self.set_timer(INDEX_DELAY, lambda: self.load("index", lambda s: (flt, task_ids(s, flt))))
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
@@ -75,16 +82,32 @@ class TaskListScreen(WorkScreen):
                 with self.prevent(Select.Changed):
                     self.query_one("#benchmark", Select).value = self.initial_benchmark
         elif message.what == "tasks":
-            flt, ids, first = message.data
+            flt, first = message.data
             if flt != self.filter:
                 return  # an older filter's answer; the newer one is on its way
-            cm = self.cm
+            if self._index is not None and self._index[0] == flt:
+                return  # the full index already arrived
             same = flt == self.shown_filter
             self.shown_filter = flt
-            self.query_one(TaskTable).show(ids, first, lambda first_id, n: cm.read(
-                lambda s: task_rows(s, flt, first_id, n)), keep_cursor=same)
+            self._first_page = (flt, first)
+            self.query_one(TaskTable).show([r.id for r in first], first, self._loader(flt), keep_cursor=same)
+            self.query_one("#task-count", Static).update(
+                f"{len(first):,} tasks" if len(first) < PAGE else "counting…")
+        elif message.what == "index":
+            flt, ids = message.data
+            if flt != self.filter:
+                return
+            self._index = (flt, ids)
+            same = flt == self.shown_filter
+            self.shown_filter = flt
+            first = self._first_page[1] if self._first_page and self._first_page[0] == flt else []
+            self.query_one(TaskTable).show(ids, first, self._loader(flt), keep_cursor=same)
             what = "tasks" if flt.is_empty() else "matching tasks"
             self.query_one("#task-count", Static).update(f"{len(ids):,} {what}")
+
+    def _loader(self, flt: TaskFilter):  # type: ignore[no-untyped-def]
+        cm = self.cm
+        return lambda first_id, n: cm.read(lambda s: task_rows(s, flt, first_id, n))
 
     def _set_options(self, name: str, values: list[str]) -> None:
         select = self.query_one(f"#{name}", Select)
