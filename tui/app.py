@@ -38,7 +38,7 @@ class ChainmarkApp(App[None]):
     """Keyboard-first workbench: home → task list → task editor → chain builder / checkpoints."""
 
     CSS_PATH = "chainmark.tcss"
-    COMMANDS = App.COMMANDS | {lambda: _screen_actions()}
+    COMMANDS = App.COMMANDS | {lambda: _screen_actions(), lambda: _review_screens()}
     TITLE = "chainmark"
     BINDINGS = [
         Binding("ctrl+z", "undo", "Undo", priority=True),
@@ -127,6 +127,12 @@ def _screen_actions() -> type:
     from tui.widgets.actions_provider import ScreenActions
 
     return ScreenActions
+
+
+def _review_screens() -> type:
+    from tui.widgets.review.screens_provider import ReviewScreens
+
+    return ReviewScreens
 
 
 def make_app(ctx: AppContext, *, image_widget: type[Widget] | None = None, start_task: int | None = None,
