@@ -80,11 +80,29 @@ def main() -> None:
             add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
             run_id = create_run(s, RunSpec("bench", "scripted", "atomic", concurrency=args.concurrency)).id
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        marks: dict[str, float] = {}
+
+        def on_progress(p) -> None:  # type: ignore[no-untyped-def]
+            now = time.perf_counter()
+            marks.setdefault("first", now)
+            if p.completed == args.tasks and not p.finished:
+                marks.setdefault("all_done", now)
+
         t0 = time.perf_counter()
-        progress = run_blocking(engine, blobs, run_id)
+        progress = run_blocking(engine, blobs, run_id, progress=on_progress)
         wall = time.perf_counter() - t0
+        setup = marks.get("first", t0) - t0
+        teardown = wall - (marks.get("all_done", t0 + wall) - t0)
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        from sqlmodel import select
+
+        from store.models import Trajectory
+
+        with session_scope(engine) as s:
+            usages = [t.usage for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all()]
         engine.dispose()
+        mean_latency = sum(u.get("latency_s", 0) for u in usages) / max(1, progress.api_calls)
+        mean_traj = sum(u.get("wall_s", 0) for u in usages) / max(1, len(usages))
     server.terminate()
     calls = progress.api_calls
     # every task's calls are sequential; ideal = the waves of J tasks, each `rounds` calls long
@@ -95,6 +113,8 @@ def main() -> None:
            "done": progress.done, "failed": progress.failed, "model_calls": calls,
            "wall_s": round(wall, 3), "ideal_s": round(ideal, 3), "wall_over_ideal": round(wall / ideal, 3),
            "wall_over_fluid_ideal": round(wall / ideal_fluid, 3),
+           "setup_s": round(setup, 3), "teardown_s": round(teardown, 3),
+           "mean_call_latency_s": round(mean_latency, 4), "mean_trajectory_wall_s": round(mean_traj, 4),
            "harness_cpu_s": round(cpu, 3), "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2)}
     print(json.dumps(out, indent=2))
 

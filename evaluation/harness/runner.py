@@ -194,39 +194,38 @@ def _prepare(session: Session, run_id: int, retry_failed: bool) -> _Plan:
 
 
 class _GroupCommitter:
-    """Trajectories that finish while the database thread is busy are committed together in its next
-    transaction, so the single writer keeps up with many concurrent trajectories."""
+    """Trajectories are committed by the database thread in the background: those that finish while it
+    is busy go together into its next transaction. Workers do not wait for the commit, so the single
+    writer never holds back the model calls; ``drain`` waits for everything submitted."""
 
     def __init__(self, db: DbRunner):
         self.db = db
-        self.pending: list[tuple[FinishedTrajectory, asyncio.Future[None]]] = []
-        self.flushing = False
+        self.pending: list[tuple[FinishedTrajectory, Callable[[Exception | None], None]]] = []
+        self.flusher: asyncio.Future[None] | None = None
 
-    async def commit(self, item: FinishedTrajectory) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.pending.append((item, future))
-        if not self.flushing:
-            self.flushing = True
-            asyncio.ensure_future(self._flush())
-        await future
+    def submit(self, item: FinishedTrajectory, done: Callable[[Exception | None], None]) -> None:
+        self.pending.append((item, done))
+        if self.flusher is None or self.flusher.done():
+            self.flusher = asyncio.ensure_future(self._flush())
+
+    async def drain(self) -> None:
+        while self.flusher is not None and not self.flusher.done():
+            await asyncio.shield(self.flusher)
 
     async def _flush(self) -> None:
-        try:
-            while self.pending:
-                batch, self.pending = self.pending, []
-                try:
-                    await self.db.call(commit_many, [item for item, _ in batch])
-                    for _, fut in batch:
-                        fut.set_result(None)
-                except Exception:  # one bad item must not sink the others: retry them one by one
-                    for item, fut in batch:
-                        try:
-                            await self.db.call(commit_many, [item])
-                            fut.set_result(None)
-                        except Exception as exc:
-                            fut.set_exception(exc)
-        finally:
-            self.flushing = False
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await self.db.call(commit_many, [item for item, _ in batch])
+                for _, done in batch:
+                    done(None)
+            except Exception:  # one bad item must not sink the others: retry them one by one
+                for item, done in batch:
+                    try:
+                        await self.db.call(commit_many, [item])
+                        done(None)
+                    except Exception as exc:
+                        done(exc)
 
 
 def _load_batch(engine: Engine, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
@@ -290,25 +289,31 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
                 task = await queue.get()
                 if task is None or (stop is not None and stop.is_set()):
                     return
-                task_id = task.id
                 state.running += 1
                 try:
-                    status, error = await _run_one(rc, task, plan.trajectories[task_id], committer, state)
+                    item = await _run_one(rc, task, plan.trajectories[task.id], state)
                 finally:
                     state.running -= 1
-                if status == "done":
+                committer.submit(item, _on_committed(task.id, item))
+
+        def _on_committed(task_id: int, item: FinishedTrajectory) -> Callable[[Exception | None], None]:
+            def done(exc: Exception | None) -> None:
+                status, error = (item.status, item.error) if exc is None else ("failed", f"commit failed: {exc}")
+                if exc is None and status == "done":
                     state.done += 1
                 else:
                     state.failed += 1
                 state.last_task_id, state.last_status, state.last_error = task_id, status, error
                 if progress:
                     progress(state)
+            return done
 
         feeding = asyncio.ensure_future(producer())
         try:
             await asyncio.gather(*(worker() for _ in range(workers)))
         finally:
             feeding.cancel()
+            await committer.drain()
         stopped = stop is not None and stop.is_set() and state.completed < len(plan.todo)
         final_status = "cancelled" if stopped else "done"
     finally:
@@ -336,8 +341,8 @@ def _tool_settings(replay: bool) -> Any:
     return settings
 
 
-async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, committer: _GroupCommitter,
-                   state: RunProgress) -> tuple[str, str | None]:
+async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProgress) -> FinishedTrajectory:
+    """Run one trajectory to its end and return what its commit will write."""
     started_at = utcnow()
     ep = Episode(rc, task, traj_id)
     status, error = "done", None
@@ -363,9 +368,8 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, committer: _Gr
     if status == "done" and ep.final_answer is None and not ep.exhausted:
         status, error = "failed", ep.failed_reason or "no final answer"
     usage = ep.usage.to_dict(ep.exhausted)
-    await committer.commit(FinishedTrajectory(traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache,
-                                              task.revision, started_at))
-    return status, error
+    return FinishedTrajectory(traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache, task.revision,
+                              started_at)
 
 
 def run_blocking(engine: Engine, blobs: BlobStore, run_id: int, **kwargs: Any) -> RunProgress:

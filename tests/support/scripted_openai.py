@@ -67,6 +67,7 @@ class Request:
     headers: dict[str, str]
     json: Any
     received_at: float
+    size: int = 0  # bytes of the request body
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -199,7 +200,7 @@ class ScriptedOpenAI:
             message["tool_calls"] = reply.tool_calls
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
-        prompt_tokens = max(1, len(json.dumps(request.json or {})) // 4)
+        prompt_tokens = max(1, request.size // 4)
         completion_tokens = max(1, len(reply.content or "") // 4
                                 + sum(len(c["function"]["arguments"]) // 4 for c in reply.tool_calls))
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
@@ -232,9 +233,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         pass
 
-    def _record(self, body: Any) -> Request:
+    def _record(self, body: Any, size: int = 0) -> Request:
         owner = self.server_owner
-        req = Request(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time())
+        req = Request(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time(),
+                      size)
         with owner._lock:
             owner.requests.append(req)
         return req
@@ -265,7 +267,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             body = json.loads(payload) if payload else None
         except json.JSONDecodeError:
             body = {"_unparsable": payload.decode(errors="replace")}
-        req = self._record(body)
+        req = self._record(body, len(payload))
         owner = self.server_owner
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
