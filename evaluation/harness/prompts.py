@@ -49,25 +49,25 @@ Available tools:
 {tool_list}
 Use tools only where an image adds real value; refer to images of the documents by their img_index."""
 
-# GTA's ReAct protocol. The wording of the reference agent (lagent CALL_PROTOCOL_EN) is kept because
-# GTA scores depend on the protocol the model is shown; see seed_formats.md §1.3.
-REACT = """You are a assistant who can utilize external tools.
+# GTA's ReAct protocol: the markers (Thought / Action / Action Input / Response / Final Answer) and the
+# layout are the reference agent's (seed_formats.md §1.3); the wording is ours. A team that needs the
+# reference text verbatim can set it per benchmark in ``Benchmark.settings["prompts"]["react"]``.
+REACT = """You are an assistant that can call external tools.
 {tool_description}
-To use a tool, please use the following format:
+When you want to call a tool, reply in exactly this layout:
 ```
-Thought:Think what you need to solve, do you need to use tools?
-Action:the tool name, should be one of [{action_names}]
-Action Input:the input to the action
+Thought:what you still need to find out, and whether a tool helps
+Action:the name of the tool, one of [{action_names}]
+Action Input:the tool's input
 ```
-The response after utilizing tools should using the following format:
+The tool's output then comes back to you in this layout:
 ```
-Response:the results after call the tool.
+Response:what the tool returned.
 ```
-If you already know the answer, or you do not need to use tools,
-please using the following format to reply:
+Once you know the answer, or if no tool is needed, reply in this layout instead:
 ```
-Thought:the thought process to get the final answer
-Final Answer:final answer
+Thought:how you reached the final answer
+Final Answer:the final answer
 ```
 Begin!"""
 

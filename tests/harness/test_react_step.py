@@ -45,7 +45,7 @@ def test_react_runs_real_tools_and_ends_on_final_answer(engine, blobs, make_benc
     assert calls[1].failed and "not a valid JSON object" in results[1].payload["error"]
     reqs = scripted_openai.chat_requests()
     first = reqs[0].json["messages"]
-    assert first[0]["role"] == "system" and "Action:the tool name, should be one of [OCR, Calculator]" in first[0]["content"]
+    assert first[0]["role"] == "system" and "Action:the name of the tool, one of [OCR, Calculator]" in first[0]["content"]
     assert first[1]["content"] == "The related files are at `image/image_0_0.png`"
     assert "tools" not in reqs[0].json and reqs[0].images() == []  # GTA models see paths, not pixels
     assert reqs[1].json["messages"][-1] == {"role": "system", "content": "Response:" + results[0].payload["text"] + "\n"}
