@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -45,9 +46,10 @@ def build_report(engine: Any, req: ReportRequest) -> list[dict[str, Any]]:
 def report_renderable(results: list[dict[str, Any]], metric: str | None) -> Group:
     parts: list[Any] = []
     for title, headers, rows in reports.tables(results, metric):
-        t = Table(title=title, title_justify="left", title_style="bold", show_lines=False, expand=False)
+        t = Table(title=title, title_justify="left", title_style="bold", show_lines=False, expand=False,
+                  box=box.SIMPLE_HEAD)
         for i, h in enumerate(headers):
-            t.add_column(h, justify="left" if i == 0 else "right")
+            t.add_column(h, justify="left" if i == 0 else "right", min_width=16 if i == 0 else min(len(h), 10))
         for row in rows:
             t.add_row(*(reports.fmt(c) for c in row))
         parts += [t, Text("")]
@@ -97,7 +99,7 @@ class ReportsScreen(WorkScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#report-runs", DataTable)
-        for label, width in (("", 1), ("run", 4), ("name", 14), ("benchmark", 11), ("mode", 7), ("status", 9)):
+        for label, width in (("", 1), ("run", 4), ("name", 12), ("benchmark", 10), ("status", 8)):
             table.add_column(label, width=width)
         table.focus()
         self.query_one("#export-path", Input).display = False
@@ -126,7 +128,7 @@ class ReportsScreen(WorkScreen):
             cursor = table.cursor_row
             table.clear()
             for r in self.runs:
-                table.add_row("✓" if r.id in self.chosen else "", r.id, r.name, r.benchmark, r.mode, r.status,
+                table.add_row("✓" if r.id in self.chosen else "", r.id, r.name, r.benchmark, r.status,
                               key=str(r.id))
             if self.runs:
                 table.move_cursor(row=min(cursor, len(self.runs) - 1))

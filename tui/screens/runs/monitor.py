@@ -60,8 +60,8 @@ class RunMonitorScreen(WorkScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#runs-table", DataTable)
-        for label, width in (("run", 5), ("name", 16), ("benchmark", 12), ("endpoint", 12), ("mode", 7),
-                             ("status", 10), ("done", 9), ("failed", 6), ("tokens", 9)):
+        for label, width in (("run", 4), ("name", 12), ("benchmark", 9), ("endpoint", 9), ("mode", 6),
+                             ("status", 9), ("done", 6), ("failed", 6), ("tokens", 8)):
             table.add_column(label, width=width)
         table.focus()
         self.set_interval(0.5, self._tick)
@@ -106,7 +106,7 @@ class RunMonitorScreen(WorkScreen):
         table = self.query_one("#runs-table", DataTable)
         table.clear()
         for r in self.rows:
-            table.add_row(r.id, clip(r.name, 16), r.benchmark, r.endpoint, r.mode, self._status(r),
+            table.add_row(r.id, clip(r.name, 12), r.benchmark, r.endpoint, r.mode, self._status(r),
                           f"{r.by_status.get('done', 0)}/{r.total}", r.by_status.get("failed", 0), f"{r.tokens:,}",
                           key=str(r.id))
         ids = [r.id for r in self.rows]
