@@ -229,6 +229,7 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
     toolmeta = dict(settings.get("toolmeta") or {})
     dataset: dict[str, Any] = {}
     written: list[Path] = []
+    files_done: set[str] = set()
     for b in bundles:
         record = record_of(b, toolmeta)
         dataset[b.task.source_id] = record
@@ -236,7 +237,9 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
             if isinstance(tool, dict) and tool.get("name") and tool["name"] not in toolmeta:
                 toolmeta[tool["name"]] = tool
         for _, asset, rel in asset_paths(b):
-            written.append(write_file(root, rel, read_blob(asset.sha256)))
+            if rel not in files_done:  # tasks often share an image
+                files_done.add(rel)
+                written.append(write_file(root, rel, read_blob(asset.sha256)))
     written.append(write_json(root, DATASET_FILE, dataset, indent=4))
     written.append(write_json(root, TOOLMETA_FILE, toolmeta, indent=4))
     return written

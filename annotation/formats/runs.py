@@ -11,11 +11,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from annotation.formats.errors import FormatError
-from annotation.formats.writer import AssetCache
+from annotation.formats.writer import AssetCache, insert_many, insert_returning_ids
 from store.blobs import BlobStore
 from store.models import Asset, Benchmark, Event, EventAsset, ModelEndpoint, Run, Task, Trajectory, utcnow
 
@@ -111,8 +110,7 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
     traj_rows = [{"run_id": run.id, "task_id": tasks[t.source_id], "task_revision": revisions[tasks[t.source_id]],
                   "status": t.status, "final_answer": t.final_answer, "usage": t.usage, "error": t.error,
                   "native": t.native, "started_at": now, "finished_at": now} for t in spec.trajectories]
-    traj_ids = list(session.execute(sa.insert(Trajectory).returning(Trajectory.id, sort_by_parameter_order=True),
-                                    traj_rows).scalars()) if traj_rows else []
+    traj_ids = insert_returning_ids(session, Trajectory, traj_rows)
     event_rows: list[dict[str, Any]] = []
     event_assets: list[list[int]] = []
     roles: list[str] = []
@@ -126,12 +124,11 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
                                "failed": e.failed, "started_at": now, "finished_at": now})
             event_assets.append(asset_ids)
             roles.append(e.asset_role)
-    event_ids = list(session.execute(sa.insert(Event).returning(Event.id, sort_by_parameter_order=True),
-                                     event_rows).scalars()) if event_rows else []
+    event_ids = insert_returning_ids(session, Event, event_rows)
     link_rows = [{"event_id": eid, "asset_id": aid, "ordinal": k, "role": role}
                  for eid, aids, role in zip(event_ids, event_assets, roles) for k, aid in enumerate(aids)]
     if link_rows:
-        session.execute(sa.insert(EventAsset), link_rows)
+        insert_many(session, EventAsset.__table__, link_rows)
     session.flush()
     return RunImportSummary(run.id or 0, run_name, fmt.name, benchmark, spec.mode, len(traj_ids), len(event_ids),
                             new_assets)

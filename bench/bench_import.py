@@ -1,0 +1,72 @@
+"""Import 10,000 generated GTA-format tasks (3 reference steps and one image each) into a fresh
+SQLite database and print how long each phase took. Goal: the whole import in ≤ 5 s.
+
+    .venv/bin/python bench/bench_import.py [--tasks 10000] [--images N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gta_gen import write_dataset  # noqa: E402
+
+from annotation.formats.api import export_dataset  # noqa: E402
+from annotation.formats.registry import get_format  # noqa: E402
+from annotation.formats.writer import write_dataset as store_dataset  # noqa: E402
+from store import make_engine, session_scope  # noqa: E402
+from store.blobs import FolderBlobStore  # noqa: E402
+from store.migrate import upgrade  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=10_000)
+    ap.add_argument("--images", type=int, default=None, help="distinct images (default: one per task)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="cm-bench-import-") as tmp:
+        root = write_dataset(Path(tmp) / "gta", args.tasks, args.images)
+        engine = make_engine(Path(tmp) / "bench.db")
+        upgrade(engine)
+        blobs = FolderBlobStore(Path(tmp) / "bench.db.blobs")
+        fmt = get_format("gta")
+        t0 = time.perf_counter()
+        spec = fmt.read(root)
+        t1 = time.perf_counter()
+        with session_scope(engine, "bench") as session:
+            summary = store_dataset(session, blobs, fmt, spec, "bench", str(root))
+        t2 = time.perf_counter()
+        again_start = time.perf_counter()
+        with session_scope(engine, "bench") as session:
+            again = store_dataset(session, blobs, fmt, fmt.read(root), "bench", str(root))
+        t3 = time.perf_counter()
+        export_dataset(engine, blobs, "gta", "bench", Path(tmp) / "out")
+        t4 = time.perf_counter()
+        # The floor set by the file system: the same images into an empty folder blob store.
+        images = [p.read_bytes() for p in sorted((root / "image").iterdir())]
+        floor = FolderBlobStore(Path(tmp) / "floor.blobs")
+        t5 = time.perf_counter()
+        for data in images:
+            floor.put(data)
+        t6 = time.perf_counter()
+    total = t2 - t0
+    print(f"tasks: {summary.created} created ({summary.steps} steps, {summary.assets} images)")
+    print(f"parse:  {t1 - t0:6.2f} s")
+    print(f"write:  {t2 - t1:6.2f} s  (one transaction, bulk inserts + audit rows)")
+    print(f"import: {total:6.2f} s  total  → {summary.created / total:,.0f} tasks/s  "
+          f"[goal ≤ 5 s: {'met' if total <= 5 else 'NOT met'}]")
+    print(f"re-import unchanged: {t3 - again_start:6.2f} s  ({again.unchanged} unchanged)")
+    print(f"export: {t4 - t3:6.2f} s")
+    print(f"reference: {len(images)} images into an empty folder blob store, one by one: {t6 - t5:6.2f} s")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (other work on the machine slows all figures)")
+
+
+if __name__ == "__main__":
+    main()
