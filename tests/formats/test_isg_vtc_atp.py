@@ -215,3 +215,40 @@ def test_atp_invalid_gt_tag_is_refused(engine, blobs, tmp_path: Path, counts) ->
         import_dataset(engine, blobs, "atp", tmp_path / "src")
     assert err.value.field == "gt" and "line 2" in err.value.record and "tool_name" in str(err.value)
     assert counts() == before
+
+
+@pytest.mark.parametrize("fmt,spec", [
+    ("agentic-mme", {"kind": "numeric", "value": "12", "tolerance": 0.5}),
+    ("isg", {"kind": "interleaved", "golden": [{"type": "text", "content": "a story"}]}),
+    ("vtc", {"kind": "mcq", "options": {"A": "3", "B": "4"}, "letter": "B"}),
+    ("atp", {"kind": "none"}),
+])
+def test_authored_tasks_export_and_import_back(engine, blobs, tmp_path: Path, fmt: str, spec: dict) -> None:
+    """A task made in chainmark (no source record) exports in each format and that export imports cleanly."""
+    from annotation import tasks as authoring
+
+    with session_scope(engine, "ann") as s:
+        b = authoring.ensure_benchmark(s, "mine", fmt)
+        t = authoring.create_task(s, b, "How many bolts?", answer_spec=spec, category="counting", level="2")
+        authoring.attach_asset(s, blobs, t.id, png(5))
+        authoring.add_step(s, t.id, tool_name="Crop", tool_args={"x": 1})
+        if fmt == "agentic-mme":
+            authoring.add_checkpoint(s, t.id, "cp1", axis="V", tools=["crop"], description="crop it")
+            authoring.add_checkpoint(s, t.id, "cp2", axis="S", tools=["google_search"])
+            authoring.add_ordering_constraint(s, t.id, ["cp1", "cp2"], max_gap=1)
+        if fmt == "atp":
+            authoring.add_document(s, t.id, "The manual text.")
+    export_dataset(engine, blobs, fmt, "mine", tmp_path / "out")
+    summary = import_dataset(engine, blobs, fmt, tmp_path / "out", benchmark="again")
+    assert summary.created == 1
+    with Session(engine) as s:
+        again = s.exec(select(Task).where(Task.source_id == "cm-00001")
+                       .order_by(Task.id.desc())).first()
+        assert again.query == "How many bolts?"
+        assert again.answer_spec["kind"] == spec["kind"]
+        if fmt == "agentic-mme":
+            assert summary.checkpoints == 2 and again.answer_spec["value"] == "12"
+        if fmt == "vtc":
+            assert again.answer_spec == spec
+        if fmt == "atp":
+            assert summary.documents == 1
