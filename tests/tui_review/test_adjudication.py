@@ -8,6 +8,7 @@ from store import session_scope
 from store.models import Adjudication, HumanRating, Verdict
 from tests.tui_review.conftest import rate_as, settle
 from tui.screens.review.adjudication import AdjudicationScreen
+from tui.screens.runs.trajectory import TrajectoryScreen
 from tui.widgets.review.panels import JudgementsPanel, VerdictCard
 
 ANN = ["yes", "no", "yes", "yes", "no"]
@@ -37,6 +38,9 @@ async def test_adjudicate_one_disagreement(make_tui, engine, study) -> None:  # 
         await pilot.press("v", *"yes", "enter", *"the count of 3 is right", "enter")
         await settle(pilot, app)
         assert [d.unit.id for d in screen.items] == t[2:]
+        await pilot.press("t")  # the disputed trajectory in full
+        await settle(pilot, app)
+        assert isinstance(app.screen, TrajectoryScreen) and app.screen.trajectory_id == t[2]
     with session_scope(engine) as s:
         adj = s.exec(select(Adjudication)).one()
         assert (adj.target_kind, adj.target_id, adj.scale, adj.final_value) == ("trajectory", t[1], "yes-no", "yes")

@@ -14,10 +14,12 @@ from tui.widgets.review.confusion import ConfusionMatrix
 
 ANN = ["yes", "no", "yes", "yes", "no"]
 BOB = ["yes", "yes", "no", "no", "no"]
+RESAMPLES = 300  # fewer than the default 1000 to keep the test fast; both sides use the same number
 
 
 def _cli_agreement(db_path, *args: str) -> list[dict]:  # type: ignore[no-untyped-def]
-    result = CliRunner().invoke(cli, ["--db", str(db_path), "agreement", "--json", *args], catch_exceptions=False)
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "agreement", "--json", "--bootstrap", str(RESAMPLES), *args],
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -29,7 +31,7 @@ async def test_dashboard_values_equal_cli(make_tui, engine, db_path, study) -> N
     app = make_tui(actor="rev")
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
-        app.push_screen(DashboardScreen(scale="yes-no"))
+        app.push_screen(DashboardScreen(scale="yes-no", resamples=RESAMPLES))
         await settle(pilot, app)
         screen = app.screen
         assert isinstance(screen, DashboardScreen) and screen.data is not None

@@ -35,6 +35,9 @@ async def test_rate_five_targets_blind_with_keys(make_tui, engine, study) -> Non
         # blind: nothing of the judges is visible before rating
         assert not screen.query(VerdictCard)
         assert "hidden until you rate" in str(screen.query_one(".hidden-note").render())
+        await pilot.press("t")  # the full trajectory would show the verdicts: refused while blind
+        await settle(pilot, app)
+        assert app.screen is screen
         for i, key in enumerate(["y", "n", "y", "y", "n"]):
             await pilot.press(key)
             await settle(pilot, app)
@@ -79,3 +82,28 @@ async def test_undo_last_rating_reopens_assignment(make_tui, engine, study) -> N
         assert s.exec(select(HumanRating)).all() == []
         first = s.exec(select(Assignment).order_by(Assignment.id)).first()
         assert first is not None and first.status == "open"
+
+
+async def test_dimensions_rated_with_digits_zero_is_ten(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    from annotation.review.assignments import assign
+    from annotation.review.targets import Target
+
+    with session_scope(engine, "seed") as s:
+        assign(s, "isg-1-10", [Target("trajectory", study["trajectories"][0])], ["ann"], 1, blind=False)
+    app = make_tui(actor="ann")
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(RatingQueueScreen(scale="isg-1-10"))
+        await settle(pilot, app)
+        screen = app.screen
+        assert screen.item is not None and screen.item.scale.name == "isg-1-10"
+        assert screen.query(VerdictCard)  # not blind: the judges are in view from the start
+        await pilot.press("7", "8", "up", "0")  # up goes back to the second dimension: 0 replaces 8 with 10
+        assert screen.pending == {"coherence": 7, "content_accuracy": 10}
+        await pilot.press("9", "5", "6", "4")
+        await settle(pilot, app)
+    with session_scope(engine) as s:
+        row = s.exec(select(HumanRating)).one()
+        assert row.scale == "isg-1-10" and row.value == {
+            "coherence": 7, "content_accuracy": 10, "relevance_and_responsiveness": 9,
+            "visual_textual_alignment": 5, "creativity_and_originality": 6, "overall": 4}

@@ -62,12 +62,11 @@ async def test_launch_run_and_watch_it_finish(make_tui, engine, blobs) -> None: 
             live = run_manager(app).snapshot()[0]
             await _until(pilot, app, lambda: not live.active)
             assert live.state == "finished" and live.progress["done"] == 4 and live.progress["failed"] == 0
-            await pilot.pause(1.2)  # the monitor's timer shows the final numbers
-            await settle(pilot, app)
+            table = monitor.query_one("#runs-table")  # the monitor's timer re-reads the table once the run ends
+            await _until(pilot, app, lambda: table.row_count == 1 and table.get_row_at(0)[6] == "4/4")
             assert monitor.selected == live.run_id
             assert "done 4" in str(monitor.query_one("#run-stats").render())
             assert monitor.query_one("#run-bar").percentage == 1.0
-            assert monitor.query_one("#runs-table").get_row_at(0)[6] == "4/4"
     with session_scope(engine) as s:
         run = s.exec(select(Run)).one()
         assert (run.name, run.status, run.concurrency) == ("from the tui", "done", 2)

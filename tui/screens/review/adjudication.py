@@ -26,6 +26,7 @@ from tui.screens.review.adjudication_data import (
     disagreement_queue,
     record_adjudication,
 )
+from tui.screens.review.data import trajectory_id_of
 from tui.widgets.review.event_text import value_text
 from tui.widgets.review.panels import JudgementsPanel, content_text
 from tui.widgets.review.scale_keys import legend
@@ -44,6 +45,7 @@ class AdjudicationScreen(WorkScreen):
         Binding("minus", "threshold(-0.1)", "Threshold −", key_display="-"),
         Binding("a", "toggle_adjudicated", "Show adjudicated"),
         Binding("v", "focus_value", "Final value"),
+        Binding("t", "open_trajectory", "Trajectory"),
         Binding("ctrl+s", "record", "Record", priority=True),
         Binding("escape", "back", "Back"),
     ]
@@ -197,6 +199,22 @@ class AdjudicationScreen(WorkScreen):
         if message.what == "adjudication":
             self.notify(f"adjudication {message.data} recorded", timeout=3)
             self.query_one("#adj-queue", DataTable).focus()
+
+    def action_open_trajectory(self) -> None:
+        if self.item is not None:
+            target = self.item.target
+            self.load("trajectory-of", lambda s: trajectory_id_of(s, target))
+
+    @on(Loaded)
+    def _open_trajectory(self, message: Loaded) -> None:
+        if message.what != "trajectory-of":
+            return
+        if message.data is None:
+            self.notify("this target is not part of a trajectory", severity="warning")
+            return
+        from tui.screens.runs.trajectory import TrajectoryScreen
+
+        self.app.push_screen(TrajectoryScreen(int(message.data)))
 
     def action_back(self) -> None:
         if isinstance(self.focused, Input):

@@ -168,3 +168,11 @@ def undo_rating(session: Session, rating_id: int) -> None:
 
 def annotator_names(session: Session) -> list[str]:
     return list(session.exec(select(Annotator.name).order_by(Annotator.name)).all())
+
+
+def trajectory_id_of(session: Session, target: Target) -> int | None:
+    """The trajectory a rated target lives in, for opening it in the trajectory viewer."""
+    from annotation.review.targets import trajectory_of
+
+    traj = trajectory_of(session, target)
+    return traj.id if traj is not None else None

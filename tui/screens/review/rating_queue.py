@@ -21,7 +21,15 @@ from tui.app import Edit
 from tui.images import preview
 from tui.messages import Loaded, Saved
 from tui.screens.base import WorkScreen
-from tui.screens.review.data import QueueState, RatingItem, rating_item, rating_queue, submit_rating, undo_rating
+from tui.screens.review.data import (
+    QueueState,
+    RatingItem,
+    rating_item,
+    rating_queue,
+    submit_rating,
+    trajectory_id_of,
+    undo_rating,
+)
 from tui.widgets.image_pane import ImagePane
 from tui.widgets.review.event_text import value_text
 from tui.widgets.review.panels import JudgementsPanel, content_text
@@ -42,6 +50,7 @@ class RatingQueueScreen(WorkScreen):
         Binding("equals_sign", "type_value", "Type value"),
         Binding("u", "undo_rating", "Undo rating"),
         Binding("i", "next_image", "Next image"),
+        Binding("t", "open_trajectory", "Trajectory"),
         Binding("pagedown", "scroll(1)", "Scroll", show=False),
         Binding("pageup", "scroll(-1)", "Scroll up", show=False),
         Binding("escape", "back", "Back"),
@@ -320,6 +329,27 @@ class RatingQueueScreen(WorkScreen):
             self._show_rubric()
         elif mode == "value" and text:
             self._submit(text)
+
+    def action_open_trajectory(self) -> None:
+        """The full trajectory shows verdicts, so a blind rater gets it only after rating."""
+        if self.item is None:
+            return
+        if self.item.view.hidden:
+            self.notify("blind: rate first, then the trajectory (with its verdicts) opens", severity="warning")
+            return
+        target = self.item.entry.target
+        self.load("trajectory-of", lambda s: trajectory_id_of(s, target))
+
+    @on(Loaded)
+    def _open_trajectory(self, message: Loaded) -> None:
+        if message.what != "trajectory-of":
+            return
+        if message.data is None:
+            self.notify("this target is not part of a trajectory", severity="warning")
+            return
+        from tui.screens.runs.trajectory import TrajectoryScreen
+
+        self.app.push_screen(TrajectoryScreen(int(message.data)))
 
     def action_back(self) -> None:
         if self._input_mode:
