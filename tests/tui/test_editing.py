@@ -159,3 +159,19 @@ async def test_drafting_aids_talk_to_the_endpoint(make_tui, engine, blobs, scrip
         drafting = s.get(Task, task_id).meta["drafting"]
         assert drafting["description"] == "A blue field with a white square."
         assert drafting["oracle"]["passed"] is True and drafting["oracle"]["answer"] == "The square is white."
+
+
+async def test_opening_the_editor_writes_nothing(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Regression: the answer-kind Select announces its initial value on mount; that echo once saved
+    ``{"kind": "none"}`` over the stored answer spec when it arrived after the task had loaded."""
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        authoring.edit_task(s, task_id, answer_spec={"kind": "exact", "value": "OPEN"})
+        before = (s.get(Task, task_id).revision, s.get(Task, task_id).answer_spec)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(140, 50)) as pilot:
+        for _ in range(4):
+            await settle(pilot, app)
+            await pilot.pause(0.3)
+    with session_scope(engine) as s:
+        assert (s.get(Task, task_id).revision, s.get(Task, task_id).answer_spec) == before

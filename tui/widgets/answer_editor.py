@@ -120,6 +120,7 @@ class AnswerEditor(Vertical):
         super().__init__(id=id)
         self.spec = spec or {"kind": "none"}
         self._quiet = False
+        self._built_kind: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="answer-row"):
@@ -142,6 +143,7 @@ class AnswerEditor(Vertical):
 
     async def _build(self, kind: str, values: dict[str, str], post: bool) -> None:
         self._quiet = True
+        self._built_kind = kind
         box = self.query_one("#answer-fields", Vertical)
         await box.remove_children()
         widgets = []
@@ -180,12 +182,18 @@ class AnswerEditor(Vertical):
         status.update(f"✗ {error}" if error else f"✓ {describe(spec)}")
         status.set_class(bool(error), "error-text")
         status.set_class(not error, "ok-text")
-        if post and not self._quiet:
+        # Only a spec that differs from the one shown counts as an edit: Select and Input post
+        # Changed on mount too, and those echoes must never overwrite the stored answer.
+        if post and not self._quiet and spec != self.spec:
+            if error is None:
+                self.spec = spec
             self.post_message(self.Changed(self, spec, error))
 
     @on(Select.Changed, "#answer-kind")
     async def _kind_changed(self, event: Select.Changed) -> None:
         event.stop()
+        if str(event.value) == self._built_kind:
+            return  # the Select announcing the value it was built with, not a new choice
         await self._build(str(event.value), {}, True)
 
     @on(Input.Changed)
