@@ -50,3 +50,16 @@ async def settle(pilot, app: ChainmarkApp) -> None:  # type: ignore[no-untyped-d
         await pilot.pause()
         await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def wait_for_saves(pilot, app: ChainmarkApp, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the screen's debounced saves have fired and landed (a condition, not a fixed pause,
+    so a loaded machine can't make the test race its own timers)."""
+    import time
+
+    end = time.monotonic() + timeout
+    await pilot.pause(0.05)
+    while getattr(app.screen, "_pending_saves", None):
+        assert time.monotonic() < end, "debounced saves never fired"
+        await pilot.pause(0.05)
+    await settle(pilot, app)

@@ -12,7 +12,7 @@ from sqlmodel import select
 from annotation import tasks as authoring
 from store import session_scope
 from store.models import AuditEvent, Checkpoint, ReferenceStep, Task, TaskAsset
-from tests.tui.conftest import png, settle
+from tests.tui.conftest import png, settle, wait_for_saves
 from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.task_editor import TaskEditorScreen
@@ -99,7 +99,7 @@ async def test_full_authoring_flow(make_tui, engine, blobs, tmp_path: Path) -> N
         editor.query_one("#answer-kind").value = "exact"
         await settle(pilot, app)
         editor.query_one("#answer-value").value = "1"
-        await pilot.pause(0.8)  # the answer saves after a pause in typing
+        await wait_for_saves(pilot, app)  # edits save after a pause in typing
         await settle(pilot, app)
         await pilot.press("ctrl+s")
         await settle(pilot, app)

@@ -10,7 +10,7 @@ from annotation.answers import validate_answer_spec
 from store import session_scope
 from store.models import Event, ModelEndpoint, ReferenceStep, Run, Task, Trajectory
 from tests.support.scripted_openai import scripted_openai, text  # noqa: F401  (fixture)
-from tests.tui.conftest import png, settle
+from tests.tui.conftest import png, settle, wait_for_saves
 from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.drafting import DraftingScreen
 from tui.screens.region_picker import bbox_argument, moved, resized
@@ -84,7 +84,7 @@ async def test_edit_then_undo_restores_the_store(make_tui, engine, blobs) -> Non
         with session_scope(engine) as s:
             rev = s.get(Task, task_id).revision
         editor.query_one("#meta-category").value = "colour"
-        await pilot.pause(0.8)
+        await wait_for_saves(pilot, app)  # edits save after a pause in typing
         await settle(pilot, app)
         with session_scope(engine) as s:
             assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == ("colour", rev + 1)

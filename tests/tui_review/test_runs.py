@@ -92,14 +92,15 @@ async def test_cancel_then_resume_and_leave_the_screen(make_tui, engine, blobs) 
             manager = run_manager(app)
             live = manager.snapshot()[0]
             await _until(pilot, app, lambda: live.progress.get("done", 0) >= 1)
-            await pilot.pause(0.6)  # the monitor has picked up the new run
+            # the monitor has picked up the new run (waiting on the condition, not a fixed time)
+            await _until(pilot, app, lambda: getattr(app.screen, "selected", None) == live.run_id)
             await pilot.press("c")
             await _until(pilot, app, lambda: not live.active)
             assert live.progress["status"] == "cancelled" and 1 <= live.progress["done"] < 6
             with session_scope(engine) as s:
                 assert s.exec(select(Run)).one().status == "cancelled"
             await pilot.press("r")
-            await pilot.pause(0.3)
+            await _until(pilot, app, lambda: manager.snapshot()[-1] is not live)
             resumed = manager.snapshot()[-1]
             assert resumed is not live and resumed.run_id == live.run_id
             await pilot.press("escape")  # leave the monitor: the run goes on
