@@ -22,11 +22,11 @@ class HomeScreen(WorkScreen):
         Binding("enter", "open_benchmark", "Open benchmark", show=False),
         Binding("n", "new_task", "New task"),
         Binding("r", "refresh", "Refresh"),
-        Binding("v", "open('rate')"),  # listed in the palette by ReviewScreens
-        Binding("a", "open('adjudicate')"),
-        Binding("g", "open('agreement')"),
-        Binding("m", "open('runs')"),
-        Binding("o", "open('reports')"),
+        Binding("m", "open('runs')", "Runs"),
+        Binding("v", "open('rate')", "Rate"),
+        Binding("a", "open('adjudicate')", "Adjudicate"),
+        Binding("g", "open('agreement')", "Agreement"),
+        Binding("o", "open('reports')", "Reports"),
     ]
 
     def action_open(self, name: str) -> None:
