@@ -318,3 +318,18 @@ def reference_values(session: Session, matrix: RatingMatrix) -> tuple[dict[Unit,
                 ref[u] = c
                 used_consensus += 1
     return ref, f"{used_adj} adjudicated, {used_consensus} human consensus"
+
+
+def verdict_values(session: Session, scale: str, unit: Unit) -> dict[int, Any]:
+    """Each verdict on ``unit`` read onto ``scale``, by verdict id (a dict per dimension for
+    dimensional scales): what an adjudication records as the judges' values it overrides or confirms."""
+    out: dict[int, Any] = {}
+    for m in collect(session, scale, target_kind=unit.kind, include_stale=True):
+        for (rater, u), (table_name, ident) in m.sources.items():
+            if u != unit or table_name != "verdict":
+                continue
+            if m.dimension:
+                out.setdefault(ident, {})[m.dimension] = m.cells[(rater, u)]
+            else:
+                out[ident] = m.cells[(rater, u)]
+    return out

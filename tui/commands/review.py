@@ -23,6 +23,7 @@ from annotation.review.blind import rating_view
 from annotation.review.targets import TARGET_KINDS, Target, parse_target_ids, targets_of_run
 from evaluation.agreement.disagreements import PAIR_KINDS, disagreements
 from evaluation.agreement.matrix import JUDGE, RatingMatrix, Unit, collect, rater_kind
+from evaluation.agreement.matrix import verdict_values as matrix_verdict_values
 from evaluation.agreement.rankings import judge_error_correlation, model_ranking
 from evaluation.agreement.study import build_study, render_csv, render_markdown
 from evaluation.agreement.summary import agreement_report
@@ -396,26 +397,11 @@ def adjudicate_cmd(app: AppContext, reviewer: str, target_kind: str, target_id: 
     target = Target(target_kind, target_id, part)
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
-        verdict_values = _verdict_values(s, scale, target)
+        verdict_values = matrix_verdict_values(s, scale, Unit(target.kind, target.id, target.part))
         row = adj.adjudicate(s, reviewer, target, scale, value, rationale, verdict_values=verdict_values)
         o = row.overrides
         click.echo(f"adjudication {row.id}: {target.label()} = {rating.value_text(row.final_value)} on {row.scale}; "
                    f"overrides ratings {o['ratings'] or '–'} and verdicts {o['verdicts'] or '–'}")
-
-
-def _verdict_values(s: Session, scale: str, target: Target) -> dict[int, Any]:
-    """Each verdict on the target read onto the scale (a dict per dimension for dimensional scales)."""
-    unit = Unit(target.kind, target.id, target.part)
-    out: dict[int, Any] = {}
-    for m in collect(s, scale, target_kind=target.kind, include_stale=True):
-        for (rater, u), (table_name, ident) in m.sources.items():
-            if u != unit or table_name != "verdict":
-                continue
-            if m.dimension:
-                out.setdefault(ident, {})[m.dimension] = m.cells[(rater, u)]
-            else:
-                out[ident] = m.cells[(rater, u)]
-    return out
 
 
 @review_group.command("adjudications")

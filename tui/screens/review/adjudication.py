@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from evaluation.agreement.disagreements import Disagreement
 from tui.messages import Loaded, Saved
+from tui.screens.review.open_trajectory import open_trajectory_when_loaded
 from tui.screens.base import WorkScreen
 from tui.screens.review.adjudication_data import (
     AdjudicationItem,
@@ -207,14 +208,7 @@ class AdjudicationScreen(WorkScreen):
 
     @on(Loaded)
     def _open_trajectory(self, message: Loaded) -> None:
-        if message.what != "trajectory-of":
-            return
-        if message.data is None:
-            self.notify("this target is not part of a trajectory", severity="warning")
-            return
-        from tui.screens.runs.trajectory import TrajectoryScreen
-
-        self.app.push_screen(TrajectoryScreen(int(message.data)))
+        open_trajectory_when_loaded(self, message)
 
     def action_back(self) -> None:
         if isinstance(self.focused, Input):

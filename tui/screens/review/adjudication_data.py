@@ -19,6 +19,7 @@ from annotation.review.scales import Scale, ensure_builtin_scales, get_scale
 from annotation.review.targets import Target
 from evaluation.agreement.disagreements import Disagreement, disagreements
 from evaluation.agreement.matrix import Unit, collect
+from evaluation.agreement.matrix import verdict_values as matrix_verdict_values
 from store.models import RatingScale
 from tui.screens.review.data import ImageRef, target_images
 
@@ -61,18 +62,7 @@ def disagreement_queue(session: Session, flt: QueueFilter) -> list[Disagreement]
 
 
 def verdict_values(session: Session, scale: str, target: Target) -> dict[int, Any]:
-    """Each verdict on the target read onto the scale (a dict per dimension for dimensional scales)."""
-    unit = Unit(target.kind, target.id, target.part)
-    out: dict[int, Any] = {}
-    for m in collect(session, scale, target_kind=target.kind, include_stale=True):
-        for (rater, u), (table_name, ident) in m.sources.items():
-            if u != unit or table_name != "verdict":
-                continue
-            if m.dimension:
-                out.setdefault(ident, {})[m.dimension] = m.cells[(rater, u)]
-            else:
-                out[ident] = m.cells[(rater, u)]
-    return out
+    return matrix_verdict_values(session, scale, Unit(target.kind, target.id, target.part))
 
 
 def adjudication_item(session: Session, reviewer: str, d: Disagreement) -> AdjudicationItem:

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from tui.app import Edit
 from tui.images import preview
 from tui.messages import Loaded, Saved
+from tui.screens.review.open_trajectory import open_trajectory_when_loaded
 from tui.screens.base import WorkScreen
 from tui.screens.review.data import (
     QueueState,
@@ -342,14 +343,7 @@ class RatingQueueScreen(WorkScreen):
 
     @on(Loaded)
     def _open_trajectory(self, message: Loaded) -> None:
-        if message.what != "trajectory-of":
-            return
-        if message.data is None:
-            self.notify("this target is not part of a trajectory", severity="warning")
-            return
-        from tui.screens.runs.trajectory import TrajectoryScreen
-
-        self.app.push_screen(TrajectoryScreen(int(message.data)))
+        open_trajectory_when_loaded(self, message)
 
     def action_back(self) -> None:
         if self._input_mode:
