@@ -13,6 +13,7 @@ import argparse
 import io
 import json
 import math
+import os
 import multiprocessing as mp
 import resource
 import sys
@@ -36,6 +37,15 @@ def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
     port_out.put(server.port)
     while True:
         time.sleep(3600)
+
+
+def _process_cpu(pid: int | None) -> float | None:
+    """CPU seconds (user + system) used so far by another process, from /proc (Linux); None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _png() -> bytes:
@@ -80,6 +90,7 @@ def main() -> None:
             add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
             run_id = create_run(s, RunSpec("bench", "scripted", "atomic", concurrency=args.concurrency)).id
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        server_cpu0 = _process_cpu(server.pid)
         marks: dict[str, float] = {}
 
         def on_progress(p) -> None:  # type: ignore[no-untyped-def]
@@ -94,6 +105,7 @@ def main() -> None:
         setup = marks.get("first", t0) - t0
         teardown = wall - (marks.get("all_done", t0 + wall) - t0)
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        server_cpu1 = _process_cpu(server.pid)
         from sqlmodel import select
 
         from store.models import Trajectory
@@ -116,6 +128,9 @@ def main() -> None:
            "setup_s": round(setup, 3), "teardown_s": round(teardown, 3),
            "mean_call_latency_s": round(mean_latency, 4), "mean_trajectory_wall_s": round(mean_traj, 4),
            "harness_cpu_s": round(cpu, 3), "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2)}
+    if server_cpu0 is not None and server_cpu1 is not None:
+        out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 2)
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=2))
 
 

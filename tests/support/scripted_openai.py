@@ -29,18 +29,21 @@ each takes ``delay=`` seconds and ``usage=`` overrides. A handler may also retur
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 MODEL_ID = "scripted-model"
+MAX_REQUEST_BYTES = 512 * 1024 * 1024  # requests carry base64 images; never refuse one for size
 
 
 @dataclass
@@ -117,7 +120,12 @@ Handler = Callable[[Request], "Reply | str | None"]
 
 
 class ScriptedOpenAI:
-    """The server. Start with ``start()`` or as a context manager; ``base_url`` ends in ``/v1``."""
+    """The server. Start with ``start()`` or as a context manager; ``base_url`` ends in ``/v1``.
+
+    It runs on an asyncio loop in one background thread (aiohttp): waiting out ``latency`` costs no
+    thread per request, so dozens of concurrent calls see the latency they were scripted with (a
+    thread-per-connection server added tens of milliseconds per wave at ``-j 32``, bench_harness).
+    ``handler`` is called on that loop, so it must answer at once; delays belong in the reply."""
 
     def __init__(self, handler: Handler | None = None, *, latency: float = 0.0, model: str = MODEL_ID):
         self.handler = handler
@@ -128,7 +136,9 @@ class ScriptedOpenAI:
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0
-        self._server: ThreadingHTTPServer | None = None
+        self._port: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
 
     # -------------------------------------------------------------- scripting
@@ -151,31 +161,41 @@ class ScriptedOpenAI:
 
     @property
     def port(self) -> int:
-        assert self._server is not None, "server not started"
-        return self._server.server_address[1]
+        assert self._port is not None, "server not started"
+        return self._port
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> "ScriptedOpenAI":
-        owner = self
-
-        class _Handler(_RequestHandler):
-            server_owner = owner
-
-        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="scripted-openai", daemon=True)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self._port = sock.getsockname()[1]
+        loop = asyncio.new_event_loop()
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app.router.add_route("*", "/{path:.*}", self._dispatch)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.2)
+        loop.run_until_complete(self._runner.setup())
+        loop.run_until_complete(web.SockSite(self._runner, sock).start())
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="scripted-openai", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        loop, runner, thread = self._loop, self._runner, self._thread
+        if loop is None or runner is None or thread is None:
+            return
+        self._loop = self._runner = self._thread = None
+        try:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            if not thread.is_alive():
+                loop.close()
 
     def __enter__(self) -> "ScriptedOpenAI":
         return self.start()
@@ -216,80 +236,53 @@ class ScriptedOpenAI:
             "usage": usage,
         }
 
-
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up (killed mid-request, timed out) is expected here, not a failure."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
-
-
-class _RequestHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, like a real server
-    server_owner: ScriptedOpenAI
-
-    def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
-        pass
-
-    def _record(self, body: Any, size: int = 0) -> Request:
-        owner = self.server_owner
-        req = Request(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time(),
+    def _record(self, http: web.Request, body: Any, size: int = 0) -> Request:
+        req = Request(http.method, http.path_qs, {k.lower(): v for k, v in http.headers.items()}, body, time.time(),
                       size)
-        with owner._lock:
-            owner.requests.append(req)
+        with self._lock:
+            self.requests.append(req)
         return req
 
-    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self._record(None)
-        if self.path.rstrip("/").endswith("/models"):
-            owner = self.server_owner
-            self._send(200, {"object": "list", "data": [{"id": owner.model, "object": "model",
-                                                         "created": 0, "owned_by": "chainmark-tests"}]})
-        else:
-            self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        payload = self.rfile.read(length) if length else b""
+    async def _dispatch(self, http: web.Request) -> web.Response:
+        path = http.path.rstrip("/")
+        if http.method == "GET":
+            self._record(http, None)
+            if path.endswith("/models"):
+                return _response(200, {"object": "list", "data": [{"id": self.model, "object": "model",
+                                                                   "created": 0, "owned_by": "chainmark-tests"}]})
+            return _response(404, {"error": {"message": f"no route {http.path_qs}"}})
+        if http.method != "POST":
+            return _response(501, {"error": {"message": f"unsupported method {http.method}"}})
+        payload = await http.read()
         try:
             body = json.loads(payload) if payload else None
         except json.JSONDecodeError:
             body = {"_unparsable": payload.decode(errors="replace")}
-        req = self._record(body, len(payload))
-        owner = self.server_owner
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._send(404, {"error": {"message": f"no route {self.path}"}})
-            return
-        with owner._lock:
-            owner._in_flight += 1
-            owner.max_in_flight = max(owner.max_in_flight, owner._in_flight)
+        req = self._record(http, body, len(payload))
+        if not path.endswith("/chat/completions"):
+            return _response(404, {"error": {"message": f"no route {http.path_qs}"}})
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
             try:
-                reply = owner._next_reply(req)
+                reply = self._next_reply(req)
             except Exception as exc:  # a broken handler must not hang the client
                 reply = error(400, f"scripted handler raised {exc!r}")
-            wait = owner.latency + reply.delay
+            wait = self.latency + reply.delay
             if wait > 0:
-                time.sleep(wait)
-            if reply.body is not None:
-                self._send(reply.status, reply.body, reply.headers)
-            else:
-                self._send(reply.status, owner._completion(reply, req), reply.headers)
+                await asyncio.sleep(wait)
+            body_out = reply.body if reply.body is not None else self._completion(reply, req)
+            return _response(reply.status, body_out, reply.headers)
         finally:
-            with owner._lock:
-                owner._in_flight -= 1
+            with self._lock:
+                self._in_flight -= 1
+
+
+def _response(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
+    """A JSON body (a str is sent verbatim, so tests can send malformed JSON)."""
+    data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    return web.Response(status=status, body=data, headers={"content-type": "application/json", **(headers or {})})
 
 
 @pytest.fixture
