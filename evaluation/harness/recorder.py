@@ -123,11 +123,61 @@ class FinishedTrajectory:
 
 
 def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:
-    """Group commit: several finished trajectories in one transaction (each still all-or-nothing)."""
-    for item in items:
-        commit_trajectory(session, item.trajectory_id, item.recorder, status=item.status,
-                          final_answer=item.final_answer, usage=item.usage, error=item.error, cache=item.cache,
-                          task_revision=item.task_revision, started_at=item.started_at)
+    """Group commit: several finished trajectories in one transaction (each still all-or-nothing).
+
+    Written with a few executemany statements rather than ORM objects: the single database thread
+    shares the GIL with the event loop, so every millisecond of Python spent here delays the model
+    calls in flight (bench_harness)."""
+    if not items:
+        return
+    ids = [item.trajectory_id for item in items]
+    statuses = dict(session.execute(sa.select(Trajectory.id, Trajectory.status)
+                                    .where(Trajectory.id.in_(ids))).all())  # type: ignore[union-attr]
+    vanished = [i for i in ids if i not in statuses]
+    if vanished:
+        raise LookupError(f"trajectory {vanished[0]} vanished")
+    _delete_events(session, [i for i in ids if statuses[i] in FINISHED])  # re-running replaces a finished one
+    _insert_events(session, items)
+    now = utcnow()
+    session.execute(_FINISH_TRAJECTORY, [
+        {"tid": item.trajectory_id, "status": item.status, "final_answer": item.final_answer, "usage": item.usage,
+         "error": item.error, "finished_at": now, "task_revision": item.task_revision,
+         "started_at": item.started_at} for item in items])
+    store_cache(session, [entry for item in items for entry in item.cache])
+
+
+_FINISH_TRAJECTORY = (
+    sa.update(Trajectory.__table__)  # type: ignore[attr-defined]
+    .where(Trajectory.__table__.c.id == sa.bindparam("tid"))  # type: ignore[attr-defined]
+    .values(status=sa.bindparam("status"), final_answer=sa.bindparam("final_answer"),
+            usage=sa.bindparam("usage", type_=sa.JSON), error=sa.bindparam("error"),
+            finished_at=sa.bindparam("finished_at"),
+            task_revision=sa.func.coalesce(sa.bindparam("task_revision", type_=sa.Integer),
+                                           Trajectory.__table__.c.task_revision),  # type: ignore[attr-defined]
+            started_at=sa.func.coalesce(sa.bindparam("started_at", type_=sa.DateTime(timezone=True)),
+                                        Trajectory.__table__.c.started_at)))  # type: ignore[attr-defined]
+
+
+def _insert_events(session: Session, items: list[FinishedTrajectory]) -> None:
+    """All events of the batch in one executemany, then their asset links (ids looked up by the
+    (trajectory, ordinal) key, which is unique)."""
+    rows = [{"trajectory_id": item.trajectory_id, "ordinal": i, "kind": e.kind, "payload": e.payload,
+             "failed": e.failed, "started_at": e.started_at, "finished_at": e.finished_at}
+            for item in items for i, e in enumerate(item.recorder.events)]
+    if not rows:
+        return
+    session.execute(sa.insert(Event.__table__), rows)  # type: ignore[attr-defined]
+    with_assets = {item.trajectory_id: item.recorder.events for item in items
+                   if any(e.assets for e in item.recorder.events)}
+    if not with_assets:
+        return
+    event_ids = {(t, o): i for i, t, o in session.execute(
+        sa.select(Event.id, Event.trajectory_id, Event.ordinal)
+        .where(Event.trajectory_id.in_(list(with_assets)))).all()}  # type: ignore[attr-defined]
+    links = [{"event_id": event_ids[(tid, i)], "asset_id": aid, "ordinal": j, "role": role}
+             for tid, events in with_assets.items() for i, e in enumerate(events)
+             for j, (aid, role) in enumerate(e.assets)]
+    session.execute(sa.insert(EventAsset.__table__), links)  # type: ignore[attr-defined]
 
 
 def commit_trajectory(session: Session, trajectory_id: int, recorder: Recorder, *, status: str,
@@ -136,47 +186,20 @@ def commit_trajectory(session: Session, trajectory_id: int, recorder: Recorder, 
                       started_at: datetime | None = None) -> None:
     """Write all events, their asset links, the final state and the recorded cache entries at once.
     The trajectory has no events yet: runs reset unfinished trajectories before they start."""
-    traj = session.get(Trajectory, trajectory_id)
-    if traj is None:
-        raise LookupError(f"trajectory {trajectory_id} vanished")
-    if traj.status in FINISHED:
-        _delete_events(session, [trajectory_id])  # re-running a finished trajectory replaces it
-    if task_revision is not None:
-        traj.task_revision = task_revision
-    if started_at is not None:
-        traj.started_at = started_at
-    rows = [Event(trajectory_id=trajectory_id, ordinal=i, kind=e.kind, payload=e.payload, failed=e.failed,
-                  started_at=e.started_at, finished_at=e.finished_at) for i, e in enumerate(recorder.events)]
-    session.add_all(rows)
-    session.flush()
-    links = [EventAsset(event_id=row.id or 0, asset_id=aid, ordinal=j, role=role)
-             for row, e in zip(rows, recorder.events) for j, (aid, role) in enumerate(e.assets)]
-    if links:
-        session.add_all(links)
-    traj.status, traj.final_answer, traj.usage, traj.error = status, final_answer, usage, error
-    traj.finished_at = utcnow()
-    store_cache(session, cache)
-    session.flush()
+    commit_many(session, [FinishedTrajectory(trajectory_id, recorder, status, final_answer, usage, error, cache,
+                                             task_revision, started_at)])  # type: ignore[arg-type]
 
 
 def store_cache(session: Session, entries: list[CacheEntry]) -> None:
     """Upsert by key: the newest response for a request wins, so replaying the latest run is exact."""
     if not entries:
         return
-    dialect = session.get_bind().dialect.name
-    if dialect in ("sqlite", "postgresql"):
-        if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
-        else:
-            from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
+    upsert = _cache_upsert(session.get_bind().dialect.name)
+    if upsert is not None:
         now = utcnow()
         values = {e.key: {"key": e.key, "kind": e.kind, "request": e.request, "response": e.response,
-                          "created_at": now} for e in entries}  # one row per key within the batch
-        stmt = insert(ReplayCache).values(list(values.values()))
-        stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={
-            "kind": stmt.excluded.kind, "request": stmt.excluded.request, "response": stmt.excluded.response,
-            "created_at": stmt.excluded.created_at})
-        session.exec(stmt)  # type: ignore[call-overload]
+                          "created_at": now} for e in entries}  # the newest entry per key within the batch
+        session.execute(upsert, list(values.values()))
         return
     for entry in entries:
         row = session.exec(select(ReplayCache).where(ReplayCache.key == entry.key)).first()
@@ -185,6 +208,26 @@ def store_cache(session: Session, entries: list[CacheEntry]) -> None:
         else:
             row.request, row.response, row.created_at = entry.request, entry.response, utcnow()
     session.flush()
+
+
+_UPSERTS: dict[str, Any] = {}
+
+
+def _cache_upsert(dialect: str) -> Any:
+    """One INSERT … ON CONFLICT (key) DO UPDATE statement per dialect, built once and run as an
+    executemany (its compiled form is then cached); None where the dialect has no such statement."""
+    if dialect not in ("sqlite", "postgresql"):
+        return None
+    if dialect not in _UPSERTS:
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
+        stmt = insert(ReplayCache.__table__)  # type: ignore[attr-defined]
+        _UPSERTS[dialect] = stmt.on_conflict_do_update(index_elements=["key"], set_={
+            "kind": stmt.excluded.kind, "request": stmt.excluded.request, "response": stmt.excluded.response,
+            "created_at": stmt.excluded.created_at})
+    return _UPSERTS[dialect]
 
 
 def cache_lookup(session: Session, key: str) -> dict[str, Any] | None:
