@@ -80,14 +80,15 @@ def _delete_events(session: Session, trajectory_ids: list[int]) -> int:
 def ensure_trajectories(session: Session, run_id: int, task_ids: list[int]) -> dict[int, int]:
     """A ``pending`` trajectory row per task (existing rows kept), created in one go so starting a
     trajectory later costs no write. Returns task id → trajectory id."""
-    existing = dict(session.exec(select(Trajectory.task_id, Trajectory.id).where(Trajectory.run_id == run_id)).all())
+    ids_of_run = select(Trajectory.task_id, Trajectory.id).where(Trajectory.run_id == run_id)
+    existing = dict(session.exec(ids_of_run).all())
     missing = [t for t in task_ids if t not in existing]
-    if missing:
-        rows = [Trajectory(run_id=run_id, task_id=t, status="pending") for t in missing]
-        session.add_all(rows)
-        session.flush()
-        existing.update({r.task_id: r.id for r in rows})
-    return {t: existing[t] for t in task_ids}  # type: ignore[misc]
+    if missing:  # one executemany (ORM objects cost ~0.2 ms each, paid before the first model call)
+        session.execute(sa.insert(Trajectory.__table__), [  # type: ignore[attr-defined]
+            {"run_id": run_id, "task_id": t, "task_revision": 1, "status": "pending", "usage": {}, "native": None}
+            for t in missing])
+        existing = dict(session.exec(ids_of_run).all())
+    return {t: existing[t] for t in task_ids}
 
 
 def reset_unfinished(session: Session, run_id: int) -> list[int]:
