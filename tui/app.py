@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
 from textual.app import App
 from textual.binding import Binding
 from textual.widget import Widget
 
-from store import read_only, session_scope
-from store.blobs import BlobStore, default_blob_store
-from tui import images  # noqa: F401  (textual-image must probe the terminal before App.run)
 from tui.context import AppContext
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+    from sqlmodel import Session
+
+    from store.blobs import BlobStore
 
 T = TypeVar("T")
 
@@ -50,7 +51,7 @@ class ChainmarkApp(App[None]):
                  start_task: int | None = None, engine: Engine | None = None) -> None:
         super().__init__()
         self.ctx = ctx
-        self.image_widget: type[Widget] = image_widget or images.image_widget_class("auto")
+        self.image_widget: type[Widget] = image_widget or _image_widget("auto")
         self.start_task = start_task
         self._engine = engine
         self._blobs: BlobStore | None = None
@@ -74,16 +75,22 @@ class ChainmarkApp(App[None]):
     def blobs(self) -> BlobStore:
         """The blob store beside this app's engine (built once; never opens a second engine)."""
         if self._blobs is None:
+            from store.blobs import default_blob_store
+
             self._blobs = default_blob_store(self.engine())
         return self._blobs
 
     def read(self, fn: Callable[[Session], T]) -> T:
         """Run ``fn`` in a short read-only transaction (call from a worker thread)."""
+        from store import read_only, session_scope
+
         with session_scope(read_only(self.engine()), self.actor) as s:
             return fn(s)
 
     def write(self, fn: Callable[[Session], T]) -> T:
         """Run ``fn`` in one write transaction; writes are serialised so they land in request order."""
+        from store import session_scope
+
         with self._write_lock, session_scope(self.engine(), self.actor) as s:
             return fn(s)
 
@@ -135,6 +142,14 @@ def _review_screens() -> type:
     return ReviewScreens
 
 
+def _image_widget(protocol: str) -> type[Widget]:
+    """The image widget class; the terminal must have been asked (``tui.terminal_probe``) first."""
+    from tui import images, terminal_probe
+
+    terminal_probe.wait()
+    return images.image_widget_class(protocol)
+
+
 def make_app(ctx: AppContext, *, image_widget: type[Widget] | None = None, start_task: int | None = None,
              engine: Engine | None = None) -> ChainmarkApp:
     """Build the app; tests pass ``image_widget=HalfcellImage`` and an engine on their own database."""
@@ -146,4 +161,4 @@ def run_app(app_context: AppContext) -> None:
     import os
 
     protocol = os.environ.get("CHAINMARK_IMAGES", "auto")
-    make_app(app_context, image_widget=images.image_widget_class(protocol)).run()
+    make_app(app_context, image_widget=_image_widget(protocol)).run()

@@ -1,8 +1,9 @@
 """The ``chainmark`` command: headless subcommands, and the TUI when called bare.
 
 Subcommands live one group per module in ``tui/commands/``; each module exposes ``register(cli)``
-and is discovered here, so adding a capability never means editing this file. Textual is imported
-only when the TUI is opened.
+and is discovered here, so adding a capability never means editing this file. Discovery waits until
+a subcommand (or the help) is asked for, and Textual is imported only when the TUI is opened: bare
+``chainmark`` pays for neither the command modules nor their imports (the harness, the scorers).
 """
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ from tui.context import AppContext
 
 
 class ChainmarkGroup(click.Group):
-    """Turns domain errors (bad input, refused edits) into one clean line instead of a traceback."""
+    """Finds its subcommands on first need, and turns domain errors (bad input, refused edits) into
+    one clean line instead of a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _register_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        _register_commands()
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
@@ -40,12 +50,22 @@ def cli(ctx: click.Context, db: str | None, actor: str | None) -> None:
     """chainmark: build, run and judge benchmarks of agentic multimodal models."""
     ctx.obj = AppContext(db=db, actor=actor)
     if ctx.invoked_subcommand is None:
+        from tui import terminal_probe
+
+        terminal_probe.start()  # asks the terminal what it can draw while Textual is imported
         from tui.app import run_app
 
         run_app(ctx.obj)
 
 
+_registered = False
+
+
 def _register_commands() -> None:
+    global _registered
+    if _registered:
+        return
+    _registered = True
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
@@ -53,9 +73,6 @@ def _register_commands() -> None:
         register = getattr(module, "register", None)
         if register is not None:
             register(cli)
-
-
-_register_commands()
 
 
 def main() -> None:

@@ -6,13 +6,14 @@ import json
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from sqlalchemy.engine import Engine
 
-from store import make_engine, resolve_url
-from store.blobs import BlobStore, default_blob_store
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads on first use, off the TUI's path to its first frame
+    from sqlalchemy.engine import Engine
+
+    from store.blobs import BlobStore
 
 
 @dataclass
@@ -23,12 +24,15 @@ class AppContext:
 
     @property
     def url(self) -> str:
+        from store import resolve_url
+
         return resolve_url(self.db)
 
     @property
     def engine(self) -> Engine:
         """The engine, after making sure the schema is current (a new database is created on the spot)."""
         if self._engine is None:
+            from store import make_engine
             from store.migrate import current_revision, head_revision, upgrade
 
             engine = make_engine(self.url)
@@ -44,6 +48,8 @@ class AppContext:
 
     @cached_property
     def blobs(self) -> BlobStore:
+        from store.blobs import default_blob_store
+
         return default_blob_store(self.engine)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from annotation.tasks import STATUSES
 from store.models import Asset as AssetRow
 from store.models import (
     Annotator,
@@ -71,6 +72,7 @@ class HomeData:
     benchmarks: list[BenchmarkSummary]
     runs: list[dict[str, Any]]
     assignments: list[AssignmentRow]
+    statuses: tuple[str, ...] = STATUSES
 
 
 def home_data(session: Session, actor: str | None) -> HomeData:

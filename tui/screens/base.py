@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from sqlmodel import Session
 from textual import on
 from textual.screen import Screen
 from textual.worker import get_current_worker
@@ -18,6 +17,8 @@ from textual.worker import get_current_worker
 from tui.messages import Failed, Loaded, Saved
 
 if TYPE_CHECKING:
+    from sqlmodel import Session
+
     from tui.app import ChainmarkApp
 
 
@@ -75,7 +76,9 @@ class WorkScreen(Screen[Any]):
         """Reload what the screen shows (after a save, an undo, or returning to the screen)."""
 
     def on_screen_resume(self) -> None:
-        self.refresh_data()
+        # Paint first, then load: a worker importing the store or running a query would otherwise
+        # compete with the screen's first frame for the interpreter.
+        self.call_after_refresh(self.refresh_data)
 
 
 def _describe(exc: BaseException) -> str:

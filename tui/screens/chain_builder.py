@@ -18,7 +18,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Header, Input, Label, OptionList, Static
+from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
@@ -28,6 +28,7 @@ from tui.images import preview
 from tui.messages import Loaded, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.arg_form import ArgForm
+from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 
 
@@ -102,7 +103,7 @@ class ChainBuilderScreen(WorkScreen):
             with Vertical(id="steps"):
                 yield Static("Blind attempt" if self.blind else "Reference chain", classes="section-title")
                 yield StepList(id="step-list")
-        yield Footer()
+        yield KeyFooter()
 
     # ------------------------------------------------------------------ loading
 

@@ -12,7 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Header, Input, Label, OptionList, Select, Static
+from textual.widgets import Header, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
@@ -20,6 +20,7 @@ from tui.app import Edit
 from tui.data import CheckpointView, TaskDetail, task_detail
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
+from tui.widgets.footer import KeyFooter
 
 AXES = ("S", "V", "R")
 MATCH_TYPES = ("exact", "contains", "numeric", "whitelist", "regex", "mcq")
@@ -136,7 +137,7 @@ class CheckpointEditorScreen(WorkScreen):
                     with Horizontal(classes="field-row"):
                         yield Label(label)
                         yield Input(id=f"eff-{name}")
-        yield Footer()
+        yield KeyFooter()
 
     def refresh_data(self) -> None:
         task_id = self.task_id

@@ -7,13 +7,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Static, TextArea
+from textual.widgets import Header, Static, TextArea
 
 from annotation import tasks as authoring
 from tui import drafting
 from tui.data import task_detail
 from tui.messages import Loaded, Saved
 from tui.screens.base import WorkScreen
+from tui.widgets.footer import KeyFooter
 
 
 class DraftingScreen(WorkScreen):
@@ -39,7 +40,7 @@ class DraftingScreen(WorkScreen):
             with Vertical():
                 yield Static("Your notes (ctrl+s saves)", classes="section-title")
                 yield TextArea(id="notes", soft_wrap=True)
-        yield Footer()
+        yield KeyFooter()
 
     def refresh_data(self) -> None:
         task_id = self.task_id

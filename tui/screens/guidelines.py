@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Header, Markdown, TextArea
+from textual.widgets import Header, Markdown, TextArea
 
 from annotation.tasks import ensure_benchmark, get_benchmark
 from tui.app import Edit
 from tui.screens.base import WorkScreen
+from tui.widgets.footer import KeyFooter
 
 
 class GuidelinesScreen(WorkScreen):
@@ -24,7 +25,7 @@ class GuidelinesScreen(WorkScreen):
         with Horizontal(id="builder-body"):
             yield TextArea(self.text, language="markdown", id="guidelines-source")
             yield Markdown(self.text, id="guidelines-view")
-        yield Footer()
+        yield KeyFooter()
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.query_one("#guidelines-view", Markdown).update(event.text_area.text)

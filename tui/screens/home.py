@@ -1,19 +1,25 @@
-"""Home: benchmarks with task counts by status, my open assignments, recent runs."""
+"""Home: benchmarks with task counts by status, my open assignments, recent runs.
+
+The home screen is the first frame of every session, so it imports nothing from the store: its
+worker loads the store and the data after the frame is up, and the status columns come with the data.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
-from annotation.tasks import STATUSES
-from tui.data import HomeData, home_data
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
+from tui.widgets.footer import KeyFooter
+
+if TYPE_CHECKING:
+    from tui.data import HomeData
 
 
 class HomeScreen(WorkScreen):
@@ -46,17 +52,22 @@ class HomeScreen(WorkScreen):
                 with Vertical():
                     yield Static("Recent runs", classes="section-title")
                     yield DataTable(id="runs", cursor_type="row")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#benchmarks", DataTable).add_columns("benchmark", "format", "tools", "tasks", *STATUSES)
         self.query_one("#assignments", DataTable).add_columns("kind", "target", "scale")
         self.query_one("#runs", DataTable).add_columns("run", "benchmark", "mode", "status", "created")
         self.query_one("#benchmarks", DataTable).loading = True
 
     def refresh_data(self) -> None:
         actor = self.cm.actor
-        self.load("home", lambda s: home_data(s, actor))
+
+        def read(session):  # type: ignore[no-untyped-def]
+            from tui.data import home_data
+
+            return home_data(session, actor)
+
+        self.load("home", read)
 
     def action_refresh(self) -> None:
         self.refresh_data()
@@ -69,9 +80,11 @@ class HomeScreen(WorkScreen):
         table = self.query_one("#benchmarks", DataTable)
         table.loading = False
         table.clear()
+        if not table.columns:
+            table.add_columns("benchmark", "format", "tools", "tasks", *data.statuses)
         for b in data.benchmarks:
             table.add_row(b.name, b.source_format, b.tool_set or "", b.tasks,
-                          *(b.by_status.get(st, 0) for st in STATUSES), key=b.name)
+                          *(b.by_status.get(st, 0) for st in data.statuses), key=b.name)
         assignments = self.query_one("#assignments", DataTable)
         assignments.clear()
         for a in data.assignments:

@@ -12,9 +12,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui.images import with_box
+from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class RegionPickerScreen(ModalScreen[Box | None]):
         with Vertical(classes="dialog", id="region-dialog"):
             yield Static("arrows move · shift+arrows resize · +/- step · enter use · escape cancel", classes="hint")
             yield ImagePane("", id="region-image")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._draw()

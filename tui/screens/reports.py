@@ -18,13 +18,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from evaluation.scoring import report as reports
 from evaluation.scoring.runner import score_run
 from tui.messages import Failed, Loaded, Saved
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, run_rows
+from tui.widgets.footer import KeyFooter
 
 CSS = str(Path(__file__).resolve().parent.parent / "review.tcss")
 MODES = ("faithful", "fixed")
@@ -95,7 +96,7 @@ class ReportsScreen(WorkScreen):
             with VerticalScroll(id="report-scroll"):
                 yield Static("select runs with space, then g builds the report", id="report-view")
         yield Input(placeholder="export to (…/report.md or …/report.csv), enter writes", id="export-path")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#report-runs", DataTable)

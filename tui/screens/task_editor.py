@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Label, Markdown, OptionList, Select, Static, TextArea
+from textual.widgets import DataTable, Header, Input, Label, Markdown, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
@@ -26,6 +26,7 @@ from tui.images import preview
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.widgets.answer_editor import AnswerEditor
+from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 
 META_FIELDS = ("category", "intent", "level", "domain")
@@ -96,7 +97,7 @@ class TaskEditorScreen(WorkScreen):
                 yield DataTable(id="history", cursor_type="row")
             with VerticalScroll(id="guidelines"):
                 yield Markdown("", id="guidelines-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#history", DataTable).add_columns("when", "who", "action", "fields")

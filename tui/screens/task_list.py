@@ -7,12 +7,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Input, Select, Static
+from textual.widgets import Header, Input, Select, Static
 
 from annotation.tasks import STATUSES
 from tui.data import TaskFilter, filter_choices, task_ids, task_rows
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
+from tui.widgets.footer import KeyFooter
 from tui.widgets.task_table import PAGE, TaskTable, header_text
 
 INDEX_DELAY = 0.15
@@ -48,7 +49,7 @@ class TaskListScreen(WorkScreen):
         yield Static("", id="task-count")
         yield Static("", id="task-header")
         yield TaskTable(id="tasks")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load("choices", filter_choices)

@@ -14,7 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from evaluation.agreement.disagreements import Disagreement
 from tui.messages import Loaded, Saved
@@ -28,6 +28,7 @@ from tui.screens.review.adjudication_data import (
     record_adjudication,
 )
 from tui.screens.review.data import trajectory_id_of
+from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import value_text
 from tui.widgets.review.panels import JudgementsPanel, content_text
 from tui.widgets.review.scale_keys import legend
@@ -71,7 +72,7 @@ class AdjudicationScreen(WorkScreen):
                 with Horizontal(id="adj-form"):
                     yield Input(placeholder="final value", id="final-value")
                     yield Input(placeholder="rationale (enter records)", id="rationale")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#adj-queue", DataTable)

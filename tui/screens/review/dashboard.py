@@ -13,12 +13,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 from textual_plotext import PlotextPlot
 
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.screens.review.dashboard_data import DashboardData, DashboardQuery, dashboard_data
+from tui.widgets.footer import KeyFooter
 from tui.widgets.review.confusion import ConfusionMatrix
 from tui.widgets.review.event_text import value_text
 
@@ -71,7 +72,7 @@ class DashboardScreen(WorkScreen):
                 yield ConfusionMatrix(id="dash-confusion")
                 yield PlotextPlot(id="dash-distribution")
                 yield PlotextPlot(id="dash-categories")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         overall = self.query_one("#dash-overall", DataTable)

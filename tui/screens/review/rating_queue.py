@@ -15,7 +15,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from tui.app import Edit
 from tui.images import preview
@@ -31,6 +31,7 @@ from tui.screens.review.data import (
     trajectory_id_of,
     undo_rating,
 )
+from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 from tui.widgets.review.event_text import value_text
 from tui.widgets.review.panels import JudgementsPanel, content_text
@@ -87,7 +88,7 @@ class RatingQueueScreen(WorkScreen):
                 yield ImagePane("", id="rate-image")
                 yield DataTable(id="progress", cursor_type="none")
         yield Input(placeholder="", id="rate-input")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#progress", DataTable).add_columns("annotator", "done", "assigned")

@@ -12,13 +12,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, Header, Input, Label, Select, Static
 
 from evaluation.harness import Budgets, RunSpec
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import LaunchChoices, launch_choices, optional_number, parse_ids
 from tui.screens.runs.manager import run_manager
+from tui.widgets.footer import KeyFooter
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
@@ -57,7 +58,7 @@ class LaunchScreen(WorkScreen):
             yield Checkbox("replay only (answer from the replay cache, no model calls)", id="replay")
             yield Static("", id="launch-error", classes="error-text")
             yield Button("Start run  (ctrl+s)", id="start", variant="primary")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load("choices", launch_choices)

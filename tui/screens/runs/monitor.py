@@ -15,12 +15,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, first_trajectory, run_rows
 from tui.screens.runs.manager import LiveRun, run_manager
+from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
@@ -56,7 +57,7 @@ class RunMonitorScreen(WorkScreen):
                 yield Static("Errors", classes="section-title")
                 with VerticalScroll(id="run-errors-scroll"):
                     yield Static("", id="run-errors")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#runs-table", DataTable)

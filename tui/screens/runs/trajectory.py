@@ -15,12 +15,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from tui.images import preview
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.screens.runs.trajectory_data import TrajectoryView, trajectory_view
+from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
 from tui.widgets.review.trajectory_row import TrajectoryRow
@@ -55,7 +56,7 @@ class TrajectoryScreen(WorkScreen):
             yield Static("Checkpoints", classes="column-title marks-title")
             yield Static("Model trajectory", classes="column-title")
         yield VerticalScroll(id="traj-rows")
-        yield Footer()
+        yield KeyFooter()
 
     def refresh_data(self) -> None:
         tid = self.trajectory_id
