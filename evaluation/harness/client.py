@@ -18,6 +18,13 @@ import openai
 
 from evaluation.harness.endpoints import EndpointSpec
 
+try:  # openai's aiohttp transport, imported with this module rather than on a run's critical path
+    import aiohttp  # noqa: F401
+    import httpcore2  # noqa: F401  (imported by httpx2 only when the first client is built: ~50 ms)
+    import httpx2
+except ImportError:  # pragma: no cover - the transport falls back to httpx
+    httpx2 = None
+
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
 
@@ -102,7 +109,7 @@ class ModelClient:
     """Chat calls against one endpoint, or answered from the replay cache in replay mode."""
 
     def __init__(self, endpoint: EndpointSpec, *, replay: bool = False, cache_lookup: CacheLookup | None = None,
-                 retry: RetryPolicy | None = None, concurrency: int = 8):
+                 retry: RetryPolicy | None = None, concurrency: int = 8, tls: Any = None):
         self.endpoint = endpoint
         self.replay = replay
         self.retry = retry or RetryPolicy()
@@ -115,7 +122,7 @@ class ModelClient:
         if not replay:
             self._client = openai.AsyncOpenAI(
                 base_url=endpoint.base_url, api_key=endpoint.api_key(), max_retries=0, timeout=self._timeout,
-                http_client=_http_client(concurrency, self._timeout))
+                http_client=_http_client(concurrency, self._timeout, tls))
 
     async def close(self) -> None:
         if self._client is not None:
@@ -194,18 +201,25 @@ class ModelClient:
             cb(note)
 
 
-def _http_client(concurrency: int, timeout: float) -> Any:
+def tls_context() -> Any:
+    """The TLS context the HTTP client would otherwise build for itself when it is created (loading
+    the CA bundle takes tens of milliseconds): runs make it on another thread while they prepare."""
+    return (httpx2 or httpx).create_ssl_context()
+
+
+def _http_client(concurrency: int, timeout: float, tls: Any = None) -> Any:
     """The openai package's aiohttp transport when it can be built: its connection pool costs far
     less CPU per request than the default one once dozens of connections are open (bench_harness)."""
     n = max(concurrency * 2, 10)
-    try:
-        import httpx2
-
-        limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
-        return openai.DefaultAioHttpClient(limits=limits, timeout=timeout)
-    except (ImportError, RuntimeError):
-        limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
-        return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
+    extra = {"verify": tls} if tls is not None else {}
+    if httpx2 is not None:
+        try:
+            limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
+            return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, **extra)
+        except RuntimeError:
+            pass
+    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, **extra)
 
 
 def _message(exc: openai.APIStatusError) -> str:

@@ -22,7 +22,7 @@ from sqlmodel import Session, select
 
 from evaluation.harness import prompts
 from evaluation.harness.budgets import BudgetExhausted, Budgets
-from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy
+from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, tls_context
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
 from evaluation.harness.modes import MODES, mode_runner
@@ -228,6 +228,15 @@ class _GroupCommitter:
                         done(exc)
 
 
+FIRST_BATCH = 4
+
+
+def _batches(ids: list[int], *, first: int, size: int) -> list[list[int]]:
+    """``ids`` in slices: one of ``first`` then slices of ``size``."""
+    head = min(first, size)
+    return [ids[:head]] + [ids[i:i + size] for i in range(head, len(ids), size)] if ids else []
+
+
 def _load_batch(engine: Engine, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
     with session_scope(read_only(engine)) as s:
         return load_tasks(s, blobs, task_ids)
@@ -248,7 +257,13 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = DbRunner(engine, db_pool, actor)
-    plan: _Plan = await db.call(_prepare, run_id, retry_failed)
+    loop = asyncio.get_running_loop()
+    tls = loop.run_in_executor(read_pool, tls_context)  # meanwhile: ready for the first call sooner
+    try:
+        plan: _Plan = await db.call(_prepare, run_id, retry_failed)
+    except BaseException:
+        await asyncio.wait([tls])
+        raise
     run, cfg = plan.run, plan.run.config or {}
     state = RunProgress(run_id, total=plan.total, skipped=plan.skipped)
     tool_pool = ThreadPoolExecutor(max(1, min(4, run.concurrency)), thread_name_prefix="chainmark-tools")
@@ -258,7 +273,8 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
         tool_set = _tool_set(plan.bench.tool_set) if plan.bench.tool_set else None
         client = ModelClient(plan.endpoint, replay=bool(cfg.get("replay")),
                              cache_lookup=lambda key: db.call(cache_lookup, key),
-                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=run.concurrency)
+                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=run.concurrency,
+                             tls=await tls)
         rc = RunContext(run_id=run_id, mode=run.mode, engine=engine, blobs=blobs, db=db, client=client,
                         budgets=Budgets.from_dict(run.budgets), tool_pool=tool_pool,
                         tool_set_name=plan.bench.tool_set, tool_set=tool_set,
@@ -269,17 +285,16 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
         committer = _GroupCommitter(db)
         queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * run.concurrency, 16))
         workers = max(1, run.concurrency)
-        loop = asyncio.get_running_loop()
         if progress:
             progress(state)
 
         async def producer() -> None:
-            """Tasks are read in batches on a reader thread, ahead of the workers."""
-            batch = max(16, run.concurrency)
-            for i in range(0, len(plan.todo), batch):
+            """Tasks are read in batches on a reader thread, ahead of the workers; the first batch is
+            small so that the first calls go out before the rest is read."""
+            for chunk in _batches(plan.todo, first=FIRST_BATCH, size=max(16, run.concurrency)):
                 if stop is not None and stop.is_set():
                     break
-                for task in await loop.run_in_executor(read_pool, _load_batch, engine, blobs, plan.todo[i:i + batch]):
+                for task in await loop.run_in_executor(read_pool, _load_batch, engine, blobs, chunk):
                     await queue.put(task)
             for _ in range(workers):
                 await queue.put(None)

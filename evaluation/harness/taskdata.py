@@ -78,38 +78,48 @@ def load_task(session: Session, blobs: BlobStore, task_id: int) -> TaskInput:
 
 
 def load_tasks(session: Session, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
-    """Several tasks with four queries in all (runs prefetch tasks in batches)."""
+    """Several tasks with four queries in all (runs prefetch tasks in batches). Plain column rows, not
+    ORM objects: this runs on a reader thread that shares the GIL with the run's event loop."""
     if not task_ids:
         return []
-    tasks = session.exec(select(Task).where(Task.id.in_(task_ids))).all()  # type: ignore[union-attr]
-    links = session.exec(select(TaskAsset, Asset).join(Asset, Asset.id == TaskAsset.asset_id)
-                         .where(TaskAsset.task_id.in_(task_ids),  # type: ignore[attr-defined]
-                                TaskAsset.role.in_(("query_image", "document_image")))  # type: ignore[attr-defined]
-                         .order_by(TaskAsset.task_id, TaskAsset.role.desc(), TaskAsset.ordinal,  # type: ignore[attr-defined]
-                                   TaskAsset.id)).all()
-    docs = session.exec(select(Document).where(Document.task_id.in_(task_ids))  # type: ignore[attr-defined]
-                        .order_by(Document.task_id, Document.ordinal, Document.id)).all()
-    steps = session.exec(select(ReferenceStep).where(ReferenceStep.task_id.in_(task_ids))  # type: ignore[attr-defined]
-                         .order_by(ReferenceStep.task_id, ReferenceStep.ordinal)).all()
+    tasks = session.execute(select(Task.id, Task.revision, Task.source_id, Task.query, Task.answer_spec,
+                                   Task.output_format, Task.tools_offered, Task.meta)
+                            .where(Task.id.in_(task_ids))).all()  # type: ignore[union-attr]
+    links = session.execute(select(TaskAsset.task_id, TaskAsset.role, TaskAsset.original_path,
+                                   TaskAsset.document_id, Asset.id, Asset.sha256, Asset.mime)
+                            .join(Asset, Asset.id == TaskAsset.asset_id)
+                            .where(TaskAsset.task_id.in_(task_ids),  # type: ignore[attr-defined]
+                                   TaskAsset.role.in_(("query_image", "document_image")))  # type: ignore[attr-defined]
+                            .order_by(TaskAsset.task_id, TaskAsset.role.desc(), TaskAsset.ordinal,  # type: ignore[attr-defined]
+                                      TaskAsset.id)).all()
+    docs = session.execute(select(Document.id, Document.task_id, Document.title, Document.text)
+                           .where(Document.task_id.in_(task_ids))  # type: ignore[attr-defined]
+                           .order_by(Document.task_id, Document.ordinal, Document.id)).all()
+    steps = session.execute(select(ReferenceStep.task_id, ReferenceStep.ordinal, ReferenceStep.thought,
+                                   ReferenceStep.tool_name, ReferenceStep.tool_args, ReferenceStep.result_text,
+                                   ReferenceStep.is_final, ReferenceStep.final_answer)
+                            .where(ReferenceStep.task_id.in_(task_ids))  # type: ignore[attr-defined]
+                            .order_by(ReferenceStep.task_id, ReferenceStep.ordinal)).all()
     images: dict[int, list[TaskImage]] = {}
     by_doc: dict[int, list[TaskImage]] = {}
     counter: dict[int, int] = {}
-    for link, asset in links:
-        n = counter[link.task_id] = counter.get(link.task_id, -1) + 1
-        name = link.original_path or f"image/image_{link.task_id}_{n}.{_EXT.get(asset.mime, 'png')}"
-        img = TaskImage(asset.id or 0, blobs.get(asset.sha256, session), asset.mime, name, link.role,
-                        link.document_id)
-        if link.role == "document_image" and link.document_id is not None:
-            by_doc.setdefault(link.document_id, []).append(img)
+    data: dict[str, bytes] = {}  # a blob shared by several tasks of the batch is read once
+    for task_id, role, original_path, document_id, asset_id, sha256, mime in links:
+        n = counter[task_id] = counter.get(task_id, -1) + 1
+        name = original_path or f"image/image_{task_id}_{n}.{_EXT.get(mime, 'png')}"
+        if sha256 not in data:
+            data[sha256] = blobs.get(sha256, session)
+        img = TaskImage(asset_id or 0, data[sha256], mime, name, role, document_id)
+        if role == "document_image" and document_id is not None:
+            by_doc.setdefault(document_id, []).append(img)
         else:
-            images.setdefault(link.task_id, []).append(img)
+            images.setdefault(task_id, []).append(img)
     documents: dict[int, list[TaskDocument]] = {}
-    for d in docs:
-        documents.setdefault(d.task_id, []).append(TaskDocument(d.id or 0, d.title, d.text, by_doc.get(d.id or 0, [])))
+    for doc_id, task_id, title, text in docs:
+        documents.setdefault(task_id, []).append(TaskDocument(doc_id or 0, title, text, by_doc.get(doc_id or 0, [])))
     gold: dict[int, list[GoldStep]] = {}
-    for st in steps:
-        gold.setdefault(st.task_id, []).append(GoldStep(st.ordinal, st.thought, st.tool_name, st.tool_args,
-                                                        st.result_text, st.is_final, st.final_answer))
+    for task_id, *step in steps:
+        gold.setdefault(task_id, []).append(GoldStep(*step))
     by_id = {t.id: t for t in tasks}
     return [TaskInput(t.id or 0, t.revision, t.source_id, t.query, dict(t.answer_spec or {}), t.output_format,
                       list(t.tools_offered or []), dict(t.meta or {}), images.get(t.id or 0, []),
