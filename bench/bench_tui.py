@@ -27,7 +27,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 WORDS = ("cups table receipt price chart bar label sign mirror rotate crop count total apples red blue "
          "green circle square text menu street car dog cat person tree building window clock").split()
@@ -66,7 +65,7 @@ def build_db(path: Path, n: int) -> None:
 
 
 def _terminal(db: Path):  # type: ignore[no-untyped-def]
-    from pty_terminal import PtyTerminal
+    from tests.support.pty_terminal import PtyTerminal
 
     env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "TEXTUAL_ANIMATIONS": "none",
            "CHAINMARK_USER": "bench"}

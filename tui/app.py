@@ -2,7 +2,8 @@
 
 The app owns what every screen shares: the database engine (opened lazily inside a worker thread,
 never on the UI thread), the blob store, the actor name for the audit trail, the image widget class
-(injected, so tests can fix ``HalfcellImage``) and the undo stack. Screens do their reading and
+(injected, so tests can fix ``HalfcellImage``; otherwise chosen from the terminal's answer to
+``tui.terminal_probe``) and the undo stack. Screens do their reading and
 writing through ``read``/``write`` inside thread workers and get the results back as messages.
 """
 
@@ -12,6 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+import click
 from textual.app import App
 from textual.binding import Binding
 from textual.widget import Widget
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
     from store.blobs import BlobStore
+    from tui.terminal_probe import TerminalGraphics
 
 T = TypeVar("T")
 
@@ -48,16 +51,29 @@ class ChainmarkApp(App[None]):
     ]
 
     def __init__(self, ctx: AppContext, *, image_widget: type[Widget] | None = None,
-                 start_task: int | None = None, engine: Engine | None = None) -> None:
+                 start_task: int | None = None, engine: Engine | None = None,
+                 image_protocol: str = "auto", graphics: TerminalGraphics | None = None) -> None:
         super().__init__()
         self.ctx = ctx
-        self.image_widget: type[Widget] = image_widget or _image_widget("auto")
+        self._image_widget = image_widget
+        self.image_protocol = image_protocol
+        self._graphics = graphics
         self.start_task = start_task
         self._engine = engine
         self._blobs: BlobStore | None = None
         self._engine_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self.undo_stack: list[Edit] = []
+
+    @property
+    def image_widget(self) -> type[Widget]:
+        """The widget class that draws images (Sixel, kitty graphics or half-cell blocks); loaded on
+        first use, or by a worker right after the first frame (``on_mount``)."""
+        if self._image_widget is None:
+            from tui.image_widgets import widget_class
+
+            self._image_widget = widget_class(self.image_protocol, self._graphics)
+        return self._image_widget
 
     # ------------------------------------------------------------------ storage (worker threads only)
 
@@ -105,6 +121,8 @@ class ChainmarkApp(App[None]):
         from tui.screens.home import HomeScreen
 
         self.push_screen(HomeScreen())
+        self.call_after_refresh(self.run_worker, lambda: self.image_widget, thread=True, exit_on_error=False,
+                                description="loading image widgets")
         if self.start_task is not None:
             from tui.screens.task_editor import TaskEditorScreen
 
@@ -142,14 +160,6 @@ def _review_screens() -> type:
     return ReviewScreens
 
 
-def _image_widget(protocol: str) -> type[Widget]:
-    """The image widget class; the terminal must have been asked (``tui.terminal_probe``) first."""
-    from tui import images, terminal_probe
-
-    terminal_probe.wait()
-    return images.image_widget_class(protocol)
-
-
 def make_app(ctx: AppContext, *, image_widget: type[Widget] | None = None, start_task: int | None = None,
              engine: Engine | None = None) -> ChainmarkApp:
     """Build the app; tests pass ``image_widget=HalfcellImage`` and an engine on their own database."""
@@ -160,5 +170,11 @@ def run_app(app_context: AppContext) -> None:
     """Open the TUI (what ``chainmark`` does when called without a subcommand)."""
     import os
 
+    from tui import terminal_probe
+    from tui.image_widgets import PROTOCOLS
+
     protocol = os.environ.get("CHAINMARK_IMAGES", "auto")
-    make_app(app_context, image_widget=_image_widget(protocol)).run()
+    if protocol not in PROTOCOLS:
+        raise click.ClickException(f"CHAINMARK_IMAGES={protocol!r} is not one of {', '.join(PROTOCOLS)}")
+    graphics = terminal_probe.answer()  # before Textual owns the terminal
+    ChainmarkApp(app_context, image_protocol=protocol, graphics=graphics).run()

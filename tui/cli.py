@@ -52,7 +52,7 @@ def cli(ctx: click.Context, db: str | None, actor: str | None) -> None:
     if ctx.invoked_subcommand is None:
         from tui import terminal_probe
 
-        terminal_probe.start()  # asks the terminal what it can draw while Textual is imported
+        terminal_probe.start()  # a child asks the terminal what it can draw while Textual loads
         from tui.app import run_app
 
         run_app(ctx.obj)

@@ -1,9 +1,7 @@
-"""The one module that imports textual-image, and the image decoding the widgets need.
+"""The image decoding the widgets need (the widgets themselves come from ``tui.image_widgets``).
 
-textual-image probes the terminal (Sixel / kitty graphics / cell size) when it is imported, which
-only works before Textual takes over the terminal, so this module imports it at top level and
-``tui.app`` imports this module at top level. Decoding and shrinking images is slow for large
-files, so ``preview`` is meant to be called in thread workers; widgets only get small PIL images.
+Decoding and shrinking images is slow for large files, so ``preview`` is meant to be called in
+thread workers; widgets only get small PIL images.
 """
 
 from __future__ import annotations
@@ -11,27 +9,9 @@ from __future__ import annotations
 import io
 
 from PIL import Image as PILImage
-from textual.widget import Widget
-from textual_image.widget import HalfcellImage, Image, SixelImage, TGPImage, UnicodeImage
-
-PROTOCOLS: dict[str, type[Widget]] = {
-    "auto": Image,
-    "sixel": SixelImage,
-    "tgp": TGPImage,
-    "halfcell": HalfcellImage,
-    "unicode": UnicodeImage,
-}
 
 PREVIEW_MAX = (960, 720)
 """Largest preview we hand a widget: enough pixels for a full-screen pane in any protocol."""
-
-
-def image_widget_class(protocol: str = "auto") -> type[Widget]:
-    """The widget class for a protocol name (``auto`` picks what the terminal supports)."""
-    try:
-        return PROTOCOLS[protocol]
-    except KeyError:
-        raise ValueError(f"unknown image protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}") from None
 
 
 def preview(data: bytes, max_size: tuple[int, int] = PREVIEW_MAX) -> PILImage.Image:

@@ -1,5 +1,5 @@
-"""A minimal terminal for benchmarks: run a command on a pseudo-terminal, answer the queries a real
-terminal answers, and wait for text to appear on screen.
+"""A minimal terminal for tests and benchmarks: run a command on a pseudo-terminal, answer the
+queries a real terminal answers, and wait for text to appear on screen.
 
 Timing the TUI through a real pty measures what a user sees (process start, imports, terminal
 probing, Textual's driver and its output) instead of what the in-process test harness adds.
@@ -23,17 +23,27 @@ from typing import Sequence
 
 ESCAPES = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|_[^\x1b]*\x1b\\|P[^\x1b]*\x1b\\|[@-Z\\-_])")
 DEVICE_ATTRIBUTES_QUERY = b"\x1b[c"
-DEVICE_ATTRIBUTES_REPLY = b"\x1b[?62;22c"  # a VT220-class terminal with colour and no Sixel (like xterm)
+CELL_SIZE_QUERY = b"\x1b[16t"
+XTERM_ATTRIBUTES = b"\x1b[?62;22c"  # a VT220-class terminal with colour and no Sixel (like xterm)
+KITTY_GRAPHICS_QUERY = re.compile(rb"\x1b_Gi=(\d+),[^;]*a=q[^\x1b]*\x1b\\")
 
 
 class PtyTerminal:
     """One process on a pty of a fixed size; ``wait_for`` returns when a pattern is on screen."""
 
     def __init__(self, argv: Sequence[str], *, size: tuple[int, int] = (140, 44),
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, device_attributes: bytes | None = XTERM_ATTRIBUTES,
+                 kitty_graphics: bool = False, pixels: bool = True, cell_size: tuple[int, int] = (10, 20)) -> None:
+        """``device_attributes``: the answer to ``ESC [ c`` (None: stay silent); ``kitty_graphics``:
+        answer kitty's graphics query with OK; ``pixels``: report the window size in pixels in the
+        kernel's window size (else only the ``ESC [ 16 t`` answer tells the ``cell_size``)."""
         master, slave = os.openpty()
         cols, rows = size
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, cols * 10, rows * 20))
+        width, height = (cols * cell_size[0], rows * cell_size[1]) if pixels else (0, 0)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, width, height))
+        self.device_attributes = device_attributes
+        self.kitty_graphics = kitty_graphics
+        self.cell_size = cell_size
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, close_fds=True,
                                      start_new_session=True, env=env)
@@ -56,8 +66,12 @@ class PtyTerminal:
         if not chunk:
             raise EOFError("the program exited:\n" + self.text[-2000:])
         self.raw += chunk
-        if DEVICE_ATTRIBUTES_QUERY in chunk:
-            os.write(self.master, DEVICE_ATTRIBUTES_REPLY)
+        if self.kitty_graphics and (query := KITTY_GRAPHICS_QUERY.search(chunk)):
+            os.write(self.master, b"\x1b_Gi=" + query.group(1) + b";OK\x1b\\")
+        if CELL_SIZE_QUERY in chunk:
+            os.write(self.master, b"\x1b[6;%d;%dt" % (self.cell_size[1], self.cell_size[0]))
+        if DEVICE_ATTRIBUTES_QUERY in chunk and self.device_attributes is not None:
+            os.write(self.master, self.device_attributes)
         pending = self._pending + chunk
         cut = pending.rfind(b"\x1b")
         if cut != -1 and not ESCAPES.match(pending, cut):
