@@ -4,7 +4,7 @@ reference harnesses do); when tokens or seconds run out the trajectory stops whe
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 # Defaults follow the seed harnesses: Agentic-MME --max_rounds/--max_tool_calls 15, GTA max_turn 10.
@@ -68,13 +68,16 @@ class Usage:
         self.total_tokens += int(usage.get("total_tokens") or 0)
 
     def to_dict(self, exhausted: str | None = None) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k not in ("started", "extra")}
+        out = {k: getattr(self, k) for k in _USAGE_COUNTS}  # (asdict deep-copies every field: slow per task)
         out.update(self.extra)
         out["latency_s"] = round(self.latency_s, 4)
         out["wall_s"] = round(time.monotonic() - self.started, 4)
         if exhausted:
             out["budget_exhausted"] = exhausted
         return out
+
+
+_USAGE_COUNTS = tuple(f.name for f in fields(Usage) if f.name not in ("started", "extra"))
 
 
 def rounds_left(b: Budgets, u: Usage) -> bool:

@@ -80,16 +80,20 @@ class RetryNote:
     delay: float
 
 
-def _strip_images(value: Any) -> Any:
+def data_url_digest(url: str) -> str:
+    return "sha256:" + hashlib.sha256(url.encode()).hexdigest()
+
+
+def _strip_images(value: Any, digest: Callable[[str], str]) -> Any:
     """The request as stored in the cache row: data URLs replaced by their digest (keeps rows small)."""
     if isinstance(value, dict):
         if value.get("type") == "image_url" and isinstance(value.get("image_url"), dict):
             url = value["image_url"].get("url", "")
             if url.startswith("data:"):
-                return {"type": "image_url", "image_url": {"url": "sha256:" + hashlib.sha256(url.encode()).hexdigest()}}
-        return {k: _strip_images(v) for k, v in value.items()}
+                return {"type": "image_url", "image_url": {"url": digest(url)}}
+        return {k: _strip_images(v, digest) for k, v in value.items()}
     if isinstance(value, list):
-        return [_strip_images(v) for v in value]
+        return [_strip_images(v, digest) for v in value]
     return value
 
 
@@ -100,6 +104,12 @@ def canonical_request(body: dict[str, Any]) -> str:
 
 def request_key(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_request(body).encode()).hexdigest()
+
+
+def _keyed_payload(body: dict[str, Any]) -> tuple[str, bytes]:
+    """The cache key and the canonical JSON it hashes (which is also valid JSON to send as is)."""
+    payload = canonical_request(body).encode()
+    return hashlib.sha256(payload).hexdigest(), payload
 
 
 CacheLookup = Callable[[str], Awaitable[dict[str, Any] | None]]
@@ -140,7 +150,7 @@ class ModelClient:
         return body
 
     async def chat(self, body: dict[str, Any], on_retry: Callable[[RetryNote], None] | None = None) -> ModelReply:
-        key = request_key(body)
+        key, payload = _keyed_payload(body)
         if self.replay:
             cached = await self._lookup(key) if self._lookup else None
             if cached is None:
@@ -150,17 +160,16 @@ class ModelClient:
         assert self._client is not None
         send = dict(body)
         extra = send.pop("extra_body", None)
+        # The request body is already plain JSON: posting it directly skips the client's per-request
+        # walk over every message and tool schema (most of its CPU time per call), while keeping its
+        # HTTP handling and typed errors. Without extra_body the keyed JSON is the body, serialised once.
+        wire = {"body": {**send, **extra}} if extra else {"content": payload}
         attempt = 0
         while True:
             attempt += 1
             started = time.perf_counter()
             try:
-                if extra:
-                    send.update(extra)
-                # The request body is already plain JSON: posting it directly skips the client's
-                # per-request walk over every message and tool schema (most of its CPU time per call),
-                # while keeping its HTTP handling and typed errors.
-                response = await self._client.post("/chat/completions", body=send, cast_to=httpx.Response)
+                response = await self._client.post("/chat/completions", cast_to=httpx.Response, **wire)
                 try:
                     completion = response.json()
                 except ValueError as exc:
@@ -260,8 +269,10 @@ def _normalise(completion: Any, key: str) -> ModelReply:
                       choice.get("finish_reason"), cache_key=key)
 
 
-def cacheable_request(body: dict[str, Any]) -> dict[str, Any]:
-    """What the cache row keeps of the request (images as digests; only messages can hold images)."""
+def cacheable_request(body: dict[str, Any], digest: Callable[[str], str] = data_url_digest) -> dict[str, Any]:
+    """What the cache row keeps of the request (images as digests; only messages can hold images).
+    ``digest`` may remember digests: a trajectory resends the same images every round."""
     out = dict(body)
-    out["messages"] = [_strip_images(m) if isinstance(m.get("content"), list) else m for m in body["messages"]]
+    out["messages"] = [_strip_images(m, digest) if isinstance(m.get("content"), list) else m
+                       for m in body["messages"]]
     return out

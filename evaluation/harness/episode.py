@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from evaluation.harness.budgets import BudgetExhausted, Budgets, Usage, check_hard_limits
-from evaluation.harness.client import ModelClient, ModelReply, RetryNote, cacheable_request
+from evaluation.harness.client import ModelClient, ModelReply, RetryNote, cacheable_request, data_url_digest
 from evaluation.harness.recorder import CacheEntry, PendingEvent, Recorder
 from evaluation.harness.taskdata import TaskInput
 from store import events as ev
@@ -102,6 +102,7 @@ class Episode:
         self._recorded = 0
         self._own: set[int] = set()
         self._image_refs: dict[str, dict[str, Any]] = {}
+        self._digests: dict[str, str] = {}  # data URL → digest, for the cache rows of every later round
         self.tool_ctx = ToolContext(images=[i.data for i in task.images], files={i.name: i.data for i in task.images},
                                     settings=rc.tool_settings, allow_paths=False)
         self.image_assets: list[int] = [i.asset_id for i in task.images]  # image index → asset id
@@ -163,6 +164,12 @@ class Episode:
 
     # ------------------------------------------------------------------ model calls
 
+    def _digest(self, url: str) -> str:
+        digest = self._digests.get(url)
+        if digest is None:
+            digest = self._digests[url] = data_url_digest(url)
+        return digest
+
     def _remaining_seconds(self) -> float | None:
         if self.budgets.max_seconds is None:
             return None
@@ -195,7 +202,8 @@ class Episode:
         if reply.replayed:
             self.usage.replayed_calls += 1
         else:
-            self.cache.append(CacheEntry(reply.cache_key, "model", cacheable_request(body), reply.to_cache()))
+            self.cache.append(CacheEntry(reply.cache_key, "model", cacheable_request(body, self._digest),
+                                         reply.to_cache()))
         failed = False
         payload: dict[str, Any] = {"content": reply.content, "reasoning": reply.reasoning,
                                    "tool_calls": [{**c, "parsed": _parse_json_object(c["arguments"])}

@@ -3,8 +3,9 @@
 ``create_run`` validates everything a run needs and writes the Run row; ``execute_run`` is the one
 code path for a first run and a resume: unfinished trajectories are reset (their partial events
 deleted in the same transaction), finished ones are skipped, the rest are run by ``concurrency``
-workers. Each trajectory is committed in one transaction when it ends, so a kill at any moment
-loses only the trajectories in flight. The CLI and the TUI both drive this module through the
+workers. Each trajectory is committed all-or-nothing shortly after it ends (trajectories ending close
+together share a transaction, see ``committer``), so a kill at any moment loses only the trajectories
+in flight or just finished, which a resume runs again. The CLI and the TUI both drive this module through the
 ``progress`` callback.
 """
 
@@ -23,11 +24,12 @@ from sqlmodel import Session, select
 from evaluation.harness import prompts
 from evaluation.harness.budgets import BudgetExhausted, Budgets
 from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, tls_context
+from evaluation.harness.committer import GroupCommitter
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
 from evaluation.harness.modes import MODES, mode_runner
-from evaluation.harness.recorder import (FinishedTrajectory, cache_lookup, commit_many, ensure_trajectories,
-                                         finished_task_ids, reset_unfinished)
+from evaluation.harness.recorder import (FinishedTrajectory, cache_lookup, ensure_trajectories, finished_task_ids,
+                                         reset_unfinished)
 from evaluation.harness.taskdata import TaskInput, load_tasks
 from store import read_only, session_scope
 from store.blobs import BlobStore
@@ -193,41 +195,6 @@ def _prepare(session: Session, run_id: int, retry_failed: bool) -> _Plan:
     return _Plan(run, bench, endpoint, todo, len(all_ids), len(all_ids) - len(todo), trajectories)  # type: ignore[arg-type]
 
 
-class _GroupCommitter:
-    """Trajectories are committed by the database thread in the background: those that finish while it
-    is busy go together into its next transaction. Workers do not wait for the commit, so the single
-    writer never holds back the model calls; ``drain`` waits for everything submitted."""
-
-    def __init__(self, db: DbRunner):
-        self.db = db
-        self.pending: list[tuple[FinishedTrajectory, Callable[[Exception | None], None]]] = []
-        self.flusher: asyncio.Future[None] | None = None
-
-    def submit(self, item: FinishedTrajectory, done: Callable[[Exception | None], None]) -> None:
-        self.pending.append((item, done))
-        if self.flusher is None or self.flusher.done():
-            self.flusher = asyncio.ensure_future(self._flush())
-
-    async def drain(self) -> None:
-        while self.flusher is not None and not self.flusher.done():
-            await asyncio.shield(self.flusher)
-
-    async def _flush(self) -> None:
-        while self.pending:
-            batch, self.pending = self.pending, []
-            try:
-                await self.db.call(commit_many, [item for item, _ in batch])
-                for _, done in batch:
-                    done(None)
-            except Exception:  # one bad item must not sink the others: retry them one by one
-                for item, done in batch:
-                    try:
-                        await self.db.call(commit_many, [item])
-                        done(None)
-                    except Exception as exc:
-                        done(exc)
-
-
 FIRST_BATCH = 4
 
 
@@ -282,7 +249,7 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
                         settings=dict(plan.bench.settings or {}),
                         max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
                         sandbox=cfg.get("sandbox") or {}, listener=listener)
-        committer = _GroupCommitter(db)
+        committer = GroupCommitter(db, batch=run.concurrency)
         queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * run.concurrency, 16))
         workers = max(1, run.concurrency)
         if progress:
