@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from annotation.formats.base import DatasetSpec, gc_paused
 from annotation.formats.registry import get_format
 from annotation.formats.runs import RunImportSummary, load_run, write_run
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
@@ -16,11 +18,17 @@ from store.blobs import BlobStore
 from store.db import read_only, session_scope
 
 
+def read_dataset(fmt_name: str, path: str | Path) -> tuple[ModuleType, DatasetSpec]:
+    """The format module and everything it parsed from ``path`` (nothing written yet)."""
+    fmt = get_format(fmt_name)
+    with gc_paused():
+        return fmt, fmt.read(Path(path))
+
+
 def import_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str | None = None,
                    actor: str | None = None) -> ImportSummary:
     """Parse everything first, then write it all in one transaction (a bad file writes nothing)."""
-    fmt = get_format(fmt_name)
-    spec = fmt.read(Path(path))
+    fmt, spec = read_dataset(fmt_name, path)
     with session_scope(engine, actor) as session:
         return write_dataset(session, blobs, fmt, spec, benchmark, str(path))
 
@@ -28,8 +36,8 @@ def import_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | 
 def import_dataset_in(session: Session, blobs: BlobStore, fmt_name: str, path: str | Path,
                       benchmark: str | None = None) -> ImportSummary:
     """The same inside a caller's session (for callers that compose a bigger unit of work)."""
-    fmt = get_format(fmt_name)
-    return write_dataset(session, blobs, fmt, fmt.read(Path(path)), benchmark, str(path))
+    fmt, spec = read_dataset(fmt_name, path)
+    return write_dataset(session, blobs, fmt, spec, benchmark, str(path))
 
 
 def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: str, path: str | Path) -> dict[str, Any]:
@@ -47,9 +55,10 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
 def import_run(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str,
                name: str | None = None, actor: str | None = None) -> RunImportSummary:
     fmt = get_format(fmt_name)
-    spec = fmt.read_run(Path(path))
-    with session_scope(engine, actor) as session:
-        return write_run(session, blobs, fmt, spec, benchmark, str(path), name)
+    with gc_paused():
+        spec = fmt.read_run(Path(path))
+        with session_scope(engine, actor) as session:
+            return write_run(session, blobs, fmt, spec, benchmark, str(path), name)
 
 
 def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, path: str | Path) -> dict[str, Any]:

@@ -8,13 +8,18 @@ the same one-transaction, update-by-source-id behaviour.
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import mimetypes
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from annotation.formats.errors import FormatError
+from store.blobs import sha256_of
 
 ROLES = ("query_image", "document_image", "golden", "evidence", "artifact")
 
@@ -29,6 +34,11 @@ class AssetSpec:
     url: str | None = None
     document_index: int | None = None
     step_index: int | None = None
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        """The blob address of ``data``; an import needs it several times, so it is hashed once."""
+        return sha256_of(self.data)
 
 
 @dataclass
@@ -112,6 +122,23 @@ class TaskBundle:
         return self.task.source_record is not None and imported.get("revision") == self.task.revision
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a bulk read or write.
+
+    An import builds millions of small objects that all stay alive until it ends, and each automatic
+    full collection walks every one of them again (about a fifth of a 10,000-task import's CPU time).
+    Nothing an import makes relies on the collector; it runs again as usual afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 # ------------------------------------------------------------------ readers
 
 
@@ -176,8 +203,9 @@ class Checker:
                 raise self.fail(field, "is missing")
             return default
         value = obj[key]
-        self.expect(value, types, field)
-        return value
+        if isinstance(value, types) and type(value) is not bool:  # the common case, without a second call
+            return value
+        return self.expect(value, types, field)
 
     def expect(self, value: Any, types: type | tuple[type, ...], field: str) -> Any:
         types_t = types if isinstance(types, tuple) else (types,)
@@ -197,18 +225,25 @@ def safe_relpath(rel: str, checker: Checker, field: str) -> str:
     """A dataset-relative path that stays inside the dataset (exports write files under it)."""
     if not rel or not rel.strip():
         raise checker.fail(field, "is an empty path")
+    if _plain_relpath(rel):
+        return rel
     p = PurePosixPath(rel.replace("\\", "/"))
     if p.is_absolute() or ".." in p.parts:
         raise checker.fail(field, f"path {rel!r} must be relative to the dataset folder and stay inside it")
     return str(p)
 
 
+def _plain_relpath(rel: str) -> bool:
+    """Already what ``safe_relpath`` makes of it: relative, forward slashes, no empty, ``.`` or ``..`` part."""
+    return "\\" not in rel and not rel.startswith("/") and not any(p in ("", ".", "..") for p in rel.split("/"))
+
+
 def read_asset(root: Path, rel: str, checker: Checker, field: str) -> bytes:
     """Bytes of a dataset file; a missing file is a FormatError naming the field that points at it."""
     rel = safe_relpath(rel, checker, field)
-    path = root / rel
     try:
-        return path.read_bytes()
+        with open(os.path.join(root, rel), "rb") as fh:  # (os.path: a Path per file showed in profiles)
+            return fh.read()
     except (FileNotFoundError, NotADirectoryError):
         raise checker.fail(field, f"file {rel!r} not found under {root}") from None
     except IsADirectoryError:

@@ -13,8 +13,9 @@ from typing import Any
 
 from sqlmodel import Session, select
 
+from annotation.formats.assets import AssetCache
+from annotation.formats.bulk import insert_many, insert_returning_ids
 from annotation.formats.errors import FormatError
-from annotation.formats.writer import AssetCache, insert_many, insert_returning_ids
 from store.blobs import BlobStore
 from store.models import Asset, Benchmark, Event, EventAsset, ModelEndpoint, Run, Task, Trajectory, utcnow
 

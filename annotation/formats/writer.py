@@ -8,26 +8,24 @@ parsed content has not changed since the last import is left alone, local edits 
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from annotation.answers import AnswerSpecError, validate_answer_spec
-from annotation.formats.base import DatasetSpec, TaskBundle, TaskSpec
+from annotation.formats.assets import AssetCache
+from annotation.formats.base import DatasetSpec, TaskBundle, TaskSpec, gc_paused
+from annotation.formats.bulk import CHUNK, insert_audited, insert_many
 from annotation.formats.errors import FormatError
+from annotation.formats.fingerprint import fingerprint
 from annotation.tasks import ensure_benchmark
-from store.blobs import BlobStore, FolderBlobStore, guess_mime, sha256_of
+from store.blobs import BlobStore
 from store.models import (
     Asset,
-    AuditEvent,
     Benchmark,
     Checkpoint,
     CheckpointResult,
@@ -41,8 +39,6 @@ from store.models import (
 
 TASK_FIELDS = ("query", "category", "subcategory", "intent", "level", "domain", "answer_spec", "output_format",
                "tools_offered", "reference_tool_calls", "max_tool_calls", "penalty_per_extra_call", "meta")
-_CHUNK = 500
-FINGERPRINT_VERSION = 1  # bump when a format module maps records differently, so re-imports refresh
 
 
 @dataclass
@@ -67,27 +63,6 @@ class ImportSummary:
         return {**asdict(self), "tasks": self.tasks}
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
-
-
-def _audit_value(key: str, value: Any) -> Any:
-    # The verbatim source record lives on the task row itself; the audit trail notes where it came from.
-    if key == "source_record":
-        return "<imported source record>"
-    return _jsonable(value)
-
-
-def fingerprint(spec: TaskSpec, asset_shas: list[str]) -> str:
-    """Hash of what an import of this task depends on (the record verbatim, derived meta, the files), to
-    recognise an unchanged re-import. Everything else is derived from these by the format module."""
-    body = [FINGERPRINT_VERSION, spec.record, spec.fields.get("meta"),
-            [[sha, a.original_path, a.role, a.url, a.document_index] for sha, a in zip(asset_shas, spec.assets)]]
-    return hashlib.sha256(json.dumps(body, ensure_ascii=False, default=str).encode()).hexdigest()
-
-
 def _check_spec(spec: TaskSpec, source: str) -> None:
     try:
         validate_answer_spec(spec.fields.get("answer_spec") or {"kind": "none"})
@@ -108,134 +83,8 @@ def _check_spec(spec: TaskSpec, source: str) -> None:
         raise FormatError(source, spec.source_id[:40] + "…", "id", "source id longer than 200 characters")
 
 
-def _image_size(data: bytes, mime: str) -> tuple[int | None, int | None]:
-    if mime == "image/png" and len(data) >= 24 and data[12:16] == b"IHDR":
-        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")  # no decode needed
-    if not mime.startswith("image/"):
-        return None, None
-    try:
-        from PIL import Image
-
-        with Image.open(io.BytesIO(data)) as im:
-            return im.size
-    except Exception:  # undecodable: keep the bytes, size unknown
-        return None, None
-
-
-def _put_all(blobs: BlobStore, session: Session, datas: list[bytes]) -> None:
-    """Blob files are independent and content-addressed: write them from a few threads (it is I/O)."""
-    if isinstance(blobs, FolderBlobStore) and len(datas) > 32:
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(blobs.put, datas))
-    else:
-        for data in datas:
-            blobs.put(data, session)
-
-
-class AssetCache:
-    """Distinct blobs of one import: each stored once, Asset rows created in bulk."""
-
-    def __init__(self, session: Session, blobs: BlobStore):
-        self.session = session
-        self.blobs = blobs
-        self.ids: dict[str, int] = {}
-
-    def ensure(self, datas: Iterable[bytes]) -> int:
-        pending: dict[str, bytes] = {}
-        for data in datas:
-            sha = sha256_of(data)
-            if sha not in self.ids and sha not in pending:
-                pending[sha] = data
-        shas = list(pending)
-        for i in range(0, len(shas), _CHUNK):
-            chunk = shas[i:i + _CHUNK]
-            for aid, sha in self.session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():
-                self.ids[sha] = aid
-        rows = []
-        now = utcnow()
-        fresh = {sha: data for sha, data in pending.items() if sha not in self.ids}
-        _put_all(self.blobs, self.session, list(fresh.values()))
-        for sha, data in fresh.items():
-            mime = guess_mime(data)
-            w, h = _image_size(data, mime)
-            rows.append({"sha256": sha, "mime": mime, "size": len(data), "width": w, "height": h, "created_at": now})
-        if rows:
-            ids = insert_returning_ids(self.session, Asset, rows)
-            for row, aid in zip(rows, ids):
-                self.ids[row["sha256"]] = aid
-        return len(rows)
-
-    def id_of(self, data: bytes) -> int:
-        return self.ids[sha256_of(data)]
-
-
-def insert_many(session: Session, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    """One executemany. On SQLite the rows go to the driver as tuples through each column type's own
-    bind processor (the same stored values as a Core insert, without its per-row parameter assembly,
-    which dominated a 10,000-task import); other databases use a plain Core insert."""
-    if not rows:
-        return
-    conn = session.connection()
-    if conn.dialect.name != "sqlite":
-        conn.execute(table.insert(), rows)
-        return
-    cols = list(rows[0])
-    procs = [table.c[c].type._cached_bind_processor(conn.dialect) for c in cols]
-    sql = f'INSERT INTO "{table.name}" ({", ".join(chr(34) + c + chr(34) for c in cols)}) ' \
-          f'VALUES ({", ".join("?" for _ in cols)})'
-    params = [tuple(p(r[c]) if p else r[c] for c, p in zip(cols, procs)) for r in rows]
-    conn.exec_driver_sql(sql, params)
-
-
-NATURAL_KEYS: dict[str, tuple[str, ...]] = {
-    "task": ("benchmark_id", "source_id"), "referencestep": ("task_id", "ordinal"),
-    "checkpoint": ("task_id", "key"), "orderingconstraint": ("task_id", "key"), "document": ("task_id", "ordinal"),
-    "asset": ("sha256",), "trajectory": ("run_id", "task_id"), "event": ("trajectory_id", "ordinal"),
-}
-
-
-def insert_returning_ids(session: Session, model: Any, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert with one executemany, then read the new ids back by each row's natural key.
-
-    (RETURNING with guaranteed row order makes SQLAlchemy send SQLite one statement per row, which
-    is 10× slower; the natural keys are unique among the rows of one import, and new.)
-    """
-    if not rows:
-        return []
-    table = model.__table__
-    insert_many(session, table, rows)
-    keys = NATURAL_KEYS[table.name]
-    first = table.c[keys[0]]
-    found: dict[tuple[Any, ...], int] = {}
-    distinct = list(dict.fromkeys(r[keys[0]] for r in rows))
-    for i in range(0, len(distinct), _CHUNK):
-        chunk = distinct[i:i + _CHUNK]
-        stmt = sa.select(table.c.id, *(table.c[k] for k in keys)).where(first.in_(chunk))
-        for row in session.connection().execute(stmt):
-            found[tuple(row[1:])] = row[0]
-    return [found[tuple(r[k] for k in keys)] for r in rows]
-
-
-def _bulk(session: Session, model: Any, rows: list[dict[str, Any]], audit: str | None, actor: str,
-          now: datetime) -> list[int]:
-    """Insert rows, returning ids in row order; write their audit 'create' events too."""
-    if not rows:
-        return []
-    if audit is None and model.__table__.name not in NATURAL_KEYS:
-        insert_many(session, model.__table__, rows)
-        return []
-    ids = insert_returning_ids(session, model, rows)
-    if audit:
-        now_iso = now.isoformat()
-        events = [{"actor": actor, "action": "create", "entity": audit, "entity_id": rid, "before": None,
-                   "after": {"id": rid, **{k: now_iso if v is now else _audit_value(k, v) for k, v in row.items()}},
-                   "created_at": now}
-                  for row, rid in zip(rows, ids)]
-        insert_many(session, AuditEvent.__table__, events)
-    return ids
-
-
-def _task_row(spec: TaskSpec, benchmark_id: int, actor: str, now: datetime, meta: dict[str, Any]) -> dict[str, Any]:
+def _task_row(spec: TaskSpec, benchmark_id: int, actor: str, now: datetime, meta: dict[str, Any],
+              record: Any) -> dict[str, Any]:
     f = spec.fields
     return {
         "benchmark_id": benchmark_id, "source_id": spec.source_id, "query": f["query"],
@@ -245,7 +94,7 @@ def _task_row(spec: TaskSpec, benchmark_id: int, actor: str, now: datetime, meta
         "status": "draft", "revision": 1, "author": actor, "tools_offered": list(f.get("tools_offered") or []),
         "reference_tool_calls": f.get("reference_tool_calls"), "max_tool_calls": f.get("max_tool_calls"),
         "penalty_per_extra_call": f.get("penalty_per_extra_call"), "meta": meta,
-        "source_record": spec.record, "created_at": now, "updated_at": now,
+        "source_record": record, "created_at": now, "updated_at": now,
     }
 
 
@@ -273,7 +122,7 @@ def _asset_rows(spec: TaskSpec, task_id: int, cache: AssetCache, step_ids: list[
     for a in spec.assets:
         ordinal = per_role[a.role]
         per_role[a.role] += 1
-        rows.append({"task_id": task_id, "asset_id": cache.id_of(a.data), "role": a.role, "ordinal": ordinal,
+        rows.append({"task_id": task_id, "asset_id": cache.id_of_hash(a.sha256), "role": a.role, "ordinal": ordinal,
                      "document_id": doc_ids[a.document_index] if a.document_index is not None else None,
                      "step_id": step_ids[a.step_index] if a.step_index is not None else None,
                      "original_path": a.original_path, "url": a.url})
@@ -283,6 +132,12 @@ def _asset_rows(spec: TaskSpec, task_id: int, cache: AssetCache, step_ids: list[
 def write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None,
                   source: str) -> ImportSummary:
     """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction."""
+    with gc_paused():
+        return _write_dataset(session, blobs, fmt, spec, benchmark, source)
+
+
+def _write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None,
+                   source: str) -> ImportSummary:
     name = benchmark or fmt.default_benchmark
     for t in spec.tasks:
         _check_spec(t, source)
@@ -306,15 +161,15 @@ def write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpe
     now = utcnow()
     summary = ImportSummary(fmt.name, name, source, notes=list(spec.notes))
     cache = AssetCache(session, blobs)
-    summary.assets = cache.ensure(a.data for t in spec.tasks for a in t.assets)
+    summary.assets = cache.ensure_hashed((a.sha256, a.data) for t in spec.tasks for a in t.assets)
 
     existing = {sid: (tid, rev, meta) for tid, sid, rev, meta in session.exec(
         select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench.id)).all()}
-    new_specs: list[tuple[TaskSpec, str]] = []
+    new_specs: list[tuple[TaskSpec, str, Any]] = []  # (spec, fingerprint, record as the row takes it)
     for t in spec.tasks:
-        fp = fingerprint(t, [sha256_of(a.data) for a in t.assets])
+        fp, record = fingerprint(t)
         if t.source_id not in existing:
-            new_specs.append((t, fp))
+            new_specs.append((t, fp, record))
             continue
         tid, rev, meta = existing[t.source_id]
         if ((meta or {}).get("import") or {}).get("fingerprint") == fp:
@@ -325,29 +180,29 @@ def write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpe
         _count(summary, t)
 
     rows = [_task_row(t, bench.id or 0, actor, now,
-                      {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}})
-            for t, fp in new_specs]
-    task_ids = _bulk(session, Task, rows, "task", actor, now)
+                      {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}},
+                      record)
+            for t, fp, record in new_specs]
+    task_ids = insert_audited(session, Task, rows, "task", actor, now)
     children: dict[str, list[dict[str, Any]]] = defaultdict(list)
     owners: dict[str, list[tuple[int, int]]] = defaultdict(list)  # kind -> [(spec index, position in spec)]
-    for n, ((t, _), tid) in enumerate(zip(new_specs, task_ids)):
+    for n, ((t, _, _), tid) in enumerate(zip(new_specs, task_ids)):
         for kind, krows in _child_rows(t, tid, actor, now).items():
             children[kind].extend(krows)
             owners[kind].extend((n, i) for i in range(len(krows)))
         _count(summary, t)
     ids: dict[str, list[int]] = {}
-    for kind, model, audit in (("steps", ReferenceStep, "referencestep"), ("checkpoints", Checkpoint, "checkpoint"),
-                               ("orderings", OrderingConstraint, "orderingconstraint"),
-                               ("documents", Document, "document")):
-        ids[kind] = _bulk(session, model, children[kind], audit, actor, now)
+    for kind, model in (("steps", ReferenceStep), ("checkpoints", Checkpoint), ("orderings", OrderingConstraint),
+                        ("documents", Document)):
+        ids[kind] = insert_audited(session, model, children[kind], model.__tablename__, actor, now)
     per_task: dict[str, dict[int, list[int]]] = {k: defaultdict(list) for k in ("steps", "documents")}
     for kind in per_task:
         for (n, _), rid in zip(owners[kind], ids[kind]):
             per_task[kind][n].append(rid)
     asset_rows = []
-    for n, ((t, _), tid) in enumerate(zip(new_specs, task_ids)):
+    for n, ((t, _, _), tid) in enumerate(zip(new_specs, task_ids)):
         asset_rows.extend(_asset_rows(t, tid, cache, per_task["steps"][n], per_task["documents"][n]))
-    _bulk(session, TaskAsset, asset_rows, None, actor, now)
+    insert_many(session, TaskAsset.__table__, asset_rows)
     summary.created = len(task_ids)
     session.flush()
     return summary
@@ -435,8 +290,8 @@ def load_bundles(session: Session, benchmark_id: int) -> list[TaskBundle]:
 
     def collect(name: str, model: Any, order: Any) -> None:
         groups: dict[int, list[Any]] = defaultdict(list)
-        for i in range(0, len(ids), _CHUNK):
-            chunk = ids[i:i + _CHUNK]
+        for i in range(0, len(ids), CHUNK):
+            chunk = ids[i:i + CHUNK]
             for row in session.exec(select(model).where(model.task_id.in_(chunk)).order_by(*order)).all():
                 groups[row.task_id].append(row)
         by_task[name] = groups
@@ -446,8 +301,8 @@ def load_bundles(session: Session, benchmark_id: int) -> list[TaskBundle]:
     collect("orderings", OrderingConstraint, (OrderingConstraint.task_id, OrderingConstraint.id))
     collect("documents", Document, (Document.task_id, Document.ordinal))
     links: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
-    for i in range(0, len(ids), _CHUNK):
-        chunk = ids[i:i + _CHUNK]
+    for i in range(0, len(ids), CHUNK):
+        chunk = ids[i:i + CHUNK]
         stmt = (select(TaskAsset, Asset).join(Asset, Asset.id == TaskAsset.asset_id)
                 .where(TaskAsset.task_id.in_(chunk)).order_by(TaskAsset.task_id, TaskAsset.role, TaskAsset.ordinal))
         for link, asset in session.exec(stmt).all():

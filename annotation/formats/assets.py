@@ -1,0 +1,78 @@
+"""The distinct files of one import: each blob stored once, and their Asset rows created in one insert."""
+
+from __future__ import annotations
+
+import io
+from typing import Iterable
+
+from sqlmodel import Session, select
+
+from annotation.formats.bulk import CHUNK, insert_returning_ids
+from store.blobs import BlobStore, FolderBlobStore, guess_mime, sha256_of
+from store.models import Asset, utcnow
+
+
+class AssetCache:
+    """Asset ids by sha256 for one import; blobs not stored yet are written and get their rows."""
+
+    def __init__(self, session: Session, blobs: BlobStore):
+        self.session = session
+        self.blobs = blobs
+        self.ids: dict[str, int] = {}
+
+    def ensure(self, datas: Iterable[bytes]) -> int:
+        """Store these bytes (once each); returns how many Asset rows were new."""
+        return self.ensure_hashed((sha256_of(data), data) for data in datas)
+
+    def ensure_hashed(self, items: Iterable[tuple[str, bytes]]) -> int:
+        """The same for ``(sha256, bytes)`` pairs whose hash the caller already has."""
+        pending: dict[str, bytes] = {}
+        for sha, data in items:
+            if sha not in self.ids and sha not in pending:
+                pending[sha] = data
+        shas = list(pending)
+        for i in range(0, len(shas), CHUNK):
+            chunk = shas[i:i + CHUNK]
+            for aid, sha in self.session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():
+                self.ids[sha] = aid
+        fresh = {sha: data for sha, data in pending.items() if sha not in self.ids}
+        store_blobs(self.blobs, self.session, fresh)
+        now = utcnow()
+        rows = []
+        for sha, data in fresh.items():
+            mime = guess_mime(data)
+            w, h = image_size(data, mime)
+            rows.append({"sha256": sha, "mime": mime, "size": len(data), "width": w, "height": h, "created_at": now})
+        for row, aid in zip(rows, insert_returning_ids(self.session, Asset, rows)):
+            self.ids[row["sha256"]] = aid
+        return len(rows)
+
+    def id_of(self, data: bytes) -> int:
+        return self.ids[sha256_of(data)]
+
+    def id_of_hash(self, sha: str) -> int:
+        return self.ids[sha]
+
+
+def store_blobs(blobs: BlobStore, session: Session, by_sha: dict[str, bytes]) -> None:
+    """Write blobs whose hashes are known (a folder store skips hashing them again)."""
+    if isinstance(blobs, FolderBlobStore):
+        for sha, data in by_sha.items():
+            blobs.put_hashed(sha, data)
+    else:
+        for data in by_sha.values():
+            blobs.put(data, session)
+
+
+def image_size(data: bytes, mime: str) -> tuple[int | None, int | None]:
+    if mime == "image/png" and len(data) >= 24 and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")  # no decode needed
+    if not mime.startswith("image/"):
+        return None, None
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as im:  # reads the header only
+            return im.size
+    except Exception:  # undecodable: keep the bytes, size unknown
+        return None, None

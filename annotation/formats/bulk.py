@@ -1,0 +1,210 @@
+"""Bulk inserts for imports: one executemany per table, new ids read back by natural key, and an audit
+'create' event for every inserted row of an audited table.
+
+Bulk inserts bypass the ORM flush hook (``store.audit``), so the audit rows are written here, with the
+content the hook gives: the row's columns and its id. On SQLite the rows go to the driver as tuples,
+each value through its column's own bind processor (a JSON column: ``json.dumps``), and an audit row's
+JSON is assembled from those same texts, so every value is serialized once. Other databases take the
+plain Core path.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Callable
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from store.models import AuditEvent
+
+CHUNK = 500
+
+NATURAL_KEYS: dict[str, tuple[str, ...]] = {
+    "task": ("benchmark_id", "source_id"), "referencestep": ("task_id", "ordinal"),
+    "checkpoint": ("task_id", "key"), "orderingconstraint": ("task_id", "key"), "document": ("task_id", "ordinal"),
+    "asset": ("sha256",), "trajectory": ("run_id", "task_id"), "event": ("trajectory_id", "ordinal"),
+}
+
+# Columns an audit event shows as a note instead of their value: the verbatim source record lives on the
+# task row itself, the trail only says where it came from.
+AUDIT_NOTES = {"source_record": "<imported source record>"}
+
+
+class JsonText(str):
+    """A JSON column value already serialized with ``json.dumps`` (what the column itself would store).
+
+    The SQLite path stores the text as is instead of serializing ``value`` again; other databases get
+    ``value``. Lets a caller that needed the text anyway (a fingerprint) hand it over.
+    """
+
+    value: Any
+
+    def __new__(cls, value: Any, text: str) -> JsonText:
+        self = super().__new__(cls, text)
+        self.value = value
+        return self
+
+
+_MISSING = object()
+
+
+def _fast_path(dialect: Any) -> bool:
+    """SQLite with the default JSON serializer: JSON texts made here are what the column would store."""
+    return dialect.name == "sqlite" and getattr(dialect, "_json_serializer", None) in (None, json.dumps)
+
+
+def _each_once(values: list[Any], encode: Callable[[Any], Any]) -> list[Any]:
+    """``[encode(v) for v in values]``, a value repeated by identity (the import's ``now``) encoded once."""
+    out = []
+    last, last_out = _MISSING, None
+    for v in values:
+        if v is not last:
+            last, last_out = v, encode(v)
+        out.append(last_out)
+    return out
+
+
+def _column_encoder(column: sa.Column, dialect: Any) -> Callable[[Any], Any] | None:
+    proc = column.type._cached_bind_processor(dialect)
+    if not isinstance(column.type, sa.JSON):
+        return proc
+
+    def encode(v: Any) -> Any:
+        if type(v) is JsonText:
+            return str.__str__(v)
+        return proc(v) if proc else v
+
+    return encode
+
+
+def _sqlite_columns(session: Session, table: sa.Table, cols: list[str],
+                    rows: list[dict[str, Any]]) -> list[list[Any]]:
+    """The rows' values column by column, encoded for the driver."""
+    dialect = session.connection().dialect
+    out = []
+    for c in cols:
+        values = [r[c] for r in rows]
+        encode = _column_encoder(table.c[c], dialect)
+        out.append(_each_once(values, encode) if encode else values)
+    return out
+
+
+def _execute_sqlite(session: Session, table: sa.Table, cols: list[str], columns: list[list[Any]]) -> None:
+    names = ", ".join(f'"{c}"' for c in cols)
+    marks = ", ".join("?" for _ in cols)
+    session.connection().exec_driver_sql(f'INSERT INTO "{table.name}" ({names}) VALUES ({marks})',
+                                         list(zip(*columns)))
+
+
+def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for a Core insert: pre-serialized JSON handed back as its value."""
+    return [{k: v.value if type(v) is JsonText else v for k, v in r.items()} for r in rows]
+
+
+def insert_many(session: Session, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+    """One executemany. On SQLite as tuples through each column's bind processor (the same stored
+    values as a Core insert, without its per-row parameter assembly, which dominated a 10,000-task
+    import); other databases use a plain Core insert."""
+    if not rows:
+        return
+    if not _fast_path(session.connection().dialect):
+        session.connection().execute(table.insert(), _plain(rows))
+        return
+    cols = list(rows[0])
+    _execute_sqlite(session, table, cols, _sqlite_columns(session, table, cols, rows))
+
+
+def ids_by_natural_key(session: Session, table: sa.Table, rows: list[dict[str, Any]]) -> list[int]:
+    """Ids of just-inserted rows, in row order, looked up by each row's natural key.
+
+    (RETURNING with guaranteed row order makes SQLAlchemy send SQLite one statement per row, which is
+    10× slower; the natural keys are unique among the rows of one import, and new.)
+    """
+    keys = NATURAL_KEYS[table.name]
+    first = table.c[keys[0]]
+    found: dict[tuple[Any, ...], int] = {}
+    distinct = list(dict.fromkeys(r[keys[0]] for r in rows))
+    for i in range(0, len(distinct), CHUNK):
+        chunk = distinct[i:i + CHUNK]
+        stmt = sa.select(table.c.id, *(table.c[k] for k in keys)).where(first.in_(chunk))
+        for row in session.connection().execute(stmt):
+            found[tuple(row[1:])] = row[0]
+    return [found[tuple(r[k] for k in keys)] for r in rows]
+
+
+def insert_returning_ids(session: Session, model: Any, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert with one executemany, then read the new ids back by each row's natural key."""
+    if not rows:
+        return []
+    insert_many(session, model.__table__, rows)
+    return ids_by_natural_key(session, model.__table__, rows)
+
+
+def insert_audited(session: Session, model: Any, rows: list[dict[str, Any]], entity: str, actor: str,
+                   now: datetime) -> list[int]:
+    """Insert rows and one audit 'create' event per row; returns the new ids in row order."""
+    if not rows:
+        return []
+    table = model.__table__
+    if not _fast_path(session.connection().dialect):
+        ids = insert_returning_ids(session, model, rows)
+        events = [_event(actor, entity, rid, {"id": rid, **{k: _audit_value(k, v) for k, v in row.items()}}, now)
+                  for row, rid in zip(_plain(rows), ids)]
+        insert_many(session, AuditEvent.__table__, events)
+        return ids
+    cols = list(rows[0])
+    columns = _sqlite_columns(session, table, cols, rows)
+    _execute_sqlite(session, table, cols, columns)
+    ids = ids_by_natural_key(session, table, rows)
+    afters = _audit_texts(table, cols, rows, columns, ids)
+    # (only this path reads an event's 'after' as text, so no dict value is kept beside it)
+    events = [_event(actor, entity, rid, JsonText(None, after), now) for rid, after in zip(ids, afters)]
+    insert_many(session, AuditEvent.__table__, events)
+    return ids
+
+
+def _event(actor: str, entity: str, rid: int, after: Any, now: datetime) -> dict[str, Any]:
+    return {"actor": actor, "action": "create", "entity": entity, "entity_id": rid, "before": None,
+            "after": after, "created_at": now}
+
+
+def _audit_value(key: str, value: Any) -> Any:
+    if key in AUDIT_NOTES:
+        return AUDIT_NOTES[key]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _audit_texts(table: sa.Table, cols: list[str], rows: list[dict[str, Any]], columns: list[list[Any]],
+                 ids: list[int]) -> list[str]:
+    """``json.dumps({"id": id, **row})`` of every row (notes and ISO timestamps as ``_audit_value``
+    gives them), built from the texts already made for the insert instead of serializing again."""
+    pieces = []
+    for c, values in zip(cols, columns):
+        key = json.dumps(c) + ": "
+        if c in AUDIT_NOTES:
+            note = key + json.dumps(AUDIT_NOTES[c])
+            pieces.append([note] * len(rows))
+        elif isinstance(table.c[c].type, sa.JSON):
+            pieces.append([key + text for text in values])
+        else:
+            pieces.append([key + text for text in _each_once([r[c] for r in rows], _scalar_json)])
+    return ["{" + ", ".join((f'"id": {rid}', *parts)) + "}" for rid, *parts in zip(ids, *pieces)]
+
+
+def _scalar_json(value: Any) -> str:
+    """``json.dumps`` of a plain column value (datetimes as ISO text)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is int:
+        return int.__repr__(value)
+    if isinstance(value, datetime):
+        return json.dumps(value.isoformat())
+    return json.dumps(value)

@@ -1,0 +1,44 @@
+"""What a re-import compares: a hash of everything a task's import depends on.
+
+The hash covers the source record verbatim, the meta the format module derived and the files (by
+sha256), so an unchanged task is recognised and left alone. The record is the bulk of that text, and
+the task row stores the same record as JSON: when both serializations are the same string (a record
+of printable ASCII) it is made once and handed to the insert as ``JsonText``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from annotation.formats.base import TaskSpec
+from annotation.formats.bulk import JsonText
+
+FINGERPRINT_VERSION = 1  # bump when a format module maps records differently, so re-imports refresh
+# What json.dumps(..., ensure_ascii=False[, default=str]) uses, made once instead of on every call.
+_PLAIN = json.JSONEncoder(ensure_ascii=False)
+_LENIENT = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def fingerprint(spec: TaskSpec) -> tuple[str, Any]:
+    """``(hash, record as the task row takes it)``.
+
+    The hash is ``sha256(json.dumps([version, record, meta, files], ensure_ascii=False, default=str))``,
+    written out piece by piece so the record's text can be kept.
+    """
+    files = [[a.sha256, a.original_path, a.role, a.url, a.document_index] for a in spec.assets]
+    try:
+        record_text = _PLAIN.encode(spec.record)
+    except (TypeError, ValueError):  # not plain JSON: hash as before; the insert reports the problem
+        body = [FINGERPRINT_VERSION, spec.record, spec.fields.get("meta"), files]
+        return _sha(_LENIENT.encode(body)), spec.record
+    text = "[" + ", ".join((str(FINGERPRINT_VERSION), record_text, _LENIENT.encode(spec.fields.get("meta")),
+                            _LENIENT.encode(files))) + "]"
+    # json.dumps escapes everything outside printable ASCII (DEL included) only with ensure_ascii on.
+    same_when_ascii = record_text.isascii() and "\x7f" not in record_text
+    return _sha(text), JsonText(spec.record, record_text) if same_when_ascii else spec.record
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
