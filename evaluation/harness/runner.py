@@ -27,6 +27,7 @@ from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, 
 from evaluation.harness.committer import GroupCommitter
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
+from evaluation.harness.heap import existing_objects_frozen
 from evaluation.harness.modes import MODES, mode_runner
 from evaluation.harness.recorder import (FinishedTrajectory, cache_lookup, ensure_trajectories, finished_task_ids,
                                          reset_unfinished)
@@ -221,6 +222,13 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
                       listener: EventListener | None = None, stop: asyncio.Event | None = None,
                       retry_failed: bool = False, actor: str | None = None) -> RunProgress:
     """Run (or resume) every task of the run that has no finished trajectory yet."""
+    with existing_objects_frozen():  # no full garbage collection stalls the calls in flight
+        return await _execute(engine, blobs, run_id, progress, listener, stop, retry_failed, actor)
+
+
+async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: ProgressCallback | None,
+                   listener: EventListener | None, stop: asyncio.Event | None, retry_failed: bool,
+                   actor: str | None) -> RunProgress:
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = DbRunner(engine, db_pool, actor)

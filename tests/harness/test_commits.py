@@ -1,0 +1,140 @@
+"""How finished trajectories reach the database: gathered group commits (each trajectory still
+all-or-nothing), the rows they write, and the run-wide GC freeze around them."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from evaluation.harness.committer import GroupCommitter
+from evaluation.harness.heap import existing_objects_frozen
+from evaluation.harness.recorder import (CacheEntry, FinishedTrajectory, Recorder, commit_many,
+                                         ensure_trajectories)
+from store import session_scope
+from store.models import Benchmark, Event, EventAsset, ReplayCache, Run, TaskAsset, Trajectory, utcnow
+
+
+class FakeDb:
+    """Stands in for DbRunner: records each commit_many batch; items named in ``bad`` make it fail."""
+
+    def __init__(self, bad: set[int] | None = None):
+        self.batches: list[list[int]] = []
+        self.bad = bad or set()
+
+    async def call(self, fn: Any, items: list[FinishedTrajectory]) -> None:
+        assert fn is commit_many
+        ids = [i.trajectory_id for i in items]
+        await asyncio.sleep(0)
+        if self.bad & set(ids):
+            raise RuntimeError(f"cannot commit {sorted(self.bad & set(ids))}")
+        self.batches.append(ids)
+
+
+def finished(tid: int) -> FinishedTrajectory:
+    return FinishedTrajectory(tid, Recorder(), "done", "x", {}, None, [], 1, utcnow())
+
+
+async def test_trajectories_finishing_close_together_share_one_commit() -> None:
+    db, outcomes = FakeDb(), {}
+    committer = GroupCommitter(db, batch=10, gather_s=0.05)  # type: ignore[arg-type]
+    for tid in (1, 2, 3):
+        committer.submit(finished(tid), lambda exc, tid=tid: outcomes.__setitem__(tid, exc))
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.1)
+    assert db.batches == [[1, 2, 3]] and outcomes == {1: None, 2: None, 3: None}
+    await committer.drain()
+
+
+async def test_a_full_batch_is_committed_without_waiting_out_the_window() -> None:
+    db = FakeDb()
+    committer = GroupCommitter(db, batch=2, gather_s=30)  # type: ignore[arg-type]
+    committer.submit(finished(1), lambda exc: None)
+    committer.submit(finished(2), lambda exc: None)
+    await asyncio.wait_for(asyncio.shield(committer.flusher), 2)  # type: ignore[arg-type]
+    assert db.batches == [[1, 2]]
+
+
+async def test_drain_commits_what_waits_at_once() -> None:
+    db = FakeDb()
+    committer = GroupCommitter(db, batch=100, gather_s=30)  # type: ignore[arg-type]
+    committer.submit(finished(7), lambda exc: None)
+    started = time.monotonic()
+    await asyncio.wait_for(committer.drain(), 2)
+    assert db.batches == [[7]] and time.monotonic() - started < 1
+
+
+async def test_one_bad_trajectory_does_not_sink_the_others_of_its_batch() -> None:
+    db, outcomes = FakeDb(bad={2}), {}
+    committer = GroupCommitter(db, batch=3, gather_s=30)  # type: ignore[arg-type]
+    for tid in (1, 2, 3):
+        committer.submit(finished(tid), lambda exc, tid=tid: outcomes.__setitem__(tid, exc))
+    await committer.drain()
+    assert db.batches == [[1], [3]]
+    assert outcomes[1] is None and outcomes[3] is None and "cannot commit [2]" in str(outcomes[2])
+
+
+def _run_with_tasks(engine: Engine, make_bench: Any, n: int) -> tuple[int, list[int]]:
+    task_ids = make_bench("commits", n=n)
+    with session_scope(engine) as s:
+        bench = s.exec(select(Benchmark).where(Benchmark.name == "commits")).one()
+        run = Run(benchmark_id=bench.id or 0, kind="model", mode="atomic", budgets={}, config={}, status="running")
+        s.add(run)
+        s.flush()
+        return run.id or 0, task_ids
+
+
+def test_commit_many_writes_events_links_state_and_cache(engine: Engine, make_bench: Any) -> None:
+    run_id, task_ids = _run_with_tasks(engine, make_bench, 2)
+    with session_scope(engine) as s:
+        trajectories = ensure_trajectories(s, run_id, task_ids)
+        asset_id = s.exec(select(TaskAsset.asset_id)).first()
+    t0 = utcnow()
+    items = []
+    for n, task_id in enumerate(task_ids):
+        rec = Recorder()
+        rec.add("user_message", {"role": "user", "content": [{"type": "image", "asset_id": asset_id}]},
+                started_at=t0, assets=[(asset_id, "input")])
+        rec.add("model_message", {"content": f"<answer>{n}</answer>"}, started_at=t0 + timedelta(seconds=1))
+        items.append(FinishedTrajectory(trajectories[task_id], rec, "done" if n else "failed", str(n) if n else None,
+                                        {"api_calls": 1}, None if n else "boom",
+                                        [CacheEntry(f"k{n}", "model", {"q": n}, {"a": n}),
+                                         CacheEntry("shared", "model", {"q": n}, {"a": n})], 3, t0))
+    with session_scope(engine) as s:
+        commit_many(s, items)
+    with session_scope(engine) as s:  # committing a finished trajectory again replaces its events
+        commit_many(s, items[1:])
+    with session_scope(engine) as s:
+        rows = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all()
+        assert [(r.status, r.final_answer, r.error, r.task_revision, r.usage) for r in rows] == [
+            ("failed", None, "boom", 3, {"api_calls": 1}), ("done", "1", None, 3, {"api_calls": 1})]
+        assert all(r.finished_at is not None and r.started_at is not None for r in rows)
+        for r in rows:
+            events = s.exec(select(Event).where(Event.trajectory_id == r.id).order_by(Event.ordinal)).all()
+            assert [(e.ordinal, e.kind) for e in events] == [(0, "user_message"), (1, "model_message")]
+            links = s.exec(select(EventAsset).where(EventAsset.event_id == events[0].id)).all()
+            assert [(link.asset_id, link.role, link.ordinal) for link in links] == [(asset_id, "input", 0)]
+            assert not s.exec(select(EventAsset).where(EventAsset.event_id == events[1].id)).all()
+        cache = {c.key: c.response for c in s.exec(select(ReplayCache)).all()}
+        assert cache == {"k0": {"a": 0}, "k1": {"a": 1}, "shared": {"a": 1}}  # the newest entry wins
+
+
+def test_a_vanished_trajectory_fails_its_commit(engine: Engine) -> None:
+    with pytest.raises(LookupError, match="vanished"), session_scope(engine) as s:
+        commit_many(s, [finished(424242)])
+
+
+def test_existing_objects_are_frozen_only_while_runs_go() -> None:
+    before = gc.get_freeze_count()
+    with existing_objects_frozen():
+        outer = gc.get_freeze_count()
+        with existing_objects_frozen():  # a second run at the same time
+            assert gc.get_freeze_count() >= outer > before
+        assert gc.get_freeze_count() >= outer
+    assert gc.get_freeze_count() == 0
