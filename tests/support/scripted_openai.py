@@ -177,12 +177,18 @@ class ScriptedOpenAI:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{path:.*}", self._dispatch)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.2)
-        loop.run_until_complete(self._runner.setup())
-        loop.run_until_complete(web.SockSite(self._runner, sock).start())
+        # The server is set up on its own thread's loop: the caller may be inside a running loop
+        # (an async test, a Textual app), where run_until_complete is not allowed.
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="scripted-openai", daemon=True)
         self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._listen(sock), loop).result(timeout=10)
         return self
+
+    async def _listen(self, sock: socket.socket) -> None:
+        assert self._runner is not None
+        await self._runner.setup()
+        await web.SockSite(self._runner, sock).start()
 
     def stop(self) -> None:
         loop, runner, thread = self._loop, self._runner, self._thread
