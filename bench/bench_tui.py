@@ -88,9 +88,9 @@ def _counts(db: Path, texts: list[str]) -> dict[str, int]:
     return out
 
 
-def cold_start(db: Path, runs: int, total: int, first_benchmark: int) -> list[tuple[float, float, float]]:
+def cold_start(db: Path, runs: int, total: int, first_benchmark: int) -> list[tuple[float, float, float, float]]:
     """Per run: seconds from process start to the first frame, to the home screen's counts, and
-    from pressing ``t`` to the task list showing its total."""
+    from pressing ``t`` to the task list's first rows and to its total."""
     out = []
     for _ in range(runs):
         term = _terminal(db)
@@ -98,8 +98,9 @@ def cold_start(db: Path, runs: int, total: int, first_benchmark: int) -> list[tu
             painted = term.wait_for("Benchmarks")
             data = term.wait_for(rf"\b{first_benchmark}\b")
             pressed = term.send("t")
+            rows = term.wait_for("counting…")
             listed = term.wait_for(rf"{total:,} tasks")
-            out.append((painted - term.started, data - term.started, listed - pressed))
+            out.append((painted - term.started, data - term.started, rows - pressed, listed - pressed))
             term.quit()
         finally:
             term.close()
@@ -149,13 +150,12 @@ def main() -> None:
     print(f"database: {args.db} ({total:,} tasks, ready in {time.time() - t:.1f} s)")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     starts = cold_start(args.db, args.runs, total, counts["(first benchmark)"])
-    paint = [p for p, _, _ in starts]
-    data = [d for _, d, _ in starts]
-    listing = [li for _, _, li in starts]
-    print(f"cold start → first frame:        median {statistics.median(paint) * 1000:4.0f} ms "
-          f"(runs: {', '.join(f'{x * 1000:.0f}' for x in paint)})  goal ≤ 500 ms")
+    paint, data, first_rows, listing = ([run[i] for run in starts] for i in range(4))
+    print(f"cold start → first frame:        median {statistics.median(paint) * 1000:4.0f} ms, "
+          f"min {min(paint) * 1000:.0f} (runs: {', '.join(f'{x * 1000:.0f}' for x in paint)})  goal ≤ 500 ms")
     print(f"cold start → home counts shown:  median {statistics.median(data) * 1000:4.0f} ms")
-    print(f"key t → task list with {total:,} tasks: median {statistics.median(listing) * 1000:4.0f} ms")
+    print(f"key t → task list: first rows {statistics.median(first_rows) * 1000:4.0f} ms, "
+          f"count of {total:,} tasks {statistics.median(listing) * 1000:4.0f} ms (medians)")
     times = keystrokes(args.db, args.text, counts, total)
     for prefix, dt, n in times:
         print(f"  filter {prefix!r:12} {dt * 1000:6.1f} ms  {n:>7,} matches")
@@ -179,7 +179,8 @@ def main() -> None:
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (other work slows every figure)")
     print(json.dumps({"cold_start_first_frame_ms": round(statistics.median(paint) * 1000),
                       "cold_start_home_data_ms": round(statistics.median(data) * 1000),
-                      "task_list_ms": round(statistics.median(listing) * 1000),
+                      "task_list_first_rows_ms": round(statistics.median(first_rows) * 1000),
+                      "task_list_count_ms": round(statistics.median(listing) * 1000),
                       "keystroke_median_ms": round(statistics.median(per_key) * 1000, 1),
                       "keystroke_max_ms": round(max(per_key) * 1000, 1)}))
 
