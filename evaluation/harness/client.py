@@ -97,7 +97,7 @@ def _strip_images(value: Any, digest: Callable[[str], str]) -> Any:
     return value
 
 
-def canonical_request(body: dict[str, Any]) -> str:
+def canonical_request(body: Any) -> str:
     """The request as canonical JSON: what was asked, never where or with which key."""
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
@@ -106,10 +106,31 @@ def request_key(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_request(body).encode()).hexdigest()
 
 
-def _keyed_payload(body: dict[str, Any]) -> tuple[str, bytes]:
-    """The cache key and the canonical JSON it hashes (which is also valid JSON to send as is)."""
-    payload = canonical_request(body).encode()
-    return hashlib.sha256(payload).hexdigest(), payload
+class _CanonicalEncoder:
+    """``canonical_request`` of a body, as bytes, with the JSON of its tool list reused.
+
+    Every call of a run sends the same tool-schema list object (``Episode.tool_schemas``) and its JSON
+    is most of a request's (9 of 11 kB for Agentic-MME's tools), so it is encoded once and spliced
+    into the top-level object, whose members are encoded in the same sorted order ``json.dumps``
+    uses: the bytes are identical. Lists are recognised by identity and never modified once sent."""
+
+    _KEEP = 16
+
+    def __init__(self) -> None:
+        self._tools: dict[int, tuple[list[Any], str]] = {}
+
+    def __call__(self, body: dict[str, Any]) -> bytes:
+        tools = body.get("tools")
+        if not isinstance(tools, list) or not all(isinstance(k, str) for k in body):
+            return canonical_request(body).encode()
+        known = self._tools.get(id(tools))
+        if known is None or known[0] is not tools:
+            if len(self._tools) >= self._KEEP:
+                self._tools.clear()
+            known = self._tools[id(tools)] = (tools, canonical_request(tools))
+        members = (json.dumps(k, ensure_ascii=False) + ":" + (known[1] if k == "tools" else canonical_request(body[k]))
+                   for k in sorted(body))
+        return ("{" + ",".join(members) + "}").encode()
 
 
 CacheLookup = Callable[[str], Awaitable[dict[str, Any] | None]]
@@ -129,6 +150,7 @@ class ModelClient:
         self._extra_body = params.get("extra_body")
         self._params = {k: v for k, v in params.items() if k not in _BODY_PARAMS_EXCLUDED}
         self._client: openai.AsyncOpenAI | None = None
+        self._canonical = _CanonicalEncoder()
         if not replay:
             self._client = openai.AsyncOpenAI(
                 base_url=endpoint.base_url, api_key=endpoint.api_key(), max_retries=0, timeout=self._timeout,
@@ -150,7 +172,8 @@ class ModelClient:
         return body
 
     async def chat(self, body: dict[str, Any], on_retry: Callable[[RetryNote], None] | None = None) -> ModelReply:
-        key, payload = _keyed_payload(body)
+        payload = self._canonical(body)  # the keyed JSON, also sent as the request body
+        key = hashlib.sha256(payload).hexdigest()
         if self.replay:
             cached = await self._lookup(key) if self._lookup else None
             if cached is None:

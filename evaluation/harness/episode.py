@@ -66,6 +66,7 @@ class RunContext:
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
     sandbox: Any = None  # evaluation.harness.sandbox.SandboxLimits
     listener: Callable[[int, PendingEvent], None] | None = None
+    schemas: dict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=dict)  # see Episode.tool_schemas
 
 
 @dataclass
@@ -233,6 +234,15 @@ class Episode:
         tools = ts.all_tools()
         wanted = [n for n in self.task.tools_offered if n in {t.name for t in tools}]
         return [t for t in tools if t.name in wanted] if wanted else tools
+
+    def tool_schemas(self, tools: list[Any]) -> list[dict[str, Any]]:
+        """The OpenAI function schemas of ``tools``: one list object per tool selection for the whole
+        run, so the client encodes it once (treat it as read-only)."""
+        names = tuple(t.name for t in tools)
+        schemas = self.rc.schemas.get(names)
+        if schemas is None:
+            schemas = self.rc.schemas[names] = [t.openai() for t in tools]
+        return schemas
 
     async def run_tool(self, name: str, arguments: Any, call_id: str = "", *,
                        allowed: set[str] | None = None) -> ToolOutcome:

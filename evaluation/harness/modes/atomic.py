@@ -60,7 +60,7 @@ def tool_feedback(ep: Episode, name: str, outcome: Any, indexed: bool) -> tuple[
 async def run(ep: Episode) -> None:
     tools = ep.offered_tools()
     indexed = uses_image_index(tools)
-    schemas = [t.openai() for t in tools]
+    schemas = ep.tool_schemas(tools)
     allowed = {t.name for t in tools}
     opening_messages(ep, tools)
     while rounds_left(ep.budgets, ep.usage):

@@ -48,7 +48,7 @@ def _image_no(name: str) -> tuple[int, str]:
 
 async def run(ep: Episode) -> None:
     search = [t for t in ep.offered_tools() if t.kind == "service"]
-    schemas = [t.openai() for t in search]
+    schemas = ep.tool_schemas(search)
     allowed = {t.name for t in search}
     limits = SandboxLimits.from_dict(ep.rc.sandbox)
     workdir = Path(tempfile.mkdtemp(prefix="chainmark-code-"))
