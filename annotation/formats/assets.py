@@ -2,23 +2,43 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 from typing import Iterable
 
 from sqlmodel import Session, select
 
+from annotation.formats.blob_writer import BlobWrites
 from annotation.formats.bulk import CHUNK, insert_returning_ids
 from store.blobs import BlobStore, FolderBlobStore, guess_mime, sha256_of
 from store.models import Asset, utcnow
 
 
 class AssetCache:
-    """Asset ids by sha256 for one import; blobs not stored yet are written and get their rows."""
+    """Asset ids by sha256 for one import; blobs not stored yet are written and get their rows.
 
-    def __init__(self, session: Session, blobs: BlobStore):
+    With ``background`` (use it as a context manager) a folder store's new files are written while
+    the caller goes on; leaving the ``with`` block waits for them, so commit after it.
+    """
+
+    def __init__(self, session: Session, blobs: BlobStore, *, background: bool = False):
         self.session = session
         self.blobs = blobs
         self.ids: dict[str, int] = {}
+        self.background = background
+        self._writes: list[BlobWrites] = []
+
+    def __enter__(self) -> AssetCache:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        writes, self._writes = self._writes, []
+        for w in writes:
+            if exc_type is None:
+                w.wait()
+            else:  # already failing: just don't leave the child behind
+                with contextlib.suppress(OSError):
+                    w.wait()
 
     def ensure(self, datas: Iterable[bytes]) -> int:
         """Store these bytes (once each); returns how many Asset rows were new."""
@@ -36,7 +56,10 @@ class AssetCache:
             for aid, sha in self.session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():
                 self.ids[sha] = aid
         fresh = {sha: data for sha, data in pending.items() if sha not in self.ids}
-        store_blobs(self.blobs, self.session, fresh)
+        if self.background and isinstance(self.blobs, FolderBlobStore):
+            self._writes.append(BlobWrites(self.blobs, fresh))
+        else:
+            store_blobs(self.blobs, self.session, fresh)
         now = utcnow()
         rows = []
         for sha, data in fresh.items():

@@ -132,13 +132,19 @@ def _asset_rows(spec: TaskSpec, task_id: int, cache: AssetCache, step_ids: list[
 def write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None,
                   source: str) -> ImportSummary:
     """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction."""
-    with gc_paused():
-        return _write_dataset(session, blobs, fmt, spec, benchmark, source)
-
-
-def _write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None,
-                   source: str) -> ImportSummary:
     name = benchmark or fmt.default_benchmark
+    with gc_paused():
+        _check_dataset(spec, source)
+        bench = _prepare_benchmark(session, fmt, spec, name, source)
+        summary = ImportSummary(fmt.name, name, source, notes=list(spec.notes))
+        # New files are written while the rows go in; leaving the block waits for them (before any commit).
+        with AssetCache(session, blobs, background=True) as cache:
+            summary.assets = cache.ensure_hashed((a.sha256, a.data) for t in spec.tasks for a in t.assets)
+            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary)
+        return summary
+
+
+def _check_dataset(spec: DatasetSpec, source: str) -> None:
     for t in spec.tasks:
         _check_spec(t, source)
     seen: dict[str, int] = {}
@@ -147,6 +153,9 @@ def _write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSp
             raise FormatError(source, t.source_id, "id", f"source id appears twice (records {seen[t.source_id] + 1} "
                                                          f"and {i + 1})")
         seen[t.source_id] = i
+
+
+def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str, source: str) -> Benchmark:
     existing_bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
     if existing_bench is not None and existing_bench.source_format not in (fmt.source_format, "chainmark"):
         raise FormatError(source, None, None, f"benchmark {name!r} holds {existing_bench.source_format} tasks; "
@@ -156,15 +165,16 @@ def _write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSp
     settings[fmt.name] = {**(settings.get(fmt.name) or {}), **spec.settings}
     bench.settings = settings
     session.flush()
+    return bench
 
+
+def _upsert_tasks(session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, cache: AssetCache,
+                  summary: ImportSummary) -> None:
+    """Changed tasks are updated through the ORM; new ones go in as bulk inserts with their audit rows."""
     actor = str(session.info.get("actor") or "system")
     now = utcnow()
-    summary = ImportSummary(fmt.name, name, source, notes=list(spec.notes))
-    cache = AssetCache(session, blobs)
-    summary.assets = cache.ensure_hashed((a.sha256, a.data) for t in spec.tasks for a in t.assets)
-
     existing = {sid: (tid, rev, meta) for tid, sid, rev, meta in session.exec(
-        select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench.id)).all()}
+        select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)).all()}
     new_specs: list[tuple[TaskSpec, str, Any]] = []  # (spec, fingerprint, record as the row takes it)
     for t in spec.tasks:
         fp, record = fingerprint(t)
@@ -179,7 +189,7 @@ def _write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSp
         summary.updated += 1
         _count(summary, t)
 
-    rows = [_task_row(t, bench.id or 0, actor, now,
+    rows = [_task_row(t, bench_id, actor, now,
                       {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}},
                       record)
             for t, fp, record in new_specs]
@@ -205,7 +215,6 @@ def _write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSp
     insert_many(session, TaskAsset.__table__, asset_rows)
     summary.created = len(task_ids)
     session.flush()
-    return summary
 
 
 def _count(summary: ImportSummary, t: TaskSpec) -> None:

@@ -30,3 +30,8 @@ def run_events(engine: Engine, run_id: int) -> dict[int, list[tuple[str, dict[st
 @pytest.fixture
 def counts(engine: Engine):
     return lambda: row_counts(engine)
+
+
+# The store suite's database fixtures (SQLite, and PostgreSQL when its binaries are installed), so
+# import paths that differ per dialect are tested on both.
+from tests.store.conftest import any_engine, any_url, pg_cluster  # noqa: E402,F401

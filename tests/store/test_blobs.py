@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 
 import pytest
 from PIL import Image
@@ -58,3 +59,56 @@ def test_default_store_is_a_folder_beside_sqlite_and_a_table_elsewhere(engine, d
     assert store.root == db_path.with_name(db_path.name + ".blobs")
     monkeypatch.setenv("CHAINMARK_BLOBS", "table")
     assert isinstance(default_blob_store(engine), TableBlobStore)
+
+
+def test_folder_store_never_shows_a_partly_written_blob(tmp_path, monkeypatch):
+    """The bytes go to a temporary name first; a failure before the rename leaves no blob and no temp."""
+    store = FolderBlobStore(tmp_path / "blobs")
+    data = b"x" * 10_000
+    real_write = os.write
+
+    def short_then_fail(fd, buf):
+        real_write(fd, bytes(buf[:100]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", short_then_fail)
+    with pytest.raises(OSError):
+        store.put(data)
+    monkeypatch.setattr(os, "write", real_write)
+    digest = hashlib.sha256(data).hexdigest()
+    assert not store.exists(digest)
+    assert [p for p in (tmp_path / "blobs").rglob("*") if p.is_file()] == []
+    assert store.put(data) == digest and store.get(digest) == data
+
+
+def test_folder_store_rename_is_the_only_way_in(tmp_path, monkeypatch):
+    """Interrupted between write and rename: the blob's own name never appears."""
+    store = FolderBlobStore(tmp_path / "blobs")
+
+    def interrupted(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        store.put(b"hello")
+    assert not store.exists(hashlib.sha256(b"hello").hexdigest())
+
+
+def test_put_hashed_skips_stored_blobs_and_reuses_fan_out_folders(tmp_path):
+    store = FolderBlobStore(tmp_path / "blobs")
+    datas = [bytes([i]) * 50 for i in range(40)]
+    assert all(store.put_hashed(hashlib.sha256(d).hexdigest(), d) for d in datas)
+    assert not any(store.put_hashed(hashlib.sha256(d).hexdigest(), d) for d in datas)
+    assert all(store.get(hashlib.sha256(d).hexdigest()) == d for d in datas)
+    assert not [p for p in (tmp_path / "blobs").rglob(".tmp-*")]
+
+
+def test_temp_name_left_by_a_dead_writer_is_no_obstacle(tmp_path):
+    store = FolderBlobStore(tmp_path / "blobs")
+    digest = hashlib.sha256(b"data").hexdigest()
+    folder = tmp_path / "blobs" / digest[:2]
+    folder.mkdir(parents=True)
+    stale = folder / f".tmp-{os.getpid()}-{id(store):x}-0"  # the name this store would pick first
+    stale.write_bytes(b"junk")
+    assert store.put(b"data") == digest and store.get(digest) == b"data"
+    assert stale.read_bytes() == b"junk"
