@@ -1,10 +1,16 @@
 """Harness throughput: N tasks against the scripted OpenAI-compatible server with a fixed latency per
-call, at -j J. Prints wall time ÷ ideal time (ideal = calls × latency ÷ J; goal ≤ 1.05) and the
-harness's CPU time per model call (the server runs in another process so it is not counted).
+call, at -j J. Prints wall time ÷ ideal time (ideal = the waves of J tasks × rounds × latency; goal
+≤ 1.05), the harness's CPU time per model call (its process only: event loop, database and reader
+threads), the server's CPU time per call (another process, read from /proc on Linux), the time
+before the first and after the last trajectory (setup/teardown), the mean observed call latency and
+the load average. Harness and server share the machine's cores with whatever else runs: judge a
+change by the CPU figures, and repeat a wall-clock run two or three times.
 
     .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1]
 
-``--rounds 2`` makes every task call a real tool (crop) once before answering.
+``--rounds 2`` makes every task call a real tool (crop) once before answering. ``--client-only`` makes
+the same number of calls through the openai client alone (same transport, same request size, no
+harness): the floor the harness's figure stands on.
 """
 
 from __future__ import annotations
@@ -62,7 +68,12 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("-j", "--concurrency", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=1, help="model calls per task (tool calls = rounds - 1)")
+    ap.add_argument("--client-only", action="store_true",
+                    help="the same number of calls through the openai client alone: the floor under the harness")
     args = ap.parse_args()
+    if args.client_only:
+        _client_only(args)
+        return
 
     from annotation import tasks as authoring
     from evaluation.harness import RunSpec, add_endpoint, create_run, run_blocking
@@ -130,6 +141,72 @@ def main() -> None:
            "harness_cpu_s": round(cpu, 3), "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2)}
     if server_cpu0 is not None and server_cpu1 is not None:
         out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 2)
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(out, indent=2))
+
+
+def _client_only(args: argparse.Namespace) -> None:
+    """Tasks × rounds calls with an Agentic-MME-sized request (system prompt, tool schemas, one
+    image), posted through the harness's openai client and transport by J workers, with no harness,
+    database or task loading around them."""
+    import asyncio
+    import base64
+
+    import httpx
+
+    from evaluation.harness import prompts
+    from evaluation.harness.client import _http_client, canonical_request
+    from evaluation.tools import get_tool_set
+
+    ctx = mp.get_context("spawn")
+    ports: "mp.Queue[int]" = ctx.Queue()
+    server = ctx.Process(target=_serve, args=(args.latency, args.rounds, ports), daemon=True)
+    server.start()
+    port = ports.get(timeout=30)
+    image = "data:image/png;base64," + base64.b64encode(_png()).decode()
+    body = {"model": "scripted-model", "tools": [t.openai() for t in get_tool_set("agentic-mme").all_tools()],
+            "messages": [{"role": "system", "content": prompts.prompt_for("atomic", {}).format(max_tool_calls=15)},
+                         {"role": "user", "content": [{"type": "text", "text": "Image index 0:"},
+                                                      {"type": "image_url", "image_url": {"url": image}},
+                                                      {"type": "text", "text": "What colour is it?"}]}]}
+    payload = canonical_request(body).encode()
+
+    async def run() -> tuple[float, float]:
+        import openai
+
+        client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0,
+                                    http_client=_http_client(args.concurrency, 180.0))
+        todo = iter(range(args.tasks))
+        latencies: list[float] = []
+
+        async def worker() -> None:
+            for _ in todo:
+                for _ in range(args.rounds):
+                    started = time.perf_counter()
+                    response = await client.post("/chat/completions", content=payload, cast_to=httpx.Response)
+                    response.json()
+                    latencies.append(time.perf_counter() - started)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(args.concurrency)))
+        wall = time.perf_counter() - t0
+        await client.close()
+        return wall, sum(latencies) / len(latencies)
+
+    cpu0, server_cpu0 = resource.getrusage(resource.RUSAGE_SELF), _process_cpu(server.pid)
+    wall, mean_latency = asyncio.run(run())
+    cpu1, server_cpu1 = resource.getrusage(resource.RUSAGE_SELF), _process_cpu(server.pid)
+    server.terminate()
+    calls = args.tasks * args.rounds
+    ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    out: dict[str, object] = {
+        "client_only": True, "tasks": args.tasks, "concurrency": args.concurrency, "latency_s": args.latency,
+        "rounds": args.rounds, "model_calls": calls, "wall_s": round(wall, 3), "ideal_s": round(ideal, 3),
+        "wall_over_ideal": round(wall / ideal, 3), "mean_call_latency_s": round(mean_latency, 4),
+        "client_cpu_ms_per_call": round(1000 * cpu / calls, 2)}
+    if server_cpu0 is not None and server_cpu1 is not None:
+        out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / calls, 2)
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=2))
 
