@@ -127,8 +127,10 @@ def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for a bulk read or write.
 
     An import builds millions of small objects that all stay alive until it ends, and each automatic
-    full collection walks every one of them again (about a fifth of a 10,000-task import's CPU time).
-    Nothing an import makes relies on the collector; it runs again as usual afterwards.
+    collection walks them again (about a fifth of a 10,000-task import's CPU time). Nothing an import
+    makes relies on the collector. On the way out the survivors are moved to the oldest generation as
+    they are (``freeze`` + ``unfreeze``), not scanned once more as young objects (0.2 s after parsing
+    10,000 tasks); that is skipped if the program keeps frozen objects of its own.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -136,6 +138,9 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

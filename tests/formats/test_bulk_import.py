@@ -142,3 +142,21 @@ def test_gc_paused_restores_the_collector() -> None:
     with pytest.raises(ValueError), gc_paused():
         raise ValueError
     assert gc.isenabled()
+
+
+def test_gc_paused_hands_survivors_to_the_oldest_generation_and_keeps_a_programs_frozen_set() -> None:
+    import gc
+
+    with gc_paused():
+        kept = [[i] for i in range(5000)]
+    assert gc.get_count()[0] < 5000 and gc.get_freeze_count() == 0
+    assert gc.is_tracked(kept[0])
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            more = [[i] for i in range(100)]
+        assert gc.get_freeze_count() == frozen  # not unfrozen behind the program's back
+    finally:
+        gc.unfreeze()
+    assert len(more) == 100
