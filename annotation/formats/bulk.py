@@ -159,7 +159,7 @@ def insert_audited(session: Session, model: Any, rows: list[dict[str, Any]], ent
     _execute_sqlite(session, table, cols, columns)
     ids = ids_by_natural_key(session, table, rows)
     afters = _audit_texts(table, cols, rows, columns, ids)
-    # (only this path reads an event's 'after' as text, so no dict value is kept beside it)
+    # The text goes to the column as is (this is the SQLite path), so no dict of it is ever needed.
     events = [_event(actor, entity, rid, JsonText(None, after), now) for rid, after in zip(ids, afters)]
     insert_many(session, AuditEvent.__table__, events)
     return ids
