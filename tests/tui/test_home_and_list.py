@@ -56,3 +56,34 @@ async def test_home_counts_and_task_list_filter(make_tui, engine) -> None:  # ty
         await settle(pilot, app)
         assert table.highlighted_id == 150
         assert table.row_at(149) is not None and table.row_at(149).query == "Query number 149 about cups"
+
+
+async def test_list_height_and_scrollbar_follow_the_filter(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """A new count that keeps the scrollbar skips the screen layout; one that hides or shows it
+    does not: either way the scrollbar and the scroll range match the rows."""
+    _seed(engine)
+    app = make_tui()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("t")
+        await settle(pilot, app)
+        table = app.screen.query_one(TaskTable)
+        window = table.scrollable_content_region.height
+
+        def shown() -> tuple[int, bool, int, int]:
+            return (table.virtual_size.height, table.show_vertical_scrollbar,
+                    table.vertical_scrollbar.window_virtual_size, table.max_scroll_y)
+
+        assert shown() == (150, True, 150, 150 - window)
+        await pilot.press("slash", *"number 1")  # 61 rows: the scrollbar stays
+        await settle(pilot, app)
+        assert shown() == (61, True, 61, 61 - window)
+        await pilot.press(*"4")  # 11 rows fit: the scrollbar goes
+        await settle(pilot, app)
+        assert shown()[:2] == (11, False) and table.max_scroll_y == 0
+        await pilot.press("backspace", "backspace")  # "number " matches all 150 again
+        await settle(pilot, app)
+        assert shown() == (150, True, 150, 150 - window)
+        await pilot.press("escape", "end")
+        await settle(pilot, app)
+        assert table.scroll_offset.y == 150 - window and table.highlighted_id == 150

@@ -92,8 +92,7 @@ class TaskListScreen(WorkScreen):
             self.shown_filter = flt
             self._first_page = (flt, first)
             self.query_one(TaskTable).show([r.id for r in first], first, self._loader(flt), keep_cursor=same)
-            self.query_one("#task-count", Static).update(
-                f"{len(first):,} tasks" if len(first) < PAGE else "counting…")
+            self._show_count(f"{len(first):,} tasks" if len(first) < PAGE else "counting…")
         elif message.what == "index":
             flt, ids = message.data
             if flt != self.filter:
@@ -104,7 +103,11 @@ class TaskListScreen(WorkScreen):
             first = self._first_page[1] if self._first_page and self._first_page[0] == flt else []
             self.query_one(TaskTable).show(ids, first, self._loader(flt), keep_cursor=same)
             what = "tasks" if flt.is_empty() else "matching tasks"
-            self.query_one("#task-count", Static).update(f"{len(ids):,} {what}")
+            self._show_count(f"{len(ids):,} {what}")
+
+    def _show_count(self, text: str) -> None:
+        # The count line has a fixed size (CSS), so a new count repaints one line, not the layout.
+        self.query_one("#task-count", Static).update(text, layout=False)
 
     def _loader(self, flt: TaskFilter):  # type: ignore[no-untyped-def]
         cm = self.cm

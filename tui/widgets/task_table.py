@@ -14,7 +14,7 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -87,6 +87,7 @@ class TaskTable(ScrollView, can_focus=True):
         self._pages: LRUCache[int, list[TaskRow]] = LRUCache(64)
         self._pending: set[int] = set()
         self._generation = 0
+        self._line_styles: tuple[Style, Style] | None = None
 
     # ------------------------------------------------------------------ data in
 
@@ -100,13 +101,25 @@ class TaskTable(ScrollView, can_focus=True):
         self._pending.clear()
         if ids:
             self._pages[0] = first_page
-        self.virtual_size = Size(self.size.width, len(ids))
+        self._resize_list(len(ids))
         if keep is not None and keep in ids:
             self.cursor = ids.index(keep)
         else:
             self.cursor = 0
             self.scroll_to(y=0, animate=False, immediate=True)
         self.refresh()
+
+    def _resize_list(self, rows: int) -> None:
+        """Set the list's height. A new height normally costs a layout of the whole screen (a third
+        of a keystroke's time); while the scrollbar stays as it is, only the scrollbar's thumb and
+        this widget need repainting, so the new size is set without one."""
+        window = self.scrollable_content_region.height
+        if self.is_mounted and window and (self.virtual_size.height > window) == (rows > window):
+            self.set_reactive(TaskTable.virtual_size, Size(self.virtual_size.width, rows))
+            if self.show_vertical_scrollbar:
+                self.vertical_scrollbar.window_virtual_size = rows
+        else:
+            self.virtual_size = Size(self.size.width, rows)
 
     @property
     def highlighted_id(self) -> int | None:
@@ -149,23 +162,29 @@ class TaskTable(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, len(self.ids))
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The styles are the same for every line of one paint; looking them up walks the DOM.
+        self._line_styles = (self.rich_style, self.get_component_rich_style("task-table--cursor"))
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_styles = None
+
     def render_line(self, y: int) -> Strip:
         index = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
+        base, cursor = self._line_styles or (self.rich_style, self.get_component_rich_style("task-table--cursor"))
         if index >= len(self.ids):
             if index == 0:
                 return Strip([Segment("  no tasks match".ljust(width), Style(dim=True))])
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         row = self.row_at(index)
         if row is None:
             text = _format([str(self.ids[index]), "…"] + [""] * (len(COLUMNS) - 2), width)
         else:
             text = _format([str(row.id), row.status, row.benchmark, row.level, row.category, row.source_id,
                             row.query], width)
-        style = self.rich_style
-        if index == self.cursor:
-            style = style + self.get_component_rich_style("task-table--cursor")
-        return Strip([Segment(text, style)])
+        return Strip([Segment(text, base + cursor if index == self.cursor else base)])
 
     # ------------------------------------------------------------------ movement
 
