@@ -140,7 +140,7 @@ def write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpe
         # New files are written while the rows go in; leaving the block waits for them (before any commit).
         with AssetCache(session, blobs, background=True) as cache:
             summary.assets = cache.ensure_hashed((a.sha256, a.data) for t in spec.tasks for a in t.assets)
-            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary)
+            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary, source)
         return summary
 
 
@@ -153,6 +153,22 @@ def _check_dataset(spec: DatasetSpec, source: str) -> None:
             raise FormatError(source, t.source_id, "id", f"source id appears twice (records {seen[t.source_id] + 1} "
                                                          f"and {i + 1})")
         seen[t.source_id] = i
+
+
+def _unpaired_surrogate(value: Any, path: str = "") -> str | None:
+    """The path of the first string in ``value`` that UTF-8 cannot encode (a lone surrogate)."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return path or "(record)"
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _unpaired_surrogate(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}".lstrip("."))
+        if found:
+            return found
+    return None
 
 
 def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str, source: str) -> Benchmark:
@@ -169,7 +185,7 @@ def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str,
 
 
 def _upsert_tasks(session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, cache: AssetCache,
-                  summary: ImportSummary) -> None:
+                  summary: ImportSummary, source: str) -> None:
     """Changed tasks are updated through the ORM; new ones go in as bulk inserts with their audit rows."""
     actor = str(session.info.get("actor") or "system")
     now = utcnow()
@@ -177,7 +193,12 @@ def _upsert_tasks(session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, 
         select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)).all()}
     new_specs: list[tuple[TaskSpec, str, Any]] = []  # (spec, fingerprint, record as the row takes it)
     for t in spec.tasks:
-        fp, record = fingerprint(t)
+        try:
+            fp, record = fingerprint(t)
+        except UnicodeEncodeError:  # JSON may spell "\ud800" alone; UTF-8 (and so the database) cannot hold it
+            where = _unpaired_surrogate(t.record) or "(derived fields)"
+            raise FormatError(source, t.source_id, where,
+                              "text holds an unpaired UTF-16 surrogate, which cannot be stored") from None
         if t.source_id not in existing:
             new_specs.append((t, fp, record))
             continue

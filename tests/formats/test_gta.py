@@ -236,3 +236,18 @@ def test_chainmark_step_run_exports_and_reads_back_equal(engine, blobs, tmp_path
     assert _semantic(engine, back.run_id) == _semantic(engine, run_id)
     with Session(engine) as s:
         assert s.get(Run, back.run_id).mode == "step"
+
+
+def test_unpaired_surrogate_is_a_clear_error_and_imports_nothing(engine, blobs, tmp_path: Path, counts) -> None:
+    """JSON may spell a lone UTF-16 surrogate ("\\ud800"); UTF-8 cannot hold it, so the import names
+    the record and field and stores nothing."""
+    data = write_gta(tmp_path / "src", n=3)
+    data["2"]["dialogs"][0]["content"] = "How many SURROGATE cups?"
+    text = json.dumps(data).replace("SURROGATE", "\\ud800")
+    (tmp_path / "src" / "dataset.json").write_text(text, encoding="utf-8")
+    before = counts()
+    with pytest.raises(FormatError) as err:
+        import_dataset(engine, blobs, "gta", tmp_path / "src")
+    assert "record 2" in str(err.value) and "dialogs[0].content" in str(err.value)
+    assert "unpaired UTF-16 surrogate" in str(err.value)
+    assert counts() == before
