@@ -138,3 +138,15 @@ def test_existing_objects_are_frozen_only_while_runs_go() -> None:
             assert gc.get_freeze_count() >= outer > before
         assert gc.get_freeze_count() >= outer
     assert gc.get_freeze_count() == 0
+
+
+def test_a_host_freeze_is_left_alone() -> None:
+    """The TUI freezes its startup heap; a run inside it neither adds a freeze nor lifts the host's."""
+    gc.freeze()
+    try:
+        host = gc.get_freeze_count()
+        with existing_objects_frozen():
+            pass
+        assert gc.get_freeze_count() >= host > 0
+    finally:
+        gc.unfreeze()

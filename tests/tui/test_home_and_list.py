@@ -87,3 +87,22 @@ async def test_list_height_and_scrollbar_follow_the_filter(make_tui, engine) -> 
         await pilot.press("escape", "end")
         await settle(pilot, app)
         assert table.scroll_offset.y == 150 - window and table.highlighted_id == 150
+
+
+async def test_startup_heap_is_frozen_once_home_has_its_data(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    import gc
+
+    _seed(engine, n=5)
+    assert gc.get_freeze_count() == 0
+    app = make_tui(freeze_startup_heap=True)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot, app)
+            assert app.screen.query_one("#benchmarks").row_count == 2
+            frozen = gc.get_freeze_count()
+            assert frozen > 0
+            await pilot.press("r")  # home reloads: no second freeze
+            await settle(pilot, app)
+            assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -76,6 +76,7 @@ class HomeScreen(WorkScreen):
     def show(self, message: Loaded) -> None:
         if message.what != "home":
             return
+        self.cm.startup_done()
         data: HomeData = message.data
         table = self.query_one("#benchmarks", DataTable)
         table.loading = False
