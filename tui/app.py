@@ -57,6 +57,7 @@ class ChainmarkApp(App[None]):
                  freeze_startup_heap: bool = False) -> None:
         super().__init__()
         self._freeze_startup_heap = freeze_startup_heap
+        self._started = False
         self.ctx = ctx
         self._image_widget = image_widget
         self.image_protocol = image_protocol
@@ -79,13 +80,22 @@ class ChainmarkApp(App[None]):
         return self._image_widget
 
     def startup_done(self) -> None:
-        """The first screen has its data: the modules, classes and store metadata loaded so far live
-        as long as the app. With ``freeze_startup_heap`` they are set aside from the garbage
-        collector; otherwise every full collection walks them (about 100 ms on the UI thread, every
-        few hundred ms while typing a filter)."""
-        if self._freeze_startup_heap:
-            self._freeze_startup_heap = False
-            gc.freeze()
+        """The first screen has its data. Now the image widgets load in a worker (not earlier: their
+        imports would slow the store's), and then, with ``freeze_startup_heap``, everything loaded so
+        far, which lives as long as the app, is set aside from the garbage collector; otherwise every
+        full collection walks it (about 100 ms on the UI thread, every few hundred ms while typing)."""
+        if self._started:
+            return
+        self._started = True
+
+        def settle() -> None:
+            try:
+                self.image_widget  # noqa: B018 - loading is the point
+            finally:
+                if self._freeze_startup_heap:
+                    gc.freeze()
+
+        self.run_worker(settle, thread=True, exit_on_error=False, description="loading image widgets")
 
     # ------------------------------------------------------------------ storage (worker threads only)
 
@@ -133,8 +143,6 @@ class ChainmarkApp(App[None]):
         from tui.screens.home import HomeScreen
 
         self.push_screen(HomeScreen())
-        self.call_after_refresh(self.run_worker, lambda: self.image_widget, thread=True, exit_on_error=False,
-                                description="loading image widgets")
         if self.start_task is not None:
             from tui.screens.task_editor import TaskEditorScreen
 

@@ -88,3 +88,18 @@ def test_benchmarks_list_counts_by_status(tmp_path):
     run(db, "demo")
     rows = {r["name"]: r for r in json.loads(run(db, "benchmarks", "list", "--json").output)}
     assert rows["demo-gta"]["tasks"] == 3 and rows["demo-gta"]["by_status"] == {"draft": 3}
+
+
+def test_opening_a_current_database_does_not_import_alembic(tmp_path):
+    import subprocess
+    import sys
+
+    from store import make_engine
+    from store.migrate import upgrade
+
+    db = tmp_path / "a.db"
+    upgrade(make_engine(db))
+    code = ("import sys; from tui.context import AppContext; AppContext(db=sys.argv[1]).engine; "
+            "print(any(m == 'alembic' or m.startswith('alembic.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -32,3 +32,18 @@ def test_upgrade_is_idempotent_and_reports_head(any_url):
     assert upgrade(eng) == head_revision(eng)
     assert is_current(eng)
     eng.dispose()
+
+
+def test_revision_check_agrees_with_alembic(any_url):
+    """The open-time check reads the version table and the migration files itself (no Alembic import)."""
+    from alembic.script import ScriptDirectory
+
+    from store.migrate import alembic_config
+
+    eng = make_engine(any_url)
+    assert head_revision(eng) == ScriptDirectory.from_config(alembic_config(eng)).get_current_head()
+    upgrade(eng)
+    with eng.connect() as conn:
+        assert current_revision(eng) == MigrationContext.configure(conn).get_current_revision() == head_revision(eng)
+    eng.dispose()
+
