@@ -9,7 +9,6 @@ a subcommand (or the help) is asked for, and Textual is imported only when the T
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 import sys
 
@@ -51,15 +50,9 @@ def cli(ctx: click.Context, db: str | None, actor: str | None) -> None:
     """chainmark: build, run and judge benchmarks of agentic multimodal models."""
     ctx.obj = AppContext(db=db, actor=actor)
     if ctx.invoked_subcommand is None:
-        from tui import terminal_probe
+        from tui.launch import open_tui
 
-        terminal_probe.start()  # asks the terminal what it can draw while Textual loads
-        # Textual paints on a timer; at its default 60 Hz a change waits up to 17 ms for the next
-        # frame, a third of the time a filter keystroke may take. Frames are drawn only on change.
-        os.environ.setdefault("TEXTUAL_FPS", "120")
-        from tui.app import run_app
-
-        run_app(ctx.obj)
+        open_tui(ctx.obj)
 
 
 _registered = False

@@ -103,3 +103,21 @@ def test_opening_a_current_database_does_not_import_alembic(tmp_path):
             "print(any(m == 'alembic' or m.startswith('alembic.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_quick_start_opens_the_tui_on_a_real_terminal(tmp_path):
+    """The README's first command, on a pseudo-terminal: the demo is built, the terminal is asked
+    about graphics once, home shows the five benchmarks, ctrl+q leaves cleanly."""
+    from tests.support.pty_terminal import PtyTerminal
+
+    env = {**os.environ, "TERM": "xterm-256color", "CHAINMARK_USER": "tester"}
+    env.pop("CHAINMARK_DB", None)
+    term = PtyTerminal([str(CHAINMARK), "demo", "--open"], env=env, size=(120, 36), cwd=tmp_path)
+    try:
+        term.wait_for("Benchmarks", timeout=120)
+        term.wait_for("(?s)demo-agentic-mme.*demo-atp.*demo-gta.*demo-isg.*demo-vtc", timeout=60)  # home's table
+        assert term.raw.count(b"\x1b[c") == 1
+        assert term.quit() == 0
+    finally:
+        term.close()
+    assert (tmp_path / "chainmark.db").exists()

@@ -33,7 +33,8 @@ class PtyTerminal:
 
     def __init__(self, argv: Sequence[str], *, size: tuple[int, int] = (140, 44),
                  env: dict[str, str] | None = None, device_attributes: bytes | None = XTERM_ATTRIBUTES,
-                 kitty_graphics: bool = False, pixels: bool = True, cell_size: tuple[int, int] = (10, 20)) -> None:
+                 kitty_graphics: bool = False, pixels: bool = True, cell_size: tuple[int, int] = (10, 20),
+                 cwd: str | os.PathLike[str] | None = None) -> None:
         """``device_attributes``: the answer to ``ESC [ c`` (None: stay silent); ``kitty_graphics``:
         answer kitty's graphics query with OK; ``pixels``: report the window size in pixels in the
         kernel's window size (else only the ``ESC [ 16 t`` answer tells the ``cell_size``)."""
@@ -46,7 +47,7 @@ class PtyTerminal:
         self.cell_size = cell_size
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, close_fds=True,
-                                     start_new_session=True, env=env)
+                                     start_new_session=True, env=env, cwd=cwd)
         os.close(slave)
         self.master = master
         self.raw = bytearray()

@@ -21,9 +21,9 @@ def demo_cmd(app: AppContext, open_tui: bool) -> None:
         click.echo(f"{name}: {n} task(s) created" + (f", {kept} already there" if kept else ""))
     click.echo(f"demo project ready in {app.url}")
     if open_tui:
-        from tui.app import run_app
+        from tui.launch import open_tui as launch
 
-        run_app(app)
+        launch(app)
 
 
 def register(cli: click.Group) -> None:
