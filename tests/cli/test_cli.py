@@ -108,10 +108,11 @@ def test_opening_a_current_database_does_not_import_alembic(tmp_path):
 def test_quick_start_opens_the_tui_on_a_real_terminal(tmp_path):
     """The README's first command, on a pseudo-terminal: the demo is built, the terminal is asked
     about graphics once, home shows the five benchmarks, ctrl+q leaves cleanly."""
-    from tests.support.pty_terminal import PtyTerminal
+    from tests.support.pty_terminal import PtyTerminal, pty_or_skip
 
     env = {**os.environ, "TERM": "xterm-256color", "CHAINMARK_USER": "tester"}
     env.pop("CHAINMARK_DB", None)
+    pty_or_skip()
     term = PtyTerminal([str(CHAINMARK), "demo", "--open"], env=env, size=(120, 36), cwd=tmp_path)
     try:
         term.wait_for("Benchmarks", timeout=120)

@@ -28,6 +28,18 @@ XTERM_ATTRIBUTES = b"\x1b[?62;22c"  # a VT220-class terminal with colour and no 
 KITTY_GRAPHICS_QUERY = re.compile(rb"\x1b_Gi=(\d+),[^;]*a=q[^\x1b]*\x1b\\")
 
 
+def pty_or_skip() -> None:
+    """Skip the calling test where the machine has no pseudo-terminals (some containers)."""
+    import pytest
+
+    try:
+        master, slave = os.openpty()
+    except OSError as exc:
+        pytest.skip(f"no pseudo-terminal available here: {exc}")
+    os.close(master)
+    os.close(slave)
+
+
 class PtyTerminal:
     """One process on a pty of a fixed size; ``wait_for`` returns when a pattern is on screen."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.pty_terminal import PtyTerminal
+from tests.support.pty_terminal import PtyTerminal, pty_or_skip
 from tui.terminal_probe import TerminalGraphics, parse_replies
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +28,7 @@ def test_replies_are_read_only_once_the_device_attributes_are_in():
 
 
 def _ask_on_pty(**terminal) -> tuple[object, str]:
+    pty_or_skip()
     term = PtyTerminal([sys.executable, "-c", ASK], size=(80, 24), env={**os.environ, "PYTHONPATH": str(ROOT)},
                        **terminal)
     try:
@@ -60,6 +61,7 @@ LOAD = ("import json, sys, tui.image_widgets as w; from tui.terminal_probe impor
 
 
 def test_image_widgets_load_on_a_terminal_without_asking_it_again():
+    pty_or_skip()
     term = PtyTerminal([sys.executable, "-c", LOAD], size=(80, 24), env={**os.environ, "PYTHONPATH": str(ROOT)},
                        device_attributes=None)  # if textual-image asked anyway, it would wait and see no answer
     try:
