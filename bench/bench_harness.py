@@ -9,13 +9,14 @@ change by the CPU figures, and repeat a wall-clock run two or three times.
     .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1]
 
 ``--rounds 2`` makes every task call a real tool (crop) once before answering. ``--client-only`` makes
-the same number of calls through the openai client alone (same transport, same request size, no
-harness): the floor the harness's figure stands on.
+the same number of calls through the bare openai client (openai's aiohttp transport, same request
+size, no harness, no send pacing): what the harness is compared with.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import math
@@ -25,6 +26,7 @@ import resource
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -40,9 +42,23 @@ def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
         return text("<answer>red</answer>")
 
     server = ScriptedOpenAI(handler=handler, latency=latency).start()
+    _warm_up(server.port)
+    # The server's own pauses are not the harness's time: its startup heap (pytest, aiohttp) is
+    # frozen, or a full collection in the server process stalls a whole wave (~50 ms, wave 2).
+    gc.freeze()
     port_out.put(server.port)
     while True:
         time.sleep(3600)
+
+
+def _warm_up(port: int) -> None:
+    """One call through the server's whole path before it is timed, so its first-call costs
+    (imports, caches) are not counted against the harness."""
+    body = json.dumps({"model": "warm-up", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()
 
 
 def _process_cpu(pid: int | None) -> float | None:
@@ -155,7 +171,7 @@ def _client_only(args: argparse.Namespace) -> None:
     import httpx
 
     from evaluation.harness import prompts
-    from evaluation.harness.client import _http_client, canonical_request
+    from evaluation.harness.client import canonical_request
     from evaluation.tools import get_tool_set
 
     ctx = mp.get_context("spawn")
@@ -174,8 +190,13 @@ def _client_only(args: argparse.Namespace) -> None:
     async def run() -> tuple[float, float]:
         import openai
 
+        import httpx2
+
+        n = 2 * args.concurrency  # the harness's pool size, on openai's own aiohttp client: no pacing
+        http = openai.DefaultAioHttpClient(limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n),
+                                           timeout=180.0)
         client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0,
-                                    http_client=_http_client(args.concurrency, 180.0))
+                                    http_client=http)
         todo = iter(range(args.tasks))
         latencies: list[float] = []
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import random
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -16,14 +18,24 @@ from typing import Any
 import httpx
 import openai
 
+try:  # the OS lookup the openai client makes for its headers (see _preset_platform)
+    from openai._base_client import get_platform
+except ImportError:  # pragma: no cover - another openai layout: the client looks it up itself
+    get_platform = None
+
 from evaluation.harness.endpoints import EndpointSpec
+from evaluation.harness.send_pacer import SendPacer, trace_config
 
 try:  # openai's aiohttp transport, imported with this module rather than on a run's critical path
-    import aiohttp  # noqa: F401
+    import aiohttp
     import httpcore2  # noqa: F401  (imported by httpx2 only when the first client is built: ~50 ms)
     import httpx2
 except ImportError:  # pragma: no cover - the transport falls back to httpx
     httpx2 = None
+try:  # the same transport, built here so its session can trace requests (see send_pacer)
+    from openai._vendor.httpx_aiohttp.transport import AiohttpTransport
+except ImportError:  # pragma: no cover - another openai layout: the transport builds its own session
+    AiohttpTransport = None
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
@@ -150,11 +162,14 @@ class ModelClient:
         self._extra_body = params.get("extra_body")
         self._params = {k: v for k, v in params.items() if k not in _BODY_PARAMS_EXCLUDED}
         self._client: openai.AsyncOpenAI | None = None
+        self._pacer: SendPacer | None = None
         self._canonical = _CanonicalEncoder()
         if not replay:
-            self._client = openai.AsyncOpenAI(
-                base_url=endpoint.base_url, api_key=endpoint.api_key(), max_retries=0, timeout=self._timeout,
-                http_client=_http_client(concurrency, self._timeout, tls))
+            http, self._pacer = _http_client(concurrency, self._timeout, tls if tls is not None else
+                                             (None if needs_tls(endpoint.base_url) else plain_http_tls()))
+            self._client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(), max_retries=0,
+                                              timeout=self._timeout, http_client=http)
+            _preset_platform(self._client)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -172,6 +187,20 @@ class ModelClient:
         return body
 
     async def chat(self, body: dict[str, Any], on_retry: Callable[[RetryNote], None] | None = None) -> ModelReply:
+        turn = await self._pacer.turn() if self._pacer is not None and not self.replay else None
+        try:
+            return await self._chat(body, on_retry, turn)
+        finally:
+            self._end_turn(turn)
+
+    def _end_turn(self, turn: object | None) -> None:
+        if self._pacer is not None:
+            self._pacer.end(turn)
+
+    async def _chat(self, body: dict[str, Any], on_retry: Callable[[RetryNote], None] | None,
+                    turn: object | None) -> ModelReply:
+        """``turn``: this request's send turn (see ``send_pacer``), taken before its body is built;
+        a retry waits for a new one."""
         payload = self._canonical(body)  # the keyed JSON, also sent as the request body
         key = hashlib.sha256(payload).hexdigest()
         if self.replay:
@@ -190,6 +219,8 @@ class ModelClient:
         attempt = 0
         while True:
             attempt += 1
+            if turn is None and self._pacer is not None:
+                turn = await self._pacer.turn()
             started = time.perf_counter()
             try:
                 response = await self._client.post("/chat/completions", cast_to=httpx.Response, **wire)
@@ -206,16 +237,19 @@ class ModelClient:
                 delay = self._delay(attempt, exc.response.headers.get("retry-after"))
                 self._note(on_retry, RetryNote(attempt, status, _message(exc), delay))
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
+                kind, reason = _connection_failure(exc)
                 if attempt >= self.retry.attempts:
                     raise ModelCallError(f"{kind} talking to {self.endpoint.name} ({self.endpoint.base_url}) "
-                                         f"after {attempt} attempts", attempts=attempt, kind=kind) from exc
+                                         f"after {attempt} attempts{reason}", attempts=attempt, kind=kind) from exc
                 delay = self._delay(attempt, None)
                 self._note(on_retry, RetryNote(attempt, None, kind, delay))
             else:
                 reply = _normalise(completion, key)
                 reply.latency = time.perf_counter() - started
                 return reply
+            finally:
+                self._end_turn(turn)
+                turn = None
             await asyncio.sleep(delay)
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
@@ -233,25 +267,71 @@ class ModelClient:
             cb(note)
 
 
+def needs_tls(base_url: str) -> bool:
+    return not base_url.lower().startswith("http://")
+
+
 def tls_context() -> Any:
     """The TLS context the HTTP client would otherwise build for itself when it is created (loading
-    the CA bundle takes tens of milliseconds): runs make it on another thread while they prepare."""
+    the CA bundle takes tens of milliseconds): runs make it on another thread while they prepare,
+    and only for ``https`` endpoints (see ``plain_http_tls``)."""
     return (httpx2 or httpx).create_ssl_context()
 
 
-def _http_client(concurrency: int, timeout: float, tls: Any = None) -> Any:
-    """The openai package's aiohttp transport when it can be built: its connection pool costs far
-    less CPU per request than the default one once dozens of connections are open (bench_harness)."""
+def plain_http_tls() -> ssl.SSLContext:
+    """For a plain-``http`` endpoint: a context that verifies certificates but trusts none. The
+    client never uses it, unless the endpoint redirects to ``https``, and that then fails loudly
+    instead of going unverified. It costs nothing to build, unlike loading a CA bundle."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def _preset_platform(client: openai.AsyncOpenAI) -> None:
+    """The openai client looks up the OS for its headers on a new thread at its first request, and
+    every request of a first wave does so while the answer is pending (``-j 32``: 32 threads). The
+    lookup is cached, so doing it once here spares them. Nothing changes if the attribute goes away."""
+    if get_platform is not None and getattr(client, "_platform", "") is None:
+        client._platform = get_platform()  # type: ignore[attr-defined]
+
+
+def _http_client(concurrency: int, timeout: float, tls: Any = None) -> tuple[Any, SendPacer | None]:
+    """The HTTP client for the openai client, and the pacer of its requests when it has one.
+
+    openai's aiohttp transport when it can be built: its connection pool costs far less CPU per
+    request than the default one once dozens of connections are open, and its session can report
+    when a request is on the wire (``send_pacer``). Otherwise the default httpx client, unpaced."""
     n = max(concurrency * 2, 10)
     extra = {"verify": tls} if tls is not None else {}
     if httpx2 is not None:
+        limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
+        if AiohttpTransport is not None:
+            pacer = SendPacer()
+            transport = AiohttpTransport(verify=tls if tls is not None else True, limits=limits)
+            ssl_context = transport.ssl_context
+
+            def session() -> aiohttp.ClientSession:  # what the transport would build, plus the tracing
+                connector = aiohttp.TCPConnector(keepalive_timeout=limits.keepalive_expiry, ssl=ssl_context, limit=n)
+                return aiohttp.ClientSession(connector=connector, trace_configs=[trace_config(pacer)])
+
+            transport.client = session
+            return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, transport=transport), pacer
         try:
-            limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
-            return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, **extra)
+            return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, **extra), None
         except RuntimeError:
             pass
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
-    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, **extra)
+    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, **extra), None
+
+
+def _connection_failure(exc: openai.APIConnectionError) -> tuple[str, str]:
+    """``("timeout" | "connection", ": why")``. openai's aiohttp transport reports a refused or
+    unresolvable connection as a connect *timeout*; the cause chain tells what really happened."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError) and cause.errno:
+            why = os.strerror(cause.errno) if cause.errno > 0 else cause.strerror  # < 0: a name lookup
+            return "connection", f": {why} ({cause})"
+        cause = cause.__cause__ or cause.__context__
+    return ("timeout" if isinstance(exc, openai.APITimeoutError) else "connection"), ""
 
 
 def _message(exc: openai.APIStatusError) -> str:

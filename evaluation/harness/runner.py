@@ -23,7 +23,7 @@ from sqlmodel import Session, select
 
 from evaluation.harness import prompts
 from evaluation.harness.budgets import BudgetExhausted, Budgets
-from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, tls_context
+from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, needs_tls, tls_context
 from evaluation.harness.committer import GroupCommitter
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
@@ -233,12 +233,10 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = DbRunner(engine, db_pool, actor)
     loop = asyncio.get_running_loop()
-    tls = loop.run_in_executor(read_pool, tls_context)  # meanwhile: ready for the first call sooner
-    try:
-        plan: _Plan = await db.call(_prepare, run_id, retry_failed)
-    except BaseException:
-        await asyncio.wait([tls])
-        raise
+    # Meanwhile, on a thread of its own: the CA bundle, in case the endpoint is https.
+    tls = loop.run_in_executor(None, tls_context)
+    tls.add_done_callback(lambda f: f.cancelled() or f.exception())  # not awaited for http endpoints
+    plan: _Plan = await db.call(_prepare, run_id, retry_failed)
     run, cfg = plan.run, plan.run.config or {}
     state = RunProgress(run_id, total=plan.total, skipped=plan.skipped)
     tool_pool = ThreadPoolExecutor(max(1, min(4, run.concurrency)), thread_name_prefix="chainmark-tools")
@@ -249,7 +247,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
         client = ModelClient(plan.endpoint, replay=bool(cfg.get("replay")),
                              cache_lookup=lambda key: db.call(cache_lookup, key),
                              retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=run.concurrency,
-                             tls=await tls)
+                             tls=await tls if needs_tls(plan.endpoint.base_url) else None)
         rc = RunContext(run_id=run_id, mode=run.mode, engine=engine, blobs=blobs, db=db, client=client,
                         budgets=Budgets.from_dict(run.budgets), tool_pool=tool_pool,
                         tool_set_name=plan.bench.tool_set, tool_set=tool_set,
