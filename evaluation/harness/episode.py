@@ -38,13 +38,16 @@ class DbRunner:
         self.engine, self.executor, self.actor = engine, executor, actor
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        loop = asyncio.get_running_loop()
+        return await self.submit(fn, *args, **kwargs)
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "asyncio.Future[Any]":
+        """``fn(session, *args)`` in its own transaction, queued now (``call`` queues it when awaited)."""
 
         def work() -> Any:
             with session_scope(self.engine, self.actor) as s:
                 return fn(s, *args, **kwargs)
 
-        return await loop.run_in_executor(self.executor, work)
+        return asyncio.get_running_loop().run_in_executor(self.executor, work)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -159,26 +159,51 @@ def _task_ids(session: Session, run: Run) -> list[int]:
 
 
 @dataclass
+class _Head:
+    """What building the client and the workers needs, as plain values (handed across threads)."""
+
+    config: dict[str, Any]
+    concurrency: int
+    mode: str
+    budgets: dict[str, Any]
+    tool_set: str | None
+    bench_settings: dict[str, Any]
+    endpoint: Any  # EndpointSpec
+
+
+@dataclass
 class _Plan:
-    run: Run
-    bench: Benchmark
-    endpoint: Any
     todo: list[int]
     total: int
     skipped: int
     trajectories: dict[int, int]
+    first_tasks: list[TaskInput]  # the first wave, read in the same transaction
 
 
-def _prepare(session: Session, run_id: int, retry_failed: bool) -> _Plan:
-    run = session.get(Run, run_id)
-    if run is None:
-        raise RunError(f"no run with id {run_id}")
-    if run.kind != "model":
-        raise RunError(f"run {run_id} is a {run.kind} run; only model runs can be executed")
-    bench = session.get(Benchmark, run.benchmark_id)
-    if run.endpoint_id is None:
-        raise RunError(f"run {run_id} has no endpoint")
-    endpoint = get_endpoint(session, run.endpoint_id)
+FIRST_WAVE_MAX = 64
+
+
+def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore,
+             head_out: "Future[_Head]") -> _Plan:
+    """Check the run and hand its settings to ``head_out`` at once (the loop builds the client
+    meanwhile); then reset what a kill left unfinished, list what is left to do, make its trajectory
+    rows, mark the run running and read the first wave of tasks."""
+    try:
+        run = session.get(Run, run_id)
+        if run is None:
+            raise RunError(f"no run with id {run_id}")
+        if run.kind != "model":
+            raise RunError(f"run {run_id} is a {run.kind} run; only model runs can be executed")
+        bench = session.get(Benchmark, run.benchmark_id)
+        if run.endpoint_id is None:
+            raise RunError(f"run {run_id} has no endpoint")
+        head = _Head(dict(run.config or {}), run.concurrency, run.mode, dict(run.budgets or {}),
+                     bench.tool_set if bench else None, dict((bench.settings if bench else None) or {}),
+                     get_endpoint(session, run.endpoint_id))
+    except BaseException as exc:
+        head_out.set_exception(exc)
+        raise
+    head_out.set_result(head)
     reset_unfinished(session, run_id)
     if retry_failed:
         failed = session.exec(select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status == "failed")).all()
@@ -193,16 +218,12 @@ def _prepare(session: Session, run_id: int, retry_failed: bool) -> _Plan:
     run.status, run.finished_at = "running", None
     run.started_at = run.started_at or utcnow()
     session.flush()
-    return _Plan(run, bench, endpoint, todo, len(all_ids), len(all_ids) - len(todo), trajectories)  # type: ignore[arg-type]
+    first = load_tasks(session, blobs, todo[:min(head.concurrency, FIRST_WAVE_MAX)])
+    return _Plan(todo, len(all_ids), len(all_ids) - len(todo), trajectories, first)
 
 
-FIRST_BATCH = 4
-
-
-def _batches(ids: list[int], *, first: int, size: int) -> list[list[int]]:
-    """``ids`` in slices: one of ``first`` then slices of ``size``."""
-    head = min(first, size)
-    return [ids[:head]] + [ids[i:i + size] for i in range(head, len(ids), size)] if ids else []
+def _batches(ids: list[int], size: int) -> list[list[int]]:
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
 
 
 def _load_batch(engine: Engine, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
@@ -236,35 +257,51 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     # Meanwhile, on a thread of its own: the CA bundle, in case the endpoint is https.
     tls = loop.run_in_executor(None, tls_context)
     tls.add_done_callback(lambda f: f.cancelled() or f.exception())  # not awaited for http endpoints
-    plan: _Plan = await db.call(_prepare, run_id, retry_failed)
-    run, cfg = plan.run, plan.run.config or {}
-    state = RunProgress(run_id, total=plan.total, skipped=plan.skipped)
-    tool_pool = ThreadPoolExecutor(max(1, min(4, run.concurrency)), thread_name_prefix="chainmark-tools")
+    # One database job checks the run, hands its settings back at once, then prepares the
+    # trajectories and reads the first wave while the client is built here.
+    head_out: Future[_Head] = Future()
+    preparing = db.submit(_prepare, run_id, retry_failed, blobs, head_out)
+    try:
+        head = await asyncio.wrap_future(head_out)
+    except BaseException:  # the run cannot start (RunError, EndpointError): nothing was changed
+        await asyncio.wait([preparing])
+        if not preparing.cancelled():
+            preparing.exception()  # the same error, raised here once
+        read_pool.shutdown(wait=False)
+        db_pool.shutdown(wait=False)
+        raise
+    cfg = head.config
+    state = RunProgress(run_id)
+    tool_pool = ThreadPoolExecutor(max(1, min(4, head.concurrency)), thread_name_prefix="chainmark-tools")
     client: ModelClient | None = None
     final_status = "running"
     try:
-        tool_set = _tool_set(plan.bench.tool_set) if plan.bench.tool_set else None
-        client = ModelClient(plan.endpoint, replay=bool(cfg.get("replay")),
+        tool_set = _tool_set(head.tool_set) if head.tool_set else None
+        client = ModelClient(head.endpoint, replay=bool(cfg.get("replay")),
                              cache_lookup=lambda key: db.call(cache_lookup, key),
-                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=run.concurrency,
-                             tls=await tls if needs_tls(plan.endpoint.base_url) else None)
-        rc = RunContext(run_id=run_id, mode=run.mode, engine=engine, blobs=blobs, db=db, client=client,
-                        budgets=Budgets.from_dict(run.budgets), tool_pool=tool_pool,
-                        tool_set_name=plan.bench.tool_set, tool_set=tool_set,
+                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=head.concurrency,
+                             tls=await tls if needs_tls(head.endpoint.base_url) else None)
+        rc = RunContext(run_id=run_id, mode=head.mode, engine=engine, blobs=blobs, db=db, client=client,
+                        budgets=Budgets.from_dict(head.budgets), tool_pool=tool_pool,
+                        tool_set_name=head.tool_set, tool_set=tool_set,
                         tool_settings=_tool_settings(bool(cfg.get("replay"))),
-                        settings=dict(plan.bench.settings or {}),
+                        settings=head.bench_settings,
                         max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
                         sandbox=cfg.get("sandbox") or {}, listener=listener)
-        committer = GroupCommitter(db, batch=run.concurrency)
-        queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * run.concurrency, 16))
-        workers = max(1, run.concurrency)
+        plan: _Plan = await preparing
+        state.total, state.skipped = plan.total, plan.skipped
+        committer = GroupCommitter(db, batch=head.concurrency)
+        queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * head.concurrency, 16))
+        workers = max(1, head.concurrency)
         if progress:
             progress(state)
 
         async def producer() -> None:
-            """Tasks are read in batches on a reader thread, ahead of the workers; the first batch is
-            small so that the first calls go out before the rest is read."""
-            for chunk in _batches(plan.todo, first=FIRST_BATCH, size=max(16, run.concurrency)):
+            """Tasks are read in batches on a reader thread, ahead of the workers (the first wave came
+            with the plan)."""
+            for task in plan.first_tasks:
+                await queue.put(task)
+            for chunk in _batches(plan.todo[len(plan.first_tasks):], max(16, head.concurrency)):
                 if stop is not None and stop.is_set():
                     break
                 for task in await loop.run_in_executor(read_pool, _load_batch, engine, blobs, chunk):
@@ -306,6 +343,10 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
         final_status = "cancelled" if stopped else "done"
     finally:
         state.status = final_status if final_status != "running" else "cancelled"
+        if not preparing.done():  # the client could not be built: let the preparation end first
+            await asyncio.wait([preparing])
+        if not preparing.cancelled():
+            preparing.exception()  # raised above if it mattered; retrieved so asyncio does not log it
         try:
             await db.call(_finish_run, run_id, state.status)
         finally:
