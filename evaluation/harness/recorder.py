@@ -80,15 +80,18 @@ def _delete_events(session: Session, trajectory_ids: list[int]) -> int:
 def ensure_trajectories(session: Session, run_id: int, task_ids: list[int]) -> dict[int, int]:
     """A ``pending`` trajectory row per task (existing rows kept), created in one go so starting a
     trajectory later costs no write. Returns task id → trajectory id."""
-    ids_of_run = select(Trajectory.task_id, Trajectory.id).where(Trajectory.run_id == run_id)
-    existing = dict(session.exec(ids_of_run).all())
+    existing = dict(session.exec(select(Trajectory.task_id, Trajectory.id).where(Trajectory.run_id == run_id)).all())
     missing = [t for t in task_ids if t not in existing]
-    if missing:  # one executemany (ORM objects cost ~0.2 ms each, paid before the first model call)
-        session.execute(sa.insert(Trajectory.__table__), [  # type: ignore[attr-defined]
-            {"run_id": run_id, "task_id": t, "task_revision": 1, "status": "pending", "usage": {}, "native": None}
-            for t in missing])
-        existing = dict(session.exec(ids_of_run).all())
+    if missing:  # multi-row INSERTs that return the new ids; no ORM objects, no JSON encoding per row
+        created = session.execute(_NEW_TRAJECTORIES, [{"run_id": run_id, "task_id": t} for t in missing])
+        existing.update(created.all())
     return {t: existing[t] for t in task_ids}
+
+
+_TRAJECTORY = Trajectory.__table__  # type: ignore[attr-defined]
+_NEW_TRAJECTORIES = (sa.insert(_TRAJECTORY)
+                     .values(task_revision=1, status="pending", usage=sa.literal_column("'{}'"))
+                     .returning(_TRAJECTORY.c.task_id, _TRAJECTORY.c.id))
 
 
 def reset_unfinished(session: Session, run_id: int) -> list[int]:

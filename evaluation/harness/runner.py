@@ -254,9 +254,6 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = DbRunner(engine, db_pool, actor)
     loop = asyncio.get_running_loop()
-    # Meanwhile, on a thread of its own: the CA bundle, in case the endpoint is https.
-    tls = loop.run_in_executor(None, tls_context)
-    tls.add_done_callback(lambda f: f.cancelled() or f.exception())  # not awaited for http endpoints
     # One database job checks the run, hands its settings back at once, then prepares the
     # trajectories and reads the first wave while the client is built here.
     head_out: Future[_Head] = Future()
@@ -280,7 +277,8 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
         client = ModelClient(head.endpoint, replay=bool(cfg.get("replay")),
                              cache_lookup=lambda key: db.call(cache_lookup, key),
                              retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=head.concurrency,
-                             tls=await tls if needs_tls(head.endpoint.base_url) else None)
+                             tls=await loop.run_in_executor(read_pool, tls_context)
+                             if needs_tls(head.endpoint.base_url) and not cfg.get("replay") else None)
         rc = RunContext(run_id=run_id, mode=head.mode, engine=engine, blobs=blobs, db=db, client=client,
                         budgets=Budgets.from_dict(head.budgets), tool_pool=tool_pool,
                         tool_set_name=head.tool_set, tool_set=tool_set,
