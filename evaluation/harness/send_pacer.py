@@ -68,21 +68,35 @@ class SendPacer:
 
 
 def trace_config(pacer: SendPacer) -> Any:
-    """An aiohttp ``TraceConfig`` that ends the current turn when a request body is written, and
-    shortens it when the request opens a connection. Only the turn's holder sends meanwhile, so the
-    current turn is that request's; a failed request ends its turn through ``SendPacer.end`` in the
-    caller."""
+    """An aiohttp ``TraceConfig`` that ends a request's turn when its body is written, and shortens
+    it when the request opens a connection. The turn is the one held when aiohttp starts the request
+    (only the holder sends), so a request whose turn has lapsed cannot end the next one's; a failed
+    request ends its turn through ``SendPacer.end`` in the caller."""
     import aiohttp
 
-    config = aiohttp.TraceConfig()
+    config = aiohttp.TraceConfig(trace_config_ctx_factory=_TurnOfRequest)
 
-    async def written(session: Any, ctx: Any, params: Any) -> None:
-        pacer.end(pacer.holder)
+    async def started(session: Any, ctx: _TurnOfRequest, params: Any) -> None:
+        ctx.token = pacer.holder
 
-    async def connecting(session: Any, ctx: Any, params: Any) -> None:
-        pacer.connecting()
+    async def written(session: Any, ctx: _TurnOfRequest, params: Any) -> None:
+        pacer.end(ctx.token)
 
+    async def connecting(session: Any, ctx: _TurnOfRequest, params: Any) -> None:
+        if ctx.token is not None and ctx.token is pacer.holder:
+            pacer.connecting()
+
+    config.on_request_start.append(started)
     config.on_request_chunk_sent.append(written)
     config.on_connection_create_start.append(connecting)
     config.freeze()
     return config
+
+
+class _TurnOfRequest:
+    """aiohttp's per-request trace context: the turn the request was started in."""
+
+    __slots__ = ("token",)
+
+    def __init__(self, trace_request_ctx: Any = None):
+        self.token: object | None = None

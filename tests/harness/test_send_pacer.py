@@ -12,7 +12,7 @@ import pytest
 
 from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy
 from evaluation.harness.endpoints import EndpointSpec
-from evaluation.harness.send_pacer import SendPacer
+from evaluation.harness.send_pacer import SendPacer, trace_config
 from tests.support.scripted_openai import ScriptedOpenAI, text
 
 
@@ -60,6 +60,32 @@ def test_a_turn_nobody_ends_lapses() -> None:
         return time.perf_counter() - started
 
     assert 0.03 < asyncio.run(scenario()) < 1.0
+
+
+def test_a_request_whose_turn_lapsed_cannot_end_or_shorten_the_next_turn() -> None:
+    async def scenario() -> None:
+        pacer = SendPacer(max_turn_s=10, connect_grace_s=0.05)
+        config = trace_config(pacer)
+        started, written = config.on_request_start[0], config.on_request_chunk_sent[0]
+        connecting = config.on_connection_create_start[0]
+        late, on_time = config.trace_config_ctx(), config.trace_config_ctx()
+        first = await pacer.turn()
+        await started(None, late, None)
+        pacer.end(first)  # as if the turn had lapsed while the request waited
+        second = await pacer.turn()
+        await started(None, on_time, None)
+        await connecting(None, late, None)
+        await written(None, late, None)
+        assert pacer.holder is second  # the late request ended nothing
+        await connecting(None, on_time, None)  # opening a connection: the turn lapses after the grace
+        await asyncio.sleep(0.1)
+        assert pacer.holder is None
+        third = await pacer.turn()
+        await written(None, on_time, None)  # the second request is written after its turn lapsed
+        assert pacer.holder is third
+        pacer.end(third)
+
+    asyncio.run(scenario())
 
 
 def test_concurrent_calls_go_out_in_order_and_each_turn_ends_when_its_request_is_written() -> None:

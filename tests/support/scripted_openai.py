@@ -125,7 +125,8 @@ class ScriptedOpenAI:
     It runs on an asyncio loop in one background thread (aiohttp): waiting out ``latency`` costs no
     thread per request, so dozens of concurrent calls see the latency they were scripted with (a
     thread-per-connection server added tens of milliseconds per wave at ``-j 32``, bench_harness).
-    ``latency`` (and a reply's ``delay``) counts from the moment the request reached the handler.
+    ``latency`` (and a reply's ``delay``) counts from the moment the request reached the handler;
+    the answer is built before the wait, so the server's own work is inside it.
     ``handler`` is called on that loop, so it must answer at once; delays belong in the reply."""
 
     def __init__(self, handler: Handler | None = None, *, latency: float = 0.0, model: str = MODEL_ID):
@@ -251,7 +252,7 @@ class ScriptedOpenAI:
         return req
 
     async def _dispatch(self, http: web.Request) -> web.Response:
-        arrived = time.perf_counter()  # latency counts from here: the server's own work is inside it
+        arrived = time.perf_counter()  # latency counts from here
         path = http.path.rstrip("/")
         if http.method == "GET":
             self._record(http, None)
@@ -277,11 +278,12 @@ class ScriptedOpenAI:
                 reply = self._next_reply(req)
             except Exception as exc:  # a broken handler must not hang the client
                 reply = error(400, f"scripted handler raised {exc!r}")
+            body_out = reply.body if reply.body is not None else self._completion(reply, req)
+            response = _response(reply.status, body_out, reply.headers)
             wait = self.latency + reply.delay - (time.perf_counter() - arrived)
             if wait > 0:
                 await asyncio.sleep(wait)
-            body_out = reply.body if reply.body is not None else self._completion(reply, req)
-            return _response(reply.status, body_out, reply.headers)
+            return response
         finally:
             with self._lock:
                 self._in_flight -= 1
