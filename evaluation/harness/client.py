@@ -163,6 +163,7 @@ class ModelClient:
         self._params = {k: v for k, v in params.items() if k not in _BODY_PARAMS_EXCLUDED}
         self._client: openai.AsyncOpenAI | None = None
         self._pacer: SendPacer | None = None
+        self.answered = 0  # calls the endpoint answered (after retries), so far
         self._canonical = _CanonicalEncoder()
         if not replay:
             http, self._pacer = _http_client(concurrency, self._timeout, tls if tls is not None else
@@ -246,6 +247,7 @@ class ModelClient:
             else:
                 reply = _normalise(completion, key)
                 reply.latency = time.perf_counter() - started
+                self.answered += 1
                 return reply
             finally:
                 self._end_turn(turn)

@@ -124,6 +124,7 @@ class FinishedTrajectory:
     cache: list[CacheEntry]
     task_revision: int
     started_at: datetime
+    failure_kind: str | None = None  # a failed model call's kind ("connection", "timeout", "http", …)
 
 
 def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:

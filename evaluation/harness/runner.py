@@ -74,6 +74,7 @@ class RunProgress:
     last_task_id: int | None = None
     last_status: str | None = None
     last_error: str | None = None
+    halted: str | None = None  # why the run stopped by itself (an unreachable endpoint), if it did
 
     @property
     def elapsed(self) -> float:
@@ -90,6 +91,8 @@ class RunProgress:
 
     def line(self) -> str:
         todo = self.total - self.skipped
+        if self.halted:
+            return f"run {self.run_id}: stopped, {self.halted}"
         return (f"run {self.run_id}: {self.completed}/{todo} done={self.done} failed={self.failed} "
                 f"running={self.running} skipped={self.skipped} tokens={self.tokens} calls={self.api_calls} "
                 f"rate={self.rate:.2f}/s elapsed={self.elapsed:.1f}s")
@@ -307,16 +310,21 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             for _ in range(workers):
                 await queue.put(None)
 
+        halt = asyncio.Event()
+
         async def worker() -> None:
             while True:
                 task = await queue.get()
-                if task is None or (stop is not None and stop.is_set()):
+                if task is None or halt.is_set() or (stop is not None and stop.is_set()):
                     return
                 state.running += 1
                 try:
                     item = await _run_one(rc, task, plan.trajectories[task.id], state)
                 finally:
                     state.running -= 1
+                if _unreachable(item, client) and not halt.is_set():
+                    state.halted = f"the endpoint cannot be reached ({item.error})"
+                    halt.set()
                 committer.submit(item, _on_committed(task.id, item))
 
         def _on_committed(task_id: int, item: FinishedTrajectory) -> Callable[[Exception | None], None]:
@@ -338,7 +346,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             feeding.cancel()
             await committer.drain()
         stopped = stop is not None and stop.is_set() and state.completed < len(plan.todo)
-        final_status = "cancelled" if stopped else "done"
+        final_status = "failed" if state.halted else "cancelled" if stopped else "done"
     finally:
         state.status = final_status if final_status != "running" else "cancelled"
         if not preparing.done():  # the client could not be built: let the preparation end first
@@ -359,6 +367,13 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     return state
 
 
+def _unreachable(item: FinishedTrajectory, client: ModelClient) -> bool:
+    """A trajectory failed because the endpoint could not be connected to, after its retries, and
+    the endpoint has answered no call of this run session: the rest would fail the same way, one
+    retry schedule at a time, so the run stops and the tasks not started stay pending for a resume."""
+    return item.failure_kind == "connection" and client.answered == 0
+
+
 def _tool_settings(replay: bool) -> Any:
     from evaluation.tools import ToolSettings
 
@@ -372,14 +387,14 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
     """Run one trajectory to its end and return what its commit will write."""
     started_at = utcnow()
     ep = Episode(rc, task, traj_id)
-    status, error = "done", None
+    status, error, failure_kind = "done", None, None
     try:
         await mode_runner(rc.mode)(ep)
     except BudgetExhausted as exc:
         ep.exhausted = exc.which
         ep.recorder.add("error", {"type": "budget", "message": str(exc)}, failed=False)
     except ModelCallError as exc:
-        status, error = "failed", str(exc)
+        status, error, failure_kind = "failed", str(exc), exc.kind
         ep.recorder.error(exc.kind, str(exc), status=exc.status, attempts=exc.attempts)
     except EndpointError as exc:
         status, error = "failed", str(exc)
@@ -396,7 +411,7 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
         status, error = "failed", ep.failed_reason or "no final answer"
     usage = ep.usage.to_dict(ep.exhausted)
     return FinishedTrajectory(traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache, task.revision,
-                              started_at)
+                              started_at, failure_kind)
 
 
 def run_blocking(engine: Engine, blobs: BlobStore, run_id: int, **kwargs: Any) -> RunProgress:

@@ -113,3 +113,34 @@ async def test_cancel_then_resume_and_leave_the_screen(make_tui, engine, blobs) 
         trajs = s.exec(select(Trajectory)).all()
         assert len(trajs) == 6 and all(t.status == "done" for t in trajs)  # nothing lost, nothing repeated
         assert s.exec(select(Run)).one().status == "done"
+
+
+async def test_a_dead_endpoint_stops_the_run_and_the_monitor_says_why(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    import socket
+
+    from evaluation.harness import RunSpec
+    from evaluation.harness.client import RetryPolicy
+
+    _bench(engine, blobs, 5)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here
+    with session_scope(engine, "tester") as s:
+        add_endpoint(s, "dead", f"http://127.0.0.1:{port}/v1", "scripted-model")
+    app = make_tui()
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(RunMonitorScreen())
+        await settle(pilot, app)
+        live = run_manager(app).start(RunSpec("mme", "dead", "atomic", concurrency=1,
+                                              retry=RetryPolicy(attempts=1)))
+        monitor = app.screen
+        monitor.follow(live.key)  # what the launcher does for the run it starts
+        await _until(pilot, app, lambda: not live.active)
+        assert live.progress["status"] == "failed" and live.progress["failed"] == 1
+        assert live.error and live.error.startswith("stopped: the endpoint cannot be reached")
+        await _until(pilot, app, lambda: monitor.selected == live.run_id)
+        await _until(pilot, app, lambda: "cannot be reached" in str(monitor.query_one("#run-errors").render()))
+    with session_scope(engine) as s:
+        assert s.exec(select(Run)).one().status == "failed"
+        assert sorted(t.status for t in s.exec(select(Trajectory)).all()) == ["failed"] + ["pending"] * 4

@@ -133,6 +133,10 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
         raise SystemExit(130)
     if as_json:
         emit_json(summary.to_dict())
+    if summary.halted:
+        click.echo(f"run {run_id} stopped: {summary.halted}. Tasks not started are kept; once the endpoint "
+                   f"answers, continue with: chainmark run --resume {run_id} --retry-failed", err=True)
+        raise SystemExit(1)
     if summary.failed:
         click.echo(f"{summary.failed} trajectories failed; see `chainmark runs show {run_id}`", err=True)
 

@@ -121,8 +121,10 @@ class RunManager:
                     live.errors.append(item)
 
         assert live.run_id is not None
-        await execute_run(engine, blobs, live.run_id, progress=progress, stop=live._stop, retry_failed=retry_failed,
-                          actor=self.app.actor)
+        summary = await execute_run(engine, blobs, live.run_id, progress=progress, stop=live._stop,
+                                    retry_failed=retry_failed, actor=self.app.actor)
+        if summary.halted:
+            live.error = f"stopped: {summary.halted}; resume with failed tasks redone once it answers"
 
 
 def run_manager(app: "ChainmarkApp") -> RunManager:
