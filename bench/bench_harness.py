@@ -6,7 +6,7 @@ before the first and after the last trajectory (setup/teardown), the mean observ
 the load average. Harness and server share the machine's cores with whatever else runs: judge a
 change by the CPU figures, and repeat a wall-clock run two or three times.
 
-    .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1]
+    .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N]
 
 ``--rounds 2`` makes every task call a real tool (crop) once before answering. ``--client-only`` makes
 the same number of calls through the bare openai client (openai's aiohttp transport, same request
@@ -23,6 +23,8 @@ import math
 import os
 import multiprocessing as mp
 import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +51,25 @@ def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
     port_out.put(server.port)
     while True:
         time.sleep(3600)
+
+
+def _repeat(args: argparse.Namespace) -> None:
+    """Each run in its own process (as ``chainmark run`` is), one after another; the machine's speed
+    drifts between runs, so the median and the spread say more than any one figure."""
+    argv = ["--tasks", str(args.tasks), "--latency", str(args.latency), "-j", str(args.concurrency),
+            "--rounds", str(args.rounds)] + (["--client-only"] if args.client_only else [])
+    times, runs = args.repeat, []
+    for _ in range(times):
+        out = subprocess.run([sys.executable, __file__, *argv], check=True, capture_output=True, text=True).stdout
+        runs.append(json.loads(out))
+        print(json.dumps({k: runs[-1].get(k) for k in _REPEAT_FIELDS if k in runs[-1]}), flush=True)
+    ratios = sorted(r["wall_over_ideal"] for r in runs)
+    print(json.dumps({"runs": times, "wall_over_ideal_median": round(statistics.median(ratios), 3),
+                      "wall_over_ideal_min": ratios[0], "wall_over_ideal_max": ratios[-1]}, indent=2))
+
+
+_REPEAT_FIELDS = ("wall_over_ideal", "harness_cpu_ms_per_call", "client_cpu_ms_per_call", "mean_call_latency_s",
+                  "setup_s", "teardown_s", "load_average")
 
 
 def _warm_up(port: int) -> None:
@@ -86,7 +107,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="model calls per task (tool calls = rounds - 1)")
     ap.add_argument("--client-only", action="store_true",
                     help="the same number of calls through the openai client alone: the floor under the harness")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the bench N times, each in a fresh process, and print every run and the median")
     args = ap.parse_args()
+    if args.repeat > 1:
+        _repeat(args)
+        return
     if args.client_only:
         _client_only(args)
         return
