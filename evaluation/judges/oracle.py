@@ -3,7 +3,10 @@
 A verdict answers a request when it is about the same target and was made from the very same prompt
 (same template version, same rendered text, same image bytes: the prompt hash). So a changed
 checkpoint or a re-run trajectory never silently reuses an old verdict. When several judges answered
-the same prompt, the ones named in ``prefer`` win, then the oldest judge; ``only`` restricts to them.
+the same prompt, the ones named in ``prefer`` win, then the oldest judge; ``only`` restricts to them,
+and ``only_template`` narrows that restriction to one template's questions: a judge being run sees
+only its own verdicts for its own questions, yet every judge's verdicts for the questions its prompt
+is built from (ATP's chief judge reads the precision and recall inspectors' reports).
 """
 
 from __future__ import annotations
@@ -50,9 +53,11 @@ class PromptBuilder:
 class StoreOracle:
     """Answers from Verdict rows of the given trajectories; remembers every unanswered request."""
 
-    def __init__(self, session: Session, items: list[Item], *, prefer: list[str] | None = None, only: bool = False):
+    def __init__(self, session: Session, items: list[Item], *, prefer: list[str] | None = None, only: bool = False,
+                 only_template: str | None = None):
         self.prefer = list(prefer or [])
         self.only = only
+        self.only_template = only_template
         shas: dict[int, str] = {}
         for it in items:
             shas.update(it.asset_sha)
@@ -70,8 +75,8 @@ class StoreOracle:
                 key = (j.template, v.target_id, v.target_part, v.prompt_hash or "")
                 self._index.setdefault(key, []).append((j.id or 0, j.name, v))
 
-    def _choose(self, found: list[tuple[int, str, Verdict]]) -> tuple[str, Verdict] | None:
-        if self.only:
+    def _choose(self, found: list[tuple[int, str, Verdict]], template: str) -> tuple[str, Verdict] | None:
+        if self.only and self.only_template in (None, template):
             found = [f for f in found if f[1] in self.prefer]
         if not found:
             return None
@@ -81,7 +86,8 @@ class StoreOracle:
 
     def ask(self, request: JudgeRequest) -> JudgeAnswer | None:
         _, _, h = self.prompts.build(request)
-        chosen = self._choose(self._index.get((request.judge, request.target_id, request.target_part, h), []))
+        chosen = self._choose(self._index.get((request.judge, request.target_id, request.target_part, h), []),
+                              request.judge)
         if chosen is None:
             self.pending.append(request)
             return None

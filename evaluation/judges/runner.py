@@ -66,7 +66,9 @@ def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoin
     for _ in range(max_rounds):
         with session_scope(read_only(engine)) as s:
             loaded = load_run(s, run_id)
-            oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True)
+            # Only this judge answers its own questions; other judges' verdicts still feed the
+            # prompts built from them (ATP's chief reads the inspectors' reports).
+            oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True, only_template=judge)
             # Judges never need embeddings; a hashing embedder keeps this pass light.
             ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
                                embedder_factory=HashingEmbedder)

@@ -84,17 +84,17 @@ class JudgeRequest:
         return {k: _thaw(v) for k, v in self.variables}
 
 
+class _Frozen(str):
+    """A dict or list variable kept as JSON text, so a request stays hashable; told apart from plain
+    strings by type, so a string that merely looks like JSON (a judge's report) is passed on verbatim."""
+
+
 def _freeze(v: Any) -> Any:
-    return json.dumps(v, sort_keys=True, ensure_ascii=False) if isinstance(v, (dict, list)) else v
+    return _Frozen(json.dumps(v, sort_keys=True, ensure_ascii=False)) if isinstance(v, (dict, list)) else v
 
 
 def _thaw(v: Any) -> Any:
-    if isinstance(v, str) and v[:1] in "[{":
-        try:
-            return json.loads(v)
-        except json.JSONDecodeError:
-            return v
-    return v
+    return json.loads(v) if isinstance(v, _Frozen) else v
 
 
 @dataclass

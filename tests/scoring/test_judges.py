@@ -158,3 +158,40 @@ def test_cli_score_judge_report(engine, db_path, blobs, scripted_openai, monkeyp
     assert "| model | L1 |" in md and "tool calls per task" in md
     bad = runner.invoke(cli, ["--db", str(db_path), "score", "999"])
     assert bad.exit_code != 0 and "no run with id 999" in bad.output
+
+
+def atp_run(engine, base_url: str) -> int:
+    with session_scope(engine, actor="tester") as s:
+        run = stored_run(s, "atp-demo", "atp", mode="plan")
+        s.add(ModelEndpoint(name="judge-ep", base_url=base_url, model="judge-model", api_key_env="CM_TEST_JUDGE_KEY"))
+        task = authoring.create_task(s, "atp-demo", "Show how to fold a paper crane", source_id="q1",
+                                     category="craft")
+        stored_trajectory(s, run, task.id, [
+            {"kind": "plan_call", "payload": {"tool_name": "Search", "arguments": {"query": "paper crane"}}},
+            answer('Fold the square. <tool>{"tool_name": "Search", "query": "paper crane"}</tool>')])
+        return run.id
+
+
+def test_cli_atp_chief_sees_the_inspectors_verdicts_so_final_score_is_computed(engine, db_path, scripted_openai,
+                                                                               monkeypatch) -> None:
+    from tui.cli import cli
+
+    monkeypatch.setenv("CM_TEST_JUDGE_KEY", "k")
+    run_id = atp_run(engine, scripted_openai.base_url)
+    runner = CliRunner()
+    checks = {k: True for k in ("necessity", "semantic_position", "structural_integrity", "tool_choice",
+                                "parameter_accuracy", "format_correctness")}
+    scripted_openai.push(text(json.dumps({"calls": [{"index": 0, **checks}]})),
+                         text(json.dumps({"missed": [], "missed_count": 0})),
+                         text(json.dumps({"score": 72, "tier": "good but flawed", "rationale": "fine"})))
+    for judge in ("atp-precision", "atp-recall", "atp-chief"):
+        out = runner.invoke(cli, ["--db", str(db_path), "judge", str(run_id), "--judge", judge,
+                                  "--endpoint", "judge-ep", "--json"])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["verdicts"] == 1, (judge, out.output)
+    chief_prompt = "".join(p.get("text", "") for p in scripted_openai.chat_requests()[2].messages[0]["content"])
+    assert '"missed_count": 0' in chief_prompt and '"format_correctness": true' in chief_prompt
+    out = runner.invoke(cli, ["--db", str(db_path), "score", str(run_id), "--json"])
+    data = json.loads(out.output)
+    assert data["metrics"]["FS"] == 72.0 and data["pending_judgements"] == 0
+    assert data["by_category"]["craft"]["FS"] == 72.0
