@@ -263,16 +263,36 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
 # ------------------------------------------------------------------ run folders in
 
 
-def _task_dirs(path: Path) -> list[Path]:
+def _task_dirs(path: Path) -> tuple[list[Path], list[str]]:
+    """Run folders the reference scores (those with ``run_meta.json`` or at least ``orig.png``) and notes
+    on the folders it leaves out."""
     if not path.is_dir():
         raise FormatError(path, message="expected a run folder (one sub-folder per task)")
-    if any((path / f).exists() for f in RUN_FILES):
-        return [path]
-    dirs = sorted(d for d in path.iterdir() if d.is_dir() and any((d / f).exists() for f in RUN_FILES))
+    if any((path / f).exists() for f in (*RUN_FILES, "orig.png")):
+        return [path], []
+    dirs, ignored = [], []
+    for d in sorted(p for p in path.iterdir() if p.is_dir()):
+        if (d / "run_meta.json").exists() or (d / "orig.png").exists():
+            dirs.append(d)
+        elif any((d / f).exists() for f in RUN_FILES):
+            ignored.append(d.name)
     if not dirs:
-        raise FormatError(path, message="no task run folders found (each holds tool_use_list.json, run_meta.json, "
-                                        "model_answer.txt, …)")
-    return dirs
+        raise FormatError(path, message="no task run folders found (each holds run_meta.json, or at least orig.png "
+                                        "when the run did not finish)")
+    notes = [f"{len(ignored)} folder(s) without run_meta.json or orig.png skipped, as the reference evaluator "
+             f"skips them: {', '.join(ignored[:10])}{' …' if len(ignored) > 10 else ''}"] if ignored else []
+    return dirs, notes
+
+
+def _saved_metrics(texts: dict[str, str], binaries: dict[str, bytes]) -> dict[str, Any] | None:
+    """``tool_images/metrics.json`` as the reference's ``require_metrics`` reads it: valid JSON or not."""
+    rel = "tool_images/metrics.json"
+    if rel not in texts and rel not in binaries:
+        return None
+    try:
+        return {"path": rel, "valid": True, "value": json.loads(texts[rel] if rel in texts else binaries[rel])}
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return {"path": rel, "valid": False, "error": str(exc)}
 
 
 def _snapshot(folder: Path) -> tuple[dict[str, str], dict[str, bytes]]:
@@ -305,7 +325,9 @@ def read_run(path: Path) -> RunSpec:
 
     trajectories = []
     modes = set()
-    for d in _task_dirs(path):
+    dirs, notes = _task_dirs(path)
+    incomplete = []
+    for d in dirs:
         texts, binaries = _snapshot(d)
         tool_list = _loads(texts["tool_use_list.json"], d / "tool_use_list.json") if "tool_use_list.json" in texts else []
         run_meta = _loads(texts["run_meta.json"], d / "run_meta.json") if "run_meta.json" in texts else None
@@ -321,14 +343,24 @@ def read_run(path: Path) -> RunSpec:
         if answer_raw is not None:
             events.append(EventSpec(ev.ANSWER, ev.answer(answer_raw.strip(), answer_raw)))
         usage = (run_meta or {}).get("usage") if isinstance((run_meta or {}).get("usage"), dict) else {}
-        native = {"files": texts, "blobs": {rel: sha256_of(data) for rel, data in binaries.items()}}
+        native: dict[str, Any] = {"files": texts, "blobs": {rel: sha256_of(data) for rel, data in binaries.items()}}
+        metrics = _saved_metrics(texts, binaries)
+        if metrics is not None:
+            native["saved_metrics"] = metrics
+        if run_meta is None:
+            native["incomplete"] = True
+            incomplete.append(d.name)
         trajectories.append(TrajectorySpec(
             d.name, d.name, events, final_answer=None if answer_raw is None else answer_raw.strip(),
             status="done" if run_meta is not None else "failed",
             error=None if run_meta is not None else "incomplete run: no run_meta.json", usage=usage or {},
             native=native, blobs=list(binaries.values())))
+    if incomplete:
+        notes.insert(0, f"{len(incomplete)} incomplete run(s) without run_meta.json imported as failed trajectories "
+                        f"(scored S = V = 0 with a wrong answer, as the reference does): "
+                        f"{', '.join(incomplete[:10])}{' …' if len(incomplete) > 10 else ''}")
     mode = "code" if modes == {"general"} else "atomic"
-    return RunSpec(mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)})
+    return RunSpec(mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)}, notes=notes)
 
 
 def tool_events(tool_list: list[Any], c: Checker, binaries: dict[str, bytes]) -> list[EventSpec]:

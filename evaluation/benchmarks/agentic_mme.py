@@ -10,11 +10,20 @@ Run.mode ``code`` builds the tool-use list the general-mode way (see ``scoring.c
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
-from evaluation.scoring.checkpoints import SEARCH_JUDGE, VISUAL_JUDGE, evaluate_process, tool_use_list
+from evaluation.benchmarks.agentic_mme_conformance import reference_conformance  # noqa: F401  (profile hook)
+from evaluation.scoring.checkpoints import (
+    SEARCH_JUDGE,
+    VISUAL_JUDGE,
+    ReferenceCrash,
+    evaluate_process,
+    native_tool_use_list,
+    tool_use_list,
+)
 from evaluation.scoring.items import Item
 from evaluation.scoring.matchers import amme_final_answer_correct
 
@@ -30,18 +39,37 @@ def golden_answer(item: Item) -> dict[str, Any]:
             "tolerance": spec.get("tolerance") or 0.0}
 
 
-def level_of(item: Item) -> str | None:
+def level_of(item: Item, mode: str = "fixed") -> str | None:
+    """L1–L3. Faithful: the source record's ``meta.level`` must equal the number 1, 2 or 3 (the
+    reference compares with ints, so "2" is in no level); an incomplete run folder is in none."""
+    if mode == "faithful":
+        if incomplete_run(item):
+            return None
+        meta = item.source.get("meta") if isinstance(item.source.get("meta"), dict) else None
+        if meta is not None:
+            raw = meta.get("level", 0)
+            return next((f"L{n}" for n in (1, 2, 3) if raw == n and not isinstance(raw, str)), None)
     raw = item.task.get("level") or (item.source.get("meta") or {}).get("level")
     s = str(raw or "").upper().lstrip("L")
     return f"L{s}" if s in ("1", "2", "3") else None
 
 
-def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
-    uses, effective = tool_use_list(item, code_mode=(ctx.run_mode == "code"), mode=ctx.mode)
-    ev = evaluate_process(item, uses, effective, mode=ctx.mode, oracle=ctx.oracle)
-    answer = item.final_answer()
-    ev["final_answer_accuracy"] = {"correct": amme_final_answer_correct(golden_answer(item), answer),
-                                   "model_answer": answer.strip(), "golden_answer": golden_answer(item).get("value")}
+def incomplete_run(item: Item) -> bool:
+    """An imported run folder without ``run_meta.json`` (the run died before it finished)."""
+    native = item.native
+    return isinstance(native, dict) and bool(native.get("incomplete"))
+
+
+def run_meta(item: Item) -> dict[str, Any]:
+    native = item.native if isinstance(item.native, dict) else {}
+    try:
+        meta = json.loads((native.get("files") or {}).get("run_meta.json") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _usage(uses: list[dict[str, Any]]) -> dict[str, int]:
     usage: dict[str, int] = {}
     for u in uses:
         if u["output"].get("declared_only"):
@@ -49,12 +77,37 @@ def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
         key = str(u["arguments"].get("op") or u.get("tool_name") or u.get("raw_tool_name") or "").lower()
         if key:
             usage[key] = usage.get(key, 0) + 1
-    ev["tool_usage"] = usage
+    return usage
+
+
+def incomplete_eval(item: Item, uses: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reference's verdict on an incomplete run: S = V = 0, a wrong answer, no calls, no checkpoints."""
+    return {"checkpoint_results": {}, "ordering_results": [],
+            "scores": {"S": 0.0, "V": 0.0, "R": 0.0, "base": 0.0, "penalty": 0.0, "PQS": 0.0},
+            "efficiency": {"effective_tool_calls": 0, "reference_tool_calls": 0, "max_tool_calls": 0, "excess_calls": 0},
+            "final_answer_accuracy": {"correct": False, "model_answer": "", "golden_answer": ""},
+            "outcomes": [], "pending_judgements": 0, "tool_usage": _usage(uses), "incomplete": True,
+            "incomplete_run": True}
+
+
+def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
+    native = native_tool_use_list(item) if ctx.mode == "faithful" else None
+    uses, effective = native or tool_use_list(item, code_mode=(ctx.run_mode == "code"), mode=ctx.mode)
+    if ctx.mode == "faithful" and incomplete_run(item):
+        return incomplete_eval(item, uses)
+    try:
+        ev = evaluate_process(item, uses, effective, mode=ctx.mode, oracle=ctx.oracle)
+    except ReferenceCrash as exc:
+        return {"dropped": str(exc)}
+    answer = item.final_answer()
+    ev["final_answer_accuracy"] = {"correct": amme_final_answer_correct(golden_answer(item), answer),
+                                   "model_answer": answer.strip(), "golden_answer": golden_answer(item).get("value")}
+    ev["tool_usage"] = _usage(uses)
     ev["incomplete"] = item.trajectory.get("status") not in ("done", None) and not item.events
     return ev
 
 
-def aggregate(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
+def aggregate(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
     n = len(rows)
     if not n:
         return {"total_cases": 0}
@@ -78,7 +131,10 @@ def aggregate(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
                 bucket = v_true if "visual_check" in r else v_tool
                 bucket[0] += bool(r.get("passed"))
                 bucket[1] += 1
-        for cp in it.checkpoints:
+        # Faithful: the reference looks the task up under run_meta["task_json"], a key its runners never
+        # write, so it counts no search checkpoint and prints 0 (see evaluation/eval_runs_search.py).
+        searched = it.checkpoints if mode == "fixed" or "task_json" in run_meta(it) else []
+        for cp in searched:
             if any(str(t).lower() == "google_search" for t in cp.get("tools") or []):
                 search[1] += 1
                 search[0] += bool(ev["checkpoint_results"].get(cp["key"], {}).get("search_check", {}).get("passed"))
@@ -97,15 +153,17 @@ def aggregate(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
         "tool_usage": dict(sorted(usage.items(), key=lambda kv: -kv[1])),
         "perfect_cases": sum(ev["scores"]["PQS"] == 1.0 for _, ev in rows),
         "checkpoint_pass_rate_50": pass50 / n * 100, "checkpoint_pass_rate_80": pass80 / n * 100,
-        "search_checkpoint_pass_rate": search[0] / search[1] * 100 if search[1] else None,
+        "cases_pass_50_checkpoints": pass50, "cases_pass_80_checkpoints": pass80,
+        "search_checkpoint_pass_rate": search[0] / search[1] * 100 if search[1] else (0.0 if mode == "faithful" else None),
+        "search_checkpoints_total": search[1], "search_checkpoints_passed": search[0],
         "v_tool_counts": {"passed": v_tool[0], "total": v_tool[1]},
         "v_true_counts": {"passed": v_true[0], "total": v_true[1]},
     }
 
 
-def overthink(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
+def overthink(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
     n = len(rows)
-    over = under = optimal = exceeded = 0
+    over = under = optimal = exceeded = s_checkpoints = 0
     ratios: list[float] = []
     ref_total = model_total = 0
     human: Counter[str] = Counter()
@@ -115,14 +173,17 @@ def overthink(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
         ref, model = eff["reference_tool_calls"], eff["effective_tool_calls"]
         ref_total += ref
         model_total += model
-        for cp in it.checkpoints:
+        # Faithful: an incomplete run names no task file, so its task adds nothing to the human side.
+        task_known = not (mode == "faithful" and ev.get("incomplete_run"))
+        for cp in it.checkpoints if task_known else []:
             if cp.get("axis") == "S":
+                s_checkpoints += 1
                 human.update(str(t).lower() for t in cp.get("tools") or [])
             elif cp.get("axis") == "V":
                 verifier = str((cp.get("code_check") or {}).get("verifier") or "").lower()
                 op = next((o for o in ("crop", "flip", "rotate", "enhance", "resize") if o in verifier), None)
                 human.update(op if op else str(t).lower() for t in cp.get("tools") or [])
-        if eff["max_tool_calls"] > 0 and model > eff["max_tool_calls"]:
+        if task_known and eff["max_tool_calls"] > 0 and model > eff["max_tool_calls"]:
             exceeded += 1
         if ref > 0:
             kind = "overthink" if model > ref else "underthink" if model < ref else "optimal"
@@ -139,6 +200,7 @@ def overthink(rows: list[tuple[Item, dict[str, Any]]]) -> dict[str, Any]:
         "pct_overthink": over / n * 100 if n else 0.0, "pct_underthink": under / n * 100 if n else 0.0,
         "pct_optimal": optimal / n * 100 if n else 0.0,
         "human_total_reference_calls": ref_total, "model_total_calls": model_total,
+        "human_total_s_checkpoints": s_checkpoints,
         "avg_excess_calls": (model_total - ref_total) / n if n else 0.0,
         "human_tool_usage": dict(sorted(human.items(), key=lambda kv: -kv[1])),
         "cases": cases,
@@ -151,20 +213,37 @@ class AgenticMMEProfile:
     judges = (VISUAL_JUDGE, SEARCH_JUDGE)
 
     def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
-        rows = [(it, score_item(it, ctx)) for it in items]
-        metrics = aggregate(rows)
-        metrics["overthink"] = overthink(rows)
-        by_level = {lv: aggregate([r for r in rows if level_of(r[0]) == lv]) for lv in LEVELS}
+        scored = [(it, score_item(it, ctx)) for it in items]
+        dropped = [it for it, ev in scored if "dropped" in ev]
+        rows = [(it, ev) for it, ev in scored if "dropped" not in ev]
+        metrics = aggregate(rows, ctx.mode)
+        metrics["overthink"] = overthink(rows, ctx.mode)
+        by_level = {lv: aggregate([r for r in rows if level_of(r[0], ctx.mode) == lv], ctx.mode) for lv in LEVELS}
         by_level = {k: v for k, v in by_level.items() if v.get("total_cases")}
         outcomes = [(int(it.trajectory.get("id") or 0), o) for it, ev in rows for o in ev["outcomes"]]
-        per_item = [{"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"), "level": level_of(it),
+        per_item = [{"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
+                     "source_id": it.task.get("source_id"), "level": level_of(it, ctx.mode),
+                     "incomplete_run": bool(ev.get("incomplete_run")),
                      "scores": ev["scores"], "efficiency": ev["efficiency"],
-                     "final_answer_accuracy": ev["final_answer_accuracy"],
+                     "final_answer_accuracy": ev["final_answer_accuracy"], "tool_usage": ev["tool_usage"],
                      "checkpoint_results": ev["checkpoint_results"], "ordering_results": ev["ordering_results"]}
                     for it, ev in rows]
+        per_item += [{"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
+                      "source_id": it.task.get("source_id"), "dropped": ev["dropped"]}
+                     for it, ev in scored if "dropped" in ev]
+        notes = []
+        incomplete = sum(bool(ev.get("incomplete_run")) for _, ev in rows)
+        if incomplete:
+            notes.append(f"{incomplete} incomplete run(s) (no run_meta.json) scored as the reference does: "
+                         "S = V = 0, wrong answer, in every overall denominator, in no level and no overthink case")
+        if dropped:
+            names = ", ".join(str(it.task.get("source_id")) for it in dropped[:10])
+            notes.append(f"{len(dropped)} trajectorie(s) left out, as the reference evaluator raises on them "
+                         f"(a verifier it calls with the wrong arguments, or a metrics.json that is not an object): "
+                         f"{names}{' …' if len(dropped) > 10 else ''}")
         return result(self.name, ctx, metrics, by_category=by_level, per_item=per_item, outcomes=outcomes,
                       pending=sum(ev["pending_judgements"] for _, ev in rows), usage=usage_stats(items),
-                      category_label="level")
+                      category_label="level", notes=notes)
 
 
 PROFILE = AgenticMMEProfile()

@@ -14,6 +14,8 @@ time, makes ``require_op`` one-to-one too, and falls back to every query image.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,6 +113,58 @@ def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tup
     return ordered, len(calls) + len(ops)
 
 
+_TRANSFORMED = re.compile(r"^transformed_image_(\d+)\.png$", re.IGNORECASE)
+
+
+def _native_files(item: Item) -> dict[str, Any] | None:
+    native = item.native
+    if isinstance(native, dict) and isinstance(native.get("files"), dict):
+        return {**native["files"], **(native.get("blobs") or {})}
+    return None
+
+
+def native_tool_use_list(item: Item) -> tuple[list[dict[str, Any]], int] | None:
+    """An imported run folder's own ``tool_use_list.json`` (indices as written) and the effective call
+    count its ``run_meta.json`` states, which is what the reference reads; None for other runs.
+
+    Entries map to the imported events in order (one tool call, or one code run, per entry).
+    """
+    native = item.native if isinstance(item.native, dict) else {}
+    files = native.get("files") if isinstance(native.get("files"), dict) else {}
+    if "tool_use_list.json" not in files:
+        return None
+    try:
+        raw = json.loads(files["tool_use_list.json"])
+        meta = json.loads(files["run_meta.json"]) if "run_meta.json" in files else {}
+    except (json.JSONDecodeError, TypeError):
+        return None
+    if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+        return None
+    pairs = _paired_results(item.events)
+    anchors = [(i, e) for i, e in enumerate(item.events) if e["kind"] in ("tool_call", "code_exec")]
+    uses = []
+    for k, entry in enumerate(raw):
+        i, ev = anchors[k] if k < len(anchors) else (None, {})
+        result = pairs.get(i) if i is not None else None
+        assets = list(((result or ev).get("payload") or {}).get("asset_ids") or []) if ev else []
+        out = entry.get("output") if isinstance(entry.get("output"), dict) else {}
+        args = entry.get("arguments") if isinstance(entry.get("arguments"), dict) else {}
+        uses.append({"tool_name": entry.get("tool_name") or "", "raw_tool_name": entry.get("raw_tool_name") or "",
+                     "arguments": args, "output": {**out, "asset_ids": assets}, "index": int(entry.get("index", 0)),
+                     "event_id": ev.get("id"), "ordinal": ev.get("ordinal", 0)})
+    effective = meta.get("effective_tool_calls", len(raw)) if isinstance(meta, dict) else len(raw)
+    return uses, int(effective)
+
+
+def transformed_image_count(item: Item) -> int:
+    """``require_images`` counts ``tool_images/transformed_image_<n>.png`` files (readable or not) in an
+    imported run folder; elsewhere the images the run's tools produced."""
+    files = _native_files(item)
+    if files is None:
+        return len(item.produced_assets())
+    return sum(1 for rel in files if rel.startswith("tool_images/") and _TRANSFORMED.match(rel[len("tool_images/"):]))
+
+
 def produced_metrics(item: Item) -> dict[str, Any] | None:
     """Measurements a run saved (Agentic-MME's ``tool_images/metrics.json``): ``metrics`` dicts in payloads."""
     found: dict[str, Any] | None = None
@@ -120,6 +174,24 @@ def produced_metrics(item: Item) -> dict[str, Any] | None:
         if isinstance(m, dict):
             found = {**(found or {}), **m}
     return found
+
+
+def saved_metrics(item: Item) -> tuple[str, Any]:
+    """The run's metrics file as the reference reads it: ("missing"|"invalid"|"ok", parsed JSON).
+
+    An imported run folder brings its own ``tool_images/metrics.json`` (mapped into the native
+    record on import as ``saved_metrics``); a chainmark run's are the ``metrics`` its tools reported.
+    """
+    native = item.native if isinstance(item.native, dict) else {}
+    saved = native.get("saved_metrics")
+    if isinstance(saved, dict):
+        return ("ok", saved.get("value")) if saved.get("valid") else ("invalid", None)
+    found = produced_metrics(item)
+    return ("missing", None) if found is None else ("ok", found)
+
+
+class ReferenceCrash(Exception):
+    """The reference evaluator raises on this trajectory, and so leaves it out of every number."""
 
 
 # ------------------------------------------------------------------ engine
@@ -159,8 +231,37 @@ def _require_op(uses: list[dict[str, Any]], op: str, used: set[int], one_to_one:
     return False, None
 
 
+# Names the reference's verifier module defines or imports. Its dispatcher calls any of them with the
+# checkpoint's keyword arguments (run_dir, run_meta, task_cfg, checkpoint, tool_use_list); by behaviour:
+# the example custom verifier requires a crop, ``Path`` returns a path (truthy: a pass), and every other
+# one raises TypeError (wrong signature, or a typing construct that cannot be instantiated).
+MODULE_PASSES = {"Path"}
+MODULE_REQUIRES_OP = {"example_custom_verifier": "crop"}
+MODULE_RAISES = {"require_op", "require_transformed_images", "auto_verifier_from_name", "dispatch_verifier",
+                 "_is_declared_only", "VerifyResult", "dataclass", "list_transformed_pngs", "read_json",
+                 "Any", "Dict", "List", "Optional"}
+
+
+def _require_metrics(key: str | None, state: str, value: Any, mode: str) -> tuple[bool, int | None, dict[str, Any]]:
+    if state == "missing":
+        return False, None, {"reason": "metrics.json missing"}
+    if state == "invalid":
+        return False, None, {"reason": "metrics.json invalid"}
+    if isinstance(value, dict):
+        if key and key not in value:
+            return False, None, {"reason": "metrics key missing", "key": key}
+        return True, 0, {"metrics_keys": list(value)}
+    # Not an object: the reference tests ``key in value`` (lists and strings allow it) and then asks
+    # the value for its keys, which raises.
+    if key and isinstance(value, (list, str)) and key not in value:
+        return False, None, {"reason": "metrics key missing", "key": key}
+    if mode == "faithful":
+        raise ReferenceCrash(f"metrics.json holds a {type(value).__name__}, not an object")
+    return False, None, {"reason": "metrics.json is not an object"}
+
+
 def _dispatch_verifier(verifier: str, uses: list[dict[str, Any]], used: set[int], *, mode: str,
-                       produced_images: int, metrics: dict[str, Any] | None) -> tuple[bool, int | None, dict[str, Any]]:
+                       produced_images: int, metrics: tuple[str, Any]) -> tuple[bool, int | None, dict[str, Any]]:
     verifier = (verifier or "").strip()
     if not verifier:
         return True, None, {"note": "empty verifier counts as a pass"}
@@ -181,11 +282,15 @@ def _dispatch_verifier(verifier: str, uses: list[dict[str, Any]], used: set[int]
     if verifier.startswith("require_metrics"):
         parts = verifier.split(":")
         key = parts[1].strip() if len(parts) > 1 and parts[1].strip() else None
-        if metrics is None:
-            return False, None, {"reason": "no metrics saved"}
-        if key and key not in metrics:
-            return False, None, {"reason": "metrics key missing", "key": key}
-        return True, 0, {"metrics_keys": sorted(metrics)}
+        return _require_metrics(key, metrics[0], metrics[1], mode)
+    if verifier in MODULE_REQUIRES_OP:
+        op = MODULE_REQUIRES_OP[verifier]
+        ok, hit = _require_op(uses, op, used, one_to_one=(mode == "fixed"))
+        return ok, hit, {"op": op, "verifier_function": verifier}
+    if mode == "faithful" and verifier in MODULE_PASSES:
+        return True, None, {"note": f"{verifier}(...) returns a truthy object", "verifier_function": verifier}
+    if mode == "faithful" and verifier in MODULE_RAISES:
+        raise ReferenceCrash(f"verifier {verifier!r} is called with the checkpoint's arguments and raises")
     return False, None, {"reason": "unknown verifier", "verifier": verifier}
 
 
@@ -196,7 +301,7 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
     traj_id = int(item.trajectory.get("id") or 0)
     answer = item.final_answer()
     produced = item.produced_assets()
-    metrics = produced_metrics(item)
+    metrics = saved_metrics(item)
     by_index = {ev["index"]: ev for ev in uses}
     used: set[int] = set()
     results: dict[str, dict[str, Any]] = {}
@@ -273,7 +378,7 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
                 verifier = str((cp.get("code_check") or {}).get("verifier") or "")
                 op = next((p for p in PRIMITIVES_OP if p in verifier.lower()), None)
                 ok, vhit, vdetail = _dispatch_verifier(verifier, uses, used, mode=mode,
-                                                       produced_images=len(produced), metrics=metrics)
+                                                       produced_images=transformed_image_count(item), metrics=metrics)
                 if ok:
                     tool_ok, hit = True, vhit
                     if vhit is not None:
