@@ -408,6 +408,10 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
                 if not images:
                     query = item.query_assets()
                     images = query[:1] if mode == "faithful" else query
+                    if mode == "faithful":  # the reference falls back to the run folder's own orig.png
+                        origs = [item.native_assets[k] for k in ["orig.png", *sorted(item.native_assets)]
+                                 if k in item.native_assets and re.fullmatch(r"orig.*\.png", k)]
+                        images = origs[:1] or images
                     fallback = bool(images)
                 judged = []
                 expected = str(vc.get("expected_answer") or "").strip()

@@ -27,6 +27,7 @@ class Item:
     reference_steps: list[dict[str, Any]] = field(default_factory=list)
     task_assets: list[dict[str, Any]] = field(default_factory=list)  # {asset_id, role, ordinal, original_path, sha256}
     asset_sha: dict[int, str] = field(default_factory=dict)  # every asset id the item mentions → sha256
+    native_assets: dict[str, int] = field(default_factory=dict)  # file of the native record → its asset id
 
     @property
     def source(self) -> dict[str, Any]:

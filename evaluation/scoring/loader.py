@@ -110,6 +110,14 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
         for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.id.in_(chunk))).all():  # type: ignore[union-attr]
             asset_sha[aid] = sha
 
+    # Files of an imported native record (e.g. an Agentic-MME run folder's orig.png) are stored assets too.
+    native_sha = {sha for tr in trajs if isinstance(tr.native, dict)
+                  for sha in (tr.native.get("blobs") or {}).values() if isinstance(sha, str)}
+    id_by_sha: dict[str, int] = {}
+    for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
+        for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():  # type: ignore[attr-defined]
+            id_by_sha.setdefault(sha, aid)
+
     items: list[Item] = []
     for tr in trajs:
         task = tasks[tr.task_id]
@@ -123,7 +131,11 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
         shas = {a["asset_id"]: a["sha256"] for a in ta}
         shas.update({a: asset_sha[a] for e in evs for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
                      if a in asset_sha})
+        native_assets = {rel: id_by_sha[sha] for rel, sha in ((tr.native or {}).get("blobs") or {}).items()
+                         if isinstance(tr.native, dict) and sha in id_by_sha}
+        shas.update({aid: sha for sha, aid in id_by_sha.items() if aid in native_assets.values()})
         items.append(Item(
+            native_assets=native_assets,
             task=_row(task, TASK_FIELDS),
             trajectory={"id": tr.id, "task_id": tr.task_id, "status": tr.status, "final_answer": tr.final_answer,
                         "usage": tr.usage or {}, "native": tr.native, "error": tr.error,

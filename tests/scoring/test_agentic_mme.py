@@ -120,3 +120,18 @@ def test_visual_check_falls_back_to_the_original_image() -> None:
     row = PROFILE.score([it], ScoreContext(oracle=o))["per_item"][0]
     assert row["checkpoint_results"]["V"]["passed"]
     assert row["checkpoint_results"]["V"]["visual_check"]["fallback_to_original"]
+
+
+def test_faithful_visual_fallback_is_the_run_folders_own_orig_png() -> None:
+    """With no produced image the reference judges ``<run_dir>/orig.png``, not the dataset's image."""
+    it = item({"source_id": "0001"}, [answer("x")],
+              checkpoints=[{"id": 1, "key": "V1", "axis": "V",
+                            "visual_check": {"question": "Which colour?", "expected_answer": "blue"}}],
+              task_assets=[{"asset_id": 5, "role": "query_image", "ordinal": 0}],
+              native_assets={"orig.png": 7, "tool_use_list.json": 8})
+    oracle = DictOracle({("amme-visual", "visual:V1:7"): ja(raw="mostly blue"),
+                         ("amme-visual", "visual:V1:5"): ja(raw="mostly red")})
+    faithful = PROFILE.score([it], ScoreContext(mode="faithful", oracle=oracle))
+    assert faithful["per_item"][0]["scores"]["V"] == 1.0
+    fixed = PROFILE.score([it], ScoreContext(mode="fixed", oracle=oracle))
+    assert fixed["per_item"][0]["scores"]["V"] == 0.0
