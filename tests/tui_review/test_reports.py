@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+from tests.support.scripted_openai import scripted_openai  # noqa: F401  (fixture)
 from tests.tui_review.conftest import settle
 from tui.cli import cli
 from tui.screens.reports import ReportsScreen
@@ -30,3 +31,38 @@ async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_pat
                                           "--embedder", "hashing"], catch_exceptions=False)
         assert result.exit_code == 0, result.output
         assert (tmp_path / f"report.{fmt}").read_text(encoding="utf-8") == result.output
+
+
+async def test_atp_report_shows_the_final_score_after_the_three_judges(make_tui, engine, blobs, scripted_openai,
+                                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from evaluation.judges.runner import judge_run
+    from tests.scoring.test_judges import atp_run
+    from tests.support.scripted_openai import text
+
+    monkeypatch.setenv("CM_TEST_JUDGE_KEY", "k")
+    run_id = atp_run(engine, scripted_openai.base_url)
+    checks = {k: True for k in ("necessity", "semantic_position", "structural_integrity", "tool_choice",
+                                "parameter_accuracy", "format_correctness")}
+    scripted_openai.push(text(json.dumps({"calls": [{"index": 0, **checks}]})), text('{"missed": []}'),
+                         text('{"score": 64, "tier": "good but flawed"}'))
+    for judge in ("atp-precision", "atp-recall", "atp-chief"):
+        judge_run(engine, blobs, run_id, judge, "judge-ep")
+    app = make_tui()
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ReportsScreen(run_ids=(run_id,), embedder="hashing"))
+        await settle(pilot, app)
+        screen = app.screen
+        assert screen.results is not None and screen.results[0]["metrics"]["FS"] == 64.0
+        import io
+
+        from rich.console import Console
+
+        from tui.screens.reports import report_renderable
+
+        console = Console(width=150, record=True, file=io.StringIO())
+        console.print(report_renderable(screen.results, None))
+        shown = console.export_text()
+        assert "atp: headline metrics" in shown and "FS" in shown and "64" in shown
