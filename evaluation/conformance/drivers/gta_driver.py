@@ -85,9 +85,19 @@ def install_stubs(embedder: str) -> None:
             def encode(self, text, convert_to_tensor=False):
                 return np.asarray(chosen.encode([text])[0], dtype=np.float64)
 
+        class _Tensor:  # what ``util.cos_sim(...).cpu().numpy()`` needs
+            def __init__(self, value):
+                self.value = value
+
+            def cpu(self):
+                return self
+
+            def numpy(self):
+                return self.value
+
         def cos_sim(a, b):
             a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-            return np.array([[float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))]])
+            return _Tensor(np.array([[float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))]]))
 
         _module("sentence_transformers", SentenceTransformer=SentenceTransformer,
                 util=types.SimpleNamespace(cos_sim=cos_sim))
