@@ -204,6 +204,13 @@ def generate(out: Path, n: int = 300, seed: int = 15) -> dict[str, Path]:
     return paths
 
 
+
+def sets(out: Path, n: int = 300) -> list[dict[str, Any]]:
+    """What ``bench/conformance/run.py`` imports: one dataset, two prediction files."""
+    paths = generate(out, n)
+    return [{"label": layout, "format": "gta", "dataset": paths["dataset"], "run": paths[layout], "options": {}}
+            for layout in ("step", "e2e")]
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
