@@ -53,10 +53,20 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
 
 
 def import_run(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str,
-               name: str | None = None, actor: str | None = None) -> RunImportSummary:
+               name: str | None = None, actor: str | None = None, **options: Any) -> RunImportSummary:
+    """``options`` are the format's own reading options (e.g. ISG's ``root``, ``drop_last``); a format
+    that does not take one refuses it by name."""
     fmt = get_format(fmt_name)
+    options = {k: v for k, v in options.items() if v is not None and v is not False}
+    if options:
+        import inspect
+
+        accepted = inspect.signature(fmt.read_run).parameters
+        unknown = [k for k in options if k not in accepted]
+        if unknown:
+            raise ValueError(f"format {fmt.name!r} takes no option {', '.join(unknown)} when importing a run")
     with gc_paused():
-        spec = fmt.read_run(Path(path))
+        spec = fmt.read_run(Path(path), **options)
         with session_scope(engine, actor) as session:
             return write_run(session, blobs, fmt, spec, benchmark, str(path), name)
 

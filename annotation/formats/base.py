@@ -168,6 +168,29 @@ def read_json(path: Path) -> Any:
         raise FormatError(path, message="JSON nested too deeply") from None
 
 
+def read_json_noting_duplicates(path: Path) -> tuple[Any, list[str]]:
+    """``read_json`` plus the keys that occur more than once in the top-level object (the value kept for
+    each is the last one, as ``json.load`` keeps it)."""
+    text = read_text(path)
+    duplicates: list[list[str]] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, int] = {}
+        for k, _ in pairs:
+            seen[k] = seen.get(k, 0) + 1
+        duplicates.append([k for k, n in seen.items() if n > 1])
+        return dict(pairs)
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs_hook)
+    except json.JSONDecodeError as exc:
+        raise FormatError(path, message=f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise FormatError(path, message="JSON nested too deeply") from None
+    top = duplicates[-1] if isinstance(value, dict) and duplicates else []  # the outermost object closes last
+    return value, top
+
+
 def read_jsonl(path: Path) -> list[tuple[int, Any]]:
     """``(line number, value)`` for every non-blank line."""
     out: list[tuple[int, Any]] = []

@@ -23,6 +23,7 @@ from annotation.formats.base import (
     find_dataset_file,
     read_asset,
     read_json,
+    read_json_noting_duplicates,
     write_file,
     write_json,
 )
@@ -264,9 +265,14 @@ def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
 
 def read_run(path: Path) -> RunSpec:
     file = find_dataset_file(path, (PREDICTIONS_FILE,), "GTA predictions file")
-    data = read_json(file)
+    data, duplicates = read_json_noting_duplicates(file)
     if not isinstance(data, dict):
         raise FormatError(file, None, None, "must be a JSON object keyed by sample index")
+    notes = []
+    if duplicates:
+        notes.append(f"{len(duplicates)} sample key(s) occur more than once in {file.name}; the last record of each "
+                     f"was kept, as json.load keeps it for the reference: {', '.join(map(repr, duplicates[:10]))}")
+    numeric: list[str] = []
     layouts = set()
     trajectories = []
     for key, rec in data.items():
@@ -278,6 +284,8 @@ def read_run(path: Path) -> RunSpec:
         layouts.add(layout)
         if len(layouts) > 1:
             raise c.fail("prediction", "mixes step-by-step and end-to-end layouts in one file")
+        if _stringify_numeric_answers(preds, layout):
+            numeric.append(str(key))
         events = _step_events(preds, c) if layout == "step" else _e2e_events(preds, c)
         answer = next((e.payload["text"] for e in reversed(events) if e.kind == ev.ANSWER), None)
         if layout == "step" and preds:
@@ -288,7 +296,22 @@ def read_run(path: Path) -> RunSpec:
                                            status="done" if preds else "failed",
                                            error=None if preds else "empty prediction", native=rec))
     layout = layouts.pop() if layouts else "step"
-    return RunSpec("step" if layout == "step" else "react", trajectories, {"layout": layout})
+    if numeric:
+        notes.append(f"{len(numeric)} sample(s) answer with a number instead of a string; it was read as str(number): "
+                     f"{', '.join(map(repr, numeric[:10]))}")
+    return RunSpec("step" if layout == "step" else "react", trajectories, {"layout": layout}, notes=notes)
+
+
+def _stringify_numeric_answers(preds: list[Any], layout: str) -> bool:
+    """Assistant ``content`` given as a number becomes ``str(number)`` (in place); True if any was."""
+    steps = preds if layout == "step" else (preds[0] if preds and isinstance(preds[0], list) else [])
+    changed = False
+    for step in steps:
+        if isinstance(step, dict) and step.get("role") == "assistant" and isinstance(step.get("content"), (int, float)) \
+                and not isinstance(step.get("content"), bool):
+            step["content"] = str(step["content"])
+            changed = True
+    return changed
 
 
 def _step_events(preds: list[Any], c: Checker) -> list[EventSpec]:
@@ -364,16 +387,24 @@ def build_prediction(tb: Any, layout: str, task_bundle: TaskBundle | None, toolm
                                                          key=lambda e: e.payload.get("gold_index", 0))]
         return {"gold": gold, "prediction": preds, "origin_prompt": origin, "steps": []}
     steps: list[dict[str, Any]] = []
+    failed_results = {str(e.payload.get("call_id")): e for e in events if e.kind == ev.TOOL_RESULT
+                      and e.payload.get("call_id") and (e.failed or e.payload.get("ok") is False)}
     for e in events:
         p = e.payload
         if e.kind == ev.TOOL_CALL:
+            raw = p.get("raw_arguments")
             step: dict[str, Any] = {"role": "assistant", "tool_calls": [
-                {"type": "function", "function": {"name": p.get("name"), "arguments": p.get("raw_arguments",
-                                                                                          p.get("arguments"))}}]}
+                {"type": "function", "function": {"name": p.get("name"),
+                                                  "arguments": raw if raw is not None else p.get("arguments")}}]}
+            failed_result = failed_results.get(str(p.get("call_id") or "")) if p.get("call_id") else None
             if "error" in p:
                 step["error"] = p["error"]
             elif e.failed:
                 step["error"] = {"type": "invalid_call", "msg": p.get("parse_error") or "the call was invalid"}
+            elif failed_result is not None:  # the call ran and failed: OpenCompass marks the step with error
+                step["error"] = {"type": "tool_error",
+                                 "msg": str(failed_result.payload.get("error") or failed_result.payload.get("text")
+                                            or "the tool call failed")}
             steps.append(step)
         elif e.kind == ev.TOOL_RESULT:
             content = (p.get("data") or {}).get("content")

@@ -160,11 +160,30 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
 # ------------------------------------------------------------------ predictions in/out
 
 
-def read_run(path: Path) -> RunSpec:
+def _reference_image(content: str, root: Path, c: Checker, field: str) -> bytes:
+    """ISG-eval.py's rule: a path that exists as given (absolute, or relative to the working folder) is
+    used as it is, any other is joined under ``--root``."""
+    direct = Path(content)
+    target = direct if content and direct.is_file() else root / content
+    try:
+        return target.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        raise c.fail(field, f"file {content!r} not found as given nor under --root {root}") from None
+
+
+def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -> RunSpec:
+    """Prediction lines. Output images resolve next to the JSONL by default; with ``root`` they resolve as
+    ``ISG-eval.py --root`` does. ``drop_last`` leaves out the last line, as the reference CLI's default
+    ``--end -1`` (``input_data[start:-1]``) does."""
     file = _jsonl_file(path, PREDICTIONS_FILE)
-    root = file.parent
+    here = file.parent
     trajectories = []
-    for lineno, line in read_jsonl(file):
+    notes = []
+    lines = read_jsonl(file)
+    if drop_last and lines:
+        notes.append(f"the last line (line {lines[-1][0]}) was left out, as ISG-eval.py's default --end -1 leaves it out")
+        lines = lines[:-1]
+    for lineno, line in lines:
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = str(c.get(line, "id", (str, int), "id"))
@@ -177,13 +196,19 @@ def read_run(path: Path) -> RunSpec:
         images = []
         for i, b in enumerate(blocks):
             if b["type"] == "image":
-                images.append(read_asset(root, safe_relpath(b["content"], c, f"output[{i}].content"), c,
-                                         f"output[{i}].content"))
+                where = f"output[{i}].content"
+                if root is not None:
+                    images.append(_reference_image(str(b["content"]), Path(root), c, where))
+                else:
+                    images.append(read_asset(here, safe_relpath(b["content"], c, where), c, where))
         text = "\n".join(b["content"] for b in blocks if b["type"] == "text")
         payload = {**ev.answer(text, ""), "blocks": blocks}
         trajectories.append(TrajectorySpec(ident, f"line {lineno}", [EventSpec(ev.ANSWER, payload, assets=images)],
                                            final_answer=text, native=line))
-    return RunSpec("plan", trajectories, {"layout": "isg-output"})
+    config: dict[str, Any] = {"layout": "isg-output"}
+    if root is not None:
+        config["root"] = str(root)
+    return RunSpec("plan", trajectories, config, notes=notes)
 
 
 def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> list[Path]:

@@ -48,7 +48,7 @@ class RunSpec:
     trajectories: list[TrajectorySpec]
     config: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
-    notes: list[str] = field(default_factory=list)  # what the import did that a user should know
+    notes: list[str] = field(default_factory=list)  # what the import did that a user should know (leniencies, skipped folders)
 
 
 @dataclass
@@ -92,14 +92,27 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
         raise FormatError(source, None, None, f"no benchmark named {benchmark!r}; import its tasks first")
     tasks = dict(session.exec(select(Task.source_id, Task.id).where(Task.benchmark_id == bench.id)).all())
     revisions = dict(session.exec(select(Task.id, Task.revision).where(Task.benchmark_id == bench.id)).all())
-    seen: set[str] = set()
+    notes = list(spec.notes)
+    unknown = [t.source_id for t in spec.trajectories if t.source_id not in tasks]
+    if unknown and len(unknown) == len(spec.trajectories):
+        raise FormatError(source, spec.trajectories[0].record, "id", f"no task with source id "
+                          f"{spec.trajectories[0].source_id!r} in benchmark {benchmark!r} (none of the "
+                          f"{len(unknown)} prediction(s) names a task of this benchmark)")
+    if unknown:
+        notes.append(f"{len(unknown)} prediction(s) for ids that are not tasks of {benchmark!r} were ignored, as "
+                     f"the reference ignores them: {_listing(unknown)}")
+    last: dict[str, TrajectorySpec] = {}
+    repeated: list[str] = []
     for t in spec.trajectories:
-        if t.source_id not in tasks:
-            raise FormatError(source, t.record, "id", f"no task with source id {t.source_id!r} in benchmark "
-                                                      f"{benchmark!r}")
-        if t.source_id in seen:
-            raise FormatError(source, t.record, "id", f"a second prediction for task {t.source_id!r}")
-        seen.add(t.source_id)
+        if t.source_id in tasks:
+            if t.source_id in last and t.source_id not in repeated:
+                repeated.append(t.source_id)
+            last[t.source_id] = t
+    if repeated:
+        notes.append(f"{len(repeated)} task(s) have more than one prediction; the last one was kept, as the reference "
+                     f"keeps it: {_listing(repeated)}")
+    kept = {id(t) for t in last.values()}
+    spec = RunSpec(spec.mode, [t for t in spec.trajectories if id(t) in kept], spec.config, spec.name, notes)
     now = utcnow()
     run_name = name or spec.name or f"{fmt.name} import {now:%Y-%m-%d %H:%M}"
     run = Run(name=run_name, benchmark_id=bench.id or 0, kind="imported", mode=spec.mode, status="done",
@@ -134,7 +147,12 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
         insert_many(session, EventAsset.__table__, link_rows)
     session.flush()
     return RunImportSummary(run.id or 0, run_name, fmt.name, benchmark, spec.mode, len(traj_ids), len(event_ids),
-                            new_assets, list(spec.notes))
+                            new_assets, notes)
+
+
+def _listing(ids: list[str], limit: int = 10) -> str:
+    shown = ", ".join(repr(i) for i in ids[:limit])
+    return shown + (f" … (+{len(ids) - limit})" if len(ids) > limit else "")
 
 
 def load_run(session: Session, run_id: int) -> RunBundle:

@@ -26,4 +26,15 @@ def get_profile(name_or_format: str) -> Profile:
     raise UnknownProfile(f"no scoring profile for benchmark format {name_or_format!r} (profiles: {known})")
 
 
-__all__ = ["Profile", "ScoreContext", "UnknownProfile", "all_profiles", "get_profile"]
+def all_corrections() -> dict[str, dict[str, str]]:
+    """profile name -> {correction name: what fixed mode does instead of the reference} (``CORRECTIONS``)."""
+    import importlib
+
+    out = {}
+    for m in _MODULES:
+        module = importlib.import_module(f"evaluation.benchmarks.{m}")
+        out[module.PROFILE.name] = dict(getattr(module, "CORRECTIONS", {}) or {})
+    return out
+
+
+__all__ = ["Profile", "all_corrections", "ScoreContext", "UnknownProfile", "all_profiles", "get_profile"]

@@ -23,9 +23,21 @@ class ScoreContext:
     oracle: JudgeOracle = field(default_factory=NoJudges)
     embedder_factory: Callable[[], Embedder] | None = None
     _embedder: Embedder | None = None
+    corrections: set[str] = field(default_factory=set)  # fixed-mode corrections used while scoring
 
     def __post_init__(self) -> None:
         check_mode(self.mode)
+
+    def correct(self, name: str) -> bool:
+        """True in fixed mode, recording that correction ``name`` was used (it appears in ``corrections``).
+
+        Profiles call it at each place where fixed mode departs from the reference: ``if ctx.correct(X):``.
+        Every name must be declared in its profile module's ``CORRECTIONS`` (name -> one-line description).
+        """
+        if self.mode != "fixed":
+            return False
+        self.corrections.add(name)
+        return True
 
     @property
     def embedder(self) -> Embedder:
@@ -105,5 +117,5 @@ def result(profile: str, ctx: ScoreContext, metrics: dict[str, Any], *, by_categ
         "profile": profile, "mode": ctx.mode, "run_mode": ctx.run_mode, "embedder": ctx.embedder_name,
         "metrics": metrics, "by_category": by_category or {}, "category_label": category_label,
         "per_item": per_item or [], "outcomes": outcomes or [], "pending_judgements": pending,
-        "usage": usage or {}, "notes": notes or [],
+        "usage": usage or {}, "notes": notes or [], "corrections": sorted(ctx.corrections),
     }

@@ -9,8 +9,12 @@ rules. Fixed mode uses look-around alias matching and counts every gold turn in 
 Gold dialogs come from the imported GTA record (``source_record.dialogs``) when present, else from
 the reference chain. A trajectory whose ``native`` holds an OpenCompass prediction record
 (``{"gold": …, "prediction": …}``) is scored from that record, exactly as OpenCompass would.
-Image-file arguments are compared after mapping any path that ends with a task file's relative
-path to that relative path — the same identity the reference gets by absolutising both sides.
+ArgAcc compares arguments exactly, as the reference does (its gold holds the loader's absolute image
+paths and predictions are never rewritten); fixed mode maps any path that ends with a task file's
+relative path to that relative path first (correction ``gta-path-normalise``).
+
+A predicted step with ``"tool_calls": []`` makes the reference raise IndexError; chainmark scores it as
+a turn without a tool call (an answer turn) in both modes and says so in the notes.
 
 Optional: a GTA-2-style checkpoint judge (``gta-checkpoint``, 0–10 per leaf checkpoint, weighted
 mean up the tree) when such verdicts exist.
@@ -34,6 +38,14 @@ CATEGORIES = {
 }
 IMAGEGEN_TOOLS = ("DrawBox", "AddText", "Plot", "TextToImage", "ImageStylization")
 CHECKPOINT_JUDGE = "gta-checkpoint"
+CORRECTIONS = {
+    "gta-alias-lookaround": "whitelist/blacklist aliases match with look-arounds instead of \\b, so aliases "
+                            "that start or end with a non-word character (-3, $5, 3.) can match",
+    "gta-instacc-all-turns": "InstAcc divides by every gold turn (the reference divides by tool turns + samples "
+                             "with a textual answer)",
+    "gta-path-normalise": "ArgAcc maps image paths ending in a task file's relative path to that path before "
+                          "comparing (the reference compares arguments exactly)",
+}
 
 
 def tool_type(name: str) -> str:
@@ -44,8 +56,10 @@ def tool_type(name: str) -> str:
 
 
 def response_type(step: dict[str, Any]) -> tuple[str, Any]:
-    if "tool_calls" in step:
+    if step.get("tool_calls"):
         return "tool", step["tool_calls"][0]["function"]
+    if "tool_calls" in step and step.get("role", "assistant") == "assistant":  # [] or null: the reference crashes
+        return "answer", step.get("content")
     if step.get("role") == "assistant":
         return "answer", step.get("content")
     return "tool_return", step.get("content")
@@ -107,7 +121,7 @@ def canonical_args(args: Any, aliases: list[str]) -> Any:
 
 
 def _canon_step(step: dict[str, Any], aliases: list[str]) -> dict[str, Any]:
-    if "tool_calls" not in step or not aliases:
+    if not step.get("tool_calls") or not aliases:
         return step
     fn = step["tool_calls"][0]["function"]
     return {**step, "tool_calls": [{"type": "function", "function": {
@@ -162,10 +176,17 @@ def _native(item: Item) -> tuple[list[Any], list[Any]] | None:
 # ------------------------------------------------------------------ the two evaluators
 
 
-def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+STEP_COUNTS = ("metrics.inst_align", "metrics.tool_acc", "metrics.arg_acc", "metrics.answer_acc", "metrics.tool_call",
+               "metrics.tool_call_error", "total.tool", "total.answer")
+EMPTY_CALLS_NOTE = ("{n} predicted step(s) carry an empty tool_calls list; the reference raises IndexError on them, "
+                    "chainmark scores them as turns without a tool call")
+
+
+def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     total = {"tool": 0, "answer": 0}
     m = {"inst_align": 0.0, "tool_acc": 0.0, "arg_acc": 0.0, "answer_acc": 0.0, "tool_call": 0, "tool_call_error": 0}
     gold_turns = 0
+    empty_calls = 0
     per_item = []
     for it in items:
         ref = gold_reference(it)
@@ -176,86 +197,110 @@ def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], li
         else:
             gts = [g for g in gold_dialogs(it) if g.get("role") == "assistant"]
             preds = step_predictions(it, len(gts))
+        c = dict.fromkeys(STEP_COUNTS, 0.0)
         if ref:
-            total["answer"] += 1
-        row = {"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"), "aligned": 0, "turns": 0}
+            c["total.answer"] += 1
+        row = {"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
+               "item_id": str(it.task.get("source_id")), "aligned": 0, "turns": 0, "counts": c}
         pairs = list(zip(preds, gts))
         gold_turns += len(gts) if ctx.mode == "fixed" else len(pairs)
         for pred, gt in pairs:
-            pred = _canon_step(pred, aliases)
-            gt = _canon_step(gt, aliases)
+            if aliases and any(_canon_step(x, aliases) != x for x in (pred, gt)) and ctx.correct("gta-path-normalise"):
+                pred, gt = _canon_step(pred, aliases), _canon_step(gt, aliases)
+            if "tool_calls" in pred and not pred.get("tool_calls"):
+                empty_calls += 1
             ptype, p_ = response_type(pred)
             gtype, g_ = response_type(gt)
             row["turns"] += 1
             if ptype == gtype and "error" not in pred:
-                m["inst_align"] += 1
+                c["metrics.inst_align"] += 1
                 row["aligned"] += 1
             if gtype == "tool":
-                total["tool"] += 1
+                c["total.tool"] += 1
             if ptype == "tool":
-                m["tool_call"] += 1
+                c["metrics.tool_call"] += 1
                 if "error" in pred:
-                    m["tool_call_error"] += 1
+                    c["metrics.tool_call_error"] += 1
             if ptype == gtype == "tool" and p_.get("name") == g_.get("name"):
-                m["tool_acc"] += 1
+                c["metrics.tool_acc"] += 1
                 if p_.get("arguments") == g_.get("arguments"):
-                    m["arg_acc"] += 1
+                    c["metrics.arg_acc"] += 1
             elif ptype == gtype == "answer":
                 if isinstance(ref, dict):
                     ok = gta_iscorrect(str(p_ or ""), ref, ctx.mode)
-                    m["answer_acc"] += ok
+                    if ctx.mode == "fixed" and ok != gta_iscorrect(str(p_ or ""), ref, "faithful"):
+                        ctx.correct("gta-alias-lookaround")
+                    c["metrics.answer_acc"] += ok
                     row["answer_correct"] = ok
                 elif isinstance(ref, list):
                     s = simscore(ctx.embedder, str(p_ or ""), ref)
-                    m["answer_acc"] += s
+                    c["metrics.answer_acc"] += s
                     row["answer_score"] = s
+        for key, value in c.items():
+            bucket, name = key.split(".", 1)
+            (total if bucket == "total" else m)[name] += value
         per_item.append(row)
-    inst_den = total["tool"] + total["answer"] if ctx.mode == "faithful" else gold_turns
+    inst_den = gold_turns if ctx.correct("gta-instacc-all-turns") else total["tool"] + total["answer"]
     metrics = {
         "InstAcc": pct(m["inst_align"], inst_den), "ToolAcc": pct(m["tool_acc"], total["tool"]),
         "ArgAcc": pct(m["arg_acc"], total["tool"]), "SummAcc": pct(m["answer_acc"], total["answer"]),
-        "tool_call": m["tool_call"], "tool_call_error": m["tool_call_error"],
+        "tool_call": int(m["tool_call"]), "tool_call_error": int(m["tool_call_error"]),
         "counts": {**{k: m[k] for k in ("inst_align", "tool_acc", "arg_acc", "answer_acc")},
                    "total_tool": total["tool"], "total_answer": total["answer"], "inst_denominator": inst_den},
     }
-    return metrics, per_item
+    return metrics, per_item, [EMPTY_CALLS_NOTE.format(n=empty_calls)] if empty_calls else []
+
+
+E2E_COUNTS = ("metrics.answer_acc", "metrics.answer_acc_w_imggen", "metrics.tool_call", "metrics.tool_call_error",
+              *(f"metrics.{c}" for c in CATEGORIES), "total.all", "total.answer", *(f"total.{c}" for c in CATEGORIES),
+              *(f"total_predict.{c}" for c in CATEGORIES))
+
+
+def _calls(step: dict[str, Any]) -> list[Any] | None:
+    """The step's tool calls if it is a tool step (``"tool_calls"`` present), else None."""
+    return step["tool_calls"] if "tool_calls" in step else None
 
 
 def score_e2e(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
-    total = {"all": 0, "answer": 0, **{c: 0 for c in CATEGORIES}}
-    predicted = {c: 0 for c in CATEGORIES}
-    hit = {c: 0 for c in CATEGORIES}
-    m = {"answer_acc": 0.0, "answer_acc_w_imggen": 0.0, "tool_call": 0, "tool_call_error": 0}
+    totals = dict.fromkeys(E2E_COUNTS, 0.0)
     unknown: set[str] = set()
+    empty_calls = 0
     per_item = []
     for it in items:
         ref = gold_reference(it)
         native = _native(it)
         if native is not None:
-            preds, gts = native[0][0], native[1][0]
+            preds = native[0][0] if native[0] else []
+            gts = native[1][0] if native[1] else []
         else:
             preds, gts = e2e_predictions(it), gold_dialogs(it)
-        total["all"] += 1
-        row: dict[str, Any] = {"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id")}
+        c = dict.fromkeys(E2E_COUNTS, 0.0)
+        c["total.all"] += 1
+        row: dict[str, Any] = {"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
+                               "item_id": str(it.task.get("source_id")), "counts": c}
         if ref:
-            total["answer"] += 1
+            c["total.answer"] += 1
         ptype, answer = response_type(preds[-1]) if preds else ("none", None)
         if ref and ptype == "answer" and answer:
-            score = gta_iscorrect(str(answer), ref, ctx.mode) if isinstance(ref, dict) else \
-                simscore(ctx.embedder, str(answer), ref)
-            m["answer_acc"] += score
-            m["answer_acc_w_imggen"] += score
+            if isinstance(ref, dict):
+                score = float(gta_iscorrect(str(answer), ref, ctx.mode))
+                if ctx.mode == "fixed" and bool(score) != gta_iscorrect(str(answer), ref, "faithful"):
+                    ctx.correct("gta-alias-lookaround")
+            else:
+                score = simscore(ctx.embedder, str(answer), ref)
+            c["metrics.answer_acc"] += score
+            c["metrics.answer_acc_w_imggen"] += score
             row["answer_score"] = float(score)
         if not ref:
             last_args: dict[str, Any] = {}
             for p in preds:
-                if "tool_calls" in p and "error" not in p:
+                if _calls(p) and "error" not in p:
                     fn = p["tool_calls"][0]["function"]
                     if fn.get("name") in IMAGEGEN_TOOLS:
                         last_args[fn["name"]] = fn.get("arguments")
             score = 1.0
             for g in gts:
-                if "tool_calls" in g:
+                if _calls(g):
                     fn = g["tool_calls"][0]["function"]
                     if fn.get("name") in IMAGEGEN_TOOLS:
                         if fn["name"] not in last_args:
@@ -263,45 +308,58 @@ def score_e2e(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], lis
                             break
                         score *= clipped_cosine(ctx.embedder, json.dumps(fn.get("arguments")),
                                                 json.dumps(last_args[fn["name"]]))
-            m["answer_acc_w_imggen"] += score
+            c["metrics.answer_acc_w_imggen"] += score
             row["imggen_score"] = score
         names = []
         for p in preds:
-            if "tool_calls" in p:
-                m["tool_call"] += 1
-                m["tool_call_error"] += "error" in p
-                name = p["tool_calls"][0]["function"].get("name")
-                names.append(name)
-                if tool_type(name) in predicted:
-                    predicted[tool_type(name)] += 1
+            calls = _calls(p)
+            if calls is None:
+                continue
+            c["metrics.tool_call"] += 1
+            c["metrics.tool_call_error"] += "error" in p
+            if not calls:
+                empty_calls += 1
+                continue
+            name = calls[0]["function"].get("name")
+            names.append(name)
+            if tool_type(name) in CATEGORIES:
+                c[f"total_predict.{tool_type(name)}"] += 1
         for g in gts:
-            if "tool_calls" in g:
+            if _calls(g):
                 name = g["tool_calls"][0]["function"].get("name")
                 cat = tool_type(name)
                 if cat == "none":  # the reference crashes (KeyError) here; we skip and say so
                     unknown.add(str(name))
                     continue
-                total[cat] += 1
-                hit[cat] += name in names
+                c[f"total.{cat}"] += 1
+                c[f"metrics.{cat}"] += name in names
+        for key, value in c.items():
+            totals[key] += value
         per_item.append(row)
     f1s: dict[str, Any] = {}
-    for c in CATEGORIES:
-        precision = hit[c] / (predicted[c] + 1e-5)
-        recall = hit[c] / total[c] if total[c] else 0.0
-        f1 = 2 * precision * recall / (precision + recall + 1e-5)
-        f1s[c] = {"precision": precision * 100, "recall": recall * 100, "f1": f1 * 100,
-                  "hit": hit[c], "predicted": predicted[c], "gold": total[c]}
+    for cat in CATEGORIES:
+        hit, predicted, gold = totals[f"metrics.{cat}"], totals[f"total_predict.{cat}"], totals[f"total.{cat}"]
+        precision = hit / (predicted + 1e-5)
+        recall = hit / gold if gold else 0.0
+        f1 = 2 * precision * recall / (precision + recall + 1e-5) if gold else 0.0
+        f1s[cat] = {"precision": precision * 100, "recall": recall * 100, "f1": f1 * 100,
+                    "hit": int(hit), "predicted": int(predicted), "gold": int(gold)}
+    answered = totals["total.answer"]
     metrics = {
-        "AnsAcc": pct(m["answer_acc"], total["answer"]), "AnsAcc+I": pct(m["answer_acc_w_imggen"], total["all"]),
+        "AnsAcc": (totals["metrics.answer_acc"] / answered * 100) if answered else 0.0,
+        "AnsAcc+I": pct(totals["metrics.answer_acc_w_imggen"], totals["total.all"]),
         "P": f1s["perception"]["f1"], "O": f1s["operation"]["f1"], "L": f1s["logic"]["f1"], "C": f1s["creativity"]["f1"],
-        "tool_call": m["tool_call"], "tool_call_error": m["tool_call_error"], "tool_selection": f1s,
-        "counts": {"answer_acc": m["answer_acc"], "answer_acc_w_imggen": m["answer_acc_w_imggen"],
-                   "total_answer": total["answer"], "total_all": total["all"]},
+        "tool_call": int(totals["metrics.tool_call"]), "tool_call_error": int(totals["metrics.tool_call_error"]),
+        "tool_selection": f1s,
+        "counts": {"answer_acc": totals["metrics.answer_acc"], "answer_acc_w_imggen": totals["metrics.answer_acc_w_imggen"],
+                   "total_answer": answered, "total_all": totals["total.all"]},
     }
     notes = []
     if unknown:
         notes.append(f"gold calls to tools outside GTA's four categories were skipped (the reference raises "
                      f"KeyError): {', '.join(sorted(unknown))}")
+    if empty_calls:
+        notes.append(EMPTY_CALLS_NOTE.format(n=empty_calls))
     return metrics, per_item, notes
 
 
@@ -355,7 +413,7 @@ class GTAProfile:
     def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
         notes: list[str] = []
         if ctx.run_mode == "step":
-            metrics, per_item = score_step(items, ctx)
+            metrics, per_item, notes = score_step(items, ctx)
         else:
             metrics, per_item, notes = score_e2e(items, ctx)
         gpt, pending, outcomes = checkpoint_judge_scores(items, ctx)
@@ -367,3 +425,50 @@ class GTAProfile:
 
 
 PROFILE = GTAProfile()
+
+
+# ------------------------------------------------------------------ conformance with OpenCompass's evaluator
+
+REFERENCE_METRICS = {  # the reference's result key -> chainmark's metric
+    "inst_align": "InstAcc", "tool_acc": "ToolAcc", "arg_acc": "ArgAcc", "answer_acc": "SummAcc",
+    "tool_call": "tool_call", "tool_call_error": "tool_call_error",
+}
+REFERENCE_E2E_METRICS = {
+    "answer_acc": "AnsAcc", "answer_acc_w_imggen": "AnsAcc+I", "p_f1": "P", "o_f1": "O", "l_f1": "L", "c_f1": "C",
+    "tool_call": "tool_call", "tool_call_error": "tool_call_error",
+}
+EMBEDDING_VALUES = ("SummAcc", "AnsAcc", "AnsAcc+I", "metrics.answer_acc", "metrics.answer_acc_w_imggen")
+
+
+def reference_conformance(export_dir: Any, reference: Any, python: str) -> dict[str, Any]:
+    """OpenCompass's ``GTABenchEvaluator`` on ``export_dir/gta_bench.json`` + the exported ``dataset.json``
+    (``export_dir/../dataset``), run by ``drivers/gta_driver.py`` in ``python``; per-item values are the
+    evaluator's own counter increments per sample."""
+    from pathlib import Path
+
+    from evaluation.conformance.runner import DRIVERS, EMBEDDER_TOLERANCE, run_driver
+
+    export_dir = Path(export_dir)
+    preds = export_dir / "gta_bench.json" if export_dir.is_dir() else export_dir
+    dataset = export_dir.parent / "dataset"
+    out = run_driver(python, DRIVERS / "gta_driver.py", ["--reference", str(reference), "--dataset", str(dataset),
+                                                        "--predictions", str(preds)])
+    names = REFERENCE_E2E_METRICS if out.get("mode") == "every" else REFERENCE_METRICS
+    metrics = {ours: out["metrics"][theirs] for theirs, ours in names.items() if theirs in (out.get("metrics") or {})}
+    notes = [f"reference embedder: {out.get('embedder')} (chainmark's, injected)" if out.get("embedder") != "reference"
+             else "reference embedder: sentence-transformers all-mpnet-base-v2, as the reference loads it"]
+    if out.get("error"):
+        notes.append(f"the reference evaluator failed: {out['error']}")
+        metrics = {ours: None for ours in names.values()}
+    tol = EMBEDDER_TOLERANCE if out.get("embedder") != "reference" else 1e-9
+    return {"metrics": metrics, "items": out.get("items") or {}, "notes": notes,
+            "tolerances": {name: tol for name in EMBEDDING_VALUES}}
+
+
+def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
+    """chainmark's GTA numbers in the conformance shape: the paper metrics and each sample's counters."""
+    keep = (*REFERENCE_METRICS.values(), *REFERENCE_E2E_METRICS.values())
+    metrics = {k: v for k, v in (score_result.get("metrics") or {}).items() if k in keep}
+    items = {str(r["item_id"]): dict(r.get("counts") or {}) for r in score_result.get("per_item") or []
+             if r.get("item_id") is not None}
+    return {"metrics": metrics, "items": items}

@@ -32,6 +32,14 @@ SUM_CATEGORY = {
     "VQA": ("Object_VQA", "Historical"),
 }
 BLOCK_JUDGE, IMAGE_JUDGE, HOLISTIC_JUDGE = "isg-block", "isg-image", "isg-holistic"
+CORRECTIONS = {
+    "isg-other-category": "items whose subcategory is outside the aggregation's mapping count under 'Other' "
+                          "(the reference drops them)",
+    "isg-image-prerequisites": "an image question is asked when all its Preliminary questions were answered yes "
+                               "(the reference skips every question that has prerequisites)",
+    "isg-block-numeric-strings": "block scores given as numeric strings are read as numbers (the reference falls "
+                                 "back to 1 for the whole item)",
+}
 REQUIREMENTS = {
     "score": "Give a score from 1 to 10 for how well the relation holds (10 = perfectly).",
     "yes_no": "Answer 'Yes' if the relation holds and 'No' otherwise.",
@@ -46,7 +54,7 @@ def category_of(item: Item, mode: str) -> str | None:
     cat = item.task.get("category")
     if cat in SUM_CATEGORY:
         return cat
-    return None if mode == "faithful" else "Other"
+    return "Other" if mode == "fixed" else None
 
 
 def golden_of(item: Item) -> list[dict[str, Any]]:
@@ -125,10 +133,10 @@ def score_image(item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreConte
         answered[q.get("id")] = "No"
         row = {"id": q.get("id"), "question": q.get("Question"), "judge": None}
         prelim = q.get("Preliminary") or []
-        if ctx.mode == "faithful":
-            skip = any(p not in renamed for p in prelim)  # ids are ints, keys are tokens: always skips
-        else:
+        if prelim and ctx.correct("isg-image-prerequisites"):
             skip = any(answered.get(p) != "Yes" for p in prelim)
+        else:
+            skip = any(p not in renamed for p in prelim)  # ids are ints, keys are tokens: always skips
         if skip or q.get("image") not in renamed:
             row["skipped"] = True
             rows.append(row)
@@ -189,7 +197,7 @@ def score_block(item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreConte
     for v in values:
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             nums.append(float(v))
-        elif ctx.mode == "fixed":
+        elif ctx.correct("isg-block-numeric-strings"):
             try:
                 nums.append(float(str(v).strip()))
             except ValueError:
@@ -265,6 +273,8 @@ class ISGProfile:
         cats = {c: agg([r for r in per_item if r["category"] == c]) for c in list(SUM_CATEGORY) + ["Other"]}
         cats = {k: v for k, v in cats.items() if v["items"]}
         counted = [r for r in per_item if r["category"] is not None]
+        if any(r["category"] == "Other" for r in per_item):
+            ctx.correct("isg-other-category")
         notes = []
         if len(counted) < len(per_item):
             notes.append(f"{len(per_item) - len(counted)} item(s) have a subcategory outside ISG's mapping and are "

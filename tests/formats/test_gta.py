@@ -157,15 +157,20 @@ def test_malformed_dataset_names_record_and_field_and_writes_nothing(engine, blo
     assert counts() == before
 
 
-def test_unknown_task_in_predictions_is_refused(engine, blobs, tmp_path: Path, counts) -> None:
+def test_unknown_ids_are_ignored_and_listed_but_a_file_of_only_unknown_ids_is_refused(engine, blobs, tmp_path: Path,
+                                                                                      counts) -> None:
     data = write_gta(tmp_path / "src", n=2)
     import_dataset(engine, blobs, "gta", tmp_path / "src")
     preds = gta_step_predictions(data)
     preds["99"] = preds["0"]
     (tmp_path / "p.json").write_text(json.dumps(preds), encoding="utf-8")
+    summary = import_run(engine, blobs, "gta", tmp_path / "p.json", "gta")
+    assert summary.trajectories == 2
+    assert any("ignored" in n and "'99'" in n for n in summary.notes)
+    (tmp_path / "q.json").write_text(json.dumps({"99": preds["0"]}), encoding="utf-8")
     before = counts()
     with pytest.raises(FormatError, match="no task with source id '99'"):
-        import_run(engine, blobs, "gta", tmp_path / "p.json", "gta")
+        import_run(engine, blobs, "gta", tmp_path / "q.json", "gta")
     assert counts() == before
 
 

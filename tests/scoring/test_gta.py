@@ -53,16 +53,19 @@ def test_step_mode_faithful_quirks() -> None:
     # aligned: fish 3, cat 1 (the errored tool step does not align, its answer turn does), minus 1 = 5
     assert m["InstAcc"] == pytest.approx(5 / (3 + 2) * 100)  # 100 despite an errored step
     assert m["ToolAcc"] == pytest.approx(100.0)  # tool_acc ignores the error flag
-    assert m["ArgAcc"] == pytest.approx(2 / 3 * 100)
+    assert m["ArgAcc"] == pytest.approx(1 / 3 * 100)  # exact compare: the absolute path is not the gold's path
     assert m["SummAcc"] == pytest.approx(1 / 2 * 100)  # "-3" does not match under \b
     assert (m["tool_call"], m["tool_call_error"]) == (3, 1)
     assert out["mode"] == "faithful"
 
 
 def test_step_mode_fixed() -> None:
-    m = PROFILE.score(step_items(), ScoreContext(mode="fixed", run_mode="step"))["metrics"]
+    out = PROFILE.score(step_items(), ScoreContext(mode="fixed", run_mode="step"))
+    m = out["metrics"]
     assert m["InstAcc"] == pytest.approx(5 / 6 * 100)  # every gold turn in the denominator
     assert m["SummAcc"] == pytest.approx(100.0)
+    assert m["ArgAcc"] == pytest.approx(2 / 3 * 100)  # the absolute path maps to the task file
+    assert out["corrections"] == ["gta-alias-lookaround", "gta-instacc-all-turns", "gta-path-normalise"]
 
 
 def e2e_items():

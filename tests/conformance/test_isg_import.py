@@ -1,0 +1,59 @@
+"""ISG prediction import as ``ISG-eval.py`` reads it (issue 15, item 9): output images under ``--root``,
+and the reference CLI's default ``--end -1`` that leaves the last item out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from annotation.formats.api import import_dataset, import_run
+from annotation.formats.errors import FormatError
+from tests.formats.fixtures import png, write_isg
+
+
+def _predictions(tmp_path: Path, lines: list) -> Path:
+    """Outputs name images relative to an ISG_eval-style root, not to the JSONL's folder."""
+    root = tmp_path / "ISG_eval"
+    preds = []
+    for i, line in enumerate(lines):
+        preds.append({**line, "output": [{"type": "text", "content": f"next {i}"},
+                                         {"type": "image", "content": f"gen/{i}_a.png"},
+                                         {"type": "image", "content": str(tmp_path / "abs" / f"{i}_b.png")}]})
+        (root / "gen").mkdir(parents=True, exist_ok=True)
+        (root / "gen" / f"{i}_a.png").write_bytes(png(700 + i))
+        (tmp_path / "abs").mkdir(exist_ok=True)
+        (tmp_path / "abs" / f"{i}_b.png").write_bytes(png(800 + i))  # exists as given: used as it is
+    out = tmp_path / "results" / "model.jsonl"
+    out.parent.mkdir(parents=True)
+    out.write_text("".join(json.dumps(p) + "\n" for p in preds), encoding="utf-8")
+    return out
+
+
+def test_output_images_resolve_under_root_as_the_reference_does(engine, blobs, tmp_path: Path) -> None:
+    lines = write_isg(tmp_path / "src")
+    import_dataset(engine, blobs, "isg", tmp_path / "src")
+    file = _predictions(tmp_path, lines)
+    with pytest.raises(FormatError, match="not found"):
+        import_run(engine, blobs, "isg", file, "isg")  # next to the JSONL: not there
+    summary = import_run(engine, blobs, "isg", file, "isg", root=str(tmp_path / "ISG_eval"))
+    assert summary.trajectories == 3 and summary.assets == 6
+
+
+def test_drop_last_leaves_out_the_last_line_like_end_minus_one(engine, blobs, tmp_path: Path, db_path) -> None:
+    from tui.cli import cli
+
+    lines = write_isg(tmp_path / "src")
+    import_dataset(engine, blobs, "isg", tmp_path / "src")
+    file = _predictions(tmp_path, lines)
+    out = CliRunner().invoke(cli, ["import-run", "isg", str(file), "-b", "isg", "--root", str(tmp_path / "ISG_eval"),
+                                   "--drop-last"], env={"CHAINMARK_DB": str(db_path)})
+    assert out.exit_code == 0, out.output
+    assert "2 trajectories" in out.output and "--end -1" in out.output
+
+
+def test_root_is_refused_for_formats_that_do_not_take_it(engine, blobs, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="takes no option root"):
+        import_run(engine, blobs, "gta", tmp_path / "x.json", "gta", root=str(tmp_path))

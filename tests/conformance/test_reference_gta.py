@@ -1,0 +1,86 @@
+"""GTA against OpenCompass's own evaluator, run from a checkout: set ``CHAINMARK_REFERENCE_GTA`` to the
+open-compass/GTA checkout (and optionally ``CHAINMARK_REFERENCE_PYTHON``); skipped otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
+from bench.conformance.gen_gta import generate
+from evaluation.benchmarks.gta import reference_conformance
+from evaluation.conformance import compare, ours_view
+from evaluation.scoring.runner import score_run
+from tests.conformance import test_gta_quirks as quirks
+
+REFERENCE = os.environ.get("CHAINMARK_REFERENCE_GTA")
+pytestmark = pytest.mark.skipif(not REFERENCE, reason="CHAINMARK_REFERENCE_GTA (a checkout of open-compass/GTA) "
+                                                      "is not set")
+
+
+@pytest.mark.parametrize("layout", ["step", "e2e"])
+def test_generated_set_scores_equal_the_reference_per_item(db_path, tmp_path: Path, layout: str) -> None:
+    from tui.cli import cli
+
+    paths = generate(tmp_path / "gen", n=300)
+    runner = CliRunner()
+    env = {"CHAINMARK_DB": str(db_path)}
+    assert runner.invoke(cli, ["import", "gta", str(paths["dataset"])], env=env).exit_code == 0
+    assert runner.invoke(cli, ["import-run", "gta", str(paths[layout]), "-b", "gta"], env=env).exit_code == 0
+    out = runner.invoke(cli, ["conformance", "gta", "1", "--reference", REFERENCE, "--json"], env=env)
+    report = json.loads(out.output)
+    assert out.exit_code == 0, out.output[-2000:]
+    assert report["ok"] and report["items_compared"] >= 300 * 8
+
+
+def _check(engine, blobs, run_id: int, tmp_path: Path) -> dict:
+    export_dataset(engine, blobs, "gta", "gta", tmp_path / "x" / "dataset")
+    export_run(engine, blobs, "gta", run_id, tmp_path / "x" / "run")
+    res = score_run(engine, run_id, mode="faithful", embedder="hashing", write=False)
+    os.environ["CHAINMARK_CONFORMANCE_EMBEDDER"] = "hashing"
+    try:
+        ref = reference_conformance(tmp_path / "x" / "run", Path(REFERENCE), os.environ.get(
+            "CHAINMARK_REFERENCE_PYTHON") or __import__("sys").executable)
+    finally:
+        os.environ.pop("CHAINMARK_CONFORMANCE_EMBEDDER", None)
+    report = compare("gta", ours_view("gta", res), ref)
+    assert report.ok, (report.metrics, report.items[:5], report.notes)
+    return ref["metrics"]
+
+
+def test_quirk_values_are_the_reference_values(engine, blobs, tmp_path: Path) -> None:
+    data = quirks.write_gta(tmp_path / "src", n=4)
+    import_dataset(engine, blobs, "gta", tmp_path / "src")
+    spellings = [f"{quirks.ABS}/image/image_0.jpg", "image/image_1.jpg", "wrong/image/image_2.jpg",
+                 "/tmp/image/image_3.jpg"]
+    preds = {}
+    for i, spelled in enumerate(spellings):
+        gold = quirks.gold_of(data[str(i)])
+        turns = [dict(g) for g in gold]
+        turns[0] = quirks.tc("OCR", {"image": spelled})
+        preds[str(i)] = {"gold": gold, "prediction": turns}
+    run = import_run(engine, blobs, "gta", quirks.step_file(tmp_path / "p.json", preds), "gta").run_id
+    assert _check(engine, blobs, run, tmp_path / "a")["ArgAcc"] == pytest.approx(5 / 8 * 100)
+
+
+def test_failed_tool_calls_of_an_own_run_count_in_the_reference(engine, blobs, tmp_path: Path) -> None:
+    quirks.write_gta(tmp_path / "src", n=4)
+    import_dataset(engine, blobs, "gta", tmp_path / "src")
+    from store import events as ev
+
+    def events(t):
+        tool = "DrawBox" if t.source_id == "2" else "Calculator"
+        args = {"image": "image/image_2.jpg", "bbox": "(1, 2, 3, 4)"} if tool == "DrawBox" else {"expression": "1+1"}
+        return [(ev.TOOL_CALL, ev.tool_call("OCR", {"image": f"image/image_{t.source_id}.jpg"}, "c1"), False),
+                (ev.TOOL_RESULT, ev.tool_result("OCR", "290 SOFTGELS", call_id="c1"), False),
+                (ev.TOOL_CALL, ev.tool_call(tool, args, "c2"), False),
+                (ev.TOOL_RESULT, ev.tool_result(tool, "", call_id="c2", ok=False, error="boom"), True),
+                (ev.ANSWER, ev.answer("no idea"), False)]
+
+    run = quirks._own_e2e_run(engine, events)
+    m = _check(engine, blobs, run, tmp_path / "b")
+    assert (m["tool_call"], m["tool_call_error"], m["AnsAcc+I"]) == (8, 4, 0.0)
