@@ -212,3 +212,19 @@ def test_without_a_backend_model_code_is_refused_unless_the_user_says_unsafe(eng
     assert shown_json["unsafe_in_process_sandbox"] is True
     scored = CliRunner().invoke(cli, ["--db", str(db_path), "score", str(run_id), "--no-write"])
     assert "WITHOUT an OS-level sandbox" in scored.output, scored.output
+
+
+def test_gc_removes_old_sandbox_folders_only(tmp_path):
+    from evaluation.sandbox.housekeeping import remove_leftovers
+
+    old, fresh, other = tmp_path / "chainmark-code-old", tmp_path / "chainmark-tool-new", tmp_path / "unrelated"
+    for d in (old, fresh, other):
+        d.mkdir()
+    victim = tmp_path / "keep.txt"
+    victim.write_text("keep")
+    (old / "link").symlink_to(victim)
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    os.utime(other, (time.time() - 7200, time.time() - 7200))
+    assert [x.path for x in remove_leftovers(3600, tmp_path, dry_run=True)] == [old] and old.exists()
+    assert [x.path for x in remove_leftovers(3600, tmp_path)] == [old]
+    assert not old.exists() and fresh.exists() and other.exists() and victim.read_text() == "keep"
