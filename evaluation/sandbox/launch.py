@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -215,10 +216,12 @@ def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
                          "pid-namespace", "network-namespace-empty", "ipc-uts-namespaces", "clean-environment",
                          "fresh-tmp", "rlimits", "wall-clock-kill"]
             isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
+            isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
         else:
             nproc = _nproc_budget(limits.max_processes)
             _write_box(box, job, {**asdict(limits), "max_processes": nproc})
-            env = {**base_env(job.workdir, str(job.workdir)), **job.env}
+            tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
+            env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
             args = [a.replace("{box}", str(box)) for a in job.args]
             wrapper = network_wrapper()
             argv = [*wrapper, sys.executable, "-I", "-B", str(box / "enter.py"), str(box / "limits.json"),
@@ -227,7 +230,11 @@ def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
             isolation = ["UNSAFE-in-process", "clean-environment", "rlimits", "process-group-kill"]
             isolation += ["nproc-rlimit"] if nproc else []
             isolation += ["network-namespace-empty"] if wrapper else []
-        return _supervise(argv, outer_env, job.workdir, limits, cancel, backend is not None, isolation)
+            try:
+                return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
+            finally:
+                _kill_tagged(tag)
+        return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
@@ -308,6 +315,22 @@ def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, 
     return Outcome(bytes(buffers[proc.stdout]), bytes(buffers[proc.stderr]), code, timed_out, why,  # type: ignore[index]
                    totals[proc.stdout] > limits.output_bytes, totals[proc.stderr] > limits.output_bytes,
                    round(time.monotonic() - started, 3), "bwrap" if namespaced else "in-process", isolation)
+
+
+def _kill_tagged(tag: str) -> None:
+    """Unsafe mode has no PID namespace: best effort, kill the processes that still carry the run's
+    tag in their environment (a ``setsid`` escapes the process-group kill; an ``exec`` with a new
+    environment escapes this too, which is one reason the mode is called unsafe)."""
+    needle = f"CHAINMARK_SANDBOX_TAG={tag}".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                if needle in fh.read():
+                    os.kill(int(name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
 
 
 def _signal_reason(code: int | None) -> str | None:

@@ -228,3 +228,16 @@ def test_gc_removes_old_sandbox_folders_only(tmp_path):
     assert [x.path for x in remove_leftovers(3600, tmp_path, dry_run=True)] == [old] and old.exists()
     assert [x.path for x in remove_leftovers(3600, tmp_path)] == [old]
     assert not old.exists() and fresh.exists() and other.exists() and victim.read_text() == "keep"
+
+
+def test_unsafe_mode_still_kills_detached_children_it_can_find(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_BWRAP, "none")
+    from tests.support.sandbox_escapes import detach
+
+    marker = f"cm-unsafe-{uuid.uuid4().hex}"
+    work = tmp_path / "work"
+    (work / "tool_images").mkdir(parents=True)
+    result = asyncio.run(run_python(detach(marker), work, save_dir=work / "tool_images",
+                                    limits=SandboxLimits(wall_seconds=5), allow_unsafe=True))
+    assert result.backend == "in-process" and result.duration_s < 5
+    assert wait_until_gone(marker) == []
