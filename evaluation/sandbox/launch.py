@@ -255,16 +255,19 @@ def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, 
             pass
 
     watchdog = _ProcessWatchdog(proc.pid, limits.max_processes) if namespaced and os.geteuid() == 0 else None
-    buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}  # type: ignore[dict-item]
-    totals = {proc.stdout: 0, proc.stderr: 0}
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    buffers = {out_fd: bytearray(), err_fd: bytearray()}
+    totals = {out_fd: 0, err_fd: 0}
     flood = max(limits.output_bytes * 32, 1_000_000)
     sel = selectors.DefaultSelector()
-    for stream in buffers:
-        os.set_blocking(stream.fileno(), False)
-        sel.register(stream, selectors.EVENT_READ)
+    for fd in buffers:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
     deadline = started + limits.wall_seconds
     exited_at: float | None = None
     timed_out = False
+    code: int | None = None
     try:
         while sel.get_map():
             now = time.monotonic()
@@ -278,19 +281,19 @@ def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, 
                 kill("cancelled")
                 break
             for key, _ in sel.select(min(deadline - now, 0.05)):
-                stream = key.fileobj
+                fd = key.fd
                 try:
-                    chunk = os.read(stream.fileno(), 65536)  # type: ignore[union-attr]
+                    chunk = os.read(fd, 65536)
                 except BlockingIOError:
                     continue
                 if not chunk:
-                    sel.unregister(stream)
+                    sel.unregister(fd)
                     continue
-                kept = buffers[stream]  # type: ignore[index]
+                kept = buffers[fd]
                 if len(kept) < limits.output_bytes:
                     kept += chunk[: limits.output_bytes - len(kept)]
-                totals[stream] += len(chunk)  # type: ignore[index]
-                if totals[stream] > flood:  # type: ignore[index]
+                totals[fd] += len(chunk)
+                if totals[fd] > flood:
                     kill("output_flood")
             if exited_at is None and proc.poll() is not None:
                 exited_at = time.monotonic()
@@ -307,13 +310,13 @@ def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, 
             code = proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             code = None
-        for stream in buffers:
-            stream.close()  # type: ignore[union-attr]
+        proc.stdout.close()
+        proc.stderr.close()
     if namespaced and code is not None and code > 128:
         code = -(code - 128)  # bwrap reports a child killed by signal N as 128 + N
     why = reason[0] if reason else _signal_reason(code)
-    return Outcome(bytes(buffers[proc.stdout]), bytes(buffers[proc.stderr]), code, timed_out, why,  # type: ignore[index]
-                   totals[proc.stdout] > limits.output_bytes, totals[proc.stderr] > limits.output_bytes,
+    return Outcome(bytes(buffers[out_fd]), bytes(buffers[err_fd]), code, timed_out, why,
+                   totals[out_fd] > limits.output_bytes, totals[err_fd] > limits.output_bytes,
                    round(time.monotonic() - started, 3), "bwrap" if namespaced else "in-process", isolation)
 
 
@@ -337,8 +340,9 @@ def _signal_reason(code: int | None) -> str | None:
     if code is None or code >= 0:
         return None
     sig = -code
-    return {signal.SIGXCPU: "cpu_time", signal.SIGKILL: "killed", signal.SIGSEGV: "crashed (SIGSEGV)",
-            signal.SIGABRT: "aborted (possibly out of memory)", signal.SIGXFSZ: "file_size"}.get(sig, f"signal {sig}")
+    names = {int(signal.SIGXCPU): "cpu_time", int(signal.SIGKILL): "killed", int(signal.SIGSEGV): "crashed (SIGSEGV)",
+             int(signal.SIGABRT): "aborted (possibly out of memory)", int(signal.SIGXFSZ): "file_size"}
+    return names.get(sig, f"signal {sig}")
 
 
 class _ProcessWatchdog:

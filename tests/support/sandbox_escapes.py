@@ -57,7 +57,8 @@ except Exception as e:
     note("no root listing", type(e).__name__)
 # 3. network: a port the test listens on
 try:
-    s = socket.socket(); s.settimeout(2); s.connect(("127.0.0.1", PORT)); s.sendall(b"LEAK " + repr(dict(os.environ)).encode())
+    s = socket.socket(); s.settimeout(2); s.connect(("127.0.0.1", PORT))
+    s.sendall(b"LEAK " + repr(dict(os.environ)).encode())
     note("CONNECTED")
 except Exception as e:
     note("no network", type(e).__name__)
