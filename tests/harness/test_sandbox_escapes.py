@@ -254,3 +254,28 @@ def test_fresh_tmp_is_size_capped_where_bwrap_can(tmp_path):
                      "    except OSError as e:\n        print('refused', i, e.errno)\n        break\n")
     result, _ = _run(code, tmp_path, file_mb=4, tmp_mb=8)
     assert "refused 2 28" in result.stdout, result  # ENOSPC on the third 3 MB file
+
+
+@needs_os_sandbox
+def test_the_sandbox_dies_with_a_killed_harness(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.support.sandbox_escapes import surviving
+
+    marker = f"cm-orphan-{uuid.uuid4().hex}"
+    (tmp_path / "p.py").write_text(f"import os\nos.execv('/bin/sh', ['/bin/sh', '-c', 'sleep 120; : {marker}'])\n")
+    host = subprocess.Popen([sys.executable, "-c", "import pathlib, sys\nfrom evaluation.sandbox import Job, Limits, run\n"
+                             f"run(Job(pathlib.Path({str(tmp_path / 'p.py')!r}), pathlib.Path({str(tmp_path)!r})),"
+                             " Limits(wall_seconds=120))"], env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    try:
+        deadline = time.monotonic() + 30
+        while not surviving(marker):
+            assert time.monotonic() < deadline and host.poll() is None, "the sandbox never started"
+            time.sleep(0.05)
+        host.send_signal(signal.SIGKILL)  # kill -9 chainmark: nothing may be left running
+        host.wait()
+        assert wait_until_gone(marker) == []
+    finally:
+        host.kill()
