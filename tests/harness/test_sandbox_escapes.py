@@ -207,6 +207,7 @@ def test_without_a_backend_model_code_is_refused_unless_the_user_says_unsafe(eng
     assert "UNSAFE-in-process" in p["isolation"]
     shown = CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id)])
     assert "sandbox: UNSAFE in-process" in shown.output
+    assert "unsafe-sandbox" in CliRunner().invoke(cli, ["--db", str(db_path), "runs", "list"]).output
     shown_json = json.loads(CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id),
                                                      "--json"]).output)
     assert shown_json["unsafe_in_process_sandbox"] is True
@@ -250,7 +251,8 @@ def test_fresh_tmp_is_size_capped_where_bwrap_can(tmp_path):
 
     if not _supports_size(find_backend()[0].bwrap):
         pytest.skip("this bwrap has no --size (before 0.10): /tmp is capped per file only")
-    code = BYPASS + ("import os\nfor i in range(6):\n    try:\n        open(f'/tmp/f{i}', 'wb').write(b'x' * 3 * 1024 * 1024)\n"
+    code = BYPASS + ("import os\nfor i in range(6):\n    try:\n"
+                     "        open(f'/tmp/f{i}', 'wb').write(b'x' * 3 * 1024 * 1024)\n"
                      "    except OSError as e:\n        print('refused', i, e.errno)\n        break\n")
     result, _ = _run(code, tmp_path, file_mb=4, tmp_mb=8)
     assert "refused 2 28" in result.stdout, result  # ENOSPC on the third 3 MB file
@@ -266,9 +268,11 @@ def test_the_sandbox_dies_with_a_killed_harness(tmp_path):
 
     marker = f"cm-orphan-{uuid.uuid4().hex}"
     (tmp_path / "p.py").write_text(f"import os\nos.execv('/bin/sh', ['/bin/sh', '-c', 'sleep 120; : {marker}'])\n")
-    host = subprocess.Popen([sys.executable, "-c", "import pathlib, sys\nfrom evaluation.sandbox import Job, Limits, run\n"
-                             f"run(Job(pathlib.Path({str(tmp_path / 'p.py')!r}), pathlib.Path({str(tmp_path)!r})),"
-                             " Limits(wall_seconds=120))"], env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    script = ("import pathlib\nfrom evaluation.sandbox import Job, Limits, run\n"
+              f"run(Job(pathlib.Path({str(tmp_path / 'p.py')!r}), pathlib.Path({str(tmp_path)!r})), "
+              "Limits(wall_seconds=120))")
+    repo = str(Path(__file__).resolve().parents[2])
+    host = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": repo})
     try:
         deadline = time.monotonic() + 30
         while not surviving(marker):

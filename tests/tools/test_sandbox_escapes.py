@@ -89,3 +89,16 @@ def test_solver_without_a_backend_is_refused_unless_unsafe(monkeypatch):
     r = execute("gta", "Solver", {"command": command},
                 ToolContext(settings=ToolSettings(unsafe_in_process_sandbox=True)))
     assert r.ok and r.text == "42" and "UNSAFE-in-process" in r.data["isolation"]
+
+
+def test_tools_run_cli_refuses_without_a_backend_and_runs_when_told_unsafe(monkeypatch):
+    from click.testing import CliRunner
+
+    from tui.cli import cli
+
+    monkeypatch.setenv(ENV_BWRAP, "none")
+    args = ["tools", "run", "Solver", "--no-db", "--args", '{"command": "def solution():\\n    return str(6 * 7)"}']
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 1 and "no OS-level sandbox" in r.output
+    r = CliRunner().invoke(cli, [*args, "--unsafe-in-process-sandbox"])
+    assert r.exit_code == 0 and r.output.strip() == "42", r.output

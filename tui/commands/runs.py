@@ -191,7 +191,7 @@ def runs_list(app: AppContext, as_json: bool) -> None:
         emit_json(rows)
         return
     click.echo(table([[r["id"], r["benchmark"], r["endpoint"] or "", r["mode"], r["status"], r["done"], r["failed"],
-                       r["unfinished"], "replay" if r["replay"] else "", (r["created_at"] or "")[:19]] for r in rows],
+                       r["unfinished"], _tags(r), (r["created_at"] or "")[:19]] for r in rows],
                      ["run", "benchmark", "endpoint", "mode", "status", "done", "failed", "open", "", "created"]))
 
 
@@ -228,6 +228,11 @@ def runs_show(app: AppContext, run_id: int, as_json: bool) -> None:
                        (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
                        _short(t["final_answer"] or t["error"] or "", 60)] for t in data["trajectories"]],
                      ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]))
+
+
+def _tags(row: dict[str, Any]) -> str:
+    return " ".join(t for t, on in (("replay", row["replay"]), ("unsafe-sandbox", row["unsafe_in_process_sandbox"]))
+                    if on)
 
 
 def _short(text: str, n: int) -> str:
