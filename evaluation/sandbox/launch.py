@@ -57,6 +57,8 @@ class Limits:
     file_mb: int = 64
     output_bytes: int = 32_000
     tmp_mb: int = 256
+    disk_mb: int = 512  # everything in the work folder together
+    max_files: int = 5000  # entries in the work folder
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "Limits":
@@ -214,7 +216,8 @@ def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
             outer_env = {"PATH": "/usr/bin:/bin"}
             isolation = ["bwrap", "user-namespace-uid-65534", "mount-namespace-read-only-system",
                          "pid-namespace", "network-namespace-empty", "ipc-uts-namespaces", "clean-environment",
-                         "fresh-tmp", "rlimits", "wall-clock-kill"]
+                         "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""), "rlimits",
+                         "disk-quota-watchdog", "wall-clock-kill"]
             isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
             isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
         else:
@@ -227,7 +230,8 @@ def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
             argv = [*wrapper, sys.executable, "-I", "-B", str(box / "enter.py"), str(box / "limits.json"),
                     str(box / "payload.py"), *args]
             outer_env = env
-            isolation = ["UNSAFE-in-process", "clean-environment", "rlimits", "process-group-kill"]
+            isolation = ["UNSAFE-in-process", "clean-environment", "rlimits", "disk-quota-watchdog",
+                         "process-group-kill"]
             isolation += ["nproc-rlimit"] if nproc else []
             isolation += ["network-namespace-empty"] if wrapper else []
             try:
@@ -255,6 +259,7 @@ def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, 
             pass
 
     watchdog = _ProcessWatchdog(proc.pid, limits.max_processes) if namespaced and os.geteuid() == 0 else None
+    disk = _DiskWatchdog(cwd, limits.disk_mb * _MB, limits.max_files)
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     buffers = {out_fd: bytearray(), err_fd: bytearray()}
@@ -300,6 +305,9 @@ def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, 
             if watchdog is not None and watchdog.over():
                 kill("processes")
                 break
+            if disk.over():
+                kill("disk_quota")
+                break
     finally:
         sel.close()
         try:
@@ -343,6 +351,48 @@ def _signal_reason(code: int | None) -> str | None:
     names = {int(signal.SIGXCPU): "cpu_time", int(signal.SIGKILL): "killed", int(signal.SIGSEGV): "crashed (SIGSEGV)",
              int(signal.SIGABRT): "aborted (possibly out of memory)", int(signal.SIGXFSZ): "file_size"}
     return names.get(sig, f"signal {sig}")
+
+
+class _DiskWatchdog:
+    """The work folder is a bind mount of a host folder, which no mount option can size-cap: its total
+    size and entry count are measured (links not followed) every quarter second, and exceeding
+    either stops the sandbox. Each single file is also held by RLIMIT_FSIZE."""
+
+    def __init__(self, folder: Path, max_bytes: int, max_entries: int, every_s: float = 0.25) -> None:
+        self.folder, self.max_bytes, self.max_entries, self.every_s = folder, max_bytes, max_entries, every_s
+        self.next_check = time.monotonic() + every_s
+
+    def over(self) -> bool:
+        now = time.monotonic()
+        if now < self.next_check:
+            return False
+        self.next_check = now + self.every_s
+        return usage_over(self.folder, self.max_bytes, self.max_entries)
+
+
+def usage_over(folder: Path, max_bytes: int, max_entries: int) -> bool:
+    """True when ``folder`` holds more than ``max_bytes`` (allocated) or ``max_entries`` entries."""
+    total = entries = 0
+    stack = [str(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    entries += 1
+                    if entries > max_entries:
+                        return True
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += st.st_blocks * 512
+                    if total > max_bytes:
+                        return True
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return False
 
 
 class _ProcessWatchdog:

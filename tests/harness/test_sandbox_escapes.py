@@ -283,3 +283,14 @@ def test_the_sandbox_dies_with_a_killed_harness(tmp_path):
         assert wait_until_gone(marker) == []
     finally:
         host.kill()
+
+
+@needs_os_sandbox
+def test_filling_the_work_folder_with_many_files_is_stopped(tmp_path):
+    many_small = BYPASS + "import os\nfor i in range(100000):\n    open(f'f{i}', 'w').close()\n"
+    result, work = _run(many_small, tmp_path / "n", max_files=200)
+    assert result.killed_reason == "disk_quota", result
+    big = BYPASS + "for i in range(100):\n    open(f'b{i}', 'wb').write(b'x' * 3 * 1024 * 1024)\n"
+    result, work = _run(big, tmp_path / "b", file_mb=4, disk_mb=16)
+    assert result.killed_reason == "disk_quota", result
+    assert sum(p.stat().st_size for p in work.iterdir() if p.is_file()) < 16 * 1024 * 1024 + 20 * 3 * 1024 * 1024
