@@ -157,13 +157,14 @@ def _static_len(node: ast.AST) -> int | None:
 
 def trace_ops(code: str) -> list[dict[str, Any]]:
     """``[{"op", "save", "line"}]`` in execution order; ``save`` is the file the op ends up in (or None).
-    Code that does not parse yields no ops (the run itself reports the SyntaxError)."""
+    Code that does not parse yields no ops (the run itself reports the SyntaxError); so does code built
+    to exhaust the parser or the walker (deep nesting): it is model output, parsed in the harness."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+        w = _Walker()
+        w.visit_block(tree.body)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
-    w = _Walker()
-    w.visit_block(tree.body)
     ops: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     for e in w.events:

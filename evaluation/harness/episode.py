@@ -68,6 +68,7 @@ class RunContext:
     settings: dict[str, Any] = field(default_factory=dict)  # Benchmark.settings (prompt overrides, …)
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
     sandbox: Any = None  # evaluation.harness.sandbox.SandboxLimits
+    unsafe_in_process_sandbox: bool = False  # the user allowed model code to run without an OS-level sandbox
     listener: Callable[[int, PendingEvent], None] | None = None
     schemas: dict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=dict)  # see Episode.tool_schemas
 

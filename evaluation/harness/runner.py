@@ -32,6 +32,7 @@ from evaluation.harness.modes import MODES, mode_runner
 from evaluation.harness.recorder import (FinishedTrajectory, cache_lookup, ensure_trajectories, finished_task_ids,
                                          reset_unfinished)
 from evaluation.harness.taskdata import TaskInput, load_tasks
+from evaluation.sandbox import SandboxUnavailable
 from store import read_only, session_scope
 from store.blobs import BlobStore
 from store.models import Benchmark, Run, Task, Trajectory, utcnow
@@ -56,6 +57,7 @@ class RunSpec:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
     sandbox: dict[str, Any] | None = None
+    unsafe_in_process_sandbox: bool = False  # run model code even with no OS-level sandbox (recorded)
 
 
 @dataclass
@@ -123,10 +125,12 @@ def create_run(session: Session, spec: RunSpec) -> Run:
         _tool_set(bench.tool_set)  # fail now, not in every trajectory
     if not spec.replay and endpoint.api_key_env:
         endpoint.api_key()  # raises EndpointError naming the variable
+    _check_sandbox(spec.mode, bench.tool_set, spec.unsafe_in_process_sandbox)
     budgets = spec.budgets.for_mode(spec.mode)
     config = {"limit": spec.limit, "replay": spec.replay, "task_ids": spec.task_ids, "status": spec.status,
               "retry": asdict(spec.retry), "max_reply_chars": spec.max_reply_chars, "tool_set": bench.tool_set,
-              "sandbox": spec.sandbox or {}, "endpoint": {"name": endpoint.name, "model": endpoint.model,
+              "sandbox": spec.sandbox or {}, "unsafe_in_process_sandbox": bool(spec.unsafe_in_process_sandbox),
+              "endpoint": {"name": endpoint.name, "model": endpoint.model,
                                                           "base_url": endpoint.base_url}}
     run = Run(name=spec.name, benchmark_id=bench.id or 0, endpoint_id=endpoint.id, kind="model", mode=spec.mode,
               prompt_version=prompts.prompt_version(spec.mode, bench.settings), budgets=budgets.to_dict(),
@@ -285,10 +289,12 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
         rc = RunContext(run_id=run_id, mode=head.mode, engine=engine, blobs=blobs, db=db, client=client,
                         budgets=Budgets.from_dict(head.budgets), tool_pool=tool_pool,
                         tool_set_name=head.tool_set, tool_set=tool_set,
-                        tool_settings=_tool_settings(bool(cfg.get("replay"))),
+                        tool_settings=_tool_settings(bool(cfg.get("replay")),
+                                                     bool(cfg.get("unsafe_in_process_sandbox"))),
                         settings=head.bench_settings,
                         max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
-                        sandbox=cfg.get("sandbox") or {}, listener=listener)
+                        sandbox=cfg.get("sandbox") or {}, listener=listener,
+                        unsafe_in_process_sandbox=bool(cfg.get("unsafe_in_process_sandbox")))
         plan: _Plan = await preparing
         state.total, state.skipped = plan.total, plan.skipped
         committer = GroupCommitter(db, batch=head.concurrency)
@@ -374,13 +380,37 @@ def _unreachable(item: FinishedTrajectory, client: ModelClient) -> bool:
     return item.failure_kind == "connection" and client.answered == 0
 
 
-def _tool_settings(replay: bool) -> Any:
+def _tool_settings(replay: bool, unsafe_sandbox: bool = False) -> Any:
     from evaluation.tools import ToolSettings
 
     settings = ToolSettings.from_env()
     if replay:
         settings.replay_only = True
+    settings.unsafe_in_process_sandbox = unsafe_sandbox
     return settings
+
+
+def runs_model_code(mode: str, tool_set: str | None) -> bool:
+    """Code mode runs the model's code; so does any executed tool implemented by the sandbox runner
+    (GTA's Solver and Plot). Plan mode records tool calls without running them."""
+    if mode == "code":
+        return True
+    if mode == "plan" or not tool_set:
+        return False
+    return any(t.impl.startswith("evaluation.tools.sandbox:") for t in _tool_set(tool_set).tools.values())
+
+
+def _check_sandbox(mode: str, tool_set: str | None, unsafe: bool) -> None:
+    """Refuse, before anything runs, a run that would execute model code with no OS-level sandbox."""
+    if unsafe or not runs_model_code(mode, tool_set):
+        return
+    from evaluation.sandbox import find_backend
+    from evaluation.sandbox.backend import NO_BACKEND_HELP
+
+    backend, why = find_backend()
+    if backend is None:
+        raise RunError(f"this run executes model-written code and there is no OS-level sandbox ({why}); "
+                       f"{NO_BACKEND_HELP}")
 
 
 async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProgress) -> FinishedTrajectory:
@@ -399,6 +429,9 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
     except EndpointError as exc:
         status, error = "failed", str(exc)
         ep.recorder.error("endpoint", str(exc))
+    except SandboxUnavailable as exc:
+        status, error = "failed", str(exc)
+        ep.recorder.error("sandbox", str(exc))
     except asyncio.CancelledError:
         raise  # the trajectory stays "running" and is redone on resume
     except Exception as exc:  # a harness bug on one task must not stop the run

@@ -1,32 +1,19 @@
-"""Runs INSIDE the sandbox process, before the model's code: limits, guards, then the
-code. Kept free of chainmark imports so it starts fast and exposes nothing of the host project.
+"""Runs INSIDE the sandbox (after ``evaluation/sandbox/enter.py`` set the kernel limits), before the
+model's code: in-process guards (defence in depth only: the OS sandbox is the boundary), Agentic-MME's
+image-save redirection, then the code. Kept free of chainmark imports so it starts fast and exposes
+nothing of the host project.
 
-Usage: python -B -s sandbox_boot.py CONFIG.json   (config: workdir, save_dir, code_path, limits, guards)
+Usage (via enter.py): sandbox_boot.py CONFIG.json   (config: workdir, save_dir; code.py beside it)
 """
 
 import builtins
 import json
 import os
-import resource
-import signal
 import sys
 import sysconfig
 import traceback
 
 MARK = "[sandbox]"
-
-
-def _limits(cfg):
-    mb = 1024 * 1024
-    cpu = int(cfg["cpu_seconds"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (cfg["memory_mb"] * mb, cfg["memory_mb"] * mb))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (cfg["file_mb"] * mb, cfg["file_mb"] * mb))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-    if cfg.get("max_processes"):
-        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"], cfg["max_processes"]))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError instead of killing
 
 
 def _block_process_creation():
@@ -144,10 +131,8 @@ def _guards(cfg):
 def main():
     with open(sys.argv[1]) as fh:
         cfg = json.load(fh)
-    with open(cfg["code_path"]) as fh:
+    with open(os.path.join(os.path.dirname(sys.argv[1]), "code.py"), encoding="utf-8", errors="surrogatepass") as fh:
         code = fh.read()
-    os.unlink(sys.argv[1])
-    _limits(cfg)
     _block_process_creation()
     import ctypes  # noqa: F401  (numpy imports it; its own set-up opens the process image, allowed once here)
     os.chdir(cfg["workdir"])

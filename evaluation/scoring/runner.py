@@ -18,7 +18,7 @@ from evaluation.judges.oracle import StoreOracle
 from evaluation.scoring.embedding import get_embedder
 from evaluation.scoring.loader import LoadedRun, load_run
 from store import read_only, session_scope
-from store.models import CheckpointResult
+from store.models import CheckpointResult, Run
 
 
 def profile_for(loaded: LoadedRun) -> Profile:
@@ -83,11 +83,19 @@ def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str)
     return n
 
 
+UNSAFE_SANDBOX_NOTE = ("model-written code in this run ran WITHOUT an OS-level sandbox "
+                       "(--unsafe-in-process-sandbox): in-process guards only")
+
+
 def score_run(engine: Engine, run_id: int, *, mode: str = "faithful", embedder: str = "minilm",
               prefer_judges: list[str] | None = None, write: bool = True, actor: str | None = None) -> dict[str, Any]:
     with session_scope(read_only(engine), actor=actor) as s:
         loaded = load_run(s, run_id)
         res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
+        run = s.get(Run, run_id)
+        if run is not None and (run.config or {}).get("unsafe_in_process_sandbox"):
+            res["unsafe_in_process_sandbox"] = True
+            res["notes"] = [*(res.get("notes") or []), UNSAFE_SANDBOX_NOTE]
     if write:
         with session_scope(engine, actor=actor) as s:
             res["checkpoint_results_written"] = write_outcomes(s, res["outcomes"], mode)

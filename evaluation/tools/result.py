@@ -32,6 +32,7 @@ class ToolSettings:
     image_gen_model: str | None = None
     image_gen_api_key_env: str = "CHAINMARK_IMAGE_API_KEY"
     replay_only: bool = False  # never call a service; answer from the ReplayCache or fail
+    unsafe_in_process_sandbox: bool = False  # Solver/Plot may run with no OS-level sandbox (user's explicit choice)
     timeout_s: float = 60.0
 
     @classmethod

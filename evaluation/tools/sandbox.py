@@ -1,27 +1,28 @@
-"""GTA Solver (sympy) and Plot (matplotlib): model-written code runs in a child process with CPU,
-memory, file-size and wall-clock limits (``resource.setrlimit``), in its own temp dir, with a
-minimal environment — so an infinite loop or a memory bomb costs a bounded amount and no secret
-from our environment is visible to it.
+"""GTA Solver (sympy) and Plot (matplotlib): model-written code runs in the one OS-level sandbox
+(``evaluation.sandbox``: namespaces, uid 65534, clean environment, kernel limits, wall-clock kill) in
+a fresh folder of its own; the figure is collected without following links.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import resource
-import signal
-import subprocess
-import sys
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluation.sandbox import Job, SandboxUnavailable, read_regular_file
+from evaluation.sandbox import Limits as SandboxLimits
+from evaluation.sandbox import run as run_sandboxed
+from evaluation.sandbox.outputs import OutputRefused
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.S | re.I)
+MAX_RESULT_BYTES = 1024 * 1024
+MAX_PLOT_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,12 @@ class Limits:
     wall_seconds: float = 40.0
     memory_bytes: int = 2 * 1024**3
     file_bytes: int = 64 * 1024**2
+    max_processes: int = 32
+
+    def for_sandbox(self) -> SandboxLimits:
+        return SandboxLimits(cpu_seconds=self.cpu_seconds, wall_seconds=self.wall_seconds,
+                             memory_mb=max(1, self.memory_bytes // 1024**2), file_mb=max(1, self.file_bytes // 1024**2),
+                             max_processes=self.max_processes, output_bytes=4000)
 
 
 DEFAULT_LIMITS = Limits()
@@ -41,53 +48,63 @@ def extract_code(command: str) -> str:
     return "\n\n".join(blocks) if blocks else command
 
 
-def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
-    """Run ``solution()`` of the command in a limited child; returns the child's JSON verdict plus,
-    for plots, ``image_bytes``. Limit breaches become ``{"ok": False, "error": ...}``."""
+def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS, *, allow_unsafe: bool = False) -> dict[str, Any]:
+    """Run ``solution()`` of the command in the sandbox; returns the child's JSON verdict plus, for
+    plots, ``image_bytes`` and always ``isolation``. Limit breaches become ``{"ok": False, "error": ...}``.
+    Raises :class:`SandboxUnavailable` when no OS-level sandbox works and ``allow_unsafe`` is off."""
     code = extract_code(command)
-    with tempfile.TemporaryDirectory(prefix="chainmark-sandbox-") as tmp:
-        out_file = Path(tmp) / "result.json"
-        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "MPLBACKEND": "Agg", "MPLCONFIGDIR": tmp,
-               "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8",
-               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
-
-        def limit() -> None:  # runs in the child between fork and exec
-            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            os.setsid()
-
+    work = Path(tempfile.mkdtemp(prefix="chainmark-tool-"))
+    try:
+        request = json.dumps({"mode": mode, "code": code}).encode("utf-8", "surrogatepass")
+        job = Job(CHILD, work, args=["{box}/request.json", "result.json"], files={"request.json": request})
+        outcome = run_sandboxed(job, limits.for_sandbox(), allow_unsafe=allow_unsafe)
+        meta = {"isolation": outcome.isolation, "sandbox_backend": outcome.backend}
+        if outcome.timed_out:
+            return {"ok": False, "error": f"wall-clock limit of {limits.wall_seconds:g} s exceeded", **meta}
         try:
-            proc = subprocess.run([sys.executable, "-I", str(CHILD), str(out_file)],
-                                  input=json.dumps({"mode": mode, "code": code}), text=True, capture_output=True,
-                                  cwd=tmp, env=env, preexec_fn=limit, timeout=limits.wall_seconds)
-        except subprocess.TimeoutExpired:
-            return {"ok": False, "error": f"wall-clock limit of {limits.wall_seconds:g} s exceeded"}
-        if out_file.exists():
-            result: dict[str, Any] = json.loads(out_file.read_text(encoding="utf-8"))
-        elif proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
-            return {"ok": False, "error": f"CPU time limit of {limits.cpu_seconds} s exceeded"}
-        else:
-            tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
-            return {"ok": False, "error": f"the code crashed: {tail[0]}"}
+            result: dict[str, Any] = json.loads(read_regular_file(work, "result.json", MAX_RESULT_BYTES))
+            if not isinstance(result, dict):
+                raise ValueError("not an object")
+        except (OutputRefused, FileNotFoundError, ValueError, OSError):
+            if outcome.killed_reason in ("cpu_time", "killed"):
+                return {"ok": False, "error": f"CPU time limit of {limits.cpu_seconds} s exceeded", **meta}
+            if outcome.killed_reason == "processes":
+                return {"ok": False, "error": "process limit exceeded", **meta}
+            stderr = outcome.stderr.decode("utf-8", "replace").strip().splitlines()
+            tail = stderr[-1:] or [f"exit status {outcome.exit_code}"]
+            return {"ok": False, "error": f"the code crashed: {tail[0]}", **meta}
+        result = {k: result[k] for k in ("ok", "text", "error", "image") if k in result}
         if result.get("ok") and result.get("image"):
-            result["image_bytes"] = (Path(tmp) / result.pop("image")).read_bytes()
-        if proc.stdout:
-            result["stdout"] = proc.stdout[-2000:]
-        return result
+            try:
+                result["image_bytes"] = read_regular_file(work, "plot.png", MAX_PLOT_BYTES)
+            except (OutputRefused, OSError) as exc:
+                return {"ok": False, "error": f"the plot could not be collected: {exc}", **meta}
+            result.pop("image")
+        if outcome.stdout:
+            result["stdout"] = outcome.stdout.decode("utf-8", "replace")[-2000:]
+        return {**result, **meta}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(mode: str, args: dict[str, Any], ctx: ToolContext, label: str) -> dict[str, Any]:
+    unsafe = bool(getattr(ctx.settings, "unsafe_in_process_sandbox", False))
+    try:
+        result = run_code(mode, args["command"], allow_unsafe=unsafe)
+    except SandboxUnavailable as exc:
+        raise ToolError(f"{label}: {exc}") from None
+    if not result["ok"]:
+        raise ToolError(f"{label}: {result['error']}")
+    return result
 
 
 def run_solver(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    result = run_code("solver", args["command"])
-    if not result["ok"]:
-        raise ToolError(f"Solver: {result['error']}")
-    return ToolOutput(text=result["text"], data={"answer": result["text"]})
+    result = _run("solver", args, ctx, "Solver")
+    return ToolOutput(text=result["text"], data={"answer": result["text"], "isolation": result["isolation"]})
 
 
 def run_plot(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    result = run_code("plot", args["command"])
-    if not result["ok"]:
-        raise ToolError(f"Plot: {result['error']}")
+    result = _run("plot", args, ctx, "Plot")
     name = f"image/plot_{ctx.next_index}.png"
-    return ToolOutput(text=f"[image]({name})", data={"path": name}, images=[result["image_bytes"]], image_names=[name])
+    return ToolOutput(text=f"[image]({name})", data={"path": name, "isolation": result["isolation"]},
+                      images=[result["image_bytes"]], image_names=[name])

@@ -1,7 +1,8 @@
-"""Runs inside the Solver/Plot subprocess (stdlib at import; sympy/matplotlib only if the code asks).
+"""Runs inside the sandbox for Solver/Plot (stdlib at import; sympy/matplotlib only if the code asks).
 
-Reads {"mode", "code"} as JSON on stdin, executes the code, calls ``solution()``, and writes the
-outcome as JSON to the file named by argv[1] — not stdout, which the user code may print to.
+Reads {"mode", "code"} as JSON from the file named by argv[1], executes the code, calls
+``solution()``, and writes the outcome as JSON to the file named by argv[2] (in the work folder) —
+not stdout, which the user code may print to.
 """
 
 import json
@@ -10,8 +11,9 @@ import traceback
 
 
 def main() -> None:
-    out_path = sys.argv[1]
-    req = json.load(sys.stdin)
+    with open(sys.argv[1], encoding="utf-8", errors="surrogatepass") as fh:
+        req = json.load(fh)
+    out_path = sys.argv[2]
     try:
         if req["mode"] == "plot":
             import matplotlib

@@ -75,6 +75,9 @@ img.transpose(Image.FLIP_LEFT_RIGHT)
                    ("resize", "transformed_image_6.png"), ("flip", "transformed_image_6.png"),
                    ("flip", None)]  # numpy slicing is not an op
     assert trace_ops("def (:") == []
+    # hostile nesting must not crash the harness that parses it (the sandbox runs it, not the tracer)
+    assert trace_ops("x = " + "-" * 200_000 + "1") == [] and trace_ops("x = " + "[" * 5000 + "]" * 5000) == []
+    assert trace_ops("\0") == []
 
 
 def _run(code: str, tmp_path: Path, **limits) -> tuple:

@@ -100,19 +100,27 @@ class _ProgressLine:
 @click.option("--max-seconds", type=float, default=600.0, show_default=True, help="Wall seconds per task.")
 @click.option("--retries", type=int, default=5, show_default=True, help="Attempts per model call (429/5xx/timeouts).")
 @click.option("--name", help="A name for the run.")
+@click.option("--unsafe-in-process-sandbox", "unsafe_sandbox", is_flag=True,
+              help="Run model-written code even where no OS-level sandbox (bubblewrap) works: in-process "
+                   "guards and rlimits only, NOT a security boundary. Recorded in the run and its reports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the final summary as JSON.")
 @pass_ctx
 def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: str | None, concurrency: int,
             limit: int | None, task_ids: tuple[int, ...], status: str | None, resume_id: int | None,
             retry_failed: bool, replay: bool, max_rounds: int | None, max_tool_calls: int | None,
             max_tokens: int | None, max_seconds: float | None, retries: int, name: str | None,
-            as_json: bool) -> None:
+            unsafe_sandbox: bool, as_json: bool) -> None:
     """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
     if resume_id is not None:
         run_id = resume_id
         with session_scope(read_only(app.engine)) as s:
             if s.get(Run, run_id) is None:
                 raise click.ClickException(f"no run with id {run_id}")
+        if unsafe_sandbox:
+            with session_scope(app.engine, app.actor) as s:
+                run = s.get(Run, run_id)
+                run.config = {**(run.config or {}), "unsafe_in_process_sandbox": True}  # type: ignore[union-attr]
+                s.add(run)
     else:
         missing = [o for o, v in (("--benchmark", benchmark), ("--endpoint", endpoint), ("--mode", mode)) if not v]
         if missing:
@@ -120,7 +128,7 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
         spec = RunSpec(benchmark or "", endpoint or "", mode or "", concurrency=concurrency, limit=limit,
                        budgets=Budgets(max_rounds, max_tool_calls, max_tokens, max_seconds), replay=replay,
                        name=name, task_ids=list(task_ids) or None, status=status,
-                       retry=RetryPolicy(attempts=max(1, retries)))
+                       retry=RetryPolicy(attempts=max(1, retries)), unsafe_in_process_sandbox=unsafe_sandbox)
         with session_scope(app.engine, app.actor) as s:
             run_id = create_run(s, spec).id or 0
     click.echo(run_id)
@@ -165,6 +173,7 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
                     "unfinished": sum(v for k, v in c.items() if k not in ("done", "failed")),
                     "concurrency": run.concurrency, "prompt_version": run.prompt_version, "budgets": run.budgets,
                     "replay": bool((run.config or {}).get("replay")),
+                    "unsafe_in_process_sandbox": bool((run.config or {}).get("unsafe_in_process_sandbox")),
                     "created_at": run.created_at.isoformat() if run.created_at else None,
                     "started_at": run.started_at.isoformat() if run.started_at else None,
                     "finished_at": run.finished_at.isoformat() if run.finished_at else None})
@@ -182,7 +191,7 @@ def runs_list(app: AppContext, as_json: bool) -> None:
         emit_json(rows)
         return
     click.echo(table([[r["id"], r["benchmark"], r["endpoint"] or "", r["mode"], r["status"], r["done"], r["failed"],
-                       r["unfinished"], "replay" if r["replay"] else "", (r["created_at"] or "")[:19]] for r in rows],
+                       r["unfinished"], _tags(r), (r["created_at"] or "")[:19]] for r in rows],
                      ["run", "benchmark", "endpoint", "mode", "status", "done", "failed", "open", "", "created"]))
 
 
@@ -211,11 +220,19 @@ def runs_show(app: AppContext, run_id: int, as_json: bool) -> None:
     click.echo(f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint']} "
                f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]")
     click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
+    if data["unsafe_in_process_sandbox"]:
+        click.echo("sandbox: UNSAFE in-process (--unsafe-in-process-sandbox): model code ran without an OS-level "
+                   "sandbox")
     click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
     click.echo(table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
                        (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
                        _short(t["final_answer"] or t["error"] or "", 60)] for t in data["trajectories"]],
                      ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]))
+
+
+def _tags(row: dict[str, Any]) -> str:
+    return " ".join(t for t, on in (("replay", row["replay"]), ("unsafe-sandbox", row["unsafe_in_process_sandbox"]))
+                    if on)
 
 
 def _short(text: str, n: int) -> str:

@@ -81,10 +81,13 @@ def _fill_image_arg(schema: dict[str, Any], args: dict[str, Any], images: list[s
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tool-output", show_default=True,
               help="Where produced images are saved.")
 @click.option("--no-db", is_flag=True, help="Do not open the database: no replay cache, no assets.")
+@click.option("--unsafe-in-process-sandbox", "unsafe_sandbox", is_flag=True,
+              help="Let Solver/Plot run code even where no OS-level sandbox (bubblewrap) works: in-process "
+                   "rlimits only, NOT a security boundary.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_ctx
 def run_tool(app: AppContext, name: str, set_name: str | None, images: tuple[str, ...], args_json: str | None,
-             out_dir: str, no_db: bool, as_json: bool) -> None:
+             out_dir: str, no_db: bool, unsafe_sandbox: bool, as_json: bool) -> None:
     """Run one tool and print its result; produced images are saved under --out.
 
     Service tools use CHAINMARK_VLM_BASE_URL/_MODEL, SERPER_API_KEY, CHAINMARK_IMAGE_BASE_URL/_MODEL,
@@ -98,8 +101,10 @@ def run_tool(app: AppContext, name: str, set_name: str | None, images: tuple[str
         raise click.BadParameter(str(exc), param_hint="--args") from exc
     _fill_image_arg(tool.parameters, args, list(images))
     blobs = {p: Path(p).read_bytes() for p in images}
+    settings = ToolSettings.from_env()
+    settings.unsafe_in_process_sandbox = unsafe_sandbox
     ctx = ToolContext(images=list(blobs.values()), files={**blobs, **{Path(p).name: b for p, b in blobs.items()}},
-                      settings=ToolSettings.from_env())
+                      settings=settings)
     if no_db:
         result = execute(set_name, name, args, ctx)
     else:

@@ -4,11 +4,14 @@ canonical image operations so checkpoints can be matched. Search tools stay nati
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from PIL import Image
 
 from evaluation.harness import prompts
 from evaluation.harness.ast_trace import trace_ops
@@ -17,11 +20,16 @@ from evaluation.harness.episode import Episode
 from evaluation.harness.extract import extract_answer, has_answer_tag
 from evaluation.harness.modes.atomic import final_answer_without_tools, tool_feedback
 from evaluation.harness.sandbox import SandboxLimits, run_python
+from evaluation.sandbox import read_regular_file, scan_outputs
+from evaluation.sandbox.outputs import OutputRefused
 from store import events as ev
 
 _CODE = re.compile(r"<code>(.*?)(?:</code>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```(?:python|py)?\s*\n?|\n?\s*```\s*$", re.IGNORECASE)
 _IMAGE_EXT = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
+MAX_IMAGE_BYTES = 16 * 1024 * 1024
+MAX_IMAGE_PIXELS = 40_000_000
+MAX_IMAGES_PER_RUN = 32
 
 
 def extract_code(text: str | None) -> str | None:
@@ -32,13 +40,31 @@ def extract_code(text: str | None) -> str | None:
     return code if code.strip() else None
 
 
-def _snapshot(folder: Path) -> dict[str, tuple[float, int]]:
-    out = {}
-    for p in folder.rglob("*"):
-        if p.is_file() and p.suffix.lower() in _IMAGE_EXT:
-            st = p.stat()
-            out[str(p.relative_to(folder))] = (st.st_mtime, st.st_size)
-    return out
+def _snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """Image files in the folder, never following a link (see ``evaluation.sandbox.outputs``)."""
+    return {k: (v.mtime_ns, v.size, v.inode) for k, v in scan_outputs(folder, _IMAGE_EXT).items()}
+
+
+def _collect_images(folder: Path, names: list[str]) -> tuple[list[str], list[bytes], list[str]]:
+    """The produced images that are plain regular files, within the size cap, and really decode;
+    the others are named in ``refused`` with the reason."""
+    kept, images, refused = [], [], []
+    for name in names:
+        if len(kept) >= MAX_IMAGES_PER_RUN:
+            refused.append(f"{name}: more than {MAX_IMAGES_PER_RUN} images in one run")
+            continue
+        try:
+            data = read_regular_file(folder, name, MAX_IMAGE_BYTES)
+            with Image.open(io.BytesIO(data)) as im:
+                if im.width * im.height > MAX_IMAGE_PIXELS:
+                    raise ValueError(f"{im.width}x{im.height} pixels, over the limit")
+                im.load()
+        except (OutputRefused, OSError, ValueError, Image.DecompressionBombError) as exc:
+            refused.append(f"{name}: {exc}")
+            continue
+        kept.append(name)
+        images.append(data)
+    return kept, images, refused
 
 
 def _image_no(name: str) -> tuple[int, str]:
@@ -122,10 +148,11 @@ async def _execute(ep: Episode, code: str, workdir: Path, save_dir: Path, env: d
 
     started = utcnow()
     before = _snapshot(workdir)
-    result = await run_python(code, workdir, save_dir=save_dir, env=env, limits=limits)
+    result = await run_python(code, workdir, save_dir=save_dir, env=env, limits=limits,
+                              allow_unsafe=bool(getattr(ep.rc, "unsafe_in_process_sandbox", False)))
     after = _snapshot(workdir)
-    produced = sorted((k for k, v in after.items() if before.get(k) != v), key=_image_no)
-    images = [(workdir / k).read_bytes() for k in produced]
+    changed = sorted((k for k, v in after.items() if before.get(k) != v), key=_image_no)
+    produced, images, refused = _collect_images(workdir, changed)
     asset_ids = await ep.store_images(images)
     first_index = len(ep.tool_ctx.images)
     ep.tool_ctx.images.extend(images)
@@ -134,10 +161,12 @@ async def _execute(ep: Episode, code: str, workdir: Path, save_dir: Path, env: d
     ok = result.exit_code == 0 and not result.killed_reason
     payload = {"code": code, "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code,
                "timed_out": result.timed_out, "ops": ops, "asset_ids": asset_ids, "files": produced,
-               "duration_s": result.duration_s, "isolation": result.isolation,
+               "duration_s": result.duration_s, "isolation": result.isolation, "sandbox_backend": result.backend,
                "stdout_truncated": result.stdout_truncated, "stderr_truncated": result.stderr_truncated}
     if result.killed_reason:
         payload["killed_reason"] = result.killed_reason
+    if refused:
+        payload["refused_files"] = refused
     ep.recorder.add(ev.CODE_EXEC, payload, failed=not ok, started_at=started,
                     assets=[(a, "output") for a in asset_ids])
     report = [f"Exit code: {result.exit_code}" + (f" (stopped: {result.killed_reason})" if result.killed_reason else "")]
@@ -145,6 +174,8 @@ async def _execute(ep: Episode, code: str, workdir: Path, save_dir: Path, env: d
         report.append("stdout:\n" + result.stdout + ("\n[output truncated]" if result.stdout_truncated else ""))
     if result.stderr:
         report.append("stderr:\n" + result.stderr[-4000:])
+    if refused:
+        report.append("files not collected:\n" + "\n".join(refused))
     parts: list[dict[str, Any]] = [{"type": "text", "text": "\n".join(report)}]
     for n, (name, data, aid) in enumerate(zip(produced, images, asset_ids)):
         parts.append({"type": "text", "text": f"{name} (image_index {first_index + n}):"})
