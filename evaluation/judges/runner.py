@@ -79,7 +79,7 @@ def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoin
                 if (req.target_id, req.target_part, h) in seen:
                     continue
                 seen.add((req.target_id, req.target_part, h))
-                params = call_params(ep, tpl.params)
+                params = call_params(ep, {**tpl.params, **dict(req.params)})
                 key = cache_key(h, ep, params)
                 todo.append((req, tpl, messages, h, params, key, cached_reply(s, key)))
             if limit is not None:
