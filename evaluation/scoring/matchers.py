@@ -83,10 +83,10 @@ VTC_OPTION_LETTERS = "ABCDEFG"
 def vtc_is_mcq(answer: str, options: dict[str, Any]) -> bool:
     """A row is MCQ when an option column A–G is present (any text, even blank) or the answer is one letter a–d.
 
-    ``options`` holds only the option cells the reference sees as present (not NaN); a blank
-    string counts, as in the reference.
+    ``options`` holds the option cells; an empty one is absent (pandas reads it as NaN), one holding
+    only spaces is present, as in the reference.
     """
-    if any(v is not None for v in (options or {}).values()):
+    if any(v is not None and str(v) != "" for v in (options or {}).values()):
         return True
     a = str(answer or "").strip().lower()
     return len(a) == 1 and a in "abcd"
@@ -102,7 +102,8 @@ def vtc_rule_mcq(pred: str, answer: str, options: dict[str, Any]) -> float:
     """
     p = str(pred if pred is not None else "").strip().lower()
     a = str(answer if answer is not None else "").strip().lower()
-    opts = {str(k).strip().upper(): str(v).lower().strip() for k, v in (options or {}).items() if v is not None}
+    opts = {str(k).strip().upper(): str(v).lower().strip() for k, v in (options or {}).items()
+            if v is not None and str(v) != ""}
     first = p[:1]
     if len(a) == 1 and a in "abcdefg":
         if first == a and (len(p) == 1 or p[1] in _MCQ_SEPARATORS):
