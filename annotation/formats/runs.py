@@ -48,6 +48,12 @@ class RunSpec:
     trajectories: list[TrajectorySpec]
     config: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
+    # How the benchmark's own evaluator treats a predictions file, reproduced on import: ids with no
+    # task are ignored, a repeated id keeps its last prediction. Each case is listed in ``notes``.
+    skip_unknown_ids: bool = False
+    keep_last_duplicate: bool = False
+    missing_tasks_as_failed: bool = False  # the evaluator scores every task, predicted or not
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +66,7 @@ class RunImportSummary:
     trajectories: int
     events: int
     assets: int
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -90,14 +97,34 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
         raise FormatError(source, None, None, f"no benchmark named {benchmark!r}; import its tasks first")
     tasks = dict(session.exec(select(Task.source_id, Task.id).where(Task.benchmark_id == bench.id)).all())
     revisions = dict(session.exec(select(Task.id, Task.revision).where(Task.benchmark_id == bench.id)).all())
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
+    kept: list[TrajectorySpec] = []
+    notes = list(spec.notes)
     for t in spec.trajectories:
         if t.source_id not in tasks:
+            if spec.skip_unknown_ids:
+                notes.append(f"{t.record}: no task with id {t.source_id!r}; ignored (as the reference does)")
+                continue
             raise FormatError(source, t.record, "id", f"no task with source id {t.source_id!r} in benchmark "
                                                       f"{benchmark!r}")
         if t.source_id in seen:
-            raise FormatError(source, t.record, "id", f"a second prediction for task {t.source_id!r}")
-        seen.add(t.source_id)
+            if not spec.keep_last_duplicate:
+                raise FormatError(source, t.record, "id", f"a second prediction for task {t.source_id!r}")
+            notes.append(f"{t.record}: a second prediction for {t.source_id!r}; it replaces "
+                         f"{kept[seen[t.source_id]].record} (the reference keeps the last)")
+            kept[seen[t.source_id]] = t
+            continue
+        seen[t.source_id] = len(kept)
+        kept.append(t)
+    if spec.missing_tasks_as_failed:
+        missing = [sid for sid in tasks if sid not in seen]
+        kept.extend(TrajectorySpec(sid, "(no prediction)", [], final_answer=None, status="failed",
+                                   error="no prediction in the file") for sid in missing)
+        if missing:
+            notes.append(f"{len(missing)} task(s) have no prediction in the file; stored as failed trajectories "
+                         f"(the reference scores them too, as 'nan'): {', '.join(missing[:10])}"
+                         + (" …" if len(missing) > 10 else ""))
+    spec.trajectories = kept
     now = utcnow()
     run_name = name or spec.name or f"{fmt.name} import {now:%Y-%m-%d %H:%M}"
     run = Run(name=run_name, benchmark_id=bench.id or 0, kind="imported", mode=spec.mode, status="done",
@@ -132,7 +159,7 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
         insert_many(session, EventAsset.__table__, link_rows)
     session.flush()
     return RunImportSummary(run.id or 0, run_name, fmt.name, benchmark, spec.mode, len(traj_ids), len(event_ids),
-                            new_assets)
+                            new_assets, notes)
 
 
 def load_run(session: Session, run_id: int) -> RunBundle:

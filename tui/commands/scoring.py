@@ -49,6 +49,8 @@ def score_cmd(app: AppContext, run_id: int, mode: str, embedder: str, prefer: tu
         by = ", ".join(f"{k}: {v}" for k, v in sorted((res.get("pending_by_judge") or {}).items()))
         click.echo(f"\n{res['pending_judgements']} judgement(s) pending ({by}); they count as failed. "
                    f"Run `chainmark judge {run_id} --judge NAME --endpoint E`.")
+    for judge, desc in (res.get("judge_prompts") or {}).items():
+        click.echo(f"judge prompt {judge}: {desc}")
     for note in res.get("notes") or []:
         click.echo(f"note: {note}")
 
