@@ -19,12 +19,16 @@ def main() -> None:
     args = json.loads(sys.argv[1])
     root = os.path.join(args["reference"], "eval", "eval", "VLMEvalKit")
     sys.path.insert(0, root)
-    for name in ("vlmeval", "vlmeval.dataset"):
+    for name in ("vlmeval", "vlmeval.dataset", "vlmeval.api"):
         module = types.ModuleType(name)
         module.__path__ = [os.path.join(root, *name.split("."))]
         sys.modules[name] = module
     import importlib
 
+    # The judge is VLMEvalKit's own OpenAI wrapper; the package's other API wrappers need torch.
+    api = sys.modules["vlmeval.api"]
+    api.OpenAIWrapper = importlib.import_module("vlmeval.api.gpt").OpenAIWrapper
+    api.SiliconFlowAPI = api.HFChatModel = None
     image_vqa = importlib.import_module("vlmeval.dataset.image_vqa")
     smp = importlib.import_module("vlmeval.smp")
     import pandas as pd
