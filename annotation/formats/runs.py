@@ -119,7 +119,8 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
     if spec.missing_tasks_as_failed:
         missing = [sid for sid in tasks if sid not in seen]
         kept.extend(TrajectorySpec(sid, "(no prediction)", [], final_answer=None, status="failed",
-                                   error="no prediction in the file") for sid in missing)
+                                   error="no prediction in the file", native={"no_prediction": True})
+                    for sid in missing)
         if missing:
             notes.append(f"{len(missing)} task(s) have no prediction in the file; stored as failed trajectories "
                          f"(the reference scores them too, as 'nan'): {', '.join(missing[:10])}"

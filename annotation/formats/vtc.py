@@ -142,9 +142,9 @@ def read(path: Path) -> DatasetSpec:
         record = {f: by_file[f][ident][1] for f in by_file if ident in by_file[f]}
         positions = {f: by_file[f][ident][0] for f in record}
         tasks.append(parse_item(ident, record, positions, path, unmapped, lenient))
-    only = {f: sorted(set(by_file[f]) - set(by_file[o])) for f, o in ((MAIN_FILE, GT_FILE), (GT_FILE, MAIN_FILE))
-            if f in by_file and o in by_file}
-    notes = [f"{len(ids)} id(s) only in {f}" for f, ids in only.items() if ids]
+    one_sided = {f: sorted(set(by_file[f]) - set(by_file[o])) for f, o in ((MAIN_FILE, GT_FILE), (GT_FILE, MAIN_FILE))
+                 if f in by_file and o in by_file}
+    notes = [f"{len(ids)} id(s) only in {f}" for f, ids in one_sided.items() if ids]
     if unmapped:
         notes.append(f"tool names outside the vocabulary kept as written: {', '.join(sorted(unmapped))}")
     if only:
@@ -365,6 +365,8 @@ def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> 
     for n, tb in enumerate(run.trajectories):
         native = tb.trajectory.native
         ident = tb.task.source_id
+        if isinstance(native, dict) and native.get("no_prediction"):
+            continue  # added on import for a task the file had no line for; it had none
         if run.run.kind == "imported" and isinstance(native, dict) and "result" in native:
             lines.append(native["result"])
             if native.get("response_list") is not None:
