@@ -41,9 +41,14 @@ class PromptSource:
     role: str = "user"  # user | system
     parser: str = ""  # defaults to the judge's own template parser
     params: dict[str, Any] = field(default_factory=dict)  # sampling the reference uses for this judge
+    # For a message the reference builds in code rather than keeping in a variable (e.g. the user turn
+    # is just the question): chainmark's own layout of it, in template syntax; nothing is read.
+    layout: str | None = None
 
     @property
     def where(self) -> str:
+        if self.layout is not None:
+            return "(built in code)"
         scope = f"{self.scope}." if self.scope else ""
         return f"{scope}{self.variable}" + (f"#{self.occurrence + 1}" if self.occurrence else "")
 
@@ -176,14 +181,14 @@ def import_prompts(session: Session, benchmark: str, checkout: Path, sources: li
     by_judge: dict[str, list[PromptSource]] = {}
     for src in sources:
         by_judge.setdefault(src.judge, []).append(src)
-    revision = checkout_revision(checkout, [s.file for s in sources])
+    revision = checkout_revision(checkout, sorted({s.file for s in sources}))
     prepared = []
     for judge, srcs in by_judge.items():
         texts = {"system": "", "user": ""}
         for src in srcs:
-            texts[src.role] = to_template_text(read_prompt(checkout, src), src)
+            texts[src.role] = src.layout if src.layout is not None else to_template_text(read_prompt(checkout, src), src)
         base = load_template(judge)
-        first = srcs[0]
+        first = next(s for s in srcs if s.layout is None)
         params = {**base.params, **first.params}
         source = {"repository": str(checkout), **revision, "file": first.file,
                   "variable": ", ".join(f"{s.role}={s.where}" for s in srcs)}

@@ -123,3 +123,28 @@ def test_import_prompts_errors_are_clean(tmp_path: Path, engine) -> None:
     assert out.exit_code == 1 and "not a directory" in out.output
     out = cli(db, "judges", "import-prompts", "atp", str(root))
     assert out.exit_code == 1 and "names no reference prompts" in out.output
+
+
+def test_isg_and_agentic_mme_prompts(tmp_path: Path, engine) -> None:
+    from evaluation.judges.reference_prompts import template_for
+    from evaluation.judges.templates import render
+    from store import read_only
+
+    db = Path(str(engine.url.database))
+    isg = tmp_path / "isg" / "ISG_eval" / "get_judge_prompt.py"
+    isg.parent.mkdir(parents=True)
+    isg.write_text('_OTHER = "x"\n_DSG_PROMPT = """Our image check.\nReply {{"Judge": "Yes"}}\nQ: {question}\n"""\n')
+    amme = tmp_path / "amme" / "evaluation" / "eval_runs_search.py"
+    amme.parent.mkdir(parents=True)
+    amme.write_text("def run_visual_judge(client, judge_model, question, image_path):\n"
+                    "    sys_prompt = 'Our visual system prompt.'\n    return None\n")
+    assert cli(db, "judges", "import-prompts", "isg", str(tmp_path / "isg")).exit_code == 0
+    assert cli(db, "judges", "import-prompts", "agentic-mme", str(tmp_path / "amme")).exit_code == 0
+    with session_scope(read_only(engine)) as s:
+        msgs = render(template_for(s, "isg-image"), {"question": "Is it blue?"}, ["img"])
+        assert msgs == [{"role": "user", "content": [{"type": "image", "ref": "img"}, {
+            "type": "text", "text": 'Our image check.\nReply {"Judge": "Yes"}\nQ: Is it blue?\n'}]}]
+        msgs = render(template_for(s, "amme-visual"), {"question": "Is it blue?"}, ["img"])
+        assert msgs[0] == {"role": "system", "content": "Our visual system prompt."}
+        assert msgs[1]["content"] == [{"type": "image", "ref": "img"}, {"type": "text", "text": "Is it blue?"}]
+        assert template_for(s, "amme-visual", "fixed").version == "1"  # fixed mode keeps chainmark's own
