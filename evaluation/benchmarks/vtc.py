@@ -174,10 +174,12 @@ class VTCProfile:
             out["corrections"] = list(FIXED_CORRECTIONS)
         return out
 
-    def reference_conformance(self, export_dir: Path, reference: Path, python: str) -> dict[str, Any]:
-        from evaluation.benchmarks.vtc_reference import run_reference
-
-        return run_reference(export_dir, reference, python)
-
-
 PROFILE = VTCProfile()
+
+
+def reference_conformance(export_dir: Path, reference: Path, python: str) -> dict[str, Any]:
+    """VTC-Bench's own scorer on an exported run: ``{"metrics": {"APR", "APR[<category>]"}, "items":
+    {item_id: {"rule", "final"}}}`` (see ``vtc_reference``)."""
+    from evaluation.benchmarks.vtc_reference import run_reference
+
+    return run_reference(export_dir, reference, python)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,11 @@ def run_reference(export_dir: Path, reference: Path, python: str, timeout: float
         judge = {"api_base": os.environ["CHAINMARK_VTC_JUDGE_BASE"],
                  "key": os.environ.get("CHAINMARK_VTC_JUDGE_KEY", "sk-chainmark-conformance"),
                  "model": os.environ.get("CHAINMARK_VTC_JUDGE_MODEL", "gpt-4o-mini")}
+    work = export_dir / "reference_vtc"
+    if work.exists():
+        shutil.rmtree(work)  # the reference reuses judge results it finds next to the sheet
     args = {"reference": str(reference.resolve()), "tsv": str(tsv), "results": str(results[0]),
-            "work": str(export_dir / "reference_vtc"), "judge": judge}
+            "work": str(work), "judge": judge}
     try:
         proc = subprocess.run([python, str(DRIVER), json.dumps(args)], capture_output=True, text=True,
                               timeout=timeout, cwd=str(export_dir))
