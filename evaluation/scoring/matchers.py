@@ -141,12 +141,15 @@ def vtc_rule_open(pred: str, answer: str, mode: str = "faithful") -> float:
 
 
 _MATH_MAX_CHARS = 500  # longer texts are prose, not a formula; parsing them would only cost time
+_MATHY = re.compile(r"[0-9\\=+*/^π√]")
 
 
 def vtc_math_equal(pred: str, answer: str) -> bool:
     """Math-Verify's equivalence of the answer and the prediction (the check the reference meant to use)."""
     if len(pred) > _MATH_MAX_CHARS or len(answer) > _MATH_MAX_CHARS:
         return False
+    if not (_MATHY.search(answer) and _MATHY.search(pred)):
+        return False  # words without a number or operator are no formula (and parsing costs ~2 ms)
     import logging
 
     from math_verify import parse, verify
