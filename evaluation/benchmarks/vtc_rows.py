@@ -17,14 +17,9 @@ MAIN_FILE, GT_FILE = "VTC-Bench.tsv", "VTC-Bench_GTToolChain.tsv"
 SHEET_OPTIONS = "ABCDE"  # the option columns the reference copies into its sheet
 TSV_COLUMNS = ("question", "answer", "category", *SHEET_OPTIONS)
 
-FIXED_CORRECTIONS = (
-    "vtc-no-sheet-round-trip: predictions and task cells are scored as written (no 32,767-character cut, "
-    "a leading '=' is kept, empty stays empty, 'NA'/'None' stay text)",
-    "vtc-math-verify: open answers count when Math-Verify finds them equal (the reference computes this "
-    "and drops the result)",
-    "vtc-judge-letters: the MCQ judge's reply is read leniently ('A.' or 'The answer is B' count) and an "
-    "answer given as option text is compared by its letter",
-)
+# What fixed mode changes, by name (the README describes each): no xlsx round trip; the math check the
+# reference computes and drops; lenient judge replies, option-text answers compared by letter.
+FIXED_CORRECTIONS = ("vtc-no-sheet-round-trip", "vtc-math-verify", "vtc-judge-letters")
 
 
 @dataclass

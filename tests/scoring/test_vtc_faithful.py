@@ -131,3 +131,15 @@ def test_fixed_mode_does_the_math_check_and_names_its_corrections() -> None:
     assert fixed["per_item"][0]["rule"] == 1.0
     assert any(c.startswith("vtc-math-verify") for c in fixed["corrections"])
     assert "corrections" not in score(items)
+
+
+def test_fixed_mode_reads_judge_letters_leniently_and_maps_option_text() -> None:
+    row = {"answer": "triangle", "A": "circle", "B": "triangle", "C": "square", "D": "star"}
+    it = vtc_item(row, "my pick is the three-sided one")
+    fixed = score([it], "fixed", DictOracle({("vtc-mcq-extract", "answer"): ja("B", parsed={"letters": ["B"]},
+                                                                             raw="B.")}))
+    assert fixed["per_item"][0]["final"] == 1.0
+    assert fixed["corrections"] == ["vtc-no-sheet-round-trip", "vtc-math-verify", "vtc-judge-letters"]
+    # Faithful: "B." is not read; and even "B" would not equal the text answer's letters.
+    faithful = score([it], oracle=DictOracle({("vtc-mcq-extract", "answer"): ja("B", raw="B")}))
+    assert faithful["per_item"][0]["final"] == 0.0
