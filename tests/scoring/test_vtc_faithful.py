@@ -143,3 +143,19 @@ def test_fixed_mode_reads_judge_letters_leniently_and_maps_option_text() -> None
     # Faithful: "B." is not read; and even "B" would not equal the text answer's letters.
     faithful = score([it], oracle=DictOracle({("vtc-mcq-extract", "answer"): ja("B", raw="B")}))
     assert faithful["per_item"][0]["final"] == 0.0
+
+
+def test_reference_runner_says_what_is_missing(tmp_path) -> None:
+    import pytest
+
+    from evaluation.benchmarks.vtc import reference_conformance
+    from evaluation.benchmarks.vtc_reference import ReferenceRunError
+
+    with pytest.raises(ReferenceRunError, match="is not a VTC-Bench checkout"):
+        reference_conformance(tmp_path, tmp_path / "nowhere", "python3")
+    scorer = tmp_path / "ref" / "eval" / "eval" / "VLMEvalKit" / "vlmeval" / "dataset" / "image_vqa.py"
+    scorer.parent.mkdir(parents=True)
+    scorer.write_text("")
+    (tmp_path / "export").mkdir()
+    with pytest.raises(ReferenceRunError, match="needs one task table"):
+        reference_conformance(tmp_path / "export", tmp_path / "ref", "python3")
