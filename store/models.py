@@ -342,6 +342,25 @@ class Judge(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
+class JudgeTemplate(SQLModel, table=True):
+    """A judge prompt read from the user's checkout of a reference repository (``judges import-prompts``).
+
+    The text never ships with chainmark; it is stored per database with where it came from (repository,
+    commit or content hash, file and variable) so a score can say which prompts produced it.
+    """
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    judge: str = Field(max_length=120, index=True)
+    version: str = Field(max_length=80)
+    parser: str = Field(max_length=40)
+    system: str = _text(nullable=False)
+    user: str = _text(nullable=False)
+    params: dict[str, Any] = _json_dict()
+    benchmark: str = Field(max_length=40)
+    source: dict[str, Any] = _json_dict()  # repo path, commit / content hash, file, variable
+    created_at: datetime = _ts()
+
+
 class Verdict(SQLModel, table=True):
     """One judge's answer about one target."""
 

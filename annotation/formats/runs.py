@@ -48,7 +48,13 @@ class RunSpec:
     trajectories: list[TrajectorySpec]
     config: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
-    notes: list[str] = field(default_factory=list)  # what the import did that a user should know (leniencies, skipped folders)
+    # How the benchmarks' own evaluators treat a predictions file, reproduced on import: ids with no
+    # task are ignored, a repeated id keeps its last prediction. Each case is listed in ``notes``.
+    # A format may opt out where its reference refuses such files.
+    skip_unknown_ids: bool = True
+    keep_last_duplicate: bool = True
+    missing_tasks_as_failed: bool = False  # the evaluator scores every task, predicted or not
+    notes: list[str] = field(default_factory=list)  # what the import did that a user should know
 
 
 @dataclass
@@ -92,27 +98,39 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
         raise FormatError(source, None, None, f"no benchmark named {benchmark!r}; import its tasks first")
     tasks = dict(session.exec(select(Task.source_id, Task.id).where(Task.benchmark_id == bench.id)).all())
     revisions = dict(session.exec(select(Task.id, Task.revision).where(Task.benchmark_id == bench.id)).all())
-    notes = list(spec.notes)
-    unknown = [t.source_id for t in spec.trajectories if t.source_id not in tasks]
+    unknown = [t for t in spec.trajectories if t.source_id not in tasks]
     if unknown and len(unknown) == len(spec.trajectories):
-        raise FormatError(source, spec.trajectories[0].record, "id", f"no task with source id "
-                          f"{spec.trajectories[0].source_id!r} in benchmark {benchmark!r} (none of the "
-                          f"{len(unknown)} prediction(s) names a task of this benchmark)")
-    if unknown:
-        notes.append(f"{len(unknown)} prediction(s) for ids that are not tasks of {benchmark!r} were ignored, as "
-                     f"the reference ignores them: {_listing(unknown)}")
-    last: dict[str, TrajectorySpec] = {}
-    repeated: list[str] = []
+        raise FormatError(source, unknown[0].record, "id", f"no task with source id {unknown[0].source_id!r} in "
+                          f"benchmark {benchmark!r} (none of the {len(unknown)} prediction(s) names a task of it)")
+    seen: dict[str, int] = {}
+    kept: list[TrajectorySpec] = []
+    notes = list(spec.notes)
     for t in spec.trajectories:
-        if t.source_id in tasks:
-            if t.source_id in last and t.source_id not in repeated:
-                repeated.append(t.source_id)
-            last[t.source_id] = t
-    if repeated:
-        notes.append(f"{len(repeated)} task(s) have more than one prediction; the last one was kept, as the reference "
-                     f"keeps it: {_listing(repeated)}")
-    kept = {id(t) for t in last.values()}
-    spec = RunSpec(spec.mode, [t for t in spec.trajectories if id(t) in kept], spec.config, spec.name, notes)
+        if t.source_id not in tasks:
+            if spec.skip_unknown_ids:
+                notes.append(f"{t.record}: no task with id {t.source_id!r}; ignored (as the reference does)")
+                continue
+            raise FormatError(source, t.record, "id", f"no task with source id {t.source_id!r} in benchmark "
+                                                      f"{benchmark!r}")
+        if t.source_id in seen:
+            if not spec.keep_last_duplicate:
+                raise FormatError(source, t.record, "id", f"a second prediction for task {t.source_id!r}")
+            notes.append(f"{t.record}: a second prediction for {t.source_id!r}; it replaces "
+                         f"{kept[seen[t.source_id]].record} (the reference keeps the last)")
+            kept[seen[t.source_id]] = t
+            continue
+        seen[t.source_id] = len(kept)
+        kept.append(t)
+    if spec.missing_tasks_as_failed:
+        missing = [sid for sid in tasks if sid not in seen]
+        kept.extend(TrajectorySpec(sid, "(no prediction)", [], final_answer=None, status="failed",
+                                   error="no prediction in the file", native={"no_prediction": True})
+                    for sid in missing)
+        if missing:
+            notes.append(f"{len(missing)} task(s) have no prediction in the file; stored as failed trajectories "
+                         f"(the reference scores them too, as 'nan'): {', '.join(missing[:10])}"
+                         + (" …" if len(missing) > 10 else ""))
+    spec.trajectories = kept
     now = utcnow()
     run_name = name or spec.name or f"{fmt.name} import {now:%Y-%m-%d %H:%M}"
     run = Run(name=run_name, benchmark_id=bench.id or 0, kind="imported", mode=spec.mode, status="done",
@@ -148,11 +166,6 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
     session.flush()
     return RunImportSummary(run.id or 0, run_name, fmt.name, benchmark, spec.mode, len(traj_ids), len(event_ids),
                             new_assets, notes)
-
-
-def _listing(ids: list[str], limit: int = 10) -> str:
-    shown = ", ".join(repr(i) for i in ids[:limit])
-    return shown + (f" … (+{len(ids) - limit})" if len(ids) > limit else "")
 
 
 def load_run(session: Session, run_id: int) -> RunBundle:

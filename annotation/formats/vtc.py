@@ -105,20 +105,24 @@ def read_tsv(file: Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def read(path: Path) -> DatasetSpec:
+    """A folder: both tables joined by id (the tool-chain one canonical). A ``.tsv`` file: that table only."""
+    only: str | None = None
     if path.is_file():
-        path = path.parent
+        only, path = path.name, path.parent
     if not path.is_dir():
         raise FormatError(path, message="does not exist")
-    present = [f for f in FILES if (path / f).is_file()]
+    present = [only] if only else [f for f in FILES if (path / f).is_file()]
     if not present:
         raise FormatError(path, message=f"neither {MAIN_FILE} nor {GT_FILE} is here")
     headers: dict[str, list[str]] = {}
     by_file: dict[str, dict[str, tuple[int, dict[str, str]]]] = {}
     order: list[str] = []
-    for fname in (GT_FILE, MAIN_FILE):
-        if fname not in present:
+    for source in (GT_FILE, MAIN_FILE) if not only else (only,):
+        if source not in present:
             continue
-        header, rows = read_tsv(path / fname)
+        header, rows = read_tsv(path / source)
+        # A table under another name is keyed as the layout it has, so export writes it back.
+        fname = source if source in FILES else GT_FILE if "model_tools_gt" in header else MAIN_FILE
         headers[fname] = header
         table: dict[str, tuple[int, dict[str, str]]] = {}
         for pos, row in enumerate(rows):
@@ -133,36 +137,48 @@ def read(path: Path) -> DatasetSpec:
         by_file[fname] = table
     tasks = []
     unmapped: set[str] = set()
+    lenient: list[str] = []
     for ident in order:
-        record = {f: by_file[f][ident][1] for f in (MAIN_FILE, GT_FILE) if f in by_file and ident in by_file[f]}
+        record = {f: by_file[f][ident][1] for f in by_file if ident in by_file[f]}
         positions = {f: by_file[f][ident][0] for f in record}
-        tasks.append(parse_item(ident, record, positions, path, unmapped))
-    only = {f: sorted(set(by_file[f]) - set(by_file[o])) for f, o in ((MAIN_FILE, GT_FILE), (GT_FILE, MAIN_FILE))
-            if f in by_file and o in by_file}
-    notes = [f"{len(ids)} id(s) only in {f}" for f, ids in only.items() if ids]
+        tasks.append(parse_item(ident, record, positions, path, unmapped, lenient))
+    one_sided = {f: sorted(set(by_file[f]) - set(by_file[o])) for f, o in ((MAIN_FILE, GT_FILE), (GT_FILE, MAIN_FILE))
+                 if f in by_file and o in by_file}
+    notes = [f"{len(ids)} id(s) only in {f}" for f, ids in one_sided.items() if ids]
     if unmapped:
         notes.append(f"tool names outside the vocabulary kept as written: {', '.join(sorted(unmapped))}")
+    if only:
+        notes.append(f"imported {only} only (name the folder to join both tables)")
+    notes.extend(lenient)
     return DatasetSpec(tasks, {"headers": headers}, notes)
 
 
-def answer_spec_of(row: dict[str, str], c: Checker) -> dict[str, Any]:
+def answer_spec_of(row: dict[str, str], c: Checker, lenient: list[str] | None = None) -> dict[str, Any]:
+    """The task's answer spec. The row is kept verbatim as the source record, and faithful scoring reads
+    the answer from it as written (an answer given as option text stays text there)."""
     answer = row["answer"].strip()
     if not answer:
         raise c.fail("answer", "is empty")
-    options = {L: row[L] for L in OPTION_LETTERS if row.get(L, "").strip()}
+    open_spec = {"kind": "contains" if len(answer.split()) < 5 else "exact", "value": answer}
+    options = {L: row[L] for L in OPTION_LETTERS if row.get(L, "") != ""}
     if options:
         letter = answer.upper() if len(answer) == 1 else next((L for L, t in options.items() if t == answer), None)
         spec: dict[str, Any] = {"kind": "mcq", "options": options, "letter": letter}
         try:
             return validate_answer_spec(spec)
         except AnswerSpecError as exc:
-            raise c.fail("answer" if exc.field == "letter" else exc.field, str(exc)) from None
-    return {"kind": "contains" if len(answer.split()) < 5 else "exact", "value": answer}
+            if lenient is None:
+                raise c.fail("answer" if exc.field == "letter" else exc.field, str(exc)) from None
+            # The reference scores such a row all the same (as text against the options): keep it.
+            lenient.append(f"{Path(str(c.file)).name} {c.record}: answer {answer!r} is not an option letter or text ({exc}); "
+                           "kept as a text answer")
+            return open_spec
+    return open_spec
 
 
 def parse_item(ident: str, record: dict[str, dict[str, str]], positions: dict[str, int], root: Path,
-               unmapped: set[str]) -> TaskSpec:
-    canonical = GT_FILE if GT_FILE in record else MAIN_FILE
+               unmapped: set[str], lenient: list[str] | None = None) -> TaskSpec:
+    canonical = GT_FILE if GT_FILE in record else MAIN_FILE if MAIN_FILE in record else next(iter(record))
     row = record[canonical]
     c = Checker(root / canonical, f"row {positions[canonical] + 2} (id {ident})")
     steps = []
@@ -173,7 +189,7 @@ def parse_item(ident: str, record: dict[str, dict[str, str]], positions: dict[st
                 unmapped.add(raw)
             steps.append(StepSpec(tool_name=tool or raw, meta={"source_name": raw} if tool != raw else {}))
     image = read_asset(root, row["image"].strip(), c, "image")
-    fields = {"query": row["question"], "category": row["category"] or None, "answer_spec": answer_spec_of(row, c),
+    fields = {"query": row["question"], "category": row["category"] or None, "answer_spec": answer_spec_of(row, c, lenient),
               "meta": {"vtc_rows": positions, "index": row.get("index")}}
     return TaskSpec(ident, record, fields, steps=steps, assets=[AssetSpec(image, row["image"].strip())])
 
@@ -304,11 +320,17 @@ def response_events(messages: list[Any], c: Checker) -> list[EventSpec]:
 def read_run(path: Path) -> RunSpec:
     file = _results_file(path)
     trajectories = []
+    notes: list[str] = []
     for lineno, line in read_jsonl(file):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = str(c.get(line, "item_id", (str, int), "item_id"))
-        answer = c.get(line, "agent_answer", (str, type(None)), "agent_answer", required=False)
+        answer = c.get(line, "agent_answer", (str, int, float, bool, type(None)), "agent_answer", required=False)
+        if answer is not None and not isinstance(answer, str):
+            # The reference's sheet holds it as a number and str()s it when scoring; the line is kept
+            # in ``native`` so faithful scoring sees the number itself.
+            notes.append(f"line {lineno}: agent_answer {answer!r} is a {type(answer).__name__}; read as text")
+            answer = json.dumps(answer)
         full = c.get(line, "full_response", (str, type(None)), "full_response", required=False)
         rl_file = file.parent / f"response_list_{ident}.json"
         response_list = None
@@ -329,7 +351,8 @@ def read_run(path: Path) -> RunSpec:
                                            status="done" if ok else "failed",
                                            error=None if ok else f"no answer (status {line.get('status')!r})",
                                            native={"result": line, "response_list": response_list}))
-    return RunSpec("atomic", trajectories, {"layout": "vtc-results"})
+    return RunSpec("atomic", trajectories, {"layout": "vtc-results"}, skip_unknown_ids=True, keep_last_duplicate=True,
+                   missing_tasks_as_failed=True, notes=notes)
 
 
 def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
@@ -342,6 +365,8 @@ def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> 
     for n, tb in enumerate(run.trajectories):
         native = tb.trajectory.native
         ident = tb.task.source_id
+        if isinstance(native, dict) and native.get("no_prediction"):
+            continue  # added on import for a task the file had no line for; it had none
         if run.run.kind == "imported" and isinstance(native, dict) and "result" in native:
             lines.append(native["result"])
             if native.get("response_list") is not None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
 from evaluation.benchmarks.agentic_mme_conformance import reference_conformance  # noqa: F401  (profile hook)
+from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.checkpoints import (
     SEARCH_JUDGE,
     VISUAL_JUDGE,
@@ -207,10 +208,22 @@ def overthink(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> d
     }
 
 
+# The visual judge's system prompt, read from the user's checkout (``chainmark judges import-prompts
+# agentic-mme PATH``); the reference's user turn is the image then the question, which is all the layout
+# says. (The search judge's prompt is an f-string assembled in code: not importable as a template.)
+REFERENCE_PROMPTS = [
+    PromptSource(VISUAL_JUDGE, "evaluation/eval_runs_search.py", "run_visual_judge", "sys_prompt", (),
+                 role="system", params={"temperature": 0, "max_tokens": 100}),
+    PromptSource(VISUAL_JUDGE, "evaluation/eval_runs_search.py", "run_visual_judge", "", (),
+                 layout="{{question}}"),
+]
+
+
 class AgenticMMEProfile:
     name = "agentic-mme"
     formats = ("agentic-mme", "agentic_mme", "amme")
     judges = (VISUAL_JUDGE, SEARCH_JUDGE)
+    reference_prompts = REFERENCE_PROMPTS
 
     def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
         scored = [(it, score_item(it, ctx)) for it in items]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
+from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.items import Item, JudgeRequest
 
 SUM_CATEGORY = {
@@ -234,10 +235,19 @@ def score_holistic(item: Item, output: list[dict[str, Any]], ctx: ScoreContext, 
     return float(got.score), got.parsed
 
 
+# The image judge's prompt (DSG), read from the user's checkout (``chainmark judges import-prompts isg
+# PATH``); the reference sends the image, then that prompt. The block and holistic judges assemble
+# several prompts and requirement texts in code, so they keep chainmark's own templates.
+REFERENCE_PROMPTS = [
+    PromptSource(IMAGE_JUDGE, "ISG_eval/get_judge_prompt.py", "", "_DSG_PROMPT", ()),
+]
+
+
 class ISGProfile:
     name = "isg"
     formats = ("isg", "isg-bench")
     judges = (BLOCK_JUDGE, IMAGE_JUDGE, HOLISTIC_JUDGE)
+    reference_prompts = REFERENCE_PROMPTS
 
     def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
         per_item = []

@@ -19,23 +19,36 @@ import json
 import re
 from typing import Any
 
+from pathlib import Path
+
 from evaluation.benchmarks.base import ScoreContext, mean, pct, result, tool_calls_of, usage_stats
-from evaluation.scoring.items import Item, JudgeRequest
-from evaluation.scoring.matchers import vtc_is_mcq, vtc_letters, vtc_rule_mcq, vtc_rule_open
+from evaluation.benchmarks.vtc_judging import ask_judge
+from evaluation.benchmarks.vtc_rows import FIXED_CORRECTIONS, sheet_rows
+from evaluation.judges.reference_prompts import PromptSource
+from evaluation.scoring.items import Item
+from evaluation.scoring.matchers import vtc_is_mcq, vtc_rule_mcq, vtc_rule_open
 
 MCQ_JUDGE, OPEN_JUDGE = "vtc-mcq-extract", "vtc-open-judge"
+CORRECTIONS = {
+    "vtc-no-sheet-round-trip": "cells are scored as written (no xlsx write and read-back)",
+    "vtc-math-verify": "open answers also count when Math-Verify finds them equal (the reference computes this "
+                       "and drops the result)",
+    "vtc-judge-letters": "judge replies are read leniently, and an option-text answer is compared by its letter",
+}
+assert set(CORRECTIONS) == set(FIXED_CORRECTIONS)
+
+# Where VTC-Bench keeps its two judge prompts (read from the user's checkout by
+# ``chainmark judges import-prompts vtc PATH``; the text is never part of chainmark). The reference
+# asks with max_tokens 128; each try's temperature is set per request (vtc_judging).
+_EVALUATE = "VTCBenchDataset.evaluate.VTCBench_auxeval"
+_IMAGE_VQA = "eval/eval/VLMEvalKit/vlmeval/dataset/image_vqa.py"
+REFERENCE_PROMPTS = [
+    PromptSource(MCQ_JUDGE, _IMAGE_VQA, _EVALUATE, "tmpl", ("question", "options", "prediction"), occurrence=0,
+                 params={"max_tokens": 128, "temperature": 0}),
+    PromptSource(OPEN_JUDGE, _IMAGE_VQA, _EVALUATE, "tmpl", ("answer", "prediction"), occurrence=1,
+                 params={"max_tokens": 128, "temperature": 0}),
+]
 _EDITED = re.compile(r"Edited Image Path:\s*(\S+)")
-
-
-def answer_and_options(item: Item) -> tuple[str, dict[str, str]]:
-    spec = item.task.get("answer_spec") or {}
-    if spec.get("kind") == "mcq":
-        return str(spec.get("letter") or ""), {k: str(v) for k, v in (spec.get("options") or {}).items()}
-    src = item.source
-    if "answer" in src:
-        opts = {k: str(src.get(k) or "") for k in ("A", "B", "C", "D", "E") if str(src.get(k) or "").strip()}
-        return str(src.get("answer") or ""), opts
-    return str(spec.get("value") or ""), {}
 
 
 def gt_chain(item: Item) -> list[str]:
@@ -117,42 +130,30 @@ class VTCProfile:
     name = "vtc"
     formats = ("vtc", "vtc-bench")
     judges = (MCQ_JUDGE, OPEN_JUDGE)
+    reference_prompts = REFERENCE_PROMPTS
 
     def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+        rows = sheet_rows(items, ctx.mode)
         per_item = []
         pending = 0
-        for it in items:
+        for it, sheet in zip(items, rows):
             traj = int(it.trajectory.get("id") or 0)
-            answer, options = answer_and_options(it)
-            pred = it.final_answer()
-            mcq = vtc_is_mcq(answer, options)
-            rule = vtc_rule_mcq(pred, answer, options) if mcq else vtc_rule_open(pred, answer, ctx.mode)
+            mcq = vtc_is_mcq(sheet.answer, sheet.options)
+            rule = vtc_rule_mcq(sheet.prediction, sheet.answer, sheet.options) if mcq \
+                else vtc_rule_open(sheet.prediction, sheet.answer, ctx.mode)
             row: dict[str, Any] = {"trajectory_id": traj, "task_id": it.task.get("id"),
-                                   "category": it.task.get("category") or it.source.get("category"),
+                                   "item_id": it.task.get("source_id"), "category": sheet.category,
                                    "mcq": mcq, "rule": rule}
             final = rule
             if rule < 0.5:
-                if mcq:
-                    opts = "\n".join(f"{k}. {v}" for k, v in sorted(options.items()))
-                    req = JudgeRequest.make(MCQ_JUDGE, traj, "answer", {"question": it.task.get("query") or "",
-                                                                         "options": opts, "prediction": pred})
-                else:
-                    req = JudgeRequest.make(OPEN_JUDGE, traj, "answer", {"question": it.task.get("query") or "",
-                                                                          "answer": answer, "prediction": pred})
-                got = ctx.oracle.ask(req)
-                if got is None:
+                verdict = ask_judge(ctx, traj, sheet)
+                if verdict is None:
                     pending += 1
                     row["judge"] = "pending"
                     final = 0.0
                 else:
-                    if mcq:
-                        picked = [c.lower() for c in (got.parsed or {}).get("letters", [])] \
-                            if isinstance(got.parsed, dict) else []
-                        hit = sorted(picked) == vtc_letters(answer)
-                    else:
-                        hit = (got.label or "").lower() == "yes"
-                    final = 1.0 if hit else 0.0
-                    row["judge"] = {"label": got.label, "judge": got.judge_name}
+                    final = verdict["hit"]
+                    row["judge"] = verdict
             row["final"] = final
             names = tool_calls_of(it)
             gt = gt_chain(it)
@@ -173,9 +174,19 @@ class VTCProfile:
         cats: dict[str, list[dict[str, Any]]] = {}
         for r in per_item:
             cats.setdefault(str(r["category"] or "uncategorised"), []).append(r)
-        return result(self.name, ctx, agg(per_item), by_category={k: agg(v) for k, v in sorted(cats.items())},
-                      per_item=per_item, pending=pending, usage=usage_stats(items),
-                      notes=["TCR/MAE/efficiency follow the paper's definitions; the released code has none"])
-
+        for name in FIXED_CORRECTIONS:  # each applies to the whole fixed-mode path
+            ctx.correct(name)
+        out = result(self.name, ctx, agg(per_item), by_category={k: agg(v) for k, v in sorted(cats.items())},
+                     per_item=per_item, pending=pending, usage=usage_stats(items),
+                     notes=["TCR/MAE/efficiency follow the paper's definitions; the released code has none"])
+        return out
 
 PROFILE = VTCProfile()
+
+
+def reference_conformance(export_dir: Path, reference: Path, python: str) -> dict[str, Any]:
+    """VTC-Bench's own scorer on an exported run: ``{"metrics": {"APR", "APR[<category>]"}, "items":
+    {item_id: {"rule", "final"}}}`` (see ``vtc_reference``)."""
+    from evaluation.benchmarks.vtc_reference import run_reference
+
+    return run_reference(export_dir, reference, python)

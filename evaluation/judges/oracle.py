@@ -17,7 +17,8 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from evaluation.judges.templates import Template, load_template, prompt_hash, render
+from evaluation.judges.reference_prompts import template_for
+from evaluation.judges.templates import Template, prompt_hash, render
 from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
 from store.models import Asset, Judge, Verdict
 
@@ -25,9 +26,11 @@ from store.models import Asset, Judge, Verdict
 class PromptBuilder:
     """Renders requests and hashes their images (asset ids via the items' hashes or the DB; paths by bytes)."""
 
-    def __init__(self, session: Session | None, asset_sha: dict[int, str] | None = None):
+    def __init__(self, session: Session | None, asset_sha: dict[int, str] | None = None, mode: str = "faithful"):
         self.session = session
         self.asset_sha = dict(asset_sha or {})
+        self.mode = mode
+        self.templates: dict[str, Template] = {}  # judge → the template its questions were rendered with
 
     def image_sha(self, ref: Any) -> str:
         if isinstance(ref, int) and not isinstance(ref, bool):
@@ -45,7 +48,9 @@ class PromptBuilder:
         return hashlib.sha256(f"unresolved:{ref}".encode()).hexdigest()
 
     def build(self, req: JudgeRequest) -> tuple[Template, list[dict[str, Any]], str]:
-        tpl = load_template(req.judge)
+        tpl = self.templates.get(req.judge)
+        if tpl is None:
+            tpl = self.templates[req.judge] = template_for(self.session, req.judge, self.mode)
         messages = render(tpl, req.vars, list(req.images))
         return tpl, messages, prompt_hash(tpl, messages, self.image_sha)
 
@@ -54,14 +59,14 @@ class StoreOracle:
     """Answers from Verdict rows of the given trajectories; remembers every unanswered request."""
 
     def __init__(self, session: Session, items: list[Item], *, prefer: list[str] | None = None, only: bool = False,
-                 only_template: str | None = None):
+                 only_template: str | None = None, mode: str = "faithful"):
         self.prefer = list(prefer or [])
         self.only = only
         self.only_template = only_template
         shas: dict[int, str] = {}
         for it in items:
             shas.update(it.asset_sha)
-        self.prompts = PromptBuilder(session, shas)
+        self.prompts = PromptBuilder(session, shas, mode)
         self.pending: list[JudgeRequest] = []
         self.used_judges: set[str] = set()
         self._index: dict[tuple[str, int, str, str], list[tuple[int, str, Verdict]]] = {}

@@ -26,7 +26,7 @@ from evaluation.judges.client import (
 )
 from evaluation.judges.oracle import StoreOracle
 from evaluation.judges.parsers import parse
-from evaluation.judges.templates import load_template
+from evaluation.judges.reference_prompts import template_for
 from evaluation.scoring.embedding import HashingEmbedder
 from evaluation.scoring.loader import load_run
 from evaluation.scoring.runner import profile_for
@@ -35,10 +35,11 @@ from store.blobs import BlobStore
 from store.models import Judge, ModelEndpoint, ReplayCache, Verdict
 
 
-def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = None) -> tuple[str, EndpointInfo]:
+def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = None,
+                 mode: str = "faithful") -> tuple[str, EndpointInfo]:
     """The Judge row for (template, endpoint), named ``<judge>@<endpoint>``; created on first use."""
-    tpl = load_template(judge)
     with session_scope(engine, actor=actor) as s:
+        tpl = template_for(s, judge, mode)
         ep = s.exec(select(ModelEndpoint).where(ModelEndpoint.name == endpoint)).first()
         if ep is None:
             known = ", ".join(s.exec(select(ModelEndpoint.name)).all()) or "none"
@@ -55,12 +56,14 @@ def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = 
 
 def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoint: str, *, mode: str = "faithful",
               max_rounds: int = 64, limit: int | None = None, actor: str | None = None) -> dict[str, Any]:
-    judge_name, ep = ensure_judge(engine, judge, endpoint, actor)
+    judge_name, ep = ensure_judge(engine, judge, endpoint, actor, mode)
     with session_scope(read_only(engine)) as s:
         profile = profile_for(load_run(s, run_id))
     if judge not in profile.judges:
         raise JudgeError(f"the {profile.name} profile has no judge {judge!r}; its judges: {', '.join(profile.judges)}")
-    stats = {"judge": judge_name, "template": load_template(judge).ref, "asked": 0, "model_calls": 0,
+    with session_scope(read_only(engine)) as s:
+        template = template_for(s, judge, mode).describe()
+    stats = {"judge": judge_name, "template": template, "asked": 0, "model_calls": 0,
              "cache_hits": 0, "verdicts": 0, "unparsed": 0, "rounds": 0}
     seen: set[tuple[int, str, str]] = set()
     for _ in range(max_rounds):
@@ -68,7 +71,7 @@ def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoin
             loaded = load_run(s, run_id)
             # Only this judge answers its own questions; other judges' verdicts still feed the
             # prompts built from them (ATP's chief reads the inspectors' reports).
-            oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True, only_template=judge)
+            oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True, only_template=judge, mode=mode)
             # Judges never need embeddings; a hashing embedder keeps this pass light.
             ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
                                embedder_factory=HashingEmbedder)
@@ -81,7 +84,7 @@ def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoin
                 if (req.target_id, req.target_part, h) in seen:
                     continue
                 seen.add((req.target_id, req.target_part, h))
-                params = call_params(ep, tpl.params)
+                params = call_params(ep, {**tpl.params, **dict(req.params)})
                 key = cache_key(h, ep, params)
                 todo.append((req, tpl, messages, h, params, key, cached_reply(s, key)))
             if limit is not None:

@@ -39,10 +39,23 @@ class Template:
     user: str
     params: dict[str, Any] = field(default_factory=dict)
     path: str = ""
+    # Imported from a reference checkout (``judges import-prompts``): where the text came from, and
+    # the user prompt is sent exactly as filled in (no trimming of blank lines).
+    source: tuple[tuple[str, Any], ...] = ()
+    verbatim: bool = False
 
     @property
     def ref(self) -> str:
         return f"{self.judge}.v{self.version}"
+
+    def describe(self) -> str:
+        """The template's name and, for an imported one, where its text was read."""
+        if not self.source:
+            return f"{self.ref} (chainmark's own prompt)"
+        src = dict(self.source)
+        rev = src.get("commit") or f"content {str(src.get('content_sha256', ''))[:12]}"
+        dirty = ", modified" if src.get("dirty") else ""
+        return f"{self.ref} (reference {src.get('file')}:{src.get('variable')} @ {str(rev)[:12]}{dirty})"
 
 
 def available() -> list[str]:
@@ -115,6 +128,13 @@ ImageRef = Any  # an asset id or a file path; the caller resolves it
 def render(tpl: Template, variables: dict[str, Any], images: list[ImageRef] | tuple[ImageRef, ...] = ()) -> list[dict[str, Any]]:
     """Chat messages with image parts as ``{"type": "image", "ref": <ref>}`` (resolved later)."""
     messages: list[dict[str, Any]] = []
+    if tpl.verbatim:
+        if tpl.system:
+            messages.append({"role": "system", "content": _fill(tpl, tpl.system, variables)})
+        parts: list[dict[str, Any]] = [{"type": "image", "ref": ref} for ref in images]
+        parts.append({"type": "text", "text": _fill(tpl, tpl.user, variables)})
+        messages.append({"role": "user", "content": parts})
+        return messages
     if tpl.system.strip():
         messages.append({"role": "system", "content": _fill(tpl, tpl.system, variables).strip()})
     content: list[dict[str, Any]] = []

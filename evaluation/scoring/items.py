@@ -73,12 +73,16 @@ class JudgeRequest:
     target_part: str
     variables: tuple[tuple[str, Any], ...]
     images: tuple[Any, ...] = ()
+    # Sampling parameters this question overrides (e.g. a retry's temperature), over the template's.
+    params: tuple[tuple[str, Any], ...] = ()
 
     @staticmethod
     def make(judge: str, target_id: int, target_part: str, variables: dict[str, Any],
-             images: list[Any] | tuple[Any, ...] = (), target_kind: str = "trajectory") -> "JudgeRequest":
+             images: list[Any] | tuple[Any, ...] = (), target_kind: str = "trajectory",
+             params: dict[str, Any] | None = None) -> "JudgeRequest":
         return JudgeRequest(judge, target_kind, int(target_id), target_part,
-                            tuple(sorted((k, _freeze(v)) for k, v in variables.items())), tuple(images))
+                            tuple(sorted((k, _freeze(v)) for k, v in variables.items())), tuple(images),
+                            tuple(sorted((params or {}).items())))
 
     @property
     def vars(self) -> dict[str, Any]:

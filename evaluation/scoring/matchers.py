@@ -8,7 +8,6 @@ Every function is pure and cheap; where the reference has a bug there is a ``mod
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Iterable
 
@@ -78,63 +77,90 @@ def gta_iscorrect(pred: str, ref: dict[str, Any], mode: str = "faithful") -> boo
 # ------------------------------------------------------------------ VTC-Bench (VLMEvalKit image_vqa.py)
 
 _MCQ_SEPARATORS = (".", " ", "-")
+VTC_OPTION_LETTERS = "ABCDEFG"
 
 
 def vtc_is_mcq(answer: str, options: dict[str, Any]) -> bool:
-    """A row is MCQ when an option column is filled or the answer is one letter a–d."""
-    if any(str(v or "").strip() for v in (options or {}).values()):
+    """A row is MCQ when an option column A–G is present (any text, even blank) or the answer is one letter a–d.
+
+    ``options`` holds the option cells; an empty one is absent (pandas reads it as NaN), one holding
+    only spaces is present, as in the reference.
+    """
+    if any(v is not None and str(v) != "" for v in (options or {}).values()):
         return True
-    return len(answer.strip()) == 1 and answer.strip().lower() in "abcd"
+    a = str(answer or "").strip().lower()
+    return len(a) == 1 and a in "abcd"
 
 
 def vtc_rule_mcq(pred: str, answer: str, options: dict[str, Any]) -> float:
-    """VTC's rule score for multiple choice (lower-cased): 1.0 or 0.0."""
-    p = str(pred or "").strip().lower()
-    a = str(answer or "").strip().lower()
-    opts = {str(k).strip().lower(): str(v or "").strip().lower() for k, v in (options or {}).items()
-            if str(v or "").strip()}
-    if len(a) == 1 and a.isalpha():
-        if p == a:
-            return 1.0
-        if len(p) >= 2 and p[0] == a and p[1] in _MCQ_SEPARATORS:
+    """VTC's rule score for multiple choice (lower-cased, stripped): 1.0 or 0.0.
+
+    Three scenarios, in the reference's order: a one-letter answer a–g needs the prediction to be
+    that letter or start with it followed by '.', ' ' or '-'. Otherwise, a prediction starting with a
+    letter a–g is read as that option's letter and nothing else is tried (so "banana" picks option
+    B). Otherwise the prediction must contain an option's text that equals the answer.
+    """
+    p = str(pred if pred is not None else "").strip().lower()
+    a = str(answer if answer is not None else "").strip().lower()
+    opts = {str(k).strip().upper(): str(v).lower().strip() for k, v in (options or {}).items()
+            if v is not None and str(v) != ""}
+    first = p[:1]
+    if len(a) == 1 and a in "abcdefg":
+        if first == a and (len(p) == 1 or p[1] in _MCQ_SEPARATORS):
             return 1.0
         return 0.0
-    # The answer is an option text: the predicted letter must point at it, or the prediction must
-    # quote the option text.
-    if p and p[0] in opts and opts[p[0]] == a:
-        return 1.0
-    for text in opts.values():
-        if text and text in p and text == a:
+    if first and first in "abcdefg":
+        return 1.0 if first.upper() in opts and opts[first.upper()] == a else 0.0
+    for letter in VTC_OPTION_LETTERS:
+        text = opts.get(letter)
+        if text is not None and text in p and text == a:
             return 1.0
     return 0.0
 
 
 def vtc_rule_open(pred: str, answer: str, mode: str = "faithful") -> float:
-    """VTC's open-answer rule: exact, whitespace-normalised exact, then (answers < 5 words) containment.
+    """VTC's open-answer rule: exact, whitespace-normalised exact, then (answers < 5 words) containment
+    of the normalised answer in the normalised prediction.
 
-    The reference also calls a math-equivalence check that always returns 0 (dead code); fixed
-    mode replaces it with numeric equality, which is what it was meant to do.
+    The reference then calls a math-equivalence check whose result it drops (dead code: the rule
+    returns 0). Fixed mode uses that check's verdict, as intended (``vtc_math_equal``).
     """
     check_mode(mode)
-    p = str(pred or "").strip().lower()
-    a = str(answer or "").strip().lower()
+    p = str(pred if pred is not None else "").strip().lower()
+    a = str(answer if answer is not None else "").strip().lower()
     if p == a:
         return 1.0
-    if " ".join(p.split()) == " ".join(a.split()):
+    pn, an = " ".join(p.split()), " ".join(a.split())
+    if pn == an:
         return 1.0
-    if len(a.split()) < 5 and a and a in p:
+    if len(an.split()) < 5 and an in pn:
         return 1.0
-    if mode == "fixed" and _same_number(p, a):
+    if mode == "fixed" and vtc_math_equal(p, a):
         return 1.0
     return 0.0
 
 
-def _same_number(p: str, a: str) -> bool:
-    try:
-        x, y = float(p.replace(",", "")), float(a.replace(",", ""))
-    except ValueError:
+_MATH_MAX_CHARS = 500  # longer texts are prose, not a formula; parsing them would only cost time
+_MATHY = re.compile(r"[0-9\\=+*/^π√]")
+
+
+def vtc_math_equal(pred: str, answer: str) -> bool:
+    """Math-Verify's equivalence of the answer and the prediction (the check the reference meant to use)."""
+    if len(pred) > _MATH_MAX_CHARS or len(answer) > _MATH_MAX_CHARS:
         return False
-    return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9)
+    if not (_MATHY.search(answer) and _MATHY.search(pred)):
+        return False  # words without a number or operator are no formula (and parsing costs ~2 ms)
+    import logging
+
+    from math_verify import parse, verify
+
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+    try:
+        gold = parse(answer, parsing_timeout=None)  # type: ignore[arg-type]
+        guess = parse(pred, parsing_timeout=None)  # type: ignore[arg-type]
+        return bool(gold) and bool(guess) and bool(verify(gold, guess, timeout_seconds=None))  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - an unparsable formula is simply not equal
+        return False
 
 
 def vtc_letters(text: str) -> list[str]:

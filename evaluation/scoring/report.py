@@ -86,6 +86,10 @@ def to_markdown(results: list[dict[str, Any]], category_metric: str | None = Non
     notes = [f"- run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
     if notes:
         parts.append("\nNotes:\n" + "\n".join(notes))
+    prompts = [f"- run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}" for r in results
+               for judge, desc in (r.get("judge_prompts") or {}).items()]
+    if prompts:
+        parts.append("\nJudge prompts:\n" + "\n".join(prompts))
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -38,13 +38,14 @@ def profile_for(loaded: LoadedRun) -> Profile:
 def score_loaded(session: Session, loaded: LoadedRun, *, mode: str = "faithful", embedder: str = "minilm",
                  prefer_judges: list[str] | None = None) -> dict[str, Any]:
     profile = profile_for(loaded)
-    oracle = StoreOracle(session, loaded.items, prefer=prefer_judges)
+    oracle = StoreOracle(session, loaded.items, prefer=prefer_judges, mode=mode)
     ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
                        embedder_factory=lambda: get_embedder(embedder))
     res = profile.score(loaded.items, ctx)
     res.update(run_id=loaded.run["id"], run_name=loaded.run.get("name"), benchmark=loaded.benchmark.get("name"),
                model=loaded.model, judges_used=sorted(oracle.used_judges),
-               pending_by_judge=_count_by_judge(oracle.pending))
+               pending_by_judge=_count_by_judge(oracle.pending),
+               judge_prompts={j: t.describe() for j, t in sorted(oracle.prompts.templates.items())})
     return res
 
 

@@ -94,15 +94,19 @@ def test_malformed_output_is_stored_unparsed_and_counts_as_failed(engine, blobs,
                                      category="ocr")
         stored_trajectory(s, run, task.id, [answer("twelve")])
         run_id = run.id
-    scripted_openai.push(text("I am not sure, maybe"))
+    scripted_openai.push(*[text("I am not sure, maybe")] * 5)
     stats = judge_run(engine, blobs, run_id, "vtc-open-judge", "j")
-    assert stats["unparsed"] == 1
-    prompt = scripted_openai.chat_requests()[0].messages[0]["content"][0]["text"]
+    # VTC asks again after an unreadable reply: five tries in all, at temperature try × 0.5.
+    assert stats["unparsed"] == 5 and stats["rounds"] == 5
+    requests = scripted_openai.chat_requests()
+    assert [r.json["temperature"] for r in requests] == [0, 0.5, 1.0, 1.5, 2.0]
+    prompt = requests[0].messages[0]["content"][0]["text"]
     assert "Reference answer: 12" in prompt and "Model's answer: twelve" in prompt
     with session_scope(engine) as s:
-        v = s.exec(select(Verdict)).one()
+        v = s.exec(select(Verdict).order_by(Verdict.id)).first()
         assert v.label == "unparsed" and v.parsed["error"] == "neither yes nor no" and v.raw_output.startswith("I am")
-    assert score_run(engine, run_id)["metrics"]["APR"] == 0.0
+    res = score_run(engine, run_id)
+    assert res["metrics"]["APR"] == 0.0 and res["pending_judgements"] == 0
 
 
 def test_server_error_and_missing_key_are_clear(engine, blobs, scripted_openai, monkeypatch) -> None:

@@ -51,6 +51,8 @@ def score_cmd(app: AppContext, run_id: int, mode: str, embedder: str, prefer: tu
                    f"Run `chainmark judge {run_id} --judge NAME --endpoint E`.")
     if res.get("corrections"):
         click.echo(f"corrections (fixed mode): {', '.join(res['corrections'])}")
+    for judge, desc in (res.get("judge_prompts") or {}).items():
+        click.echo(f"judge prompt {judge}: {desc}")
     for note in res.get("notes") or []:
         click.echo(f"note: {note}")
 
