@@ -61,13 +61,26 @@ def make_engine(db: str | os.PathLike[str] | None = None, *, echo: bool = False)
     if url.startswith("sqlite"):
         path = sqlite_path(url)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
         timeout = busy_timeout_ms()
         engine = sa.create_engine(url, echo=echo, connect_args={"timeout": timeout / 1000})
         _attach_sqlite_rules(engine, timeout)
     else:
         engine = sa.create_engine(url, echo=echo, pool_pre_ping=True)
     return engine
+
+
+def _create_private(path: Path) -> None:
+    """A new SQLite file is created empty with mode 0600 (its folder 0700 if we make it), so the
+    database and the -wal/-shm files SQLite derives from it are the owner's alone."""
+    if path.exists():
+        return
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # created meanwhile by another process: it made its own choice
+        pass
 
 
 def _attach_sqlite_rules(engine: Engine, timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
