@@ -198,6 +198,7 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
                     "unfinished": sum(v for k, v in c.items() if k not in ("done", "failed")),
                     "concurrency": run.concurrency, "prompt_version": run.prompt_version, "budgets": run.budgets,
                     "replay": bool((run.config or {}).get("replay")),
+                    "stopped_because": (run.config or {}).get("stopped_because"),
                     "created_at": run.created_at.isoformat() if run.created_at else None,
                     "started_at": run.started_at.isoformat() if run.started_at else None,
                     "finished_at": run.finished_at.isoformat() if run.finished_at else None})
@@ -245,6 +246,8 @@ def runs_show(app: AppContext, run_id: int, as_json: bool) -> None:
                f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]")
     click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
     click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
+    if data["stopped_because"]:
+        click.echo(f"stopped because {data['stopped_because']}")
     click.echo(table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
                        (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
                        _short(t["final_answer"] or t["error"] or "", 60)] for t in data["trajectories"]],
