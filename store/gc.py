@@ -1,7 +1,7 @@
 """Garbage the store can leave behind, found and removed: blobs no asset row references (the bytes of
 an import or a run whose transaction rolled back: blobs are written before the rows that name them),
-``.tmp-*`` files of blob writes that were killed half way, and work folders of sandboxes that were
-killed before they could clean up.
+``.tmp-*`` files of blob writes that were killed half way, work folders of sandboxes that were
+killed before they could clean up, and disk reserves (``store.reserve``) of killed runs.
 
 Only things older than ``min_age_s`` are touched, so a write in progress in another process (a blob
 written, its row not yet committed) is never taken for garbage.
@@ -21,7 +21,9 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from store.blobs import BlobStore, FolderBlobStore, TableBlobStore
+from store.db import sqlite_path
 from store.models import Asset, Blob
+from store.reserve import stale_reserves
 
 DEFAULT_MIN_AGE_S = 3600.0
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -55,6 +57,11 @@ def find_garbage(session: Session, blobs: BlobStore, *, min_age_s: float = DEFAU
             out.orphan_blobs.append(sha)
             out.bytes += int(size or 0)
     _sandbox_garbage(temp_root or Path(tempfile.gettempdir()), cutoff, out)
+    db = sqlite_path(str(session.get_bind().engine.url))
+    if db is not None:  # disk reserves of runs that were killed
+        for path in stale_reserves(db):
+            out.temp_files.append(path)
+            out.bytes += path.stat().st_size
     return out
 
 

@@ -13,6 +13,7 @@ handled per row.
 
 from __future__ import annotations
 
+import errno
 import math
 import re
 from typing import Any
@@ -21,6 +22,7 @@ import sqlalchemy.exc as sa_exc
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NUL = "\x00"
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EFBIG})
 MAX_DEPTH = 200  # deeper structures are cut (and noted): PostgreSQL and json both have depth limits
 
 
@@ -82,8 +84,8 @@ def storable(value: Any, *, nul: bool = True) -> tuple[Any, list[str]]:
 
 def write_failure(exc: BaseException) -> bool:
     """True when ``exc`` says the store cannot take writes at all (as opposed to a bad row)."""
-    if isinstance(exc, OSError):  # blob files: ENOSPC, EROFS, EACCES, EDQUOT …
-        return True
+    if isinstance(exc, OSError):  # blob files on a full, read-only or failing disk
+        return exc.errno in _DISK_ERRNOS
     if isinstance(exc, sa_exc.OperationalError):  # SQLite full/readonly/locked/I-O; PG disk full, gone
         return True
     if isinstance(exc, sa_exc.InternalError):  # PostgreSQL: read-only transaction (SQLSTATE 25006)

@@ -35,6 +35,7 @@ from evaluation.harness.taskdata import TaskInput, load_tasks
 from store import read_only, session_scope
 from store.blobs import BlobStore
 from store.models import Benchmark, Run, Task, Trajectory, utcnow
+from store.reserve import SpaceReserve
 from store.storable import one_line, write_failure
 
 
@@ -273,6 +274,7 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
 async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: ProgressCallback | None,
                    listener: EventListener | None, stop: asyncio.Event | None, retry_failed: bool,
                    actor: str | None) -> RunProgress:
+    reserve = SpaceReserve.beside(engine)  # freed before the final status write if the disk fills
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = DbRunner(engine, db_pool, actor)
@@ -284,6 +286,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     try:
         head = await asyncio.wrap_future(head_out)
     except BaseException:  # the run cannot start (RunError, EndpointError): nothing was changed
+        reserve.release()
         await asyncio.wait([preparing])
         if not preparing.cancelled():
             preparing.exception()  # the same error, raised here once
@@ -396,6 +399,8 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             await asyncio.wait([preparing])
         if not preparing.cancelled():
             preparing.exception()  # raised above if it mattered; retrieved so asyncio does not log it
+        if state.halt_kind == "store":
+            reserve.release()  # the space the status write needs on a full disk
         try:
             await db.call(_finish_run, run_id, state.status, state.halted)
         except Exception as exc:
@@ -406,6 +411,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             if state.halted is None:
                 state.halted, state.halt_kind = f"the database refused a write ({one_line(exc)})", "store"
         finally:
+            reserve.release()
             if client is not None:
                 await client.close()
             tool_pool.shutdown(wait=False, cancel_futures=True)

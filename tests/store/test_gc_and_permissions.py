@@ -89,3 +89,17 @@ def test_database_and_blob_files_are_private(tmp_path: Path) -> None:
     assert _mode(db) == 0o600 and _mode(db.parent) == 0o700
     assert _mode(blobs.path_of(sha)) == 0o600
     assert _mode(blobs.path_of(sha).parent) == 0o700 and _mode(blobs.root) == 0o700
+
+
+def test_gc_removes_the_disk_reserve_of_a_killed_run_only(engine, db_path: Path, blobs) -> None:
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = db_path.with_name(f"{db_path.name}.reserve-{dead.pid}")
+    live = db_path.with_name(f"{db_path.name}.reserve-{os.getpid()}")
+    stale.write_bytes(b"\0" * 10)
+    live.write_bytes(b"\0" * 10)
+    r = CliRunner().invoke(cli, ["--db", str(db_path), "gc", "--dry-run", "--min-age", "0"])
+    assert f"would remove temp {stale}" in r.stdout and str(live) not in r.stdout
+    live.unlink()
