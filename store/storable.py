@@ -87,7 +87,8 @@ def write_failure(exc: BaseException) -> bool:
     if isinstance(exc, OSError):  # blob files on a full, read-only or failing disk
         return exc.errno in _DISK_ERRNOS
     if isinstance(exc, sa_exc.OperationalError):  # SQLite full/readonly/locked/I-O; PG disk full, gone
-        return True
+        # … except PostgreSQL's deadlocks and serialization failures (SQLSTATE 40…): those pass on retry
+        return not str(getattr(getattr(exc, "orig", None), "sqlstate", "") or "").startswith("40")
     if isinstance(exc, sa_exc.InternalError):  # PostgreSQL: read-only transaction (SQLSTATE 25006)
         return getattr(getattr(exc, "orig", None), "sqlstate", "") in ("25006",)
     if isinstance(exc, sa_exc.DBAPIError) and getattr(exc, "connection_invalidated", False):
