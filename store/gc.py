@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from store.blobs import BlobStore, FolderBlobStore, TableBlobStore
 from store.db import sqlite_path
@@ -47,12 +47,12 @@ def find_garbage(session: Session, blobs: BlobStore, *, min_age_s: float = DEFAU
     """List what ``collect`` would remove (nothing is changed)."""
     out = Garbage()
     cutoff = time.time() - min_age_s
-    referenced = set(session.exec(sa.select(Asset.sha256)).scalars().all())  # type: ignore[call-overload]
+    referenced = set(session.exec(select(Asset.sha256)).all())
     if isinstance(blobs, FolderBlobStore):
         _folder_garbage(blobs.root, referenced, cutoff, out)
     elif isinstance(blobs, TableBlobStore):
-        rows = session.exec(sa.select(Blob.sha256, sa.func.length(Blob.data))  # type: ignore[call-overload]
-                            .where(Blob.sha256.not_in(sa.select(Asset.sha256)))).all()  # type: ignore[attr-defined]
+        rows = session.exec(select(Blob.sha256, sa.func.length(Blob.data))
+                            .where(sa.not_(sa.column("sha256").in_(select(Asset.sha256))))).all()
         for sha, size in rows:
             out.orphan_blobs.append(sha)
             out.bytes += int(size or 0)
@@ -105,7 +105,7 @@ def collect(session: Session, blobs: BlobStore, garbage: Garbage) -> int:
     removed = 0
     if garbage.orphan_blobs:
         still_free = set(garbage.orphan_blobs) - set(session.exec(
-            sa.select(Asset.sha256).where(Asset.sha256.in_(garbage.orphan_blobs))).scalars().all())  # type: ignore[call-overload,attr-defined]
+            select(Asset.sha256).where(sa.column("sha256").in_(garbage.orphan_blobs))).all())
         if isinstance(blobs, FolderBlobStore):
             for sha in sorted(still_free):
                 try:
@@ -114,7 +114,7 @@ def collect(session: Session, blobs: BlobStore, garbage: Garbage) -> int:
                 except FileNotFoundError:
                     pass
         elif isinstance(blobs, TableBlobStore) and still_free:
-            result = session.exec(sa.delete(Blob).where(Blob.sha256.in_(sorted(still_free))))  # type: ignore[call-overload,attr-defined]
+            result = session.execute(sa.delete(Blob).where(sa.column("sha256").in_(sorted(still_free))))
             removed += result.rowcount or 0
     for path in garbage.temp_files:
         try:

@@ -26,7 +26,7 @@ class SpaceReserve:
         self.path = path
 
     @classmethod
-    def beside(cls, engine: Engine, size: int = RESERVE_BYTES) -> "SpaceReserve":
+    def beside(cls, engine: Engine, size: int = RESERVE_BYTES) -> SpaceReserve:
         """Allocate the reserve beside the engine's SQLite file; an empty reserve when the database
         is not a SQLite file or the space is not there (the run goes on without one)."""
         db = sqlite_path(str(engine.url))

@@ -91,9 +91,7 @@ def write_failure(exc: BaseException) -> bool:
         return not str(getattr(getattr(exc, "orig", None), "sqlstate", "") or "").startswith("40")
     if isinstance(exc, sa_exc.InternalError):  # PostgreSQL: read-only transaction (SQLSTATE 25006)
         return getattr(getattr(exc, "orig", None), "sqlstate", "") in ("25006",)
-    if isinstance(exc, sa_exc.DBAPIError) and getattr(exc, "connection_invalidated", False):
-        return True
-    return False
+    return isinstance(exc, sa_exc.DBAPIError) and bool(getattr(exc, "connection_invalidated", False))
 
 
 def one_line(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ def _one_error_line(r) -> str:
 
 
 def test_an_unknown_bug_still_fails_and_says_where_its_traceback_went(tmp_path: Path, monkeypatch) -> None:
-    import tui.commands.runs as runs
+    from tui.commands import runs
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -39,7 +39,7 @@ def test_an_unknown_bug_still_fails_and_says_where_its_traceback_went(tmp_path: 
 
 
 def test_chainmark_traceback_shows_the_traceback_instead(tmp_path: Path, monkeypatch) -> None:
-    import tui.commands.runs as runs
+    from tui.commands import runs
 
     monkeypatch.setattr(runs, "_run_rows", lambda *a, **k: 1 / 0)
     r = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "runs", "list"], env={"CHAINMARK_TRACEBACK": "1"})

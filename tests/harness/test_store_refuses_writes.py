@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +29,7 @@ def _mount_tmpfs(where: Path, size: str) -> None:
         pytest.skip("mounting a small tmpfs needs root")
     where.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
 
@@ -120,6 +119,8 @@ def test_disk_full_mid_run_fails_the_run_keeps_what_finished_and_stops_calling(
         assert run.status == "failed" and run.config["stopped_because"] == \
             "the database refused a write (database or disk is full)"
     assert "could not be recorded" not in r.stderr
+    shown = CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id)]).stdout
+    assert "[atomic, failed]" in shown and "stopped because the database refused a write (database or disk is full)" in shown
     assert not list(small_disk.glob("*.reserve-*"))  # the reserve is given back
 
     with ScriptedOpenAI(handler=lambda req: text(ANSWER)) as server:  # space again: a resume finishes it

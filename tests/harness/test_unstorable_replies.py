@@ -86,7 +86,7 @@ def test_the_plan_parser_keeps_json_and_refuses_python_only_literals() -> None:
     assert first("{'tool_name': 'Search', 'description': 'd', 'params': {'q': ('a', 'b')}}")["params"] == {
         "q": ["a", "b"]}  # a tuple reads back as the list JSON has
     for literal, what in (("{'a', 'b'}", "set"), ("b'x'", "bytes"), ("1j", "complex"), ("{1: 2}", "int key")):
-        call = first("{'tool_name': 'Search', 'description': 'd', 'params': {'q': %s}}" % literal)
+        call = first(f"{{'tool_name': 'Search', 'description': 'd', 'params': {{'q': {literal}}}}}")
         assert call["valid"] is False and call["params"] is None
         assert call["error"] == f"the <tool> payload is not valid JSON (it holds a Python {what})"
 
