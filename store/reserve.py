@@ -4,13 +4,14 @@ When the disk fills mid-run the run must still record that it failed and why; bu
 that last write fails too, and the run would stay ``running`` forever. So a run holds a small
 allocated file next to the database and deletes it before writing its final status: the space it
 frees is what that write (and SQLite's checkpoint) needs. PostgreSQL servers manage their own disk:
-no reserve there. Reserves are named ``<db>.reserve-<pid>``; ``chainmark gc`` removes those of dead
-processes.
+no reserve there. Reserves are named ``<db>.reserve-<pid>-<n>``; ``chainmark gc`` removes those of
+dead processes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from sqlalchemy.engine import Engine
 from store.db import sqlite_path
 
 RESERVE_BYTES = 2 * 1024 * 1024
+_SEQ = itertools.count()
 
 
 class SpaceReserve:
@@ -32,7 +34,7 @@ class SpaceReserve:
         db = sqlite_path(str(engine.url))
         if db is None:
             return cls(None)
-        path = db.with_name(f"{db.name}.reserve-{os.getpid()}")
+        path = db.with_name(f"{db.name}.reserve-{os.getpid()}-{next(_SEQ)}")  # one per run, even in one process
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         except OSError:
@@ -62,7 +64,7 @@ def stale_reserves(db: Path) -> list[Path]:
     """Reserves beside ``db`` whose process is gone (killed runs)."""
     out = []
     for path in db.parent.glob(f"{db.name}.reserve-*"):
-        pid = path.name.rsplit("-", 1)[-1]
+        pid = path.name.rsplit(".reserve-", 1)[-1].split("-")[0]
         if pid.isdigit() and not _alive(int(pid)):
             out.append(path)
     return sorted(out)

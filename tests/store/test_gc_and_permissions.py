@@ -96,8 +96,8 @@ def test_gc_removes_the_disk_reserve_of_a_killed_run_only(engine, db_path: Path,
 
     dead = subprocess.Popen(["true"])
     dead.wait()
-    stale = db_path.with_name(f"{db_path.name}.reserve-{dead.pid}")
-    live = db_path.with_name(f"{db_path.name}.reserve-{os.getpid()}")
+    stale = db_path.with_name(f"{db_path.name}.reserve-{dead.pid}-0")
+    live = db_path.with_name(f"{db_path.name}.reserve-{os.getpid()}-3")
     stale.write_bytes(b"\0" * 10)
     live.write_bytes(b"\0" * 10)
     r = CliRunner().invoke(cli, ["--db", str(db_path), "gc", "--dry-run", "--min-age", "0"])
