@@ -87,12 +87,13 @@ class GroupCommitter:
                 continue
             for n, (item, done) in enumerate(batch):  # one bad item must not sink the others
                 try:
-                    done(await self._commit_alone(item))
+                    result = await self._commit_alone(item)
                 except Exception as exc:
-                    if not write_failure(exc):
-                        raise
-                    self._refuse(exc, batch[n:])
-                    break
+                    if write_failure(exc):
+                        self._refuse(exc, batch[n:])
+                        break
+                    result = exc  # not even the failure could be written: the run counts it failed
+                done(result)
 
     async def _commit_alone(self, item: FinishedTrajectory) -> Exception | None:
         """Commit one trajectory; if the database refuses its content, commit it escaped; if even

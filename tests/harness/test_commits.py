@@ -157,3 +157,24 @@ def test_a_host_freeze_is_left_alone() -> None:
         assert gc.get_freeze_count() >= host > 0
     finally:
         gc.unfreeze()
+
+
+async def test_a_store_that_refuses_writes_stops_the_committer_and_says_why() -> None:
+    import sqlalchemy.exc as sa_exc
+
+    from evaluation.harness.committer import StoreRefused
+
+    class FullDb(FakeDb):
+        async def call(self, fn: Any, items: Any, *args: Any) -> None:
+            await asyncio.sleep(0)
+            raise sa_exc.OperationalError("INSERT", {}, Exception("database or disk is full"))
+
+    reasons: list[str] = []
+    outcomes: dict[int, Any] = {}
+    committer = GroupCommitter(FullDb(), batch=2, gather_s=30, on_refused=reasons.append)  # type: ignore[arg-type]
+    for tid in (1, 2):
+        committer.submit(finished(tid), lambda exc, tid=tid: outcomes.__setitem__(tid, exc))
+    await committer.drain()
+    committer.submit(finished(3), lambda exc: outcomes.__setitem__(3, exc))  # refused at once, nothing tried
+    assert reasons == ["the database refused a write (database or disk is full)"]
+    assert all(isinstance(outcomes[t], StoreRefused) for t in (1, 2, 3))
