@@ -99,7 +99,7 @@ class RunProgress:
     def line(self) -> str:
         todo = self.total - self.skipped
         if self.halted:
-            return f"run {self.run_id}: stopped, {self.halted}"
+            return f"run {self.run_id}: {'failed' if self.halt_kind == 'store' else 'stopped'}, {self.halted}"
         return (f"run {self.run_id}: {self.completed}/{todo} done={self.done} failed={self.failed} "
                 f"running={self.running} skipped={self.skipped} tokens={self.tokens} calls={self.api_calls} "
                 f"rate={self.rate:.2f}/s elapsed={self.elapsed:.1f}s")
