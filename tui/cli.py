@@ -51,12 +51,13 @@ def _one_line(ctx: click.Context, exc: BaseException) -> str:
     from store.db import busy_timeout_ms
     from tui.errors import message_for
 
-    url = None
+    url, timeout = None, None
     try:
         url = ctx.obj.url if isinstance(ctx.obj, AppContext) else None
-    except Exception:  # the URL itself is what failed: log to the temp folder
+        timeout = busy_timeout_ms() / 1000
+    except Exception:  # noqa: BLE001,S110  (the URL or the setting is what failed: log to the temp folder)
         pass
-    return message_for(exc, url, busy_timeout_ms() / 1000)
+    return message_for(exc, url, timeout)
 
 
 @click.group(cls=ChainmarkGroup, invoke_without_command=True,
