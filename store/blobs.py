@@ -24,6 +24,7 @@ from store.models import Asset, Blob
 
 ENV_BLOBS = "CHAINMARK_BLOBS"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+PRIVATE_DIR = 0o700  # blob folders and files, like the database, are the owner's alone (files 0600)
 
 
 class BlobNotFound(KeyError):
@@ -43,6 +44,8 @@ def sha256_of(data: bytes) -> str:
 class FolderBlobStore:
     """Blobs as files ``root/ab/<sha256>``.
 
+    Folders are made 0700 and files 0600, whatever the umask allows beyond that: blobs hold the
+    benchmark's images and the model's outputs, as private as the database beside them.
     A blob is written under a temporary name in its own folder and renamed into place, so its real
     name only ever points at complete bytes: a crash mid-write leaves a ``.tmp-…`` file, never a short
     blob. Plain ``os`` calls on string paths: a bulk import costs about what the file system does.
@@ -87,8 +90,10 @@ class FolderBlobStore:
         tmp = os.path.join(folder, f".tmp-{os.getpid()}-{id(self):x}-{next(self._tmp_seq)}")
         try:
             return tmp, os.open(tmp, _NEW_FILE, 0o600)
-        except FileNotFoundError:  # the first blob of this fan-out folder
-            os.makedirs(folder, exist_ok=True)
+        except FileNotFoundError:  # the first blob of this fan-out folder (folders private: 0700)
+            os.makedirs(self._root, PRIVATE_DIR, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, PRIVATE_DIR)
         except FileExistsError:  # left behind by a crashed process that had the same pid
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             return tmp, fd

@@ -21,6 +21,22 @@ from sqlmodel import Session
 DEFAULT_DB = "chainmark.db"
 ENV_DB = "CHAINMARK_DB"
 BUSY_TIMEOUT_MS = 30_000
+ENV_BUSY_TIMEOUT = "CHAINMARK_BUSY_TIMEOUT_MS"
+
+
+def busy_timeout_ms() -> int:
+    """How long a SQLite writer waits for another's lock before giving up: ``CHAINMARK_BUSY_TIMEOUT_MS``
+    or 30 s. A bad value is an error, not a silent default."""
+    raw = os.environ.get(ENV_BUSY_TIMEOUT)
+    if raw is None or raw == "":
+        return BUSY_TIMEOUT_MS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{ENV_BUSY_TIMEOUT} must be a whole number of milliseconds (got {raw!r})") from None
+    if not 0 <= value <= 3_600_000:
+        raise ValueError(f"{ENV_BUSY_TIMEOUT} must be from 0 to 3600000 ms (got {value})")
+    return value
 
 
 def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
@@ -45,20 +61,34 @@ def make_engine(db: str | os.PathLike[str] | None = None, *, echo: bool = False)
     if url.startswith("sqlite"):
         path = sqlite_path(url)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-        _attach_sqlite_rules(engine)
+            _create_private(path)
+        timeout = busy_timeout_ms()
+        engine = sa.create_engine(url, echo=echo, connect_args={"timeout": timeout / 1000})
+        _attach_sqlite_rules(engine, timeout)
     else:
         engine = sa.create_engine(url, echo=echo, pool_pre_ping=True)
     return engine
 
 
-def _attach_sqlite_rules(engine: Engine) -> None:
+def _create_private(path: Path) -> None:
+    """A new SQLite file is created empty with mode 0600 (its folder 0700 if we make it), so the
+    database and the -wal/-shm files SQLite derives from it are the owner's alone."""
+    if path.exists():
+        return
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # created meanwhile by another process: it made its own choice
+        pass
+
+
+def _attach_sqlite_rules(engine: Engine, timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):  # type: ignore[no-untyped-def]
         dbapi_conn.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout={int(timeout_ms)}")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")

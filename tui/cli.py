@@ -9,6 +9,7 @@ a subcommand (or the help) is asked for, and Textual is imported only when the T
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -16,6 +17,7 @@ import click
 
 from tui import commands
 from tui.context import AppContext
+from tui.errors import ENV_TRACEBACK
 
 
 class ChainmarkGroup(click.Group):
@@ -36,7 +38,26 @@ class ChainmarkGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except (ValueError, LookupError, PermissionError, FileNotFoundError) as exc:
+            if isinstance(exc, UnicodeError):  # text a database cannot store: say so, and log where it came from
+                raise click.ClickException(_one_line(ctx, exc)) from exc
             raise click.ClickException(str(exc)) from exc
+        except Exception as exc:  # disk full, read-only, locked, refused values … and bugs: one line, logged
+            if os.environ.get(ENV_TRACEBACK):
+                raise
+            raise click.ClickException(_one_line(ctx, exc)) from exc
+
+
+def _one_line(ctx: click.Context, exc: BaseException) -> str:
+    from store.db import busy_timeout_ms
+    from tui.errors import message_for
+
+    url, timeout = None, None
+    try:
+        url = ctx.obj.url if isinstance(ctx.obj, AppContext) else None
+        timeout = busy_timeout_ms() / 1000
+    except Exception:  # noqa: BLE001,S110  (the URL or the setting is what failed: log to the temp folder)
+        pass
+    return message_for(exc, url, timeout)
 
 
 @click.group(cls=ChainmarkGroup, invoke_without_command=True,

@@ -12,20 +12,39 @@ CAN_ADJUDICATE = frozenset({"reviewer", "admin"})
 
 
 def add_annotator(session: Session, name: str, role: str = "annotator") -> Annotator:
-    """Create an annotator, or change the role of an existing one (names are unique)."""
+    """Create an annotator; adding an existing one with the same role changes nothing. A different
+    role is refused: a role change (a promotion above all) is said explicitly with ``set_role``, never
+    slipped in by adding a name twice."""
+    name, role = _checked(name, role)
+    person = session.exec(select(Annotator).where(Annotator.name == name)).first()
+    if person is None:
+        person = Annotator(name=name, role=role)
+        session.add(person)
+        session.flush()
+    elif person.role != role:
+        raise ReviewError(f"{name} is already an annotator with role {person.role}; adding does not change roles. "
+                          f"To make them {role}: `chainmark annotators set-role {name} {role}`")
+    return person
+
+
+def set_role(session: Session, name: str, role: str) -> tuple[Annotator, str]:
+    """Change an existing annotator's role (audited like every edit). Returns the person and the old role."""
+    name, role = _checked(name, role)
+    person = get_annotator(session, name)
+    old = person.role
+    if old != role:
+        person.role = role
+        session.flush()
+    return person, old
+
+
+def _checked(name: str, role: str) -> tuple[str, str]:
     name = (name or "").strip()
     if not name:
         raise ReviewError("an annotator needs a name")
     if role not in ROLES:
         raise ReviewError(f"role must be one of {', '.join(ROLES)}; got {role!r}")
-    person = session.exec(select(Annotator).where(Annotator.name == name)).first()
-    if person is None:
-        person = Annotator(name=name, role=role)
-        session.add(person)
-    else:
-        person.role = role
-    session.flush()
-    return person
+    return name, role
 
 
 def get_annotator(session: Session, name: str) -> Annotator:
@@ -44,4 +63,4 @@ def list_annotators(session: Session) -> list[Annotator]:
 def require_reviewer(person: Annotator) -> None:
     if person.role not in CAN_ADJUDICATE:
         raise ReviewError(f"{person.name} is an {person.role}; only reviewers and admins may adjudicate "
-                          f"(`chainmark annotators add {person.name} --role reviewer`)")
+                          f"(`chainmark annotators set-role {person.name} reviewer`)")

@@ -3,6 +3,7 @@ reference harnesses do); when tokens or seconds run out the trajectory stops whe
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -15,6 +16,10 @@ MODE_DEFAULTS: dict[str, dict[str, int | float | None]] = {
     "plan": {"max_rounds": 1, "max_tool_calls": 0},
     "step": {"max_rounds": 64, "max_tool_calls": 0},
 }
+
+
+MAX_COUNT = 10**9
+MAX_SECONDS = 7 * 24 * 3600.0  # a week per task: anything larger is a typo, and asyncio needs a finite deadline
 
 
 @dataclass
@@ -33,6 +38,23 @@ class Budgets:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def problems(self) -> list[str]:
+        """What is wrong with these limits: each must be unset or a finite number above zero (tool
+        calls may be 0, meaning none); ``nan``, ``inf`` or ``-1`` would silently mean "no limit" or
+        "stop at once"."""
+        out = []
+        for name, least in (("max_rounds", 1), ("max_tool_calls", 0), ("max_tokens", 1)):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least
+                                      or value > MAX_COUNT):
+                out.append(f"{name} must be a whole number from {least} to {MAX_COUNT} (got {value!r})")
+        seconds = self.max_seconds
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not math.isfinite(seconds) or not 0 < seconds <= MAX_SECONDS):
+            out.append(f"max_seconds must be a finite number of seconds above 0 and at most {MAX_SECONDS:g} "
+                       f"(got {seconds!r})")
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "Budgets":

@@ -6,6 +6,11 @@ a millisecond of Python on the database thread, which shares the GIL with the ev
 commit per trajectory slowed the model calls in flight (bench_harness: ~200 commits for 500
 trajectories at -j 32 before gathering, ~20 after). A trajectory stays uncommitted for at most
 ``gather_s``; a kill in that window only means it is run again on resume.
+
+A trajectory whose text the database refuses (a lone surrogate, NUL on PostgreSQL, a value JSON
+cannot encode) is stored escaped with a note, or failing that marked ``failed`` with the reason. A
+write the store refuses as a whole (disk full, read-only, lock held past the busy timeout) is not a
+problem of one trajectory: the committer stops taking work and tells the run through ``on_refused``.
 """
 
 from __future__ import annotations
@@ -14,23 +19,34 @@ import asyncio
 from collections.abc import Callable
 
 from evaluation.harness.episode import DbRunner
-from evaluation.harness.recorder import FinishedTrajectory, commit_many
+from evaluation.harness.recorder import FinishedTrajectory, commit_many, escaped_copy, mark_unstorable
+from store.storable import one_line, write_failure
 
 Done = Callable[[Exception | None], None]
+
+
+class StoreRefused(Exception):
+    """The database (or blob store) refused a write; nothing more of the run can be saved."""
 
 
 class GroupCommitter:
     """``submit`` queues a trajectory; the flusher commits what is queued once ``batch`` items wait
     or ``gather_s`` has passed since the first of them; ``drain`` commits the rest at once."""
 
-    def __init__(self, db: DbRunner, *, batch: int = 32, gather_s: float = 0.05):
+    def __init__(self, db: DbRunner, *, batch: int = 32, gather_s: float = 0.05,
+                 on_refused: Callable[[str], None] | None = None):
         self.db, self.batch, self.gather_s = db, max(1, batch), gather_s
+        self.on_refused = on_refused
+        self.refused: str | None = None  # why the store refused a write, once it has
         self.pending: list[tuple[FinishedTrajectory, Done]] = []
         self.flusher: asyncio.Future[None] | None = None
         self._full = asyncio.Event()
         self._draining = False
 
     def submit(self, item: FinishedTrajectory, done: Done) -> None:
+        if self.refused is not None:
+            done(StoreRefused(self.refused))
+            return
         self.pending.append((item, done))
         if len(self.pending) >= self.batch:
             self._full.set()
@@ -56,14 +72,56 @@ class GroupCommitter:
         while self.pending:
             await self._gather()
             batch, self.pending = self.pending, []
+            if self.refused is not None:
+                self._refuse(None, batch)
+                continue
             try:
                 await self.db.call(commit_many, [item for item, _ in batch])
+            except Exception as exc:
+                if write_failure(exc):
+                    self._refuse(exc, batch)
+                    continue
+            else:
                 for _, done in batch:
                     done(None)
-            except Exception:  # one bad item must not sink the others: retry them one by one
-                for item, done in batch:
-                    try:
-                        await self.db.call(commit_many, [item])
-                        done(None)
-                    except Exception as exc:
-                        done(exc)
+                continue
+            for n, (item, done) in enumerate(batch):  # one bad item must not sink the others
+                try:
+                    result = await self._commit_alone(item)
+                except Exception as exc:
+                    if write_failure(exc):
+                        self._refuse(exc, batch[n:])
+                        break
+                    result = exc  # not even the failure could be written: the run counts it failed
+                done(result)
+
+    async def _commit_alone(self, item: FinishedTrajectory) -> Exception | None:
+        """Commit one trajectory; if the database refuses its content, commit it escaped; if even
+        that fails, mark it failed with the reason. Returns the error that made it failed, if any;
+        raises what ``write_failure`` says is the store's refusal."""
+        try:
+            await self.db.call(commit_many, [item])
+            return None
+        except Exception as exc:
+            if write_failure(exc):
+                raise
+            first = exc
+        nul = self.db.dialect == "postgresql"
+        try:
+            await self.db.call(commit_many, [escaped_copy(item, nul=nul, why=one_line(first))])
+            return None
+        except Exception as exc:
+            if write_failure(exc):
+                raise
+        reason = f"the trajectory could not be stored: {type(first).__name__}: {one_line(first)}"
+        await self.db.call(mark_unstorable, item.trajectory_id, reason)
+        return RuntimeError(reason)
+
+    def _refuse(self, exc: Exception | None, items: list[tuple[FinishedTrajectory, Done]]) -> None:
+        if self.refused is None and exc is not None:
+            self.refused = f"the database refused a write ({one_line(exc)})"
+            if self.on_refused is not None:
+                self.on_refused(self.refused)
+        for _, done in items + self.pending:
+            done(StoreRefused(self.refused or "the database refused a write"))
+        self.pending = []

@@ -37,6 +37,10 @@ class DbRunner:
     def __init__(self, engine: Engine, executor: Executor, actor: str | None = None):
         self.engine, self.executor, self.actor = engine, executor, actor
 
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await self.submit(fn, *args, **kwargs)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from typing import Any
 
@@ -32,9 +33,40 @@ def _load(text: str) -> tuple[Any, str | None]:
             pass
     try:  # single-quoted Python-style dicts
         value = ast.literal_eval(_TRAILING_COMMA.sub(r"\1", body.translate(_SMART)))
-        return value, None
-    except (ValueError, SyntaxError) as exc:
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         return None, f"the <tool> payload is not valid JSON ({type(exc).__name__})"
+    not_json = _not_json(value)
+    if not_json:  # a Python literal JSON has no form for: never let it into a payload
+        return None, f"the <tool> payload is not valid JSON (it holds a Python {not_json})"
+    return _lists(value), None
+
+
+def _not_json(value: Any, depth: int = 0) -> str | None:
+    """The name of the first value in ``value`` that JSON cannot hold (a set, bytes, a complex
+    number, a non-string key, …), or None."""
+    if depth > 100:
+        return "structure nested too deeply"
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "non-finite number"
+    if isinstance(value, (list, tuple)):
+        return next((w for w in (_not_json(v, depth + 1) for v in value) if w), None)
+    if isinstance(value, dict):
+        bad_key = next((k for k in value if not isinstance(k, str)), None)
+        if bad_key is not None:
+            return f"{type(bad_key).__name__} key"
+        return next((w for w in (_not_json(v, depth + 1) for v in value.values()) if w), None)
+    return type(value).__name__
+
+
+def _lists(value: Any) -> Any:
+    """Tuples as lists, so the payload is exactly what its JSON will read back as."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
 
 
 def _structural_check(payload: Any, allowed: set[str] | None) -> tuple[bool, str | None]:

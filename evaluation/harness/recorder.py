@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,7 @@ from sqlmodel import Session, select
 
 from store import events as ev
 from store.models import Event, EventAsset, ReplayCache, Trajectory, utcnow
+from store.storable import storable
 
 FINISHED = ("done", "failed")
 
@@ -238,3 +239,35 @@ def _cache_upsert(dialect: str) -> Any:
 def cache_lookup(session: Session, key: str) -> dict[str, Any] | None:
     row = session.exec(select(ReplayCache.response).where(ReplayCache.key == key)).first()
     return row if isinstance(row, dict) else None
+
+
+def escaped_copy(item: FinishedTrajectory, *, nul: bool, why: str) -> FinishedTrajectory:
+    """``item`` with every text and payload made storable (``store.storable``) and, when anything
+    had to change, a note event saying what and why, so the stored trajectory owns up to it."""
+    notes: set[str] = set()
+
+    def fix(value: Any) -> Any:
+        out, changed = storable(value, nul=nul)
+        notes.update(changed)
+        return out
+
+    recorder = Recorder()
+    recorder.events = [PendingEvent(e.kind, fix(e.payload), e.failed, e.started_at, e.finished_at, list(e.assets))
+                       for e in item.recorder.events]
+    cache = [CacheEntry(fix(c.key), c.kind, fix(c.request), fix(c.response)) for c in item.cache]
+    copy = replace(item, recorder=recorder, final_answer=fix(item.final_answer), usage=fix(item.usage),
+                   error=fix(item.error), cache=cache)
+    if notes:
+        recorder.events.append(PendingEvent(ev.ERROR, {
+            "type": "stored_escaped", "notes": sorted(notes), "store_error": fix(why),
+            "message": "part of this trajectory could not be stored as received and was stored escaped: "
+                       + ", ".join(sorted(notes))}))
+    return copy
+
+
+def mark_unstorable(session: Session, trajectory_id: int, reason: str) -> None:
+    """Last resort when even the escaped trajectory cannot be written: the row says ``failed`` and
+    why, with no events, instead of staying ``pending`` with no reason."""
+    _delete_events(session, [trajectory_id])
+    session.execute(sa.update(_TRAJECTORY).where(_TRAJECTORY.c.id == trajectory_id).values(
+        status="failed", error=storable(reason)[0], finished_at=utcnow()))

@@ -24,7 +24,7 @@ from sqlmodel import Session, select
 from evaluation.harness import prompts
 from evaluation.harness.budgets import BudgetExhausted, Budgets
 from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, needs_tls, tls_context
-from evaluation.harness.committer import GroupCommitter
+from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
 from evaluation.harness.heap import existing_objects_frozen
@@ -36,6 +36,11 @@ from evaluation.sandbox import SandboxUnavailable
 from store import read_only, session_scope
 from store.blobs import BlobStore
 from store.models import Benchmark, Run, Task, Trajectory, utcnow
+from store.reserve import SpaceReserve
+from store.storable import one_line, write_failure
+
+
+MAX_LIMIT = 2**31 - 1  # tasks per run; larger numbers overflow the databases' integers
 
 
 class RunError(ValueError):
@@ -76,7 +81,9 @@ class RunProgress:
     last_task_id: int | None = None
     last_status: str | None = None
     last_error: str | None = None
-    halted: str | None = None  # why the run stopped by itself (an unreachable endpoint), if it did
+    halted: str | None = None  # why the run stopped by itself (an unreachable endpoint, a refused write), if it did
+    halt_kind: str | None = None  # "endpoint" or "store"
+    status_not_saved: str | None = None  # the run's final status could not be written (and why)
 
     @property
     def elapsed(self) -> float:
@@ -94,7 +101,7 @@ class RunProgress:
     def line(self) -> str:
         todo = self.total - self.skipped
         if self.halted:
-            return f"run {self.run_id}: stopped, {self.halted}"
+            return f"run {self.run_id}: {'failed' if self.halt_kind == 'store' else 'stopped'}, {self.halted}"
         return (f"run {self.run_id}: {self.completed}/{todo} done={self.done} failed={self.failed} "
                 f"running={self.running} skipped={self.skipped} tokens={self.tokens} calls={self.api_calls} "
                 f"rate={self.rate:.2f}/s elapsed={self.elapsed:.1f}s")
@@ -116,6 +123,12 @@ def create_run(session: Session, spec: RunSpec) -> Run:
         raise RunError(f"unknown mode {spec.mode!r}; modes: {', '.join(MODES)}")
     if spec.concurrency < 1:
         raise RunError("concurrency (-j) must be at least 1")
+    if spec.limit is not None and (isinstance(spec.limit, bool) or not isinstance(spec.limit, int)
+                                   or not 1 <= spec.limit <= MAX_LIMIT):
+        raise RunError(f"limit must be a whole number from 1 to {MAX_LIMIT} (got {spec.limit!r})")
+    problems = spec.budgets.problems()
+    if problems:
+        raise RunError("; ".join(problems))
     bench = session.exec(select(Benchmark).where(Benchmark.name == spec.benchmark)).first()
     if bench is None:
         known = ", ".join(session.exec(select(Benchmark.name)).all()) or "none yet"
@@ -207,6 +220,9 @@ def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore
         head = _Head(dict(run.config or {}), run.concurrency, run.mode, dict(run.budgets or {}),
                      bench.tool_set if bench else None, dict((bench.settings if bench else None) or {}),
                      get_endpoint(session, run.endpoint_id))
+        problems = Budgets.from_dict(head.budgets).problems()
+        if problems:  # a run stored before budgets were checked
+            raise RunError(f"run {run_id} has invalid budgets: {'; '.join(problems)}")
     except BaseException as exc:
         head_out.set_exception(exc)
         raise
@@ -238,11 +254,16 @@ def _load_batch(engine: Engine, blobs: BlobStore, task_ids: list[int]) -> list[T
         return load_tasks(s, blobs, task_ids)
 
 
-def _finish_run(session: Session, run_id: int, status: str) -> None:
+def _finish_run(session: Session, run_id: int, status: str, reason: str | None = None) -> None:
     run = session.get(Run, run_id)
     if run is not None:
         run.status = status
         run.finished_at = utcnow() if status in ("done", "failed") else None
+        config = {k: v for k, v in (run.config or {}).items() if k != "stopped_because"}
+        if reason:
+            config["stopped_because"] = reason
+        if config != (run.config or {}):
+            run.config = config
         session.flush()
 
 
@@ -257,6 +278,7 @@ async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress
 async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: ProgressCallback | None,
                    listener: EventListener | None, stop: asyncio.Event | None, retry_failed: bool,
                    actor: str | None) -> RunProgress:
+    reserve = SpaceReserve.beside(engine)  # freed before the final status write if the disk fills
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = DbRunner(engine, db_pool, actor)
@@ -268,6 +290,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     try:
         head = await asyncio.wrap_future(head_out)
     except BaseException:  # the run cannot start (RunError, EndpointError): nothing was changed
+        reserve.release()
         await asyncio.wait([preparing])
         if not preparing.cancelled():
             preparing.exception()  # the same error, raised here once
@@ -297,7 +320,19 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
                         unsafe_in_process_sandbox=bool(cfg.get("unsafe_in_process_sandbox")))
         plan: _Plan = await preparing
         state.total, state.skipped = plan.total, plan.skipped
-        committer = GroupCommitter(db, batch=head.concurrency)
+        halt = asyncio.Event()
+        running: list[asyncio.Future[Any]] = []
+
+        def store_refused(reason: str) -> None:
+            """The database takes no more writes: stop now, so no model call is paid for whose
+            result cannot be kept. Trajectories in flight stay unfinished and are redone on resume."""
+            if state.halt_kind != "store":
+                state.halted, state.halt_kind = reason, "store"
+            halt.set()
+            for task in running:
+                task.cancel()
+
+        committer = GroupCommitter(db, batch=head.concurrency, on_refused=store_refused)
         queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * head.concurrency, 16))
         workers = max(1, head.concurrency)
         if progress:
@@ -316,8 +351,6 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             for _ in range(workers):
                 await queue.put(None)
 
-        halt = asyncio.Event()
-
         async def worker() -> None:
             while True:
                 task = await queue.get()
@@ -328,13 +361,18 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
                     item = await _run_one(rc, task, plan.trajectories[task.id], state)
                 finally:
                     state.running -= 1
+                if item.failure_kind == "store":  # a blob or database write failed inside the trajectory
+                    store_refused(f"the database refused a write ({item.error})")
+                    return
                 if _unreachable(item, client) and not halt.is_set():
-                    state.halted = f"the endpoint cannot be reached ({item.error})"
+                    state.halted, state.halt_kind = f"the endpoint cannot be reached ({item.error})", "endpoint"
                     halt.set()
                 committer.submit(item, _on_committed(task.id, item))
 
         def _on_committed(task_id: int, item: FinishedTrajectory) -> Callable[[Exception | None], None]:
             def done(exc: Exception | None) -> None:
+                if isinstance(exc, StoreRefused):  # not saved: stays unfinished, redone on resume
+                    return
                 status, error = (item.status, item.error) if exc is None else ("failed", f"commit failed: {exc}")
                 if exc is None and status == "done":
                     state.done += 1
@@ -346,8 +384,16 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             return done
 
         feeding = asyncio.ensure_future(producer())
+        running.extend(asyncio.ensure_future(worker()) for _ in range(workers))
         try:
-            await asyncio.gather(*(worker() for _ in range(workers)))
+            results = await asyncio.gather(*running, return_exceptions=True)
+            for result in results:  # a worker cancelled by a refused write is expected; anything else is a bug
+                if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                    raise result
+            if state.halt_kind != "store":
+                for result in results:
+                    if isinstance(result, asyncio.CancelledError):
+                        raise result
         finally:
             feeding.cancel()
             await committer.drain()
@@ -359,9 +405,19 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             await asyncio.wait([preparing])
         if not preparing.cancelled():
             preparing.exception()  # raised above if it mattered; retrieved so asyncio does not log it
+        if state.halt_kind == "store":
+            reserve.release()  # the space the status write needs on a full disk
         try:
-            await db.call(_finish_run, run_id, state.status)
+            await db.call(_finish_run, run_id, state.status, state.halted)
+        except Exception as exc:
+            if not write_failure(exc):
+                raise
+            state.status = "failed"
+            state.status_not_saved = one_line(exc)
+            if state.halted is None:
+                state.halted, state.halt_kind = f"the database refused a write ({one_line(exc)})", "store"
         finally:
+            reserve.release()
             if client is not None:
                 await client.close()
             tool_pool.shutdown(wait=False, cancel_futures=True)
@@ -435,13 +491,17 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
     except asyncio.CancelledError:
         raise  # the trajectory stays "running" and is redone on resume
     except Exception as exc:  # a harness bug on one task must not stop the run
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
-        ep.recorder.error("internal", error)
+        if write_failure(exc):  # … but a store that refuses writes must (the runner stops)
+            status, error, failure_kind = "failed", one_line(exc), "store"
+        else:
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+        ep.recorder.error("internal" if failure_kind != "store" else "store", error)
     finally:
         state.tokens += ep.usage.total_tokens
         state.api_calls += ep.usage.api_calls
-    if status == "done" and ep.final_answer is None and not ep.exhausted:
-        status, error = "failed", ep.failed_reason or "no final answer"
+    if status == "done" and ep.final_answer is None:  # nothing unanswered is called done
+        status, error = "failed", ep.failed_reason or (f"budget exhausted: {ep.exhausted}, no final answer"
+                                                       if ep.exhausted else "no final answer")
     usage = ep.usage.to_dict(ep.exhausted)
     return FinishedTrajectory(traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache, task.revision,
                               started_at, failure_kind)

@@ -15,7 +15,7 @@ from sqlmodel import select
 
 from evaluation.harness.committer import GroupCommitter
 from evaluation.harness.heap import existing_objects_frozen
-from evaluation.harness.recorder import (CacheEntry, FinishedTrajectory, Recorder, commit_many,
+from evaluation.harness.recorder import (CacheEntry, FinishedTrajectory, Recorder, commit_many, mark_unstorable,
                                          ensure_trajectories)
 from store import session_scope
 from store.models import Benchmark, Event, EventAsset, ReplayCache, Run, TaskAsset, Trajectory, utcnow
@@ -24,11 +24,17 @@ from store.models import Benchmark, Event, EventAsset, ReplayCache, Run, TaskAss
 class FakeDb:
     """Stands in for DbRunner: records each commit_many batch; items named in ``bad`` make it fail."""
 
+    dialect = "sqlite"
+
     def __init__(self, bad: set[int] | None = None):
         self.batches: list[list[int]] = []
         self.bad = bad or set()
+        self.marked_failed: list[tuple[int, str]] = []
 
-    async def call(self, fn: Any, items: list[FinishedTrajectory]) -> None:
+    async def call(self, fn: Any, items: Any, *args: Any) -> None:
+        if fn is mark_unstorable:
+            self.marked_failed.append((items, args[0]))
+            return
         assert fn is commit_many
         ids = [i.trajectory_id for i in items]
         await asyncio.sleep(0)
@@ -78,6 +84,7 @@ async def test_one_bad_trajectory_does_not_sink_the_others_of_its_batch() -> Non
     await committer.drain()
     assert db.batches == [[1], [3]]
     assert outcomes[1] is None and outcomes[3] is None and "cannot commit [2]" in str(outcomes[2])
+    assert db.marked_failed == [(2, "the trajectory could not be stored: RuntimeError: cannot commit [2]")]
 
 
 def _run_with_tasks(engine: Engine, make_bench: Any, n: int) -> tuple[int, list[int]]:
@@ -150,3 +157,24 @@ def test_a_host_freeze_is_left_alone() -> None:
         assert gc.get_freeze_count() >= host > 0
     finally:
         gc.unfreeze()
+
+
+async def test_a_store_that_refuses_writes_stops_the_committer_and_says_why() -> None:
+    import sqlalchemy.exc as sa_exc
+
+    from evaluation.harness.committer import StoreRefused
+
+    class FullDb(FakeDb):
+        async def call(self, fn: Any, items: Any, *args: Any) -> None:
+            await asyncio.sleep(0)
+            raise sa_exc.OperationalError("INSERT", {}, Exception("database or disk is full"))
+
+    reasons: list[str] = []
+    outcomes: dict[int, Any] = {}
+    committer = GroupCommitter(FullDb(), batch=2, gather_s=30, on_refused=reasons.append)  # type: ignore[arg-type]
+    for tid in (1, 2):
+        committer.submit(finished(tid), lambda exc, tid=tid: outcomes.__setitem__(tid, exc))
+    await committer.drain()
+    committer.submit(finished(3), lambda exc: outcomes.__setitem__(3, exc))  # refused at once, nothing tried
+    assert reasons == ["the database refused a write (database or disk is full)"]
+    assert all(isinstance(outcomes[t], StoreRefused) for t in (1, 2, 3))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import click
 
 from annotation.formats import FORMAT_NAMES
@@ -9,6 +13,25 @@ from annotation.formats import api
 from tui.context import AppContext, emit_json, pass_ctx
 
 FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)
+
+
+@contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """Errors about the data itself (text a database cannot store, a value it refuses, nesting past
+    the recursion limit) name the file or folder they came from, in one line."""
+    import sqlalchemy.exc as sa_exc
+
+    from tui.errors import describe
+
+    try:
+        yield
+    except csv.Error as exc:  # e.g. a TSV field over the csv module's 128 KB limit
+        raise click.ClickException(f"{path}: the CSV/TSV reader refused the file ({exc})") from exc
+    except (UnicodeError, RecursionError, OverflowError, sa_exc.DataError, sa_exc.StatementError) as exc:
+        if isinstance(exc, sa_exc.OperationalError | sa_exc.InternalError):
+            raise  # the database, not the file: the CLI's own handler says which
+        what = describe(exc) or f"{type(exc).__name__}: {exc}"
+        raise click.ClickException(f"{path}: {what}") from exc
 
 
 @click.command("import")
@@ -19,7 +42,8 @@ FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)
 @pass_ctx
 def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_json: bool) -> None:
     """Import a dataset in FORMAT (gta, agentic-mme, isg, vtc, atp) from PATH, in one transaction."""
-    summary = api.import_dataset(app.engine, app.blobs, fmt, path, benchmark, app.actor)
+    with _naming(path):
+        summary = api.import_dataset(app.engine, app.blobs, fmt, path, benchmark, app.actor)
     if as_json:
         emit_json(summary.to_dict())
         return
@@ -56,8 +80,9 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str) -> None:
 def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: str | None, root: str | None,
                    drop_last: bool, as_json: bool) -> None:
     """Import predictions made by another harness (FORMAT's layout) as a run; prints the run id."""
-    summary = api.import_run(app.engine, app.blobs, fmt, path, benchmark, name, app.actor,
-                             root=root, drop_last=drop_last)
+    with _naming(path):
+        summary = api.import_run(app.engine, app.blobs, fmt, path, benchmark, name, app.actor,
+                                 root=root, drop_last=drop_last)
     if as_json:
         emit_json(summary.to_dict())
         return

@@ -70,11 +70,22 @@ def annotators_group() -> None:
 @click.option("--role", type=click.Choice(people.ROLES), default="annotator", show_default=True)
 @pass_ctx
 def annotators_add(app: AppContext, name: str, role: str) -> None:
-    """Add an annotator (or change an existing one's role)."""
+    """Add an annotator (an existing one keeps their role: change it with `annotators set-role`)."""
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
         p = people.add_annotator(s, name, role)
         click.echo(f"annotator {p.name} ({p.role})")
+
+
+@annotators_group.command("set-role")
+@click.argument("name")
+@click.argument("role", type=click.Choice(people.ROLES))
+@pass_ctx
+def annotators_set_role(app: AppContext, name: str, role: str) -> None:
+    """Change an existing annotator's role (recorded in the audit trail)."""
+    with session_scope(app.engine, app.actor) as s:
+        p, old = people.set_role(s, name, role)
+        click.echo(f"annotator {p.name}: {old} → {p.role}" if old != p.role else f"annotator {p.name} ({p.role}), unchanged")
 
 
 @annotators_group.command("list")

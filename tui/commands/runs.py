@@ -4,6 +4,7 @@ benchmark against one (resumable, replayable) and looking at the runs."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from typing import Any
@@ -14,7 +15,9 @@ from sqlmodel import select
 
 from evaluation.harness import (MODES, Budgets, RetryPolicy, RunProgress, RunSpec, add_endpoint, create_run,
                                 list_endpoints, run_blocking)
+from evaluation.harness.budgets import MAX_COUNT, MAX_SECONDS
 from evaluation.harness.endpoints import parse_param
+from evaluation.harness.runner import MAX_LIMIT
 from store import read_only, session_scope
 from store.models import Benchmark, Event, ModelEndpoint, Run, Trajectory
 from tui.context import AppContext, emit_json, pass_ctx, table
@@ -83,22 +86,45 @@ class _ProgressLine:
             click.echo(line, err=True)
 
 
+def _count(least: int, most: int) -> Any:
+    """A click callback: a whole number in [least, most], with a message that names the option."""
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
+        if not least <= value <= most:
+            raise click.BadParameter(f"must be a whole number from {least} to {most} (got {value})")
+        return value
+    return check
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
+        raise click.BadParameter(f"must be a finite number of seconds above 0 and at most {MAX_SECONDS:g} "
+                                 f"(got {value})")
+    return value
+
+
 @click.command("run")
 @click.option("--benchmark", "-b", help="Benchmark to run (not needed with --resume).")
 @click.option("--endpoint", "-e", help="Endpoint name (not needed with --resume).")
 @click.option("--mode", "-m", type=click.Choice(MODES), help="Protocol: atomic, code, react, plan or step.")
-@click.option("-j", "--concurrency", type=int, default=4, show_default=True, help="Trajectories at once.")
-@click.option("--limit", type=int, help="Only the first N tasks (by id).")
+@click.option("-j", "--concurrency", type=int, default=4, show_default=True, callback=_count(1, 4096),
+              help="Trajectories at once.")
+@click.option("--limit", type=int, callback=_count(1, MAX_LIMIT), help="Only the first N tasks (by id), N ≥ 1.")
 @click.option("--task", "task_ids", type=int, multiple=True, help="Only these task ids (repeatable).")
 @click.option("--status", help="Only tasks in this authoring status (e.g. verified).")
 @click.option("--resume", "resume_id", type=int, metavar="RUN_ID", help="Continue a run: finished tasks are kept.")
 @click.option("--retry-failed", is_flag=True, help="With --resume: also redo failed trajectories.")
 @click.option("--replay", is_flag=True, help="Answer every model call from the replay cache (offline).")
-@click.option("--max-rounds", type=int, help="Model calls per task (default per mode).")
-@click.option("--max-tool-calls", type=int, help="Tool calls per task (default per mode).")
-@click.option("--max-tokens", type=int, help="Total tokens per task.")
-@click.option("--max-seconds", type=float, default=600.0, show_default=True, help="Wall seconds per task.")
-@click.option("--retries", type=int, default=5, show_default=True, help="Attempts per model call (429/5xx/timeouts).")
+@click.option("--max-rounds", type=int, callback=_count(1, MAX_COUNT), help="Model calls per task (default per mode).")
+@click.option("--max-tool-calls", type=int, callback=_count(0, MAX_COUNT), help="Tool calls per task (default per mode).")
+@click.option("--max-tokens", type=int, callback=_count(1, MAX_COUNT), help="Total tokens per task.")
+@click.option("--max-seconds", type=float, default=600.0, show_default=True, callback=_seconds,
+              help="Wall seconds per task (finite, above 0); a task out of time without an answer is failed.")
+@click.option("--retries", type=int, default=5, show_default=True, callback=_count(1, 100),
+              help="Attempts per model call (429/5xx/timeouts).")
 @click.option("--name", help="A name for the run.")
 @click.option("--unsafe-in-process-sandbox", "unsafe_sandbox", is_flag=True,
               help="Run model-written code even where no OS-level sandbox (bubblewrap) works: in-process "
@@ -128,7 +154,7 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
         spec = RunSpec(benchmark or "", endpoint or "", mode or "", concurrency=concurrency, limit=limit,
                        budgets=Budgets(max_rounds, max_tool_calls, max_tokens, max_seconds), replay=replay,
                        name=name, task_ids=list(task_ids) or None, status=status,
-                       retry=RetryPolicy(attempts=max(1, retries)), unsafe_in_process_sandbox=unsafe_sandbox)
+                       retry=RetryPolicy(attempts=retries), unsafe_in_process_sandbox=unsafe_sandbox)
         with session_scope(app.engine, app.actor) as s:
             run_id = create_run(s, spec).id or 0
     click.echo(run_id)
@@ -141,6 +167,13 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
         raise SystemExit(130)
     if as_json:
         emit_json(summary.to_dict())
+    if summary.halt_kind == "store":
+        saved = (f" Its status could not be recorded either ({summary.status_not_saved}), so the database may "
+                 f"still call it running." if summary.status_not_saved else "")
+        click.echo(f"run {run_id} failed: {summary.halted}. Trajectories already finished are saved; the rest "
+                   f"stay unfinished.{saved} Once the database takes writes again (free space, a writable file, "
+                   f"no other writer holding the lock), continue with: chainmark run --resume {run_id}", err=True)
+        raise SystemExit(1)
     if summary.halted:
         click.echo(f"run {run_id} stopped: {summary.halted}. Tasks not started are kept; once the endpoint "
                    f"answers, continue with: chainmark run --resume {run_id} --retry-failed", err=True)
@@ -174,6 +207,7 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
                     "concurrency": run.concurrency, "prompt_version": run.prompt_version, "budgets": run.budgets,
                     "replay": bool((run.config or {}).get("replay")),
                     "unsafe_in_process_sandbox": bool((run.config or {}).get("unsafe_in_process_sandbox")),
+                    "stopped_because": (run.config or {}).get("stopped_because"),
                     "created_at": run.created_at.isoformat() if run.created_at else None,
                     "started_at": run.started_at.isoformat() if run.started_at else None,
                     "finished_at": run.finished_at.isoformat() if run.finished_at else None})
@@ -224,6 +258,8 @@ def runs_show(app: AppContext, run_id: int, as_json: bool) -> None:
         click.echo("sandbox: UNSAFE in-process (--unsafe-in-process-sandbox): model code ran without an OS-level "
                    "sandbox")
     click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
+    if data["stopped_because"]:
+        click.echo(f"stopped because {data['stopped_because']}")
     click.echo(table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
                        (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
                        _short(t["final_answer"] or t["error"] or "", 60)] for t in data["trajectories"]],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +128,6 @@ def optional_number(text: str, field_name: str, kind: Any = int) -> Any:
         value = kind(text)
     except ValueError:
         raise ValueError(f"{field_name} must be a number, got {text!r}") from None
-    if value <= 0:
-        raise ValueError(f"{field_name} must be positive, got {text!r}")
+    if not math.isfinite(value) or value <= 0:  # nan/inf would mean "no limit" or "stop at once"
+        raise ValueError(f"{field_name} must be a finite number above 0, got {text!r}")
     return value

@@ -123,7 +123,10 @@ class RunManager:
         assert live.run_id is not None
         summary = await execute_run(engine, blobs, live.run_id, progress=progress, stop=live._stop,
                                     retry_failed=retry_failed, actor=self.app.actor)
-        if summary.halted:
+        if summary.halt_kind == "store":
+            live.error = (f"failed: {summary.halted}; finished trajectories are saved, resume once the database "
+                          f"takes writes again")
+        elif summary.halted:
             live.error = f"stopped: {summary.halted}; resume with failed tasks redone once it answers"
 
 

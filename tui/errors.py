@@ -1,0 +1,120 @@
+"""Errors that end a CLI command: one clear line on the terminal, the traceback in a log file.
+
+A full disk, a read-only database, a lock held past the busy timeout, a value the database refuses,
+input nested past Python's recursion limit: the user can act on each, and a traceback only hides
+what to do. Known ones get a sentence saying what happened and what to do; anything else is still
+an error (exit status 1) and says where its traceback went, so a bug is never swallowed.
+``CHAINMARK_TRACEBACK=1`` prints tracebacks instead (for developers).
+"""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+LOG_NAME = "chainmark-errors.log"
+ENV_TRACEBACK = "CHAINMARK_TRACEBACK"
+
+_SQLITE = (  # substring of SQLite's message → what it means for the user
+    ("database or disk is full", ("the disk holding the database is full; free some space, then run the "
+                                  "command again")),
+    ("readonly database", ("the database is read-only (file or folder permissions, or a read-only mount); "
+                           "use a writable copy")),
+    ("database is locked", ("another process held the database's write lock longer than the busy timeout "
+                            "({timeout}); let it finish, or raise CHAINMARK_BUSY_TIMEOUT_MS")),
+    ("unable to open database file", ("the database file cannot be opened (missing folder, permissions, or "
+                                      "a full or read-only disk)")),
+    ("disk i/o error", "the disk failed a read or write of the database (full, removed or read-only)"),
+)
+_OS = {errno.ENOSPC: "no space left on the device", errno.EROFS: "the file system is read-only",
+       errno.EDQUOT: "the disk quota is exceeded", errno.EIO: "the disk failed a read or write"}
+
+
+def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:
+    """One line for an error the user can act on, or None when it looks like a bug."""
+    import sqlalchemy.exc as sa_exc
+
+    from store.storable import one_line
+
+    if isinstance(exc, sa_exc.OperationalError | sa_exc.InternalError):
+        raw = one_line(exc)
+        low = raw.lower()
+        for needle, meaning in _SQLITE:
+            if needle in low:
+                wait = f"{timeout_s:g} s" if timeout_s is not None else "the busy timeout"
+                return f"{meaning.format(timeout=wait)} ({raw})"
+        return f"the database refused the operation: {raw}"
+    if isinstance(exc, sa_exc.DataError):
+        return f"the database refused a value: {_value_message(one_line(exc))}"
+    if isinstance(exc, sa_exc.StatementError) and isinstance(exc.orig, UnicodeError | OverflowError | TypeError):
+        return describe(exc.orig, timeout_s)
+    if isinstance(exc, OSError) and exc.errno in _OS:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{_OS[exc.errno]}{where} ({exc.strerror or exc})"
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to read (more levels than Python's recursion limit)"
+    if isinstance(exc, OverflowError):
+        return f"a number is too large: {exc}"
+    if isinstance(exc, UnicodeError):
+        return f"text the database cannot store (a lone surrogate or invalid character): {exc}"
+    return None
+
+
+def _value_message(raw: str) -> str:
+    if "NUL" in raw or "0x00" in raw:
+        return f"PostgreSQL cannot store the NUL character in text ({raw})"
+    if "too long" in raw:
+        return f"a value is longer than its column allows ({raw})"
+    return raw
+
+
+def log_traceback(exc: BaseException, db_url: str | None) -> Path | None:
+    """Append the traceback to ``chainmark-errors.log`` beside the SQLite database (or in the temp
+    folder for server databases, or when that disk is the one that is full); None if nowhere works."""
+    text = "".join(traceback.format_exception(exc))
+    stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    for folder in _log_folders(db_url):
+        path = folder / LOG_NAME
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(f"--- {stamp} pid {os.getpid()}\n{text}\n")
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def _log_folders(db_url: str | None) -> list[Path]:
+    folders = []
+    if db_url:
+        try:
+            from store.db import sqlite_path
+
+            path = sqlite_path(db_url)
+            if path is not None:
+                folders.append(path.parent)
+        except Exception:  # noqa: BLE001,S110  (a malformed URL: the temp folder will do)
+            pass
+    folders.append(Path(tempfile.gettempdir()))
+    return folders
+
+
+def message_for(exc: BaseException, db_url: str | None, timeout_s: float | None = None) -> str:
+    """The line the CLI prints for ``exc``, with where its traceback was written."""
+    log = log_traceback(exc, db_url)
+    where = f"traceback in {log}" if log else "the traceback could not be written anywhere"
+    known = describe(exc, timeout_s)
+    if known is not None:
+        return f"{known} [{where}]"
+    return f"internal error, please report it: {type(exc).__name__}: {_first_line(exc)} [{where}]"
+
+
+def _first_line(exc: Any) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
