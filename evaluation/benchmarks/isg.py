@@ -175,10 +175,13 @@ def score_image(item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreConte
     """Yes / all questions. Faithful: a prerequisite id (an int) is never a token, so every question with
     prerequisites is skipped; a prerequisite that is a token but no question id, a question without its
     keys, a missing image or a ``Judge`` that is not a string fails the item (ItemError), as there."""
+    faithful = ctx.mode == "faithful"
+    qa = (item.source.get("predict") or {}).get("image_qa")
+    if faithful and isinstance(qa, dict) and not qa:
+        raise ItemError("list index out of range")  # the first key of an empty dict
     questions = image_questions(item)
     if not questions:
         return 0.0, []
-    faithful = ctx.mode == "faithful"
     answered: dict[Any, str] = {}
     rows = []
     for q in questions:
