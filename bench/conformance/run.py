@@ -51,6 +51,9 @@ def run_benchmark(bench: str, reference: Path, n: int, python: str | None, embed
         rows.append([bench, s["label"], len({d for d in report.get("per_metric_items") or {}}),
                      report["items_compared"], report["items_equal"], report["items_compared"] - report["items_equal"],
                      f"{metrics_equal}/{len(report['metrics'])}", "yes" if report["ok"] else "NO"])
+        per_metric = ", ".join(f"{k} {v['equal']}/{v['equal'] + v['different']}"
+                               for k, v in sorted((report.get("per_metric_items") or {}).items()))
+        print(f"  {bench}/{s['label']}: per-item equal: {per_metric}", file=sys.stderr)
         for d in (report.get("items") or [])[:10]:
             print(f"  {bench}/{s['label']}: item {d['item_id']} {d['metric']}: chainmark {d['ours']!r}, "
                   f"reference {d['reference']!r}", file=sys.stderr)
