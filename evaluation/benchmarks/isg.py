@@ -8,6 +8,9 @@ structure → block 1, image 0; a block list whose scores cannot be summed → 1
 first output block empty → 1. Faithful mode reproduces the prerequisite bug (every image question
 with a non-empty ``Preliminary`` list is skipped and counts as "no"); fixed mode asks it when all
 its prerequisite questions were answered yes, and accepts numeric strings as block scores.
+Faithful also reads judge replies as the reference does (``json.loads`` of the whole text) and fails an
+item as a whole where ``ISG-eval.py`` raises inside it (``ItemError``: structure 0, image 0, block 1,
+holistic 1); ``reference_conformance`` replays chainmark's judge replies to the reference to prove it.
 
 Where the parts come from: golden = answer spec ``interleaved`` (or ``source_record.Golden``),
 scene graph = ``source_record.predict``, query = ``source_record.Query``, output = the ANSWER
@@ -274,7 +277,7 @@ def score_block(item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreConte
         if "subject" in q and "object" in q and q["subject"] in renamed and q["object"] in renamed and "Question" in q:
             if any(renamed[q[k]][0] == "image" and renamed[q[k]][1] is None for k in ("subject", "object")):
                 if faithful or not ctx.correct("isg-item-errors"):
-                    raise ItemError("an image of block question {i} cannot be read")
+                    raise ItemError(f"an image of block question {i} cannot be read")
                 rows.append(row)
                 continue
             for which in ("score", "yes_no"):
