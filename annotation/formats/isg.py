@@ -160,15 +160,15 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
 # ------------------------------------------------------------------ predictions in/out
 
 
-def _reference_image(content: str, root: Path, c: Checker, field: str) -> bytes:
+def _reference_image(content: str, root: Path) -> bytes | None:
     """ISG-eval.py's rule: a path that exists as given (absolute, or relative to the working folder) is
-    used as it is, any other is joined under ``--root``."""
+    used as it is, any other is joined under ``--root``. None when neither is a readable file."""
     direct = Path(content)
     target = direct if content and direct.is_file() else root / content
     try:
         return target.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        raise c.fail(field, f"file {content!r} not found as given nor under --root {root}") from None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+        return None
 
 
 def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -> RunSpec:
@@ -183,6 +183,7 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
     if drop_last and lines:
         notes.append(f"the last line (line {lines[-1][0]}) was left out, as ISG-eval.py's default --end -1 leaves it out")
         lines = lines[:-1]
+    missing = []
     for lineno, line in lines:
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
@@ -198,17 +199,50 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
             if b["type"] == "image":
                 where = f"output[{i}].content"
                 if root is not None:
-                    images.append(_reference_image(str(b["content"]), Path(root), c, where))
+                    data = _reference_image(str(b["content"]), Path(root))
+                    if data is None:  # the reference fails the judge calls that show it; so do we
+                        blocks = [*blocks[:i], {**b, "missing": True}, *blocks[i + 1:]]
+                        missing.append(f"{ident} {where} {b['content']!r}")
+                    else:
+                        images.append(data)
                 else:
                     images.append(read_asset(here, safe_relpath(b["content"], c, where), c, where))
         text = "\n".join(b["content"] for b in blocks if b["type"] == "text")
         payload = {**ev.answer(text, ""), "blocks": blocks}
         trajectories.append(TrajectorySpec(ident, f"line {lineno}", [EventSpec(ev.ANSWER, payload, assets=images)],
                                            final_answer=text, native=line))
+    if missing:
+        notes.append(f"{len(missing)} output image(s) found neither as given nor under --root; kept as missing "
+                     f"images, which fail the judge calls that show them, as in ISG-eval.py: "
+                     f"{'; '.join(missing[:5])}{' …' if len(missing) > 5 else ''}")
     config: dict[str, Any] = {"layout": "isg-output"}
     if root is not None:
         config["root"] = str(root)
     return RunSpec("plan", trajectories, config, notes=notes)
+
+
+def _write_imported_images(tb: Any, root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+    """An imported line is written verbatim; its output images go beside it at the relative paths it names,
+    so ``ISG-eval.py --root <export folder>`` finds them (absolute paths still name the original files)."""
+    answer = next((e for e in reversed(tb.events) if e.kind == ev.ANSWER), None)
+    if answer is None:
+        return []
+    images = iter(tb.event_assets.get(answer.id, []))
+    written = []
+    for block in answer.payload.get("blocks") or []:
+        if block.get("type") != "image" or block.get("missing"):
+            continue
+        pair = next(images, None)
+        content = str(block.get("content") or "")
+        if pair is None or not _plain_relpath_of(content):
+            continue
+        written.append(write_file(root, content, read_blob(pair[1].sha256)))
+    return written
+
+
+def _plain_relpath_of(content: str) -> bool:
+    parts = content.replace("\\", "/").split("/")
+    return bool(content) and not content.startswith("/") and ".." not in parts and ":" not in parts[0]
 
 
 def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
@@ -222,6 +256,7 @@ def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> 
         native = tb.trajectory.native
         if run.run.kind == "imported" and isinstance(native, dict):
             lines.append(native)
+            written.extend(_write_imported_images(tb, root, read_blob))
             continue
         bundle = run.task_bundles.get(tb.task.id)
         line = dict(bundle.task.source_record if bundle and bundle.verbatim else

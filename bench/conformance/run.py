@@ -4,7 +4,9 @@ run the reference evaluator from a checkout, print one table.
     python bench/conformance/run.py --reference gta=/path/to/GTA [--reference isg=…] [-n 300] [--python PY]
 
 Each ``bench/conformance/gen_<benchmark>.py`` offers ``sets(out, n) -> [{"label", "format", "dataset", "run",
-"options"}]``; a benchmark runs when its ``--reference`` is given. Everything goes into a throwaway database.
+"options", "judges"?}]``; a benchmark runs when its ``--reference`` is given. ``judges`` (``{"names": [...],
+"reply": fn(messages) -> str}``) are asked through a scripted OpenAI-compatible server before the check.
+Everything goes into a throwaway database.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def run_benchmark(bench: str, reference: Path, n: int, python: str | None, embed
         out = runner.invoke(cli, args, env=env)
         assert out.exit_code == 0, out.output
         run_id = json.loads(out.output)["run_id"]
+        if s.get("judges"):
+            ask_judges(runner, env, run_id, s["judges"])
         cmd = ["conformance", bench, str(run_id), "--reference", str(reference), "--json", "--embedder", embedder]
         if python:
             cmd += ["--python", python]
@@ -47,9 +51,35 @@ def run_benchmark(bench: str, reference: Path, n: int, python: str | None, embed
         rows.append([bench, s["label"], len({d for d in report.get("per_metric_items") or {}}),
                      report["items_compared"], report["items_equal"], report["items_compared"] - report["items_equal"],
                      f"{metrics_equal}/{len(report['metrics'])}", "yes" if report["ok"] else "NO"])
+        per_metric = ", ".join(f"{k} {v['equal']}/{v['equal'] + v['different']}"
+                               for k, v in sorted((report.get("per_metric_items") or {}).items()))
+        print(f"  {bench}/{s['label']}: per-item equal: {per_metric}", file=sys.stderr)
+        for d in (report.get("items") or [])[:10]:
+            print(f"  {bench}/{s['label']}: item {d['item_id']} {d['metric']}: chainmark {d['ours']!r}, "
+                  f"reference {d['reference']!r}", file=sys.stderr)
+        for m in report.get("metrics") or []:
+            if not m["equal"]:
+                print(f"  {bench}/{s['label']}: metric {m['name']}: chainmark {m['ours']!r}, reference "
+                      f"{m['reference']!r}", file=sys.stderr)
         for note in report.get("notes") or []:
             print(f"  {bench}/{s['label']}: {note}", file=sys.stderr)
     return rows
+
+
+def ask_judges(runner: CliRunner, env: dict[str, str], run_id: int, judges: dict) -> None:
+    """A set's judges answer from its scripted ``reply(messages) -> str`` over real HTTP; the reference later
+    gets the very same replies (the conformance check replays chainmark's verdicts to it)."""
+    from tests.support.scripted_openai import ScriptedOpenAI, text
+    from tui.cli import cli
+
+    with ScriptedOpenAI(handler=lambda req: text(judges["reply"](req.messages))) as server:
+        out = runner.invoke(cli, ["endpoints", "add", "scripted-judge", "--base-url", server.base_url, "-m",
+                                  "scripted", "--replace"], env=env)
+        assert out.exit_code == 0, out.output
+        for name in judges["names"]:
+            out = runner.invoke(cli, ["judge", str(run_id), "--judge", name, "--endpoint", "scripted-judge"], env=env)
+            assert out.exit_code == 0, out.output
+            print(f"  {name}: {out.output.strip()}", file=sys.stderr)
 
 
 def main() -> None:

@@ -57,3 +57,37 @@ def test_drop_last_leaves_out_the_last_line_like_end_minus_one(engine, blobs, tm
 def test_root_is_refused_for_formats_that_do_not_take_it(engine, blobs, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="takes no option root"):
         import_run(engine, blobs, "gta", tmp_path / "x.json", "gta", root=str(tmp_path))
+
+
+def test_with_root_a_missing_output_image_is_kept_as_missing_with_a_note(engine, blobs, tmp_path: Path) -> None:
+    """ISG-eval.py does not refuse such a line: the judge calls that show the image fail (the scorer
+    reproduces that); without --root a missing file stays a clear error."""
+    from sqlmodel import Session, select
+
+    from store.models import Event
+
+    lines = write_isg(tmp_path / "src")
+    import_dataset(engine, blobs, "isg", tmp_path / "src")
+    file = _predictions(tmp_path, lines)
+    (tmp_path / "ISG_eval" / "gen" / "1_a.png").unlink()
+    summary = import_run(engine, blobs, "isg", file, "isg", root=str(tmp_path / "ISG_eval"))
+    assert summary.trajectories == 3 and summary.assets == 5
+    assert any("1 output image(s) found neither as given nor under --root" in n and "gen/1_a.png" in n
+               for n in summary.notes)
+    with Session(engine) as s:
+        blocks = [e.payload["blocks"] for e in s.exec(select(Event).where(Event.kind == "answer")).all()]
+    assert sum(1 for bl in blocks for b in bl if b.get("missing")) == 1
+
+
+def test_export_of_an_imported_run_puts_output_images_beside_the_lines(engine, blobs, tmp_path: Path) -> None:
+    """So ``ISG-eval.py --root <export>`` finds them; the lines themselves stay verbatim."""
+    from annotation.formats.api import export_run
+
+    lines = write_isg(tmp_path / "src")
+    import_dataset(engine, blobs, "isg", tmp_path / "src")
+    file = _predictions(tmp_path, lines)
+    summary = import_run(engine, blobs, "isg", file, "isg", root=str(tmp_path / "ISG_eval"))
+    export_run(engine, blobs, "isg", summary.run_id, tmp_path / "out")
+    exported = [json.loads(x) for x in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
+    assert exported == [json.loads(x) for x in file.read_text().splitlines()]
+    assert (tmp_path / "out" / "gen" / "2_a.png").read_bytes() == (tmp_path / "ISG_eval" / "gen" / "2_a.png").read_bytes()
