@@ -130,7 +130,7 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
                                actor=app.actor)
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted; continue with: chainmark run --resume {run_id}", err=True)
-        raise SystemExit(130)
+        raise SystemExit(130) from None
     if as_json:
         emit_json(summary.to_dict())
     if summary.halted:
