@@ -72,7 +72,9 @@ def upgrade(engine: Engine, revision: str = "head") -> str:
     from alembic import command
 
     cfg = alembic_config(engine)
-    with engine.begin() as conn:
+    # A connection without a transaction: the migration environment sets SQLite's foreign_keys pragma
+    # first (ignored inside a transaction), then runs every migration in one transaction of its own.
+    with engine.connect() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
     return current_revision(engine) or ""
