@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import logging
 import pkgutil
 import sys
 from pathlib import Path
@@ -20,6 +21,8 @@ import click
 from tui import commands
 from tui.command_index import CommandIndex, build_index
 from tui.context import AppContext
+
+log = logging.getLogger("chainmark")
 
 
 class ChainmarkGroup(click.Group):
@@ -58,7 +61,11 @@ class ChainmarkGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except (ValueError, LookupError, PermissionError, FileNotFoundError) as exc:
+            log.debug("refused: %s", exc, exc_info=True)
             raise click.ClickException(str(exc)) from exc
+        except Exception:
+            log.exception("chainmark %s failed", ctx.invoked_subcommand or "")
+            raise
 
 
 @click.group(cls=ChainmarkGroup, invoke_without_command=True,
@@ -67,10 +74,19 @@ class ChainmarkGroup(click.Group):
               help="Database: a SQLite path or a URL (postgresql+psycopg://…). Default ./chainmark.db.")
 @click.option("--as", "actor", envvar="CHAINMARK_USER", default=None, metavar="NAME",
               help="Who is acting (recorded in the audit trail). Default: $CHAINMARK_USER or login name.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Write a debug log beside the database (chainmark.db.log; chainmark.log for PostgreSQL).")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, actor: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, actor: str | None, verbose: bool) -> None:
     """chainmark: build, run and judge benchmarks of agentic multimodal models."""
     ctx.obj = AppContext(db=db, actor=actor)
+    if verbose:
+        from tui import logfile
+
+        handler = logfile.start(ctx.obj.url)
+        ctx.call_on_close(lambda: logfile.stop(handler))
+        log.info("chainmark %s (database %s, acting as %s)", " ".join(sys.argv[1:]), _safe_url(ctx.obj.url),
+                 actor or "default")
     if ctx.invoked_subcommand is None:
         from tui.launch import open_tui
 
@@ -78,6 +94,15 @@ def cli(ctx: click.Context, db: str | None, actor: str | None) -> None:
 
 
 _loaded: set[str] = set()
+
+
+def _safe_url(url: str) -> str:
+    """The URL for the log, without a password."""
+    if "@" not in url:
+        return url
+    import sqlalchemy as sa
+
+    return sa.engine.make_url(url).render_as_string(hide_password=True)
 
 
 @functools.cache
