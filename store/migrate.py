@@ -7,6 +7,7 @@ revision lines of the migration files itself; upgrading uses Alembic.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from sqlalchemy.engine import Engine
 if TYPE_CHECKING:
     from alembic.config import Config
 
+log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).with_name("migrations")
 _REVISION = re.compile(r"^revision\b[^=\n]*=\s*['\"]([^'\"]+)['\"]", re.M)
 _DOWN_REVISION = re.compile(r"^down_revision\b[^=\n]*=\s*(?:['\"]([^'\"]+)['\"]|None)", re.M)
@@ -72,7 +74,13 @@ def upgrade(engine: Engine, revision: str = "head") -> str:
     from alembic import command
 
     cfg = alembic_config(engine)
-    with engine.begin() as conn:
+    before = current_revision(engine)
+    # A connection without a transaction: the migration environment sets SQLite's foreign_keys pragma
+    # first (ignored inside a transaction), then runs every migration in one transaction of its own.
+    with engine.connect() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
-    return current_revision(engine) or ""
+    after = current_revision(engine) or ""
+    if after != before:
+        log.info("schema %s -> %s (%s)", before or "empty", after, engine.url.render_as_string(hide_password=True))
+    return after

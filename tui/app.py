@@ -175,7 +175,7 @@ def _screen_actions() -> type:
 
 
 def _review_screens() -> type:
-    from tui.widgets.review.screens_provider import ReviewScreens
+    from tui.screens.review.palette import ReviewScreens
 
     return ReviewScreens
 

@@ -1,36 +1,61 @@
 """The ``chainmark`` command: headless subcommands, and the TUI when called bare.
 
 Subcommands live one group per module in ``tui/commands/``; each module exposes ``register(cli)``
-and is discovered here, so adding a capability never means editing this file. Discovery waits until
-a subcommand (or the help) is asked for, and Textual is imported only when the TUI is opened: bare
+and is discovered here, so adding a capability never means editing this file. A subcommand imports
+only the module that defines it (found by ``tui.command_index``, which reads the sources), the
+command list in ``--help`` imports none, and Textual is imported only when the TUI is opened: bare
 ``chainmark`` pays for neither the command modules nor their imports (the harness, the scorers).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import logging
 import os
 import pkgutil
 import sys
+from pathlib import Path
 
 import click
 
 from tui import commands
+from tui.command_index import CommandIndex, build_index
 from tui.context import AppContext
 from tui.errors import ENV_TRACEBACK
+
+log = logging.getLogger("chainmark")
 
 
 class ChainmarkGroup(click.Group):
     """Finds its subcommands on first need, and turns domain errors (bad input, refused edits) into
     one clean line instead of a traceback."""
 
+    _listing = False  # while formatting the help: commands not loaded yet are stubs from the index
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        _register_commands()
-        return super().list_commands(ctx)
+        index = command_index()
+        for module in index.opaque_modules:
+            _load_module(module)
+        return sorted(set(index.commands) | set(self.commands))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        _register_commands()
+        if cmd_name not in self.commands:
+            entry = command_index().commands.get(cmd_name)
+            if entry is not None and self._listing:
+                return click.Command(cmd_name, help=entry.help)
+            if entry is not None:
+                _load_module(entry.module)
+            if cmd_name not in self.commands:  # not indexed (or misread): look everywhere
+                _register_commands()
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
 
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
@@ -40,8 +65,10 @@ class ChainmarkGroup(click.Group):
         except (ValueError, LookupError, PermissionError, FileNotFoundError) as exc:
             if isinstance(exc, UnicodeError):  # text a database cannot store: say so, and log where it came from
                 raise click.ClickException(_one_line(ctx, exc)) from exc
+            log.debug("refused: %s", exc, exc_info=True)
             raise click.ClickException(str(exc)) from exc
         except Exception as exc:  # disk full, read-only, locked, refused values … and bugs: one line, logged
+            log.exception("chainmark %s failed", ctx.invoked_subcommand or "")
             if os.environ.get(ENV_TRACEBACK):
                 raise
             raise click.ClickException(_one_line(ctx, exc)) from exc
@@ -66,31 +93,57 @@ def _one_line(ctx: click.Context, exc: BaseException) -> str:
               help="Database: a SQLite path or a URL (postgresql+psycopg://…). Default ./chainmark.db.")
 @click.option("--as", "actor", envvar="CHAINMARK_USER", default=None, metavar="NAME",
               help="Who is acting (recorded in the audit trail). Default: $CHAINMARK_USER or login name.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Write a debug log beside the database (chainmark.db.log; chainmark.log for PostgreSQL).")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, actor: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, actor: str | None, verbose: bool) -> None:
     """chainmark: build, run and judge benchmarks of agentic multimodal models."""
     ctx.obj = AppContext(db=db, actor=actor)
+    if verbose:
+        from tui import logfile
+
+        handler = logfile.start(ctx.obj.url)
+        ctx.call_on_close(lambda: logfile.stop(handler))
+        log.info("chainmark %s (database %s, acting as %s)", " ".join(sys.argv[1:]), _safe_url(ctx.obj.url),
+                 actor or "default")
     if ctx.invoked_subcommand is None:
         from tui.launch import open_tui
 
         open_tui(ctx.obj)
 
 
-_registered = False
+_loaded: set[str] = set()
+
+
+def _safe_url(url: str) -> str:
+    """The URL for the log, without a password."""
+    if "@" not in url:
+        return url
+    import sqlalchemy as sa
+
+    return sa.engine.make_url(url).render_as_string(hide_password=True)
+
+
+@functools.cache
+def command_index() -> CommandIndex:
+    return build_index(Path(commands.__file__).parent, commands.__name__)
+
+
+def _load_module(name: str) -> None:
+    """Import one command module and let it register its commands (once)."""
+    if name in _loaded:
+        return
+    _loaded.add(name)
+    register = getattr(importlib.import_module(name), "register", None)
+    if register is not None:
+        register(cli)
 
 
 def _register_commands() -> None:
-    global _registered
-    if _registered:
-        return
-    _registered = True
+    """Every command module (the slow path: an unknown command name)."""
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(cli)
+        if not info.name.startswith("_"):
+            _load_module(f"{commands.__name__}.{info.name}")
 
 
 def main() -> None:

@@ -55,6 +55,10 @@ class AppContext:
 
 pass_ctx = click.make_pass_decorator(AppContext)
 
+# Every command that reports a result takes --json and then prints exactly one JSON document on
+# stdout (messages and progress go to stderr), so scripts can json.loads() the whole output.
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
+
 
 def emit_json(value: Any) -> None:
     json.dump(value, sys.stdout, indent=2, ensure_ascii=False, default=str)

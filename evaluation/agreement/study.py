@@ -100,7 +100,7 @@ def endorsement_rows(session: Session, scale_name: str, cats: dict[Unit, str | N
     rows = []
     for matrix in collect(session, scale_name, target_kind="verdict", include_judges=False):
         by_judge: dict[tuple[str, str], list[tuple[Unit, Any]]] = defaultdict(list)
-        for (rater, unit), value in matrix.cells.items():
+        for (_rater, unit), value in matrix.cells.items():
             v = session.get(Verdict, unit.id)
             judge = session.get(Judge, v.judge_id) if v else None
             if v is None or judge is None:

@@ -21,7 +21,7 @@ _CV2_ENHANCE = {
     "bitwise_not", "bitwise_xor", "fastNlMeansDenoising", "fastNlMeansDenoisingColored", "rectangle", "circle",
     "line", "putText", "drawContours", "polylines", "fillPoly", "arrowedLine", "ellipse", "inpaint",
     "floodFill", "watershed", "grabCut", "pyrUp", "pyrDown", "detailEnhance", "edgePreservingFilter",
-    "stylization", "GaussianBlur", "boxFilter", "copyMakeBorder", "applyColorMap",
+    "stylization", "boxFilter", "copyMakeBorder", "applyColorMap",
 }
 _PIL_ENHANCE_METHODS = {"filter", "convert", "point", "paste", "putalpha", "quantize", "enhance", "alpha_composite",
                         "putpixel", "draw", "rectangle", "ellipse", "line", "text", "polygon"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import text
+from sqlalchemy.engine import Connection
 
 import store.models  # noqa: F401  (fills SQLModel.metadata)
 from sqlmodel import SQLModel
@@ -25,21 +26,42 @@ def run_migrations_online() -> None:
         _run(connection)
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
-    is_sqlite = connection.dialect.name == "sqlite"
-    if is_sqlite:
-        # Batch migrations recreate tables; enforced FKs would block that.
-        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
-    context.configure(
-        connection=connection,
-        target_metadata=target_metadata,
-        render_as_batch=is_sqlite,
-        compare_type=True,
-    )
-    with context.begin_transaction():
-        context.run_migrations()
-    if is_sqlite:
-        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+def _run(connection: Connection) -> None:
+    if connection.dialect.name != "sqlite":
+        context.configure(connection=connection, target_metadata=target_metadata, compare_type=True)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    # Batch migrations recreate tables (create, copy, drop, rename); enforced foreign keys would make
+    # dropping a referenced table fail. SQLite ignores this pragma inside a transaction, so it is set
+    # first, and every migration then runs in one transaction of ours (BEGIN IMMEDIATE: one writer).
+    _sqlite_foreign_keys(connection, on=False)
+    try:
+        with connection.begin():
+            context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True,
+                              compare_type=True)
+            context.run_migrations()
+            _refuse_broken_references(connection)
+    finally:
+        _sqlite_foreign_keys(connection, on=True)
+
+
+def _sqlite_foreign_keys(connection: Connection, *, on: bool) -> None:
+    """Set the pragma on the driver connection, outside any transaction (where SQLite honours it)."""
+    if connection.in_transaction():
+        raise RuntimeError("SQLite migrations need a connection outside a transaction "
+                           "(PRAGMA foreign_keys is ignored inside one): pass engine.connect(), not engine.begin()")
+    driver = connection.connection.driver_connection
+    assert driver is not None, "a checked-out connection has its driver connection"
+    driver.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+
+
+def _refuse_broken_references(connection: Connection) -> None:
+    """With enforcement off, a migration could leave dangling references; roll it back if it did."""
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+    if broken:
+        sample = ", ".join(f"{row[0]} row {row[1]} -> {row[2]}" for row in broken[:5])
+        raise RuntimeError(f"the migration left {len(broken)} broken foreign key(s): {sample}")
 
 
 if context.is_offline_mode():

@@ -8,7 +8,7 @@ from sqlmodel import select
 from annotation import tasks as authoring
 from annotation.answers import AnswerSpecError
 from store import session_scope
-from store.models import AuditEvent, ReferenceStep, Task
+from store.models import AuditEvent, Task
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from annotation.formats import FormatError
 from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
 from store import events as ev
 from store import session_scope
-from store.models import Document, ReferenceStep, Run, Task, TaskAsset, Trajectory, Event
+from store.models import Document, ReferenceStep, Task, TaskAsset, Trajectory
 from tests.formats.conftest import run_events
 from tests.formats.fixtures import png, read_tsv_cells, write_atp, write_isg, write_vtc
 

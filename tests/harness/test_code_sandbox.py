@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 from pathlib import Path
 
 import pytest
-from PIL import Image
 from sqlmodel import select
 
 from evaluation.harness import RunSpec, start_run

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 from textual.widgets import Input, TextArea
 from textual_image.widget import HalfcellImage
 
+from tests.support.workers import wait_for_workers
 from tui.app import ChainmarkApp, make_app
 from tui.context import AppContext
 
@@ -45,10 +46,11 @@ def png(width: int = 200, height: int = 120, colour: str = "#3060c0", text: str 
 
 
 async def settle(pilot, app: ChainmarkApp) -> None:  # type: ignore[no-untyped-def]
-    """Let messages flow and all workers finish, twice (a finished load may start page loads)."""
+    """Let messages flow and all workers finish, twice (a finished load may start page loads; a load
+    replaced by a newer one is cancelled, and counts as finished)."""
     for _ in range(3):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await wait_for_workers(app)
     await pilot.pause()
 
 

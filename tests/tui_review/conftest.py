@@ -28,6 +28,7 @@ from store import events as ev
 from store import session_scope
 from store.blobs import FolderBlobStore, put_asset
 from store.models import Checkpoint, CheckpointResult, Event, EventAsset, Judge, Run, Trajectory, Verdict
+from tests.support.workers import wait_for_workers
 from tui.app import ChainmarkApp, make_app
 from tui.context import AppContext
 
@@ -58,10 +59,11 @@ def png(colour: str = "#3060c0", size: tuple[int, int] = (160, 100)) -> bytes:
 
 
 async def settle(pilot: Any, app: ChainmarkApp, rounds: int = 4) -> None:
-    """Let messages flow and workers finish until the screen has loaded everything it asked for."""
+    """Let messages flow and workers finish until the screen has loaded everything it asked for
+    (a load replaced by a newer one is cancelled, and counts as finished)."""
     for _ in range(rounds):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await wait_for_workers(app)
     await pilot.pause()
 
 

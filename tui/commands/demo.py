@@ -6,16 +6,23 @@ import click
 
 from annotation.demo import build_demo
 from store import session_scope
-from tui.context import AppContext, pass_ctx
+from tui.context import AppContext, emit_json, json_option, pass_ctx
 
 
 @click.command("demo")
 @click.option("--open", "open_tui", is_flag=True, help="Open the TUI on the database afterwards.")
+@json_option
 @pass_ctx
-def demo_cmd(app: AppContext, open_tui: bool) -> None:
+def demo_cmd(app: AppContext, open_tui: bool, as_json: bool) -> None:
     """Build the demo project: one small benchmark in the style of each seed benchmark."""
+    if as_json and open_tui:
+        raise click.UsageError("--json and --open exclude each other (the TUI owns the terminal)")
     with session_scope(app.engine, app.actor or "demo") as s:
         report = build_demo(s, app.blobs)
+    if as_json:
+        emit_json({"created": report.created, "existing": report.existing,
+                   "database": app.engine.url.render_as_string(hide_password=True)})
+        return
     for name, n in report.created.items():
         kept = report.existing.get(name, 0)
         click.echo(f"{name}: {n} task(s) created" + (f", {kept} already there" if kept else ""))

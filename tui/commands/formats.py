@@ -10,7 +10,7 @@ import click
 
 from annotation.formats import FORMAT_NAMES
 from annotation.formats import api
-from tui.context import AppContext, emit_json, pass_ctx
+from tui.context import AppContext, emit_json, json_option, pass_ctx
 
 FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)
 
@@ -58,10 +58,14 @@ def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_j
 @click.argument("fmt", metavar="FORMAT", type=FORMAT)
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--benchmark", "-b", required=True, help="Benchmark to export.")
+@json_option
 @pass_ctx
-def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str) -> None:
+def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bool) -> None:
     """Write a benchmark's tasks to PATH in FORMAT, images under their original relative paths."""
     result = api.export_dataset(app.engine, app.blobs, fmt, benchmark, path)
+    if as_json:
+        emit_json(result)
+        return
     click.echo(f"{result['tasks']} tasks → {result['path']} ({result['files']} files)")
 
 
@@ -96,10 +100,14 @@ def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: s
 @click.argument("fmt", metavar="FORMAT", type=FORMAT)
 @click.argument("run_id", type=int)
 @click.argument("path", type=click.Path(path_type=str))
+@json_option
 @pass_ctx
-def export_run_cmd(app: AppContext, fmt: str, run_id: int, path: str) -> None:
+def export_run_cmd(app: AppContext, fmt: str, run_id: int, path: str, as_json: bool) -> None:
     """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it."""
     result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
+    if as_json:
+        emit_json({"run_id": run_id, **result})
+        return
     click.echo(f"run {run_id}: {result['trajectories']} trajectories → {result['path']}")
 
 

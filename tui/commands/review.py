@@ -29,7 +29,7 @@ from evaluation.agreement.study import build_study, render_csv, render_markdown
 from evaluation.agreement.summary import agreement_report
 from store import read_only, session_scope
 from store.models import RatingScale
-from tui.context import AppContext, emit_json, pass_ctx, table
+from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
 KIND = click.Choice(TARGET_KINDS)
 
@@ -68,12 +68,16 @@ def annotators_group() -> None:
 @annotators_group.command("add")
 @click.argument("name")
 @click.option("--role", type=click.Choice(people.ROLES), default="annotator", show_default=True)
+@json_option
 @pass_ctx
-def annotators_add(app: AppContext, name: str, role: str) -> None:
+def annotators_add(app: AppContext, name: str, role: str, as_json: bool) -> None:
     """Add an annotator (an existing one keeps their role: change it with `annotators set-role`)."""
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
         p = people.add_annotator(s, name, role)
+    if as_json:
+        emit_json({"id": p.id, "name": p.name, "role": p.role})
+    else:
         click.echo(f"annotator {p.name} ({p.role})")
 
 
@@ -133,13 +137,17 @@ def _short_values(values: list[Any]) -> str:
 @click.option("--values", "values", required=True, help="'a,b,c', '0..100' or a JSON array, in scale order.")
 @click.option("--dimensions", help="Comma-separated dimension names (each rated on the values).")
 @click.option("--rubric", help="What the values mean, shown to raters.")
+@json_option
 @pass_ctx
 def scales_add(app: AppContext, name: str, level: str, values: str, dimensions: str | None,
-               rubric: str | None) -> None:
+               rubric: str | None, as_json: bool) -> None:
     """Add a custom scale."""
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
         sc = scaling.add_scale(s, name, level, scaling.parse_values(values), _split(dimensions), rubric)
+    if as_json:
+        emit_json(sc.to_dict())
+    else:
         click.echo(f"scale {sc.name} ({sc.level}, {len(sc.values)} values)")
 
 
@@ -157,9 +165,10 @@ def scales_add(app: AppContext, name: str, level: str, values: str, dimensions: 
 @click.option("--overlap", type=int, default=1, show_default=True, help="Raters per target.")
 @click.option("--blind/--open", default=True, show_default=True,
               help="Blind raters see no verdicts or other ratings until they have rated.")
+@json_option
 @pass_ctx
 def assign_cmd(app: AppContext, scale: str, target_kind: str, targets: str | None, run_id: int | None,
-               annotators: str, overlap: int, blind: bool) -> None:
+               annotators: str, overlap: int, blind: bool, as_json: bool) -> None:
     """Give targets to annotators, OVERLAP of them per target, balancing the load."""
     if (targets is None) == (run_id is None):
         raise click.UsageError("give exactly one of --targets or --run")
@@ -169,7 +178,11 @@ def assign_cmd(app: AppContext, scale: str, target_kind: str, targets: str | Non
         else:
             chosen = [Target(target_kind, i, p) for i, p in parse_target_ids(targets or "")]
         made = assigning.assign(s, scale, chosen, _split(annotators) or [], overlap, blind=blind)
-        click.echo(f"{len(made)} new assignment(s) for {len(chosen)} target(s) on {scale}")
+        made_ids = [a.id for a in made]
+    if as_json:
+        emit_json({"scale": scale, "targets": len(chosen), "assignments": made_ids})
+    else:
+        click.echo(f"{len(made_ids)} new assignment(s) for {len(chosen)} target(s) on {scale}")
 
 
 @click.command("rate")
@@ -184,15 +197,20 @@ def assign_cmd(app: AppContext, scale: str, target_kind: str, targets: str | Non
               help="Import ratings from a CSV (annotator, scale, target_kind, target_id, [target_part], value, "
                    "[comment], [blind]); all rows or none.")
 @click.option("--create-annotators", is_flag=True, help="With --import: add unknown annotators.")
+@json_option
 @pass_ctx
 def rate_cmd(app: AppContext, annotator: str | None, scale: str | None, target_kind: str | None,
              target_id: int | None, part: str, value: str | None, comment: str | None, import_path: Path | None,
-             create_annotators: bool) -> None:
+             create_annotators: bool, as_json: bool) -> None:
     """Rate one target, or import existing labels from a CSV."""
     if import_path is not None:
         with session_scope(app.engine, app.actor) as s:
             rows = rating.import_ratings_csv(s, import_path, create_annotators=create_annotators)
-            click.echo(f"imported {len(rows)} rating(s) from {import_path}")
+            imported = [r.id for r in rows]
+        if as_json:
+            emit_json({"imported": len(imported), "ratings": imported, "path": str(import_path)})
+        else:
+            click.echo(f"imported {len(imported)} rating(s) from {import_path}")
         return
     missing = [n for n, v in (("--as-annotator", annotator), ("--scale", scale), ("--target-kind", target_kind),
                               ("--target-id", target_id), ("--value", value)) if v is None]
@@ -201,6 +219,11 @@ def rate_cmd(app: AppContext, annotator: str | None, scale: str | None, target_k
     with session_scope(app.engine, app.actor) as s:
         r = rating.rate(s, annotator or "", scale or "", Target(target_kind or "", target_id or 0, part), value,
                         comment=comment)
+        if as_json:
+            emit_json({"id": r.id, "annotator": annotator, "scale": r.scale, "target_kind": r.target_kind,
+                       "target_id": r.target_id, "target_part": r.target_part, "value": r.value,
+                       "task_revision": r.task_revision})
+            return
         click.echo(f"rating {r.id}: {annotator} rated {Target(r.target_kind, r.target_id, r.target_part).label()} "
                    f"{rating.value_text(r.value)} on {r.scale} (task revision {r.task_revision})")
 
@@ -401,9 +424,10 @@ def disagreements_cmd(app: AppContext, threshold: float, scale: str | None, targ
 @click.option("--scale", required=True)
 @click.option("--value", required=True)
 @click.option("--rationale", required=True)
+@json_option
 @pass_ctx
 def adjudicate_cmd(app: AppContext, reviewer: str, target_kind: str, target_id: int, part: str, scale: str,
-                   value: str, rationale: str) -> None:
+                   value: str, rationale: str, as_json: bool) -> None:
     """Record a reviewer's final value; the ratings and verdicts it overrides are kept and listed."""
     target = Target(target_kind, target_id, part)
     with session_scope(app.engine, app.actor) as s:
@@ -411,6 +435,11 @@ def adjudicate_cmd(app: AppContext, reviewer: str, target_kind: str, target_id: 
         verdict_values = matrix_verdict_values(s, scale, Unit(target.kind, target.id, target.part))
         row = adj.adjudicate(s, reviewer, target, scale, value, rationale, verdict_values=verdict_values)
         o = row.overrides
+        if as_json:
+            emit_json({"id": row.id, "reviewer": reviewer, "target_kind": target.kind, "target_id": target.id,
+                       "target_part": target.part, "scale": row.scale, "final_value": row.final_value,
+                       "overrides": o})
+            return
         click.echo(f"adjudication {row.id}: {target.label()} = {rating.value_text(row.final_value)} on {row.scale}; "
                    f"overrides ratings {o['ratings'] or '–'} and verdicts {o['verdicts'] or '–'}")
 

@@ -20,7 +20,7 @@ from evaluation.harness.endpoints import parse_param
 from evaluation.harness.runner import MAX_LIMIT
 from store import read_only, session_scope
 from store.models import Benchmark, Event, ModelEndpoint, Run, Trajectory
-from tui.context import AppContext, emit_json, pass_ctx, table
+from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
 
 @click.group("endpoints")
@@ -35,13 +35,18 @@ def endpoints_group() -> None:
 @click.option("--api-key-env", metavar="VAR", help="NAME of the environment variable holding the key.")
 @click.option("--param", "params", multiple=True, metavar="K=V", help="Sampling parameter, e.g. temperature=0.")
 @click.option("--replace", is_flag=True, help="Overwrite an endpoint of the same name.")
+@json_option
 @pass_ctx
 def add_cmd(app: AppContext, name: str, base_url: str, model: str, api_key_env: str | None,
-            params: tuple[str, ...], replace: bool) -> None:
+            params: tuple[str, ...], replace: bool, as_json: bool) -> None:
     """Store an endpoint by name."""
     parsed = dict(parse_param(p) for p in params)
     with session_scope(app.engine, app.actor) as s:
         ep = add_endpoint(s, name, base_url, model, api_key_env=api_key_env, params=parsed, replace=replace)
+    if as_json:
+        emit_json({"id": ep.id, "name": ep.name, "base_url": ep.base_url, "model": ep.model,
+                   "api_key_env": ep.api_key_env, "params": ep.params})
+        return
     click.echo(f"endpoint {ep.name}: {ep.model} at {ep.base_url}"
                + (f" (key from ${ep.api_key_env})" if ep.api_key_env else " (no key)"))
 
@@ -129,7 +134,8 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
 @click.option("--unsafe-in-process-sandbox", "unsafe_sandbox", is_flag=True,
               help="Run model-written code even where no OS-level sandbox (bubblewrap) works: in-process "
                    "guards and rlimits only, NOT a security boundary. Recorded in the run and its reports.")
-@click.option("--json", "as_json", is_flag=True, help="Print the final summary as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the final summary as one JSON document (the run id goes to stderr).")
 @pass_ctx
 def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: str | None, concurrency: int,
             limit: int | None, task_ids: tuple[int, ...], status: str | None, resume_id: int | None,
@@ -157,14 +163,17 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
                        retry=RetryPolicy(attempts=retries), unsafe_in_process_sandbox=unsafe_sandbox)
         with session_scope(app.engine, app.actor) as s:
             run_id = create_run(s, spec).id or 0
-    click.echo(run_id)
-    sys.stdout.flush()
+    if as_json:  # stdout holds the summary document alone
+        click.echo(f"run {run_id}", err=True)
+    else:
+        click.echo(run_id)
+        sys.stdout.flush()
     try:
         summary = run_blocking(app.engine, app.blobs, run_id, progress=_ProgressLine(), retry_failed=retry_failed,
                                actor=app.actor)
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted; continue with: chainmark run --resume {run_id}", err=True)
-        raise SystemExit(130)
+        raise SystemExit(130) from None
     if as_json:
         emit_json(summary.to_dict())
     if summary.halt_kind == "store":

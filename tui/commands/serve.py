@@ -33,7 +33,7 @@ def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None) -> 
     """Serve the TUI to a web browser (textual-serve)."""
     from textual_serve.server import Server
 
-    app.engine  # create or check the schema now, so a bad database fails here and not in every tab
+    _ = app.engine  # create or check the schema now, so a bad database fails here and not in every tab
     os.environ["CHAINMARK_IMAGES"] = "halfcell"
     click.echo(f"chainmark on http://{host}:{port}  (ctrl+c stops)", err=True)
     Server(serve_command(app), host=host, port=port, title="chainmark", public_url=public_url).serve()

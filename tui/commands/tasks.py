@@ -13,7 +13,7 @@ from annotation.answers import describe
 from store import read_only, session_scope
 from store.models import AuditEvent
 from store.queries import benchmark_summaries, task_summaries
-from tui.context import AppContext, emit_json, pass_ctx, table
+from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
 
 def _json_arg(value: str | None, name: str) -> Any:
@@ -104,15 +104,21 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
 @click.option("--category")
 @click.option("--level")
 @click.option("--source-id")
+@json_option
 @pass_ctx
 def add_task(app: AppContext, benchmark: str, query: str, answer: str | None, category: str | None,
-             level: str | None, source_id: str | None) -> None:
+             level: str | None, source_id: str | None, as_json: bool) -> None:
     """Create a draft task and print its id."""
     spec = _json_arg(answer, "--answer")
     with session_scope(app.engine, app.actor) as s:
         t = authoring.create_task(s, benchmark, query, answer_spec=spec, category=category, level=level,
                                   source_id=source_id)
-        click.echo(t.id)
+        created = {"id": t.id, "benchmark": benchmark, "source_id": t.source_id, "status": t.status,
+                   "revision": t.revision}
+    if as_json:
+        emit_json(created)
+    else:
+        click.echo(created["id"])
 
 
 @tasks_group.command("edit")
@@ -121,9 +127,10 @@ def add_task(app: AppContext, benchmark: str, query: str, answer: str | None, ca
 @click.option("--answer", help="Answer spec as JSON.")
 @click.option("--category")
 @click.option("--level")
+@json_option
 @pass_ctx
 def edit_cmd(app: AppContext, task_id: int, query: str | None, answer: str | None, category: str | None,
-             level: str | None) -> None:
+             level: str | None, as_json: bool) -> None:
     """Edit a task's content (bumps its revision)."""
     changes: dict[str, Any] = {k: v for k, v in
                                {"query": query, "category": category, "level": level}.items() if v is not None}
@@ -131,17 +138,24 @@ def edit_cmd(app: AppContext, task_id: int, query: str | None, answer: str | Non
         changes["answer_spec"] = _json_arg(answer, "--answer")
     with session_scope(app.engine, app.actor) as s:
         t = authoring.edit_task(s, task_id, **changes)
+    if as_json:
+        emit_json({"id": t.id, "revision": t.revision, "status": t.status})
+    else:
         click.echo(f"task {t.id} is at revision {t.revision}")
 
 
 @tasks_group.command("status")
 @click.argument("task_id", type=int)
 @click.argument("status", type=click.Choice(authoring.STATUSES))
+@json_option
 @pass_ctx
-def status_cmd(app: AppContext, task_id: int, status: str) -> None:
+def status_cmd(app: AppContext, task_id: int, status: str, as_json: bool) -> None:
     """Move a task through draft → submitted → verified | rejected."""
     with session_scope(app.engine, app.actor) as s:
         t = authoring.set_status(s, task_id, status)
+    if as_json:
+        emit_json({"id": t.id, "revision": t.revision, "status": t.status})
+    else:
         click.echo(f"task {t.id} is {t.status}")
 
 

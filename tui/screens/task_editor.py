@@ -13,7 +13,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Header, Input, Label, Markdown, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option

@@ -38,7 +38,7 @@ def header_text(width: int) -> str:
 def _format(cells: list[str], width: int) -> str:
     out = []
     used = 0
-    for (name, w), value in zip(COLUMNS, cells):
+    for (_name, w), value in zip(COLUMNS, cells):
         if w == 0:
             w = max(0, width - used)
         text = value if len(value) <= w - 1 else value[: max(0, w - 2)] + "…"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluation.tools.registry import Tool, ToolSet
+from evaluation.tools.toolset import Tool, ToolSet
 from evaluation.tools.sets._schema import arr, b, i, n, obj, s
 
 VERSION = "1"

@@ -8,7 +8,7 @@ names of the unreleased reference code are not known; these are the paper's term
 
 from __future__ import annotations
 
-from evaluation.tools.registry import Tool, ToolSet
+from evaluation.tools.toolset import Tool, ToolSet
 from evaluation.tools.sets._schema import i, obj, s
 
 VERSION = "1"

@@ -5,9 +5,10 @@ and extras the vocabulary needs but the registry lacks (Sharpen, used by 84 gold
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from evaluation.tools.registry import Tool, ToolSet
+from evaluation.tools.toolset import Tool, ToolSet
 from evaluation.tools.sets._schema import arr, b, i, n, s
 
 VERSION = "1"
@@ -240,18 +241,20 @@ def build() -> ToolSet:
                    {t.name: t for t in map(_tool, _SPECS)}, {t.name: t for t in map(_tool, _EXTRAS)})
 
 
+@functools.cache
+def _built() -> ToolSet:
+    """This module's set, built once (the registry builds its own copy: equal values, no import cycle)."""
+    return build()
+
+
 def vocabulary_of(tool_name: str) -> str | None:
     """The canonical vocabulary name a VTC tool counts as (None for tools outside it, e.g. features)."""
-    from evaluation.tools.registry import get_tool_set
-
-    return get_tool_set("vtc").get(tool_name).meta.get("vocabulary")
+    return _built().get(tool_name).meta.get("vocabulary")
 
 
 def tools_for(vocab_name: str) -> list[str]:
     """The VTC tools (registered first, then extras) that implement a vocabulary name or alias."""
-    from evaluation.tools.registry import get_tool_set
-
     vocab_name = VOCABULARY_ALIASES.get(vocab_name, vocab_name)
     if vocab_name not in VOCABULARY_NAMES:
         raise KeyError(f"{vocab_name!r} is not in the VTC vocabulary")
-    return [t.name for t in get_tool_set("vtc").all_tools(include_extras=True) if t.meta.get("vocabulary") == vocab_name]
+    return [t.name for t in _built().all_tools(include_extras=True) if t.meta.get("vocabulary") == vocab_name]

@@ -1,0 +1,53 @@
+"""`chainmark --help` lists every command without importing any command module, and a subcommand
+imports only the module that defines it (tui.command_index reads the sources); the list is the one
+the real commands would print."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+
+from tui import cli as cli_module
+from tui.command_index import build_index
+
+PROBE = """
+import json, sys
+from click.testing import CliRunner
+from tui.cli import cli
+out = CliRunner().invoke(cli, sys.argv[1:], terminal_width=100).output
+print(json.dumps({"output": out, "modules": sorted(m for m in sys.modules if m.startswith("tui.commands."))}))
+"""
+
+
+def _probe(*args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_help_lists_every_command_without_importing_command_modules() -> None:
+    lazy = _probe("--help")
+    assert lazy["modules"] == []
+    cli_module._register_commands()  # in this process: every module loaded, the real commands
+    ctx = click.Context(cli_module.cli, info_name="chainmark", terminal_width=100)
+    full = cli_module.cli.get_help(ctx)
+    assert lazy["output"].split("Commands:")[1] == full.split("Commands:")[1].rstrip("\n") + "\n"
+
+
+def test_a_subcommand_imports_only_its_own_module() -> None:
+    assert _probe("tasks", "--help")["modules"] == ["tui.commands.tasks"]
+    assert _probe("run", "--help")["modules"] == ["tui.commands.runs"]
+
+
+def test_the_index_sees_every_registered_command_with_its_help() -> None:
+    commands = cli_module.commands
+    index = build_index(cli_module.Path(commands.__file__).parent, commands.__name__)
+    cli_module._register_commands()
+    registered = cli_module.cli.commands
+    assert index.opaque_modules == []  # otherwise --help imports those modules: make register plain
+    assert set(index.commands) == set(registered)
+    for name, entry in index.commands.items():
+        assert click.Command(name, help=entry.help).get_short_help_str(80) == \
+            registered[name].get_short_help_str(80), name
