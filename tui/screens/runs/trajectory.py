@@ -59,8 +59,8 @@ class TrajectoryScreen(WorkScreen):
         yield KeyFooter()
 
     def refresh_data(self) -> None:
-        tid = self.trajectory_id
-        self.load("trajectory", lambda s: trajectory_view(s, tid))
+        tid, viewer = self.trajectory_id, self.cm.actor
+        self.load("trajectory", lambda s: trajectory_view(s, tid, viewer))
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
@@ -98,12 +98,12 @@ class TrajectoryScreen(WorkScreen):
         if view.error:
             task.append(f"\nerror: {view.error}", style="red")
         for m in view.unplaced:
-            task.append(f"\n{'✓' if m.passed else '✗'} {m.key} ({m.axis}) {clip(m.description, 120)} — no matching step",
-                        style="green" if m.passed else "red")
+            task.append(f"\n{'?' if m.hidden else '✓' if m.passed else '✗'} {m.key} ({m.axis}) {clip(m.description, 120)} — no matching step",
+                        style="dim" if m.hidden else "green" if m.passed else "red")
         self.query_one("#traj-task", Static).update(task)
         verdicts = [{"judge": j.who, "label": j.value, "rationale": j.note} for j in view.judgements if not j.human]
         ratings = [{"annotator": j.who, "value": j.value, "comment": j.note} for j in view.judgements if j.human]
-        self.query_one(JudgementsPanel).show(verdicts, ratings, [], [])
+        self.query_one(JudgementsPanel).show(verdicts, ratings, [], view.hidden)
         rows = self.query_one("#traj-rows", VerticalScroll)
         rows.remove_children()
         rows.mount_all([TrajectoryRow(r, i) for i, r in enumerate(view.rows)])
