@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from evaluation.harness import MODES, list_endpoints
+from evaluation.harness.lease import leases, shown_status
 from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory
 
 
@@ -78,6 +79,7 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
             acc = tokens.setdefault(run_id, [0, 0])
             acc[0] += int(u.get("total_tokens") or 0)
             acc[1] += int(u.get("api_calls") or 0)
+    held = leases(session, [r.id or 0 for r in runs])
     out = []
     for r in runs:
         errors: list[tuple[int, str]] = []
@@ -87,7 +89,8 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                                                                    Trajectory.status == "failed")
                 .order_by(Trajectory.id).limit(200)).all()]
         out.append(RunRow(r.id or 0, r.name or "", benches.get(r.benchmark_id, "?"),
-                          endpoints.get(r.endpoint_id, "") if r.endpoint_id else "", r.mode, r.status, r.concurrency,
+                          endpoints.get(r.endpoint_id, "") if r.endpoint_id else "", r.mode,
+                          shown_status(r.status, held.get(r.id or 0)), r.concurrency,
                           _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
                           counts.get(r.id or 0, {}), *tokens.get(r.id or 0, [0, 0]), errors,
                           r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else ""))

@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, ProgressBar, Static
 
+from evaluation.harness.lease import RESUME_HINT
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, first_trajectory, run_rows
@@ -149,6 +150,9 @@ class RunMonitorScreen(WorkScreen):
             text.append(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · -j {row.concurrency}")
         state = live.state if live is not None and live.active else (row.status if row else "")
         text.append(f"\n{state}", style="yellow" if live is not None and live.active else "")
+        if state == "interrupted":
+            text.append(f" — no process is executing it; press r (or run `{RESUME_HINT.format(run_id=self.selected)}`)",
+                        style="yellow")
         title.update(text)
         stats.update(self._stats(row, live))
         if live is not None and live.progress:
