@@ -389,6 +389,7 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
     """Run one trajectory to its end and return what its commit will write."""
     started_at = utcnow()
     ep = Episode(rc, task, traj_id)
+    ep.live("starting")
     status, error, failure_kind = "done", None, None
     try:
         await mode_runner(rc.mode)(ep)
