@@ -20,7 +20,7 @@ from textual.widgets import Header, Static
 from tui.images import preview
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
-from tui.screens.runs.trajectory_data import TrajectoryView, trajectory_view
+from tui.screens.runs.trajectory_data import TrajectoryView, token_total, trajectory_view
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
@@ -81,7 +81,7 @@ class TrajectoryScreen(WorkScreen):
         pos = view.siblings.index(view.id) + 1 if view.id in view.siblings else 0
         head.append(f" ({pos}/{len(view.siblings)}) · {view.run_name} · {view.mode} · {view.benchmark} "
                     f"task {view.source_id} · {view.status}")
-        tokens = sum(int(v) for k, v in view.usage.items() if "tokens" in k and isinstance(v, (int, float)))
+        tokens = token_total(view.usage)
         if tokens:
             head.append(f" · {tokens:,} tokens")
         if view.checkpoints:

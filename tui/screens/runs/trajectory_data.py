@@ -115,6 +115,15 @@ class TrajectoryView:
             sum(1 for m in self.unplaced if not m.hidden)
 
 
+def token_total(usage: dict[str, Any]) -> int:
+    """Tokens a trajectory used: ``total_tokens`` when recorded, else prompt + completion (never
+    all three summed, which counts everything twice)."""
+    def num(key: str) -> int:
+        v = usage.get(key)
+        return int(v) if isinstance(v, (int, float)) else 0
+    return num("total_tokens") or num("prompt_tokens") + num("completion_tokens")
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
