@@ -62,3 +62,19 @@ async def test_header_counts_tokens_once(make_tui, engine, study) -> None:  # ty
         await settle(pilot, app)
         head = str(app.screen.query_one("#traj-head").render())
         assert "120 tokens" in head and "240" not in head
+
+
+async def test_header_says_the_task_was_edited_after_the_run(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    from annotation import tasks as authoring
+
+    with session_scope(engine, "editor") as s:
+        authoring.edit_task(s, study["tasks"][0], query="How many mugs are on table 1?")
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TrajectoryScreen(study["trajectories"][0]))
+        await settle(pilot, app)
+        assert "edited after this run" in str(app.screen.query_one("#traj-head").render())
+        app.screen.action_sibling(1)
+        await settle(pilot, app)
+        assert "edited after this run" not in str(app.screen.query_one("#traj-head").render())

@@ -87,6 +87,10 @@ class TrajectoryScreen(WorkScreen):
         if view.checkpoints:
             head.append(f" · checkpoints {view.passed}/{view.checkpoints}",
                         style="green" if view.passed == view.checkpoints else "yellow")
+        if view.edited_after_run:
+            head.append(f"  edited after this run (ran on revision {view.task_revision}, now "
+                        f"{view.current_revision}; `chainmark score {view.run_id}` scores the revision it ran on)",
+                        style="bold yellow")
         self.query_one("#traj-head", Static).update(head)
         task = Text()
         task.append(clip(view.query, 400) + "\n")

@@ -103,6 +103,12 @@ class TrajectoryView:
     siblings: list[int]
     images: dict[int, str] = field(default_factory=dict)  # asset id → sha256 (images only)
     hidden: list[str] = field(default_factory=list)  # what blind mode hides from this viewer
+    task_revision: int = 1  # the revision the trajectory ran on
+    current_revision: int = 1  # the task's revision now
+
+    @property
+    def edited_after_run(self) -> bool:
+        return self.task_revision < self.current_revision
 
     @property
     def passed(self) -> int:
@@ -352,4 +358,5 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         expected=expected, status=traj.status, final_answer=traj.final_answer or "", usage=dict(traj.usage or {}),
         error=clip(traj.error or "", 400), rows=rows, unplaced=unplaced, judgements=top, siblings=siblings,
         images={k: v for k, v in images.items() if k is not None},
-        hidden=(["verdicts", "other_ratings", "adjudications"] if hide else []) + (["checkpoint results"] if hide_checks else []))
+        hidden=(["verdicts", "other_ratings", "adjudications"] if hide else []) + (["checkpoint results"] if hide_checks else []),
+        task_revision=traj.task_revision, current_revision=task.revision)
