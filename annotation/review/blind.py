@@ -79,7 +79,7 @@ def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
         v = session.get(Verdict, target.id)
         assert v is not None
         judge = session.get(Judge, v.judge_id)
-        out["verdict"] = _verdict_dict(v, judge.name if judge else str(v.judge_id))
+        out["verdict"] = {**_verdict_dict(v, judge.name if judge else str(v.judge_id)), "raw_output": v.raw_output}
         out["verdict_target"] = {"kind": v.target_kind, "id": v.target_id, "part": v.target_part}
         if traj is not None:
             out["trajectory"] = {"id": traj.id, "status": traj.status, "final_answer": traj.final_answer}

@@ -377,6 +377,7 @@ def disagreements_cmd(app: AppContext, threshold: float, scale: str | None, targ
     try:
         items = [d for m in matrices for d in disagreements(s, m, threshold=threshold, between=_split(between),
                                                               include_adjudicated=include_adjudicated)]
+        items.sort(key=lambda d: (-d.split, d.unit, d.scale, d.dimension))  # largest split first, as documented
     finally:
         s.close()
     if as_json:
