@@ -7,7 +7,8 @@ rating and adjudication listings (their own ratings stay), with a note saying ho
 
 from __future__ import annotations
 
-from typing import Any, Iterable, TypeVar
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from sqlmodel import Session
 

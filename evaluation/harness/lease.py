@@ -15,10 +15,10 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Iterator
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
@@ -33,7 +33,7 @@ RESUME_HINT = "chainmark run --resume {run_id}"
 class LeaseHeld(RuntimeError):
     """Another live process is executing this run."""
 
-    def __init__(self, run_id: int, holder: "LeaseInfo") -> None:
+    def __init__(self, run_id: int, holder: LeaseInfo) -> None:
         self.run_id, self.holder = run_id, holder
         super().__init__(f"run {run_id} is already being executed by pid {holder.pid} on {holder.host} "
                          f"(heartbeat {holder.age:.0f} s ago); wait for it to finish, or cancel it there")
@@ -62,7 +62,7 @@ def this_host() -> str:
 
 
 def _aware(t: datetime) -> datetime:
-    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)  # SQLite drops the zone
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)  # SQLite drops the zone
 
 
 def _pid_alive(pid: int) -> bool:
@@ -162,7 +162,7 @@ def run_lease(engine: Engine, run_id: int, *, ttl: float | None = None) -> Itera
                 with session_scope(engine) as s:
                     if not _renew(s, run_id, token, ttl):
                         return  # taken over after we stalled past the expiry: the new holder rules
-            except Exception:  # noqa: BLE001 - a busy database: try again at the next beat
+            except Exception:  # noqa: BLE001, S112 - a busy database: try again at the next beat
                 continue
 
     keeper = threading.Thread(target=beat, name=f"chainmark-lease-{run_id}", daemon=True)

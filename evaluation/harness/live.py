@@ -39,6 +39,6 @@ def report(db: Any, trajectory_id: int, usage: dict[str, Any], step: str) -> Non
     fut.add_done_callback(_quiet)
 
 
-def _quiet(fut: "asyncio.Future[Any]") -> None:
+def _quiet(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()

@@ -17,7 +17,6 @@ from sqlmodel import select
 from store import session_scope
 from store.db import make_engine
 from store.models import Checkpoint, CheckpointResult, Task, Trajectory
-
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tui.cli import cli
 
