@@ -60,3 +60,15 @@ def test_cli_listings_hold_blind(db_path: Path, engine: Engine, world: World) ->
     assert t1 in {d["target"]["id"] for d in run_json(db_path, "rev", "disagreements", "--scale", "yes-no",
                                                         "--include-adjudicated")}
     assert [a["target"]["id"] for a in run_json(db_path, "rev", "review", "adjudications")] == [t1]
+
+
+def test_study_export_refuses_someone_still_rating_blind(db_path: Path, engine: Engine, world: World,
+                                                         tmp_path: Path) -> None:
+    run(db_path, "admin", "annotators", "add", "ann")
+    run(db_path, "admin", "assign", "--scale", "yes-no", "--target-kind", "trajectory", "--run", str(world.runs[0]),
+        "--annotators", "ann", "--overlap", "1")
+    refused = CliRunner().invoke(cli, ["--db", str(db_path), "--as", "ann", "study", "export", "--format", "md",
+                                       str(tmp_path / "s.md")])
+    assert refused.exit_code == 1 and "to rate blind" in refused.output and not (tmp_path / "s.md").exists()
+    run(db_path, "admin", "study", "export", "--format", "md", str(tmp_path / "s.md"))
+    assert (tmp_path / "s.md").exists()

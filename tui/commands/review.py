@@ -449,6 +449,10 @@ def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
     with session_scope(read_only(app.engine)) as s:
+        scope = scope_for(s, app.actor)
+        if scope.active:  # the study tables hold every rater's values: not for someone still rating blind
+            raise click.ClickException(f"{app.actor} still has {len(scope.targets)} target(s) to rate blind; the "
+                                       f"study export shows every rating — rate them first, or export as someone else")
         study = build_study(s)
     text = render_markdown(study, shape) if fmt == "md" else render_csv(study, shape)
     path.write_text(text, encoding="utf-8")
