@@ -254,6 +254,22 @@ class Run(SQLModel, table=True):
     finished_at: Optional[datetime] = _ts_opt()
 
 
+class RunLease(SQLModel, table=True):
+    """Who is executing a run right now: one row per run, taken atomically, renewed by a heartbeat.
+
+    A second executor finds a live row and refuses; a row whose heartbeat expired (or whose process
+    is gone, on the same host) is stale and may be taken over by a resume.
+    """
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    token: str = Field(max_length=64)
+    host: str = Field(max_length=255)
+    pid: int
+    acquired_at: datetime = _ts()
+    heartbeat_at: datetime = _ts()
+    expires_at: datetime = _ts()
+
+
 class Trajectory(SQLModel, table=True):
     """A run on one task. Unique per (run, task) so a resumed run can never duplicate work."""
 

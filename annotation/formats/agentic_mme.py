@@ -441,7 +441,9 @@ def _build_run_dir(run: RunBundle, tb: Any, d: Path, read_blob: Callable[[str], 
     for name_, (_, asset) in zip(orig_names, origs):
         written.append(write_file(d, name_, _png(read_blob(asset.sha256))))
     results = {e.payload.get("call_id"): e for e in tb.events if e.kind == ev.TOOL_RESULT}
-    tool_list: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []  # native tool calls (search, or every tool in atomic mode)
+    ops: list[dict[str, Any]] = []  # code mode: the image operations the AST tracer found, one entry each
+    execs: list[dict[str, Any]] = []  # code mode: the code runs themselves
     n_images = 0
     messages: list[dict[str, Any]] = []
     for e in tb.events:
@@ -458,22 +460,41 @@ def _build_run_dir(run: RunBundle, tb: Any, d: Path, read_blob: Callable[[str], 
                 if not output.get("output_path"):
                     output["output_path"] = f"tool_images/{fname}"
                 written.append(write_file(d, f"tool_images/{fname}", read_blob(asset.sha256)))
-            tool_list.append({"index": len(tool_list), "tool_name": p.get("name"),
-                              "raw_tool_name": p.get("raw_name") or p.get("name"), "arguments": p.get("arguments"),
-                              "output": output, "timestamp": stamp})
+            calls.append({"tool_name": p.get("name"), "raw_tool_name": p.get("raw_name") or p.get("name"),
+                          "arguments": p.get("arguments"), "output": output, "timestamp": stamp})
         elif e.kind == ev.CODE_EXEC:
-            tool_list.append({"index": len(tool_list), "tool_name": "run_visual_processing_code",
-                              "raw_tool_name": "script_exec", "arguments": {"code": p.get("code", "")},
-                              "output": {"stdout": p.get("stdout", ""), "stderr": p.get("stderr", ""),
-                                         "exit_code": p.get("exit_code"), "timed_out": p.get("timed_out", False)},
-                              "timestamp": stamp})
+            saved: dict[str, str] = {}  # file name the code saved → where it is in the export
+            names = [Path(str(f)).name for f in p.get("files") or []]
+            for k, (_, asset) in enumerate(tb.event_assets.get(e.id, [])):
+                n_images += 1
+                fname = names[k] if k < len(names) and names[k] else f"transformed_image_{n_images}.png"
+                saved[fname] = f"tool_images/{fname}"
+                written.append(write_file(d, f"tool_images/{fname}", _png(read_blob(asset.sha256))))
+            for op in p.get("ops") or []:
+                save = op.get("save")
+                where = saved.get(Path(str(save)).name) if save else None
+                ops.append({"tool_name": "python_image_processing", "raw_tool_name": "python_image_processing",
+                            "arguments": {"op": op.get("op"), "save": save, "line": op.get("line")},
+                            "output": {"ok": True, "output_path": where or save,
+                                       "output_paths": [where] if where else [],
+                                       **({"declared_only": True} if op.get("declared_only") else {})},
+                            "timestamp": stamp})
+            execs.append({"tool_name": "run_visual_processing_code", "raw_tool_name": "script_exec",
+                          "arguments": {"code": p.get("code", "")},
+                          "output": {"stdout": p.get("stdout", ""), "stderr": p.get("stderr", ""),
+                                     "exit_code": p.get("exit_code"), "timed_out": p.get("timed_out", False),
+                                     "output_paths": list(saved.values())},
+                          "timestamp": stamp})
         elif e.kind == ev.USER_MESSAGE:
             messages.append({"role": p.get("role", "user"), "content": p.get("content")})
         elif e.kind == ev.MODEL_MESSAGE:
             messages.append({"role": "assistant", "content": p.get("content"), "tool_calls": p.get("tool_calls") or []})
+    # the reference's general (code) mode lists native calls, then traced ops, then code runs, and numbers
+    # them after joining; its effective call count is native calls + traced ops (code runs excluded)
+    tool_list = [{"index": n, **entry} for n, entry in enumerate(calls + ops + execs)]
+    effective = len(calls) + len(ops)
     mode = "general" if run.run.mode == "code" else "atomic"
     model = run.endpoint.model if run.endpoint else (run.run.name or "chainmark")
-    effective = sum(1 for t in tool_list if t["tool_name"] != "run_visual_processing_code")
     meta = {"task_id": (tb.task.meta or {}).get("task_id") or tb.task.source_id,
             "task_file": f"json/{tb.task.source_id}.json", "mode": mode, "driver": "chainmark", "model": model,
             "temperature": ((run.endpoint.params if run.endpoint else {}) or {}).get("temperature"),

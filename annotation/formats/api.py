@@ -10,7 +10,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from annotation.formats.base import DatasetSpec, gc_paused
-from annotation.formats.registry import get_format
+from annotation.formats.errors import FormatError
+from annotation.formats.registry import FORMAT_NAMES, get_format
 from annotation.formats.runs import RunImportSummary, load_run, write_run
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
 from annotation.tasks import get_benchmark
@@ -71,10 +72,30 @@ def import_run(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path
             return write_run(session, blobs, fmt, spec, benchmark, str(path), name)
 
 
+def run_format(benchmark: Any) -> str | None:
+    """The format a run's benchmark is in: its source format, else (a benchmark authored in
+    chainmark) the format its tool set belongs to; None when neither names a format."""
+    for key in (benchmark.source_format, benchmark.tool_set):
+        name = str(key or "").strip().lower().replace("_", "-")
+        if name in FORMAT_NAMES:
+            return name
+    return None
+
+
+def check_run_format(fmt: Any, run: Any) -> None:
+    """Refuse to write a run in another benchmark's layout (its checkpoints and tools would not fit)."""
+    kind = run_format(run.benchmark)
+    if kind is not None and kind != fmt.name:
+        raise FormatError(f"run {run.run.id}", message=(
+            f"the run's benchmark {run.benchmark.name!r} is in the {kind} format, not {fmt.name}; "
+            f"export it with: chainmark export-run {kind} {run.run.id} PATH"))
+
+
 def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, path: str | Path) -> dict[str, Any]:
     fmt = get_format(fmt_name)
     with session_scope(read_only(engine)) as session:
         run = load_run(session, run_id)
+        check_run_format(fmt, run)
         bundles = load_bundles(session, run.benchmark.id)
         wanted = {tb.task.id for tb in run.trajectories}
         run.task_bundles = {b.task.id: b for b in bundles if b.task.id in wanted}

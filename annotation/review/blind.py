@@ -79,7 +79,7 @@ def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
         v = session.get(Verdict, target.id)
         assert v is not None
         judge = session.get(Judge, v.judge_id)
-        out["verdict"] = _verdict_dict(v, judge.name if judge else str(v.judge_id))
+        out["verdict"] = {**_verdict_dict(v, judge.name if judge else str(v.judge_id)), "raw_output": v.raw_output}
         out["verdict_target"] = {"kind": v.target_kind, "id": v.target_id, "part": v.target_part}
         if traj is not None:
             out["trajectory"] = {"id": traj.id, "status": traj.status, "final_answer": traj.final_answer}
@@ -104,7 +104,9 @@ def rating_view(session: Session, annotator: str, target: Target, scale: str, *,
     current = ratings(session, target=target, scale=spec.name)
     mine = next((r for r in current if r.annotator == person.name), None)
     rated = mine is not None
-    hide = blind and not rated
+    # pending blind work elsewhere in the same trajectory hides this target's judgements too, even
+    # for a reviewer who opened it unblinded
+    hide = (blind and not rated) or blind_scope(session, person.name).hides(session, target)
     content = _content(session, target, hide)
     hidden: list[str] = []
     verdicts: list[dict[str, Any]] = []
@@ -129,3 +131,87 @@ def rating_view(session: Session, annotator: str, target: Target, scale: str, *,
     return RatingView(target=target, scale=spec.to_dict(), blind=blind, rated=rated, content=content,
                       own_rating=mine.to_dict() if mine else None, verdicts=verdicts, other_ratings=others,
                       adjudications=adjudications, hidden=hidden)
+
+
+# ------------------------------------------------------------------------------------------------
+# Browsing outside the rating queue: one check for every screen and listing that shows judgements
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlindScope:
+    """What ``actor`` may not see yet: judgements on targets they still have to rate blind.
+
+    A pending blind assignment hides the verdicts, other people's ratings and adjudications of its
+    target and of everything in the same trajectory (a verdict on the answer tells how to rate a step
+    of it); a pending checkpoint-result assignment also hides that trajectory's automatic pass/fail
+    marks. The actor's own ratings stay visible. Someone with nothing pending sees everything.
+    """
+
+    actor: str | None
+    targets: frozenset[tuple[str, int, str]] = frozenset()
+    tasks: frozenset[int] = frozenset()
+    trajectories: frozenset[int] = frozenset()
+    checkpoint_trajectories: frozenset[int] = frozenset()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.targets)
+
+    def hides_trajectory(self, trajectory_id: int | None) -> bool:
+        return trajectory_id is not None and trajectory_id in self.trajectories
+
+    def hides_checks(self, trajectory_id: int | None) -> bool:
+        return trajectory_id is not None and trajectory_id in self.checkpoint_trajectories
+
+    def hides(self, session: Session, target: Target) -> bool:
+        """True when judgements of ``target`` must not be shown to the actor."""
+        if not self.targets:
+            return False
+        if (target.kind, target.id, target.part) in self.targets:
+            return True
+        if target.kind == "task":
+            return target.id in self.tasks
+        try:
+            traj = trajectory_of(session, target)
+        except Exception:  # a dangling target id: nothing to reveal
+            return False
+        return traj is not None and traj.id in self.trajectories
+
+    def shows_rating_by(self, session: Session, annotator: str, target: Target) -> bool:
+        """A rating is shown when it is the actor's own or its target is not hidden."""
+        return annotator == self.actor or not self.hides(session, target)
+
+
+def blind_scope(session: Session, actor: str | None) -> BlindScope:
+    """The actor's pending blind assignments (assigned blind, not rated on that scale yet)."""
+    if not actor:
+        return BlindScope(actor)
+    person = session.exec(select(Annotator).where(Annotator.name == actor)).first()
+    if person is None:
+        return BlindScope(actor)
+    assigned = session.exec(select(Assignment).where(Assignment.annotator_id == person.id,
+                                                     Assignment.blind == True)).all()  # noqa: E712
+    if not assigned:
+        return BlindScope(actor)
+    rated = {(r.target.kind, r.target.id, r.target.part, r.scale) for r in ratings(session, annotator=actor)}
+    pending = [a for a in assigned if (a.target_kind, a.target_id, a.target_part, a.scale) not in rated]
+    targets: set[tuple[str, int, str]] = set()
+    tasks: set[int] = set()
+    trajs: set[int] = set()
+    checks: set[int] = set()
+    for a in pending:
+        target = Target(a.target_kind, a.target_id, a.target_part)
+        targets.add((target.kind, target.id, target.part))
+        try:
+            traj = trajectory_of(session, target)
+            task = task_of(session, target)
+        except Exception:  # the target was deleted: nothing of it to hide
+            continue
+        if task is not None and target.kind == "task":
+            tasks.add(task.id or 0)
+        if traj is not None:
+            trajs.add(traj.id or 0)
+            if target.kind == "checkpoint_result":
+                checks.add(traj.id or 0)
+    return BlindScope(actor, frozenset(targets), frozenset(tasks), frozenset(trajs), frozenset(checks))

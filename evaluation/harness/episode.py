@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 
 from evaluation.harness.budgets import BudgetExhausted, Budgets, Usage, check_hard_limits
 from evaluation.harness.client import ModelClient, ModelReply, RetryNote, cacheable_request, data_url_digest
+from evaluation.harness.live import report as live_report
 from evaluation.harness.recorder import CacheEntry, PendingEvent, Recorder
 from evaluation.harness.taskdata import TaskInput
 from store import events as ev
@@ -229,8 +230,15 @@ class Episode:
         if failed:
             self.recorder.error("oversized_reply", f"the reply had {payload['truncated_from']} characters; kept the "
                                 f"first {self.rc.max_reply_chars}")
+        asked = [str(c.get("name")) for c in reply.tool_calls]
+        self.live(f"model call {self.usage.api_calls}" + (f" → {', '.join(asked)}" if asked else ""))
         check_hard_limits(self.budgets, self.usage)
         return reply
+
+    def live(self, step: str) -> None:
+        """Tell monitors (through the database) where this trajectory is."""
+        if self.rc.db is not None:
+            live_report(self.rc.db, self.trajectory_id, self.usage.to_dict(), step)
 
     # ------------------------------------------------------------------ tools
 
@@ -275,6 +283,7 @@ class Episode:
                               failed=True)
             return ToolOutcome(False, "", error=problem)
         assert args is not None
+        self.live(f"tool {name}")
         self.recorder.add(ev.TOOL_CALL, ev.tool_call(name, args, call_id))
         started = utcnow()
         loop = asyncio.get_running_loop()

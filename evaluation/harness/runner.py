@@ -28,6 +28,7 @@ from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
 from evaluation.harness.heap import existing_objects_frozen
+from evaluation.harness.lease import run_lease
 from evaluation.harness.modes import MODES, mode_runner
 from evaluation.harness.recorder import (FinishedTrajectory, cache_lookup, ensure_trajectories, finished_task_ids,
                                          reset_unfinished)
@@ -270,8 +271,9 @@ def _finish_run(session: Session, run_id: int, status: str, reason: str | None =
 async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress: ProgressCallback | None = None,
                       listener: EventListener | None = None, stop: asyncio.Event | None = None,
                       retry_failed: bool = False, actor: str | None = None) -> RunProgress:
-    """Run (or resume) every task of the run that has no finished trajectory yet."""
-    with existing_objects_frozen():  # no full garbage collection stalls the calls in flight
+    """Run (or resume) every task of the run that has no finished trajectory yet, as the run's only
+    executor (``LeaseHeld`` if another live process has it; see ``lease.py``)."""
+    with run_lease(engine, run_id), existing_objects_frozen():  # no full GC stalls the calls in flight
         return await _execute(engine, blobs, run_id, progress, listener, stop, retry_failed, actor)
 
 
@@ -473,6 +475,7 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
     """Run one trajectory to its end and return what its commit will write."""
     started_at = utcnow()
     ep = Episode(rc, task, traj_id)
+    ep.live("starting")
     status, error, failure_kind = "done", None, None
     try:
         await mode_runner(rc.mode)(ep)

@@ -42,11 +42,31 @@ def score_loaded(session: Session, loaded: LoadedRun, *, mode: str = "faithful",
     ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
                        embedder_factory=lambda: get_embedder(embedder))
     res = profile.score(loaded.items, ctx)
+    res["notes"] = list(res.get("notes") or []) + edited_notes(loaded)
     res.update(run_id=loaded.run["id"], run_name=loaded.run.get("name"), benchmark=loaded.benchmark.get("name"),
                model=loaded.model, judges_used=sorted(oracle.used_judges),
                pending_by_judge=_count_by_judge(oracle.pending),
                judge_prompts={j: t.describe() for j, t in sorted(oracle.prompts.templates.items())})
     return res
+
+
+def edited_notes(loaded: LoadedRun) -> list[str]:
+    """Say which trajectories ran on a task that was edited after this run, and how they were scored."""
+    restored = [it for it in loaded.items if it.trajectory.get("edited_after_run") == "restored"]
+    unknown = [it for it in loaded.items if it.trajectory.get("edited_after_run") == "unrecorded"]
+    notes = []
+
+    def names(items: list[Any]) -> str:
+        ids = [str(it.task.get("source_id") or it.task.get("id")) for it in items]
+        return ", ".join(ids[:10]) + (" …" if len(ids) > 10 else "")
+
+    if restored:
+        notes.append(f"edited after this run: {len(restored)} task(s) ({names(restored)}); scored with the revision "
+                     f"each trajectory ran on")
+    if unknown:
+        notes.append(f"edited after this run: {len(unknown)} task(s) ({names(unknown)}) whose old revision is not in "
+                     f"the audit trail; scored with the current task — re-run them for a faithful score")
+    return notes
 
 
 def _count_by_judge(pending: list[Any]) -> dict[str, int]:

@@ -7,7 +7,7 @@ from sqlmodel import select
 from annotation.review.scales import get_scale
 from store import session_scope
 from store.models import Assignment, HumanRating, Task
-from tests.tui_review.conftest import settle
+from tests.tui_review.conftest import rate_as, settle
 from tui.screens.review.rating_queue import RatingQueueScreen
 from tui.widgets.review.panels import JudgementsPanel, VerdictCard
 from tui.widgets.review.scale_keys import legend, scale_keys
@@ -90,6 +90,8 @@ async def test_dimensions_rated_with_digits_zero_is_ten(make_tui, engine, study)
 
     with session_scope(engine, "seed") as s:
         assign(s, "isg-1-10", [Target("trajectory", study["trajectories"][0])], ["ann"], 1, blind=False)
+    # ann's blind yes-no item on the same trajectory is done, so nothing there is hidden any more
+    rate_as(engine, "ann", ["yes"], study["trajectories"][:1])
     app = make_tui(actor="ann")
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot, app)
@@ -103,7 +105,7 @@ async def test_dimensions_rated_with_digits_zero_is_ten(make_tui, engine, study)
         await pilot.press("9", "5", "6", "4")
         await settle(pilot, app)
     with session_scope(engine) as s:
-        row = s.exec(select(HumanRating)).one()
+        row = s.exec(select(HumanRating).where(HumanRating.scale == "isg-1-10")).one()
         assert row.scale == "isg-1-10" and row.value == {
             "coherence": 7, "content_accuracy": 10, "relevance_and_responsiveness": 9,
             "visual_textual_alignment": 5, "creativity_and_originality": 6, "overall": 4}

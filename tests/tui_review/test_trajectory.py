@@ -46,3 +46,35 @@ async def test_open_trajectory_and_walk_the_run(make_tui, engine, study) -> None
         await settle(pilot, app)
         assert screen.view is not None and screen.view.id == study["trajectories"][2]
         assert "checkpoints 1/2" in str(screen.query_one("#traj-head").render())
+
+
+async def test_header_counts_tokens_once(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    from store.models import Trajectory
+
+    tid = study["trajectories"][0]
+    with session_scope(engine) as s:
+        s.get(Trajectory, tid).usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
+                                        "api_calls": 2}
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TrajectoryScreen(tid))
+        await settle(pilot, app)
+        head = str(app.screen.query_one("#traj-head").render())
+        assert "120 tokens" in head and "240" not in head
+
+
+async def test_header_says_the_task_was_edited_after_the_run(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    from annotation import tasks as authoring
+
+    with session_scope(engine, "editor") as s:
+        authoring.edit_task(s, study["tasks"][0], query="How many mugs are on table 1?")
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TrajectoryScreen(study["trajectories"][0]))
+        await settle(pilot, app)
+        assert "edited after this run" in str(app.screen.query_one("#traj-head").render())
+        app.screen.action_sibling(1)
+        await settle(pilot, app)
+        assert "edited after this run" not in str(app.screen.query_one("#traj-head").render())

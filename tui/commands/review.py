@@ -29,6 +29,7 @@ from evaluation.agreement.study import build_study, render_csv, render_markdown
 from evaluation.agreement.summary import agreement_report
 from store import read_only, session_scope
 from store.models import RatingScale
+from tui.blind_view import HIDDEN_NOTE, scope_for, visible_matrices, visible_ratings, visible_units
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
 KIND = click.Choice(TARGET_KINDS)
@@ -245,6 +246,9 @@ def ratings_list(app: AppContext, scale: str | None, annotator: str | None, only
     """Current ratings (newest per annotator, target and scale) with their stale flag."""
     with session_scope(read_only(app.engine)) as s:
         rows = rating.ratings(s, scale=scale, annotator=annotator, current_only=not history)
+        rows, held_back = visible_ratings(s, scope_for(s, app.actor), rows)
+    if held_back and not as_json:
+        click.echo(HIDDEN_NOTE.format(n=held_back, who=app.actor).replace("target(s)", "rating(s)"), err=True)
     if only_stale:
         rows = [r for r in rows if r.stale]
     if as_json:
@@ -327,7 +331,8 @@ def _matrices(app: AppContext, scale: str | None, target_kind: str | None, rater
             scaling.get_scale(s, name)
         out += [m for m in collect(s, name, target_kind=target_kind, raters=raters, include_stale=include_stale)
                 if m.units]
-    return s, out
+    out, _ = visible_matrices(s, scope_for(s, app.actor), out)
+    return s, [m for m in out if m.units]
 
 
 @click.command("agreement")
@@ -406,6 +411,7 @@ def disagreements_cmd(app: AppContext, threshold: float, scale: str | None, targ
     try:
         items = [d for m in matrices for d in disagreements(s, m, threshold=threshold, between=_split(between),
                                                               include_adjudicated=include_adjudicated)]
+        items.sort(key=lambda d: (-d.split, d.unit, d.scale, d.dimension))  # largest split first, as documented
     finally:
         s.close()
     if as_json:
@@ -452,6 +458,9 @@ def adjudications_list(app: AppContext, scale: str | None, as_json: bool) -> Non
     """Adjudications with what they overrode."""
     with session_scope(read_only(app.engine)) as s:
         rows = adj.adjudications(s, scale=scale)
+        rows, held_back = visible_units(s, scope_for(s, app.actor), rows, lambda r: r.target)
+    if held_back and not as_json:
+        click.echo(HIDDEN_NOTE.format(n=held_back, who=app.actor), err=True)
     if as_json:
         emit_json([r.to_dict() for r in rows])
         return
@@ -480,6 +489,10 @@ def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
     with session_scope(read_only(app.engine)) as s:
+        scope = scope_for(s, app.actor)
+        if scope.active:  # the study tables hold every rater's values: not for someone still rating blind
+            raise click.ClickException(f"{app.actor} still has {len(scope.targets)} target(s) to rate blind; the "
+                                       f"study export shows every rating — rate them first, or export as someone else")
         study = build_study(s)
     text = render_markdown(study, shape) if fmt == "md" else render_csv(study, shape)
     path.write_text(text, encoding="utf-8")

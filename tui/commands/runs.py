@@ -18,6 +18,7 @@ from evaluation.harness import (MODES, Budgets, RetryPolicy, RunProgress, RunSpe
 from evaluation.harness.budgets import MAX_COUNT, MAX_SECONDS
 from evaluation.harness.endpoints import parse_param
 from evaluation.harness.runner import MAX_LIMIT
+from evaluation.harness.lease import RESUME_HINT, LeaseHeld, leases, shown_status
 from store import read_only, session_scope
 from store.models import Benchmark, Event, ModelEndpoint, Run, Trajectory
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
@@ -171,6 +172,8 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
     try:
         summary = run_blocking(app.engine, app.blobs, run_id, progress=_ProgressLine(), retry_failed=retry_failed,
                                actor=app.actor)
+    except LeaseHeld as exc:
+        raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted; continue with: chainmark run --resume {run_id}", err=True)
         raise SystemExit(130) from None
@@ -208,10 +211,13 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
     for rid, st, n in agg:
         counts.setdefault(rid, {})[st] = n
     out = []
+    held = leases(s, [run.id or 0 for run, _, _ in rows])
     for run, bname, ename in rows:
         c = counts.get(run.id or 0, {})
+        status = shown_status(run.status, held.get(run.id or 0))
         out.append({"id": run.id, "name": run.name, "benchmark": bname, "endpoint": ename, "mode": run.mode,
-                    "status": run.status, "done": c.get("done", 0), "failed": c.get("failed", 0),
+                    "status": status,
+                    "resume": RESUME_HINT.format(run_id=run.id) if status == "interrupted" else None, "done": c.get("done", 0), "failed": c.get("failed", 0),
                     "unfinished": sum(v for k, v in c.items() if k not in ("done", "failed")),
                     "concurrency": run.concurrency, "prompt_version": run.prompt_version, "budgets": run.budgets,
                     "replay": bool((run.config or {}).get("replay")),
@@ -236,6 +242,9 @@ def runs_list(app: AppContext, as_json: bool) -> None:
     click.echo(table([[r["id"], r["benchmark"], r["endpoint"] or "", r["mode"], r["status"], r["done"], r["failed"],
                        r["unfinished"], _tags(r), (r["created_at"] or "")[:19]] for r in rows],
                      ["run", "benchmark", "endpoint", "mode", "status", "done", "failed", "open", "", "created"]))
+    for r in rows:
+        if r["resume"]:
+            click.echo(f"run {r['id']} was interrupted; continue with: {r['resume']}")
 
 
 @runs_group.command("show")
@@ -269,6 +278,8 @@ def runs_show(app: AppContext, run_id: int, as_json: bool) -> None:
     click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
     if data["stopped_because"]:
         click.echo(f"stopped because {data['stopped_because']}")
+    if data["resume"]:
+        click.echo(f"interrupted (no live executor); continue with: {data['resume']}")
     click.echo(table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
                        (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
                        _short(t["final_answer"] or t["error"] or "", 60)] for t in data["trajectories"]],

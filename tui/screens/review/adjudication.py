@@ -86,7 +86,8 @@ class AdjudicationScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         flt = self.filter
-        self.load("queue", lambda s: (flt, disagreement_queue(s, flt)))
+        viewer = self.who
+        self.load("queue", lambda s: (flt, disagreement_queue(s, flt, viewer)))
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:

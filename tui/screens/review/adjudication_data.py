@@ -21,6 +21,7 @@ from evaluation.agreement.disagreements import Disagreement, disagreements
 from evaluation.agreement.matrix import Unit, collect
 from evaluation.agreement.matrix import verdict_values as matrix_verdict_values
 from store.models import RatingScale
+from tui.blind_view import scope_for, visible_matrices
 from tui.screens.review.data import ImageRef, target_images
 
 
@@ -49,11 +50,13 @@ def scale_names(session: Session) -> list[str]:
     return list(session.exec(select(RatingScale.name).order_by(RatingScale.name)).all())
 
 
-def disagreement_queue(session: Session, flt: QueueFilter) -> list[Disagreement]:
-    """Every scale's (or one scale's) disagreements beyond the threshold, largest split first."""
+def disagreement_queue(session: Session, flt: QueueFilter, viewer: str | None = None) -> list[Disagreement]:
+    """Every scale's (or one scale's) disagreements beyond the threshold, largest split first; targets
+    ``viewer`` still has to rate blind are left out."""
     items: list[Disagreement] = []
+    scope = scope_for(session, viewer)
     for name in [flt.scale] if flt.scale else scale_names(session):
-        for m in collect(session, name):
+        for m in visible_matrices(session, scope, collect(session, name))[0]:
             if m.units:
                 items += disagreements(session, m, threshold=flt.threshold,
                                        include_adjudicated=flt.include_adjudicated)

@@ -83,7 +83,8 @@ class DashboardScreen(WorkScreen):
     def refresh_data(self) -> None:
         q = self.query_state
         self.query_one("#dash-title", Static).update("computing agreement…")
-        self.load("dashboard", lambda s: dashboard_data(s, q))
+        viewer = self.cm.actor
+        self.load("dashboard", lambda s: dashboard_data(s, q, viewer))
 
     def action_refresh(self) -> None:
         self.refresh_data()

@@ -19,6 +19,7 @@ from evaluation.agreement import stats
 from evaluation.agreement.matrix import JUDGE, RatingMatrix, collect, rater_kind
 from evaluation.agreement.rankings import judge_error_correlation, model_ranking
 from evaluation.agreement.summary import agreement_report
+from tui.blind_view import scope_for, visible_matrices
 from tui.screens.review.adjudication_data import scale_names
 
 DEFAULT_RESAMPLES = 1000
@@ -105,12 +106,14 @@ def report_dict(session: Session, matrix: RatingMatrix, resamples: int, seed: in
     return data
 
 
-def dashboard_data(session: Session, q: DashboardQuery) -> DashboardData:
+def dashboard_data(session: Session, q: DashboardQuery, viewer: str | None = None) -> DashboardData:
+    """The dashboard's numbers over the targets ``viewer`` may see (blind work still to do is left out)."""
     names = []
     matrices_by_scale: dict[str, list[RatingMatrix]] = {}
+    scope = scope_for(session, viewer)
     for name in scale_names(session):
-        ms = [m for m in collect(session, name, target_kind=q.target_kind or None, raters=list(q.raters) or None)
-              if m.units]
+        ms = collect(session, name, target_kind=q.target_kind or None, raters=list(q.raters) or None)
+        ms = [m for m in visible_matrices(session, scope, ms)[0] if m.units]
         if ms:
             names.append(name)
             matrices_by_scale[name] = ms

@@ -10,7 +10,8 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from evaluation.harness import MODES, list_endpoints
-from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory
+from evaluation.harness.lease import leases, shown_status
+from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory, utcnow
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,17 @@ def launch_choices(session: Session) -> LaunchChoices:
 
 
 @dataclass(frozen=True)
+class LiveTrajectory:
+    """A trajectory being worked on, as its executor last reported it to the database."""
+
+    task_id: int
+    calls: int
+    tokens: int
+    step: str
+    seconds: float
+
+
+@dataclass(frozen=True)
 class RunRow:
     id: int
     name: str
@@ -43,6 +55,7 @@ class RunRow:
     api_calls: int
     errors: list[tuple[int, str]] = field(default_factory=list)
     created: str = ""
+    live: list["LiveTrajectory"] = field(default_factory=list)  # only for the selected run
 
     @property
     def finished(self) -> int:
@@ -79,6 +92,7 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
             acc = tokens.setdefault(run_id, [0, 0])
             acc[0] += int(u.get("total_tokens") or 0)
             acc[1] += int(u.get("api_calls") or 0)
+    held = leases(session, [r.id or 0 for r in runs])
     out = []
     for r in runs:
         errors: list[tuple[int, str]] = []
@@ -87,11 +101,23 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                 select(Trajectory.task_id, Trajectory.error).where(Trajectory.run_id == r.id,
                                                                    Trajectory.status == "failed")
                 .order_by(Trajectory.id).limit(200)).all()]
+        live: list[LiveTrajectory] = []
+        if with_errors_of == r.id:
+            now = utcnow()
+            for t in session.exec(select(Trajectory).where(Trajectory.run_id == r.id, Trajectory.status == "running")
+                                  .order_by(Trajectory.task_id)).all():
+                u = t.usage or {}
+                started = t.started_at.replace(tzinfo=now.tzinfo) if t.started_at and t.started_at.tzinfo is None \
+                    else t.started_at
+                live.append(LiveTrajectory(t.task_id, int(u.get("api_calls") or 0), int(u.get("total_tokens") or 0),
+                                           str(u.get("step") or ""),
+                                           (now - started).total_seconds() if started else 0.0))
         out.append(RunRow(r.id or 0, r.name or "", benches.get(r.benchmark_id, "?"),
-                          endpoints.get(r.endpoint_id, "") if r.endpoint_id else "", r.mode, r.status, r.concurrency,
+                          endpoints.get(r.endpoint_id, "") if r.endpoint_id else "", r.mode,
+                          shown_status(r.status, held.get(r.id or 0)), r.concurrency,
                           _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
                           counts.get(r.id or 0, {}), *tokens.get(r.id or 0, [0, 0]), errors,
-                          r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else ""))
+                          r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else "", live))
     return out
 
 

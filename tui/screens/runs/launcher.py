@@ -88,8 +88,9 @@ class LaunchScreen(WorkScreen):
         """The form as a run spec; raises ValueError naming the field that is wrong."""
         def chosen(selector: str, what: str) -> str:
             value = self.query_one(selector, Select).value
-            if value is Select.BLANK or value is None:
-                raise ValueError(f"choose a {what}")
+            # the pinned Textual's "nothing selected" is Select.NULL (Select.BLANK is only False)
+            if value in (None, False) or value is getattr(Select, "NULL", None) or value is Select.BLANK:
+                raise ValueError(f"choose {'an' if what[0] in 'aeiou' else 'a'} {what}")
             return str(value)
 
         concurrency = optional_number(self._value("#concurrency"), "concurrency") or 1

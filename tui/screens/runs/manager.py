@@ -53,8 +53,9 @@ class RunManager:
         self._next = 0
 
     def by_run_id(self, run_id: int) -> LiveRun | None:
+        """The newest session of the run in this app (a resumed run has one per resume)."""
         with self._lock:
-            return next((r for r in self.runs.values() if r.run_id == run_id), None)
+            return max((r for r in self.runs.values() if r.run_id == run_id), key=lambda r: r.key, default=None)
 
     def snapshot(self) -> list[LiveRun]:
         with self._lock:

@@ -8,6 +8,7 @@ run where it stopped, ``f`` also retries its failed tasks, ``enter`` opens its t
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from rich.text import Text
@@ -17,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, ProgressBar, Static
 
+from evaluation.harness.lease import RESUME_HINT
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, first_trajectory, run_rows
@@ -94,7 +96,9 @@ class RunMonitorScreen(WorkScreen):
                 self.notify(live.error or "the run did not start", title="run failed", severity="error", timeout=10)
         active = {r.key for r in self.manager.snapshot() if r.active}
         self._db_tick += 1
-        if (active and self._db_tick % 4 == 0) or self._active - active:  # going, or just ended
+        # a run may be executed by another terminal: keep reading while any could be going
+        elsewhere = any(r.status in ("pending", "running") for r in self.rows)
+        if ((active or elsewhere) and self._db_tick % 4 == 0) or self._active - active:  # going, or just ended
             self.refresh_data()
         self._active = active
         self._show_live()
@@ -149,6 +153,9 @@ class RunMonitorScreen(WorkScreen):
             text.append(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · -j {row.concurrency}")
         state = live.state if live is not None and live.active else (row.status if row else "")
         text.append(f"\n{state}", style="yellow" if live is not None and live.active else "")
+        if state == "interrupted":
+            text.append(f" — no process is executing it; press r (or run `{RESUME_HINT.format(run_id=self.selected)}`)",
+                        style="yellow")
         title.update(text)
         stats.update(self._stats(row, live))
         if live is not None and live.progress:
@@ -171,12 +178,16 @@ class RunMonitorScreen(WorkScreen):
         out = Text()
         if live is not None and live.progress:
             p = live.progress
-            elapsed = max(p["elapsed"], 1e-9)
+            # progress reports come when trajectories end; the clock runs on between them
+            elapsed = max(time.monotonic() - live.started if live.active else p["elapsed"], 1e-9)
             out.append(f"done {p['done']}", style="green")
             out.append(f"  failed {p['failed']}", style="red" if p["failed"] else "")
             out.append(f"  running {p['running']}  skipped {p['skipped']}  of {p['total']}\n")
-            out.append(f"tokens {p['tokens']:,}  ·  model calls {p['api_calls']} "
-                       f"({p['api_calls'] / elapsed:.1f}/s)  ·  {p['rate']:.2f} tasks/s  ·  {p['elapsed']:.0f}s")
+            # calls and tokens from the database: they count calls of trajectories still going
+            tokens, calls = (max(row.tokens, p["tokens"]), max(row.api_calls, p["api_calls"])) if row is not None \
+                else (p["tokens"], p["api_calls"])
+            out.append(f"tokens {tokens:,}  ·  model calls {calls} "
+                       f"({calls / elapsed:.1f}/s)  ·  {p['rate']:.2f} tasks/s  ·  {elapsed:.0f}s")
         elif row is not None:
             out.append(f"done {row.by_status.get('done', 0)}", style="green")
             out.append(f"  failed {row.by_status.get('failed', 0)}", style="red" if row.by_status.get("failed") else "")
@@ -184,6 +195,13 @@ class RunMonitorScreen(WorkScreen):
             if others:
                 out.append("  " + "  ".join(f"{k} {v}" for k, v in sorted(others.items())))
             out.append(f"  of {row.total}\ntokens {row.tokens:,}  ·  model calls {row.api_calls}")
+        if row is not None and row.live:
+            out.append("\nin flight:", style="bold")
+            for t in row.live[:20]:
+                out.append(f"\n  task {t.task_id}: {clip(t.step, 60) or 'starting'} · {t.calls} call(s) · "
+                           f"{t.tokens:,} tokens · {t.seconds:.0f}s")
+            if len(row.live) > 20:
+                out.append(f"\n  … {len(row.live) - 20} more")
         return out
 
     # ------------------------------------------------------------------ actions

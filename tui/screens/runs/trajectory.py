@@ -20,7 +20,7 @@ from textual.widgets import Header, Static
 from tui.images import preview
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
-from tui.screens.runs.trajectory_data import TrajectoryView, trajectory_view
+from tui.screens.runs.trajectory_data import TrajectoryView, token_total, trajectory_view
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
@@ -59,8 +59,8 @@ class TrajectoryScreen(WorkScreen):
         yield KeyFooter()
 
     def refresh_data(self) -> None:
-        tid = self.trajectory_id
-        self.load("trajectory", lambda s: trajectory_view(s, tid))
+        tid, viewer = self.trajectory_id, self.cm.actor
+        self.load("trajectory", lambda s: trajectory_view(s, tid, viewer))
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
@@ -81,12 +81,16 @@ class TrajectoryScreen(WorkScreen):
         pos = view.siblings.index(view.id) + 1 if view.id in view.siblings else 0
         head.append(f" ({pos}/{len(view.siblings)}) · {view.run_name} · {view.mode} · {view.benchmark} "
                     f"task {view.source_id} · {view.status}")
-        tokens = sum(int(v) for k, v in view.usage.items() if "tokens" in k and isinstance(v, (int, float)))
+        tokens = token_total(view.usage)
         if tokens:
             head.append(f" · {tokens:,} tokens")
         if view.checkpoints:
             head.append(f" · checkpoints {view.passed}/{view.checkpoints}",
                         style="green" if view.passed == view.checkpoints else "yellow")
+        if view.edited_after_run:
+            head.append(f"  edited after this run (ran on revision {view.task_revision}, now "
+                        f"{view.current_revision}; `chainmark score {view.run_id}` scores the revision it ran on)",
+                        style="bold yellow")
         self.query_one("#traj-head", Static).update(head)
         task = Text()
         task.append(clip(view.query, 400) + "\n")
@@ -98,12 +102,12 @@ class TrajectoryScreen(WorkScreen):
         if view.error:
             task.append(f"\nerror: {view.error}", style="red")
         for m in view.unplaced:
-            task.append(f"\n{'✓' if m.passed else '✗'} {m.key} ({m.axis}) {clip(m.description, 120)} — no matching step",
-                        style="green" if m.passed else "red")
+            task.append(f"\n{'?' if m.hidden else '✓' if m.passed else '✗'} {m.key} ({m.axis}) {clip(m.description, 120)} — no matching step",
+                        style="dim" if m.hidden else "green" if m.passed else "red")
         self.query_one("#traj-task", Static).update(task)
         verdicts = [{"judge": j.who, "label": j.value, "rationale": j.note} for j in view.judgements if not j.human]
         ratings = [{"annotator": j.who, "value": j.value, "comment": j.note} for j in view.judgements if j.human]
-        self.query_one(JudgementsPanel).show(verdicts, ratings, [], [])
+        self.query_one(JudgementsPanel).show(verdicts, ratings, [], view.hidden)
         rows = self.query_one("#traj-rows", VerticalScroll)
         rows.remove_children()
         rows.mount_all([TrajectoryRow(r, i) for i, r in enumerate(view.rows)])

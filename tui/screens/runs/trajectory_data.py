@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
+from annotation.review.blind import BlindScope, blind_scope
 from store import events as ev
 from store.models import (
     Annotator,
@@ -70,6 +71,7 @@ class Mark:
     method: str
     score: float | None
     judgements: tuple[Judgement, ...] = ()
+    hidden: bool = False  # blind: the automatic pass/fail is not shown until the viewer has rated
 
 
 @dataclass(frozen=True)
@@ -100,14 +102,32 @@ class TrajectoryView:
     judgements: list[Judgement]
     siblings: list[int]
     images: dict[int, str] = field(default_factory=dict)  # asset id → sha256 (images only)
+    hidden: list[str] = field(default_factory=list)  # what blind mode hides from this viewer
+    task_revision: int = 1  # the revision the trajectory ran on
+    current_revision: int = 1  # the task's revision now
+
+    @property
+    def edited_after_run(self) -> bool:
+        return self.task_revision < self.current_revision
 
     @property
     def passed(self) -> int:
-        return sum(m.passed for r in self.rows for m in r.marks) + sum(m.passed for m in self.unplaced)
+        return sum(m.passed for r in self.rows for m in r.marks if not m.hidden) + \
+            sum(m.passed for m in self.unplaced if not m.hidden)
 
     @property
     def checkpoints(self) -> int:
-        return sum(len(r.marks) for r in self.rows) + len(self.unplaced)
+        return sum(1 for r in self.rows for m in r.marks if not m.hidden) + \
+            sum(1 for m in self.unplaced if not m.hidden)
+
+
+def token_total(usage: dict[str, Any]) -> int:
+    """Tokens a trajectory used: ``total_tokens`` when recorded, else prompt + completion (never
+    all three summed, which counts everything twice)."""
+    def num(key: str) -> int:
+        v = usage.get(key)
+        return int(v) if isinstance(v, (int, float)) else 0
+    return num("total_tokens") or num("prompt_tokens") + num("completion_tokens")
 
 
 def _text(value: Any) -> str:
@@ -232,14 +252,20 @@ def _value(label: Any, score: Any) -> str:
     return str(label if label is not None else score)
 
 
-def _judgements(session: Session, kind: str, ids: list[int], part: str | None = None) -> dict[int, list[Judgement]]:
-    """Verdicts and current human ratings on targets of one kind, by target id."""
+def _judgements(session: Session, kind: str, ids: list[int], blind: BlindScope | None = None,
+                hide: bool = False) -> dict[int, list[Judgement]]:
+    """Verdicts and current human ratings on targets of one kind, by target id; with ``hide`` (blind
+    mode) only the viewer's own ratings."""
     out: dict[int, list[Judgement]] = {}
     if not ids:
         return out
+    if hide:
+        mine = blind.actor if blind is not None else None
+        if not mine:
+            return out
     vstmt = (select(Verdict, Judge.name).join(Judge, Judge.id == Verdict.judge_id)
              .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids)).order_by(Verdict.id))  # type: ignore[attr-defined]
-    for v, name in session.exec(vstmt).all():
+    for v, name in ([] if hide else session.exec(vstmt).all()):
         where = f" [{v.target_part}]" if v.target_part else ""
         out.setdefault(v.target_id, []).append(Judgement(name + where, _value(v.label, v.score), v.rationale or "", False))
     rstmt = (select(HumanRating, Annotator.name).join(Annotator, Annotator.id == HumanRating.annotator_id)
@@ -247,6 +273,8 @@ def _judgements(session: Session, kind: str, ids: list[int], part: str | None = 
              .order_by(HumanRating.id))
     latest: dict[tuple[Any, ...], Judgement] = {}
     for r, name in session.exec(rstmt).all():
+        if hide and name != mine:
+            continue
         value = r.value
         text = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
         where = f" [{r.target_part}]" if r.target_part else ""
@@ -257,10 +285,15 @@ def _judgements(session: Session, kind: str, ids: list[int], part: str | None = 
     return out
 
 
-def trajectory_view(session: Session, trajectory_id: int) -> TrajectoryView:
+def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = None) -> TrajectoryView:
+    """The viewer's picture of a trajectory; ``viewer`` (the acting person) brings blind mode:
+    judgements they still have to rate blind on this trajectory are left out (``hidden`` says what)."""
     traj = session.get(Trajectory, trajectory_id)
     if traj is None:
         raise LookupError(f"no trajectory with id {trajectory_id}")
+    scope = blind_scope(session, viewer)
+    hide = scope.hides_trajectory(trajectory_id)
+    hide_checks = scope.hides_checks(trajectory_id)
     run = session.get(Run, traj.run_id)
     task = session.get(Task, traj.task_id)
     assert run is not None and task is not None
@@ -275,15 +308,16 @@ def trajectory_view(session: Session, trajectory_id: int) -> TrajectoryView:
     cps = {c.id: c for c in session.exec(select(Checkpoint).where(Checkpoint.task_id == task.id)).all()}
     results = list(session.exec(select(CheckpointResult).where(CheckpointResult.trajectory_id == trajectory_id)
                                 .order_by(CheckpointResult.id)).all())
-    cr_judgements = _judgements(session, "checkpoint_result", [r.id or 0 for r in results])
+    cr_judgements = _judgements(session, "checkpoint_result", [r.id or 0 for r in results], scope, hide)
     anchors: set[tuple[int, int]] = set()
     placed: list[tuple[Mark, int | None, int | None]] = []
     for r in results:
         cp = cps.get(r.checkpoint_id)
         if cp is None:
             continue
-        mark = Mark(cp.key, cp.axis, cp.description or "", r.passed, r.method, r.score,
-                    tuple(cr_judgements.get(r.id or 0, [])))
+        mark = Mark(cp.key, cp.axis, cp.description or "", False if hide_checks else r.passed,
+                    "" if hide_checks else r.method, None if hide_checks else r.score,
+                    tuple(cr_judgements.get(r.id or 0, [])), hidden=hide_checks)
         i = step_index.get(cp.step_id) if cp.step_id is not None else None
         j = event_index.get(r.matched_event_id) if r.matched_event_id is not None else None
         if i is not None and j is not None:
@@ -301,7 +335,7 @@ def trajectory_view(session: Session, trajectory_id: int) -> TrajectoryView:
             unplaced.append(mark)
         else:
             marks_at.setdefault(k, []).append(mark)
-    ev_judgements = _judgements(session, "event", [e.id or 0 for e in events])
+    ev_judgements = _judgements(session, "event", [e.id or 0 for e in events], scope, hide)
     rows = []
     for k, (i, j) in enumerate(pairs):
         m = model[j] if j is not None else None
@@ -310,7 +344,7 @@ def trajectory_view(session: Session, trajectory_id: int) -> TrajectoryView:
 
     top: list[Judgement] = []
     for kind in ("trajectory", "block_question", "image_question"):
-        top += _judgements(session, kind, [trajectory_id]).get(trajectory_id, [])
+        top += _judgements(session, kind, [trajectory_id], scope, hide).get(trajectory_id, [])
     siblings = list(session.exec(select(Trajectory.id).where(Trajectory.run_id == traj.run_id)
                                  .order_by(Trajectory.id)).all())
     asset_ids = {a for s in ref + model for a in s.asset_ids}
@@ -323,4 +357,6 @@ def trajectory_view(session: Session, trajectory_id: int) -> TrajectoryView:
         task_id=task.id or 0, source_id=task.source_id, benchmark=bench.name if bench else "", query=task.query,
         expected=expected, status=traj.status, final_answer=traj.final_answer or "", usage=dict(traj.usage or {}),
         error=clip(traj.error or "", 400), rows=rows, unplaced=unplaced, judgements=top, siblings=siblings,
-        images={k: v for k, v in images.items() if k is not None})
+        images={k: v for k, v in images.items() if k is not None},
+        hidden=(["verdicts", "other_ratings", "adjudications"] if hide else []) + (["checkpoint results"] if hide_checks else []),
+        task_revision=traj.task_revision, current_revision=task.revision)

@@ -21,6 +21,26 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+def report_text(verdict: dict[str, Any], limit: int = 4000) -> str:
+    """A judge's report as the person rating it needs it: the label/score it gave (when it gave one),
+    then the report itself — its raw output when kept, else the parsed fields, else the rationale."""
+    lines = []
+    given = [f"{k} {verdict[k]}" for k in ("label", "score") if verdict.get(k) is not None]
+    if given:
+        lines.append("  ".join(given))
+    raw = str(verdict.get("raw_output") or "").strip()
+    parsed = verdict.get("parsed")
+    rationale = str(verdict.get("rationale") or "").strip()
+    if raw:
+        lines.append(raw)
+    elif parsed:
+        lines.append(json.dumps(parsed, ensure_ascii=False, indent=2, sort_keys=True))
+    if rationale and rationale not in raw:
+        lines.append(rationale)
+    text = "\n".join(lines) or "(the judge gave no report)"
+    return (text if len(text) <= limit else text[:limit] + " …") + "\n"
+
+
 def content_text(content: dict[str, Any], *, max_events: int = 60) -> Text:
     """The material to judge: task query, trajectory events and answer, checkpoint, event or verdict."""
     out = Text()
@@ -71,8 +91,7 @@ def content_text(content: dict[str, Any], *, max_events: int = 60) -> Text:
     verdict = content.get("verdict")
     if verdict:
         head(f"Judge report by {verdict.get('judge')}")
-        out.append(f"label {verdict.get('label')}  score {verdict.get('score')}\n")
-        out.append(str(verdict.get("rationale") or "") + "\n")
+        out.append(report_text(verdict))
     traj = content.get("trajectory")
     if traj:
         head(f"Final answer (trajectory {traj.get('id')}, {traj.get('status')})")

@@ -41,7 +41,10 @@ def marks_text(marks: "tuple[Mark, ...]", judgements: "tuple[Judgement, ...]") -
     for m in marks:
         if out:
             out.append("\n")
-        out.append("✓ " if m.passed else "✗ ", style="bold green" if m.passed else "bold red")
+        if m.hidden:
+            out.append("? ", style="dim")
+        else:
+            out.append("✓ " if m.passed else "✗ ", style="bold green" if m.passed else "bold red")
         out.append(f"{m.key}", style="bold")
         out.append(f" {m.axis}", style="dim")
         for j in m.judgements:

@@ -1,0 +1,179 @@
+"""One executor per run: a lease row (host, pid, heartbeat, expiry) taken atomically before a run
+executes and renewed while it goes.
+
+Taking the lease is one short write transaction that locks first (``BEGIN IMMEDIATE`` on SQLite —
+the engine's default —, ``SELECT … FOR UPDATE`` of the run row on PostgreSQL), so of two executors
+starting together exactly one wins. The loser gets ``LeaseHeld`` naming the holder. A lease is
+stale when its heartbeat expired, or when its process is gone on this same host (kill -9); a stale
+lease is taken over. A run whose status says "running" but whose lease is stale or missing was
+interrupted: ``shown_status`` says so, and ``RESUME_HINT`` says how to continue it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from store import session_scope
+from store.models import Run, RunLease, utcnow
+
+DEFAULT_TTL = 60.0  # seconds a heartbeat keeps the lease; renewed every TTL / 4
+RESUME_HINT = "chainmark run --resume {run_id}"
+
+
+class LeaseHeld(RuntimeError):
+    """Another live process is executing this run."""
+
+    def __init__(self, run_id: int, holder: LeaseInfo) -> None:
+        self.run_id, self.holder = run_id, holder
+        super().__init__(f"run {run_id} is already being executed by pid {holder.pid} on {holder.host} "
+                         f"(heartbeat {holder.age:.0f} s ago); wait for it to finish, or cancel it there")
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    run_id: int
+    host: str
+    pid: int
+    heartbeat_at: datetime
+    expires_at: datetime
+    stale: bool
+    age: float  # seconds since the last heartbeat
+
+
+def ttl_seconds() -> float:
+    try:
+        return max(1.0, float(os.environ.get("CHAINMARK_LEASE_SECONDS", DEFAULT_TTL)))
+    except ValueError:
+        return DEFAULT_TTL
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def _aware(t: datetime) -> datetime:
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)  # SQLite drops the zone
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    try:  # a zombie (killed, not yet reaped by its parent) holds nothing any more
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def describe(row: RunLease, now: datetime | None = None) -> LeaseInfo:
+    now = now or utcnow()
+    expired = _aware(row.expires_at) <= now
+    gone = row.host == this_host() and not _pid_alive(row.pid)
+    return LeaseInfo(row.run_id, row.host, row.pid, _aware(row.heartbeat_at), _aware(row.expires_at),
+                     expired or gone, (now - _aware(row.heartbeat_at)).total_seconds())
+
+
+def leases(session: Session, run_ids: list[int] | None = None) -> dict[int, LeaseInfo]:
+    stmt = select(RunLease)
+    if run_ids is not None:
+        stmt = stmt.where(RunLease.run_id.in_(run_ids))  # type: ignore[attr-defined]
+    now = utcnow()
+    return {r.run_id: describe(r, now) for r in session.exec(stmt).all()}
+
+
+def shown_status(status: str, lease: LeaseInfo | None) -> str:
+    """A "running" run with no live executor was interrupted (killed, machine lost)."""
+    if status == "running" and (lease is None or lease.stale):
+        return "interrupted"
+    return status
+
+
+def _take(session: Session, run_id: int, token: str, ttl: float) -> bool:
+    """Write our lease row; False when there is no such run (the runner reports that itself)."""
+    stmt = select(Run).where(Run.id == run_id)
+    if session.get_bind().dialect.name != "sqlite":  # SQLite: BEGIN IMMEDIATE already holds the write lock
+        stmt = stmt.with_for_update()
+    if session.exec(stmt).first() is None:
+        return False
+    row = session.get(RunLease, run_id)
+    now = utcnow()
+    if row is not None and row.token != token:
+        info = describe(row, now)
+        if not info.stale:
+            raise LeaseHeld(run_id, info)
+        session.delete(row)
+        session.flush()
+        row = None
+    expires = now + timedelta(seconds=ttl)
+    if row is None:
+        session.add(RunLease(run_id=run_id, token=token, host=this_host(), pid=os.getpid(), acquired_at=now,
+                             heartbeat_at=now, expires_at=expires))
+    else:
+        row.heartbeat_at, row.expires_at = now, expires
+    session.flush()
+    return True
+
+
+def _renew(session: Session, run_id: int, token: str, ttl: float) -> bool:
+    row = session.get(RunLease, run_id)
+    if row is None or row.token != token:
+        return False
+    now = utcnow()
+    row.heartbeat_at, row.expires_at = now, now + timedelta(seconds=ttl)
+    return True
+
+
+def _release(session: Session, run_id: int, token: str) -> None:
+    row = session.get(RunLease, run_id)
+    if row is not None and row.token == token:
+        session.delete(row)
+
+
+@contextmanager
+def run_lease(engine: Engine, run_id: int, *, ttl: float | None = None) -> Iterator[LeaseInfo | None]:
+    """Hold the run's lease for the block: take it (or raise ``LeaseHeld``), renew it from a
+    background thread, give it back at the end. A killed process leaves it to expire."""
+    ttl = ttl or ttl_seconds()
+    token = uuid.uuid4().hex
+    with session_scope(engine) as s:
+        taken = _take(s, run_id, token, ttl)
+    if not taken:
+        yield None  # type: ignore[misc]
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(ttl / 4):
+            try:
+                with session_scope(engine) as s:
+                    if not _renew(s, run_id, token, ttl):
+                        return  # taken over after we stalled past the expiry: the new holder rules
+            except Exception:  # noqa: BLE001, S112 - a busy database: try again at the next beat
+                continue
+
+    keeper = threading.Thread(target=beat, name=f"chainmark-lease-{run_id}", daemon=True)
+    keeper.start()
+    try:
+        with session_scope(engine) as s:
+            row = s.get(RunLease, run_id)
+            info = describe(row) if row is not None else None
+        yield info
+    finally:
+        stop.set()
+        keeper.join(timeout=5)
+        with session_scope(engine) as s:
+            _release(s, run_id, token)
