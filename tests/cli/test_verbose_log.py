@@ -17,7 +17,7 @@ def test_verbose_logs_the_command_and_the_migration_beside_the_database(tmp_path
     assert result.exit_code == 0, result.output
     text = (tmp_path / "x.db.log").read_text(encoding="utf-8")
     assert "chainmark " in text and "init" in text
-    assert "store.migrate: schema empty -> 0001" in text
+    assert "store.migrate: schema empty -> " in text  # to the newest migration, whichever it is
     # the handler is gone afterwards: the next command without --verbose adds nothing
     assert not any(getattr(h, "baseFilename", "").endswith("x.db.log") for h in logging.getLogger().handlers)
     CliRunner().invoke(cli, ["--db", str(db), "init"], catch_exceptions=False)

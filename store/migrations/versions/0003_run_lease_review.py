@@ -1,7 +1,7 @@
 """run lease: one executor per run (branch review)
 
-Revision ID: 0002_run_lease_review
-Revises: 0001
+Revision ID: 0003_run_lease
+Revises: 0002_conf_vtc
 Create Date: 2026-11-23 21:10:00
 """
 from typing import Sequence, Union
