@@ -19,6 +19,7 @@ from annotation.formats.base import (
     TaskSpec,
     extension_for,
     find_dataset_file,
+    is_entry,
     read_asset,
     read_jsonl,
     safe_relpath,
@@ -26,6 +27,7 @@ from annotation.formats.base import (
     write_jsonl,
 )
 from annotation.formats.errors import FormatError
+from annotation.formats.safe_files import DatasetRoot
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from store import events as ev
 
@@ -55,7 +57,7 @@ SUM_CATEGORY = {
 def _jsonl_file(path: Path, default: str) -> Path:
     if path.is_dir():
         candidates = sorted(path.glob("*.jsonl"))
-        if (path / default).is_file():
+        if is_entry(path / default):
             return path / default
         if len(candidates) == 1:
             return candidates[0]
@@ -76,10 +78,10 @@ def check_blocks(value: Any, c: Checker, field: str, *, allow_empty: bool = Fals
 
 def read(path: Path) -> DatasetSpec:
     file = _jsonl_file(path, DATASET_FILE)
-    root = file.parent
+    root = DatasetRoot(path if path.is_dir() else file.parent)
     tasks = []
     with_output = 0
-    for lineno, line in read_jsonl(file):
+    for lineno, line in read_jsonl(file, root):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = c.get(line, "id", (str, int), "id")
@@ -92,7 +94,7 @@ def read(path: Path) -> DatasetSpec:
     return DatasetSpec(tasks, notes=notes)
 
 
-def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path) -> TaskSpec:
+def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path | DatasetRoot) -> TaskSpec:
     category = c.get(record, "Category", str, "Category")
     query = check_blocks(c.get(record, "Query", list, "Query"), c, "Query")
     golden = check_blocks(c.get(record, "Golden", list, "Golden"), c, "Golden")
@@ -102,7 +104,7 @@ def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path) -> 
         for i, b in enumerate(blocks):
             if b["type"] == "image":
                 rel = safe_relpath(b["content"], c, f"{field}[{i}].content")
-                assets.append(AssetSpec(read_asset(root, rel, c, f"{field}[{i}].content"), rel, role))
+                assets.append(AssetSpec(read_asset(root, rel, c, f"{field}[{i}].content", image=True), rel, role))
     text = "\n".join(b["content"] for b in query if b["type"] == "text")
     fields = {"query": text or "(image-only query)", "subcategory": category,
               "category": SUM_CATEGORY.get(category, category),
@@ -162,9 +164,9 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
 
 def read_run(path: Path) -> RunSpec:
     file = _jsonl_file(path, PREDICTIONS_FILE)
-    root = file.parent
+    root = DatasetRoot(path if path.is_dir() else file.parent)
     trajectories = []
-    for lineno, line in read_jsonl(file):
+    for lineno, line in read_jsonl(file, root):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = str(c.get(line, "id", (str, int), "id"))
@@ -178,7 +180,7 @@ def read_run(path: Path) -> RunSpec:
         for i, b in enumerate(blocks):
             if b["type"] == "image":
                 images.append(read_asset(root, safe_relpath(b["content"], c, f"output[{i}].content"), c,
-                                         f"output[{i}].content"))
+                                         f"output[{i}].content", image=True))
         text = "\n".join(b["content"] for b in blocks if b["type"] == "text")
         payload = {**ev.answer(text, ""), "blocks": blocks}
         trajectories.append(TrajectorySpec(ident, f"line {lineno}", [EventSpec(ev.ANSWER, payload, assets=images)],

@@ -48,6 +48,7 @@ class RunSpec:
     trajectories: list[TrajectorySpec]
     config: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
+    warnings: list[str] = field(default_factory=list)  # kept going, but the user should know (import summary)
 
 
 @dataclass
@@ -60,6 +61,7 @@ class RunImportSummary:
     trajectories: int
     events: int
     assets: int
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -132,7 +134,7 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
         insert_many(session, EventAsset.__table__, link_rows)
     session.flush()
     return RunImportSummary(run.id or 0, run_name, fmt.name, benchmark, spec.mode, len(traj_ids), len(event_ids),
-                            new_assets)
+                            new_assets, list(spec.warnings))
 
 
 def load_run(session: Session, run_id: int) -> RunBundle:

@@ -56,6 +56,8 @@ def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: s
         return
     click.echo(f"run {summary.run_id} ({summary.name}): {summary.trajectories} trajectories, "
                f"{summary.events} events, mode {summary.mode}")
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}")
 
 
 @click.command("export-run")
