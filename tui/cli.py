@@ -16,6 +16,7 @@ import click
 
 from tui import commands
 from tui.context import AppContext
+from tui.safe_text import visible
 
 
 class ChainmarkGroup(click.Group):
@@ -33,10 +34,13 @@ class ChainmarkGroup(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except click.ClickException as exc:  # its message may quote data: shown with controls escaped
+            exc.message = visible(exc.message, keep_newlines=True)
+            raise
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except (ValueError, LookupError, PermissionError, FileNotFoundError) as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(visible(str(exc), keep_newlines=True)) from exc
 
 
 @click.group(cls=ChainmarkGroup, invoke_without_command=True,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import click
-
 from annotation.formats import FORMAT_NAMES
 from annotation.formats import api
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx
 
 FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)

@@ -11,8 +11,7 @@ import os
 import shlex
 import sys
 
-import click
-
+from tui.commands import _click as click
 from tui.context import AppContext, pass_ctx
 
 
