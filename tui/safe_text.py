@@ -22,7 +22,8 @@ import click
 # C0 controls but tab/newline, DEL, C1 controls, lone surrogates, line/paragraph separators, and the
 # bidirectional marks, embeddings, overrides and isolates (Trojan Source).
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029{_BIDI}]")
+# (with newlines kept, so is a CR right before LF: a CRLF line end cannot overwrite anything)
+_UNSAFE = re.compile(f"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029{_BIDI}]")
 _UNSAFE_ONE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029{_BIDI}]")
 _NAMED = {"\r": "\\r", "\n": "\\n", "\t": "\\t", "\b": "\\b", "\f": "\\f", "\v": "\\v", "\x00": "\\0"}
 # What JSON leaves raw that a terminal would act on or reorder.
@@ -41,8 +42,8 @@ def _escape(m: re.Match[str]) -> str:
 def visible(value: Any, *, keep_newlines: bool = False) -> str:
     """``value`` as text with every control character shown as an escape (``None`` is empty).
 
-    ``keep_newlines`` keeps ``\\n`` and ``\\t`` (multi-line text shown as such); otherwise they are
-    escaped too, so a table cell stays on its line.
+    ``keep_newlines`` keeps ``\\n``, ``\\t`` and CRLF line ends (multi-line text shown as such); otherwise
+    they are escaped too, so a table cell stays on its line.
     """
     text = "" if value is None else value if isinstance(value, str) else str(value)
     if text.isprintable():  # the common case: nothing to do (isprintable is False for \n and \t too)

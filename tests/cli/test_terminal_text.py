@@ -38,6 +38,7 @@ def test_visible_escapes_controls_and_keeps_plain_text() -> None:
     assert visible("plain text, ünïcödé, 表") == "plain text, ünïcödé, 表"
     assert visible("a\nb\tc") == "a\\nb\\tc"
     assert visible("a\nb\tc", keep_newlines=True) == "a\nb\tc"
+    assert visible("csv\r\nline\rover", keep_newlines=True) == "csv\r\nline\\rover"  # CRLF ends are harmless
     assert visible("\x00\x08\x7f\x85\ud800\u2028") == "\\0\\b\\x7f\\x85\\ud800\\u2028"
     assert visible(None) == "" and visible(42) == "42"
 
