@@ -82,3 +82,12 @@ PICTURES = {**{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}, 0x7
 def pictured(text: str) -> str:
     """``text`` with each control character replaced by one visible character (same length)."""
     return text if text.isprintable() else text.translate(PICTURES)
+
+
+def data_cells(*values: Any) -> list[Any]:
+    """Table cells from data: a Textual ``DataTable`` reads a plain string as markup, so strings come back
+    with control characters escaped and markup escaped (a name like ``[V]`` shows as written); other values
+    pass through. (Still strings, so code reading the cells back sees the same text for ordinary names.)"""
+    from rich.markup import escape
+
+    return [escape(visible(v)) if isinstance(v, str) else v for v in values]

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tests.formats.fixtures import write_atp
 from tui import commands
 from tui.cli import cli
-from tui.safe_text import json_safe, visible
+from tui.safe_text import data_cells, json_safe, pictured, visible
 
 HOSTILE = "title\x1b]0;pwned\x07 clear\x1b[2J secret\rshown [bold]x[/] [V] \x9b31m \u202eevil\u202c end"
 # What a terminal would act on: none of these may reach it raw.
@@ -41,6 +41,12 @@ def test_visible_escapes_controls_and_keeps_plain_text() -> None:
     assert visible("csv\r\nline\rover", keep_newlines=True) == "csv\r\nline\\rover"  # CRLF ends are harmless
     assert visible("\x00\x08\x7f\x85\ud800\u2028") == "\\0\\b\\x7f\\x85\\ud800\\u2028"
     assert visible(None) == "" and visible(42) == "42"
+
+
+def test_table_cells_and_pictures() -> None:
+    assert data_cells("[bold]run\x1b[2J", 3) == ["\\[bold]run\\x1b[2J", 3]  # DataTable markup escaped, number kept
+    assert data_cells("plain") == ["plain"]
+    assert pictured("a\x1bb\rc\u202ed") == "a␛b␍c\ufffdd" and len(pictured("\x1b\x9b")) == 2
 
 
 def test_json_safe_keeps_the_values() -> None:
