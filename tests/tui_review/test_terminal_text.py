@@ -84,3 +84,14 @@ async def test_trajectory_viewer_shows_controls_escaped(make_tui, engine, study)
         assert "boom\\x1b[2J" in task_text
         rows = "".join(str(w.render()) for row in app.screen.query(TrajectoryRow) for w in row.query("Static"))
         assert not any(ch in rows for ch in RAW)
+
+
+async def test_notifications_quoting_data_are_escaped_and_not_markup(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    app = make_tui()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, app)
+        app.screen.notify(HOSTILE, title="run \x1b[2J failed", severity="error")
+        await pilot.pause()
+        (note,) = list(app._notifications)
+        assert_safe(note.message)
+        assert note.title == "run \\x1b[2J failed" and note.markup is False
