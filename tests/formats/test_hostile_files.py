@@ -336,3 +336,14 @@ def test_agentic_mme_run_file_duplicate_key_is_a_listed_warning(engine, blobs, t
     with Session(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == summary.run_id)).one()
         assert traj.native["files"]["run_meta.json"] == dup  # kept verbatim
+
+
+def test_vtc_results_line_duplicate_key_is_an_error(engine, blobs, tmp_path: Path) -> None:
+    write_vtc(tmp_path / "src")
+    import_dataset(engine, blobs, "vtc", tmp_path / "src")
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / "results_1.jsonl").write_text('{"item_id": "counting_1", "agent_answer": "B", "agent_answer": "C"}\n')
+    with pytest.raises(FormatError) as info:
+        import_run(engine, blobs, "vtc", res, "vtc")
+    assert (info.value.record, info.value.field) == ("line 1", "'agent_answer'")
