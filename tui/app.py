@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.widget import Widget
 
 from tui.context import AppContext
+from tui.safe_text import visible
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -50,6 +51,13 @@ class ChainmarkApp(App[None]):
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Notifications often quote data (an error from an endpoint, a name): shown with control characters
+        escaped and never read as markup."""
+        super().notify(visible(message, keep_newlines=True), title=visible(title), severity=severity, timeout=timeout,
+                       markup=False)
 
     def __init__(self, ctx: AppContext, *, image_widget: type[Widget] | None = None,
                  start_task: int | None = None, engine: Engine | None = None,

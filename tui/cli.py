@@ -23,6 +23,7 @@ from tui import commands
 from tui.command_index import CommandIndex, build_index
 from tui.context import AppContext
 from tui.errors import ENV_TRACEBACK
+from tui.safe_text import visible
 
 log = logging.getLogger("chainmark")
 
@@ -60,18 +61,21 @@ class ChainmarkGroup(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except click.ClickException as exc:  # its message may quote data: shown with controls escaped
+            exc.message = visible(exc.message, keep_newlines=True)
+            raise
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except (ValueError, LookupError, PermissionError, FileNotFoundError) as exc:
             if isinstance(exc, UnicodeError):  # text a database cannot store: say so, and log where it came from
-                raise click.ClickException(_one_line(ctx, exc)) from exc
+                raise click.ClickException(visible(_one_line(ctx, exc), keep_newlines=True)) from exc
             log.debug("refused: %s", exc, exc_info=True)
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(visible(str(exc), keep_newlines=True)) from exc
         except Exception as exc:  # disk full, read-only, locked, refused values … and bugs: one line, logged
             log.exception("chainmark %s failed", ctx.invoked_subcommand or "")
             if os.environ.get(ENV_TRACEBACK):
                 raise
-            raise click.ClickException(_one_line(ctx, exc)) from exc
+            raise click.ClickException(visible(_one_line(ctx, exc), keep_newlines=True)) from exc
 
 
 def _one_line(ctx: click.Context, exc: BaseException) -> str:

@@ -61,13 +61,18 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 
 def emit_json(value: Any) -> None:
-    json.dump(value, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    """JSON on stdout: the values exactly, with characters a terminal would act on written as escapes."""
+    from tui.safe_text import json_safe
+
+    sys.stdout.write(json_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)) + "\n")
 
 
 def table(rows: list[list[Any]], headers: list[str]) -> str:
-    """A plain fixed-width table (no Rich, so pipes and SSH sessions get clean text)."""
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    """A plain fixed-width table (no Rich, so pipes and SSH sessions get clean text); control characters
+    in cells are shown escaped, one line per row."""
+    from tui.safe_text import visible
+
+    cells = [[visible(h) for h in headers]] + [[visible(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))

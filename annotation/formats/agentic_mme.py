@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +27,9 @@ from annotation.formats.base import (
     TaskBundle,
     TaskSpec,
     extension_for,
+    is_entry,
+    parse_json,
+    read_asset,
     read_json,
     safe_relpath,
     write_file,
@@ -33,6 +37,7 @@ from annotation.formats.base import (
 )
 from annotation.formats.errors import FormatError
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from annotation.formats.safe_files import DatasetRoot, UnsafeFile
 from store import events as ev
 
 name = "agentic-mme"
@@ -45,6 +50,7 @@ MATCH_TYPES = {"contains": "contains", "exact": "exact", "numeric": "numeric"}
 CHECK_KEYS = ("code_check", "visual_check", "search_check", "answer_check")
 RUN_FILES = ("tool_use_list.json", "run_meta.json", "model_answer.txt", "conversation.json")
 CODE_EXEC_NAMES = {"run_visual_processing_code", "script_exec"}
+RUN_IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
 
 
 # ------------------------------------------------------------------ dataset in
@@ -68,9 +74,12 @@ def image_id(stem: str) -> str | None:
 def _find(folder: Path, base: str) -> Path | None:
     for ext in IMAGE_EXTS:
         p = folder / f"{base}{ext}"
-        if p.is_file():
+        if _present(p):
             return p
     return None
+
+
+_present = is_entry  # a link or FIFO counts too: reading it then says why it is refused
 
 
 def resolve_images(root: Path, stem: str) -> list[Path]:
@@ -98,11 +107,14 @@ def read(path: Path) -> DatasetSpec:
     files = sorted(json_dir.glob("*.json"))
     if not files:
         raise FormatError(json_dir, message="contains no task files (*.json)")
-    return DatasetSpec([parse_task(f, root) for f in files])
+    src = DatasetRoot(root)
+    return DatasetSpec([parse_task(f, src) for f in files])
 
 
-def parse_task(file: Path, root: Path) -> TaskSpec:
-    record = read_json(file)
+def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:
+    src = src if isinstance(src, DatasetRoot) else DatasetRoot(src)
+    root = Path(src.path)
+    record = read_json(file, src)
     c = Checker(file, file.stem)
     c.expect(record, dict, "(record)")
     task_id = c.get(record, "task_id", str, "task_id")
@@ -154,13 +166,14 @@ def parse_task(file: Path, root: Path) -> TaskSpec:
     images = resolve_images(root, file.stem)
     if not images and image_rel:
         rel = safe_relpath(image_rel, c, "input.image")
-        if (root / rel).is_file():
+        if _present(root / rel):
             images = [root / rel]
     if not images:
         ident = image_id(file.stem) or "<no digits in the file name>"
         raise c.fail("input.image", f"no image found: looked for image_{ident}[_N].png/.jpg in "
                                     f"{', '.join(IMAGE_DIRS)}/ and for input.image={image_rel!r}")
-    assets = [AssetSpec(p.read_bytes(), p.relative_to(root).as_posix(), "query_image") for p in images]
+    assets = [AssetSpec(read_asset(src, p.relative_to(root).as_posix(), c, "input.image", image=True),
+                        p.relative_to(root).as_posix(), "query_image") for p in images]
     return TaskSpec(file.stem, record, fields, checkpoints=checkpoints, orderings=orderings, assets=assets)
 
 
@@ -268,13 +281,13 @@ def _task_dirs(path: Path) -> tuple[list[Path], list[str]]:
     on the folders it leaves out."""
     if not path.is_dir():
         raise FormatError(path, message="expected a run folder (one sub-folder per task)")
-    if any((path / f).exists() for f in (*RUN_FILES, "orig.png")):
+    if any(os.path.lexists(path / f) for f in (*RUN_FILES, "orig.png")):
         return [path], []
     dirs, ignored = [], []
-    for d in sorted(p for p in path.iterdir() if p.is_dir()):
-        if (d / "run_meta.json").exists() or (d / "orig.png").exists():
+    for d in sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink()):
+        if os.path.lexists(d / "run_meta.json") or os.path.lexists(d / "orig.png"):
             dirs.append(d)
-        elif any((d / f).exists() for f in RUN_FILES):
+        elif any(os.path.lexists(d / f) for f in RUN_FILES):
             ignored.append(d.name)
     if not dirs:
         raise FormatError(path, message="no task run folders found (each holds run_meta.json, or at least orig.png "
@@ -295,15 +308,40 @@ def _saved_metrics(texts: dict[str, str], binaries: dict[str, bytes]) -> dict[st
         return {"path": rel, "valid": False, "error": str(exc)}
 
 
-def _snapshot(folder: Path) -> tuple[dict[str, str], dict[str, bytes]]:
+def _walk(folder: Path) -> list[str]:
+    """Every entry below ``folder`` that is not a directory, as relative paths; links to folders are not
+    entered (a link is read, and refused, as a file)."""
+    out: list[str] = []
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        with os.scandir(folder / rel_dir if rel_dir else folder) as entries:
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                else:
+                    out.append(rel)
+    return sorted(out)
+
+
+def _snapshot(folder: Path, src: DatasetRoot) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Every file of one task's run folder: only regular files inside the run folder, each under the size
+    cap, their total under the record cap, images decodable under the pixel limit."""
     texts: dict[str, str] = {}
     binaries: dict[str, bytes] = {}
-    for p in sorted(folder.rglob("*")):
-        if not p.is_file():
+    c = Checker(folder, folder.name)
+    for rel in _walk(folder):
+        suffix = os.path.splitext(rel)[1].lower()
+        field = f"file {rel}"
+        try:
+            data = src.read(folder / rel, image=suffix in RUN_IMAGE_EXTS)
+        except FileNotFoundError:  # gone since the folder was listed
             continue
-        rel = p.relative_to(folder).as_posix()
-        data = p.read_bytes()
-        if p.suffix.lower() in (".json", ".txt", ".py", ".md", ".log", ".jsonl"):
+        except UnsafeFile as exc:
+            raise FormatError(folder / rel, folder.name, field, str(exc)) from None
+        c.charge(len(data), src.limits.record_bytes, field)
+        if suffix in (".json", ".txt", ".py", ".md", ".log", ".jsonl"):
             try:
                 texts[rel] = data.decode("utf-8")
                 continue
@@ -313,11 +351,10 @@ def _snapshot(folder: Path) -> tuple[dict[str, str], dict[str, bytes]]:
     return texts, binaries
 
 
-def _loads(text: str, file: Path) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(file, message=f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+def _loads(text: str, file: Path, src: DatasetRoot) -> Any:
+    """The runner's JSON as its own readers take it: the files are stored verbatim, so a repeated key loses
+    nothing here and the last value wins, as in the reference; the import lists it as a warning."""
+    return parse_json(text, file, src, keep_last=True)
 
 
 def read_run(path: Path) -> RunSpec:
@@ -325,14 +362,16 @@ def read_run(path: Path) -> RunSpec:
 
     trajectories = []
     modes = set()
+    src = DatasetRoot(path)
     dirs, notes = _task_dirs(path)
     incomplete = []
     for d in dirs:
-        texts, binaries = _snapshot(d)
-        tool_list = _loads(texts["tool_use_list.json"], d / "tool_use_list.json") if "tool_use_list.json" in texts else []
-        run_meta = _loads(texts["run_meta.json"], d / "run_meta.json") if "run_meta.json" in texts else None
+        texts, binaries = _snapshot(d, src)
+        tool_list = (_loads(texts["tool_use_list.json"], d / "tool_use_list.json", src)
+                     if "tool_use_list.json" in texts else [])
+        run_meta = _loads(texts["run_meta.json"], d / "run_meta.json", src) if "run_meta.json" in texts else None
         if "conversation.json" in texts:
-            _loads(texts["conversation.json"], d / "conversation.json")
+            _loads(texts["conversation.json"], d / "conversation.json", src)
         c = Checker(d / "tool_use_list.json", d.name)
         c.expect(tool_list, list, "(file)")
         if run_meta is not None:
@@ -360,7 +399,8 @@ def read_run(path: Path) -> RunSpec:
                         f"(scored S = V = 0 with a wrong answer, as the reference does): "
                         f"{', '.join(incomplete[:10])}{' …' if len(incomplete) > 10 else ''}")
     mode = "code" if modes == {"general"} else "atomic"
-    return RunSpec(mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)}, notes=notes)
+    return RunSpec(mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)}, notes=notes,
+                   warnings=src.warnings)
 
 
 def tool_events(tool_list: list[Any], c: Checker, binaries: dict[str, bytes]) -> list[EventSpec]:

@@ -31,6 +31,7 @@ from annotation.formats.base import (
     write_jsonl,
 )
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from annotation.formats.safe_files import DatasetRoot
 from annotation.formats.tooltags import parse_tool_tags, split_interleaved
 from store import events as ev
 
@@ -43,18 +44,18 @@ OUTPUTS_FILE = "outputs.jsonl"
 OUTPUT_KEYS = ("output", "response", "prediction", "answer")
 
 
-def _image(root: Path, rel: Any, c: Checker, field: str) -> tuple[str, bytes]:
+def _image(root: Path | DatasetRoot, rel: Any, c: Checker, field: str) -> tuple[str, bytes]:
     c.expect(rel, str, field)
     if rel.startswith(("http://", "https://")):
         raise c.fail(field, f"is a URL ({rel[:60]}); download the images and give paths relative to the data file")
-    return rel, read_asset(root, rel, c, field)
+    return rel, read_asset(root, rel, c, field, image=True)
 
 
 def read(path: Path) -> DatasetSpec:
     file = find_dataset_file(path, (DATASET_FILE,), "ATP-Bench data.jsonl")
-    root = file.parent
+    root = DatasetRoot(path if path.is_dir() else file.parent)
     tasks = []
-    for lineno, line in read_jsonl(file):
+    for lineno, line in read_jsonl(file, root):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = c.get(line, "trace_id", (str, int), "trace_id")
@@ -63,7 +64,7 @@ def read(path: Path) -> DatasetSpec:
     return DatasetSpec(tasks)
 
 
-def parse_record(ident: str, line: dict[str, Any], c: Checker, root: Path) -> TaskSpec:
+def parse_record(ident: str, line: dict[str, Any], c: Checker, root: Path | DatasetRoot) -> TaskSpec:
     query = c.get(line, "query", str, "query")
     assets: list[AssetSpec] = []
     iq = c.get(line, "image_query", (str, list, type(None)), "image_query", required=False)
@@ -166,7 +167,7 @@ def plan_events(text: str) -> list[EventSpec]:
 def read_run(path: Path) -> RunSpec:
     file = find_dataset_file(path, (OUTPUTS_FILE,), "ATP outputs JSONL")
     trajectories = []
-    for lineno, line in read_jsonl(file):
+    for lineno, line in read_jsonl(file, path if path.is_dir() else file.parent):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = str(c.get(line, "trace_id", (str, int), "trace_id"))

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
 from annotation.formats.errors import FormatError
+from annotation.formats.safe_files import DatasetRoot, DuplicateKey, UnsafeFile, loads_keep_last, loads_strict
 from store.blobs import sha256_of
 
 ROLES = ("query_image", "document_image", "golden", "evidence", "artifact")
@@ -147,31 +148,64 @@ def gc_paused() -> Iterator[None]:
 # ------------------------------------------------------------------ readers
 
 
-def read_text(path: Path) -> str:
+def as_root(root: Path | DatasetRoot | None, path: Path) -> DatasetRoot:
+    """The import's root; a bare folder (or none: the file's own folder) gets the current limits."""
+    if isinstance(root, DatasetRoot):
+        return root
+    return DatasetRoot(path.parent if root is None else root)
+
+
+def read_bytes(path: Path, root: Path | DatasetRoot | None = None) -> bytes:
+    """A data file under ``root`` (see ``safe_files``): regular, inside the root, under the size cap."""
+    src = as_root(root, path)
     try:
-        return path.read_text(encoding="utf-8")
+        return src.read(path)
     except FileNotFoundError:
         raise FormatError(path, message="file not found") from None
-    except IsADirectoryError:
-        raise FormatError(path, message="is a directory, expected a file") from None
+    except NotADirectoryError:
+        raise FormatError(path, message="file not found (a folder on its path is a file)") from None
+    except UnsafeFile as exc:
+        raise FormatError(path, message=str(exc)) from None
+
+
+def read_text(path: Path, root: Path | DatasetRoot | None = None) -> str:
+    data = read_bytes(path, root)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FormatError(path, message=f"not UTF-8 text (byte {exc.start})") from None
 
 
-def read_json(path: Path) -> Any:
-    text = read_text(path)
+def parse_json(text: str, path: Path, root: DatasetRoot | None = None, *, keep_last: bool = False,
+               record: object = None) -> Any:
+    """JSON whose objects may not repeat a key (the earlier value would be lost without a word).
+
+    ``keep_last``: the file is kept verbatim and the reference reads the last value, so a repeated key is
+    a warning on ``root`` instead of an error.
+    """
     try:
-        return json.loads(text)
+        if keep_last:
+            value, duplicated = loads_keep_last(text)
+            if duplicated and root is not None:
+                where = f"{path}" + (f": record {record}" if record is not None else "")
+                root.warnings.append(f"{where}: duplicate key(s) {', '.join(map(repr, duplicated))}; "
+                                     f"the last value of each is used, as the reference does")
+            return value
+        return loads_strict(text)
+    except DuplicateKey as exc:
+        raise FormatError(path, record, repr(exc.key), "duplicate key in a JSON object (the earlier value "
+                                                       "would be silently dropped); remove one of them") from None
     except json.JSONDecodeError as exc:
-        raise FormatError(path, message=f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        where = f"line {exc.lineno}, column {exc.colno}" if record is None else f"column {exc.colno}"
+        raise FormatError(path, record, None, f"not valid JSON: {exc.msg} ({where})") from None
     except RecursionError:
-        raise FormatError(path, message="JSON nested too deeply") from None
+        raise FormatError(path, record, None, "JSON nested too deeply") from None
 
 
-def read_json_noting_duplicates(path: Path) -> tuple[Any, list[str]]:
+def read_json_noting_duplicates(path: Path, root: Path | DatasetRoot | None = None) -> tuple[Any, list[str]]:
     """``read_json`` plus the keys that occur more than once in the top-level object (the value kept for
     each is the last one, as ``json.load`` keeps it)."""
-    text = read_text(path)
+    text = read_text(path, as_root(root, path))
     duplicates: list[list[str]] = []
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -191,18 +225,23 @@ def read_json_noting_duplicates(path: Path) -> tuple[Any, list[str]]:
     return value, top
 
 
-def read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    """``(line number, value)`` for every non-blank line."""
+def read_json(path: Path, root: Path | DatasetRoot | None = None, *, keep_last: bool = False) -> Any:
+    src = as_root(root, path)
+    return parse_json(read_text(path, src), path, src, keep_last=keep_last)
+
+
+def read_jsonl(path: Path, root: Path | DatasetRoot | None = None) -> list[tuple[int, Any]]:
+    """``(line number, value)`` for every non-blank line; a line longer than the record cap is refused."""
+    src = as_root(root, path)
+    cap = src.limits.record_bytes
     out: list[tuple[int, Any]] = []
-    for n, line in enumerate(read_text(path).splitlines(), start=1):
+    for n, line in enumerate(read_text(path, src).splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            out.append((n, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise FormatError(path, f"line {n}", None, f"not valid JSON: {exc.msg} (column {exc.colno})") from None
-        except RecursionError:
-            raise FormatError(path, f"line {n}", None, "JSON nested too deeply") from None
+        if len(line) > cap // 4 and len(line.encode("utf-8")) > cap:
+            raise FormatError(path, f"line {n}", None, f"the record is {len(line.encode())} bytes, over the "
+                                                       f"{cap} byte record limit (CHAINMARK_MAX_RECORD_MB)")
+        out.append((n, parse_json(line, path, src, record=f"line {n}")))
     return out
 
 
@@ -217,6 +256,14 @@ class Checker:
     def __init__(self, file: Path | str, record: object):
         self.file = file
         self.record = record
+        self.bytes_read = 0  # the record's files so far, against the per-record cap
+
+    def charge(self, n: int, cap: int, field: str | None) -> None:
+        """Count ``n`` more bytes of files for this record; refuse once they pass ``cap``."""
+        self.bytes_read += n
+        if self.bytes_read > cap:
+            raise self.fail(field, f"the record's files come to {self.bytes_read} bytes, over the {cap} byte "
+                                   f"record limit (CHAINMARK_MAX_RECORD_MB)")
 
     def fail(self, field: str | None, message: str) -> FormatError:
         return FormatError(self.file, self.record, field, message)
@@ -266,16 +313,19 @@ def _plain_relpath(rel: str) -> bool:
     return "\\" not in rel and not rel.startswith("/") and not any(p in ("", ".", "..") for p in rel.split("/"))
 
 
-def read_asset(root: Path, rel: str, checker: Checker, field: str) -> bytes:
-    """Bytes of a dataset file; a missing file is a FormatError naming the field that points at it."""
+def read_asset(root: Path | DatasetRoot, rel: str, checker: Checker, field: str, *, image: bool = False) -> bytes:
+    """Bytes of a dataset file; a missing or refused file (link out of the root, FIFO, device, over a size
+    cap, an ``image`` Pillow cannot decode or with too many pixels) is a FormatError naming the field."""
     rel = safe_relpath(rel, checker, field)
+    src = root if isinstance(root, DatasetRoot) else DatasetRoot(root)
     try:
-        with open(os.path.join(root, rel), "rb") as fh:  # (os.path: a Path per file showed in profiles)
-            return fh.read()
+        data = src.read(os.path.join(src.path, rel), image=image)  # (os.path: a Path per file showed in profiles)
     except (FileNotFoundError, NotADirectoryError):
-        raise checker.fail(field, f"file {rel!r} not found under {root}") from None
-    except IsADirectoryError:
-        raise checker.fail(field, f"{rel!r} is a directory, expected a file") from None
+        raise checker.fail(field, f"file {rel!r} not found under {src.path}") from None
+    except UnsafeFile as exc:
+        raise checker.fail(field, f"file {rel!r} {exc}") from None
+    checker.charge(len(data), src.limits.record_bytes, field)
+    return data
 
 
 def write_file(root: Path, rel: str, data: bytes | str) -> Path:
@@ -307,15 +357,22 @@ def extension_for(mime: str | None, default: str = ".png") -> str:
     return ext or default
 
 
+def is_entry(path: Path) -> bool:
+    """Something other than a folder is at ``path`` (without following a final link)."""
+    return os.path.lexists(path) and not path.is_dir()
+
+
 def find_dataset_file(path: Path, names: tuple[str, ...], what: str) -> Path:
-    """``path`` itself if it is a file, else the first of ``names`` inside it."""
-    if path.is_file():
+    """``path`` itself if it is a file, else the first of ``names`` inside it.
+
+    Anything that is not a folder counts (a link, a FIFO): reading it then says why it is refused."""
+    if is_entry(path):
         return path
     if not path.exists():
         raise FormatError(path, message="does not exist")
     for name in names:
         candidate = path / name
-        if candidate.is_file():
+        if is_entry(candidate):
             return candidate
     raise FormatError(path, message=f"no {what} found (looked for {', '.join(names)})")
 

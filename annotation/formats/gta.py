@@ -21,6 +21,7 @@ from annotation.formats.base import (
     TaskSpec,
     extension_for,
     find_dataset_file,
+    is_entry,
     read_asset,
     read_json,
     read_json_noting_duplicates,
@@ -28,6 +29,7 @@ from annotation.formats.base import (
     write_json,
 )
 from annotation.formats.errors import FormatError
+from annotation.formats.safe_files import DatasetRoot
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from store import events as ev
 
@@ -46,21 +48,22 @@ PREDICTIONS_FILE = "gta_bench.json"
 def read(path: Path) -> DatasetSpec:
     file = find_dataset_file(path, (DATASET_FILE,), "GTA dataset.json")
     root = file.parent
-    data = read_json(file)
+    src = DatasetRoot(root)
+    data = read_json(file, src)
     if not isinstance(data, dict):
         raise FormatError(file, None, None, "must be a JSON object keyed by sample index (\"0\", \"1\", …)")
     settings: dict[str, Any] = {}
     toolmeta_file = root / TOOLMETA_FILE
-    if toolmeta_file.exists():
-        toolmeta = read_json(toolmeta_file)
+    if is_entry(toolmeta_file):
+        toolmeta = read_json(toolmeta_file, src)
         if not isinstance(toolmeta, dict):
             raise FormatError(toolmeta_file, None, None, "must be a JSON object keyed by tool name")
         settings["toolmeta"] = toolmeta
-    tasks = [parse_record(key, record, file, root) for key, record in data.items()]
+    tasks = [parse_record(key, record, file, src) for key, record in data.items()]
     return DatasetSpec(tasks, settings)
 
 
-def parse_record(key: str, record: Any, file: Path, root: Path) -> TaskSpec:
+def parse_record(key: str, record: Any, file: Path, root: Path | DatasetRoot) -> TaskSpec:
     c = Checker(file, key)
     c.expect(record, dict, "(record)")
     tools = c.get(record, "tools", list, "tools")
@@ -73,7 +76,7 @@ def parse_record(key: str, record: Any, file: Path, root: Path) -> TaskSpec:
         ftype = c.get(f, "type", str, f"files[{i}].type")
         rel = c.get(f, "path", str, f"files[{i}].path")
         url = c.get(f, "url", (str, type(None)), f"files[{i}].url", required=False)
-        data = read_asset(root, rel, c, f"files[{i}].path")
+        data = read_asset(root, rel, c, f"files[{i}].path", image=ftype == "image")
         assets.append(AssetSpec(data, rel, "query_image" if ftype == "image" else "evidence", url))
     dialogs = c.get(record, "dialogs", list, "dialogs")
     if not dialogs:
@@ -265,7 +268,7 @@ def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
 
 def read_run(path: Path) -> RunSpec:
     file = find_dataset_file(path, (PREDICTIONS_FILE,), "GTA predictions file")
-    data, duplicates = read_json_noting_duplicates(file)
+    data, duplicates = read_json_noting_duplicates(file, path if path.is_dir() else file.parent)
     if not isinstance(data, dict):
         raise FormatError(file, None, None, "must be a JSON object keyed by sample index")
     notes = []

@@ -8,6 +8,7 @@ Query images become query_image assets and Golden images golden assets; the answ
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,6 +20,7 @@ from annotation.formats.base import (
     TaskSpec,
     extension_for,
     find_dataset_file,
+    is_entry,
     read_asset,
     read_jsonl,
     safe_relpath,
@@ -26,6 +28,7 @@ from annotation.formats.base import (
     write_jsonl,
 )
 from annotation.formats.errors import FormatError
+from annotation.formats.safe_files import DatasetRoot, UnsafeFile
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from store import events as ev
 
@@ -55,7 +58,7 @@ SUM_CATEGORY = {
 def _jsonl_file(path: Path, default: str) -> Path:
     if path.is_dir():
         candidates = sorted(path.glob("*.jsonl"))
-        if (path / default).is_file():
+        if is_entry(path / default):
             return path / default
         if len(candidates) == 1:
             return candidates[0]
@@ -76,10 +79,10 @@ def check_blocks(value: Any, c: Checker, field: str, *, allow_empty: bool = Fals
 
 def read(path: Path) -> DatasetSpec:
     file = _jsonl_file(path, DATASET_FILE)
-    root = file.parent
+    root = DatasetRoot(path if path.is_dir() else file.parent)
     tasks = []
     with_output = 0
-    for lineno, line in read_jsonl(file):
+    for lineno, line in read_jsonl(file, root):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = c.get(line, "id", (str, int), "id")
@@ -92,7 +95,7 @@ def read(path: Path) -> DatasetSpec:
     return DatasetSpec(tasks, notes=notes)
 
 
-def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path) -> TaskSpec:
+def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path | DatasetRoot) -> TaskSpec:
     category = c.get(record, "Category", str, "Category")
     query = check_blocks(c.get(record, "Query", list, "Query"), c, "Query")
     golden = check_blocks(c.get(record, "Golden", list, "Golden"), c, "Golden")
@@ -102,7 +105,7 @@ def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path) -> 
         for i, b in enumerate(blocks):
             if b["type"] == "image":
                 rel = safe_relpath(b["content"], c, f"{field}[{i}].content")
-                assets.append(AssetSpec(read_asset(root, rel, c, f"{field}[{i}].content"), rel, role))
+                assets.append(AssetSpec(read_asset(root, rel, c, f"{field}[{i}].content", image=True), rel, role))
     text = "\n".join(b["content"] for b in query if b["type"] == "text")
     fields = {"query": text or "(image-only query)", "subcategory": category,
               "category": SUM_CATEGORY.get(category, category),
@@ -160,15 +163,25 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
 # ------------------------------------------------------------------ predictions in/out
 
 
-def _reference_image(content: str, root: Path) -> bytes | None:
-    """ISG-eval.py's rule: a path that exists as given (absolute, or relative to the working folder) is
-    used as it is, any other is joined under ``--root``. None when neither is a readable file."""
-    direct = Path(content)
-    target = direct if content and direct.is_file() else root / content
-    try:
-        return target.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+def _reference_image(content: str, root: DatasetRoot, checker: Checker, field: str) -> bytes | None:
+    """ISG-eval.py's rule: a path that exists as given is used as it is, any other is joined under
+    ``--root``. Only files inside ``--root`` are read (a path as given that lies elsewhere falls through
+    to the second rule); a refused file (link out, FIFO, device, not an image) is an error naming the
+    field. None when the image is missing."""
+    if not content:
         return None
+    as_given = Path(content).absolute()
+    inside = os.path.realpath(as_given).startswith(os.path.realpath(root.path) + os.sep)
+    for target in ([as_given] if inside and os.path.lexists(as_given) else []) + [Path(root.path) / content]:
+        try:
+            data = root.read(target, image=True)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except UnsafeFile as exc:
+            raise checker.fail(field, f"file {content!r} {exc}") from None
+        checker.charge(len(data), root.limits.record_bytes, field)
+        return data
+    return None
 
 
 def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -> RunSpec:
@@ -176,10 +189,11 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
     ``ISG-eval.py --root`` does. ``drop_last`` leaves out the last line, as the reference CLI's default
     ``--end -1`` (``input_data[start:-1]``) does."""
     file = _jsonl_file(path, PREDICTIONS_FILE)
-    here = file.parent
+    files = DatasetRoot(path if path.is_dir() else file.parent)
+    ref_root = DatasetRoot(root) if root is not None else None
     trajectories = []
     notes = []
-    lines = read_jsonl(file)
+    lines = read_jsonl(file, files)
     if drop_last and lines:
         notes.append(f"the last line (line {lines[-1][0]}) was left out, as ISG-eval.py's default --end -1 leaves it out")
         lines = lines[:-1]
@@ -198,15 +212,15 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
         for i, b in enumerate(blocks):
             if b["type"] == "image":
                 where = f"output[{i}].content"
-                if root is not None:
-                    data = _reference_image(str(b["content"]), Path(root))
+                if ref_root is not None:
+                    data = _reference_image(str(b["content"]), ref_root, c, where)
                     if data is None:  # the reference fails the judge calls that show it; so do we
                         blocks = [*blocks[:i], {**b, "missing": True}, *blocks[i + 1:]]
                         missing.append(f"{ident} {where} {b['content']!r}")
                     else:
                         images.append(data)
                 else:
-                    images.append(read_asset(here, safe_relpath(b["content"], c, where), c, where))
+                    images.append(read_asset(files, safe_relpath(b["content"], c, where), c, where, image=True))
         text = "\n".join(b["content"] for b in blocks if b["type"] == "text")
         payload = {**ev.answer(text, ""), "blocks": blocks}
         trajectories.append(TrajectorySpec(ident, f"line {lineno}", [EventSpec(ev.ANSWER, payload, assets=images)],

@@ -55,6 +55,7 @@ class RunSpec:
     keep_last_duplicate: bool = True
     missing_tasks_as_failed: bool = False  # the evaluator scores every task, predicted or not
     notes: list[str] = field(default_factory=list)  # what the import did that a user should know
+    warnings: list[str] = field(default_factory=list)  # kept going, but the user should know (import summary)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class RunImportSummary:
     events: int
     assets: int
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -165,7 +167,7 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
         insert_many(session, EventAsset.__table__, link_rows)
     session.flush()
     return RunImportSummary(run.id or 0, run_name, fmt.name, benchmark, spec.mode, len(traj_ids), len(event_ids),
-                            new_assets, notes)
+                            new_assets, notes, list(spec.warnings))
 
 
 def load_run(session: Session, run_id: int) -> RunBundle:

@@ -24,6 +24,7 @@ from annotation.formats.base import (
     TaskBundle,
     TaskSpec,
     extension_for,
+    is_entry,
     read_asset,
     read_jsonl,
     read_text,
@@ -32,6 +33,7 @@ from annotation.formats.base import (
     write_jsonl,
 )
 from annotation.formats.errors import FormatError
+from annotation.formats.safe_files import DatasetRoot
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from store import events as ev
 
@@ -84,8 +86,8 @@ def parse_tool_chain(cell: str, c: Checker, field: str = "model_tools_gt") -> li
 # ------------------------------------------------------------------ TSV reading
 
 
-def read_tsv(file: Path) -> tuple[list[str], list[dict[str, str]]]:
-    text = read_text(file)
+def read_tsv(file: Path, root: Path | DatasetRoot | None = None) -> tuple[list[str], list[dict[str, str]]]:
+    text = read_text(file, root)
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t"))
     rows = [r for r in rows if r and any(cell.strip() for cell in r)]
     if not rows:
@@ -107,11 +109,12 @@ def read_tsv(file: Path) -> tuple[list[str], list[dict[str, str]]]:
 def read(path: Path) -> DatasetSpec:
     """A folder: both tables joined by id (the tool-chain one canonical). A ``.tsv`` file: that table only."""
     only: str | None = None
-    if path.is_file():
+    if is_entry(path):
         only, path = path.name, path.parent
     if not path.is_dir():
         raise FormatError(path, message="does not exist")
-    present = [only] if only else [f for f in FILES if (path / f).is_file()]
+    present = [only] if only else [f for f in FILES if is_entry(path / f)]
+    src = DatasetRoot(path)
     if not present:
         raise FormatError(path, message=f"neither {MAIN_FILE} nor {GT_FILE} is here")
     headers: dict[str, list[str]] = {}
@@ -120,7 +123,7 @@ def read(path: Path) -> DatasetSpec:
     for source in (GT_FILE, MAIN_FILE) if not only else (only,):
         if source not in present:
             continue
-        header, rows = read_tsv(path / source)
+        header, rows = read_tsv(path / source, src)
         # A table under another name is keyed as the layout it has, so export writes it back.
         fname = source if source in FILES else GT_FILE if "model_tools_gt" in header else MAIN_FILE
         headers[fname] = header
@@ -141,7 +144,7 @@ def read(path: Path) -> DatasetSpec:
     for ident in order:
         record = {f: by_file[f][ident][1] for f in by_file if ident in by_file[f]}
         positions = {f: by_file[f][ident][0] for f in record}
-        tasks.append(parse_item(ident, record, positions, path, unmapped, lenient))
+        tasks.append(parse_item(ident, record, positions, src, unmapped, lenient))
     one_sided = {f: sorted(set(by_file[f]) - set(by_file[o])) for f, o in ((MAIN_FILE, GT_FILE), (GT_FILE, MAIN_FILE))
                  if f in by_file and o in by_file}
     notes = [f"{len(ids)} id(s) only in {f}" for f, ids in one_sided.items() if ids]
@@ -176,11 +179,11 @@ def answer_spec_of(row: dict[str, str], c: Checker, lenient: list[str] | None = 
     return open_spec
 
 
-def parse_item(ident: str, record: dict[str, dict[str, str]], positions: dict[str, int], root: Path,
+def parse_item(ident: str, record: dict[str, dict[str, str]], positions: dict[str, int], root: Path | DatasetRoot,
                unmapped: set[str], lenient: list[str] | None = None) -> TaskSpec:
     canonical = GT_FILE if GT_FILE in record else MAIN_FILE if MAIN_FILE in record else next(iter(record))
     row = record[canonical]
-    c = Checker(root / canonical, f"row {positions[canonical] + 2} (id {ident})")
+    c = Checker(Path(root.path if isinstance(root, DatasetRoot) else root) / canonical, f"row {positions[canonical] + 2} (id {ident})")
     steps = []
     if "model_tools_gt" in row and row["model_tools_gt"].strip():
         for raw in parse_tool_chain(row["model_tools_gt"], c):
@@ -188,7 +191,7 @@ def parse_item(ident: str, record: dict[str, dict[str, str]], positions: dict[st
             if tool is None:
                 unmapped.add(raw)
             steps.append(StepSpec(tool_name=tool or raw, meta={"source_name": raw} if tool != raw else {}))
-    image = read_asset(root, row["image"].strip(), c, "image")
+    image = read_asset(root, row["image"].strip(), c, "image", image=True)
     fields = {"query": row["question"], "category": row["category"] or None, "answer_spec": answer_spec_of(row, c, lenient),
               "meta": {"vtc_rows": positions, "index": row.get("index")}}
     return TaskSpec(ident, record, fields, steps=steps, assets=[AssetSpec(image, row["image"].strip())])
@@ -264,7 +267,7 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
 
 
 def _results_file(path: Path) -> Path:
-    if path.is_file():
+    if is_entry(path):
         return path
     if not path.is_dir():
         raise FormatError(path, message="does not exist")
@@ -319,9 +322,10 @@ def response_events(messages: list[Any], c: Checker) -> list[EventSpec]:
 
 def read_run(path: Path) -> RunSpec:
     file = _results_file(path)
+    src = DatasetRoot(path if path.is_dir() else file.parent)
     trajectories = []
     notes: list[str] = []
-    for lineno, line in read_jsonl(file):
+    for lineno, line in read_jsonl(file, src):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = str(c.get(line, "item_id", (str, int), "item_id"))
@@ -334,10 +338,10 @@ def read_run(path: Path) -> RunSpec:
         full = c.get(line, "full_response", (str, type(None)), "full_response", required=False)
         rl_file = file.parent / f"response_list_{ident}.json"
         response_list = None
-        if rl_file.is_file():
+        if is_entry(rl_file):
             from annotation.formats.base import read_json
 
-            response_list = read_json(rl_file)
+            response_list = read_json(rl_file, src)
             rc = Checker(rl_file, ident)
             turns = rc.get(response_list, "response_list", list, "response_list")
             messages = rc.expect(turns[-1], list, "response_list[-1]") if turns else []

@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import click
 
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import click
-
 from store import make_engine
 from store.migrate import current_revision, head_revision, upgrade
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
 

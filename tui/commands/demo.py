@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import click
-
 from annotation.demo import build_demo
 from store import session_scope
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
 

@@ -6,10 +6,9 @@ import csv
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import click
-
 from annotation.formats import FORMAT_NAMES
 from annotation.formats import api
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
 FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)
@@ -94,6 +93,8 @@ def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: s
                f"{summary.events} events, mode {summary.mode}")
     for note in summary.notes:
         click.echo(f"note: {note}")
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}")
 
 
 @click.command("export-run")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import click
 
 from store import session_scope
 from store.gc import DEFAULT_MIN_AGE_S, collect, find_garbage
+from tui.commands import _click as click
 from tui.context import AppContext, pass_ctx
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 from sqlmodel import select
 
 from evaluation.benchmarks import UnknownProfile, all_profiles, get_profile
@@ -12,6 +11,7 @@ from evaluation.judges.reference_prompts import PromptImportError, import_prompt
 from evaluation.judges.templates import available
 from store import read_only, session_scope
 from store.models import JudgeTemplate
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
 

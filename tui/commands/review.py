@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import click
 from sqlmodel import Session, select
 
 from annotation.review import adjudication as adj
@@ -29,6 +28,8 @@ from evaluation.agreement.study import build_study, render_csv, render_markdown
 from evaluation.agreement.summary import agreement_report
 from store import read_only, session_scope
 from store.models import RatingScale
+from tui.commands import _click as click
+from tui.safe_text import json_safe
 from tui.blind_view import HIDDEN_NOTE, scope_for, visible_matrices, visible_ratings, visible_units
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
@@ -300,7 +301,7 @@ def review_view(app: AppContext, annotator: str, scale: str, target_kind: str, t
         return
     click.echo(f"{Target(target_kind, target_id, part).label()} on {scale}"
                f" — {'blind' if view['blind'] else 'open'}, {'rated' if view['rated'] else 'not rated yet'}")
-    click.echo(json.dumps(view["content"], indent=2, ensure_ascii=False, default=str))
+    click.echo(json_safe(json.dumps(view["content"], indent=2, ensure_ascii=False, default=str)))
     if view["hidden"]:
         click.echo(f"hidden until you rate: {', '.join(view['hidden'])}")
     for v in view["verdicts"]:

@@ -9,7 +9,6 @@ import sys
 import time
 from typing import Any
 
-import click
 import sqlalchemy as sa
 from sqlmodel import select
 
@@ -21,6 +20,8 @@ from evaluation.harness.runner import MAX_LIMIT
 from evaluation.harness.lease import RESUME_HINT, LeaseHeld, leases, shown_status
 from store import read_only, session_scope
 from store.models import Benchmark, Event, ModelEndpoint, Run, Trajectory
+from tui.commands import _click as click
+from tui.safe_text import visible
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
 
@@ -87,7 +88,7 @@ class _ProgressLine:
         bar = "#" * filled + "." * (width - filled)
         line = f"[{bar}] {p.line()}"
         if self.tty:
-            click.echo("\r" + line + ("\n" if p.finished else ""), err=True, nl=False)
+            click.raw_echo("\r" + visible(line) + ("\n" if p.finished else ""), err=True, nl=False)
         else:
             click.echo(line, err=True)
 

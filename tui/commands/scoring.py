@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import click
-
 from evaluation.judges.runner import judge_run
 from evaluation.judges.templates import available
 from evaluation.scoring import report as reports
 from evaluation.scoring.matchers import MODES
 from evaluation.scoring.runner import public, score_run
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
 _MODE = click.option("--mode", type=click.Choice(MODES), default="faithful", show_default=True,

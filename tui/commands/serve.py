@@ -1,8 +1,11 @@
 """``chainmark serve``: the TUI in a browser through textual-serve (one app process per tab).
 
-Each browser tab runs ``python -m tui.cli`` with the same database and actor as this command. The
-terminal-graphics protocols (kitty, Sixel) do not reach a browser, so served apps use half-cell
-images.
+Each browser tab runs ``python -m tui.cli`` with the same database, as the user whose token opened it.
+Without ``--user`` there is one token, for the acting user (``--as``); with ``--user alice --user bob``
+each gets a URL of their own and is audited under their own name. The server listens on 127.0.0.1
+unless ``--host`` says otherwise, and accepts websockets only from the page's own origin
+(``tui.serve_guard``). The terminal-graphics protocols (kitty, Sixel) do not reach a browser, so served
+apps use half-cell images.
 """
 
 from __future__ import annotations
@@ -11,32 +14,44 @@ import os
 import shlex
 import sys
 
-import click
-
+from tui.commands import _click as click
 from tui.context import AppContext, pass_ctx
 
 
-def serve_command(app: AppContext) -> str:
+def serve_command(app: AppContext, user: str | None = None) -> str:
     """The shell command each browser session runs (the database URL is made absolute first)."""
     args = [sys.executable, "-m", "tui.cli", "--db", app.url]
-    if app.actor:
-        args += ["--as", app.actor]
+    actor = user or app.actor
+    if actor:
+        args += ["--as", actor]
     return shlex.join(args)
 
 
 @click.command("serve")
-@click.option("--host", default="localhost", show_default=True, help="Interface to listen on.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to listen on (anything but loopback lets others on the network try the tokens).")
 @click.option("--port", "-p", type=int, default=8000, show_default=True)
-@click.option("--public-url", default=None, help="URL the browser reaches the server at, behind a proxy.")
+@click.option("--public-url", default=None,
+              help="URL the browser reaches the server at (behind a proxy); websockets must come from its origin.")
+@click.option("--user", "users", multiple=True, metavar="NAME",
+              help="Give NAME a URL of their own; their sessions run as NAME. Repeat for more users.")
 @pass_ctx
-def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None) -> None:
-    """Serve the TUI to a web browser (textual-serve)."""
-    from textual_serve.server import Server
+def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None, users: tuple[str, ...]) -> None:
+    """Serve the TUI to a web browser: one secret URL per user, printed once."""
+    from tui.serve_guard import GuardedServer, Login, new_token
 
     _ = app.engine  # create or check the schema now, so a bad database fails here and not in every tab
     os.environ["CHAINMARK_IMAGES"] = "halfcell"
-    click.echo(f"chainmark on http://{host}:{port}  (ctrl+c stops)", err=True)
-    Server(serve_command(app), host=host, port=port, title="chainmark", public_url=public_url).serve()
+    names = list(dict.fromkeys(users)) or [app.actor or ""]
+    logins = [Login(name or "(default)", new_token(), serve_command(app, name or None)) for name in names]
+    server = GuardedServer(logins, host=host, port=port, title="chainmark", public_url=public_url)
+    click.echo(f"chainmark serving on {server.public_url}  (ctrl+c stops); open:", err=True)
+    for login in logins:
+        click.echo(f"  {login.user}: {server.url_for(login)}", err=True)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"warning: listening on {host}; anyone who can reach it and learns a URL can use chainmark "
+                   f"as that user (put it behind TLS)", err=True)
+    server.serve()
 
 
 def register(cli: click.Group) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import click
 from sqlmodel import select
 
 from annotation import tasks as authoring
@@ -13,6 +12,7 @@ from annotation.answers import describe
 from store import read_only, session_scope
 from store.models import AuditEvent
 from store.queries import benchmark_summaries, task_summaries
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
 

@@ -6,10 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import click
-
 from evaluation.tools import ToolContext, ToolSettings, execute, get_tool_set, parse_arguments, tool_set_names
 from evaluation.tools.result import ToolError
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
 

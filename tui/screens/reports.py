@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Header, Input, Static
 from evaluation.scoring import report as reports
 from evaluation.scoring.runner import score_run
 from tui.messages import Failed, Loaded, Saved
+from tui.safe_text import data_cells
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, run_rows
 from tui.widgets.footer import KeyFooter
@@ -129,7 +130,7 @@ class ReportsScreen(WorkScreen):
             cursor = table.cursor_row
             table.clear()
             for r in self.runs:
-                table.add_row("✓" if r.id in self.chosen else "", r.id, r.name, r.benchmark, r.status,
+                table.add_row("✓" if r.id in self.chosen else "", r.id, *data_cells(r.name, r.benchmark, r.status),
                               key=str(r.id))
             if self.runs:
                 table.move_cursor(row=min(cursor, len(self.runs) - 1))

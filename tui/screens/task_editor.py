@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,8 +25,10 @@ from tui.app import Edit
 from tui.data import TaskDetail, task_detail
 from tui.images import preview
 from tui.messages import Loaded
+from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.widgets.answer_editor import AnswerEditor
+from tui.widgets.data_text_area import DataTextArea
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 
@@ -72,7 +75,7 @@ class TaskEditorScreen(WorkScreen):
             with VerticalScroll(id="editor-main"):
                 yield Static("", id="task-title", classes="section-title")
                 yield Label("Query", classes="hint")
-                yield TextArea(id="query", soft_wrap=True)
+                yield DataTextArea(id="query", soft_wrap=True)
                 for name in META_FIELDS:
                     with Horizontal(classes="field-row"):
                         yield Label(name)
@@ -125,7 +128,7 @@ class TaskEditorScreen(WorkScreen):
         self._loading = True
         self.sub_title = f"task {d.id}"
         self.query_one("#task-title", Static).update(
-            f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}")
+            data_text(f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}"))
         query = self.query_one("#query", TextArea)
         if query.text != d.query and "query" not in self._pending_saves:
             query.load_text(d.query)
@@ -140,16 +143,20 @@ class TaskEditorScreen(WorkScreen):
         if answer.spec != d.answer_spec and "answer" not in self._pending_saves:
             answer.set_spec(d.answer_spec)
         self._show_images(d)
-        docs = "\n\n".join(f"[b]{title}[/b]\n{text[:600]}" for title, text in d.documents)
+        docs = Text()
+        for title, text in d.documents:
+            docs.append(("\n\n" if docs else "") + visible(title), style="bold")
+            docs.append("\n" + visible(text[:600], keep_newlines=True))
         self.query_one("#documents", Static).update(docs)
         self.query_one("#warnings", Static).update(
-            "\n".join(f"! {w.code}: {w.message}" for w in warnings) or "no warnings")
-        self.query_one("#chain-summary", Static).update(_chain_text(d))
-        self.query_one("#drafting-summary", Static).update(_drafting_text(d.meta))
+            data_text("\n".join(f"! {w.code}: {w.message}" for w in warnings) or "no warnings"))
+        self.query_one("#chain-summary", Static).update(data_text(_chain_text(d)))
+        self.query_one("#drafting-summary", Static).update(data_text(_drafting_text(d.meta)))
         history = self.query_one("#history", DataTable)
         history.clear()
         for h in d.history:
-            history.add_row(h.at.replace("T", " "), h.actor, h.action, ", ".join(h.fields))
+            history.add_row(h.at.replace("T", " "), data_text(h.actor, keep_newlines=False), h.action,
+                            data_text(", ".join(h.fields), keep_newlines=False))
         self.query_one("#guidelines-text", Markdown).update(d.guidelines or "_No guidelines for this benchmark yet._")
         self.call_after_refresh(self._done_loading)
 

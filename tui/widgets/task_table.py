@@ -19,6 +19,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from tui.safe_text import visible
 from textual.worker import get_current_worker
 
 from tui.data import TaskRow
@@ -41,6 +43,7 @@ def _format(cells: list[str], width: int) -> str:
     for (_name, w), value in zip(COLUMNS, cells):
         if w == 0:
             w = max(0, width - used)
+        value = visible(value)  # data: control characters shown escaped, never sent to the terminal
         text = value if len(value) <= w - 1 else value[: max(0, w - 2)] + "…"
         out.append(text.ljust(w))
         used += w

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from evaluation.agreement.disagreements import Disagreement
 from tui.messages import Loaded, Saved
+from tui.safe_text import data_cells
 from tui.screens.review.open_trajectory import open_trajectory_when_loaded
 from tui.screens.base import WorkScreen
 from tui.screens.review.adjudication_data import (
@@ -112,8 +113,8 @@ class AdjudicationScreen(WorkScreen):
         self.items = items
         table.clear()
         for d in items:
-            table.add_row(d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""), f"{d.split:.2f}",
-                          ", ".join(d.pair_kinds), key=_row_key(d))
+            table.add_row(*data_cells(d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""),
+                                      f"{d.split:.2f}", ", ".join(d.pair_kinds)), key=_row_key(d))
         self._show_status()
         if not items:
             self.item = None

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Header, Input, Static
 from textual_plotext import PlotextPlot
 
 from tui.messages import Loaded
+from tui.safe_text import data_cells
 from tui.screens.base import WorkScreen
 from tui.screens.review.dashboard_data import DashboardData, DashboardQuery, dashboard_data
 from tui.widgets.footer import KeyFooter
@@ -112,10 +113,11 @@ class DashboardScreen(WorkScreen):
         dim = f".{report['dimension']}" if report["dimension"] else ""
         which = f"  (matrix {data.query.matrix_index % len(data.titles) + 1}/{len(data.titles)})" \
             if len(data.titles) > 1 else ""
-        title.update(f"[b]{report['scale']}{dim}[/b] ({report['level']}): {len(report['raters'])} rater(s), "
-                     f"{report['units']} target(s){which}   ·   scales: {', '.join(data.scales)}")
+        name, rest = data_cells(f"{report['scale']}{dim}", f"({report['level']}): {len(report['raters'])} rater(s), "
+                                f"{report['units']} target(s){which}   ·   scales: {', '.join(data.scales)}")
+        title.update(f"[b]{name}[/b] {rest}")
         for name, est in report["overall"].items():
-            overall.add_row(name, est_text(est), est["n"], est["reason"] or "", key=name)
+            overall.add_row(*data_cells(name, est_text(est), est["n"], est["reason"] or ""), key=name)
         cols = [c for c in PAIR_COLUMNS if any(c in p["statistics"] for p in report["pairs"])]
         for label, width in (("rater A", 16), ("rater B", 16), ("pair", 11), ("n", 3)):
             pairs.add_column(label, width=width)
@@ -123,7 +125,7 @@ class DashboardScreen(WorkScreen):
             pairs.add_column(c.replace("_", " ").replace("cohen kappa", "κ").replace("percent agreement", "% agree"),
                              width=22, key=c)
         for p in report["pairs"]:
-            pairs.add_row(p["a"], p["b"], p["kind"], p["n"], *(est_text(p["statistics"].get(c)) for c in cols),
+            pairs.add_row(*data_cells(p["a"], p["b"], p["kind"], p["n"], *(est_text(p["statistics"].get(c)) for c in cols)),
                           key=f"{p['a']}|{p['b']}")
         self.query_one("#dash-notes", Static).update(self._notes(report))
         self._show_confusion()

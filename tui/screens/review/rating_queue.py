@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Header, Input, Static
 from tui.app import Edit
 from tui.images import preview
 from tui.messages import Loaded, Saved
+from tui.safe_text import data_cells, data_text
 from tui.screens.review.open_trajectory import open_trajectory_when_loaded
 from tui.screens.base import WorkScreen
 from tui.screens.review.data import (
@@ -132,10 +133,10 @@ class RatingQueueScreen(WorkScreen):
         table = self.query_one("#progress", DataTable)
         table.clear()
         for name, done, assigned in state.progress:
-            table.add_row(name, done, assigned, key=name)
+            table.add_row(*data_cells(name), done, assigned, key=name)
         if not state.entries:
             self.item = None
-            self.query_one("#queue-status", Static).update(f"{state.annotator}: nothing assigned")
+            self.query_one("#queue-status", Static).update(data_text(f"{state.annotator}: nothing assigned"))
             self.query_one("#target-content", Static).update("")
             return
         self._load_item()

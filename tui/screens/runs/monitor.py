@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from evaluation.harness.lease import RESUME_HINT
 from tui.messages import Loaded
+from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, first_trajectory, run_rows
 from tui.screens.runs.manager import LiveRun, run_manager
@@ -111,7 +112,8 @@ class RunMonitorScreen(WorkScreen):
         table = self.query_one("#runs-table", DataTable)
         table.clear()
         for r in self.rows:
-            table.add_row(r.id, clip(r.name, 12), r.benchmark, r.endpoint, r.mode, self._status(r),
+            table.add_row(r.id, Text(clip(r.name, 12)), data_text(r.benchmark, keep_newlines=False),
+                          data_text(r.endpoint, keep_newlines=False), r.mode, self._status(r),
                           f"{r.by_status.get('done', 0)}/{r.total}", r.by_status.get("failed", 0), f"{r.tokens:,}",
                           key=str(r.id))
         ids = [r.id for r in self.rows]
@@ -150,7 +152,8 @@ class RunMonitorScreen(WorkScreen):
         text = Text()
         text.append(f"run {self.selected}", style="bold")
         if row is not None:
-            text.append(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · -j {row.concurrency}")
+            text.append(visible(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · "
+                                f"-j {row.concurrency}"))
         state = live.state if live is not None and live.active else (row.status if row else "")
         text.append(f"\n{state}", style="yellow" if live is not None and live.active else "")
         if state == "interrupted":
@@ -168,7 +171,7 @@ class RunMonitorScreen(WorkScreen):
             listed += [e for e in row.errors if e not in listed]
         msg = Text()
         if live is not None and live.error:
-            msg.append(f"run: {live.error}\n", style="red")
+            msg.append(f"run: {visible(live.error, keep_newlines=True)}\n", style="red")
         for task_id, err in listed[-50:]:
             msg.append(f"task {task_id}: ", style="bold red")
             msg.append(clip(err, 300) + "\n")

@@ -19,6 +19,7 @@ from textual.widgets import Header, Static
 
 from tui.images import preview
 from tui.messages import Loaded
+from tui.safe_text import visible
 from tui.screens.base import WorkScreen
 from tui.screens.runs.trajectory_data import TrajectoryView, token_total, trajectory_view
 from tui.widgets.footer import KeyFooter
@@ -79,8 +80,8 @@ class TrajectoryScreen(WorkScreen):
         head = Text()
         head.append(f"Trajectory {view.id}", style="bold")
         pos = view.siblings.index(view.id) + 1 if view.id in view.siblings else 0
-        head.append(f" ({pos}/{len(view.siblings)}) · {view.run_name} · {view.mode} · {view.benchmark} "
-                    f"task {view.source_id} · {view.status}")
+        head.append(visible(f" ({pos}/{len(view.siblings)}) · {view.run_name} · {view.mode} · {view.benchmark} "
+                            f"task {view.source_id} · {view.status}"))
         tokens = token_total(view.usage)
         if tokens:
             head.append(f" · {tokens:,} tokens")
@@ -100,9 +101,10 @@ class TrajectoryScreen(WorkScreen):
             task.append("   expected: ", style="dim")
             task.append(clip(view.expected, 200))
         if view.error:
-            task.append(f"\nerror: {view.error}", style="red")
+            task.append("\nerror: " + visible(view.error, keep_newlines=True), style="red")
         for m in view.unplaced:
-            task.append(f"\n{'?' if m.hidden else '✓' if m.passed else '✗'} {m.key} ({m.axis}) {clip(m.description, 120)} — no matching step",
+            task.append(f"\n{'?' if m.hidden else '✓' if m.passed else '✗'} {visible(m.key)} ({visible(m.axis)}) "
+                        f"{clip(m.description, 120)} — no matching step",
                         style="dim" if m.hidden else "green" if m.passed else "red")
         self.query_one("#traj-task", Static).update(task)
         verdicts = [{"judge": j.who, "label": j.value, "rationale": j.note} for j in view.judgements if not j.human]

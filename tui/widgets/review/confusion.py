@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.safe_text import data_cells
 from tui.widgets.review.event_text import value_text
 
 
@@ -28,11 +29,11 @@ class ConfusionMatrix(Static):
         table = Table(show_lines=False, box=None, pad_edge=False)
         table.add_column("", style="bold")
         for c in categories:
-            table.add_column(_short(c), justify="right")
+            table.add_column(*data_cells(_short(c)), justify="right")
         for value, row in zip(categories, counts):
             cells = [(f"[bold green]{n}[/]" if i == j and n else (str(n) if n else "·"))
                      for j, n in enumerate(row) for i in [categories.index(value)]]
-            table.add_row(_short(value), *cells)
+            table.add_row(*data_cells(_short(value)), *cells)
         self.update(Group(Text(self.caption, style="bold"), table))
 
     def clear(self, message: str = "") -> None:

@@ -9,12 +9,13 @@ import json
 from typing import Any
 
 from store import events as ev
+from tui.safe_text import visible
 
 
 def clip(text: Any, limit: int = 240) -> str:
-    """One line of at most ``limit`` characters (whitespace collapsed)."""
+    """One line of at most ``limit`` characters (whitespace collapsed), control characters shown escaped."""
     s = " ".join(str(text if text is not None else "").split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    return visible(s if len(s) <= limit else s[: limit - 1] + "…")
 
 
 def _args(value: Any) -> str:
@@ -27,7 +28,12 @@ def _args(value: Any) -> str:
 
 
 def event_summary(kind: str, payload: dict[str, Any] | None, failed: bool = False, limit: int = 240) -> str:
-    """What happened, in one line: ``call OCR {"image": …}``, ``result OCR ok: …``, ``answer: 42``."""
+    """What happened, in one line: ``call OCR {"image": …}``, ``result OCR ok: …``, ``answer: 42``
+    (control characters in the data shown escaped)."""
+    return visible(_event_summary(kind, payload, failed, limit))
+
+
+def _event_summary(kind: str, payload: dict[str, Any] | None, failed: bool, limit: int) -> str:
     p = payload or {}
     mark = "✗ " if failed else ""
     if kind == ev.MODEL_MESSAGE:
@@ -76,7 +82,7 @@ def event_assets(payload: dict[str, Any] | None) -> list[int]:
 def value_text(value: Any) -> str:
     """A rating value for display: dimensional values as ``dim=v`` pairs."""
     if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items())
+        return visible(", ".join(f"{k}={v}" for k, v in value.items()))
     if isinstance(value, list):
-        return ", ".join(map(str, value))
-    return "—" if value is None else str(value)
+        return visible(", ".join(map(str, value)))
+    return "—" if value is None else visible(value)

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
+from tui.safe_text import visible
 from tui.widgets.review.event_text import clip, event_summary, value_text
 
 
@@ -48,20 +49,20 @@ def content_text(content: dict[str, Any], *, max_events: int = 60) -> Text:
     def head(title: str) -> None:
         if out:
             out.append("\n")
-        out.append(title + "\n", style="bold")
+        out.append(visible(title) + "\n", style="bold")
 
     task = content.get("task")
     if task:
         head(f"Task {task.get('id')} (rev {task.get('revision')})" + (f" · {task['category']}" if task.get("category") else ""))
-        out.append(str(task.get("query") or "") + "\n")
+        out.append(visible(task.get("query"), keep_newlines=True) + "\n")
     if content.get("part"):
         head("Part")
-        out.append(str(content["part"]) + "\n")
+        out.append(visible(content["part"], keep_newlines=True) + "\n")
     cp = content.get("checkpoint")
     if cp:
         head(f"Checkpoint {cp.get('key')} · axis {cp.get('axis')}")
         if cp.get("description"):
-            out.append(str(cp["description"]) + "\n")
+            out.append(visible(cp["description"], keep_newlines=True) + "\n")
         for name in ("visual_check", "search_check", "answer_check"):
             if cp.get(name):
                 out.append(f"{name.replace('_', ' ')}: ", style="dim")
@@ -91,11 +92,11 @@ def content_text(content: dict[str, Any], *, max_events: int = 60) -> Text:
     verdict = content.get("verdict")
     if verdict:
         head(f"Judge report by {verdict.get('judge')}")
-        out.append(report_text(verdict))
+        out.append(visible(report_text(verdict), keep_newlines=True))
     traj = content.get("trajectory")
     if traj:
         head(f"Final answer (trajectory {traj.get('id')}, {traj.get('status')})")
-        out.append(str(traj.get("final_answer") or "—") + "\n")
+        out.append(visible(str(traj.get("final_answer") or "—"), keep_newlines=True) + "\n")
     return out
 
 
@@ -111,19 +112,19 @@ class VerdictCard(Static):
 
 def verdict_card(v: dict[str, Any]) -> VerdictCard:
     text = Text()
-    text.append(str(v.get("judge")), style="bold")
+    text.append(visible(str(v.get("judge")), keep_newlines=True), style="bold")
     value = v.get("label") if v.get("label") is not None else v.get("score")
     text.append(f"  {value_text(value)}")
     if v.get("label") is not None and v.get("score") is not None:
         text.append(f" ({v['score']:g})" if isinstance(v["score"], (int, float)) else f" ({v['score']})")
     text.append("\n")
-    text.append(str(v.get("rationale") or ""), style="italic")
+    text.append(visible(str(v.get("rationale") or ""), keep_newlines=True), style="italic")
     return VerdictCard(text)
 
 
 def rating_card(r: dict[str, Any]) -> VerdictCard:
     text = Text()
-    text.append(str(r.get("annotator")), style="bold")
+    text.append(visible(str(r.get("annotator")), keep_newlines=True), style="bold")
     text.append(f"  {value_text(r.get('value'))}")
     if r.get("stale"):
         text.append("  stale", style="yellow")
@@ -134,9 +135,9 @@ def rating_card(r: dict[str, Any]) -> VerdictCard:
 
 def adjudication_card(a: dict[str, Any]) -> VerdictCard:
     text = Text()
-    text.append(f"final by {a.get('reviewer')}", style="bold")
+    text.append(visible(f"final by {a.get('reviewer')}"), style="bold")
     text.append(f"  {value_text(a.get('final_value'))}\n")
-    text.append(str(a.get("rationale") or ""), style="italic")
+    text.append(visible(str(a.get("rationale") or ""), keep_newlines=True), style="italic")
     return VerdictCard(text, classes="-final")
 
 

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
+from tui.safe_text import visible
 from tui.widgets.review.event_text import clip
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def step_text(step: "Step | None", width: int = 400) -> Text:
         out.append("—", style="dim")
         return out
     style = "bold" if step.ok else "bold red"
-    out.append(f"{step.name}", style=style)
+    out.append(visible(step.name), style=style)
     if step.call:
         out.append(f" {clip(step.call, width)}")
     if step.thought:
@@ -45,14 +46,14 @@ def marks_text(marks: "tuple[Mark, ...]", judgements: "tuple[Judgement, ...]") -
             out.append("? ", style="dim")
         else:
             out.append("✓ " if m.passed else "✗ ", style="bold green" if m.passed else "bold red")
-        out.append(f"{m.key}", style="bold")
-        out.append(f" {m.axis}", style="dim")
+        out.append(visible(m.key), style="bold")
+        out.append(f" {visible(m.axis)}", style="dim")
         for j in m.judgements:
-            out.append(f"\n  {j.who}: {j.value}", style="green" if j.human else "cyan")
+            out.append(f"\n  {visible(j.who)}: {visible(j.value)}", style="green" if j.human else "cyan")
     for j in judgements:
         if out:
             out.append("\n")
-        out.append(f"{j.who}: {j.value}", style="green" if j.human else "cyan")
+        out.append(f"{visible(j.who)}: {visible(j.value)}", style="green" if j.human else "cyan")
     return out
 
 

@@ -1,0 +1,84 @@
+"""`chainmark serve` lets in only its own page's websocket with a valid token (issue 14, item 5): a page on
+another origin, or a client without the token, gets 403; the right one gets a TUI session."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from tui.commands.serve import serve_command
+from tui.context import AppContext
+from tui.serve_guard import GuardedServer, Login, allowed_origins, origin_of
+
+SESSION_TIMEOUT = 60  # seconds to wait for the TUI's first output; reached only when a session fails
+SERVED = "SERVED"  # stands for the served origin, http://127.0.0.1:<port>
+
+
+def guarded(db_path, port: int) -> GuardedServer:
+    app = AppContext(db=str(db_path), actor="ann")
+    return GuardedServer([Login("ann", "tok-ann-secret", serve_command(app)),
+                          Login("bob", "tok-bob-secret", serve_command(app, "bob"))], host="127.0.0.1", port=port)
+
+
+async def handshake(db_path, token: str, origin: str | None = SERVED, want_output: bool = False) -> int | bytes:
+    """The websocket handshake's status (101 when accepted), or with ``want_output`` the session's first bytes."""
+    probe = TestServer(aiohttp.web.Application(), host="127.0.0.1")  # a free port: the origin names it
+    await probe.start_server()
+    port = probe.port
+    await probe.close()
+    server = TestServer(await guarded(db_path, port)._make_app(), host="127.0.0.1", port=port)
+    await server.start_server()
+    headers = {} if origin is None else {"Origin": f"http://127.0.0.1:{port}" if origin == SERVED else origin}
+    try:
+        async with aiohttp.ClientSession() as http:
+            try:
+                async with http.ws_connect(f"http://127.0.0.1:{port}/ws/{token}?width=100&height=30",
+                                           headers=headers) as ws:
+                    if not want_output:
+                        return 101
+                    while True:
+                        msg = await asyncio.wait_for(ws.receive(), SESSION_TIMEOUT)
+                        assert msg.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), msg
+                        if msg.type == aiohttp.WSMsgType.BINARY and msg.data:
+                            return msg.data
+            except aiohttp.WSServerHandshakeError as exc:
+                return exc.status
+    finally:
+        await server.close()
+
+
+def test_foreign_origin_is_refused(engine, db_path) -> None:  # type: ignore[no-untyped-def]
+    assert asyncio.run(handshake(db_path, "tok-ann-secret", origin="https://evil.example")) == 403
+
+
+def test_missing_origin_is_refused(engine, db_path) -> None:  # type: ignore[no-untyped-def]
+    assert asyncio.run(handshake(db_path, "tok-ann-secret", origin=None)) == 403
+
+
+@pytest.mark.parametrize("token", ["", "tok-ann-secreT", "nope"])
+def test_websocket_without_a_valid_token_is_refused(engine, db_path, token: str) -> None:  # type: ignore[no-untyped-def]
+    assert asyncio.run(handshake(db_path, token)) in (403, 404)  # (an empty token matches no route)
+
+
+def test_the_right_origin_and_token_get_a_tui_session(engine, db_path) -> None:  # type: ignore[no-untyped-def]
+    first = asyncio.run(handshake(db_path, "tok-ann-secret", want_output=True))
+    assert isinstance(first, bytes) and first
+
+
+def test_each_user_runs_as_themselves(db_path) -> None:  # type: ignore[no-untyped-def]
+    server = guarded(db_path, 8000)
+    assert shlex.split(server.login_for("tok-bob-secret").command)[-2:] == ["--as", "bob"]
+    assert shlex.split(server.login_for("tok-ann-secret").command)[-2:] == ["--as", "ann"]
+    assert server.login_for("tok-ann-secre") is None and server.login_for(None) is None
+
+
+def test_origins() -> None:
+    assert origin_of("http://127.0.0.1:8000/x") == "http://127.0.0.1:8000"
+    assert origin_of("https://lab.example:443") == "https://lab.example"
+    assert allowed_origins("http://127.0.0.1:8000") == {"http://127.0.0.1:8000", "http://localhost:8000",
+                                                         "http://[::1]:8000"}
+    assert allowed_origins("https://lab.example") == {"https://lab.example"}

@@ -1,0 +1,23 @@
+"""A ``TextArea`` for text that came from data (a dataset's query): edited as it is, shown safely.
+
+The text keeps its control characters (editing must not change what is not edited), but each is drawn
+as one visible stand-in (``tui.safe_text.pictured``: ESC as ␛, CR as ␍), so an escape sequence in a
+query never reaches the terminal and ``\\r`` cannot hide what comes before it.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.strip import Strip
+from textual.widgets import TextArea
+
+from tui.safe_text import pictured
+
+
+class DataTextArea(TextArea):
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        segments = list(strip)
+        if all(seg.text.isprintable() for seg in segments):
+            return strip
+        return Strip([Segment(pictured(seg.text), seg.style, seg.control) for seg in segments])
