@@ -202,9 +202,10 @@ def parse_json(text: str, path: Path, root: DatasetRoot | None = None, *, keep_l
         raise FormatError(path, record, None, "JSON nested too deeply") from None
 
 
-def read_json_noting_duplicates(path: Path, root: Path | DatasetRoot | None = None) -> tuple[Any, list[str]]:
-    """``read_json`` plus the keys that occur more than once in the top-level object (the value kept for
-    each is the last one, as ``json.load`` keeps it)."""
+def read_json_noting_duplicates(path: Path, root: Path | DatasetRoot | None = None
+                                ) -> tuple[Any, list[str], list[str]]:
+    """``read_json`` for files whose reference reads them with ``json.load`` (the last of a repeated key
+    wins): the value, the keys repeated in the top-level object, and those repeated in nested objects."""
     text = read_text(path, as_root(root, path))
     duplicates: list[list[str]] = []
 
@@ -221,8 +222,9 @@ def read_json_noting_duplicates(path: Path, root: Path | DatasetRoot | None = No
         raise FormatError(path, message=f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise FormatError(path, message="JSON nested too deeply") from None
-    top = duplicates[-1] if isinstance(value, dict) and duplicates else []  # the outermost object closes last
-    return value, top
+    top = duplicates.pop() if isinstance(value, dict) and duplicates else []  # the outermost object closes last
+    nested = sorted({k for keys in duplicates for k in keys})
+    return value, top, nested
 
 
 def read_json(path: Path, root: Path | DatasetRoot | None = None, *, keep_last: bool = False) -> Any:

@@ -268,13 +268,16 @@ def _parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
 
 def read_run(path: Path) -> RunSpec:
     file = find_dataset_file(path, (PREDICTIONS_FILE,), "GTA predictions file")
-    data, duplicates = read_json_noting_duplicates(file, path if path.is_dir() else file.parent)
+    data, duplicates, nested = read_json_noting_duplicates(file, path if path.is_dir() else file.parent)
     if not isinstance(data, dict):
         raise FormatError(file, None, None, "must be a JSON object keyed by sample index")
     notes = []
     if duplicates:
         notes.append(f"{len(duplicates)} sample key(s) occur more than once in {file.name}; the last record of each "
                      f"was kept, as json.load keeps it for the reference: {', '.join(map(repr, duplicates[:10]))}")
+    if nested:
+        notes.append(f"key(s) repeated inside records of {file.name}: {', '.join(map(repr, nested[:10]))}; the last "
+                     f"value of each was used, as json.load uses it for the reference")
     numeric: list[str] = []
     layouts = set()
     trajectories = []

@@ -141,7 +141,8 @@ def _output(rng: random.Random, ident: str, gold: list[str], root: Path, abs_dir
 
 def generate(out: Path, n: int = 300, seed: int = 15) -> dict[str, Path]:
     rng = random.Random(seed)
-    dataset, root, abs_dir = out / "dataset", out / "ISG_eval", (out / "abs").resolve()
+    dataset, root = out / "dataset", out / "ISG_eval"
+    abs_dir = (root / "abs").resolve()  # absolute paths inside --root: chainmark reads nothing outside it
     for d in (dataset / "images", root, abs_dir, out / "results"):
         d.mkdir(parents=True, exist_ok=True)
     gt_lines, pred_lines = [], []

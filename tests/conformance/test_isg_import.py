@@ -21,11 +21,11 @@ def _predictions(tmp_path: Path, lines: list) -> Path:
     for i, line in enumerate(lines):
         preds.append({**line, "output": [{"type": "text", "content": f"next {i}"},
                                          {"type": "image", "content": f"gen/{i}_a.png"},
-                                         {"type": "image", "content": str(tmp_path / "abs" / f"{i}_b.png")}]})
+                                         {"type": "image", "content": str(root / "abs" / f"{i}_b.png")}]})
         (root / "gen").mkdir(parents=True, exist_ok=True)
         (root / "gen" / f"{i}_a.png").write_bytes(png(700 + i))
-        (tmp_path / "abs").mkdir(exist_ok=True)
-        (tmp_path / "abs" / f"{i}_b.png").write_bytes(png(800 + i))  # exists as given: used as it is
+        (root / "abs").mkdir(exist_ok=True)
+        (root / "abs" / f"{i}_b.png").write_bytes(png(800 + i))  # exists as given: used as it is
     out = tmp_path / "results" / "model.jsonl"
     out.parent.mkdir(parents=True)
     out.write_text("".join(json.dumps(p) + "\n" for p in preds), encoding="utf-8")
@@ -40,6 +40,21 @@ def test_output_images_resolve_under_root_as_the_reference_does(engine, blobs, t
         import_run(engine, blobs, "isg", file, "isg")  # next to the JSONL: not there
     summary = import_run(engine, blobs, "isg", file, "isg", root=str(tmp_path / "ISG_eval"))
     assert summary.trajectories == 3 and summary.assets == 6
+
+
+def test_root_reads_nothing_outside_it(engine, blobs, tmp_path: Path) -> None:
+    """An output image named by an absolute path outside --root is not read (hostile predictions could name
+    any file); the import refuses it, naming the field."""
+    lines = write_isg(tmp_path / "src")
+    import_dataset(engine, blobs, "isg", tmp_path / "src")
+    file = _predictions(tmp_path, lines)
+    outside = tmp_path / "elsewhere.png"
+    outside.write_bytes(png(900))
+    text = file.read_text(encoding="utf-8").replace(str(tmp_path / "ISG_eval" / "abs" / "0_b.png"), str(outside))
+    file.write_text(text, encoding="utf-8")
+    with pytest.raises(FormatError, match="outside") as info:
+        import_run(engine, blobs, "isg", file, "isg", root=str(tmp_path / "ISG_eval"))
+    assert info.value.field == "output[2].content"
 
 
 def test_drop_last_leaves_out_the_last_line_like_end_minus_one(engine, blobs, tmp_path: Path, db_path) -> None:
