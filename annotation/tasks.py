@@ -340,13 +340,58 @@ def add_ordering_constraint(session: Session, task_id: int, sequence: list[str],
         raise AuthoringError(f"ordering constraint names unknown checkpoint(s): {', '.join(missing)}")
     if len(sequence) < 2:
         raise AuthoringError("an ordering constraint needs at least two checkpoints")
-    n = session.exec(select(sa.func.count()).select_from(OrderingConstraint)
-                     .where(OrderingConstraint.task_id == task_id)).one()
-    oc = OrderingConstraint(task_id=task_id, key=key or f"order{n + 1}", sequence=sequence, max_gap=max_gap)
+    used = set(session.exec(select(OrderingConstraint.key).where(OrderingConstraint.task_id == task_id)).all())
+    if key is not None and key in used:
+        raise AuthoringError(f"ordering constraint key {key!r} is already used on this task")
+    n = len(used) + 1
+    while key is None and f"order{n}" in used:
+        n += 1
+    oc = OrderingConstraint(task_id=task_id, key=key or f"order{n}", sequence=sequence, max_gap=max_gap)
     session.add(oc)
     bump_revision(get_task(session, task_id), session)
     session.flush()
     return oc
+
+
+def delete_checkpoint(session: Session, checkpoint_id: int) -> dict[str, Any]:
+    """Remove a checkpoint; returns its fields (``add_checkpoint(**them)`` restores it).
+
+    Refused while an ordering constraint names it (the constraint would silently change meaning)
+    or while runs have scored it (their results point at it)."""
+    from store.models import CheckpointResult
+
+    cp = session.get(Checkpoint, checkpoint_id)
+    if cp is None:
+        raise AuthoringError(f"no checkpoint with id {checkpoint_id}")
+    orders = [o.key for o in session.exec(select(OrderingConstraint)
+                                          .where(OrderingConstraint.task_id == cp.task_id)).all()
+              if cp.key in (o.sequence or [])]
+    if orders:
+        raise AuthoringError(f"checkpoint {cp.key} is in ordering constraint {', '.join(orders)}; delete that first")
+    scored = session.exec(select(sa.func.count()).select_from(CheckpointResult)
+                          .where(CheckpointResult.checkpoint_id == checkpoint_id)).one()
+    if scored:
+        raise AuthoringError(f"checkpoint {cp.key} has {scored} scored result(s) from runs; it cannot be deleted")
+    snapshot = {"task_id": cp.task_id, "key": cp.key, **{k: getattr(cp, k) for k in CHECKPOINT_FIELDS}}
+    for child in session.exec(select(Checkpoint).where(Checkpoint.parent_id == checkpoint_id)).all():
+        child.parent_id = None
+    session.delete(cp)
+    bump_revision(get_task(session, snapshot["task_id"]), session)
+    session.flush()
+    return snapshot
+
+
+def delete_ordering_constraint(session: Session, task_id: int, key: str) -> dict[str, Any]:
+    """Remove the task's ordering constraint ``key``; returns what ``add_ordering_constraint`` needs."""
+    oc = session.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == task_id,
+                                                       OrderingConstraint.key == key)).first()
+    if oc is None:
+        raise AuthoringError(f"task {task_id} has no ordering constraint {key!r}")
+    snapshot = {"task_id": task_id, "sequence": list(oc.sequence or []), "max_gap": oc.max_gap, "key": oc.key}
+    session.delete(oc)
+    bump_revision(get_task(session, task_id), session)
+    session.flush()
+    return snapshot
 
 
 # ------------------------------------------------------------------ assets and documents

@@ -91,6 +91,35 @@ def test_checkpoints_and_ordering_constraints(engine, task_id):
             authoring.add_checkpoint(s, task_id, "cp1", axis="S")
 
 
+def test_deleting_checkpoints_and_ordering_constraints(engine, task_id):
+    with session_scope(engine) as s:
+        a = authoring.add_checkpoint(s, task_id, axis="S", description="search")
+        b = authoring.add_checkpoint(s, task_id, axis="R", answer_check={"match_type": "exact", "target": "58"})
+        child = authoring.add_checkpoint(s, task_id, axis="V", parent_id=b.id)
+        authoring.add_ordering_constraint(s, task_id, ["cp1", "cp2"])
+        authoring.add_ordering_constraint(s, task_id, ["cp2", "cp3"])
+        # a checkpoint an ordering names cannot go until the ordering does
+        with pytest.raises(authoring.AuthoringError, match="order1"):
+            authoring.delete_checkpoint(s, a.id)
+        snap = authoring.delete_ordering_constraint(s, task_id, "order1")
+        assert snap == {"task_id": task_id, "sequence": ["cp1", "cp2"], "max_gap": None, "key": "order1"}
+        # a new constraint never reuses a key still in use (it was counted, so order2 came twice)
+        assert authoring.add_ordering_constraint(s, task_id, ["cp1", "cp3"]).key == "order3"
+        assert authoring.add_ordering_constraint(s, task_id, ["cp3", "cp1"]).key == "order4"
+        authoring.delete_ordering_constraint(s, task_id, "order3")
+        authoring.delete_ordering_constraint(s, task_id, "order4")
+        rev = s.get(Task, task_id).revision
+        fields = authoring.delete_checkpoint(s, a.id)
+        assert (fields["key"], fields["axis"], fields["description"]) == ("cp1", "S", "search")
+        assert s.get(Task, task_id).revision == rev + 1
+        # deleting a parent detaches its children
+        authoring.delete_ordering_constraint(s, task_id, "order2")
+        authoring.delete_checkpoint(s, b.id)
+        assert s.get(type(child), child.id).parent_id is None
+        with pytest.raises(authoring.AuthoringError, match="no ordering constraint"):
+            authoring.delete_ordering_constraint(s, task_id, "order9")
+
+
 def test_every_edit_is_audited(engine, task_id):
     with session_scope(engine, actor="rev") as s:
         authoring.edit_task(s, task_id, query="Changed?")

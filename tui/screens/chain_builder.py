@@ -63,7 +63,7 @@ class ChainBuilderScreen(WorkScreen):
         Binding("escape", "back", "Back"),
         Binding("ctrl+r", "run", "Run tool", priority=True),
         Binding("ctrl+l", "region", "Pick region", priority=True),
-        Binding("ctrl+y", "accept", "Accept step", priority=True),
+        Binding("ctrl+s", "accept", "Accept step", priority=True),
         Binding("ctrl+f", "final", "Final answer", priority=True),
         Binding("ctrl+g", "guidelines", "Guidelines", priority=True),
     ]
@@ -278,7 +278,7 @@ class ChainBuilderScreen(WorkScreen):
             n = len(result.images)
             self.query_one("#result", Static).update(
                 f"✓ {result.tool}: {text[:400]}" + (f"\n{n} image(s) produced" if n else "")
-                + ("" if self.blind else "\nctrl+y accepts this as the next step"))
+                + ("" if self.blind else "\nctrl+s accepts this as the next step"))
         else:
             self.query_one("#result", Static).update(f"✗ {result.tool}: {result.error}")
         pane = self.query_one("#result-preview", ImagePane)
@@ -489,5 +489,13 @@ class ChainBuilderScreen(WorkScreen):
         if self.detail is not None:
             self.app.push_screen(GuidelinesScreen(self.detail.benchmark, self.detail.guidelines))
 
+    def unsaved_changes(self) -> list[str]:
+        lost = []
+        if not self.blind and self.pending is not None and self.pending["result"].ok:
+            lost.append(f"the {self.pending['tool']} run is not accepted as a step (ctrl+s accepts it)")
+        if self.query_one("#thought", Input).value.strip():
+            lost.append("the thought you typed")
+        return lost
+
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.leave()

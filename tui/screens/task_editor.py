@@ -23,7 +23,7 @@ from annotation.tasks import STATUSES, TRANSITIONS
 from tui.app import Edit
 from tui.data import TaskDetail, task_detail
 from tui.images import preview
-from tui.messages import Loaded
+from tui.messages import Loaded, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.answer_editor import AnswerEditor
 from tui.widgets.footer import KeyFooter
@@ -51,11 +51,11 @@ class TaskEditorScreen(WorkScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("ctrl+b", "chain", "Chain builder"),
-        Binding("ctrl+k", "checkpoints", "Checkpoints"),
+        Binding("ctrl+t", "checkpoints", "Checkpoints"),
         Binding("ctrl+o", "attach", "Attach image"),
         Binding("ctrl+s", "submit", "Submit"),
         Binding("ctrl+g", "guidelines", "Guidelines"),
-        Binding("ctrl+d", "drafting", "Drafting aids"),
+        Binding("ctrl+r", "drafting", "Drafting aids"),
         Binding("ctrl+n", "baseline", "Solve blind"),
     ]
 
@@ -65,6 +65,7 @@ class TaskEditorScreen(WorkScreen):
         self.detail: TaskDetail | None = None
         self._pending_saves: dict[str, Timer] = {}
         self._loading = False
+        self._show_all = False  # the next load also replaces the focused field (after an undo)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -131,7 +132,7 @@ class TaskEditorScreen(WorkScreen):
             query.load_text(d.query)
         for name in META_FIELDS:
             box = self.query_one(f"#meta-{name}", Input)
-            if box.value != getattr(d, name) and not box.has_focus:
+            if box.value != getattr(d, name) and (self._show_all or not box.has_focus):
                 with self.prevent(Input.Changed):
                     box.value = getattr(d, name)
         with self.prevent(Select.Changed):
@@ -155,6 +156,12 @@ class TaskEditorScreen(WorkScreen):
 
     def _done_loading(self) -> None:
         self._loading = False
+        self._show_all = False
+
+    @on(Saved)
+    def _undone(self, message: Saved) -> None:
+        if message.what.startswith("undid:"):
+            self._show_all = True
 
     def _show_images(self, d: TaskDetail) -> None:
         options = self.query_one("#image-list", OptionList)
@@ -254,9 +261,12 @@ class TaskEditorScreen(WorkScreen):
 
     # ------------------------------------------------------------------ actions
 
+    def unsaved_changes(self) -> list[str]:
+        _, error = self.query_one(AnswerEditor).current()
+        return [f"the answer spec is invalid ({error})"] if error else []
+
     def action_back(self) -> None:
-        self.flush_pending()
-        self.app.pop_screen()
+        self.leave()
 
     def action_submit(self) -> None:
         self.set_status("submitted")
@@ -341,4 +351,4 @@ def _drafting_text(meta: dict[str, Any]) -> str:
     if oracle:
         verdict = "reached the answer" if oracle.get("passed") else "did NOT reach the answer"
         lines.append(f"oracle check: model {verdict} — said {oracle.get('answer', '')[:120]!r}")
-    return "\n".join(lines) or "none yet — ctrl+d"
+    return "\n".join(lines) or "none yet — ctrl+r"
