@@ -397,6 +397,25 @@ def delete_ordering_constraint(session: Session, task_id: int, key: str) -> dict
 # ------------------------------------------------------------------ assets and documents
 
 
+IMAGE_ROLES = {"query_image", "document_image", "artifact"}
+"""Roles whose bytes a tool or a model will open as a picture: anything else is refused on attach."""
+
+
+def image_mime(data: bytes, what: str) -> str:
+    """The MIME type of an image Pillow can read; ``AuthoringError`` (naming ``what``) otherwise."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.verify()
+            fmt = im.format
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise AuthoringError(f"{what} is not an image (Pillow cannot read it: {exc})") from None
+    return Image.MIME.get(fmt or "", "application/octet-stream")
+
+
 def attach_asset(
     session: Session,
     blobs: BlobStore,
@@ -411,6 +430,8 @@ def attach_asset(
     mime: str | None = None,
 ) -> TaskAsset:
     task = get_task(session, task_id)
+    if role in IMAGE_ROLES:
+        mime = image_mime(data, original_path or role)
     asset = put_asset(session, blobs, data, mime)
     n = session.exec(select(sa.func.count()).select_from(TaskAsset)
                      .where(TaskAsset.task_id == task_id, TaskAsset.role == role)).one()

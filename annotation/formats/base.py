@@ -13,6 +13,7 @@ import gc
 import json
 import mimetypes
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -253,6 +254,18 @@ def read_asset(root: Path, rel: str, checker: Checker, field: str) -> bytes:
         raise checker.fail(field, f"file {rel!r} not found under {root}") from None
     except IsADirectoryError:
         raise checker.fail(field, f"{rel!r} is a directory, expected a file") from None
+
+
+def export_relpath(original_path: str | None) -> str | None:
+    """``original_path`` if it can name a file inside an export folder, else None (use the format's
+    own name). A file attached from the annotator's disk keeps its absolute path as provenance;
+    exporting must not try to write there (or refuse the whole export)."""
+    if not original_path:
+        return None
+    rel = original_path.replace("\\", "/")
+    if re.match(r"^[A-Za-z]:", rel) or not _plain_relpath(rel):
+        return None
+    return rel
 
 
 def write_file(root: Path, rel: str, data: bytes | str) -> Path:

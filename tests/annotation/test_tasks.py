@@ -8,7 +8,7 @@ from sqlmodel import select
 from annotation import tasks as authoring
 from annotation.answers import AnswerSpecError
 from store import session_scope
-from store.models import AuditEvent, ReferenceStep, Task
+from store.models import Asset, AuditEvent, ReferenceStep, Task
 
 
 @pytest.fixture
@@ -20,6 +20,16 @@ def task_id(engine):
         authoring.add_step(s, t.id, tool_name="OCR", tool_args={"image": "a.jpg"}, result_text="290 SOFTGELS")
         authoring.add_step(s, t.id, final_answer="58")
         return t.id
+
+
+def _png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4, 3), "blue").save(out, "PNG")
+    return out.getvalue()
 
 
 def _task(engine, tid):
@@ -139,6 +149,25 @@ def test_warnings_come_from_the_stored_task(engine, task_id):
 
 def test_attach_asset_links_an_image(engine, blobs, task_id):
     with session_scope(engine) as s:
-        link = authoring.attach_asset(s, blobs, task_id, b"\x89PNG fake", original_path="image/a.png")
+        link = authoring.attach_asset(s, blobs, task_id, _png(), original_path="image/a.png")
         assert link.role == "query_image" and link.ordinal == 0
         assert len(authoring.assets_of(s, task_id, "query_image")) == 1
+
+
+def test_only_images_attach_as_images(engine, blobs, task_id, tmp_path):
+    with session_scope(engine) as s:
+        with pytest.raises(authoring.AuthoringError, match="notes.txt is not an image"):
+            authoring.attach_asset(s, blobs, task_id, b"just some text\n", original_path="notes.txt")
+        with pytest.raises(authoring.AuthoringError, match="not an image"):
+            authoring.attach_asset(s, blobs, task_id, b"\x89PNG but broken", role="artifact")
+        import io
+
+        from PIL import Image
+
+        out = io.BytesIO()
+        Image.new("RGB", (7, 5), "red").save(out, "TIFF")  # a format the blob store's sniffing doesn't know
+        link = authoring.attach_asset(s, blobs, task_id, out.getvalue(), original_path="/abs/scan.tiff")
+        asset = s.get(Asset, link.asset_id)
+        assert (asset.mime, asset.width, asset.height) == ("image/tiff", 7, 5)
+        # other roles (documents, golden outputs) are not images by definition
+        authoring.attach_asset(s, blobs, task_id, b"plain", role="golden")
