@@ -72,6 +72,34 @@ def ensure_benchmark(
     return bench
 
 
+def create_benchmark(
+    session: Session,
+    name: str,
+    source_format: str,
+    *,
+    tool_set: str | None = None,
+    description: str | None = None,
+    guidelines: str | None = None,
+) -> Benchmark:
+    """Make a new benchmark on purpose: refuses a name already taken (``ensure_benchmark`` would
+    quietly reuse it) and a format chainmark cannot read or write."""
+    from annotation.formats.registry import FORMAT_NAMES
+
+    name = name.strip()
+    if not name:
+        raise AuthoringError("a benchmark needs a name")
+    if session.exec(select(Benchmark).where(Benchmark.name == name)).first() is not None:
+        raise AuthoringError(f"a benchmark named {name!r} already exists")
+    formats = ("chainmark", *FORMAT_NAMES)
+    if source_format not in formats:
+        raise AuthoringError(f"format must be one of {', '.join(formats)}; got {source_format!r}")
+    bench = Benchmark(name=name, source_format=source_format, tool_set=tool_set, description=description,
+                      guidelines=guidelines)
+    session.add(bench)
+    session.flush()
+    return bench
+
+
 def get_benchmark(session: Session, name: str) -> Benchmark:
     bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
     if bench is None:
