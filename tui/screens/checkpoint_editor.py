@@ -328,6 +328,13 @@ class CheckpointEditorScreen(WorkScreen):
             self._after_save = message.data
             self.step_id = None
             self.notify(f"saved checkpoint {self._saved_state.get('cp-key', '') if self._saved_state else ''}")
+        elif message.what == "delete checkpoint" and message.data == self.editing:
+            # the open checkpoint is gone: an untouched form starts afresh; typing stays, to save as new
+            self.editing = None
+            if self.form_state() == self._baseline:
+                self._new_form()
+            else:
+                self.query_one("#form-title", Static).update("New checkpoint (the one edited here was deleted)")
         elif message.what == "ordering":
             self.query_one("#order-seq", Input).value = ""
             self.query_one("#order-gap", Input).value = ""
@@ -366,10 +373,7 @@ class CheckpointEditorScreen(WorkScreen):
             return Edit(f"delete checkpoint {snapshot['key']}",
                         lambda s: authoring.add_checkpoint(s, task_id, snapshot["key"], **fields))
 
-        if self.editing == checkpoint_id:
-            self.editing = None
-            self._new_form()
-        self.save("delete checkpoint", delete)
+        self.save("delete checkpoint", lambda session: (checkpoint_id, delete(session)))
 
     def action_delete_ordering(self) -> None:
         key = self._highlighted("ordering-list")
