@@ -162,17 +162,58 @@ def get_task(session: Session, task_id: int) -> Task:
     return task
 
 
-def bump_revision(task: Task, session: Session | None = None) -> None:
+def bump_revision(task: Task, session: Session | None = None, *, keep_status: bool = False) -> None:
     """Count a content edit. Edits made in the same unit of work that created the task are part of
-    its first revision (building a task step by step is not editing it)."""
+    its first revision (building a task step by step is not editing it).
+
+    A submitted or verified task that is edited goes back to draft, with the reason on the task
+    (``review_note``): what a reviewer accepted is no longer what the task says."""
     task.updated_at = utcnow()
     if session is not None and task.id in session.info.get("_created_tasks", set()):
         return
     task.revision = (task.revision or 0) + 1
+    if not keep_status and task.status in ("submitted", "verified"):
+        previous = task.status
+        task.status = "draft"
+        _note_review(task, session, "draft", f"edited after it was {previous} (revision {task.revision})")
 
 
-def edit_task(session: Session, task_id: int, **changes: Any) -> Task:
-    """Apply field changes; any change to content bumps the revision exactly once."""
+SELF_VERIFICATION_SETTING = "allow_self_verification"
+"""Benchmark setting (``settings[...]``): may the author of a task verify it? Off unless set true."""
+
+
+def _note_review(task: Task, session: Session | None, status: str, reason: str | None) -> None:
+    """Keep the latest review decision and its reason on the task, where the editor shows it."""
+    actor = session.info.get("actor") if session is not None else None
+    task.meta = {**(task.meta or {}), "review": {"status": status, "reason": reason, "by": actor,
+                                                 "at": utcnow().isoformat(timespec="seconds")}}
+
+
+def review_note(task: Task) -> dict[str, Any] | None:
+    """The latest review decision on the task (status, reason, by, at), if any."""
+    note = (task.meta or {}).get("review")
+    return note if isinstance(note, dict) else None
+
+
+def _check_review(session: Session, task: Task, new: str, reason: str | None) -> None:
+    """The review rules on top of the transitions: a rejection says why; nobody verifies their own
+    task unless the benchmark allows it."""
+    if new == task.status:
+        return
+    if new == "rejected" and not (reason or "").strip():
+        raise AuthoringError("rejecting a task needs a reason (what the author should fix)")
+    if new == "verified":
+        actor = session.info.get("actor")
+        bench = session.get(Benchmark, task.benchmark_id)
+        allowed = bool(((bench.settings if bench else None) or {}).get(SELF_VERIFICATION_SETTING))
+        if actor and actor == task.author and not allowed:
+            raise AuthoringError(f"{actor} wrote this task, so someone else must verify it "
+                                 f"(or set the benchmark setting {SELF_VERIFICATION_SETTING})")
+
+
+def edit_task(session: Session, task_id: int, *, reason: str | None = None, **changes: Any) -> Task:
+    """Apply field changes; any change to content bumps the revision exactly once. ``reason``
+    explains a status change (required to reject) and is kept on the task."""
     task = get_task(session, task_id)
     unknown = set(changes) - CONTENT_FIELDS - OTHER_FIELDS
     if unknown:
@@ -183,15 +224,19 @@ def edit_task(session: Session, task_id: int, **changes: Any) -> Task:
         raise AuthoringError("a task needs a query")
     if "status" in changes:
         _check_transition(task.status, changes["status"])
+        _check_review(session, task, changes["status"], reason)
+    status_before = task.status
     content_changed = False
     for key, value in changes.items():
         if getattr(task, key) != value:
             setattr(task, key, value)
             content_changed |= key in CONTENT_FIELDS
     if content_changed:
-        bump_revision(task, session)
+        bump_revision(task, session, keep_status="status" in changes)
     else:
         task.updated_at = utcnow()
+    if "status" in changes and task.status != status_before:
+        _note_review(task, session, task.status, reason)
     session.flush()
     return task
 
@@ -204,8 +249,9 @@ def _check_transition(current: str, new: str) -> None:
         raise AuthoringError(f"a {current} task can move to {allowed}, not {new}")
 
 
-def set_status(session: Session, task_id: int, status: str) -> Task:
-    return edit_task(session, task_id, status=status)
+def set_status(session: Session, task_id: int, status: str, reason: str | None = None) -> Task:
+    """Move the task along the review workflow; ``reason`` is required to reject."""
+    return edit_task(session, task_id, status=status, reason=reason)
 
 
 # ------------------------------------------------------------------ reference chain

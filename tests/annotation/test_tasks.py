@@ -171,3 +171,43 @@ def test_only_images_attach_as_images(engine, blobs, task_id, tmp_path):
         assert (asset.mime, asset.width, asset.height) == ("image/tiff", 7, 5)
         # other roles (documents, golden outputs) are not images by definition
         authoring.attach_asset(s, blobs, task_id, b"plain", role="golden")
+
+
+def test_review_rules(engine, task_id):
+    """Editing a submitted or verified task sends it back with the reason on it; a rejection says
+    why; the author cannot verify their own task unless the benchmark allows it."""
+    with session_scope(engine, actor="ann") as s:
+        authoring.set_status(s, task_id, "submitted")
+        with pytest.raises(authoring.AuthoringError, match="wrote this task"):
+            authoring.set_status(s, task_id, "verified")
+    with session_scope(engine, actor="rev") as s:
+        with pytest.raises(authoring.AuthoringError, match="needs a reason"):
+            authoring.set_status(s, task_id, "rejected", reason="  ")
+        authoring.set_status(s, task_id, "verified")
+        assert authoring.review_note(s.get(Task, task_id))["by"] == "rev"
+    with session_scope(engine, actor="ann") as s:
+        rev = s.get(Task, task_id).revision
+        authoring.edit_task(s, task_id, query="How many days will the bottle of 290 last?")
+        t = s.get(Task, task_id)
+        assert (t.status, t.revision) == ("draft", rev + 1)
+        note = authoring.review_note(t)
+        assert (note["status"], note["by"]) == ("draft", "ann")
+        assert note["reason"] == f"edited after it was verified (revision {rev + 1})"
+        # a step or checkpoint edit counts too
+        authoring.set_status(s, task_id, "submitted")
+        authoring.add_checkpoint(s, task_id, axis="S")
+        assert s.get(Task, task_id).status == "draft"
+        authoring.set_status(s, task_id, "submitted")
+    with session_scope(engine, actor="rev") as s:
+        authoring.set_status(s, task_id, "rejected", reason="the count is wrong")
+        note = authoring.review_note(s.get(Task, task_id))
+        assert (note["status"], note["reason"], note["by"]) == ("rejected", "the count is wrong", "rev")
+    # with the benchmark's permission the author may verify
+    with session_scope(engine, actor="ann") as s:
+        bench = s.get(Task, task_id).benchmark_id
+        from store.models import Benchmark
+
+        s.get(Benchmark, bench).settings = {authoring.SELF_VERIFICATION_SETTING: True}
+        authoring.set_status(s, task_id, "submitted")
+        authoring.set_status(s, task_id, "verified")
+        assert s.get(Task, task_id).status == "verified"

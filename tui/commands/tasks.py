@@ -138,11 +138,12 @@ def edit_cmd(app: AppContext, task_id: int, query: str | None, answer: str | Non
 @tasks_group.command("status")
 @click.argument("task_id", type=int)
 @click.argument("status", type=click.Choice(authoring.STATUSES))
+@click.option("--reason", help="Why (required to reject; kept on the task for its author).")
 @pass_ctx
-def status_cmd(app: AppContext, task_id: int, status: str) -> None:
+def status_cmd(app: AppContext, task_id: int, status: str, reason: str | None) -> None:
     """Move a task through draft → submitted → verified | rejected."""
     with session_scope(app.engine, app.actor) as s:
-        t = authoring.set_status(s, task_id, status)
+        t = authoring.set_status(s, task_id, status, reason=reason)
         click.echo(f"task {t.id} is {t.status}")
 
 

@@ -7,6 +7,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.widgets import Header, Static, TextArea
 
 from annotation import tasks as authoring
@@ -52,11 +53,11 @@ class DraftingScreen(WorkScreen):
         d = message.data
         self.sub_title = f"task {d.id} · drafting aids"
         info = d.meta.get("drafting") or {}
-        self.query_one("#model-description", Static).update(info.get("description") or "not asked yet")
+        self.query_one("#model-description", Static).update(Content(info.get("description") or "not asked yet"))
         oracle = info.get("oracle")
-        self.query_one("#oracle", Static).update(
+        self.query_one("#oracle", Static).update(Content(
             "not run yet" if not oracle else
-            f"{'✓ reached' if oracle['passed'] else '✗ did not reach'} the answer; model said: {oracle['answer']}")
+            f"{'✓ reached' if oracle['passed'] else '✗ did not reach'} the answer; model said: {oracle['answer']}"))
         notes = self.query_one("#notes", TextArea)
         if self._stored_notes is None and not notes.text and info.get("notes"):
             notes.load_text(info["notes"])
