@@ -54,7 +54,7 @@ def edit_fields(task_id: int, changes: dict[str, Any], label: str,  # type: igno
         task = authoring.get_task(session, task_id)
         before = {k: getattr(task, k) for k in changes}
         for k, mine in changes.items():
-            if base is not None and k in base and before[k] != base[k] and before[k] != mine:
+            if base is not None and k in base and not _same(before[k], base[k]) and not _same(before[k], mine):
                 who = [actor for actor, fields in changes_since(session, task_id, 0) if k in fields]
                 raise FieldConflict(k, base[k], before[k], mine, who[-1] if who else "someone")
         if all(before[k] == v for k, v in changes.items()):
@@ -63,6 +63,11 @@ def edit_fields(task_id: int, changes: dict[str, Any], label: str,  # type: igno
         return Edit(label, lambda s: authoring.edit_task(s, task_id, **before))
 
     return apply
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as the editor shows them (an empty field and a missing value are the same)."""
+    return (a in (None, "") and b in (None, "")) or a == b
 
 
 POLL_SECONDS = 2.0
