@@ -81,3 +81,45 @@ async def test_same_field_conflict_asks_and_never_overwrites_silently(make_tui, 
         else:
             await until(pilot, lambda: box.value == "easy")
             assert _stored(engine, task_id).level == "easy"
+
+
+async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.checkpoint_editor import CheckpointEditorScreen
+
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        cp_id = authoring.add_checkpoint(s, task_id, "cp1", axis="S", description="mine").id
+    app = make_tui()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(CheckpointEditorScreen(task_id))
+        await settle(pilot, app)
+        ed = app.screen
+        cps = ed.query_one("#checkpoint-list")
+        cps.focus()
+        cps.highlighted = 0
+        await pilot.press("enter")
+        await settle(pilot, app)
+        with session_scope(engine, "bob") as s:
+            authoring.edit_checkpoint(s, cp_id, description="bob's")
+        ed.query_one("#cp-description").value = "my edit"
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            from store.models import Checkpoint
+
+            assert s.get(Checkpoint, cp_id).description == "bob's"
+        assert ed.query_one("#cp-description").value == "my edit"  # the form is kept
+        await pilot.press("ctrl+s")  # on purpose, a second time: overwrite
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert s.get(Checkpoint, cp_id).description == "my edit"
+        # and a further edit of my own saves without any fuss
+        cps.focus()
+        await pilot.press("enter")
+        await settle(pilot, app)
+        ed.query_one("#cp-description").value = "my second edit"
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert s.get(Checkpoint, cp_id).description == "my second edit"

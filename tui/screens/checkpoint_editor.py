@@ -125,6 +125,8 @@ class CheckpointEditorScreen(WorkScreen):
         self._baseline: dict[str, Any] = {}  # the form as last loaded or saved (what "unchanged" means)
         self._saved_state: dict[str, Any] | None = None  # the form as it was when ctrl+s was pressed
         self._after_save: int | None = None  # id of the checkpoint just saved, until the reload lands
+        self._opened: tuple[Any, ...] | None = None  # the open checkpoint as stored when opened or saved here
+        self._overwrite = False  # after a conflict, the next save overwrites on purpose
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -275,6 +277,7 @@ class CheckpointEditorScreen(WorkScreen):
         if cp is None:
             return
         self.editing = cp.id
+        self._opened, self._overwrite = signature(cp), False
         self.query_one("#form-title", Static).update(Content(f"Checkpoint {cp.key}"))
         for name, value in values_of(cp).items():
             self.query_one(f"#cp-{name}", Input).value = value
@@ -295,6 +298,7 @@ class CheckpointEditorScreen(WorkScreen):
             return
         key = values["key"] or None
         task_id, editing = self.task_id, self.editing
+        opened, overwrite = self._opened, self._overwrite
 
         def apply(session):  # type: ignore[no-untyped-def]
             from store.models import Checkpoint
@@ -312,10 +316,16 @@ class CheckpointEditorScreen(WorkScreen):
             row = session.get(Checkpoint, editing)
             if row is None:
                 raise authoring.AuthoringError("this checkpoint was deleted meanwhile; ctrl+n starts a new one")
+            if opened is not None and signature(row) != opened and not overwrite:
+                self._overwrite = True
+                raise authoring.AuthoringError(
+                    f"checkpoint {row.key} was changed by {_last_actor(session, editing)} since you opened it; "
+                    "your form is kept: ctrl+s again overwrites theirs, enter on it in the list shows theirs")
             if fields.get("code_check") and isinstance(row.code_check, dict):  # keep keys the form doesn't show
                 fields["code_check"] = {**row.code_check, **fields["code_check"]}
             before = {k: getattr(row, k) for k in [*fields, "key"]}
             authoring.edit_checkpoint(session, editing, key=key or row.key, **fields)
+            self._opened, self._overwrite = signature(row), False
             return editing, Edit(f"edit checkpoint {before['key']}",
                                  lambda s: authoring.edit_checkpoint(s, editing, **before))
 
@@ -432,6 +442,24 @@ class CheckpointEditorScreen(WorkScreen):
 
 EFFICIENCY_FIELDS = (("reference_tool_calls", "reference calls"), ("max_tool_calls", "max calls"),
                      ("penalty_per_extra_call", "penalty/call"))
+
+
+def signature(cp: Any) -> tuple[Any, ...]:
+    """A checkpoint's content (stored row or loaded view alike), to notice edits made elsewhere."""
+    return (cp.key, cp.axis, cp.step_id, cp.description or "", list(cp.tools or []), cp.code_check or None,
+            cp.visual_check or None, cp.search_check or None, cp.answer_check or None, cp.gt_asset_id,
+            float(cp.weight))
+
+
+def _last_actor(session: Any, checkpoint_id: int) -> str:
+    from sqlmodel import select
+
+    from store.models import AuditEvent
+
+    event = session.exec(select(AuditEvent).where(AuditEvent.entity == "checkpoint",
+                                                  AuditEvent.entity_id == checkpoint_id)
+                         .order_by(AuditEvent.id.desc())).first()  # type: ignore[union-attr]
+    return (event.actor if event is not None else None) or "someone"
 
 
 def _next_key(d: TaskDetail) -> str:
