@@ -72,6 +72,34 @@ def ensure_benchmark(
     return bench
 
 
+def create_benchmark(
+    session: Session,
+    name: str,
+    source_format: str,
+    *,
+    tool_set: str | None = None,
+    description: str | None = None,
+    guidelines: str | None = None,
+) -> Benchmark:
+    """Make a new benchmark on purpose: refuses a name already taken (``ensure_benchmark`` would
+    quietly reuse it) and a format chainmark cannot read or write."""
+    from annotation.formats.registry import FORMAT_NAMES
+
+    name = name.strip()
+    if not name:
+        raise AuthoringError("a benchmark needs a name")
+    if session.exec(select(Benchmark).where(Benchmark.name == name)).first() is not None:
+        raise AuthoringError(f"a benchmark named {name!r} already exists")
+    formats = ("chainmark", *FORMAT_NAMES)
+    if source_format not in formats:
+        raise AuthoringError(f"format must be one of {', '.join(formats)}; got {source_format!r}")
+    bench = Benchmark(name=name, source_format=source_format, tool_set=tool_set, description=description,
+                      guidelines=guidelines)
+    session.add(bench)
+    session.flush()
+    return bench
+
+
 def get_benchmark(session: Session, name: str) -> Benchmark:
     bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
     if bench is None:
@@ -134,17 +162,58 @@ def get_task(session: Session, task_id: int) -> Task:
     return task
 
 
-def bump_revision(task: Task, session: Session | None = None) -> None:
+def bump_revision(task: Task, session: Session | None = None, *, keep_status: bool = False) -> None:
     """Count a content edit. Edits made in the same unit of work that created the task are part of
-    its first revision (building a task step by step is not editing it)."""
+    its first revision (building a task step by step is not editing it).
+
+    A submitted or verified task that is edited goes back to draft, with the reason on the task
+    (``review_note``): what a reviewer accepted is no longer what the task says."""
     task.updated_at = utcnow()
     if session is not None and task.id in session.info.get("_created_tasks", set()):
         return
     task.revision = (task.revision or 0) + 1
+    if not keep_status and task.status in ("submitted", "verified"):
+        previous = task.status
+        task.status = "draft"
+        _note_review(task, session, "draft", f"edited after it was {previous} (revision {task.revision})")
 
 
-def edit_task(session: Session, task_id: int, **changes: Any) -> Task:
-    """Apply field changes; any change to content bumps the revision exactly once."""
+SELF_VERIFICATION_SETTING = "allow_self_verification"
+"""Benchmark setting (``settings[...]``): may the author of a task verify it? Off unless set true."""
+
+
+def _note_review(task: Task, session: Session | None, status: str, reason: str | None) -> None:
+    """Keep the latest review decision and its reason on the task, where the editor shows it."""
+    actor = session.info.get("actor") if session is not None else None
+    task.meta = {**(task.meta or {}), "review": {"status": status, "reason": reason, "by": actor,
+                                                 "at": utcnow().isoformat(timespec="seconds")}}
+
+
+def review_note(task: Task) -> dict[str, Any] | None:
+    """The latest review decision on the task (status, reason, by, at), if any."""
+    note = (task.meta or {}).get("review")
+    return note if isinstance(note, dict) else None
+
+
+def _check_review(session: Session, task: Task, new: str, reason: str | None) -> None:
+    """The review rules on top of the transitions: a rejection says why; nobody verifies their own
+    task unless the benchmark allows it."""
+    if new == task.status:
+        return
+    if new == "rejected" and not (reason or "").strip():
+        raise AuthoringError("rejecting a task needs a reason (what the author should fix)")
+    if new == "verified":
+        actor = session.info.get("actor")
+        bench = session.get(Benchmark, task.benchmark_id)
+        allowed = bool(((bench.settings if bench else None) or {}).get(SELF_VERIFICATION_SETTING))
+        if actor and actor == task.author and not allowed:
+            raise AuthoringError(f"{actor} wrote this task, so someone else must verify it "
+                                 f"(or set the benchmark setting {SELF_VERIFICATION_SETTING})")
+
+
+def edit_task(session: Session, task_id: int, *, reason: str | None = None, **changes: Any) -> Task:
+    """Apply field changes; any change to content bumps the revision exactly once. ``reason``
+    explains a status change (required to reject) and is kept on the task."""
     task = get_task(session, task_id)
     unknown = set(changes) - CONTENT_FIELDS - OTHER_FIELDS
     if unknown:
@@ -155,15 +224,19 @@ def edit_task(session: Session, task_id: int, **changes: Any) -> Task:
         raise AuthoringError("a task needs a query")
     if "status" in changes:
         _check_transition(task.status, changes["status"])
+        _check_review(session, task, changes["status"], reason)
+    status_before = task.status
     content_changed = False
     for key, value in changes.items():
         if getattr(task, key) != value:
             setattr(task, key, value)
             content_changed |= key in CONTENT_FIELDS
     if content_changed:
-        bump_revision(task, session)
+        bump_revision(task, session, keep_status="status" in changes)
     else:
         task.updated_at = utcnow()
+    if "status" in changes and task.status != status_before:
+        _note_review(task, session, task.status, reason)
     session.flush()
     return task
 
@@ -176,8 +249,9 @@ def _check_transition(current: str, new: str) -> None:
         raise AuthoringError(f"a {current} task can move to {allowed}, not {new}")
 
 
-def set_status(session: Session, task_id: int, status: str) -> Task:
-    return edit_task(session, task_id, status=status)
+def set_status(session: Session, task_id: int, status: str, reason: str | None = None) -> Task:
+    """Move the task along the review workflow; ``reason`` is required to reject."""
+    return edit_task(session, task_id, status=status, reason=reason)
 
 
 # ------------------------------------------------------------------ reference chain
@@ -340,16 +414,80 @@ def add_ordering_constraint(session: Session, task_id: int, sequence: list[str],
         raise AuthoringError(f"ordering constraint names unknown checkpoint(s): {', '.join(missing)}")
     if len(sequence) < 2:
         raise AuthoringError("an ordering constraint needs at least two checkpoints")
-    n = session.exec(select(sa.func.count()).select_from(OrderingConstraint)
-                     .where(OrderingConstraint.task_id == task_id)).one()
-    oc = OrderingConstraint(task_id=task_id, key=key or f"order{n + 1}", sequence=sequence, max_gap=max_gap)
+    used = set(session.exec(select(OrderingConstraint.key).where(OrderingConstraint.task_id == task_id)).all())
+    if key is not None and key in used:
+        raise AuthoringError(f"ordering constraint key {key!r} is already used on this task")
+    n = len(used) + 1
+    while key is None and f"order{n}" in used:
+        n += 1
+    oc = OrderingConstraint(task_id=task_id, key=key or f"order{n}", sequence=sequence, max_gap=max_gap)
     session.add(oc)
     bump_revision(get_task(session, task_id), session)
     session.flush()
     return oc
 
 
+def delete_checkpoint(session: Session, checkpoint_id: int) -> dict[str, Any]:
+    """Remove a checkpoint; returns its fields (``add_checkpoint(**them)`` restores it).
+
+    Refused while an ordering constraint names it (the constraint would silently change meaning)
+    or while runs have scored it (their results point at it)."""
+    from store.models import CheckpointResult
+
+    cp = session.get(Checkpoint, checkpoint_id)
+    if cp is None:
+        raise AuthoringError(f"no checkpoint with id {checkpoint_id}")
+    orders = [o.key for o in session.exec(select(OrderingConstraint)
+                                          .where(OrderingConstraint.task_id == cp.task_id)).all()
+              if cp.key in (o.sequence or [])]
+    if orders:
+        raise AuthoringError(f"checkpoint {cp.key} is in ordering constraint {', '.join(orders)}; delete that first")
+    scored = session.exec(select(sa.func.count()).select_from(CheckpointResult)
+                          .where(CheckpointResult.checkpoint_id == checkpoint_id)).one()
+    if scored:
+        raise AuthoringError(f"checkpoint {cp.key} has {scored} scored result(s) from runs; it cannot be deleted")
+    snapshot = {"task_id": cp.task_id, "key": cp.key, **{k: getattr(cp, k) for k in CHECKPOINT_FIELDS}}
+    for child in session.exec(select(Checkpoint).where(Checkpoint.parent_id == checkpoint_id)).all():
+        child.parent_id = None
+    session.delete(cp)
+    bump_revision(get_task(session, snapshot["task_id"]), session)
+    session.flush()
+    return snapshot
+
+
+def delete_ordering_constraint(session: Session, task_id: int, key: str) -> dict[str, Any]:
+    """Remove the task's ordering constraint ``key``; returns what ``add_ordering_constraint`` needs."""
+    oc = session.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == task_id,
+                                                       OrderingConstraint.key == key)).first()
+    if oc is None:
+        raise AuthoringError(f"task {task_id} has no ordering constraint {key!r}")
+    snapshot = {"task_id": task_id, "sequence": list(oc.sequence or []), "max_gap": oc.max_gap, "key": oc.key}
+    session.delete(oc)
+    bump_revision(get_task(session, task_id), session)
+    session.flush()
+    return snapshot
+
+
 # ------------------------------------------------------------------ assets and documents
+
+
+IMAGE_ROLES = {"query_image", "document_image", "artifact"}
+"""Roles whose bytes a tool or a model will open as a picture: anything else is refused on attach."""
+
+
+def image_mime(data: bytes, what: str) -> str:
+    """The MIME type of an image Pillow can read; ``AuthoringError`` (naming ``what``) otherwise."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.verify()
+            fmt = im.format
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise AuthoringError(f"{what} is not an image (Pillow cannot read it: {exc})") from None
+    return Image.MIME.get(fmt or "", "application/octet-stream")
 
 
 def attach_asset(
@@ -366,6 +504,8 @@ def attach_asset(
     mime: str | None = None,
 ) -> TaskAsset:
     task = get_task(session, task_id)
+    if role in IMAGE_ROLES:
+        mime = image_mime(data, original_path or role)
     asset = put_asset(session, blobs, data, mime)
     n = session.exec(select(sa.func.count()).select_from(TaskAsset)
                      .where(TaskAsset.task_id == task_id, TaskAsset.role == role)).one()

@@ -9,9 +9,11 @@ writing through ``read``/``write`` inside thread workers and get the results bac
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
@@ -47,7 +49,9 @@ class ChainmarkApp(App[None]):
     COMMANDS = App.COMMANDS | {lambda: _screen_actions(), lambda: _review_screens()}
     TITLE = "chainmark"
     BINDINGS = [
-        Binding("ctrl+z", "undo", "Undo", priority=True),
+        # Not a priority binding: a text area keeps ctrl+z for its own typing; everywhere else
+        # (including one-line inputs, which have no undo) it undoes the last saved edit.
+        Binding("ctrl+z", "undo", "Undo"),
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -76,6 +80,8 @@ class ChainmarkApp(App[None]):
         self._engine_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self.undo_stack: list[Edit] = []
+        self.crash_log: Path | None = None  # set when a crash was written to the log
+        self._quit_asked = False
 
     @property
     def image_widget(self) -> type[Widget]:
@@ -162,18 +168,62 @@ class ChainmarkApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
-    def action_undo(self) -> None:
+    async def wait_for_saves(self) -> None:
+        """Wait until every write started so far has landed (or failed)."""
+        pending = [w for w in self.workers if w.group == "save" and not w.is_finished]
+        if pending:
+            await self.workers.wait_for_complete(pending)
+
+    async def action_undo(self) -> None:
+        from tui.screens.base import WorkScreen
+
+        screen = self.screen
+        if isinstance(screen, WorkScreen):
+            screen.flush_pending()  # typing not yet saved is the last edit: save it, so undo takes it back
+        await self.wait_for_saves()
         if not self.undo_stack:
             self.notify("nothing to undo", severity="warning")
             return
         edit = self.undo_stack.pop()
-        screen = self.screen
-        from tui.screens.base import WorkScreen
-
         if isinstance(screen, WorkScreen):
             screen.save(f"undid: {edit.label}", edit.undo)
         else:  # pragma: no cover - every editing screen is a WorkScreen
             self.undo_stack.append(edit)
+
+    async def action_quit(self) -> None:
+        """Quit once pending typing is saved; ask first if something cannot be saved as it stands."""
+        from tui.screens.base import WorkScreen
+        from tui.screens.confirm import ConfirmDiscardScreen
+
+        if self._quit_asked:  # ctrl+q again on the question: quit
+            self.exit()
+            return
+        screens = [s for s in self.screen_stack if isinstance(s, WorkScreen)]
+        for screen in screens:
+            screen.flush_pending()
+        lost = [what for screen in screens for what in screen.unsaved_changes()]
+        await self.wait_for_saves()
+        if not lost:
+            self.exit()
+            return
+
+        def answered(discard: bool | None) -> None:
+            self._quit_asked = False
+            if discard:
+                self.exit()
+
+        self._quit_asked = True
+        self.push_screen(ConfirmDiscardScreen(f"Not saved: {'; '.join(lost)}. Quit anyway?",
+                                              discard_label="Quit  d"), answered)
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual's own handler prints the traceback and exits; keep a copy in a file first.
+        from tui.crash_log import crash_log_path, write_crash
+
+        with contextlib.suppress(Exception):  # the log is a courtesy; never mask the crash itself
+            self.crash_log = write_crash(crash_log_path(self.ctx.url), error,
+                                         [type(s).__name__ for s in self.screen_stack])
+        super()._handle_exception(error)
 
 
 def _screen_actions() -> type:
@@ -206,4 +256,7 @@ def run_app(app_context: AppContext) -> None:
     if protocol not in PROTOCOLS:
         raise click.ClickException(f"CHAINMARK_IMAGES={protocol!r} is not one of {', '.join(PROTOCOLS)}")
     graphics = terminal_probe.answer()  # before Textual owns the terminal
-    ChainmarkApp(app_context, image_protocol=protocol, graphics=graphics, freeze_startup_heap=True).run()
+    app = ChainmarkApp(app_context, image_protocol=protocol, graphics=graphics, freeze_startup_heap=True)
+    app.run()
+    if app.crash_log is not None:
+        click.echo(f"chainmark: the traceback above is also saved in {app.crash_log}", err=True)

@@ -190,6 +190,7 @@ class CheckpointView:
     answer_check: Any
     gt_asset_id: int | None
     weight: float
+    code_check: Any = None
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,8 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
         steps=[StepView(s.id or 0, s.ordinal, s.thought or "", s.tool_name, s.tool_args, s.result_text or "",
                         s.is_final, s.final_answer, by_step.get(s.id or 0, [])) for s in steps],
         checkpoints=[CheckpointView(c.id or 0, c.key, c.axis, c.step_id, c.description or "", list(c.tools or []),
-                                    c.visual_check, c.search_check, c.answer_check, c.gt_asset_id, c.weight)
+                                    c.visual_check, c.search_check, c.answer_check, c.gt_asset_id, c.weight,
+                                    c.code_check)
                      for c in cps],
         orderings=[(o.key, list(o.sequence or []), o.max_gap) for o in orders],
         history=task_history(session, task_id) if with_history else [],
@@ -300,3 +302,18 @@ def task_history(session: Session, task_id: int, limit: int = 200) -> list[Histo
                                 e.action, changed if e.action == "update" else []))
     return out
 
+
+
+def changes_since(session: Session, task_id: int, revision: int) -> list[tuple[str, list[str]]]:
+    """Who changed the task after ``revision`` and which fields (oldest first), from the audit trail."""
+    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+                          .order_by(AuditEvent.id.desc()).limit(50)).all()  # type: ignore[union-attr]
+    out = []
+    for e in events:
+        before, after = e.before or {}, e.after or {}
+        if (after.get("revision") or 0) <= revision:
+            break
+        fields = sorted(k for k in set(before) | set(after)
+                        if before.get(k) != after.get(k) and k not in ("updated_at", "revision"))
+        out.append((e.actor or "someone", fields))
+    return list(reversed(out))

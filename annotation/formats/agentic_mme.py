@@ -26,6 +26,7 @@ from annotation.formats.base import (
     OrderingSpec,
     TaskBundle,
     TaskSpec,
+    export_relpath,
     extension_for,
     is_entry,
     parse_json,
@@ -223,7 +224,7 @@ def image_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
     out = []
     for n, (link, asset) in enumerate(links, start=1):
         suffix = f"_{n}" if len(links) > 1 else ""
-        out.append((link, asset, link.original_path or f"images/image_{ident}{suffix}{extension_for(asset.mime)}"))
+        out.append((link, asset, export_relpath(link.original_path) or f"images/image_{ident}{suffix}{extension_for(asset.mime)}"))
     return out
 
 

@@ -23,6 +23,7 @@ from annotation.formats.base import (
     StepSpec,
     TaskBundle,
     TaskSpec,
+    export_relpath,
     extension_for,
     find_dataset_file,
     read_asset,
@@ -110,7 +111,7 @@ def parse_record(ident: str, line: dict[str, Any], c: Checker, root: Path | Data
 
 
 def _rel(bundle: TaskBundle, link: Any, asset: Any) -> str:
-    return link.original_path or f"images/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+    return export_relpath(link.original_path) or f"images/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
 
 
 def build_record(bundle: TaskBundle) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import gc
 import json
 import mimetypes
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -328,6 +329,18 @@ def read_asset(root: Path | DatasetRoot, rel: str, checker: Checker, field: str,
         raise checker.fail(field, f"file {rel!r} {exc}") from None
     checker.charge(len(data), src.limits.record_bytes, field)
     return data
+
+
+def export_relpath(original_path: str | None) -> str | None:
+    """``original_path`` if it can name a file inside an export folder, else None (use the format's
+    own name). A file attached from the annotator's disk keeps its absolute path as provenance;
+    exporting must not try to write there (or refuse the whole export)."""
+    if not original_path:
+        return None
+    rel = original_path.replace("\\", "/")
+    if re.match(r"^[A-Za-z]:", rel) or not _plain_relpath(rel):
+        return None
+    return rel
 
 
 def write_file(root: Path, rel: str, data: bytes | str) -> Path:

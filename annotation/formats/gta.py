@@ -19,6 +19,7 @@ from annotation.formats.base import (
     StepSpec,
     TaskBundle,
     TaskSpec,
+    export_relpath,
     extension_for,
     find_dataset_file,
     is_entry,
@@ -176,7 +177,7 @@ def asset_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
     for link, asset in bundle.assets:
         if link.role not in ("query_image", "evidence"):
             continue
-        rel = link.original_path or f"image/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+        rel = export_relpath(link.original_path) or f"image/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
         out.append((link, asset, rel))
     return out
 

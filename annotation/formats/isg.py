@@ -18,6 +18,7 @@ from annotation.formats.base import (
     DatasetSpec,
     TaskBundle,
     TaskSpec,
+    export_relpath,
     extension_for,
     find_dataset_file,
     is_entry,
@@ -118,7 +119,7 @@ def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path | Da
 
 
 def _paths(bundle: TaskBundle, role: str, prefix: str) -> list[str]:
-    return [link.original_path or f"images/{bundle.task.source_id}_{prefix}{n + 1}{extension_for(asset.mime)}"
+    return [export_relpath(link.original_path) or f"images/{bundle.task.source_id}_{prefix}{n + 1}{extension_for(asset.mime)}"
             for n, (link, asset) in enumerate(bundle.assets_in(role))]
 
 

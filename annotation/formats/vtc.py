@@ -23,6 +23,7 @@ from annotation.formats.base import (
     StepSpec,
     TaskBundle,
     TaskSpec,
+    export_relpath,
     extension_for,
     is_entry,
     read_asset,
@@ -210,7 +211,7 @@ def build_row(bundle: TaskBundle, fname: str, header: list[str]) -> dict[str, st
     images = bundle.assets_in("query_image")
     row.update({"id": task.source_id, "category": task.category or "", "question": task.query})
     if images:
-        row["image"] = images[0][0].original_path or \
+        row["image"] = export_relpath(images[0][0].original_path) or \
             f"images/{task.category or 'other'}/{task.source_id}{extension_for(images[0][1].mime, '.jpg')}"
     if "index" in header and not row.get("index"):
         row["index"] = str((task.meta or {}).get("index") or task.id)
@@ -258,7 +259,7 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
         written.append(write_file(root, fname, buf.getvalue()))
     for b in bundles:
         for link, asset in b.assets_in("query_image"):
-            rel = link.original_path or build_row(b, MAIN_FILE, BASE_COLUMNS)["image"]
+            rel = export_relpath(link.original_path) or build_row(b, MAIN_FILE, BASE_COLUMNS)["image"]
             written.append(write_file(root, rel, read_blob(asset.sha256)))
     return written
 

@@ -8,7 +8,7 @@ from sqlmodel import select
 from annotation import tasks as authoring
 from annotation.answers import AnswerSpecError
 from store import session_scope
-from store.models import AuditEvent, Task
+from store.models import Asset, AuditEvent, Task
 
 
 @pytest.fixture
@@ -20,6 +20,16 @@ def task_id(engine):
         authoring.add_step(s, t.id, tool_name="OCR", tool_args={"image": "a.jpg"}, result_text="290 SOFTGELS")
         authoring.add_step(s, t.id, final_answer="58")
         return t.id
+
+
+def _png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4, 3), "blue").save(out, "PNG")
+    return out.getvalue()
 
 
 def _task(engine, tid):
@@ -91,6 +101,35 @@ def test_checkpoints_and_ordering_constraints(engine, task_id):
             authoring.add_checkpoint(s, task_id, "cp1", axis="S")
 
 
+def test_deleting_checkpoints_and_ordering_constraints(engine, task_id):
+    with session_scope(engine) as s:
+        a = authoring.add_checkpoint(s, task_id, axis="S", description="search")
+        b = authoring.add_checkpoint(s, task_id, axis="R", answer_check={"match_type": "exact", "target": "58"})
+        child = authoring.add_checkpoint(s, task_id, axis="V", parent_id=b.id)
+        authoring.add_ordering_constraint(s, task_id, ["cp1", "cp2"])
+        authoring.add_ordering_constraint(s, task_id, ["cp2", "cp3"])
+        # a checkpoint an ordering names cannot go until the ordering does
+        with pytest.raises(authoring.AuthoringError, match="order1"):
+            authoring.delete_checkpoint(s, a.id)
+        snap = authoring.delete_ordering_constraint(s, task_id, "order1")
+        assert snap == {"task_id": task_id, "sequence": ["cp1", "cp2"], "max_gap": None, "key": "order1"}
+        # a new constraint never reuses a key still in use (it was counted, so order2 came twice)
+        assert authoring.add_ordering_constraint(s, task_id, ["cp1", "cp3"]).key == "order3"
+        assert authoring.add_ordering_constraint(s, task_id, ["cp3", "cp1"]).key == "order4"
+        authoring.delete_ordering_constraint(s, task_id, "order3")
+        authoring.delete_ordering_constraint(s, task_id, "order4")
+        rev = s.get(Task, task_id).revision
+        fields = authoring.delete_checkpoint(s, a.id)
+        assert (fields["key"], fields["axis"], fields["description"]) == ("cp1", "S", "search")
+        assert s.get(Task, task_id).revision == rev + 1
+        # deleting a parent detaches its children
+        authoring.delete_ordering_constraint(s, task_id, "order2")
+        authoring.delete_checkpoint(s, b.id)
+        assert s.get(type(child), child.id).parent_id is None
+        with pytest.raises(authoring.AuthoringError, match="no ordering constraint"):
+            authoring.delete_ordering_constraint(s, task_id, "order9")
+
+
 def test_every_edit_is_audited(engine, task_id):
     with session_scope(engine, actor="rev") as s:
         authoring.edit_task(s, task_id, query="Changed?")
@@ -110,6 +149,65 @@ def test_warnings_come_from_the_stored_task(engine, task_id):
 
 def test_attach_asset_links_an_image(engine, blobs, task_id):
     with session_scope(engine) as s:
-        link = authoring.attach_asset(s, blobs, task_id, b"\x89PNG fake", original_path="image/a.png")
+        link = authoring.attach_asset(s, blobs, task_id, _png(), original_path="image/a.png")
         assert link.role == "query_image" and link.ordinal == 0
         assert len(authoring.assets_of(s, task_id, "query_image")) == 1
+
+
+def test_only_images_attach_as_images(engine, blobs, task_id, tmp_path):
+    with session_scope(engine) as s:
+        with pytest.raises(authoring.AuthoringError, match="notes.txt is not an image"):
+            authoring.attach_asset(s, blobs, task_id, b"just some text\n", original_path="notes.txt")
+        with pytest.raises(authoring.AuthoringError, match="not an image"):
+            authoring.attach_asset(s, blobs, task_id, b"\x89PNG but broken", role="artifact")
+        import io
+
+        from PIL import Image
+
+        out = io.BytesIO()
+        Image.new("RGB", (7, 5), "red").save(out, "TIFF")  # a format the blob store's sniffing doesn't know
+        link = authoring.attach_asset(s, blobs, task_id, out.getvalue(), original_path="/abs/scan.tiff")
+        asset = s.get(Asset, link.asset_id)
+        assert (asset.mime, asset.width, asset.height) == ("image/tiff", 7, 5)
+        # other roles (documents, golden outputs) are not images by definition
+        authoring.attach_asset(s, blobs, task_id, b"plain", role="golden")
+
+
+def test_review_rules(engine, task_id):
+    """Editing a submitted or verified task sends it back with the reason on it; a rejection says
+    why; the author cannot verify their own task unless the benchmark allows it."""
+    with session_scope(engine, actor="ann") as s:
+        authoring.set_status(s, task_id, "submitted")
+        with pytest.raises(authoring.AuthoringError, match="wrote this task"):
+            authoring.set_status(s, task_id, "verified")
+    with session_scope(engine, actor="rev") as s:
+        with pytest.raises(authoring.AuthoringError, match="needs a reason"):
+            authoring.set_status(s, task_id, "rejected", reason="  ")
+        authoring.set_status(s, task_id, "verified")
+        assert authoring.review_note(s.get(Task, task_id))["by"] == "rev"
+    with session_scope(engine, actor="ann") as s:
+        rev = s.get(Task, task_id).revision
+        authoring.edit_task(s, task_id, query="How many days will the bottle of 290 last?")
+        t = s.get(Task, task_id)
+        assert (t.status, t.revision) == ("draft", rev + 1)
+        note = authoring.review_note(t)
+        assert (note["status"], note["by"]) == ("draft", "ann")
+        assert note["reason"] == f"edited after it was verified (revision {rev + 1})"
+        # a step or checkpoint edit counts too
+        authoring.set_status(s, task_id, "submitted")
+        authoring.add_checkpoint(s, task_id, axis="S")
+        assert s.get(Task, task_id).status == "draft"
+        authoring.set_status(s, task_id, "submitted")
+    with session_scope(engine, actor="rev") as s:
+        authoring.set_status(s, task_id, "rejected", reason="the count is wrong")
+        note = authoring.review_note(s.get(Task, task_id))
+        assert (note["status"], note["reason"], note["by"]) == ("rejected", "the count is wrong", "rev")
+    # with the benchmark's permission the author may verify
+    with session_scope(engine, actor="ann") as s:
+        bench = s.get(Task, task_id).benchmark_id
+        from store.models import Benchmark
+
+        s.get(Benchmark, bench).settings = {authoring.SELF_VERIFICATION_SETTING: True}
+        authoring.set_status(s, task_id, "submitted")
+        authoring.set_status(s, task_id, "verified")
+        assert s.get(Task, task_id).status == "verified"

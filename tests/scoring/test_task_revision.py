@@ -19,7 +19,7 @@ def test_editing_the_query_after_a_judged_run_keeps_its_score(engine, blobs, scr
         run = stored_run(s, "vtc-demo", "vtc")
         s.add(ModelEndpoint(name="j", base_url=scripted_openai.base_url, model="m"))
         ids = []
-        for n, (query, gold, said) in enumerate([("What is written?", "12", "twelve"),
+        for _n, (query, gold, said) in enumerate([("What is written?", "12", "twelve"),
                                                  ("How many dots?", "3", "five")]):
             task = authoring.create_task(s, "vtc-demo", query, answer_spec={"kind": "exact", "value": gold},
                                          category="ocr")

@@ -60,7 +60,7 @@ async def test_full_authoring_flow(make_tui, engine, blobs, tmp_path: Path) -> N
         await settle(pilot, app)
         assert builder.pending is not None and builder.pending["result"].ok, builder.pending
         builder.query_one("#thought").value = "zoom on the square"
-        await pilot.press("ctrl+y")
+        await pilot.press("ctrl+s")
         await settle(pilot, app)
 
         # second step: rotate the crop (strip image 1) by 90 degrees
@@ -74,7 +74,7 @@ async def test_full_authoring_flow(make_tui, engine, blobs, tmp_path: Path) -> N
         await pilot.press("ctrl+r")
         await settle(pilot, app)
         assert builder.pending["result"].ok, builder.pending["result"].error
-        await pilot.press("ctrl+y")
+        await pilot.press("ctrl+s")
         await settle(pilot, app)
 
         # V checkpoint from step 1, with the crop as ground truth

@@ -147,9 +147,9 @@ async def test_drafting_aids_talk_to_the_endpoint(make_tui, engine, blobs, scrip
         await settle(pilot, app)
         app.push_screen(DraftingScreen(task_id))
         await settle(pilot, app)
-        await pilot.press("ctrl+d")
+        await pilot.press("ctrl+t")  # describe (ctrl+d and ctrl+e belong to text editing)
         await settle(pilot, app)
-        await pilot.press("ctrl+e")
+        await pilot.press("ctrl+r")  # oracle check
         await settle(pilot, app)
     requests = scripted_openai.chat_requests()
     assert len(requests) == 2

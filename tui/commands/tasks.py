@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from sqlmodel import select
@@ -147,12 +148,13 @@ def edit_cmd(app: AppContext, task_id: int, query: str | None, answer: str | Non
 @tasks_group.command("status")
 @click.argument("task_id", type=int)
 @click.argument("status", type=click.Choice(authoring.STATUSES))
+@click.option("--reason", help="Why (required to reject; kept on the task for its author).")
 @json_option
 @pass_ctx
-def status_cmd(app: AppContext, task_id: int, status: str, as_json: bool) -> None:
+def status_cmd(app: AppContext, task_id: int, status: str, reason: str | None, as_json: bool) -> None:
     """Move a task through draft → submitted → verified | rejected."""
     with session_scope(app.engine, app.actor) as s:
-        t = authoring.set_status(s, task_id, status)
+        t = authoring.set_status(s, task_id, status, reason=reason)
     if as_json:
         emit_json({"id": t.id, "revision": t.revision, "status": t.status})
     else:
@@ -185,7 +187,7 @@ def history_cmd(app: AppContext, task_id: int, as_json: bool) -> None:
 
 @click.group("benchmarks")
 def benchmarks_group() -> None:
-    """List benchmarks."""
+    """List and create benchmarks."""
 
 
 @benchmarks_group.command("list")
@@ -201,6 +203,37 @@ def list_benchmarks(app: AppContext, as_json: bool) -> None:
     click.echo(table([[r.name, r.source_format, r.tool_set or "", r.tasks,
                        " ".join(f"{k}:{v}" for k, v in r.by_status.items())] for r in rows],
                      ["benchmark", "format", "tools", "tasks", "by status"]))
+
+
+@benchmarks_group.command("add")
+@click.argument("name")
+@click.option("--format", "source_format", required=True, metavar="FORMAT",
+              help="The benchmark's file format: chainmark, gta, agentic-mme, atp, isg or vtc.")
+@click.option("--tools", "tool_set", metavar="SET",
+              help="Tool set its chains use (default: the one named like the format, if any).")
+@click.option("--guidelines", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A Markdown file of authoring guidelines, shown beside the editors.")
+@click.option("--description", help="One line about the benchmark.")
+@pass_ctx
+def add_benchmark(app: AppContext, name: str, source_format: str, tool_set: str | None, guidelines: Path | None,
+                  description: str | None) -> None:
+    """Create a benchmark with its format and tool set (tasks are then added to it by name)."""
+    from evaluation.tools import tool_set_names
+
+    sets = tool_set_names()
+    if tool_set is not None and tool_set not in sets:
+        raise click.BadParameter(f"unknown tool set {tool_set!r}; known: {', '.join(sets)}", param_hint="--tools")
+    if tool_set is None and source_format in sets:
+        tool_set = source_format
+    text = guidelines.read_text(encoding="utf-8") if guidelines else None
+    with session_scope(app.engine, app.actor) as s:
+        try:
+            authoring.create_benchmark(s, name, source_format, tool_set=tool_set, description=description,
+                                       guidelines=text)
+        except authoring.AuthoringError as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(f"benchmark {name}: format {source_format}, tools {tool_set or '(none)'}"
+               + (f", guidelines from {guidelines}" if guidelines else ""))
 
 
 def register(cli: click.Group) -> None:

@@ -4,11 +4,17 @@
 of the same thing supersedes an older one) and posts ``Loaded``; ``save(what, fn)`` runs a write
 and posts ``Saved``. ``fn`` of a save may return an ``Edit`` (or ``(result, Edit)``) which goes on
 the app's undo stack. Errors come back as ``Failed`` and are shown as a notification.
+
+Nothing typed is lost quietly: ``flush_pending`` saves what a screen holds back (debounced typing)
+and runs whenever the screen is covered by another, before an undo and before quitting;
+``unsaved_changes`` names what cannot be saved as it stands (an invalid answer spec, an unaccepted
+tool run, a half-filled form), and ``leave``/quit ask before dropping it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.screen import Screen
@@ -74,6 +80,37 @@ class WorkScreen(Screen[Any]):
 
     def refresh_data(self) -> None:
         """Reload what the screen shows (after a save, an undo, or returning to the screen)."""
+
+    def flush_pending(self) -> None:
+        """Start saving whatever the screen holds back (debounced typing); nothing by default."""
+
+    def unsaved_changes(self) -> list[str]:
+        """What leaving now would drop because it cannot be saved as it stands (shown in the prompt)."""
+        return []
+
+    def confirm_discard(self, then: Callable[[], object], lost: list[str] | None = None) -> None:
+        """Run ``then`` now, or once the annotator agrees to drop ``lost`` (default: ``unsaved_changes``)."""
+        lost = self.unsaved_changes() if lost is None else lost
+        if not lost:
+            then()
+            return
+        from tui.screens.confirm import ConfirmDiscardScreen
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                then()
+
+        self.app.push_screen(ConfirmDiscardScreen(f"Not saved: {'; '.join(lost)}. Discard?"), answered)
+
+    def leave(self) -> None:
+        """Go back a screen: pending typing is saved, anything unsavable is asked about first."""
+        self.flush_pending()
+        self.confirm_discard(self.app.pop_screen)
+
+    def on_screen_suspend(self) -> None:
+        # Covered by another screen (a push, a modal, the command palette's actions): save typing now,
+        # so nothing waits on a timer of a screen that may never come back.
+        self.flush_pending()
 
     def on_screen_resume(self) -> None:
         # Paint first, then load: a worker importing the store or running a query would otherwise

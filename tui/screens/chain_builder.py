@@ -18,6 +18,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -63,7 +64,7 @@ class ChainBuilderScreen(WorkScreen):
         Binding("escape", "back", "Back"),
         Binding("ctrl+r", "run", "Run tool", priority=True),
         Binding("ctrl+l", "region", "Pick region", priority=True),
-        Binding("ctrl+y", "accept", "Accept step", priority=True),
+        Binding("ctrl+s", "accept", "Accept step", priority=True),
         Binding("ctrl+f", "final", "Final answer", priority=True),
         Binding("ctrl+g", "guidelines", "Guidelines", priority=True),
     ]
@@ -153,7 +154,7 @@ class ChainBuilderScreen(WorkScreen):
             self._previews.clear()  # indices may now name other images
             keep = self.selected_image
             strip.clear_options()
-            strip.add_options([Option(text, id=str(i)) for i, text in enumerate(labels)])
+            strip.add_options([Option(Content(text), id=str(i)) for i, text in enumerate(labels)])
             if labels:
                 strip.highlighted = min(keep, len(labels) - 1)
 
@@ -163,14 +164,15 @@ class ChainBuilderScreen(WorkScreen):
         highlighted = steps.highlighted
         steps.clear_options()
         if self.blind:
-            steps.add_options([Option(line) for line in self.attempt_log] or [Option("no calls yet", disabled=True)])
+            steps.add_options([Option(Content(line)) for line in self.attempt_log]
+                              or [Option("no calls yet", disabled=True)])
             return
         for s in self.detail.steps:
             if s.is_final:
                 text = f"{s.ordinal + 1}. ANSWER {s.final_answer}"
             else:
                 text = f"{s.ordinal + 1}. {s.tool_name} → {(s.result_text or '').strip()[:40]}"
-            steps.add_option(Option(text, id=str(s.id)))
+            steps.add_option(Option(Content(text), id=str(s.id)))
         if self.detail.steps:
             steps.highlighted = min(highlighted or 0, len(self.detail.steps) - 1)
 
@@ -276,11 +278,11 @@ class ChainBuilderScreen(WorkScreen):
         if result.ok:
             text = result.text.strip() or "(no text)"
             n = len(result.images)
-            self.query_one("#result", Static).update(
+            self.query_one("#result", Static).update(Content(
                 f"✓ {result.tool}: {text[:400]}" + (f"\n{n} image(s) produced" if n else "")
-                + ("" if self.blind else "\nctrl+y accepts this as the next step"))
+                + ("" if self.blind else "\nctrl+s accepts this as the next step")))
         else:
-            self.query_one("#result", Static).update(f"✗ {result.tool}: {result.error}")
+            self.query_one("#result", Static).update(Content(f"✗ {result.tool}: {result.error}"))
         pane = self.query_one("#result-preview", ImagePane)
         pane.show(message.data["previews"][0] if message.data["previews"] else None, f"result of {result.tool}")
         if self.blind:
@@ -421,11 +423,11 @@ class ChainBuilderScreen(WorkScreen):
         if step is None or self.pending is not None:
             return
         if step.is_final:
-            self.query_one("#result", Static).update(f"step {step.ordinal + 1}: final answer {step.final_answer}")
+            self.query_one("#result", Static).update(Content(f"step {step.ordinal + 1}: final answer {step.final_answer}"))
             return
-        self.query_one("#result", Static).update(
+        self.query_one("#result", Static).update(Content(
             f"step {step.ordinal + 1}: {step.tool_name}({step.tool_args}) — thought: {step.thought or '—'}\n"
-            f"→ {step.result_text[:300]}")
+            f"→ {step.result_text[:300]}"))
 
     def action_delete_step(self) -> None:
         step = self._highlighted_step()
@@ -489,5 +491,13 @@ class ChainBuilderScreen(WorkScreen):
         if self.detail is not None:
             self.app.push_screen(GuidelinesScreen(self.detail.benchmark, self.detail.guidelines))
 
+    def unsaved_changes(self) -> list[str]:
+        lost = []
+        if not self.blind and self.pending is not None and self.pending["result"].ok:
+            lost.append(f"the {self.pending['tool']} run is not accepted as a step (ctrl+s accepts it)")
+        if self.query_one("#thought", Input).value.strip():
+            lost.append("the thought you typed")
+        return lost
+
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.leave()

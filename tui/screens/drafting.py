@@ -7,6 +7,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.widgets import Header, Static, TextArea
 
 from annotation import tasks as authoring
@@ -20,22 +21,23 @@ from tui.widgets.footer import KeyFooter
 class DraftingScreen(WorkScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("ctrl+d", "describe", "Describe image", priority=True),
-        Binding("ctrl+e", "oracle", "Oracle check", priority=True),
+        Binding("ctrl+t", "describe", "Describe image", priority=True),
+        Binding("ctrl+r", "oracle", "Oracle check", priority=True),
         Binding("ctrl+s", "save_notes", "Save notes", priority=True),
     ]
 
     def __init__(self, task_id: int) -> None:
         super().__init__()
         self.task_id = task_id
+        self._stored_notes: str | None = None  # the notes as stored (None until loaded)
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="builder-body"):
             with Vertical():
-                yield Static("What the model sees (ctrl+d)", classes="section-title")
+                yield Static("What the model sees (ctrl+t)", classes="section-title")
                 yield Static("", id="model-description")
-                yield Static("Oracle check (ctrl+e)", classes="section-title")
+                yield Static("Oracle check (ctrl+r)", classes="section-title")
                 yield Static("", id="oracle")
             with Vertical():
                 yield Static("Your notes (ctrl+s saves)", classes="section-title")
@@ -51,14 +53,15 @@ class DraftingScreen(WorkScreen):
         d = message.data
         self.sub_title = f"task {d.id} · drafting aids"
         info = d.meta.get("drafting") or {}
-        self.query_one("#model-description", Static).update(info.get("description") or "not asked yet")
+        self.query_one("#model-description", Static).update(Content(info.get("description") or "not asked yet"))
         oracle = info.get("oracle")
-        self.query_one("#oracle", Static).update(
+        self.query_one("#oracle", Static).update(Content(
             "not run yet" if not oracle else
-            f"{'✓ reached' if oracle['passed'] else '✗ did not reach'} the answer; model said: {oracle['answer']}")
+            f"{'✓ reached' if oracle['passed'] else '✗ did not reach'} the answer; model said: {oracle['answer']}"))
         notes = self.query_one("#notes", TextArea)
-        if not notes.text and info.get("notes"):
+        if self._stored_notes is None and not notes.text and info.get("notes"):
             notes.load_text(info["notes"])
+        self._stored_notes = info.get("notes") or ""
 
     def action_describe(self) -> None:
         task_id, cm = self.task_id, self.cm
@@ -97,9 +100,15 @@ class DraftingScreen(WorkScreen):
         text, task_id = self.query_one("#notes", TextArea).text, self.task_id
         self.save("notes", lambda s: drafting.save_drafting(s, task_id, "notes", text))
 
+    def flush_pending(self) -> None:
+        """Leaving saves the notes (they are the annotator's own words; never drop them)."""
+        if self._stored_notes is not None and self.query_one("#notes", TextArea).text != self._stored_notes:
+            self._stored_notes = self.query_one("#notes", TextArea).text
+            self.action_save_notes()
+
     @on(Saved)
     def saved(self, message: Saved) -> None:
         self.notify(f"{message.what}: saved")
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.leave()

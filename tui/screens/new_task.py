@@ -1,4 +1,6 @@
-"""A small modal to start a task: which benchmark, what query; opens the editor on the new draft."""
+"""A small modal to start a task: which benchmark (chosen from the existing ones, never created by a
+typo), what query; opens the editor on the new draft. Benchmarks are made on purpose with
+``chainmark benchmarks add NAME --format F``, which gives them their format and tool set."""
 
 from __future__ import annotations
 
@@ -6,12 +8,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Button, Input, Label, TextArea
+from textual.widgets import Button, Label, Select, Static, TextArea
 
-from annotation.tasks import create_task, ensure_benchmark
+from annotation.tasks import create_task, get_benchmark
 from tui.app import Edit
-from tui.messages import Saved
+from tui.messages import Loaded, Saved
 from tui.screens.base import WorkScreen
+from tui.widgets.selection import choose, chosen
+
+NO_BENCHMARKS = "No benchmarks yet. Create one first: chainmark benchmarks add NAME --format gta"
 
 
 class NewTaskScreen(WorkScreen):
@@ -24,34 +29,55 @@ class NewTaskScreen(WorkScreen):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("New task", classes="section-title")
-            yield Label("Benchmark (created if new)")
-            yield Input(self.benchmark, placeholder="benchmark name", id="benchmark")
+            yield Label("Benchmark")
+            yield Select([], prompt="choose a benchmark", id="benchmark")
+            yield Static("", id="benchmark-hint", classes="hint")
             yield Label("Query")
             yield TextArea(id="query")
             yield Button("Create  ctrl+s", id="create", variant="primary")
 
-    def on_screen_resume(self) -> None:  # nothing to load
+    def on_screen_resume(self) -> None:  # loads once, on mount
         pass
 
     def on_mount(self) -> None:
+        from sqlmodel import select
+
+        from store.models import Benchmark
+
         self.query_one("#query" if self.benchmark else "#benchmark").focus()
+        self.load("benchmarks", lambda s: [(b.name, b.source_format, b.tool_set)
+                                           for b in s.exec(select(Benchmark).order_by(Benchmark.name)).all()])
+
+    @on(Loaded)
+    def _benchmarks(self, message: Loaded) -> None:
+        if message.what != "benchmarks":
+            return
+        select = self.query_one("#benchmark", Select)
+        with self.prevent(Select.Changed):
+            select.set_options([(f"{name} · {fmt}" + (f" · tools {tools}" if tools else ""), name)
+                                for name, fmt, tools in message.data])
+            choose(select, self.benchmark or None)
+        if not message.data:
+            self.query_one("#benchmark-hint", Static).update(NO_BENCHMARKS)
 
     def action_cancel(self) -> None:
-        self.app.pop_screen()
+        self.confirm_discard(self.app.pop_screen)
+
+    def unsaved_changes(self) -> list[str]:
+        return ["the query you typed"] if self.query_one("#query", TextArea).text.strip() else []
 
     @on(Button.Pressed, "#create")
     def action_create(self) -> None:
-        bench = self.query_one("#benchmark", Input).value.strip()
+        bench = chosen(self.query_one("#benchmark", Select))
         query = self.query_one("#query", TextArea).text.strip()
-        if not bench or not query:
-            self.notify("a task needs a benchmark and a query", severity="error")
+        if bench is None or not query:
+            self.notify("a task needs a benchmark (from the list) and a query", severity="error")
             return
 
         def create(session):  # type: ignore[no-untyped-def]
             from store.models import Task
 
-            b = ensure_benchmark(session, bench) if _missing(session, bench) else _get(session, bench)
-            task = create_task(session, b, query)
+            task = create_task(session, get_benchmark(session, str(bench)), query)
             task_id = task.id
 
             def undo(s):  # type: ignore[no-untyped-def]
@@ -69,19 +95,3 @@ class NewTaskScreen(WorkScreen):
         from tui.screens.task_editor import TaskEditorScreen
 
         self.app.switch_screen(TaskEditorScreen(message.data))
-
-
-def _missing(session, name: str) -> bool:  # type: ignore[no-untyped-def]
-    from annotation.tasks import AuthoringError, get_benchmark
-
-    try:
-        get_benchmark(session, name)
-        return False
-    except AuthoringError:
-        return True
-
-
-def _get(session, name: str):  # type: ignore[no-untyped-def]
-    from annotation.tasks import get_benchmark
-
-    return get_benchmark(session, name)

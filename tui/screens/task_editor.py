@@ -22,9 +22,9 @@ from textual.widgets.option_list import Option
 from annotation import tasks as authoring
 from annotation.tasks import STATUSES, TRANSITIONS
 from tui.app import Edit
-from tui.data import TaskDetail, task_detail
+from tui.data import TaskDetail, changes_since, task_detail
 from tui.images import preview
-from tui.messages import Loaded
+from tui.messages import Failed, Loaded, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.widgets.answer_editor import AnswerEditor
@@ -36,12 +36,29 @@ META_FIELDS = ("category", "intent", "level", "domain")
 TEXT_DEBOUNCE = 0.6
 
 
-def edit_fields(task_id: int, changes: dict[str, Any], label: str):  # type: ignore[no-untyped-def]
-    """A save function: apply ``changes`` to the task; its undo restores the previous values."""
+class FieldConflict(authoring.AuthoringError):
+    """Someone else changed a field this edit also changes, after this screen loaded it."""
+
+    def __init__(self, field: str, base: Any, theirs: Any, mine: Any, who: str) -> None:
+        super().__init__(f"{field} was changed by {who} while you edited it")
+        self.field, self.base, self.theirs, self.mine, self.who = field, base, theirs, mine, who
+
+
+def edit_fields(task_id: int, changes: dict[str, Any], label: str,  # type: ignore[no-untyped-def]
+                base: dict[str, Any] | None = None):
+    """A save function: apply ``changes`` to the task; its undo restores the previous values.
+
+    With ``base`` (the values the edit started from) it is a compare-and-set per field: a field
+    stored differently from its base was changed by someone else meanwhile, and the save raises
+    ``FieldConflict`` instead of overwriting it. Fields nobody else touched merge silently."""
 
     def apply(session):  # type: ignore[no-untyped-def]
         task = authoring.get_task(session, task_id)
         before = {k: getattr(task, k) for k in changes}
+        for k, mine in changes.items():
+            if base is not None and k in base and not _same(before[k], base[k]) and not _same(before[k], mine):
+                who = [actor for actor, fields in changes_since(session, task_id, 0) if k in fields]
+                raise FieldConflict(k, base[k], before[k], mine, who[-1] if who else "someone")
         if all(before[k] == v for k, v in changes.items()):
             return None
         authoring.edit_task(session, task_id, **changes)
@@ -50,15 +67,24 @@ def edit_fields(task_id: int, changes: dict[str, Any], label: str):  # type: ign
     return apply
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as the editor shows them (an empty field and a missing value are the same)."""
+    return (a in (None, "") and b in (None, "")) or a == b
+
+
+POLL_SECONDS = 2.0
+"""How often an open editor looks for changes made elsewhere (another terminal or annotator)."""
+
+
 class TaskEditorScreen(WorkScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("ctrl+b", "chain", "Chain builder"),
-        Binding("ctrl+k", "checkpoints", "Checkpoints"),
+        Binding("ctrl+t", "checkpoints", "Checkpoints"),
         Binding("ctrl+o", "attach", "Attach image"),
         Binding("ctrl+s", "submit", "Submit"),
         Binding("ctrl+g", "guidelines", "Guidelines"),
-        Binding("ctrl+d", "drafting", "Drafting aids"),
+        Binding("ctrl+r", "drafting", "Drafting aids"),
         Binding("ctrl+n", "baseline", "Solve blind"),
     ]
 
@@ -68,6 +94,9 @@ class TaskEditorScreen(WorkScreen):
         self.detail: TaskDetail | None = None
         self._pending_saves: dict[str, Timer] = {}
         self._loading = False
+        self._show_all = False  # the next load also replaces the focused field (after an undo)
+        self._base: dict[str, Any] = {}  # per field: the stored value the annotator's edit started from
+        self._conflict: FieldConflict | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -104,6 +133,14 @@ class TaskEditorScreen(WorkScreen):
 
     def on_mount(self) -> None:
         self.query_one("#history", DataTable).add_columns("when", "who", "action", "fields")
+        self.set_interval(POLL_SECONDS, self._poll)
+
+    def _poll(self) -> None:
+        """Reload when the task changed elsewhere, so the screen never shows (and builds on) stale data."""
+        if self.detail is None or not self.is_current:
+            return
+        task_id = self.task_id
+        self.load("revision", lambda s: authoring.get_task(s, task_id).revision)
 
     # ------------------------------------------------------------------ loading
 
@@ -117,7 +154,10 @@ class TaskEditorScreen(WorkScreen):
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
-        if message.what == "task":
+        if message.what == "revision":
+            if self.detail is not None and message.data != self.detail.revision:
+                self.refresh_data()
+        elif message.what == "task":
             self.detail, warnings = message.data
             self._show(self.detail, warnings)
         elif message.what == "image":
@@ -127,21 +167,33 @@ class TaskEditorScreen(WorkScreen):
     def _show(self, d: TaskDetail, warnings: list[Any]) -> None:
         self._loading = True
         self.sub_title = f"task {d.id}"
+        note = d.meta.get("review") if isinstance(d.meta.get("review"), dict) else None
+        review = (f"\n{d.status}: {note['reason']}" + (f" ({note['by']})" if note.get("by") else "")
+                  if note and note.get("reason") and note.get("status") == d.status else "")
         self.query_one("#task-title", Static).update(
-            data_text(f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}"))
+            data_text(f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}{review}"))
         query = self.query_one("#query", TextArea)
-        if query.text != d.query and "query" not in self._pending_saves:
-            query.load_text(d.query)
+        if "query" not in self._pending_saves:
+            if query.text != d.query:
+                with self.prevent(TextArea.Changed):  # a reload is not typing: its echo must not save
+                    query.load_text(d.query)
+            self._base["query"] = d.query
         for name in META_FIELDS:
             box = self.query_one(f"#meta-{name}", Input)
-            if box.value != getattr(d, name) and not box.has_focus:
-                with self.prevent(Input.Changed):
-                    box.value = getattr(d, name)
+            if self._show_all or (not box.has_focus and f"meta-{name}" not in self._pending_saves):
+                if box.value != (getattr(d, name) or ""):
+                    with self.prevent(Input.Changed):
+                        box.value = getattr(d, name) or ""
+                self._base[name] = getattr(d, name)
+            elif name not in self._base:
+                self._base[name] = getattr(d, name)
         with self.prevent(Select.Changed):
             self.query_one("#status", Select).value = d.status
         answer = self.query_one(AnswerEditor)
-        if answer.spec != d.answer_spec and "answer" not in self._pending_saves:
-            answer.set_spec(d.answer_spec)
+        if "answer" not in self._pending_saves:
+            if answer.spec != d.answer_spec:
+                answer.set_spec(d.answer_spec)
+            self._base["answer_spec"] = d.answer_spec
         self._show_images(d)
         docs = Text()
         for title, text in d.documents:
@@ -162,6 +214,12 @@ class TaskEditorScreen(WorkScreen):
 
     def _done_loading(self) -> None:
         self._loading = False
+        self._show_all = False
+
+    @on(Saved)
+    def _undone(self, message: Saved) -> None:
+        if message.what.startswith("undid:"):
+            self._show_all = True
 
     def _show_images(self, d: TaskDetail) -> None:
         options = self.query_one("#image-list", OptionList)
@@ -170,7 +228,7 @@ class TaskEditorScreen(WorkScreen):
         current = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         if wanted != current:
             options.clear_options()
-            options.add_options([Option(text, id=str(i)) for i, text in enumerate(wanted)])
+            options.add_options([Option(data_text(text), id=str(i)) for i, text in enumerate(wanted)])
             if refs:
                 options.highlighted = 0
             else:
@@ -217,7 +275,7 @@ class TaskEditorScreen(WorkScreen):
     def _save_query(self) -> None:
         text = self.query_one("#query", TextArea).text
         if self.detail and text != self.detail.query and text.strip():
-            self.save("query", edit_fields(self.task_id, {"query": text}, "edit query"))
+            self._save_fields("query", {"query": text}, "edit query")
 
     @on(Input.Changed)
     def _meta_changed(self, event: Input.Changed) -> None:
@@ -229,7 +287,7 @@ class TaskEditorScreen(WorkScreen):
     def _save_meta(self, name: str) -> None:
         value = self.query_one(f"#meta-{name}", Input).value.strip() or None
         if self.detail and (getattr(self.detail, name) or None) != value:
-            self.save(name, edit_fields(self.task_id, {name: value}, f"edit {name}"))
+            self._save_fields(name, {name: value}, f"edit {name}")
 
     @on(AnswerEditor.Changed)
     def _answer_changed(self, event: AnswerEditor.Changed) -> None:
@@ -239,7 +297,48 @@ class TaskEditorScreen(WorkScreen):
     def _save_answer(self) -> None:
         spec, error = self.query_one(AnswerEditor).current()
         if error is None and self.detail and spec != self.detail.answer_spec:
-            self.save("answer", edit_fields(self.task_id, {"answer_spec": spec}, "edit answer"))
+            self._save_fields("answer", {"answer_spec": spec}, "edit answer")
+
+    def _save_fields(self, what: str, changes: dict[str, Any], label: str) -> None:
+        base = {k: self._base[k] for k in changes if k in self._base}
+        fn = edit_fields(self.task_id, changes, label, base)
+
+        def apply(session):  # type: ignore[no-untyped-def]
+            try:
+                out = fn(session)
+            except FieldConflict as conflict:
+                self._conflict = conflict
+                raise
+            self._base.update(changes)  # what is stored now is what the next edit builds on
+            return out
+
+        self.save(what, apply)
+
+    @on(Failed)
+    def _field_conflict(self, message: Failed) -> None:
+        conflict, self._conflict = self._conflict, None
+        if conflict is None:
+            return
+        from tui.screens.conflict import ConflictScreen
+
+        def show(value: Any) -> str:
+            return repr(value) if not isinstance(value, str) else f"{value[:200]!r}"
+
+        def decided(choice: str | None) -> None:
+            if choice == "overwrite":
+                self._base[conflict.field] = conflict.theirs
+                self._save_fields(conflict.field, {conflict.field: conflict.mine}, f"edit {conflict.field}")
+            elif choice == "reload":
+                self._base[conflict.field] = conflict.theirs
+                self._show_all = True
+                self.refresh_data()
+
+        self.app.push_screen(ConflictScreen(
+            f"{conflict.field} was changed by {conflict.who} while you were editing it.\n"
+            f"  you started from: {show(conflict.base)}\n  theirs now:       {show(conflict.theirs)}\n"
+            f"  yours:            {show(conflict.mine)}\n"
+            "Reload theirs (r) drops your edit of this field; overwrite (o) saves yours over theirs; "
+            "escape keeps your edit in the form, unsaved."), decided)
 
     @on(Select.Changed, "#status")
     def _status_changed(self, event: Select.Changed) -> None:
@@ -257,13 +356,44 @@ class TaskEditorScreen(WorkScreen):
                 self.query_one("#status", Select).value = current
             return
         self.flush_pending()
-        self.save("status", edit_fields(self.task_id, {"status": status}, f"status {current} → {status}"))
+        if status == "rejected":
+            from tui.screens.prompt import PromptScreen
+
+            def rejected(reason: str | None) -> None:
+                if reason:
+                    self._save_status(current, status, reason)
+                else:
+                    self.notify("not rejected: a rejection needs a reason", severity="warning")
+                    with self.prevent(Select.Changed):
+                        self.query_one("#status", Select).value = current
+
+            self.app.push_screen(PromptScreen("Why is it rejected? (the author sees this)",
+                                              placeholder="what to fix"), rejected)
+            return
+        self._save_status(current, status, None)
+
+    def _save_status(self, current: str, status: str, reason: str | None) -> None:
+        task_id = self.task_id
+
+        def apply(session):  # type: ignore[no-untyped-def]
+            authoring.set_status(session, task_id, status, reason=reason)
+            return Edit(f"status {current} → {status}", lambda s: authoring.edit_task(s, task_id, status=current))
+
+        self.save("status", apply)
+
+    @on(Failed)
+    def _status_failed(self, message: Failed) -> None:
+        if message.what == "status":
+            self.refresh_data()  # show the stored status again
 
     # ------------------------------------------------------------------ actions
 
+    def unsaved_changes(self) -> list[str]:
+        _, error = self.query_one(AnswerEditor).current()
+        return [f"the answer spec is invalid ({error})"] if error else []
+
     def action_back(self) -> None:
-        self.flush_pending()
-        self.app.pop_screen()
+        self.leave()
 
     def action_submit(self) -> None:
         self.set_status("submitted")
@@ -348,4 +478,4 @@ def _drafting_text(meta: dict[str, Any]) -> str:
     if oracle:
         verdict = "reached the answer" if oracle.get("passed") else "did NOT reach the answer"
         lines.append(f"oracle check: model {verdict} — said {oracle.get('answer', '')[:120]!r}")
-    return "\n".join(lines) or "none yet — ctrl+d"
+    return "\n".join(lines) or "none yet — ctrl+r"

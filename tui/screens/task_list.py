@@ -14,6 +14,7 @@ from tui.data import TaskFilter, filter_choices, task_ids, task_rows
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
+from tui.widgets.selection import is_nothing
 from tui.widgets.task_table import PAGE, TaskTable, header_text
 
 INDEX_DELAY = 0.15
@@ -133,7 +134,7 @@ class TaskListScreen(WorkScreen):
 
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
-        value = "" if event.value is Select.BLANK else str(event.value)
+        value = "" if is_nothing(event.value) else str(event.value)
         self._update(**{str(event.select.id): value})
 
     @on(TaskTable.Opened)

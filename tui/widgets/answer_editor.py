@@ -13,6 +13,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static, TextArea
 
@@ -179,7 +180,7 @@ class AnswerEditor(Vertical):
     def _report(self, post: bool = True) -> None:
         spec, error = self.current()
         status = self.query_one("#answer-status", Static)
-        status.update(f"✗ {error}" if error else f"✓ {describe(spec)}")
+        status.update(Content(f"✗ {error}" if error else f"✓ {describe(spec)}"))
         status.set_class(bool(error), "error-text")
         status.set_class(not error, "ok-text")
         # Only a spec that differs from the one shown counts as an edit: Select and Input post

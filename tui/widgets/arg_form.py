@@ -17,6 +17,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Checkbox, Input, Label, Select
 
+from tui.widgets.selection import NO_SELECTION, choose, is_nothing
+
 _BBOX_WORDS = re.compile(r"bbox|bounding box|\(x1, ?y1, ?x2, ?y2\)|\[x1, ?y1, ?x2, ?y2\]", re.IGNORECASE)
 
 
@@ -123,7 +125,7 @@ class ArgForm(Vertical):
                 widget: Any = Checkbox(f.schema.get("description", "")[:50], value=bool(value), id=f.widget_id)
             elif f.schema.get("enum"):
                 options = [(str(v), v) for v in f.schema["enum"]]
-                widget = Select(options, value=value if value in f.schema["enum"] else Select.BLANK, id=f.widget_id)
+                widget = Select(options, value=value if value in f.schema["enum"] else NO_SELECTION, id=f.widget_id)
             else:
                 hint = f.schema.get("description", "")
                 if f.is_bbox:
@@ -150,7 +152,7 @@ class ArgForm(Vertical):
                 elif isinstance(w, Checkbox):
                     w.value = bool(value)
                 elif isinstance(w, Select):
-                    w.value = value
+                    choose(w, value)
 
     def field(self, path: str) -> ArgField | None:
         return next((f for f in self.fields if f.path == path), None)
@@ -164,7 +166,7 @@ class ArgForm(Vertical):
             return ""
         w = self.query_one(f"#{f.widget_id}")
         value = getattr(w, "value", "")
-        return "" if value is Select.BLANK else str(value)
+        return "" if is_nothing(value) else str(value)
 
     def values(self) -> dict[str, Any]:
         """The arguments as JSON (nested for dotted paths); empty optional fields are left out."""
@@ -172,8 +174,10 @@ class ArgForm(Vertical):
         for f in self.fields:
             w = self.query_one(f"#{f.widget_id}")
             raw = getattr(w, "value", "")
-            if raw is Select.BLANK:
+            if is_nothing(raw):
                 continue
+            if f.type == "boolean" and not f.required and bool(raw) == bool(f.schema.get("default", False)):
+                continue  # an untouched optional checkbox: leave it out, as a model would
             value = convert(f, raw)
             if value is None:
                 continue

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.widgets import Static
 
 if TYPE_CHECKING:
@@ -27,12 +28,12 @@ class ImagePane(Vertical):
         self._caption = caption
 
     def compose(self) -> ComposeResult:
-        yield Static(self._caption, classes="image-caption")
+        yield Static(Content(self._caption), classes="image-caption")
         yield Vertical(classes="image-holder")
 
     def show(self, image: "PILImage | None", caption: str | None = None) -> None:
         if caption is not None:
-            self.query_one(".image-caption", Static).update(caption)
+            self.query_one(".image-caption", Static).update(Content(caption))
         holder = self.query_one(".image-holder", Vertical)
         holder.remove_children()
         if image is not None:

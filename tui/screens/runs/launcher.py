@@ -17,9 +17,15 @@ from textual.widgets import Button, Checkbox, Header, Input, Label, Select, Stat
 from evaluation.harness import Budgets, RunSpec
 from tui.messages import Loaded
 from tui.screens.base import WorkScreen
-from tui.screens.runs.data import LaunchChoices, launch_choices, optional_number, parse_ids
+from tui.screens.runs.data import (
+    LaunchChoices,
+    launch_choices,
+    optional_number,
+    parse_ids,
+)
 from tui.screens.runs.manager import run_manager
 from tui.widgets.footer import KeyFooter
+from tui.widgets.selection import chosen as selected_value
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
@@ -87,9 +93,8 @@ class LaunchScreen(WorkScreen):
     def spec(self) -> RunSpec:
         """The form as a run spec; raises ValueError naming the field that is wrong."""
         def chosen(selector: str, what: str) -> str:
-            value = self.query_one(selector, Select).value
-            # the pinned Textual's "nothing selected" is Select.NULL (Select.BLANK is only False)
-            if value in (None, False) or value is getattr(Select, "NULL", None) or value is Select.BLANK:
+            value = selected_value(self.query_one(selector, Select))
+            if value is None:
                 raise ValueError(f"choose {'an' if what[0] in 'aeiou' else 'a'} {what}")
             return str(value)
 

@@ -1,0 +1,125 @@
+"""Two TUIs on one task (issue 16 item 3, optimistic concurrency): an open editor picks up changes
+made elsewhere; edits to different fields merge; an edit to a field someone else changed meanwhile
+is never silently overwritten: the annotator sees who changed what and reloads or overwrites."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation import tasks as authoring
+from store import session_scope
+from store.models import Task
+from tests.tui.conftest import png, settle, wait_for_saves
+from tests.tui.test_authoring_forms import until
+from tui.screens.conflict import ConflictScreen
+from tui.screens.task_editor import TaskEditorScreen
+
+
+@pytest.fixture
+def fast_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tui.screens.task_editor.POLL_SECONDS", 0.1)
+
+
+def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", "How many?", category="count", level="1")
+        authoring.attach_asset(s, blobs, t.id, png())
+        return t.id
+
+
+def _elsewhere(engine, task_id: int, **changes) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "bob") as s:  # the other terminal
+        authoring.edit_task(s, task_id, **changes)
+
+
+def _stored(engine, task_id: int) -> Task:  # type: ignore[no-untyped-def]
+    with session_scope(engine) as s:
+        task = s.get(Task, task_id)
+        s.expunge(task)
+        return task
+
+
+async def test_open_editor_shows_changes_made_elsewhere(make_tui, engine, blobs, fast_poll) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        _elsewhere(engine, task_id, domain="Retail", query="How many cups?")
+        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail")
+        assert editor.query_one("#query").text == "How many cups?"
+        # an edit to another field merges with theirs
+        editor.query_one("#meta-category").value = "counting"
+        await wait_for_saves(pilot, app)
+        assert not isinstance(app.screen, ConflictScreen)
+    task = _stored(engine, task_id)
+    assert (task.domain, task.query, task.category) == ("Retail", "How many cups?", "counting")
+
+
+@pytest.mark.parametrize("choice", ["o", "r"])
+async def test_same_field_conflict_asks_and_never_overwrites_silently(make_tui, engine, blobs, choice) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        assert isinstance(editor, TaskEditorScreen)
+        box = editor.query_one("#meta-level")
+        box.focus()
+        await pilot.press("end", "backspace", *"hard")
+        _elsewhere(engine, task_id, level="easy")  # lands before this editor saves its typing
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id).level == "easy"  # not overwritten behind bob's back
+        await until(pilot, lambda: isinstance(app.screen, ConflictScreen))
+        message = str(app.screen.query_one("#conflict-message").render())
+        assert "level was changed by bob" in message and "'easy'" in message and "'hard'" in message
+        await pilot.press(choice)
+        await wait_for_saves(pilot, app)
+        if choice == "o":
+            assert _stored(engine, task_id).level == "hard"
+        else:
+            await until(pilot, lambda: box.value == "easy")
+            assert _stored(engine, task_id).level == "easy"
+
+
+async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.checkpoint_editor import CheckpointEditorScreen
+
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        cp_id = authoring.add_checkpoint(s, task_id, "cp1", axis="S", description="mine").id
+    app = make_tui()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(CheckpointEditorScreen(task_id))
+        await settle(pilot, app)
+        ed = app.screen
+        cps = ed.query_one("#checkpoint-list")
+        cps.focus()
+        cps.highlighted = 0
+        await pilot.press("enter")
+        await settle(pilot, app)
+        with session_scope(engine, "bob") as s:
+            authoring.edit_checkpoint(s, cp_id, description="bob's")
+        ed.query_one("#cp-description").value = "my edit"
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            from store.models import Checkpoint
+
+            assert s.get(Checkpoint, cp_id).description == "bob's"
+        assert ed.query_one("#cp-description").value == "my edit"  # the form is kept
+        await pilot.press("ctrl+s")  # on purpose, a second time: overwrite
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert s.get(Checkpoint, cp_id).description == "my edit"
+        # and a further edit of my own saves without any fuss
+        cps.focus()
+        await pilot.press("enter")
+        await settle(pilot, app)
+        ed.query_one("#cp-description").value = "my second edit"
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert s.get(Checkpoint, cp_id).description == "my second edit"

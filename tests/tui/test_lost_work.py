@@ -1,0 +1,159 @@
+"""Nothing typed is lost (issue 16 item 3): pending saves are flushed on quit, on screen change and
+before an undo; leaving with something unsavable asks first; a crash leaves its traceback in a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from annotation import tasks as authoring
+from store import session_scope
+from store.models import ReferenceStep, Task
+from tests.tui.conftest import png, settle, wait_for_saves
+from tests.tui.test_authoring_forms import until
+from tui.screens.chain_builder import ChainBuilderScreen
+from tui.screens.confirm import ConfirmDiscardScreen
+from tui.screens.help import HelpScreen
+from tui.screens.task_editor import TaskEditorScreen
+from tui.widgets.arg_form import ArgForm
+
+
+def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", "What colour is the square?", answer_spec={"kind": "exact", "value": "white"})
+        authoring.attach_asset(s, blobs, t.id, png(300, 300))
+        return t.id
+
+
+@pytest.fixture
+def slow_debounce(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A typing pause far longer than any test: only a flush can have saved what was typed."""
+    monkeypatch.setattr("tui.screens.task_editor.TEXT_DEBOUNCE", 60.0)
+
+
+def _stored(engine, task_id: int) -> Task:  # type: ignore[no-untyped-def]
+    with session_scope(engine) as s:
+        task = s.get(Task, task_id)
+        s.expunge(task)
+        return task
+
+
+async def test_quit_right_after_typing_saves_the_typing(make_tui, engine, blobs, slow_debounce) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        assert isinstance(app.screen, TaskEditorScreen)
+        app.screen.query_one("#meta-category").focus()
+        await pilot.press(*"colour")
+        app.screen.query_one("#query").focus()
+        await pilot.press("end", *" Answer in one word.")
+        assert app.screen._pending_saves  # still waiting on the typing pause
+        await pilot.press("ctrl+q")  # long before the 0.6 s pause is over
+        await until(pilot, lambda: not app.is_running)
+    task = _stored(engine, task_id)
+    assert task.category == "colour"
+    assert task.query == "What colour is the square? Answer in one word."
+
+
+async def test_screen_change_and_undo_flush_pending_typing(make_tui, engine, blobs, slow_debounce) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        editor.query_one("#meta-level").focus()
+        await pilot.press(*"easy")
+        app.push_screen(HelpScreen(editor))  # any screen on top saves the typing at once
+        await until(pilot, lambda: not editor._pending_saves)
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id).level == "easy"
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert app.screen is editor
+        # ctrl+z right after typing takes back that typing (it once undid an older edit instead,
+        # and the typing was saved afterwards anyway)
+        editor.query_one("#meta-intent").focus()
+        await pilot.press(*"count")
+        assert editor._pending_saves
+        await pilot.press("ctrl+z")
+        await wait_for_saves(pilot, app)
+        task = _stored(engine, task_id)
+        assert (task.intent, task.level) == (None, "easy")
+        assert editor.query_one("#meta-intent").value == ""
+
+
+async def test_leaving_an_invalid_answer_spec_asks_first(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskEditorScreen(task_id))
+        await settle(pilot, app)
+        editor = app.screen
+        editor.query_one("#answer-kind").value = "numeric"
+        await settle(pilot, app)
+        editor.query_one("#answer-value").value = "about forty"
+        await settle(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmDiscardScreen)
+        assert "answer spec is invalid" in str(app.screen.query_one("#confirm-question").render())
+        await pilot.press("escape")  # stay: the half-made spec is still there to fix
+        await settle(pilot, app)
+        assert app.screen is editor and editor.query_one("#answer-value").value == "about forty"
+        # quitting asks too; ctrl+q on the question quits
+        await pilot.press("ctrl+q")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmDiscardScreen) and app.is_running
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, task_id).answer_spec == {"kind": "exact", "value": "white"}
+
+
+async def test_leaving_an_unaccepted_run_asks_first(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id))
+        await settle(pilot, app)
+        builder = app.screen
+        builder.query_one(ArgForm).set_value("bbox_2d", [0, 0, 500, 500])
+        await pilot.press("ctrl+r")
+        await settle(pilot, app)
+        assert builder.pending is not None and builder.pending["result"].ok
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmDiscardScreen)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await pilot.press("ctrl+s")  # accept it after all
+        await settle(pilot, app)
+        await pilot.press("escape")  # nothing left unsaved: leaves without asking
+        await settle(pilot, app)
+        assert not isinstance(app.screen, (ConfirmDiscardScreen, ChainBuilderScreen))
+    with session_scope(engine) as s:
+        from sqlmodel import select
+
+        assert [st.tool_name for st in s.exec(select(ReferenceStep)).all()] == ["crop"]
+
+
+async def test_a_crash_is_logged_next_to_the_database(make_tui, engine, blobs, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_tui()
+
+    def boom() -> None:
+        raise RuntimeError("synthetic crash for the log")
+
+    with pytest.raises(RuntimeError, match="synthetic crash"):
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app)
+            app.call_later(boom)
+            await pilot.pause()
+            await pilot.pause()
+    log = db_path.with_name("chainmark-crash.log")
+    assert app.crash_log == log
+    text = log.read_text()
+    assert "RuntimeError: synthetic crash for the log" in text and "screens: " in text and "HomeScreen" in text

@@ -1,0 +1,72 @@
+"""A randomized "monkey" over the authoring screens (issue 16, how we know): key sequences drawn
+from each screen's own bindings plus typing, arrows, tab and enter. The app must stay alive and the
+database must pass its integrity checks. A failure shrinks to a replayable key list (hypothesis
+prints it). Kept to a few short examples per screen so it fits in CI."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+
+from annotation import tasks as authoring
+from store import session_scope
+from tests.tui.conftest import png, settle
+from tui.screens.chain_builder import ChainBuilderScreen
+from tui.screens.checkpoint_editor import CheckpointEditorScreen
+from tui.screens.task_editor import TaskEditorScreen
+
+SCREENS = {"task editor": TaskEditorScreen, "chain builder": ChainBuilderScreen,
+           "checkpoint editor": CheckpointEditorScreen}
+NEVER = {"ctrl+q", "ctrl+c", "ctrl+p", "question_mark"}  # quitting and the palette/help end the walk
+COMMON = ["tab", "shift+tab", "up", "down", "left", "right", "enter", "escape", "delete", "backspace",
+          "space", "a", "1", "[", "V", "]", "ctrl+z"]
+
+
+def _keys(screen_class: type) -> list[str]:
+    from textual.binding import Binding
+
+    keys = set(COMMON)
+    for klass in screen_class.__mro__:
+        for raw in klass.__dict__.get("BINDINGS", []) or []:
+            b = raw if isinstance(raw, Binding) else Binding(*raw)
+            keys.update(k.strip() for k in b.key.split(","))
+    return sorted(keys - NEVER)
+
+
+async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", "What colour is the square?")
+        authoring.attach_asset(s, blobs, t.id, png(120, 80))
+        step = authoring.add_step(s, t.id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]},
+                                  result_text="ok")
+        authoring.add_checkpoint(s, t.id, "cp1", axis="V", step_id=step.id)
+        task_id = t.id
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(SCREENS[screen_name](task_id))
+        await settle(pilot, app)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        await settle(pilot, app)
+        assert app.is_running, keys
+    with engine.connect() as conn:
+        assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
+        assert conn.execute(text("PRAGMA foreign_key_check")).fetchall() == []
+
+
+@pytest.mark.parametrize("screen_name", list(SCREENS))
+def test_monkey_never_kills_the_app(make_tui, engine, blobs, screen_name: str) -> None:  # type: ignore[no-untyped-def]
+    @settings(max_examples=2, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(st.lists(st.sampled_from(_keys(SCREENS[screen_name])), min_size=10, max_size=40))
+    def run(keys: list[str]) -> None:
+        asyncio.run(_walk(make_tui, engine, blobs, screen_name, keys))
+
+    run()

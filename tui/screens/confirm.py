@@ -1,0 +1,47 @@
+"""Ask before something the annotator typed is thrown away: "Discard" (d) or "Stay" (escape).
+
+Escape means stay, so a reflexive second escape never loses work; only an explicit ``d`` (or the
+button) discards. The question is plain text: user data in it is never read as Rich markup.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmDiscardScreen(ModalScreen[bool]):
+    """Dismisses with True to discard and leave, False to stay."""
+
+    BINDINGS = [
+        Binding("escape", "stay", "Stay"),
+        Binding("d", "discard", "Discard"),
+    ]
+
+    def __init__(self, question: str, *, discard_label: str = "Discard  d", stay_label: str = "Stay  esc") -> None:
+        super().__init__(classes="modal")
+        self.question = question
+        self.discard_label, self.stay_label = discard_label, stay_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content(self.question), id="confirm-question")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self.stay_label, id="stay", variant="primary")
+                yield Button(self.discard_label, id="discard", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#stay", Button).focus()
+
+    @on(Button.Pressed, "#discard")
+    def action_discard(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#stay")
+    def action_stay(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,45 @@
+"""The task changed under the editor (another annotator, another terminal): say who changed what and
+let the annotator choose: reload theirs (r, dropping the edit that could not be saved) or overwrite
+with mine (o). Escape decides nothing: the edit stays in the form, unsaved."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConflictScreen(ModalScreen[str | None]):
+    """Dismisses with "reload", "overwrite" or None."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss_none", "Decide later"),
+        Binding("r", "reload", "Reload theirs"),
+        Binding("o", "overwrite", "Overwrite with mine"),
+    ]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(classes="modal")
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content(self.message), id="conflict-message")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Reload theirs  r", id="reload")
+                yield Button("Overwrite with mine  o", id="overwrite", variant="warning")
+
+    @on(Button.Pressed, "#reload")
+    def action_reload(self) -> None:
+        self.dismiss("reload")
+
+    @on(Button.Pressed, "#overwrite")
+    def action_overwrite(self) -> None:
+        self.dismiss("overwrite")
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
