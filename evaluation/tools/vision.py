@@ -139,7 +139,9 @@ def _generate(ctx: ToolContext, tool: str, request: dict[str, Any], call: Any) -
         except Exception as exc:
             raise ToolError(f"{tool}: the image endpoint failed: {type(exc).__name__}: {exc}") from exc
         if ctx.blobs is not None:
-            return {"image_sha256": ctx.blobs.put(data, ctx.session)}
+            blobs = ctx.blobs
+            return {"image_sha256": replay.in_short_transaction(ctx, lambda s: blobs.put(data, s), write=True)
+                    if ctx.engine is not None or ctx.session is not None else blobs.put(data)}
         return {"image_b64": base64.b64encode(data).decode("ascii")}
 
     missing = None if (s.image_gen_base_url and s.image_gen_model) else _IMAGE_MISSING
@@ -148,7 +150,10 @@ def _generate(ctx: ToolContext, tool: str, request: dict[str, Any], call: Any) -
         return base64.b64decode(response["image_b64"]), replayed
     if ctx.blobs is None:
         raise ToolError(f"{tool}: the recorded image is in the blob store, but no blob store was given")
-    return ctx.blobs.get(response["image_sha256"], ctx.session), replayed
+    blobs, digest = ctx.blobs, response["image_sha256"]
+    if ctx.engine is not None or ctx.session is not None:
+        return replay.in_short_transaction(ctx, lambda s: blobs.get(digest, s), write=False), replayed
+    return blobs.get(digest), replayed
 
 
 def _first_image(resp: Any) -> bytes:
