@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from typing import Any
 
 from evaluation.tools import replay
@@ -28,10 +29,23 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _client(base_url: str, key_env: str, timeout: float) -> Any:
-    from openai import OpenAI
+_CLIENTS: dict[tuple[str, str, str, float], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
 
-    return OpenAI(base_url=base_url, api_key=os.environ.get(key_env) or "not-needed", timeout=timeout, max_retries=2)
+
+def _client(base_url: str, key_env: str, timeout: float) -> Any:
+    """One client per endpoint for the process, shared by every thread (the openai client is
+    thread-safe): building one costs tens of milliseconds of CPU (TLS context, connection pool),
+    which at dozens of concurrent service calls on two cores was most of their wall time."""
+    key = os.environ.get(key_env) or "not-needed"
+    ident = (base_url, key_env, hashlib.sha256(key.encode()).hexdigest(), timeout)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(ident)
+        if client is None:
+            from openai import OpenAI
+
+            client = _CLIENTS[ident] = OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=2)
+        return client
 
 
 def ask_vlm(ctx: ToolContext, tool: str, prompt: str, image: bytes, max_tokens: int = 512) -> tuple[str, bool]:
