@@ -61,3 +61,25 @@ def test_assets_steps_ordering_and_native_records_load_identically(engine, blobs
     assert item.native_assets == {"orig.png": linked} and set(item.asset_sha) >= {linked, named}
     assert item.events[1]["payload"]["asset_ids"] == [named, linked] and item.reference_steps[1]["final_answer"] == "red"
     assert item.ordering == [{"key": "O", "sequence": ["V1"], "max_gap": None}] and item.task_assets[0]["role"]
+
+
+def test_checkpoint_results_are_upserted_once_per_key(engine):
+    """Written with Core executemany: a re-score updates the same rows, another mode adds its own."""
+    from store.models import CheckpointResult
+
+    run_id = write_run(engine, "agentic-mme", 40)
+    first = score_run(engine, run_id, embedder="hashing")
+    with session_scope(engine) as s:
+        rows = s.exec(select(CheckpointResult)).all()
+        assert len(rows) == first["checkpoint_results_written"] > 0
+        assert {r.scoring_mode for r in rows} == {"faithful"} and all(isinstance(r.detail, dict) for r in rows)
+        before = {(r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows}
+        s.get(CheckpointResult, rows[0].id).passed = not rows[0].passed  # a stale value the re-score must fix
+    again = score_run(engine, run_id, embedder="hashing")
+    fixed = score_run(engine, run_id, mode="fixed", embedder="hashing")
+    with session_scope(engine) as s:
+        rows = s.exec(select(CheckpointResult)).all()
+        faithful = {(r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows
+                    if r.scoring_mode == "faithful"}
+        assert faithful == before and again["checkpoint_results_written"] == len(before)
+        assert len(rows) == len(before) + fixed["checkpoint_results_written"]
