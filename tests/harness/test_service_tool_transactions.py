@@ -120,3 +120,43 @@ def test_a_locked_database_is_raised_not_returned_as_a_tool_result(engine, blobs
     assert result.ok and "red" in result.text
     with session_scope(engine) as s:
         assert len(s.exec(select(ReplayCache)).all()) == 1
+
+
+def _writer_can_start(db_path) -> bool:
+    """Can another process's writer take SQLite's write lock right now (no waiting)?"""
+    other = sqlite3.connect(db_path, timeout=0, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        other.close()
+
+
+def test_the_database_is_writable_while_a_service_call_is_in_flight(engine, blobs, db_path, monkeypatch, tmp_path):
+    """Checked from inside the VLM server at the moment each request arrives: the harness's and the
+    ``tools run`` command's service calls leave the database free for other writers."""
+    from click.testing import CliRunner
+
+    from tui.cli import cli
+
+    seen: list[bool] = []
+
+    def vlm_turn(req):  # type: ignore[no-untyped-def]
+        seen.append(_writer_can_start(db_path))
+        return text(f"A plain {colour_of(req)} rectangle.", delay=0.2)
+
+    with ScriptedOpenAI(handler=vlm_turn) as vlm:
+        monkeypatch.setenv("CHAINMARK_VLM_BASE_URL", vlm.base_url)
+        monkeypatch.setenv("CHAINMARK_VLM_MODEL", "scripted-vlm")
+        ctx = ToolContext(images=[solid_png(COLOURS["blue"])], engine=engine, blobs=blobs,
+                          settings=ToolSettings.from_env(), allow_paths=False)
+        assert execute("gta", "ImageDescription", {"image": "0"}, ctx).ok
+        image = tmp_path / "green.png"
+        image.write_bytes(solid_png(COLOURS["green"]))
+        result = CliRunner().invoke(cli, ["--db", str(db_path), "tools", "run", "ImageDescription", "--image",
+                                          str(image)], catch_exceptions=False)
+        assert result.exit_code == 0 and "green" in result.output, result.output
+    assert seen == [True, True]
