@@ -5,18 +5,35 @@ answer checkpoints, VTC with MCQ/open answers and tool chains) and times ``profi
 judges (judge-only checks count as pending). Prints one line per profile.
 
     .venv/bin/python bench/bench_scoring.py [N]
+    .venv/bin/python bench/bench_scoring.py --command [N] [--db PATH]
+
+``--command`` times what a user waits for instead: the real ``chainmark score RUN`` in its own
+process (start-up, loading the run from the database, scoring, writing CheckpointResult rows) on a
+database with one generated N-trajectory run per profile (built once with Core bulk inserts and
+kept at ``--db`` if given; goal for 10k: ≤ 2 s). Prints wall time, CPU and peak memory per profile,
+with and without ``--no-write``. Needs the test extra (the generator lives in tests/support).
 """
 
 from __future__ import annotations
 
+import os
 import random
+import resource
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
-from evaluation.benchmarks import get_profile
-from evaluation.benchmarks.base import ScoreContext
-from evaluation.scoring.embedding import HashingEmbedder
-from evaluation.scoring.items import Item, NoJudges
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evaluation.benchmarks import get_profile  # noqa: E402  (after the sys.path line)
+from evaluation.benchmarks.base import ScoreContext  # noqa: E402  (after the sys.path line)
+from evaluation.scoring.embedding import HashingEmbedder  # noqa: E402  (after the sys.path line)
+from evaluation.scoring.items import Item, NoJudges  # noqa: E402  (after the sys.path line)
 
 
 def _ev(kind, payload, n):
@@ -70,7 +87,53 @@ def vtc_item(i: int, rng: random.Random) -> Item:
                 trajectory={"id": i, "status": "done"}, events=events)
 
 
+def command_mode(n: int, db: Path | None) -> None:
+    from store import make_engine
+    from store.migrate import upgrade
+    from tests.support.scoring_runs import PROFILES, write_run
+
+    db = db or Path(tempfile.mkdtemp(prefix="bench-score-")) / "score.db"
+    engine = make_engine(db)
+    upgrade(engine)
+    runs = {}
+    with engine.connect() as c:
+        for profile in PROFILES:
+            row = c.execute(sa.text("SELECT r.id, COUNT(t.id) FROM run r JOIN benchmark b ON b.id = r.benchmark_id "
+                                    "JOIN trajectory t ON t.run_id = r.id WHERE b.name = :n GROUP BY r.id"),
+                            {"n": f"gen-{profile}"}).first()
+            runs[profile] = row[0] if row and row[1] == n else None
+    for profile, run_id in runs.items():
+        if run_id is None:
+            t0 = time.perf_counter()
+            runs[profile] = write_run(engine, profile, n)
+            print(f"generated {profile}: {n} trajectories in {time.perf_counter() - t0:.1f} s")
+    engine.dispose()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CHAINMARK_DB": str(db)}
+    for profile, run_id in runs.items():
+        for extra in ([], ["--no-write"]):
+            argv = [sys.executable, "-m", "tui.cli", "score", str(run_id), "--embedder", "hashing", *extra]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if proc.returncode != 0:
+                print(proc.stderr, file=sys.stderr)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            print(f"chainmark score {profile:12s} {n} trajectories {' '.join(extra) or '(writes results)':16s} "
+                  f"{wall:.2f} s wall, {cpu:.2f} s CPU, peak {after.ru_maxrss / 1024:.0f} MB (largest child so far)")
+
+
 def main() -> None:
+    if "--command" in sys.argv:
+        args = [a for a in sys.argv[1:] if a != "--command"]
+        db = None
+        if "--db" in args:
+            i = args.index("--db")
+            db = Path(args[i + 1])
+            del args[i:i + 2]
+        command_mode(int(args[0]) if args else 10_000, db)
+        return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     rng = random.Random(7)
     for name, build, run_mode in (("gta", gta_item, "react"), ("agentic-mme", amme_item, "atomic"),

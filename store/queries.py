@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -58,11 +59,35 @@ def benchmark_summaries(session: Session) -> list[BenchmarkSummary]:
     return out
 
 
+IN_CHUNK = 900  # ids per ``IN (...)``: far under every SQLite build's parameter limit (999 on old ones)
+
+
 def _count_by_task(session: Session, column: Any, task_ids: list[int], *where: Any) -> dict[int, int]:
-    if not task_ids:
-        return {}
-    stmt = select(column, sa.func.count()).where(column.in_(task_ids), *where).group_by(column)
-    return {tid: n for tid, n in session.exec(stmt).all()}
+    """Counts per task id, asked in chunks so no ``IN (...)`` grows past the parameter limit."""
+    out: dict[int, int] = {}
+    for i in range(0, len(task_ids), IN_CHUNK):
+        stmt = (select(column, sa.func.count()).where(column.in_(task_ids[i:i + IN_CHUNK]), *where)
+                .group_by(column))
+        out.update({tid: n for tid, n in session.exec(stmt).all()})
+    return out
+
+
+_SUMMARY_COLUMNS = (Task.id, Benchmark.name, Task.source_id, Task.query, Task.category, Task.level, Task.status,
+                    Task.revision, Task.answer_spec)
+
+
+def _task_filter(stmt: Any, benchmark: str | None, status: str | None, category: str | None,
+                 text: str | None) -> Any:
+    stmt = stmt.join(Benchmark, Benchmark.id == Task.benchmark_id)
+    if benchmark:
+        stmt = stmt.where(Benchmark.name == benchmark)
+    if status:
+        stmt = stmt.where(Task.status == status)
+    if category:
+        stmt = stmt.where(Task.category == category)
+    if text:
+        stmt = stmt.where(sa.func.lower(Task.query).contains(text.lower()))
+    return stmt
 
 
 def task_summaries(
@@ -75,33 +100,48 @@ def task_summaries(
     after_id: int = 0,
     limit: int | None = None,
 ) -> list[TaskSummary]:
-    """Tasks in id order, filtered; keyset-paged with ``after_id`` so deep pages stay fast."""
-    stmt = select(Task, Benchmark.name).join(Benchmark, Benchmark.id == Task.benchmark_id)
-    if benchmark:
-        stmt = stmt.where(Benchmark.name == benchmark)
-    if status:
-        stmt = stmt.where(Task.status == status)
-    if category:
-        stmt = stmt.where(Task.category == category)
-    if text:
-        stmt = stmt.where(sa.func.lower(Task.query).contains(text.lower()))
+    """Tasks in id order, filtered; keyset-paged with ``after_id`` so deep pages stay fast. Reads
+    only the listed columns (not the source record) and counts per page in bounded chunks."""
+    stmt = _task_filter(sa.select(*_SUMMARY_COLUMNS), benchmark, status, category, text)
     stmt = stmt.where(Task.id > after_id).order_by(Task.id)
     if limit:
         stmt = stmt.limit(limit)
-    rows = session.exec(stmt).all()
-    ids = [t.id for t, _ in rows if t.id is not None]
+    rows = session.execute(stmt).all()
+    ids = [r[0] for r in rows]
     steps = _count_by_task(session, ReferenceStep.task_id, ids)
     cps = _count_by_task(session, Checkpoint.task_id, ids)
     imgs = _count_by_task(session, TaskAsset.task_id, ids, TaskAsset.role == "query_image")
     return [
         TaskSummary(
-            id=t.id or 0, benchmark=bname, source_id=t.source_id, query=t.query, category=t.category,
-            level=t.level, status=t.status, revision=t.revision,
-            answer_kind=(t.answer_spec or {}).get("kind", "none"),
-            steps=steps.get(t.id or 0, 0), checkpoints=cps.get(t.id or 0, 0), images=imgs.get(t.id or 0, 0),
+            id=tid, benchmark=bname, source_id=source_id, query=query, category=category_, level=level,
+            status=status_, revision=revision, answer_kind=(spec or {}).get("kind", "none"),
+            steps=steps.get(tid, 0), checkpoints=cps.get(tid, 0), images=imgs.get(tid, 0),
         )
-        for t, bname in rows
+        for tid, bname, source_id, query, category_, level, status_, revision, spec in rows
     ]
+
+
+def iter_task_summaries(session: Session, benchmark: str | None = None, *, status: str | None = None,
+                        category: str | None = None, text: str | None = None, limit: int | None = None,
+                        page: int = 1000) -> Iterator[TaskSummary]:
+    """``task_summaries`` a page at a time (keyset), so listing 100k tasks keeps memory flat."""
+    after, left = 0, limit
+    while left is None or left > 0:
+        size = page if left is None else min(page, left)
+        rows = task_summaries(session, benchmark, status=status, category=category, text=text, after_id=after,
+                              limit=size)
+        yield from rows
+        if len(rows) < size:
+            return
+        after = rows[-1].id
+        left = None if left is None else left - len(rows)
+
+
+def count_tasks(session: Session, benchmark: str | None = None, *, status: str | None = None,
+                category: str | None = None, text: str | None = None) -> int:
+    """How many tasks ``task_summaries`` would list with these filters and no limit."""
+    stmt = _task_filter(sa.select(sa.func.count(Task.id)), benchmark, status, category, text)
+    return int(session.execute(stmt).scalar_one())
 
 
 def recent_runs(session: Session, limit: int = 10) -> list[dict[str, Any]]:

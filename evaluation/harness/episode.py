@@ -66,7 +66,8 @@ class RunContext:
     db: DbRunner
     client: ModelClient
     budgets: Budgets
-    tool_pool: Executor
+    tool_pool: Executor  # CPU-bound tools: a few threads
+    service_pool: Executor | None = None  # service tools wait on the network: one thread per worker
     tool_set_name: str | None = None
     tool_set: Any = None  # evaluation.tools.ToolSet
     tool_settings: Any = None  # evaluation.tools.ToolSettings
@@ -288,7 +289,8 @@ class Episode:
         started = utcnow()
         loop = asyncio.get_running_loop()
         before = len(self.tool_ctx.images)
-        result = await loop.run_in_executor(self.rc.tool_pool, self._execute, name, args)
+        pool = self.rc.service_pool if self._is_service(name) and self.rc.service_pool is not None else self.rc.tool_pool
+        result = await loop.run_in_executor(pool, self._execute, name, args)
         asset_ids = list(result.asset_ids)
         if result.images and len(asset_ids) != len(result.images):
             asset_ids = await self.rc.db.call(_store_images, self.rc.blobs, list(result.images))
@@ -308,17 +310,22 @@ class Episode:
         return ToolOutcome(result.ok, result.text or "", dict(result.data or {}), result.error, list(result.images),
                            asset_ids, indices, list(result.image_names))
 
+    def _is_service(self, name: str) -> bool:
+        ts = self.rc.tool_set
+        tool = (ts.tools.get(name) or ts.extras.get(name)) if ts is not None else None
+        return tool is not None and tool.kind == "service"
+
     def _execute(self, name: str, args: dict[str, Any]) -> Any:
+        """Service tools get the engine, not a session: they read and write the replay cache in short
+        transactions of their own, so no transaction is held across their network call."""
         from evaluation.tools import execute
 
-        tool = self.rc.tool_set.get(name)
-        if tool.kind == "service":  # service tools read/write the replay cache through a session
-            with session_scope(self.rc.engine) as s:
-                self.tool_ctx.session, self.tool_ctx.blobs = s, self.rc.blobs
-                try:
-                    return execute(self.rc.tool_set_name, name, args, self.tool_ctx)
-                finally:
-                    self.tool_ctx.session = self.tool_ctx.blobs = None
+        if self._is_service(name):
+            self.tool_ctx.engine, self.tool_ctx.blobs = self.rc.engine, self.rc.blobs
+            try:
+                return execute(self.rc.tool_set_name, name, args, self.tool_ctx)
+            finally:
+                self.tool_ctx.engine = self.tool_ctx.blobs = None
         return execute(self.rc.tool_set_name, name, args, self.tool_ctx)
 
     async def store_images(self, images: list[bytes]) -> list[int]:

@@ -202,6 +202,7 @@ class _Plan:
 
 
 FIRST_WAVE_MAX = 64
+SERVICE_THREADS_MAX = 128  # service-tool threads mostly wait on the network; threads start only when needed
 
 
 def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore,
@@ -302,6 +303,8 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     cfg = head.config
     state = RunProgress(run_id)
     tool_pool = ThreadPoolExecutor(max(1, min(4, head.concurrency)), thread_name_prefix="chainmark-tools")
+    service_pool = ThreadPoolExecutor(max(1, min(SERVICE_THREADS_MAX, head.concurrency)),
+                                      thread_name_prefix="chainmark-service")
     client: ModelClient | None = None
     final_status = "running"
     try:
@@ -313,6 +316,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
                              if needs_tls(head.endpoint.base_url) and not cfg.get("replay") else None)
         rc = RunContext(run_id=run_id, mode=head.mode, engine=engine, blobs=blobs, db=db, client=client,
                         budgets=Budgets.from_dict(head.budgets), tool_pool=tool_pool,
+                        service_pool=service_pool,
                         tool_set_name=head.tool_set, tool_set=tool_set,
                         tool_settings=_tool_settings(bool(cfg.get("replay")),
                                                      bool(cfg.get("unsafe_in_process_sandbox"))),
@@ -423,6 +427,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             if client is not None:
                 await client.close()
             tool_pool.shutdown(wait=False, cancel_futures=True)
+            service_pool.shutdown(wait=False, cancel_futures=True)
             read_pool.shutdown(wait=False, cancel_futures=True)
             db_pool.shutdown(wait=True)
     state.finished = True

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import orjson
+
+import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from evaluation.scoring.items import Item
@@ -36,10 +40,6 @@ class LoadedRun:
     benchmark: dict[str, Any]
     model: str
     items: list[Item]
-
-
-def _row(obj: Any, fields: Iterable[str]) -> dict[str, Any]:
-    return {f: getattr(obj, f) for f in fields}
 
 
 TASK_FIELDS = ("id", "source_id", "query", "category", "subcategory", "intent", "level", "domain", "answer_spec",
@@ -95,110 +95,180 @@ def _checkpoints_as_of(session: Session, task_id: int, since: Any, current: list
     return out
 
 
+_EMPTY = {"null": None, "{}": dict, "[]": list}
+
+
+def _decode_sqlite(raw: Any) -> Any:
+    """A JSON column's stored text, decoded once here (no per-value type processor chain); the
+    commonest small values skip the parser."""
+    if raw is None:
+        return None
+    empty = _EMPTY.get(raw, _EMPTY)
+    if empty is not _EMPTY:
+        return empty() if empty is not None else None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:  # NaN, Infinity, integers beyond 64 bits: what json.dumps may write
+        return json.loads(raw)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class _Reader:
+    """Core selects on the session's connection (no ORM row processing). On SQLite, JSON columns are
+    read as text and decoded by ``_decode_sqlite``; other drivers already hand back decoded values."""
+
+    def __init__(self, session: Session):
+        self.conn = session.connection()
+        self.sqlite = self.conn.dialect.name == "sqlite"
+        self.decode = _decode_sqlite if self.sqlite else _identity
+
+    def cols(self, model: Any, fields: Iterable[str]) -> tuple[list[Any], list[bool]]:
+        out, is_json = [], []
+        for f in fields:
+            col = getattr(model, f)
+            j = isinstance(col.type, sa.JSON)
+            out.append(sa.type_coerce(col, sa.Text) if j and self.sqlite else col)
+            is_json.append(j)
+        return out, is_json
+
+    def rows(self, model: Any, fields: tuple[str, ...], where: Any, *order: Any,
+             lead: tuple[Any, ...] = ()) -> Iterable[tuple[tuple[Any, ...], dict[str, Any]]]:
+        """(leading column values, {field: value}) per row, JSON decoded."""
+        cols, is_json = self.cols(model, fields)
+        decode, n = self.decode, len(lead)
+        for r in self.conn.execute(sa.select(*lead, *cols).where(where).order_by(*order)).all():
+            values = r[n:]
+            yield tuple(r[:n]), {f: (decode(v) if j else v) for f, v, j in zip(fields, values, is_json)}
+
+    def execute(self, stmt: Any) -> Any:
+        return self.conn.execute(stmt)
+
+
+STEP_FIELDS = ("ordinal", "thought", "tool_name", "tool_args", "result_text", "result", "is_final", "final_answer")
+TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "error", "task_revision",
+               "started_at")
+
+
 def load_run(session: Session, run_id: int) -> LoadedRun:
+    """Columns, not ORM objects: Core selects read exactly the fields scoring uses, each JSON value is
+    decoded once by its column type, and event rows are consumed as they stream from the cursor
+    (ORM loading of 10k trajectories was ~80 % of ``chainmark score``)."""
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")
     bench = session.get(Benchmark, run.benchmark_id)
     endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
-    trajs = list(session.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all())
-    task_ids = sorted({t.task_id for t in trajs})
-    traj_ids = [t.id for t in trajs if t.id is not None]
+    db = _Reader(session)
+    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, Trajectory.run_id == run_id, Trajectory.id)]
+    task_ids = sorted({t["task_id"] for t in trajs})
+    traj_ids = [t["id"] for t in trajs]
 
-    tasks: dict[int, Task] = {}
+    tasks: dict[int, dict[str, Any]] = {}
     cps: dict[int, list[dict[str, Any]]] = defaultdict(list)
     orders: dict[int, list[dict[str, Any]]] = defaultdict(list)
     steps: dict[int, list[dict[str, Any]]] = defaultdict(list)
     tassets: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for chunk in _chunks(task_ids):
-        for t in session.exec(select(Task).where(Task.id.in_(chunk))).all():  # type: ignore[union-attr]
-            tasks[t.id] = t  # type: ignore[index]
-        for c in session.exec(select(Checkpoint).where(Checkpoint.task_id.in_(chunk))  # type: ignore[attr-defined]
-                              .order_by(Checkpoint.ordinal, Checkpoint.id)).all():
-            cps[c.task_id].append(_row(c, CP_FIELDS))
-        for o in session.exec(select(OrderingConstraint).where(OrderingConstraint.task_id.in_(chunk))  # type: ignore[attr-defined]
-                              .order_by(OrderingConstraint.id)).all():
-            orders[o.task_id].append({"key": o.key, "sequence": list(o.sequence or []), "max_gap": o.max_gap})
-        for s in session.exec(select(ReferenceStep).where(ReferenceStep.task_id.in_(chunk))  # type: ignore[attr-defined]
-                              .order_by(ReferenceStep.ordinal)).all():
-            steps[s.task_id].append(_row(s, ("ordinal", "thought", "tool_name", "tool_args", "result_text",
-                                              "result", "is_final", "final_answer")))
-        for link, sha in session.exec(select(TaskAsset, Asset.sha256).join(Asset, Asset.id == TaskAsset.asset_id)
-                                      .where(TaskAsset.task_id.in_(chunk))).all():  # type: ignore[attr-defined]
-            tassets[link.task_id].append({"asset_id": link.asset_id, "role": link.role, "ordinal": link.ordinal,
-                                          "original_path": link.original_path, "document_id": link.document_id,
-                                          "sha256": sha})
+        for _, t in db.rows(Task, TASK_FIELDS, Task.id.in_(chunk)):  # type: ignore[union-attr]
+            tasks[t["id"]] = t
+        for (tid,), c in db.rows(Checkpoint, CP_FIELDS, Checkpoint.task_id.in_(chunk),  # type: ignore[attr-defined]
+                                 Checkpoint.ordinal, Checkpoint.id, lead=(Checkpoint.task_id,)):
+            cps[tid].append(c)
+        for (tid,), o in db.rows(OrderingConstraint, ("key", "sequence", "max_gap"),
+                                 OrderingConstraint.task_id.in_(chunk), OrderingConstraint.id,  # type: ignore[attr-defined]
+                                 lead=(OrderingConstraint.task_id,)):
+            orders[tid].append({"key": o["key"], "sequence": list(o["sequence"] or []), "max_gap": o["max_gap"]})
+        for (tid,), st in db.rows(ReferenceStep, STEP_FIELDS, ReferenceStep.task_id.in_(chunk),  # type: ignore[attr-defined]
+                                  ReferenceStep.ordinal, lead=(ReferenceStep.task_id,)):
+            steps[tid].append(st)
+        for tid, aid, role, ordinal, path, doc, sha in db.execute(
+                sa.select(TaskAsset.task_id, TaskAsset.asset_id, TaskAsset.role, TaskAsset.ordinal,
+                          TaskAsset.original_path, TaskAsset.document_id, Asset.sha256)
+                .join(Asset, Asset.id == TaskAsset.asset_id).where(TaskAsset.task_id.in_(chunk))):  # type: ignore[attr-defined]
+            tassets[tid].append({"asset_id": aid, "role": role, "ordinal": ordinal, "original_path": path,
+                                 "document_id": doc, "sha256": sha})
 
     events: dict[int, list[dict[str, Any]]] = defaultdict(list)
     event_assets: dict[int, list[int]] = defaultdict(list)
     asset_sha: dict[int, str] = {}
+    (payload_col,), _ = db.cols(Event, ("payload",))
+    decode = db.decode
     for chunk in _chunks(traj_ids):
-        rows = session.exec(select(Event).where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
-                            .order_by(Event.trajectory_id, Event.ordinal)).all()
-        for e in rows:
-            events[e.trajectory_id].append({"id": e.id, "ordinal": e.ordinal, "kind": e.kind,
-                                            "payload": e.payload or {}, "failed": e.failed})
-        ev_ids = [e.id for e in rows]
-        for sub in _chunks(ev_ids):  # type: ignore[arg-type]
-            for ea, sha in session.exec(select(EventAsset, Asset.sha256).join(Asset, Asset.id == EventAsset.asset_id)
-                                        .where(EventAsset.event_id.in_(sub))).all():  # type: ignore[attr-defined]
-                event_assets[ea.event_id].append(ea.asset_id)
-                asset_sha[ea.asset_id] = sha
+        ev_ids = []
+        for tid, eid, ordinal, kind, payload, failed in db.execute(
+                sa.select(Event.trajectory_id, Event.id, Event.ordinal, Event.kind, payload_col, Event.failed)
+                .where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
+                .order_by(Event.trajectory_id, Event.ordinal)).all():
+            events[tid].append({"id": eid, "ordinal": ordinal, "kind": kind, "payload": decode(payload) or {},
+                                "failed": failed})
+            ev_ids.append(eid)
+        for sub in _chunks(ev_ids):
+            for eid, aid, sha in db.execute(
+                    sa.select(EventAsset.event_id, EventAsset.asset_id, Asset.sha256)
+                    .join(Asset, Asset.id == EventAsset.asset_id).where(EventAsset.event_id.in_(sub))):  # type: ignore[attr-defined]
+                event_assets[eid].append(aid)
+                asset_sha[aid] = sha
 
     # Payload asset ids that no EventAsset row names still need their hashes (judge prompts hash images).
     mentioned = {int(a) for evs in events.values() for e in evs for a in (e["payload"].get("asset_ids") or [])}
     missing = sorted(mentioned - set(asset_sha))
     for chunk in _chunks(missing):
-        for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.id.in_(chunk))).all():  # type: ignore[union-attr]
+        for aid, sha in db.execute(sa.select(Asset.id, Asset.sha256).where(Asset.id.in_(chunk))):  # type: ignore[union-attr]
             asset_sha[aid] = sha
 
     # Files of an imported native record (e.g. an Agentic-MME run folder's orig.png) are stored assets too.
-    native_sha = {sha for tr in trajs if isinstance(tr.native, dict)
-                  for sha in (tr.native.get("blobs") or {}).values() if isinstance(sha, str)}
+    native_sha = {sha for tr in trajs if isinstance(tr["native"], dict)
+                  for sha in (tr["native"].get("blobs") or {}).values() if isinstance(sha, str)}
     id_by_sha: dict[str, int] = {}
     for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
-        for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():  # type: ignore[attr-defined]
+        for aid, sha in db.execute(sa.select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))):  # type: ignore[attr-defined]
             id_by_sha.setdefault(sha, aid)
 
     # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
     # prompts built from them) and the checkpoints as they were then.
-    edited = {(tr.task_id, tr.task_revision) for tr in trajs if tr.task_revision < tasks[tr.task_id].revision}
+    edited = {(tr["task_id"], tr["task_revision"]) for tr in trajs
+              if tr["task_revision"] is not None and tr["task_revision"] < tasks[tr["task_id"]]["revision"]}
     old_tasks = _task_revisions(session, edited) if edited else {}
 
     items: list[Item] = []
     for tr in trajs:
-        task = tasks[tr.task_id]
-        task_row = _row(task, TASK_FIELDS)
-        checkpoints = cps.get(tr.task_id, [])
+        task = tasks[tr["task_id"]]
+        task_row = dict(task)
+        checkpoints = cps.get(tr["task_id"], [])
         edit_state = None
-        if (tr.task_id, tr.task_revision) in edited:
-            past = old_tasks.get((tr.task_id, tr.task_revision))
+        if (tr["task_id"], tr["task_revision"]) in edited:
+            past = old_tasks.get((tr["task_id"], tr["task_revision"]))
             edit_state = "restored" if past is not None else "unrecorded"
             if past is not None:
-                task_row = {**past, "id": task.id, "revision": tr.task_revision, "current_revision": task.revision}
-            checkpoints = _checkpoints_as_of(session, tr.task_id, tr.started_at, checkpoints)
-        evs = events.get(tr.id or 0, [])
+                task_row = {**past, "id": task["id"], "revision": tr["task_revision"],
+                            "current_revision": task["revision"]}
+            checkpoints = _checkpoints_as_of(session, tr["task_id"], tr["started_at"], checkpoints)
+        evs = events.get(tr["id"] or 0, [])
         for e in evs:  # EventAsset rows complete a payload that forgot its asset ids
             e["assets"] = list(event_assets.get(e["id"], []))
             extra = [a for a in e["assets"] if a not in (e["payload"].get("asset_ids") or [])]
             if extra and e["kind"] in ("tool_result", "code_exec"):
                 e["payload"] = {**e["payload"], "asset_ids": list(e["payload"].get("asset_ids") or []) + extra}
-        ta = tassets.get(tr.task_id, [])
+        ta = tassets.get(tr["task_id"], [])
         shas = {a["asset_id"]: a["sha256"] for a in ta}
         shas.update({a: asset_sha[a] for e in evs for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
                      if a in asset_sha})
-        native_assets = {rel: id_by_sha[sha] for rel, sha in ((tr.native or {}).get("blobs") or {}).items()
-                         if isinstance(tr.native, dict) and sha in id_by_sha}
+        native = tr["native"]
+        native_assets = {rel: id_by_sha[sha] for rel, sha in ((native or {}).get("blobs") or {}).items()
+                         if isinstance(native, dict) and sha in id_by_sha}
         shas.update({aid: sha for sha, aid in id_by_sha.items() if aid in native_assets.values()})
         items.append(Item(
             native_assets=native_assets,
             task=task_row,
-            trajectory={"id": tr.id, "task_id": tr.task_id, "status": tr.status, "final_answer": tr.final_answer,
-                        "usage": tr.usage or {}, "native": tr.native, "error": tr.error,
-                        "task_revision": tr.task_revision, "current_revision": task.revision,
-                        "edited_after_run": edit_state},
-            events=evs, checkpoints=checkpoints, ordering=orders.get(tr.task_id, []),
-            reference_steps=steps.get(tr.task_id, []), task_assets=ta, asset_sha=shas))
+            trajectory={"id": tr["id"], "task_id": tr["task_id"], "status": tr["status"],
+                        "final_answer": tr["final_answer"], "usage": tr["usage"] or {}, "native": native,
+                        "error": tr["error"], "task_revision": tr["task_revision"],
+                        "current_revision": task["revision"], "edited_after_run": edit_state},
+            events=evs, checkpoints=checkpoints, ordering=orders.get(tr["task_id"], []),
+            reference_steps=steps.get(tr["task_id"], []), task_assets=ta, asset_sha=shas))
     return LoadedRun(
         run={"id": run.id, "name": run.name, "mode": run.mode, "kind": run.kind, "status": run.status,
              "config": run.config or {}, "prompt_version": run.prompt_version},

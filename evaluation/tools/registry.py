@@ -6,7 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from evaluation.tools.result import ToolContext, ToolError, ToolOutput, ToolResult
+from sqlalchemy.exc import OperationalError
+
+from evaluation.tools.result import StoreBusy, ToolContext, ToolError, ToolOutput, ToolResult
 from evaluation.tools.schema import SchemaError, check_object
 from evaluation.tools.toolset import KINDS, Impl, Tool, ToolSet, UnknownTool, UnknownToolSet
 
@@ -61,7 +63,9 @@ def parse_arguments(args: Any) -> dict[str, Any]:
 def execute(tool_set: str, tool_name: str, args: Any, ctx: ToolContext | None = None) -> ToolResult:
     """Run one tool call. Never raises for a tool-level failure: bad arguments, a missing image, an
     unreachable backend or an exception inside the tool all come back as ``ok=False`` with a message.
-    An unknown *tool set* is a programming error and raises UnknownToolSet.
+    An unknown *tool set* is a programming error and raises UnknownToolSet; a database that stays
+    locked or fails (``StoreBusy``, SQLAlchemy's OperationalError) is the caller's problem, never a
+    tool result shown to a model.
     """
     ctx = ctx if ctx is not None else ToolContext()
     ts = get_tool_set(tool_set)
@@ -78,6 +82,8 @@ def execute(tool_set: str, tool_name: str, args: Any, ctx: ToolContext | None = 
         out = tool.implementation()(parsed, ctx)  # type: ignore[misc]
     except (ToolError, SchemaError) as exc:
         return ToolResult(ok=False, error=str(exc), **base)
+    except (StoreBusy, OperationalError):
+        raise
     except Exception as exc:  # a library failure inside the tool (cv2.error, PIL errors, ...)
         return ToolResult(ok=False, error=f"{tool.name} failed: {type(exc).__name__}: {exc}", **base)
     return _finish(out, ctx, base)

@@ -4,19 +4,33 @@ The key is sha256 of a canonical JSON of (kind, request). Requests name images b
 never contain API keys or base URLs, so a call recorded against one server replays anywhere, and
 a cache can be shared without leaking secrets. Order of use: a recorded answer wins; otherwise a
 configured backend is called and its answer recorded; otherwise a clear error says what to set.
+
+With an engine in the context (the harness), no transaction is held across the live call: the
+lookup is a short read, the call runs outside any transaction, and the row is written in its own
+short transaction afterwards. A held SQLite write lock would serialise every service call of a run
+and make concurrent ones fail with "database is locked". A busy database is retried a bounded number
+of times and then raised as ``StoreBusy``, which ``execute`` never turns into a tool result.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlmodel import select
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import Session, select
 
-from evaluation.tools.result import ToolContext, ToolError
+from evaluation.tools.result import StoreBusy, ToolContext, ToolError
+from store import read_only, session_scope
 from store.models import ReplayCache
+
+T = TypeVar("T")
+
+BUSY_ATTEMPTS = 4
+BUSY_BACKOFF_S = 0.25
 
 
 def canonical(kind: str, request: dict[str, Any]) -> str:
@@ -27,20 +41,61 @@ def request_key(kind: str, request: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(kind, request).encode("utf-8")).hexdigest()
 
 
+def _busy(exc: OperationalError) -> bool:
+    text = str(exc.orig if exc.orig is not None else exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def in_short_transaction(ctx: ToolContext, fn: Callable[[Session], T], *, write: bool) -> T:
+    """``fn(session)`` in its own short transaction on ``ctx.engine`` (retried while the database is
+    busy), or in the caller's ``ctx.session`` when the caller owns the transaction."""
+    if ctx.engine is None:
+        assert ctx.session is not None
+        return fn(ctx.session)
+    engine = ctx.engine if write else read_only(ctx.engine)
+    for attempt in range(1, BUSY_ATTEMPTS + 1):
+        try:
+            with session_scope(engine) as s:
+                return fn(s)
+        except OperationalError as exc:
+            if not _busy(exc):
+                raise
+            if attempt == BUSY_ATTEMPTS:
+                raise StoreBusy(f"the database stayed locked through {BUSY_ATTEMPTS} attempts: {exc.orig}") from exc
+            time.sleep(BUSY_BACKOFF_S * attempt)
+    raise AssertionError("unreachable")
+
+
+def _has_store(ctx: ToolContext) -> bool:
+    return ctx.engine is not None or ctx.session is not None
+
+
 def lookup(ctx: ToolContext, kind: str, request: dict[str, Any]) -> Any | None:
-    if ctx.session is None:
+    if not _has_store(ctx):
         return None
-    row = ctx.session.exec(select(ReplayCache).where(ReplayCache.key == request_key(kind, request))).first()
-    return None if row is None else row.response
+    key = request_key(kind, request)
+    return in_short_transaction(
+        ctx, lambda s: s.exec(select(ReplayCache.response).where(ReplayCache.key == key)).first(), write=False)
 
 
 def record(ctx: ToolContext, kind: str, request: dict[str, Any], response: Any) -> None:
-    if ctx.session is None:
+    """Keep the first recorded answer for a request; a concurrent call that recorded it first wins."""
+    if not _has_store(ctx):
         return
     key = request_key(kind, request)
-    if ctx.session.exec(select(ReplayCache).where(ReplayCache.key == key)).first() is None:
-        ctx.session.add(ReplayCache(key=key, kind=kind, request=request, response=response))
-        ctx.session.flush()
+
+    def write(s: Session) -> None:
+        if s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
+            s.add(ReplayCache(key=key, kind=kind, request=request, response=response))
+            s.flush()
+
+    if ctx.engine is None:
+        write(ctx.session)  # type: ignore[arg-type]
+        return
+    try:
+        in_short_transaction(ctx, write, write=True)
+    except IntegrityError:
+        pass  # recorded meanwhile by a concurrent call with the same request
 
 
 def call(ctx: ToolContext, tool: str, kind: str, request: dict[str, Any], live: Callable[[], Any],
@@ -57,7 +112,7 @@ def call(ctx: ToolContext, tool: str, kind: str, request: dict[str, Any], live: 
         raise ToolError(f"{tool}: no recorded response for this call and replay-only mode is on "
                         "(CHAINMARK_REPLAY_ONLY); record it first with the service configured")
     if missing_backend is not None:
-        where = "" if ctx.session is not None else " (no database session, so no recorded calls either)"
+        where = "" if _has_store(ctx) else " (no database session, so no recorded calls either)"
         raise ToolError(f"{tool}: no backend configured and no recorded response{where}: {missing_backend}")
     response = live()
     record(ctx, kind, request, response)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store.blobs import BlobStore
@@ -14,6 +15,11 @@ from store.blobs import BlobStore
 
 class ToolError(Exception):
     """A tool-level failure with a message meant for the caller (and the model): bad input, no backend."""
+
+
+class StoreBusy(Exception):
+    """The database stayed locked through every retry. Not the tool's fault and nothing the model can
+    act on, so ``execute`` raises it to the caller instead of returning it as a tool result."""
 
 
 @dataclass
@@ -62,7 +68,8 @@ class ToolContext:
 
     images: list[bytes] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)
-    session: Session | None = None
+    session: Session | None = None  # the caller's own transaction (TUI, CLI)
+    engine: Engine | None = None  # or: open short transactions here, none held across a service call (harness)
     blobs: BlobStore | None = None
     settings: ToolSettings = field(default_factory=ToolSettings.from_env)
     allow_paths: bool = True  # may a string argument name a file on disk (CLI use)?

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from typing import Any
 
 from evaluation.tools import replay
@@ -28,10 +29,23 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _client(base_url: str, key_env: str, timeout: float) -> Any:
-    from openai import OpenAI
+_CLIENTS: dict[tuple[str, str, str, float], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
 
-    return OpenAI(base_url=base_url, api_key=os.environ.get(key_env) or "not-needed", timeout=timeout, max_retries=2)
+
+def _client(base_url: str, key_env: str, timeout: float) -> Any:
+    """One client per endpoint for the process, shared by every thread (the openai client is
+    thread-safe): building one costs tens of milliseconds of CPU (TLS context, connection pool),
+    which at dozens of concurrent service calls on two cores was most of their wall time."""
+    key = os.environ.get(key_env) or "not-needed"
+    ident = (base_url, key_env, hashlib.sha256(key.encode()).hexdigest(), timeout)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(ident)
+        if client is None:
+            from openai import OpenAI
+
+            client = _CLIENTS[ident] = OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=2)
+        return client
 
 
 def ask_vlm(ctx: ToolContext, tool: str, prompt: str, image: bytes, max_tokens: int = 512) -> tuple[str, bool]:
@@ -139,7 +153,9 @@ def _generate(ctx: ToolContext, tool: str, request: dict[str, Any], call: Any) -
         except Exception as exc:
             raise ToolError(f"{tool}: the image endpoint failed: {type(exc).__name__}: {exc}") from exc
         if ctx.blobs is not None:
-            return {"image_sha256": ctx.blobs.put(data, ctx.session)}
+            blobs = ctx.blobs
+            return {"image_sha256": replay.in_short_transaction(ctx, lambda s: blobs.put(data, s), write=True)
+                    if ctx.engine is not None or ctx.session is not None else blobs.put(data)}
         return {"image_b64": base64.b64encode(data).decode("ascii")}
 
     missing = None if (s.image_gen_base_url and s.image_gen_model) else _IMAGE_MISSING
@@ -148,7 +164,10 @@ def _generate(ctx: ToolContext, tool: str, request: dict[str, Any], call: Any) -
         return base64.b64decode(response["image_b64"]), replayed
     if ctx.blobs is None:
         raise ToolError(f"{tool}: the recorded image is in the blob store, but no blob store was given")
-    return ctx.blobs.get(response["image_sha256"], ctx.session), replayed
+    blobs, digest = ctx.blobs, response["image_sha256"]
+    if ctx.engine is not None or ctx.session is not None:
+        return replay.in_short_transaction(ctx, lambda s: blobs.get(digest, s), write=False), replayed
+    return blobs.get(digest), replayed
 
 
 def _first_image(resp: Any) -> bytes:

@@ -7,6 +7,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -248,43 +249,94 @@ def runs_list(app: AppContext, as_json: bool) -> None:
             click.echo(f"run {r['id']} was interrupted; continue with: {r['resume']}")
 
 
+RUN_SHOW_LIMIT = 200
+_PAGE = 900  # trajectories per query page (their ids go into an IN (...))
+
+
+def _trajectory_pages(s: Any, run_id: int, offset: int, limit: int | None) -> Iterator[list[dict[str, Any]]]:
+    """The run's trajectories in task order, a page at a time with their event counts (columns only)."""
+    cols = (Trajectory.id, Trajectory.task_id, Trajectory.task_revision, Trajectory.status, Trajectory.final_answer,
+            Trajectory.usage, Trajectory.error)
+    left = limit
+    while left is None or left > 0:
+        size = _PAGE if left is None else min(_PAGE, left)
+        rows = s.execute(sa.select(*cols).where(Trajectory.run_id == run_id)
+                         .order_by(Trajectory.task_id, Trajectory.id).offset(offset).limit(size)).all()
+        if not rows:
+            return
+        n_events = dict(s.execute(sa.select(Event.trajectory_id, sa.func.count())
+                                  .where(Event.trajectory_id.in_([r[0] for r in rows]))  # type: ignore[attr-defined]
+                                  .group_by(Event.trajectory_id)).all())
+        yield [{"id": tid, "task_id": task, "task_revision": rev, "status": status, "final_answer": answer,
+                "usage": usage, "error": error, "events": n_events.get(tid, 0)}
+               for tid, task, rev, status, answer, usage, error in rows]
+        offset += len(rows)
+        left = None if left is None else left - len(rows)
+        if len(rows) < size:
+            return
+
+
+def _run_tokens(s: Any, run_id: int) -> tuple[int, int]:
+    """(trajectories, total tokens) over the whole run, streamed column by column."""
+    n = tokens = 0
+    for (usage,) in s.execute(sa.select(Trajectory.usage).where(Trajectory.run_id == run_id)
+                              .execution_options(yield_per=2000)):
+        n += 1
+        tokens += int((usage or {}).get("total_tokens") or 0)
+    return n, tokens
+
+
 @runs_group.command("show")
 @click.argument("run_id", type=int)
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help=f"At most this many trajectories (default {RUN_SHOW_LIMIT}).")
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many trajectories first.")
+@click.option("--all", "all_", is_flag=True, help="Every trajectory (streamed).")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def runs_show(app: AppContext, run_id: int, as_json: bool) -> None:
-    """One run: settings, totals and every trajectory (status, answer, usage, error)."""
+def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_: bool, as_json: bool) -> None:
+    """One run: settings, totals and its trajectories (status, answer, usage, error), 200 at a time
+    by default (``--offset``/``--limit`` page, ``--all`` streams every one)."""
+    if all_ and limit is not None:
+        raise click.UsageError("give --limit N or --all, not both")
+    limit = None if all_ else (limit or RUN_SHOW_LIMIT)
     with session_scope(read_only(app.engine)) as s:
         rows = _run_rows(s, [run_id])
         if not rows:
             raise click.ClickException(f"no run with id {run_id}")
         data = rows[0]
-        trajs = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
-        n_events = dict(s.exec(select(Event.trajectory_id, sa.func.count()).join(
-            Trajectory, Trajectory.id == Event.trajectory_id).where(Trajectory.run_id == run_id)
-            .group_by(Event.trajectory_id)).all())
-        data["trajectories"] = [{"id": t.id, "task_id": t.task_id, "task_revision": t.task_revision,
-                                 "status": t.status, "final_answer": t.final_answer, "usage": t.usage,
-                                 "error": t.error, "events": n_events.get(t.id, 0)} for t in trajs]
-        data["tokens"] = sum(int((t.usage or {}).get("total_tokens") or 0) for t in trajs)
-    if as_json:
-        emit_json(data)
-        return
-    click.echo(f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint']} "
-               f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]")
-    click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
-    if data["unsafe_in_process_sandbox"]:
-        click.echo("sandbox: UNSAFE in-process (--unsafe-in-process-sandbox): model code ran without an OS-level "
-                   "sandbox")
-    click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
-    if data["stopped_because"]:
-        click.echo(f"stopped because {data['stopped_because']}")
-    if data["resume"]:
-        click.echo(f"interrupted (no live executor); continue with: {data['resume']}")
-    click.echo(table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
-                       (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
-                       _short(t["final_answer"] or t["error"] or "", 60)] for t in data["trajectories"]],
-                     ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]))
+        total, data["tokens"] = _run_tokens(s, run_id)
+        pages = _trajectory_pages(s, run_id, offset, limit)
+        if as_json:
+            data["trajectories"] = [t for page in pages for t in page]
+            data["trajectories_total"], data["offset"] = total, offset
+            emit_json(data)
+            return
+        click.echo(f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint']} "
+                   f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]")
+        click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
+        if data["unsafe_in_process_sandbox"]:
+            click.echo("sandbox: UNSAFE in-process (--unsafe-in-process-sandbox): model code ran without an OS-level "
+                       "sandbox")
+        click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
+        if data["stopped_because"]:
+            click.echo(f"stopped because {data['stopped_because']}")
+        if data["resume"]:
+            click.echo(f"interrupted (no live executor); continue with: {data['resume']}")
+        shown = 0
+        for i, page in enumerate(pages):
+            shown += len(page)
+            lines = table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
+                            (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
+                            _short(t["final_answer"] or t["error"] or "", 60)] for t in page],
+                          ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]).split("\n")
+            click.echo("\n".join(lines if i == 0 else lines[2:]))
+        if shown == 0:
+            click.echo(table([], ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]))
+    more = total - offset - shown
+    if limit is not None and more > 0:
+        click.echo(f"… {more} more trajector{'ies' if more != 1 else 'y'} not shown "
+                   f"(use --offset {offset + shown}, --limit N or --all)")
 
 
 def _tags(row: dict[str, Any]) -> str:

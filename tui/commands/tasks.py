@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from sqlmodel import select
@@ -12,7 +13,7 @@ from annotation import tasks as authoring
 from annotation.answers import describe
 from store import read_only, session_scope
 from store.models import AuditEvent
-from store.queries import benchmark_summaries, task_summaries
+from store.queries import benchmark_summaries, count_tasks, iter_task_summaries
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
@@ -31,27 +32,76 @@ def tasks_group() -> None:
     """List, show, create and edit tasks."""
 
 
+DEFAULT_LIST_LIMIT = 200
+_TASK_HEADERS = ["id", "benchmark", "source", "status", "rev", "answer", "steps", "cps", "query"]
+
+
 @tasks_group.command("list")
 @click.option("--benchmark", "-b", help="Only this benchmark.")
 @click.option("--status", type=click.Choice(authoring.STATUSES), help="Only tasks in this status.")
 @click.option("--category", help="Only this category.")
 @click.option("--search", "text", help="Only tasks whose query contains this text.")
-@click.option("--limit", type=int, default=None, help="At most this many tasks.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help=f"At most this many tasks (default {DEFAULT_LIST_LIMIT}).")
+@click.option("--all", "all_", is_flag=True, help="Every matching task (streamed, however many).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @pass_ctx
 def list_tasks(app: AppContext, benchmark: str | None, status: str | None, category: str | None,
-               text: str | None, limit: int | None, as_json: bool) -> None:
-    """List tasks with their status, revision, answer kind and chain size."""
+               text: str | None, limit: int | None, all_: bool, as_json: bool) -> None:
+    """List tasks with their status, revision, answer kind and chain size.
+
+    Shows the first 200 by default and says how many more there are; rows are read and printed a
+    page at a time, so a 100k-task database lists in flat memory."""
+    if all_ and limit is not None:
+        raise click.UsageError("give --limit N or --all, not both")
+    limit = None if all_ else (limit or DEFAULT_LIST_LIMIT)
+    filters = {"status": status, "category": category, "text": text}
     with session_scope(read_only(app.engine)) as s:
         if benchmark:
             authoring.get_benchmark(s, benchmark)
-        rows = task_summaries(s, benchmark, status=status, category=category, text=text, limit=limit)
-    if as_json:
-        emit_json([r.to_dict() for r in rows])
-        return
-    click.echo(table([[r.id, r.benchmark, r.source_id, r.status, r.revision, r.answer_kind, r.steps,
-                       r.checkpoints, _short(r.query, 60)] for r in rows],
-                     ["id", "benchmark", "source", "status", "rev", "answer", "steps", "cps", "query"]))
+        rows = iter_task_summaries(s, benchmark, limit=limit, **filters)
+        shown = _stream_json(rows) if as_json else _stream_table(rows)
+        more = count_tasks(s, benchmark, **filters) - shown if limit is not None and shown == limit else 0
+    if more > 0:
+        click.echo(f"… {more} more task{'s' if more != 1 else ''} not shown (use --limit N or --all)",
+                   err=as_json)
+
+
+def _stream_json(rows: Iterator[Any]) -> int:
+    """A JSON array written element by element."""
+    n = 0
+    click.echo("[", nl=False)
+    for r in rows:
+        click.echo(("," if n else "") + "\n  " + json.dumps(r.to_dict(), ensure_ascii=False, default=str), nl=False)
+        n += 1
+    click.echo("\n]" if n else "]")
+    return n
+
+
+def _stream_table(rows: Iterator[Any], page: int = 1000) -> int:
+    """The table a page at a time: column widths come from the first page (later rows may be wider)."""
+    n, widths, batch = 0, None, []
+
+    def flush() -> None:
+        nonlocal widths
+        lines = table(batch, _TASK_HEADERS).split("\n")
+        if widths is None:
+            widths = [len(c) for c in lines[1].split("  ")]
+            click.echo("\n".join(lines))
+        else:
+            cells = [["" if c is None else str(c) for c in r] for r in batch]
+            click.echo("\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells))
+        batch.clear()
+
+    for r in rows:
+        batch.append([r.id, r.benchmark, r.source_id, r.status, r.revision, r.answer_kind, r.steps, r.checkpoints,
+                      _short(r.query, 60)])
+        n += 1
+        if len(batch) >= page:
+            flush()
+    if batch or widths is None:
+        flush()
+    return n
 
 
 def _short(text: str, n: int) -> str:

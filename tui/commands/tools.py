@@ -107,10 +107,15 @@ def run_tool(app: AppContext, name: str, set_name: str | None, images: tuple[str
         result = execute(set_name, name, args, ctx)
     else:
         from store import session_scope
+        from store.blobs import put_asset
 
-        with session_scope(app.engine, app.actor) as s:
-            ctx.session, ctx.blobs = s, app.blobs
-            result = execute(set_name, name, args, ctx)
+        # Short transactions only (replay-cache read, then write): none is held across a service's
+        # network call, which would block a run writing to the same database meanwhile.
+        ctx.engine, ctx.blobs = app.engine, app.blobs
+        result = execute(set_name, name, args, ctx)
+        if result.images and not result.asset_ids:
+            with session_scope(app.engine, app.actor) as s:
+                result.asset_ids = [put_asset(s, app.blobs, data).id or 0 for data in result.images]
     saved = _save_images(result.images, result.image_names, Path(out_dir))
     if as_json:
         emit_json({**result.to_dict(), "saved": [str(p) for p in saved]})
