@@ -18,7 +18,9 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("store", "annotation", "evaluation", "tui")
 # Imported only inside `try: … except ImportError` for an optional feature, with an error naming it.
-OPTIONAL_IMPORTS = {"sentence_transformers"}
+# Imported only by code that runs in another Python: the reference evaluators' drivers (their own venv
+# has ISG_eval, pandas), or loaded on demand when the user has it (sentence_transformers).
+OPTIONAL_IMPORTS = {"sentence_transformers", "ISG_eval", "pandas"}
 
 
 def _project() -> dict:

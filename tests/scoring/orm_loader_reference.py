@@ -1,5 +1,6 @@
 """The ORM loader scoring used before the Core one (kept as the test oracle): load_run must equal it
-field for field on every run shape, so scores stay byte-identical."""
+field for field on every run shape, so scores stay byte-identical. This is the ORM loader as it stood
+with scores bound to the task revision each trajectory ran on."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlmodel import Session, select
 from evaluation.scoring.items import Item
 from store.models import (
     Asset,
+    AuditEvent,
     Benchmark,
     Checkpoint,
     Event,
@@ -52,6 +54,47 @@ CP_FIELDS = ("id", "key", "ordinal", "axis", "description", "tools", "code_check
 def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
     for i in range(0, len(ids), n):
         yield ids[i:i + n]
+
+
+def _task_revisions(session: Session, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], dict[str, Any]]:
+    """(task id, revision) → the task's fields at that revision, from the audit trail: the edit that
+    moved a task off revision r recorded the whole row as it was at r. Missing when not recorded."""
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    task_ids = sorted({t for t, _ in wanted})
+    for chunk in _chunks(task_ids):
+        for a in session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.action == "update",
+                                                       AuditEvent.entity_id.in_(chunk))  # type: ignore[union-attr]
+                              .order_by(AuditEvent.id)).all():
+            before = a.before if isinstance(a.before, dict) else {}
+            key = (a.entity_id or 0, int(before.get("revision") or 0))
+            if key in wanted and key not in out:
+                out[key] = {f: before.get(f) for f in TASK_FIELDS}
+    return out
+
+
+def _checkpoints_as_of(session: Session, task_id: int, since: Any, current: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The task's checkpoints as they were at ``since`` (a trajectory's start): each edited later is
+    taken from the first later edit's "before"; ones created later are left out."""
+    if since is None:
+        return current
+    ids = [c["id"] for c in current]
+    if not ids:
+        return current
+    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "checkpoint",
+                                                   AuditEvent.entity_id.in_(ids),  # type: ignore[union-attr]
+                                                   AuditEvent.created_at > since).order_by(AuditEvent.id)).all()
+    first: dict[int, AuditEvent] = {}
+    for a in events:
+        first.setdefault(a.entity_id or 0, a)
+    out = []
+    for c in current:
+        a = first.get(c["id"])
+        if a is None:
+            out.append(c)
+        elif a.action == "update" and isinstance(a.before, dict):
+            out.append({**c, **{f: a.before.get(f, c.get(f)) for f in CP_FIELDS}})
+        # a "create" after the run started: that checkpoint did not exist yet
+    return out
 
 
 def load_run(session: Session, run_id: int) -> LoadedRun:
@@ -119,9 +162,23 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
         for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():  # type: ignore[attr-defined]
             id_by_sha.setdefault(sha, aid)
 
+    # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
+    # prompts built from them) and the checkpoints as they were then.
+    edited = {(tr.task_id, tr.task_revision) for tr in trajs if tr.task_revision < tasks[tr.task_id].revision}
+    old_tasks = _task_revisions(session, edited) if edited else {}
+
     items: list[Item] = []
     for tr in trajs:
         task = tasks[tr.task_id]
+        task_row = _row(task, TASK_FIELDS)
+        checkpoints = cps.get(tr.task_id, [])
+        edit_state = None
+        if (tr.task_id, tr.task_revision) in edited:
+            past = old_tasks.get((tr.task_id, tr.task_revision))
+            edit_state = "restored" if past is not None else "unrecorded"
+            if past is not None:
+                task_row = {**past, "id": task.id, "revision": tr.task_revision, "current_revision": task.revision}
+            checkpoints = _checkpoints_as_of(session, tr.task_id, tr.started_at, checkpoints)
         evs = events.get(tr.id or 0, [])
         for e in evs:  # EventAsset rows complete a payload that forgot its asset ids
             e["assets"] = list(event_assets.get(e["id"], []))
@@ -137,11 +194,12 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
         shas.update({aid: sha for sha, aid in id_by_sha.items() if aid in native_assets.values()})
         items.append(Item(
             native_assets=native_assets,
-            task=_row(task, TASK_FIELDS),
+            task=task_row,
             trajectory={"id": tr.id, "task_id": tr.task_id, "status": tr.status, "final_answer": tr.final_answer,
                         "usage": tr.usage or {}, "native": tr.native, "error": tr.error,
-                        "task_revision": tr.task_revision},
-            events=evs, checkpoints=cps.get(tr.task_id, []), ordering=orders.get(tr.task_id, []),
+                        "task_revision": tr.task_revision, "current_revision": task.revision,
+                        "edited_after_run": edit_state},
+            events=evs, checkpoints=checkpoints, ordering=orders.get(tr.task_id, []),
             reference_steps=steps.get(tr.task_id, []), task_assets=ta, asset_sha=shas))
     return LoadedRun(
         run={"id": run.id, "name": run.name, "mode": run.mode, "kind": run.kind, "status": run.status,
