@@ -175,5 +175,8 @@ def run_lease(engine: Engine, run_id: int, *, ttl: float | None = None) -> Itera
     finally:
         stop.set()
         keeper.join(timeout=5)
-        with session_scope(engine) as s:
-            _release(s, run_id, token)
+        try:
+            with session_scope(engine) as s:
+                _release(s, run_id, token)
+        except Exception:  # noqa: BLE001 - a store refusing writes (full, read-only, locked) must not hide
+            pass           # why the run stopped; our pid is gone soon, so the lease reads as stale anyway
