@@ -186,16 +186,21 @@ def run_results(loaded: Any, scored: dict[str, Any], profile: Any) -> RunResults
     return out
 
 
+def results_in(session: Any, run_ids: Iterable[int], *, mode: str = "faithful",
+               embedder: str = "minilm") -> list[RunResults]:
+    """Score each run in ``session`` (nothing written) and keep its per-task results."""
+    out = []
+    for run_id in run_ids:
+        loaded = load_run(session, run_id)
+        scored = score_loaded(session, loaded, mode=mode, embedder=embedder)
+        out.append(run_results(loaded, scored, profile_for(loaded)))
+    return out
+
+
 def load_run_results(engine: Engine, run_ids: Iterable[int], *, mode: str = "faithful",
                      embedder: str = "minilm") -> list[RunResults]:
-    """Score each run (read only, nothing written) and keep its per-task results."""
-    out = []
     with session_scope(read_only(engine)) as s:
-        for run_id in run_ids:
-            loaded = load_run(s, run_id)
-            scored = score_loaded(s, loaded, mode=mode, embedder=embedder)
-            out.append(run_results(loaded, scored, profile_for(loaded)))
-    return out
+        return results_in(s, run_ids, mode=mode, embedder=embedder)
 
 
 def compare_runs(engine: Engine, run_ids: list[int], *, mode: str = "faithful", embedder: str = "minilm",
