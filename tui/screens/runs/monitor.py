@@ -240,8 +240,8 @@ class RunMonitorScreen(WorkScreen):
 
         self.app.push_screen(TrajectoryScreen(int(message.data)))
 
-    def _run_cell(self, run_id: int) -> str:
-        return f"●{run_id}" if run_id in self.marked else str(run_id)
+    def _run_cell(self, run_id: int) -> int | str:
+        return f"●{run_id}" if run_id in self.marked else run_id
 
     def action_mark(self) -> None:
         """Mark (or unmark) the run under the cursor for ``v`` compare."""
