@@ -137,3 +137,10 @@ def test_report_has_a_comparison_section_for_several_runs(engine, db_path) -> No
     single = invoke(db_path, "report", str(a), "--embedder", "hashing")
     assert "run comparison" not in single
     assert reports is not None
+
+
+def test_cli_compare_unknown_run_is_one_clean_line(engine, db_path) -> None:
+    a, _, _ = two_gta_runs(engine)
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "compare", str(a), "999"])
+    assert result.exit_code != 0 and "no run with id 999" in result.output
+    assert "Traceback" not in result.output

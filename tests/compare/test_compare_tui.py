@@ -51,7 +51,9 @@ async def test_mark_two_runs_compare_and_open_side_by_side(make_tui, engine) -> 
         await settle(pilot, app)
         cmp_table = screen.query_one("#cmp-table", DataTable)
         assert [k.value for k in cmp_table.rows] == [str(tasks["t1"]), str(tasks["t2"]), str(tasks["t0"])]
-        assert "3 shared task(s), 2 differ" in _text(screen.query_one("#cmp-summary", Static))
+        summary = _text(screen.query_one("#cmp-summary", Static))
+        assert "3 shared task(s), 2 differ" in summary
+        assert f"A = alpha (run {a}): mean 0.67, right 2" in summary and f"B = beta (run {b})" in summary
         first = [str(c) for c in cmp_table.get_row_at(0)]
         assert first[0] == "1" and first[2].startswith("✓ 1.00") and first[3].startswith("✗ 0.00 4")
         await pilot.press("f")  # any-differ

@@ -116,8 +116,8 @@ class CompareScreen(WorkScreen):
         head.append(f"{s['shared_tasks']} shared task(s), {s['differing']} differ", style="bold")
         head.append(f" · mode {self.mode} · sort {self.sort} · filter {self.filter or 'none'}"
                     f" · showing {len(cmp.rows)}\n")
-        for r in cmp.runs:
-            head.append(f"{r['label']}: mean {_score(s['mean'][r['run_id']])}, right {s['right'][r['run_id']]}\n")
+        for letter, r in zip("AB" if len(cmp.runs) == 2 else [""] * len(cmp.runs), cmp.runs):
+            head.append(f"{letter + ' = ' if letter else ''}{r['label']}: mean {_score(s['mean'][r['run_id']])}, right {s['right'][r['run_id']]}\n")
         for p in s["pairwise"]:
             head.append(f"run {p['a']} vs run {p['b']}: {p['wins']} wins, {p['ties']} ties, {p['losses']} losses\n",
                         style="dim")
