@@ -144,3 +144,17 @@ def test_cli_compare_unknown_run_is_one_clean_line(engine, db_path) -> None:
     result = CliRunner().invoke(cli, ["--db", str(db_path), "compare", str(a), "999"])
     assert result.exit_code != 0 and "no run with id 999" in result.output
     assert "Traceback" not in result.output
+
+
+def test_profiles_map_their_per_item_rows_onto_0_1() -> None:
+    from evaluation.benchmarks import agentic_mme, atp, gta, isg, vtc
+
+    assert gta.PROFILE.item_score({"answer_score": 0.25}) == 0.25
+    assert gta.PROFILE.item_score({"answer_correct": True}) == 1.0
+    assert gta.PROFILE.item_score({"turns": 2}) is None
+    assert vtc.PROFILE.item_score({"final": 1}) == 1.0 and vtc.PROFILE.item_score({}) is None
+    assert agentic_mme.PROFILE.item_score({"final_answer_accuracy": {"correct": False}}) == 0.0
+    assert agentic_mme.PROFILE.item_score({"dropped": "no answer"}) is None
+    assert atp.PROFILE.item_score({"final_score": 80}) == pytest.approx(0.8)
+    assert atp.PROFILE.item_score({"calls": 3}) is None
+    assert isg.PROFILE.item_score({"holistic": 10}) == 1.0 and isg.PROFILE.item_score({"holistic": 1}) == 0.0
