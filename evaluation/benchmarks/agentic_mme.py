@@ -258,5 +258,10 @@ class AgenticMMEProfile:
                       pending=sum(ev["pending_judgements"] for _, ev in rows), usage=usage_stats(items),
                       category_label="level", notes=notes)
 
+    def item_score(self, row: dict[str, Any]) -> float | None:
+        """Per-task score in [0, 1] for run comparison: final-answer correctness (None when dropped)."""
+        acc = row.get("final_answer_accuracy")
+        return float(bool(acc.get("correct"))) if isinstance(acc, dict) else None
+
 
 PROFILE = AgenticMMEProfile()

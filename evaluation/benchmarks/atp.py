@@ -155,5 +155,9 @@ class ATPProfile:
                       usage=usage_stats(items), notes=["ATP metrics follow the paper; no reference code exists, "
                                                        "so faithful and fixed modes give the same numbers"])
 
+    def item_score(self, row: dict[str, Any]) -> float | None:
+        """Per-task score in [0, 1] for run comparison: the Chief Judge's 0–100 score, scaled."""
+        return float(row["final_score"]) / 100 if isinstance(row.get("final_score"), (int, float)) else None
+
 
 PROFILE = ATPProfile()

@@ -423,6 +423,14 @@ class GTAProfile:
                       pending=pending if gpt is not None or any(it.checkpoints for it in items) else 0,
                       usage=usage_stats(items))
 
+    def item_score(self, row: dict[str, Any]) -> float | None:
+        """Per-task score in [0, 1] for run comparison: the answer's score (or correctness), None if unanswered."""
+        if isinstance(row.get("answer_score"), (int, float)):
+            return float(row["answer_score"])
+        if "answer_correct" in row:
+            return float(bool(row["answer_correct"]))
+        return None
+
 
 PROFILE = GTAProfile()
 

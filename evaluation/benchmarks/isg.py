@@ -429,6 +429,11 @@ class ISGProfile:
         return result(self.name, ctx, agg(counted), by_category=cats, per_item=per_item, notes=notes,
                       pending=pending, usage=usage_stats(items))
 
+    def item_score(self, row: dict[str, Any]) -> float | None:
+        """Per-task score in [0, 1] for run comparison: the holistic 1–10 score mapped onto [0, 1]."""
+        h = row.get("holistic")
+        return (float(h) - 1) / 9 if isinstance(h, (int, float)) else None
+
 
 PROFILE = ISGProfile()
 

@@ -181,6 +181,11 @@ class VTCProfile:
                      notes=["TCR/MAE/efficiency follow the paper's definitions; the released code has none"])
         return out
 
+    def item_score(self, row: dict[str, Any]) -> float | None:
+        """Per-task score in [0, 1] for run comparison: the final hit (rule, else judge)."""
+        return float(row["final"]) if isinstance(row.get("final"), (int, float)) else None
+
+
 PROFILE = VTCProfile()
 
 

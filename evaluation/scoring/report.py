@@ -72,9 +72,11 @@ def histogram_bars(res: dict[str, Any], width: int = 40) -> str:
     return "\n".join(lines)
 
 
-def to_markdown(results: list[dict[str, Any]], category_metric: str | None = None) -> str:
+def to_markdown(results: list[dict[str, Any]], category_metric: str | None = None,
+                extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None) -> str:
+    """``extra_tables`` (e.g. the run comparison) follow the per-profile tables."""
     parts = []
-    for title, headers, rows in tables(results, category_metric):
+    for title, headers, rows in [*tables(results, category_metric), *(extra_tables or [])]:
         parts.append(f"### {title}\n")
         parts.append("| " + " | ".join(headers) + " |")
         parts.append("|" + "|".join("---" for _ in headers) + "|")

@@ -87,7 +87,15 @@ def report_cmd(app: AppContext, run_ids: tuple[int, ...], fmt: str, mode: str, e
                metric: str | None) -> None:
     """Paper-style tables for RUN_IDs: models × metrics, models × categories, tool adoption, call counts."""
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
-    click.echo(reports.to_markdown(results, metric) if fmt == "md" else reports.to_csv(results, metric), nl=False)
+    if fmt == "csv":
+        click.echo(reports.to_csv(results, metric), nl=False)
+        return
+    extra = None
+    if len(set(run_ids)) >= 2:
+        from evaluation.compare import compare_runs, report_tables
+
+        extra = report_tables(compare_runs(app.engine, list(dict.fromkeys(run_ids)), mode=mode, embedder=embedder))
+    click.echo(reports.to_markdown(results, metric, extra), nl=False)
 
 
 def register(cli: click.Group) -> None:

@@ -38,6 +38,8 @@ class RunMonitorScreen(WorkScreen):
         Binding("r", "resume", "Resume"),
         Binding("f", "retry_failed", "Retry failed"),
         Binding("enter", "open", "Trajectories"),
+        Binding("space", "mark", "Mark to compare", id="runs.mark"),
+        Binding("v", "compare", "Compare marked", id="runs.compare"),
         Binding("escape", "back", "Back"),
     ]
 
@@ -48,6 +50,7 @@ class RunMonitorScreen(WorkScreen):
         self.selected: int | None = None
         self._db_tick = 0
         self._active: set[int] = set()
+        self.marked: list[int] = []  # runs chosen for comparison, in the order they were marked
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -112,7 +115,7 @@ class RunMonitorScreen(WorkScreen):
         table = self.query_one("#runs-table", DataTable)
         table.clear()
         for r in self.rows:
-            table.add_row(r.id, Text(clip(r.name, 12)), data_text(r.benchmark, keep_newlines=False),
+            table.add_row(self._run_cell(r.id), Text(clip(r.name, 12)), data_text(r.benchmark, keep_newlines=False),
                           data_text(r.endpoint, keep_newlines=False), r.mode, self._status(r),
                           f"{r.by_status.get('done', 0)}/{r.total}", r.by_status.get("failed", 0), f"{r.tokens:,}",
                           key=str(r.id))
@@ -257,6 +260,30 @@ class RunMonitorScreen(WorkScreen):
         from tui.screens.runs.trajectory import TrajectoryScreen
 
         self.app.push_screen(TrajectoryScreen(int(message.data)))
+
+    def _run_cell(self, run_id: int) -> int | str:
+        return f"●{run_id}" if run_id in self.marked else run_id
+
+    def action_mark(self) -> None:
+        """Mark (or unmark) the run under the cursor for ``v`` compare."""
+        if self.selected is None:
+            return
+        run_id = self.selected
+        if run_id in self.marked:
+            self.marked.remove(run_id)
+        else:
+            self.marked.append(run_id)
+        table = self.query_one("#runs-table", DataTable)
+        if str(run_id) in table.rows:
+            table.update_cell(str(run_id), table.ordered_columns[0].key, self._run_cell(run_id))
+
+    def action_compare(self) -> None:
+        if len(self.marked) < 2:
+            self.notify("mark two or more runs with space, then press v", severity="warning")
+            return
+        from tui.screens.runs.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen(list(self.marked)))
 
     def action_back(self) -> None:
         self.app.pop_screen()
