@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from annotation.formats.base import DatasetSpec, gc_paused
 from annotation.formats.errors import FormatError
-from annotation.formats.registry import FORMAT_NAMES, get_format
+from annotation.formats.registry import FORMAT_NAMES, get_format, is_run_format
 from annotation.formats.runs import RunImportSummary, load_run, write_run
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
 from annotation.tasks import get_benchmark
@@ -84,6 +84,8 @@ def run_format(benchmark: Any) -> str | None:
 
 def check_run_format(fmt: Any, run: Any) -> None:
     """Refuse to write a run in another benchmark's layout (its checkpoints and tools would not fit)."""
+    if is_run_format(fmt.name):
+        return  # a layout for any benchmark
     kind = run_format(run.benchmark)
     if kind is not None and kind != fmt.name:
         raise FormatError(f"run {run.run.id}", message=(

@@ -7,11 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from annotation.formats import FORMAT_NAMES
+from annotation.formats.registry import RUN_FORMAT_NAMES
 from annotation.formats import api
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
 FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)
+RUN_FORMAT = click.Choice(RUN_FORMAT_NAMES, case_sensitive=False)
 
 
 @contextmanager
@@ -98,14 +100,16 @@ def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: s
 
 
 @click.command("export-run")
-@click.argument("fmt", metavar="FORMAT", type=FORMAT)
+@click.argument("fmt", metavar="FORMAT", type=RUN_FORMAT)
 @click.argument("run_id", type=int)
 @click.argument("path", type=click.Path(path_type=str))
 @json_option
 @pass_ctx
 def export_run_cmd(app: AppContext, fmt: str, run_id: int, path: str, as_json: bool) -> None:
-    """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it."""
-    result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
+    """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it
+    (parquet: events and trajectories as tables for analysis, any benchmark)."""
+    with _naming(path):
+        result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
     if as_json:
         emit_json({"run_id": run_id, **result})
         return
