@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -48,7 +49,12 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
         bench = get_benchmark(session, benchmark)
         bundles = load_bundles(session, bench.id or 0)
         settings = dict((bench.settings or {}).get(fmt.name) or {})
-        files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session))
+        extra = {}
+        if "benchmark" in inspect.signature(fmt.write).parameters:  # formats with a dataset card (hf)
+            extra["benchmark"] = {"name": bench.name, "description": bench.description,
+                                  "source_format": bench.source_format, "tool_set": bench.tool_set,
+                                  "license": (bench.settings or {}).get("license") or settings.get("license")}
+        files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session), **extra)
     return {"format": fmt.name, "benchmark": benchmark, "path": str(root), "tasks": len(bundles),
             "files": len(files)}
 
@@ -60,8 +66,6 @@ def import_run(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path
     fmt = get_format(fmt_name)
     options = {k: v for k, v in options.items() if v is not None and v is not False}
     if options:
-        import inspect
-
         accepted = inspect.signature(fmt.read_run).parameters
         unknown = [k for k in options if k not in accepted]
         if unknown:

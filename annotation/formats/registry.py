@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-MODULES = {"gta": "gta", "agentic-mme": "agentic_mme", "isg": "isg", "vtc": "vtc", "atp": "atp"}
+MODULES = {"gta": "gta", "agentic-mme": "agentic_mme", "isg": "isg", "vtc": "vtc", "atp": "atp", "hf": "hf"}
 FORMAT_NAMES = tuple(MODULES)
 RUN_MODULES = {"parquet": "run_table"}
 RUN_FORMAT_NAMES = (*FORMAT_NAMES, *RUN_MODULES)
