@@ -13,7 +13,7 @@ from sqlmodel import Session
 from annotation.formats.base import DatasetSpec, gc_paused
 from annotation.formats.errors import FormatError
 from annotation.formats.registry import FORMAT_NAMES, get_format, is_run_format
-from annotation.formats.runs import RunImportSummary, load_run, write_run
+from annotation.formats.runs import RunImportSummary, checkpoint_results, load_run, write_run
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
 from annotation.tasks import get_benchmark
 from store.blobs import BlobStore
@@ -105,6 +105,9 @@ def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, pat
         bundles = load_bundles(session, run.benchmark.id)
         wanted = {tb.task.id for tb in run.trajectories}
         run.task_bundles = {b.task.id: b for b in bundles if b.task.id in wanted}
-        files = fmt.write_run(run, Path(path), lambda sha: blobs.get(sha, session))
+        extra = {}
+        if "scores" in inspect.signature(fmt.write_run).parameters:  # formats that carry scores (inspect)
+            extra["scores"] = checkpoint_results(session, [tb.trajectory.id for tb in run.trajectories])
+        files = fmt.write_run(run, Path(path), lambda sha: blobs.get(sha, session), **extra)
     return {"format": fmt.name, "run": run_id, "path": str(path), "trajectories": len(run.trajectories),
             "files": len(files)}

@@ -12,7 +12,7 @@ from types import ModuleType
 
 MODULES = {"gta": "gta", "agentic-mme": "agentic_mme", "isg": "isg", "vtc": "vtc", "atp": "atp", "hf": "hf"}
 FORMAT_NAMES = tuple(MODULES)
-RUN_MODULES = {"parquet": "run_table"}
+RUN_MODULES = {"parquet": "run_table", "inspect": "inspect_log"}
 RUN_FORMAT_NAMES = (*FORMAT_NAMES, *RUN_MODULES)
 
 

@@ -71,7 +71,7 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bo
 
 
 @click.command("import-run")
-@click.argument("fmt", metavar="FORMAT", type=FORMAT)
+@click.argument("fmt", metavar="FORMAT", type=RUN_FORMAT)
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--benchmark", "-b", required=True, help="Benchmark whose tasks the predictions answer.")
 @click.option("--name", help="Name of the new run.")
