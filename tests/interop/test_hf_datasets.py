@@ -80,9 +80,8 @@ def test_export_loads_with_datasets_and_imports_back(tmp_path: Path, engine: Any
 
 
 def test_a_hostile_image_is_refused_naming_the_row(tmp_path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
     folder = tmp_path / "bad"
     (folder / "data").mkdir(parents=True)
     table = pa.table({"source_id": ["a", "b"], "query": ["q1", "q2"],
