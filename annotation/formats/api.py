@@ -81,7 +81,7 @@ def run_format(benchmark: Any) -> str | None:
     chainmark) the format its tool set belongs to; None when neither names a format."""
     for key in (benchmark.source_format, benchmark.tool_set):
         name = str(key or "").strip().lower().replace("_", "-")
-        if name in FORMAT_NAMES:
+        if name in FORMAT_NAMES and getattr(get_format(name), "holds_runs", True):
             return name
     return None
 

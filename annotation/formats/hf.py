@@ -27,6 +27,7 @@ name = "hf"
 source_format = "hf"
 tool_set = None
 default_benchmark = "hf"
+holds_runs = False  # runs of an hf benchmark export in any run format (parquet, inspect)
 SPLIT = "test"
 ROWS_PER_SHARD = 500
 TEXT_FIELDS = ("query", "category", "subcategory", "intent", "level", "domain", "output_format")

@@ -121,7 +121,8 @@ def event_rows(run: RunBundle) -> list[dict[str, Any]]:
     for tb in run.trajectories:
         for e in tb.events:
             p = e.payload if isinstance(e.payload, dict) else {}
-            usage = p.get("usage") if isinstance(p.get("usage"), dict) else {}
+            raw_usage = p.get("usage")
+            usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
             tool_name, call_id, args = _tool(e.kind, p)
             started, finished = _utc(e.started_at), _utc(e.finished_at)
             rows.append({

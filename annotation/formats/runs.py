@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from annotation.formats.assets import AssetCache
 from annotation.formats.bulk import insert_many, insert_returning_ids
@@ -211,9 +211,9 @@ def checkpoint_results(session: Session, trajectory_ids: list[int]) -> dict[int,
     for i in range(0, len(trajectory_ids), 500):
         chunk = trajectory_ids[i:i + 500]
         rows = session.exec(select(CheckpointResult, Checkpoint.key)
-                            .join(Checkpoint, Checkpoint.id == CheckpointResult.checkpoint_id)
-                            .where(CheckpointResult.trajectory_id.in_(chunk))
-                            .order_by(CheckpointResult.trajectory_id, Checkpoint.id)).all()
+                            .join(Checkpoint, col(Checkpoint.id) == col(CheckpointResult.checkpoint_id))
+                            .where(col(CheckpointResult.trajectory_id).in_(chunk))
+                            .order_by(col(CheckpointResult.trajectory_id), col(Checkpoint.id))).all()
         for result, key in rows:
             out[result.trajectory_id].append({"key": key, "passed": result.passed, "score": result.score,
                                               "method": result.method, "scoring_mode": result.scoring_mode})

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlmodel import select
+from sqlmodel import col, select
 
 from store import session_scope
 from store.blobs import sha256_of
@@ -25,8 +25,9 @@ def _tasks(engine: Any, bench: str) -> dict[str, tuple[Any, list[str]]]:
         b = s.exec(select(Benchmark).where(Benchmark.name == bench)).one()
         out = {}
         for t in s.exec(select(Task).where(Task.benchmark_id == b.id)).all():
-            shas = s.exec(select(Asset.sha256).join(TaskAsset, TaskAsset.asset_id == Asset.id)
-                          .where(TaskAsset.task_id == t.id).order_by(TaskAsset.role, TaskAsset.ordinal)).all()
+            shas = s.exec(select(Asset.sha256).join(TaskAsset, col(TaskAsset.asset_id) == col(Asset.id))
+                          .where(TaskAsset.task_id == t.id)
+                          .order_by(col(TaskAsset.role), col(TaskAsset.ordinal))).all()
             s.expunge(t)
             out[t.source_id] = (t, list(shas))
         return out
@@ -95,3 +96,9 @@ def test_a_hostile_image_is_refused_naming_the_row(tmp_path: Path) -> None:
     res = cli(tmp_path / "cm.db", "import", "hf", str(folder))
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert "test-00000-of-00001.parquet" in res.output and "outside the dataset folder" in res.output, res.output
+
+
+def test_runs_are_not_hf_files(tmp_path: Path) -> None:
+    res = cli(tmp_path / "cm.db", "import-run", "hf", str(tmp_path), "--benchmark", "gta")
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert "holds tasks, not runs" in res.output and "export-run parquet" in res.output

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlmodel import select
+from sqlmodel import col, select
 
 from store import session_scope
 from store.models import Checkpoint, CheckpointResult, Trajectory
@@ -23,11 +23,13 @@ def _score(engine: Any, recorded: RecordedRun) -> None:
     """Two checkpoints on the first task, one passed: the sample's score is 0.5."""
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == recorded.run_id)
-                      .order_by(Trajectory.id)).first()
+                      .order_by(col(Trajectory.id))).first()
+        assert traj is not None and traj.id is not None
         for key, passed in (("count-tool", True), ("answer", False)):
             cp = Checkpoint(task_id=traj.task_id, key=f"interop-{key}", axis="V")
             s.add(cp)
             s.flush()
+            assert cp.id is not None
             s.add(CheckpointResult(trajectory_id=traj.id, checkpoint_id=cp.id, passed=passed))
 
 

@@ -42,7 +42,7 @@ def _naming(path: str) -> Iterator[None]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_ctx
 def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_json: bool) -> None:
-    """Import a dataset in FORMAT (gta, agentic-mme, isg, vtc, atp) from PATH, in one transaction."""
+    """Import a dataset in FORMAT (gta, agentic-mme, isg, vtc, atp, hf) from PATH, in one transaction."""
     with _naming(path):
         summary = api.import_dataset(app.engine, app.blobs, fmt, path, benchmark, app.actor)
     if as_json:
@@ -62,7 +62,8 @@ def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_j
 @json_option
 @pass_ctx
 def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bool) -> None:
-    """Write a benchmark's tasks to PATH in FORMAT, images under their original relative paths."""
+    """Write a benchmark's tasks to PATH in FORMAT, images under their original relative paths (hf: a
+    Hugging Face datasets folder, images embedded)."""
     result = api.export_dataset(app.engine, app.blobs, fmt, benchmark, path)
     if as_json:
         emit_json(result)
@@ -84,7 +85,7 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bo
 @pass_ctx
 def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: str | None, root: str | None,
                    drop_last: bool, as_json: bool) -> None:
-    """Import predictions made by another harness (FORMAT's layout) as a run; prints the run id."""
+    """Import predictions made by another harness (FORMAT's layout, or an Inspect AI log) as a run; prints the run id."""
     with _naming(path):
         summary = api.import_run(app.engine, app.blobs, fmt, path, benchmark, name, app.actor,
                                  root=root, drop_last=drop_last)
@@ -107,7 +108,7 @@ def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: s
 @pass_ctx
 def export_run_cmd(app: AppContext, fmt: str, run_id: int, path: str, as_json: bool) -> None:
     """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it
-    (parquet: events and trajectories as tables for analysis, any benchmark)."""
+    (parquet: events and trajectories as tables; inspect: an Inspect AI eval log; any benchmark)."""
     with _naming(path):
         result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
     if as_json:
