@@ -108,7 +108,7 @@ def build_log(run: RunBundle, scores: dict[int, list[dict[str, Any]]] | None = N
     means: list[float] = []
     for tb in run.trajectories:
         messages, answer, errors = _messages(tb, model_name, m, tool)
-        final = answer if answer is not None else (tb.trajectory.final_answer or "")
+        final = answer if answer is not None else tb.trajectory.final_answer
         usage = _usage(m, tb.trajectory.usage if isinstance(tb.trajectory.usage, dict) else {})
         total_usage = total_usage + usage
         results = scores.get(tb.trajectory.id) or []
@@ -123,11 +123,14 @@ def build_log(run: RunBundle, scores: dict[int, list[dict[str, Any]]] | None = N
         finished = tb.trajectory.finished_at
         samples.append(log_mod.EvalSample(
             id=tb.task.source_id, epoch=1, input=tb.task.query or "", target=_target(tb.task),
-            messages=messages, output=m.ModelOutput.from_content(model_name, final),
+            messages=messages,  # no answer: an output without choices (Inspect's shape for "nothing produced")
+            output=m.ModelOutput.from_content(model_name, final) if final is not None else m.ModelOutput(model=model_name),
             scores=sample_scores, model_usage={model_name: usage},
             metadata={"chainmark": {"run_id": run.run.id, "trajectory_id": tb.trajectory.id, "task_id": tb.task.id,
                                     "status": tb.trajectory.status, "category": tb.task.category,
                                     "errors": errors, "trajectory_error": tb.trajectory.error}},
+            error=log_mod.EvalError(message=tb.trajectory.error or "failed", traceback="", traceback_ansi="")
+            if tb.trajectory.status == "failed" else None,
             started_at=started.isoformat() if started else None,
             completed_at=finished.isoformat() if finished else None,
         ))

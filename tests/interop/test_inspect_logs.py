@@ -54,11 +54,11 @@ def test_inspect_reads_the_export(recorded_run: RecordedRun, engine: Any, tmp_pa
     assert first.output.completion == "3"
     score = first.scores["chainmark_checkpoints"]
     assert score.value == 0.5 and score.metadata["checkpoints"] == {"interop-count-tool": True, "interop-answer": False}
-    assert second.scores is None
+    assert second.scores is None and second.output.completion == "" and not second.output.choices
     usage = next(iter(first.model_usage.values()))
     assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (320, 40, 360)
     assert first.metadata["chainmark"]["errors"] == ["Timeout: OCR took too long"]
-    assert second.metadata["chainmark"]["status"] == "failed"
+    assert second.metadata["chainmark"]["status"] == "failed" and second.error.message == "budget exhausted"
     assert next(iter(log.stats.model_usage.values())).input_tokens == 370
 
 
@@ -81,6 +81,11 @@ def test_an_inspect_log_comes_in_as_a_run(recorded_run: RecordedRun, engine: Any
         ("CountGivenObject", {"image": "a.png", "text": "apple"}, "c1")
     assert events[first_task][3][1]["text"] == "3" and events[first_task][5][1]["text"] == "3"
     assert (usage["prompt_tokens"], usage["total_tokens"], usage["tool_calls"]) == (320, 360, 1)
+    (second_task,) = [t for t in trajs if t != first_task]
+    assert [k for k, _, _ in events[second_task]] == ["user_message", "error"]  # no answer: none invented
+    assert events[second_task][1][1]["message"] == "budget exhausted"
+    assert (trajs[second_task].final_answer, trajs[second_task].status, trajs[second_task].error) == \
+        (None, "failed", "budget exhausted")
 
 
 def test_a_file_that_is_not_a_log_is_one_line(recorded_run: RecordedRun, tmp_path: Path) -> None:
