@@ -10,6 +10,7 @@ regular file, under the size cap) and parsed from memory.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, Callable
 from annotation.formats.errors import FormatError
 from annotation.formats.run_table import require
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
-from annotation.formats.safe_files import DatasetRoot, UnsafeFile
+from annotation.formats.safe_files import DatasetRoot, UnsafeFile, check_image
 from store import events as ev
 
 name = "inspect"
@@ -33,7 +34,22 @@ def _text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _messages(tb: Any, model_name: str, m: Any, tool: Any) -> tuple[list[Any], str | None, list[str]]:
+def _content(text: str, e: Any, tb: Any, m: Any, read_blob: Callable[[str], bytes] | None) -> Any:
+    """The text, plus the event's images inlined as data URIs (how Inspect logs carry images)."""
+    assets = tb.event_assets.get(e.id, []) if read_blob is not None else []
+    images = [a for _, a in assets if str(a.mime or "").startswith("image/")]
+    if not images:
+        return text
+    assert read_blob is not None
+    parts: list[Any] = [m.ContentText(text=text)] if text else []
+    for a in images:
+        data = base64.b64encode(read_blob(a.sha256)).decode("ascii")
+        parts.append(m.ContentImage(image=f"data:{a.mime};base64,{data}"))
+    return parts
+
+
+def _messages(tb: Any, model_name: str, m: Any, tool: Any, read_blob: Callable[[str], bytes] | None = None,
+              ) -> tuple[list[Any], str | None, list[str]]:
     """(Inspect chat messages, final answer, error messages) for one trajectory's events."""
     out: list[Any] = []
     answer: str | None = None
@@ -43,7 +59,7 @@ def _messages(tb: Any, model_name: str, m: Any, tool: Any) -> tuple[list[Any], s
         p = e.payload if isinstance(e.payload, dict) else {}
         if e.kind == ev.USER_MESSAGE:
             cls = m.ChatMessageSystem if p.get("role") == "system" else m.ChatMessageUser
-            out.append(cls(content=_text_of(p.get("content"))))
+            out.append(cls(content=_content(_text_of(p.get("content")), e, tb, m, read_blob)))
         elif e.kind == ev.MODEL_MESSAGE:
             calls = []
             for c in p.get("tool_calls") or []:
@@ -63,7 +79,8 @@ def _messages(tb: Any, model_name: str, m: Any, tool: Any) -> tuple[list[Any], s
                 announced.add(call_id)
         elif e.kind == ev.TOOL_RESULT:
             error = tool.ToolCallError("unknown", str(p.get("error") or "failed")) if p.get("ok") is False else None
-            out.append(m.ChatMessageTool(content=str(p.get("text") or ""), tool_call_id=str(p.get("call_id") or ""),
+            out.append(m.ChatMessageTool(content=_content(str(p.get("text") or ""), e, tb, m, read_blob),
+                                         tool_call_id=str(p.get("call_id") or ""),
                                          function=str(p.get("name") or ""), error=error))
         elif e.kind == ev.CODE_EXEC:
             call_id = f"code-{e.ordinal}"
@@ -95,7 +112,8 @@ def _usage(m: Any, usage: dict[str, Any]) -> Any:
                         total_tokens=n("total_tokens"))
 
 
-def build_log(run: RunBundle, scores: dict[int, list[dict[str, Any]]] | None = None) -> Any:
+def build_log(run: RunBundle, scores: dict[int, list[dict[str, Any]]] | None = None,
+              read_blob: Callable[[str], bytes] | None = None) -> Any:
     """The run as an ``inspect_ai.log.EvalLog`` (inspect-ai's own model objects)."""
     log_mod = require("inspect_ai.log")
     m = require("inspect_ai.model")
@@ -107,7 +125,7 @@ def build_log(run: RunBundle, scores: dict[int, list[dict[str, Any]]] | None = N
     total_usage = m.ModelUsage()
     means: list[float] = []
     for tb in run.trajectories:
-        messages, answer, errors = _messages(tb, model_name, m, tool)
+        messages, answer, errors = _messages(tb, model_name, m, tool, read_blob)
         final = answer if answer is not None else tb.trajectory.final_answer
         usage = _usage(m, tb.trajectory.usage if isinstance(tb.trajectory.usage, dict) else {})
         total_usage = total_usage + usage
@@ -162,7 +180,7 @@ def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes],
               scores: dict[int, list[dict[str, Any]]] | None = None) -> list[Path]:
     log_mod = require("inspect_ai.log")
     path.parent.mkdir(parents=True, exist_ok=True)
-    log_mod.write_eval_log(build_log(run, scores), str(path), format="json" if path.suffix == ".json" else "eval")
+    log_mod.write_eval_log(build_log(run, scores, read_blob), str(path), format="json" if path.suffix == ".json" else "eval")
     return [path]
 
 
@@ -179,18 +197,41 @@ def _assistant_events(msg: Any) -> list[EventSpec]:
     return out
 
 
-def _sample_events(sample: Any) -> tuple[list[EventSpec], str | None]:
+def _images(msg: Any, where: str, root: DatasetRoot) -> list[bytes]:
+    """The message's inlined images (data URIs), each decoded under the read limits."""
+    out: list[bytes] = []
+    for k, part in enumerate(msg.content if isinstance(msg.content, list) else []):
+        uri = getattr(part, "image", None) if getattr(part, "type", None) == "image" else None
+        if not isinstance(uri, str) or not uri.startswith("data:") or ";base64," not in uri:
+            continue  # a URL or a file path: not brought in
+        try:
+            data = base64.b64decode(uri.split(",", 1)[1], validate=True)
+        except ValueError:
+            raise FormatError(where, f"content[{k}]", "image", "is not valid base64") from None
+        if len(data) > root.limits.image_bytes:
+            raise FormatError(where, f"content[{k}]", "image", f"is over the {root.limits.image_bytes:,} byte limit")
+        try:
+            check_image(data, root.limits.image_pixels)
+        except UnsafeFile as exc:
+            raise FormatError(where, f"content[{k}]", "image", str(exc)) from None
+        out.append(data)
+    return out
+
+
+def _sample_events(sample: Any, where: str, root: DatasetRoot) -> tuple[list[EventSpec], str | None]:
     out: list[EventSpec] = []
     for msg in sample.messages or []:
         if msg.role in ("system", "user"):
-            out.append(EventSpec(ev.USER_MESSAGE, {"role": msg.role, "content": msg.text}))
+            out.append(EventSpec(ev.USER_MESSAGE, {"role": msg.role, "content": msg.text},
+                                 assets=_images(msg, where, root), asset_role="input"))
         elif msg.role == "assistant":
             out += _assistant_events(msg)
         elif msg.role == "tool":
             error = msg.error.message if msg.error is not None else None
             out.append(EventSpec(ev.TOOL_RESULT, ev.tool_result(msg.function or "", msg.text,
                                                                 call_id=msg.tool_call_id or "", ok=error is None,
-                                                                **({"error": error} if error else {}))))
+                                                                **({"error": error} if error else {})),
+                                 assets=_images(msg, where, root)))
     answer = sample.output.completion if sample.output is not None and sample.output.choices else None
     if answer is not None:
         out.append(EventSpec(ev.ANSWER, ev.answer(answer)))
@@ -201,20 +242,22 @@ def _sample_events(sample: Any) -> tuple[list[EventSpec], str | None]:
 
 def read_run(path: Path) -> RunSpec:
     log_mod = require("inspect_ai.log")
+    root = DatasetRoot(path.parent)
     try:
-        data = DatasetRoot(path.parent).read(path)
+        data = root.read(path)
     except FileNotFoundError:
         raise FormatError(path, message="file not found") from None
     except UnsafeFile as exc:
         raise FormatError(path, message=str(exc)) from None
     try:
-        log = log_mod.read_eval_log(io.BytesIO(data), format="eval" if data[:2] == b"PK" else "json")
+        log = log_mod.read_eval_log(io.BytesIO(data), format="eval" if data[:2] == b"PK" else "json",
+                                     resolve_attachments=True)
     except Exception as exc:  # inspect-ai raises pydantic, zip and JSON errors alike
         raise FormatError(path, message=f"not an Inspect eval log ({type(exc).__name__}: {str(exc)[:200]})") \
             from None
     trajectories = []
     for k, sample in enumerate(log.samples or []):
-        events, answer = _sample_events(sample)
+        events, answer = _sample_events(sample, f"{path}: sample {sample.id}", root)
         usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         for u in (sample.model_usage or {}).values():
             usage["prompt_tokens"] += u.input_tokens

@@ -4,6 +4,7 @@ a run with the same events."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ import pytest
 from sqlmodel import col, select
 
 from store import session_scope
-from store.models import Checkpoint, CheckpointResult, Trajectory
+from store.blobs import sha256_of
+from store.models import Asset, Checkpoint, CheckpointResult, Trajectory
 from tests.formats.conftest import run_events
 from tests.interop.conftest import RecordedRun, cli
 
@@ -39,7 +41,7 @@ def test_inspect_reads_the_export(recorded_run: RecordedRun, engine: Any, tmp_pa
     out = tmp_path / f"run{suffix}"
     res = cli(recorded_run.db, "export-run", "inspect", str(recorded_run.run_id), str(out))
     assert res.exit_code == 0, res.output
-    log = inspect_log.read_eval_log(str(out))
+    log = inspect_log.read_eval_log(str(out), resolve_attachments=True)
     assert log.status == "success" and log.eval.task == "gta"
     assert len(log.samples) == 2 and log.results.total_samples == 2 and log.results.completed_samples == 1
     assert log.results.scores[0].metrics["mean"].value == 0.5
@@ -50,6 +52,9 @@ def test_inspect_reads_the_export(recorded_run: RecordedRun, engine: Any, tmp_pa
     call = first.messages[1].tool_calls[0]
     assert (call.id, call.function, call.arguments) == ("c1", "CountGivenObject", {"image": "a.png", "text": "apple"})
     assert first.messages[2].text == "3" and first.messages[2].tool_call_id == "c1"
+    image = first.messages[2].content[-1]  # the tool's output image, inlined as Inspect logs do
+    assert image.type == "image" and image.image.startswith("data:image/png;base64,")
+    assert base64.b64decode(image.image.split(",", 1)[1]) == recorded_run.result_png
     assert first.messages[3].text == "There are 3 apples."
     assert first.output.completion == "3"
     score = first.scores["chainmark_checkpoints"]
@@ -80,6 +85,9 @@ def test_an_inspect_log_comes_in_as_a_run(recorded_run: RecordedRun, engine: Any
     assert (call["name"], call["arguments"], call["call_id"]) == \
         ("CountGivenObject", {"image": "a.png", "text": "apple"}, "c1")
     assert events[first_task][3][1]["text"] == "3" and events[first_task][5][1]["text"] == "3"
+    with session_scope(engine) as s:  # the tool's image came back as the same blob
+        (asset_id,) = events[first_task][3][1]["asset_ids"]
+        assert s.get(Asset, asset_id).sha256 == sha256_of(recorded_run.result_png)
     assert (usage["prompt_tokens"], usage["total_tokens"], usage["tool_calls"]) == (320, 360, 1)
     (second_task,) = [t for t in trajs if t != first_task]
     assert [k for k, _, _ in events[second_task]] == ["user_message", "error"]  # no answer: none invented
