@@ -87,7 +87,8 @@ def test_an_inspect_log_comes_in_as_a_run(recorded_run: RecordedRun, engine: Any
     assert events[first_task][3][1]["text"] == "3" and events[first_task][5][1]["text"] == "3"
     with session_scope(engine) as s:  # the tool's image came back as the same blob
         (asset_id,) = events[first_task][3][1]["asset_ids"]
-        assert s.get(Asset, asset_id).sha256 == sha256_of(recorded_run.result_png)
+        asset = s.get(Asset, asset_id)
+        assert asset is not None and asset.sha256 == sha256_of(recorded_run.result_png)
     assert (usage["prompt_tokens"], usage["total_tokens"], usage["tool_calls"]) == (320, 360, 1)
     (second_task,) = [t for t in trajs if t != first_task]
     assert [k for k, _, _ in events[second_task]] == ["user_message", "error"]  # no answer: none invented
@@ -102,3 +103,17 @@ def test_a_file_that_is_not_a_log_is_one_line(recorded_run: RecordedRun, tmp_pat
     res = cli(recorded_run.db, "import-run", "inspect", str(bad), "--benchmark", "gta")
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert res.output.startswith("Error: ") and "bad.json: not an Inspect eval log" in res.output
+
+
+def test_a_hostile_image_in_a_log_is_refused(recorded_run: RecordedRun, tmp_path: Path) -> None:
+    from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+
+    out = tmp_path / "run.json"
+    assert cli(recorded_run.db, "export-run", "inspect", str(recorded_run.run_id), str(out)).exit_code == 0
+    log = inspect_log.read_eval_log(str(out))
+    log.samples[0].messages[0] = ChatMessageUser(content=[
+        ContentText(text="look"), ContentImage(image="data:image/png;base64," + base64.b64encode(b"no").decode())])
+    inspect_log.write_eval_log(log, str(out), format="json")
+    res = cli(recorded_run.db, "import-run", "inspect", str(out), "--benchmark", "gta")
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert f"sample {log.samples[0].id}" in res.output and "is not a readable image" in res.output, res.output
