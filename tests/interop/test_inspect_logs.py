@@ -106,13 +106,12 @@ def test_a_file_that_is_not_a_log_is_one_line(recorded_run: RecordedRun, tmp_pat
 
 
 def test_a_hostile_image_in_a_log_is_refused(recorded_run: RecordedRun, tmp_path: Path) -> None:
-    from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
-
+    model = pytest.importorskip("inspect_ai.model")
     out = tmp_path / "run.json"
     assert cli(recorded_run.db, "export-run", "inspect", str(recorded_run.run_id), str(out)).exit_code == 0
     log = inspect_log.read_eval_log(str(out))
-    log.samples[0].messages[0] = ChatMessageUser(content=[
-        ContentText(text="look"), ContentImage(image="data:image/png;base64," + base64.b64encode(b"no").decode())])
+    log.samples[0].messages[0] = model.ChatMessageUser(content=[
+        model.ContentText(text="look"), model.ContentImage(image="data:image/png;base64," + base64.b64encode(b"no").decode())])
     inspect_log.write_eval_log(log, str(out), format="json")
     res = cli(recorded_run.db, "import-run", "inspect", str(out), "--benchmark", "gta")
     assert res.exit_code == 1 and "Traceback" not in res.output
