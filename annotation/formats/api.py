@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -11,8 +12,8 @@ from sqlmodel import Session
 
 from annotation.formats.base import DatasetSpec, gc_paused
 from annotation.formats.errors import FormatError
-from annotation.formats.registry import FORMAT_NAMES, get_format
-from annotation.formats.runs import RunImportSummary, load_run, write_run
+from annotation.formats.registry import FORMAT_NAMES, get_format, is_run_format
+from annotation.formats.runs import RunImportSummary, checkpoint_results, load_run, write_run
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
 from annotation.tasks import get_benchmark
 from store.blobs import BlobStore
@@ -48,7 +49,12 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
         bench = get_benchmark(session, benchmark)
         bundles = load_bundles(session, bench.id or 0)
         settings = dict((bench.settings or {}).get(fmt.name) or {})
-        files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session))
+        extra = {}
+        if "benchmark" in inspect.signature(fmt.write).parameters:  # formats with a dataset card (hf)
+            extra["benchmark"] = {"name": bench.name, "description": bench.description,
+                                  "source_format": bench.source_format, "tool_set": bench.tool_set,
+                                  "license": (bench.settings or {}).get("license") or settings.get("license")}
+        files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session), **extra)
     return {"format": fmt.name, "benchmark": benchmark, "path": str(root), "tasks": len(bundles),
             "files": len(files)}
 
@@ -60,8 +66,6 @@ def import_run(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path
     fmt = get_format(fmt_name)
     options = {k: v for k, v in options.items() if v is not None and v is not False}
     if options:
-        import inspect
-
         accepted = inspect.signature(fmt.read_run).parameters
         unknown = [k for k in options if k not in accepted]
         if unknown:
@@ -77,13 +81,15 @@ def run_format(benchmark: Any) -> str | None:
     chainmark) the format its tool set belongs to; None when neither names a format."""
     for key in (benchmark.source_format, benchmark.tool_set):
         name = str(key or "").strip().lower().replace("_", "-")
-        if name in FORMAT_NAMES:
+        if name in FORMAT_NAMES and getattr(get_format(name), "holds_runs", True):
             return name
     return None
 
 
 def check_run_format(fmt: Any, run: Any) -> None:
     """Refuse to write a run in another benchmark's layout (its checkpoints and tools would not fit)."""
+    if is_run_format(fmt.name):
+        return  # a layout for any benchmark
     kind = run_format(run.benchmark)
     if kind is not None and kind != fmt.name:
         raise FormatError(f"run {run.run.id}", message=(
@@ -99,6 +105,9 @@ def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, pat
         bundles = load_bundles(session, run.benchmark.id)
         wanted = {tb.task.id for tb in run.trajectories}
         run.task_bundles = {b.task.id: b for b in bundles if b.task.id in wanted}
-        files = fmt.write_run(run, Path(path), lambda sha: blobs.get(sha, session))
+        extra = {}
+        if "scores" in inspect.signature(fmt.write_run).parameters:  # formats that carry scores (inspect)
+            extra["scores"] = checkpoint_results(session, [tb.trajectory.id for tb in run.trajectories])
+        files = fmt.write_run(run, Path(path), lambda sha: blobs.get(sha, session), **extra)
     return {"format": fmt.name, "run": run_id, "path": str(path), "trajectories": len(run.trajectories),
             "files": len(files)}

@@ -11,13 +11,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from annotation.formats.assets import AssetCache
 from annotation.formats.bulk import insert_many, insert_returning_ids
 from annotation.formats.errors import FormatError
 from store.blobs import BlobStore
-from store.models import Asset, Benchmark, Event, EventAsset, ModelEndpoint, Run, Task, Trajectory, utcnow
+from store.models import Asset, Benchmark, Checkpoint, CheckpointResult, Event, EventAsset, ModelEndpoint, Run, Task, Trajectory, utcnow
 
 
 @dataclass
@@ -203,3 +203,18 @@ def asset_sha_by_id(session: Session, ids: list[int]) -> dict[int, str]:
     for i in range(0, len(ids), 500):
         out.update(dict(session.exec(select(Asset.id, Asset.sha256).where(Asset.id.in_(ids[i:i + 500]))).all()))
     return out
+
+
+def checkpoint_results(session: Session, trajectory_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """trajectory id -> [{key, passed, score, method, scoring_mode}] as scoring stored them."""
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for i in range(0, len(trajectory_ids), 500):
+        chunk = trajectory_ids[i:i + 500]
+        rows = session.exec(select(CheckpointResult, Checkpoint.key)
+                            .join(Checkpoint, col(Checkpoint.id) == col(CheckpointResult.checkpoint_id))
+                            .where(col(CheckpointResult.trajectory_id).in_(chunk))
+                            .order_by(col(CheckpointResult.trajectory_id), col(Checkpoint.id))).all()
+        for result, key in rows:
+            out[result.trajectory_id].append({"key": key, "passed": result.passed, "score": result.score,
+                                              "method": result.method, "scoring_mode": result.scoring_mode})
+    return dict(out)

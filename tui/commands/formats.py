@@ -7,11 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from annotation.formats import FORMAT_NAMES
+from annotation.formats.registry import RUN_FORMAT_NAMES
 from annotation.formats import api
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
 FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)
+RUN_FORMAT = click.Choice(RUN_FORMAT_NAMES, case_sensitive=False)
 
 
 @contextmanager
@@ -40,7 +42,7 @@ def _naming(path: str) -> Iterator[None]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_ctx
 def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_json: bool) -> None:
-    """Import a dataset in FORMAT (gta, agentic-mme, isg, vtc, atp) from PATH, in one transaction."""
+    """Import a dataset in FORMAT (gta, agentic-mme, isg, vtc, atp, hf) from PATH, in one transaction."""
     with _naming(path):
         summary = api.import_dataset(app.engine, app.blobs, fmt, path, benchmark, app.actor)
     if as_json:
@@ -60,7 +62,8 @@ def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_j
 @json_option
 @pass_ctx
 def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bool) -> None:
-    """Write a benchmark's tasks to PATH in FORMAT, images under their original relative paths."""
+    """Write a benchmark's tasks to PATH in FORMAT, images under their original relative paths (hf: a
+    Hugging Face datasets folder, images embedded)."""
     result = api.export_dataset(app.engine, app.blobs, fmt, benchmark, path)
     if as_json:
         emit_json(result)
@@ -69,7 +72,7 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bo
 
 
 @click.command("import-run")
-@click.argument("fmt", metavar="FORMAT", type=FORMAT)
+@click.argument("fmt", metavar="FORMAT", type=RUN_FORMAT)
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--benchmark", "-b", required=True, help="Benchmark whose tasks the predictions answer.")
 @click.option("--name", help="Name of the new run.")
@@ -82,7 +85,7 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bo
 @pass_ctx
 def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: str | None, root: str | None,
                    drop_last: bool, as_json: bool) -> None:
-    """Import predictions made by another harness (FORMAT's layout) as a run; prints the run id."""
+    """Import predictions made by another harness (FORMAT's layout, or an Inspect AI log) as a run; prints the run id."""
     with _naming(path):
         summary = api.import_run(app.engine, app.blobs, fmt, path, benchmark, name, app.actor,
                                  root=root, drop_last=drop_last)
@@ -98,14 +101,16 @@ def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: s
 
 
 @click.command("export-run")
-@click.argument("fmt", metavar="FORMAT", type=FORMAT)
+@click.argument("fmt", metavar="FORMAT", type=RUN_FORMAT)
 @click.argument("run_id", type=int)
 @click.argument("path", type=click.Path(path_type=str))
 @json_option
 @pass_ctx
 def export_run_cmd(app: AppContext, fmt: str, run_id: int, path: str, as_json: bool) -> None:
-    """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it."""
-    result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
+    """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it
+    (parquet: events and trajectories as tables; inspect: an Inspect AI eval log; any benchmark)."""
+    with _naming(path):
+        result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
     if as_json:
         emit_json({"run_id": run_id, **result})
         return
