@@ -59,7 +59,9 @@ def _runs_root(export_dir: Path) -> Path:
 
 
 def _task_json_dirs(export_dir: Path, runs: Path) -> list[Path]:
-    return [d for d in (export_dir / "json", export_dir / "dataset" / "json", runs.parent / "json") if d.is_dir()]
+    """Where task files may be: in the export, or its sibling ``dataset/`` (``chainmark conformance``'s layout)."""
+    return [d for d in (export_dir / "json", export_dir / "dataset" / "json", runs.parent / "json",
+                        export_dir.parent / "dataset" / "json") if d.is_dir()]
 
 
 def _point_at_tasks(runs: Path, json_dirs: list[Path]) -> None:
