@@ -90,3 +90,17 @@ def test_conformance_cli_hands_the_dataset_and_run_exports_to_the_vtc_scorer(db_
     assert report["per_metric_items"] == {"rule": {"equal": 5, "different": 0}, "final": {"equal": 5, "different": 0}}
     assert (work / "dataset" / "VTC-Bench_GTToolChain.tsv").is_file()  # the table came from the dataset export
     assert not list((work / "run").glob("*.tsv"))
+
+
+def test_a_folder_that_is_not_the_checkout_is_reported_not_crashed(db_path, tmp_path: Path) -> None:
+    from tui.cli import cli
+
+    data, preds = dataset(tmp_path / "src")
+    runner = CliRunner()
+    env = {"CHAINMARK_DB": str(db_path)}
+    assert runner.invoke(cli, ["import", "vtc", str(data)], env=env).exit_code == 0
+    assert runner.invoke(cli, ["import-run", "vtc", str(preds), "-b", "vtc"], env=env).exit_code == 0
+    (tmp_path / "empty").mkdir()
+    out = runner.invoke(cli, ["conformance", "vtc", "1", "--reference", str(tmp_path / "empty")], env=env)
+    assert out.exit_code == 1
+    assert "is not a VTC-Bench checkout" in out.output and "internal error" not in out.output
