@@ -122,7 +122,8 @@ def task_record(rng: random.Random, n: int) -> dict[str, Any]:
             "golden_answer": golden(rng), "process_evaluation": pe}
 
 
-def tool_calls(rng: random.Random, run_dir: Path, general: bool) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+def tool_calls(rng: random.Random, run_dir: Path, general: bool,
+               corrupt_images: bool = True) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
     entries: list[dict[str, Any]] = []
     images: dict[str, bytes] = {}
     for _ in range(rng.choice([0, 1, 2, 3, 4, 6])):
@@ -137,7 +138,8 @@ def tool_calls(rng: random.Random, run_dir: Path, general: bool) -> tuple[list[d
                 out["declared_only"] = True
             elif rng.random() < 0.85:
                 name = f"transformed_image_{len(images) + 1}.png"
-                images[name] = png(rng.choice(list(COLOURS))) if rng.random() > 0.05 else b"not an image"
+                readable = rng.random() > 0.05 or not corrupt_images  # same draws either way
+                images[name] = png(rng.choice(list(COLOURS))) if readable else b"not an image"
                 out["output_path"] = str(run_dir / "tool_images" / name)
             if general:
                 entries.append({"tool_name": op, "raw_tool_name": "python_image_processing",
@@ -164,13 +166,14 @@ def tool_calls(rng: random.Random, run_dir: Path, general: bool) -> tuple[list[d
     return entries, images
 
 
-def write_run_folder(rng: random.Random, run_dir: Path, task_file: Path, record: dict[str, Any]) -> str:
+def write_run_folder(rng: random.Random, run_dir: Path, task_file: Path, record: dict[str, Any],
+                     corrupt_images: bool = True) -> str:
     run_dir.mkdir(parents=True)
     shape = rng.choices(["full", "orig_only", "no_meta", "nothing"], [88, 6, 4, 2])[0]
     if shape != "nothing":
         (run_dir / "orig.png").write_bytes(png(rng.choice(list(COLOURS))))
     general = rng.random() < 0.2
-    entries, images = tool_calls(rng, run_dir, general)
+    entries, images = tool_calls(rng, run_dir, general, corrupt_images)
     if shape == "orig_only":
         return shape
     (run_dir / "tool_use_list.json").write_text(json.dumps(entries, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -199,7 +202,10 @@ def write_run_folder(rng: random.Random, run_dir: Path, task_file: Path, record:
     return shape
 
 
-def generate(out: Path, tasks: int = 300, seed: int = 7, model: str = "gen-model") -> dict[str, int]:
+def generate(out: Path, tasks: int = 300, seed: int = 7, model: str = "gen-model",
+             corrupt_images: bool = True) -> dict[str, int]:
+    """``corrupt_images=False`` writes every tool image readable: ``import-run`` refuses a run folder holding
+    an undecodable image, so the set that goes through the CLI has none."""
     rng = random.Random(seed)
     dataset, runs = out / "dataset", out / "runs" / model
     (dataset / "json").mkdir(parents=True)
@@ -211,9 +217,16 @@ def generate(out: Path, tasks: int = 300, seed: int = 7, model: str = "gen-model
         task_file = dataset / "json" / f"{n:04d}.json"
         task_file.write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
         (dataset / "images" / f"image_{n:04d}.png").write_bytes(png(rng.choice(list(COLOURS))))
-        shape = write_run_folder(rng, runs / f"{n:04d}", task_file, record)
+        shape = write_run_folder(rng, runs / f"{n:04d}", task_file, record, corrupt_images)
         shapes[shape] = shapes.get(shape, 0) + 1
     return shapes
+
+
+def sets(out: Path, n: int = 300) -> list[dict[str, Any]]:
+    """What ``bench/conformance/run.py`` imports: the tasks and the run folders, no judges asked (the
+    conformance hook gives the reference a judge that refuses, so on both sides every judged check fails)."""
+    generate(out, n, corrupt_images=False)
+    return [{"label": "runs", "format": "agentic-mme", "dataset": out / "dataset", "run": out / "runs" / "gen-model"}]
 
 
 def main() -> None:

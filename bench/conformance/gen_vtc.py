@@ -123,6 +123,12 @@ def generate(out: Path, tasks: int = 400, seed: int = 7, import_quirks: bool = F
     return {"tasks": tasks, "predictions": len(results), "path": str(out)}
 
 
+def sets(out: Path, n: int = 300) -> list[dict[str, Any]]:
+    """What ``bench/conformance/run.py`` imports: the task table (+ images) and the predictions file."""
+    generate(out, n)
+    return [{"label": "gttoolchain", "format": "vtc", "dataset": out, "run": out / "results_gen.jsonl"}]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)

@@ -1,7 +1,10 @@
 """The differential conformance bench: generate each benchmark's set, import and score it with chainmark,
 run the reference evaluator from a checkout, print one table.
 
-    python bench/conformance/run.py --reference gta=/path/to/GTA [--reference isg=…] [-n 300] [--python PY]
+    python bench/conformance/run.py --reference gta=/path/to/GTA [--reference isg=…] [-n 300] [--python [BENCH=]PY]
+
+``--python PY`` runs every reference with PY; ``--python vtc=PY`` only VTC's (repeatable: each checkout may
+have its own virtualenv).
 
 Each ``bench/conformance/gen_<benchmark>.py`` offers ``sets(out, n) -> [{"label", "format", "dataset", "run",
 "options", "judges"?}]``; a benchmark runs when its ``--reference`` is given. ``judges`` (``{"names": [...],
@@ -86,16 +89,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", action="append", default=[], metavar="BENCH=PATH", required=True)
     ap.add_argument("-n", type=int, default=300)
-    ap.add_argument("--python", default=None, help="Python for the reference evaluators (default chainmark's)")
+    ap.add_argument("--python", action="append", default=[], metavar="[BENCH=]PY",
+                    help="Python for the reference evaluators, or for one (default chainmark's)")
     ap.add_argument("--embedder", default="minilm")
     args = ap.parse_args()
     from tui.context import table
 
+    pythons = dict(p.partition("=")[::2] if "=" in p else ("", p) for p in args.python)
     rows = []
     with tempfile.TemporaryDirectory(prefix="chainmark-conformance-bench-") as tmp:
         for spec in args.reference:
             bench, _, path = spec.partition("=")
-            rows += run_benchmark(bench, Path(path), args.n, args.python, args.embedder, Path(tmp))
+            python = pythons.get(bench) or pythons.get("")
+            rows += run_benchmark(bench, Path(path), args.n, python, args.embedder, Path(tmp))
     print(table(rows, ["benchmark", "set", "per-item metrics", "item values", "equal", "different",
                        "metrics equal", "ok"]))
 

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
+from evaluation.benchmarks.agentic_mme_conformance import chainmark_view as conformance_ours  # noqa: F401  (profile hook)
 from evaluation.benchmarks.agentic_mme_conformance import reference_conformance  # noqa: F401  (profile hook)
 from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.checkpoints import (

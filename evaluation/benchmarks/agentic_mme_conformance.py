@@ -5,8 +5,10 @@ Both sides become ``{"metrics": {name: value}, "items": {run_folder: {metric: va
 reference's own names and rounding (``overall_scores`` keys, ``L1.avg_S``, ``overthink.pct_optimal``,
 ``tool_usage.crop``…), so a diff is a plain comparison. The reference runs in its own Python as a
 subprocess and writes into the folders it scores, so it gets a copy. Its judges (visual, search) are
-reached at ``judge_base_url``; without one, a local endpoint that refuses every request stands in,
-so each judged check fails at once, as chainmark counts an unjudged check.
+reached at ``judge_base_url``; without one, a local endpoint that answers every request with an empty
+message stands in, so each judged check fails, as chainmark counts an unjudged check. (Not a refusal:
+the reference substring-matches its error text, ``Error: Error code: 400 …``, against the expected
+answer, so an error message passes checks whose answer it happens to contain.)
 """
 
 from __future__ import annotations
@@ -27,10 +29,17 @@ ITEM_KEYS = ("S", "V", "R", "penalty", "PQS", "correct", "effective_tool_calls",
 # ------------------------------------------------------------------ running the reference
 
 
-class _Refusing(BaseHTTPRequestHandler):
+class _Silent(BaseHTTPRequestHandler):
+    """A chat-completions endpoint whose every answer is empty: no verdict, no text to match."""
+
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-        body = json.dumps({"error": {"message": "no judge configured for this conformance run"}}).encode()
-        self.send_response(400)
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        body = json.dumps({"id": "chainmark-no-judge", "object": "chat.completion", "created": 0,
+                           "model": "none", "choices": [{"index": 0, "finish_reason": "stop",
+                                                         "message": {"role": "assistant", "content": ""}}],
+                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}).encode()
+        self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -50,7 +59,9 @@ def _runs_root(export_dir: Path) -> Path:
 
 
 def _task_json_dirs(export_dir: Path, runs: Path) -> list[Path]:
-    return [d for d in (export_dir / "json", export_dir / "dataset" / "json", runs.parent / "json") if d.is_dir()]
+    """Where task files may be: in the export, or its sibling ``dataset/`` (``chainmark conformance``'s layout)."""
+    return [d for d in (export_dir / "json", export_dir / "dataset" / "json", runs.parent / "json",
+                        export_dir.parent / "dataset" / "json") if d.is_dir()]
 
 
 def _point_at_tasks(runs: Path, json_dirs: list[Path]) -> None:
@@ -84,7 +95,7 @@ def run_reference(export_dir: Path, reference: Path, python: str, *, judge_base_
     json_dirs = _task_json_dirs(export_dir, runs)
     server = None
     if judge_base_url is None:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _Silent)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         judge_base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:

@@ -195,3 +195,14 @@ def reference_conformance(export_dir: Path, reference: Path, python: str) -> dic
     from evaluation.benchmarks.vtc_reference import run_reference
 
     return run_reference(export_dir, reference, python)
+
+
+def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
+    """chainmark's score in ``reference_conformance``'s names: the category APRs as ``APR[<category>]``
+    (the reference reports them per category, chainmark in ``by_category``)."""
+    metrics = {k: v for k, v in (score_result.get("metrics") or {}).items() if not isinstance(v, (dict, list))}
+    for category, block in (score_result.get("by_category") or {}).items():
+        metrics[f"APR[{category}]"] = (block or {}).get("APR")
+    items = {str(row["item_id"]): {k: v for k, v in row.items() if k != "item_id"}
+             for row in score_result.get("per_item") or [] if isinstance(row, dict) and row.get("item_id") is not None}
+    return {"metrics": metrics, "items": items}

@@ -1,7 +1,8 @@
 """Run VTC-Bench's own scorer (``VTCBenchDataset.evaluate``) from the user's checkout, as a subprocess.
 
-The export directory holds the dataset export (``VTC-Bench_GTToolChain.tsv`` and/or
-``VTC-Bench.tsv``) and the run export (``results_*.jsonl``). The scorer runs in the user's Python
+The export directory holds the run export (``results_*.jsonl``) and the dataset export
+(``VTC-Bench_GTToolChain.tsv`` and/or ``VTC-Bench.tsv``), or the dataset export is its sibling
+``dataset/`` (the layout of ``chainmark conformance``). The scorer runs in the user's Python
 (pandas, openpyxl, xlsxwriter, math-verify and the checkout's VLMEvalKit requirements), in a
 scratch folder inside the export directory. With ``CHAINMARK_VTC_JUDGE_BASE`` (a chat completions
 URL) set, the reference's LLM judge is used too (key from ``CHAINMARK_VTC_JUDGE_KEY``).
@@ -18,6 +19,7 @@ from typing import Any
 
 DRIVER = Path(__file__).with_name("vtc_reference_driver.py")
 TSV_NAMES = ("VTC-Bench_GTToolChain.tsv", "VTC-Bench.tsv")
+DATASET_DIR = "dataset"  # next to the run export in ``chainmark conformance``'s work folder
 
 
 class ReferenceRunError(RuntimeError):
@@ -33,7 +35,9 @@ def run_reference(export_dir: Path, reference: Path, python: str, timeout: float
     scorer = reference / "eval" / "eval" / "VLMEvalKit" / "vlmeval" / "dataset" / "image_vqa.py"
     if not scorer.is_file():
         raise ReferenceRunError(f"{reference} is not a VTC-Bench checkout ({scorer} is missing)")
-    tsv = next((p for name in TSV_NAMES for p in _find(export_dir, name)), None)
+    # The task table is in the run export or, in ``chainmark conformance``'s layout, the sibling ``dataset/``.
+    tables = [d for d in (export_dir, export_dir.parent / DATASET_DIR) if d.is_dir()]
+    tsv = next((p for name in TSV_NAMES for d in tables for p in _find(d, name)), None)
     results = _find(export_dir, "results_*.jsonl")
     if tsv is None or len(results) != 1:
         raise ReferenceRunError(f"{export_dir}: needs one task table ({' or '.join(TSV_NAMES)}) and one "

@@ -6,6 +6,9 @@ The contract a profile module (``evaluation/benchmarks/<b>.py``) offers:
   from the user's checkout ``reference`` as a subprocess with interpreter ``python`` on the files in
   ``export_dir`` and return ``{"metrics": {name: value}, "items": {item_id: {metric: value}}}``. It may add
   ``"tolerances": {metric: abs_tol}`` (embedding-based values: ``EMBEDDER_TOLERANCE``) and ``"notes": [str]``.
+  ``export_dir`` holds the run export (``export-run``); ``chainmark conformance`` puts the dataset export
+  (``export``) next to it, in ``export_dir.parent / "dataset"``, for a reference that needs the tasks too.
+  A failure to run the reference is raised as ``OSError``/``RuntimeError`` with a message saying why.
 - ``conformance_ours(score_result) -> dict`` (optional): chainmark's own score result (what ``score_run``
   returns, ``per_item`` included) in the same shape. Without it, ``ours_view`` takes the scalar metrics and
   the ``per_item`` rows that carry an ``item_id``.

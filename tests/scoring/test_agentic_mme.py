@@ -135,3 +135,17 @@ def test_faithful_visual_fallback_is_the_run_folders_own_orig_png() -> None:
     assert faithful["per_item"][0]["scores"]["V"] == 1.0
     fixed = PROFILE.score([it], ScoreContext(mode="fixed", oracle=oracle))
     assert fixed["per_item"][0]["scores"]["V"] == 0.0
+
+
+def test_faithful_visual_check_with_an_empty_expected_answer_passes_unjudged() -> None:
+    """The reference tests ``expected in answer``: with ``""`` expected any answer, an error text too, passes;
+    faithful passes it without a verdict, fixed still asks the judge (no verdict: failed, pending)."""
+    it = item({"source_id": "0001"}, [answer("x")],
+              checkpoints=[{"id": 1, "key": "V1", "axis": "V",
+                            "visual_check": {"question": "Which colour?", "expected_answer": " "}}],
+              task_assets=[{"asset_id": 5, "role": "query_image", "ordinal": 0}],
+              native_assets={"orig.png": 7})
+    faithful = PROFILE.score([it], ScoreContext(mode="faithful"))
+    assert faithful["per_item"][0]["scores"]["V"] == 1.0 and faithful["pending_judgements"] == 0
+    fixed = PROFILE.score([it], ScoreContext(mode="fixed"))
+    assert fixed["per_item"][0]["scores"]["V"] == 0.0 and fixed["pending_judgements"] == 1

@@ -89,7 +89,10 @@ def conformance_cmd(app: AppContext, benchmark: str, run_id: int, reference: Pat
         name, export_dir, ours = prepare(app, run_id, work, embedder=embedder, mode="faithful")
         if name != wanted:
             raise click.ClickException(f"run {run_id} belongs to benchmark profile {name!r}, not {wanted!r}")
-        report = run_conformance(name, export_dir, reference, python, ours=ours, embedder=embedder)
+        try:
+            report = run_conformance(name, export_dir, reference, python, ours=ours, embedder=embedder)
+        except (LookupError, OSError, RuntimeError) as exc:  # the reference could not be run: say why
+            raise click.ClickException(f"the reference evaluator did not answer: {exc}") from None
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
