@@ -11,9 +11,10 @@ from typing import Any, Iterable
 from sqlmodel import Session, select
 
 from evaluation.scoring.items import Item
+# Reading the audit trail for a past revision is shared; what this oracle re-implements is the loading.
+from evaluation.scoring.loader import _checkpoints_as_of, _task_revisions
 from store.models import (
     Asset,
-    AuditEvent,
     Benchmark,
     Checkpoint,
     Event,
@@ -54,47 +55,6 @@ CP_FIELDS = ("id", "key", "ordinal", "axis", "description", "tools", "code_check
 def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
     for i in range(0, len(ids), n):
         yield ids[i:i + n]
-
-
-def _task_revisions(session: Session, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], dict[str, Any]]:
-    """(task id, revision) → the task's fields at that revision, from the audit trail: the edit that
-    moved a task off revision r recorded the whole row as it was at r. Missing when not recorded."""
-    out: dict[tuple[int, int], dict[str, Any]] = {}
-    task_ids = sorted({t for t, _ in wanted})
-    for chunk in _chunks(task_ids):
-        for a in session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.action == "update",
-                                                       AuditEvent.entity_id.in_(chunk))  # type: ignore[union-attr]
-                              .order_by(AuditEvent.id)).all():
-            before = a.before if isinstance(a.before, dict) else {}
-            key = (a.entity_id or 0, int(before.get("revision") or 0))
-            if key in wanted and key not in out:
-                out[key] = {f: before.get(f) for f in TASK_FIELDS}
-    return out
-
-
-def _checkpoints_as_of(session: Session, task_id: int, since: Any, current: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The task's checkpoints as they were at ``since`` (a trajectory's start): each edited later is
-    taken from the first later edit's "before"; ones created later are left out."""
-    if since is None:
-        return current
-    ids = [c["id"] for c in current]
-    if not ids:
-        return current
-    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "checkpoint",
-                                                   AuditEvent.entity_id.in_(ids),  # type: ignore[union-attr]
-                                                   AuditEvent.created_at > since).order_by(AuditEvent.id)).all()
-    first: dict[int, AuditEvent] = {}
-    for a in events:
-        first.setdefault(a.entity_id or 0, a)
-    out = []
-    for c in current:
-        a = first.get(c["id"])
-        if a is None:
-            out.append(c)
-        elif a.action == "update" and isinstance(a.before, dict):
-            out.append({**c, **{f: a.before.get(f, c.get(f)) for f in CP_FIELDS}})
-        # a "create" after the run started: that checkpoint did not exist yet
-    return out
 
 
 def load_run(session: Session, run_id: int) -> LoadedRun:
