@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import click
 
 from evaluation.compare import FILTERS, SORTS, Comparison, compare_runs
 from evaluation.scoring.matchers import MODES
+from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
 
