@@ -82,7 +82,8 @@ async def test_screen_change_and_undo_flush_pending_typing(make_tui, engine, blo
         await wait_for_saves(pilot, app)
         task = _stored(engine, task_id)
         assert (task.intent, task.level) == (None, "easy")
-        assert editor.query_one("#meta-intent").value == ""
+        # the field shows the restored value once the editor has reloaded (a worker: wait for it)
+        await until(pilot, lambda: editor.query_one("#meta-intent").value == "")
 
 
 async def test_leaving_an_invalid_answer_spec_asks_first(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
