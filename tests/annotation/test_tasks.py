@@ -211,3 +211,30 @@ def test_review_rules(engine, task_id):
         authoring.set_status(s, task_id, "submitted")
         authoring.set_status(s, task_id, "verified")
         assert s.get(Task, task_id).status == "verified"
+
+
+def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task_id):
+    """Issue 16 item 6: undoing a step delete once brought back the call without its result and
+    left its checkpoint and image unlinked."""
+    from store.models import Checkpoint, ReferenceStep, TaskAsset
+
+    with session_scope(engine, "ann") as s:
+        first = authoring.add_step(s, task_id, tool_name="OCR", tool_args={"image": "a.png"}, result_text="58",
+                                   result={"text": "58"}, meta={"elapsed": 1.5})
+        authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"}, result_text="2")
+        link = authoring.attach_asset(s, blobs, task_id, _png(), role="artifact", step_id=first.id)
+        cp = authoring.add_checkpoint(s, task_id, "cp1", axis="V", step_id=first.id)
+        ids = first.id, link.id, cp.id
+    with session_scope(engine, "ann") as s:
+        snapshot = authoring.delete_step(s, ids[0])
+    with session_scope(engine, "ann") as s:
+        restored = authoring.restore_step(s, snapshot)
+        new_id = restored.id
+    with session_scope(engine) as s:
+        step = s.get(ReferenceStep, new_id)
+        assert (step.ordinal, step.tool_name, step.result, step.result_text, step.meta) == (
+            snapshot["ordinal"], "OCR", {"text": "58"}, "58", {"elapsed": 1.5})
+        assert s.get(TaskAsset, ids[1]).step_id == new_id
+        assert s.get(Checkpoint, ids[2]).step_id == new_id
+        chain = authoring.steps_of(s, task_id)
+        assert chain[snapshot["ordinal"]].id == new_id and chain[snapshot["ordinal"] + 1].tool_name == "Calculator"
