@@ -378,6 +378,8 @@ def move_step(session: Session, step_id: int, new_ordinal: int) -> list[Referenc
     chain = steps_of(session, step.task_id)
     chain.remove(step)
     chain.insert(max(0, min(new_ordinal, len(chain))), step)
+    if any(s.is_final for s in chain[:-1]):
+        raise AuthoringError("the final answer comes after every tool step; it cannot move above one")
     for s in chain:
         s.ordinal = -(s.ordinal + 1000)
     session.flush()

@@ -238,3 +238,19 @@ def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task
         assert s.get(Checkpoint, ids[2]).step_id == new_id
         chain = authoring.steps_of(s, task_id)
         assert chain[snapshot["ordinal"]].id == new_id and chain[snapshot["ordinal"] + 1].tool_name == "Calculator"
+
+
+def test_the_final_answer_cannot_move_above_tool_steps(engine, task_id):
+    """Issue 16 item 8: moving the final answer up (or a tool step below it) was accepted."""
+    with session_scope(engine, "ann") as s:
+        authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"}, result_text="2")
+        final = next((x for x in authoring.steps_of(s, task_id) if x.is_final), None) \
+            or authoring.add_step(s, task_id, final_answer="2")
+        tool = authoring.steps_of(s, task_id)[0]
+        final_id, tool_id, before = final.id, tool.id, [x.id for x in authoring.steps_of(s, task_id)]
+    for step_id, to in ((final_id, 0), (tool_id, len(before) - 1)):
+        with pytest.raises(authoring.AuthoringError, match="final answer"):
+            with session_scope(engine, "ann") as s:
+                authoring.move_step(s, step_id, to)
+    with session_scope(engine) as s:
+        assert [x.id for x in authoring.steps_of(s, task_id)] == before
