@@ -254,3 +254,20 @@ def test_the_final_answer_cannot_move_above_tool_steps(engine, task_id):
                 authoring.move_step(s, step_id, to)
     with session_scope(engine) as s:
         assert [x.id for x in authoring.steps_of(s, task_id)] == before
+
+
+def test_history_shows_step_checkpoint_and_image_changes(engine, blobs, task_id):
+    """Issue 16 item 8: the task's history listed only edits of the task row itself."""
+    from tui.data import task_history
+
+    with session_scope(engine, "ann") as s:
+        step = authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"})
+        authoring.attach_asset(s, blobs, task_id, _png(), role="artifact", step_id=step.id)
+        authoring.add_checkpoint(s, task_id, "cpx", axis="V")
+        step_id = step.id
+    with session_scope(engine, "ann") as s:
+        authoring.edit_step(s, step_id, thought="add them")
+    with session_scope(engine) as s:
+        actions = [h.action for h in task_history(s, task_id)]
+    assert {"create step", "create image", "create checkpoint", "update step"} <= set(actions)
+    assert actions.index("update step") < actions.index("create step")  # newest first
