@@ -206,3 +206,23 @@ async def test_undo_is_per_task_and_says_what_it_undoes(make_tui, engine, blobs)
             assert s.get(Task, task_a).category is None  # A's own edit taken back
             assert s.get(Task, task_b).category == "shape"  # B untouched
         assert app.undo_stack_for(f"task {task_b}")
+
+
+async def test_a_long_tool_result_scrolls_to_its_last_line(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 item 9: the result panel cut a long OCR text off after a few lines, with no way to scroll."""
+    from textual.widgets import Static
+
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id))
+        await settle(pilot, app)
+        builder = app.screen
+        builder.query_one("#result", Static).update("\n".join(f"line {i}" for i in range(40)))
+        await settle(pilot, app)
+        panel = builder.query_one("#result-scroll")
+        assert panel.max_scroll_y > 0
+        panel.scroll_end(animate=False, immediate=True)
+        await settle(pilot, app)
+        assert panel.scroll_y == panel.max_scroll_y and panel.scroll_y >= 40 - panel.size.height

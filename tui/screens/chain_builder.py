@@ -94,7 +94,8 @@ class ChainBuilderScreen(WorkScreen):
                 yield Static("", id="tool-help", classes="hint")
                 with VerticalScroll(id="arg-form"):
                     yield ArgForm(id="args")
-                yield Static("", id="result")
+                with VerticalScroll(id="result-scroll"):  # a long OCR text scrolls instead of being cut off
+                    yield Static("", id="result")
                 with Horizontal(id="builder-images"):
                     yield ImagePane("input", classes="preview", id="input-preview")
                     yield ImagePane("result", classes="preview", id="result-preview")
