@@ -324,14 +324,23 @@ def edit_step(session: Session, step_id: int, **changes: Any) -> ReferenceStep:
     return step
 
 
-def delete_step(session: Session, step_id: int) -> None:
+def delete_step(session: Session, step_id: int) -> dict[str, Any]:
+    """Delete a step; returns everything ``restore_step`` needs to bring it back whole (its result,
+    and the checkpoints and image links that pointed at it)."""
     step = session.get(ReferenceStep, step_id)
     if step is None:
         raise AuthoringError(f"no step with id {step_id}")
     task_id = step.task_id
+    snapshot: dict[str, Any] = {
+        "task_id": task_id, "ordinal": step.ordinal, "thought": step.thought, "tool_name": step.tool_name,
+        "tool_args": step.tool_args, "result_text": step.result_text, "result": step.result,
+        "final_answer": step.final_answer if step.is_final else None, "meta": dict(step.meta or {}),
+        "checkpoint_ids": [], "task_asset_ids": []}
     for cp in session.exec(select(Checkpoint).where(Checkpoint.step_id == step_id)).all():
+        snapshot["checkpoint_ids"].append(cp.id)
         cp.step_id = None
     for link in session.exec(select(TaskAsset).where(TaskAsset.step_id == step_id)).all():
+        snapshot["task_asset_ids"].append(link.id)
         link.step_id = None
     session.delete(step)
     session.flush()
@@ -339,6 +348,26 @@ def delete_step(session: Session, step_id: int) -> None:
     _shift(session, later, -1)
     bump_revision(get_task(session, task_id), session)
     session.flush()
+    return snapshot
+
+
+def restore_step(session: Session, snapshot: dict[str, Any]) -> ReferenceStep:
+    """Undo ``delete_step``: the step at its place with its result, and its checkpoints and image
+    links pointing at it again (those still there and not re-linked meanwhile)."""
+    step = add_step(session, snapshot["task_id"], thought=snapshot["thought"], tool_name=snapshot["tool_name"],
+                    tool_args=snapshot["tool_args"], result_text=snapshot["result_text"], result=snapshot["result"],
+                    final_answer=snapshot["final_answer"], ordinal=snapshot["ordinal"], meta=snapshot["meta"])
+    session.flush()
+    for cp_id in snapshot["checkpoint_ids"]:
+        cp = session.get(Checkpoint, cp_id)
+        if cp is not None and cp.step_id is None:
+            cp.step_id = step.id
+    for link_id in snapshot["task_asset_ids"]:
+        link = session.get(TaskAsset, link_id)
+        if link is not None and link.step_id is None:
+            link.step_id = step.id
+    session.flush()
+    return step
 
 
 def move_step(session: Session, step_id: int, new_ordinal: int) -> list[ReferenceStep]:
@@ -349,6 +378,8 @@ def move_step(session: Session, step_id: int, new_ordinal: int) -> list[Referenc
     chain = steps_of(session, step.task_id)
     chain.remove(step)
     chain.insert(max(0, min(new_ordinal, len(chain))), step)
+    if any(s.is_final for s in chain[:-1]):
+        raise AuthoringError("the final answer comes after every tool step; it cannot move above one")
     for s in chain:
         s.ordinal = -(s.ordinal + 1000)
     session.flush()

@@ -22,10 +22,11 @@ from store.models import (
     OrderingConstraint,
     ReferenceStep,
     Task,
+    TaskAsset,
 )
 
 AUDITED: tuple[type, ...] = (
-    Task, ReferenceStep, Checkpoint, OrderingConstraint, Document, HumanRating, Adjudication,
+    Task, ReferenceStep, Checkpoint, OrderingConstraint, Document, HumanRating, Adjudication, TaskAsset,
 )
 # Noise that changes on every edit and says nothing about what was edited.
 _IGNORED_FIELDS = {"updated_at"}

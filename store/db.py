@@ -8,6 +8,7 @@ without it, 0 with it). PostgreSQL URLs (``postgresql+psycopg://…``) get none 
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -124,7 +125,9 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
 
 
 def _login() -> str:
+    """The OS user: from the usual variables, else the password database (no terminal needed, unlike
+    ``os.getlogin``), so the audit names a person even when ``$USER`` is unset (cron, containers)."""
     try:
-        return os.getlogin()
-    except OSError:
-        return os.environ.get("USER", "system")
+        return getpass.getuser()
+    except (OSError, KeyError):  # no variable and no passwd entry for this uid
+        return "system"

@@ -79,7 +79,7 @@ class ChainmarkApp(App[None]):
         self._blobs: BlobStore | None = None
         self._engine_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self.undo_stack: list[Edit] = []
+        self.undo_stacks: dict[str, list[Edit]] = {}  # per undo scope ("task 11", …): ctrl+z never crosses tasks
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
 
@@ -146,10 +146,19 @@ class ChainmarkApp(App[None]):
         with self._write_lock, session_scope(self.engine(), self.actor) as s:
             return fn(s)
 
-    def push_undo(self, edit: Edit | None) -> None:
+    def undo_stack_for(self, scope: str) -> list[Edit]:
+        """The undo stack of one scope (a task, or a screen that edits no task)."""
+        return self.undo_stacks.setdefault(scope, [])
+
+    def push_undo(self, edit: Edit | None, scope: str = "session") -> None:
         if edit is not None:
-            self.undo_stack.append(edit)
-            del self.undo_stack[:-50]
+            stack = self.undo_stack_for(scope)
+            stack.append(edit)
+            del stack[:-50]
+            from tui.screens.base import WorkScreen
+
+            if isinstance(self.screen, WorkScreen):
+                self.screen.show_undo_hint()
 
     # ------------------------------------------------------------------ app actions
 
@@ -181,14 +190,16 @@ class ChainmarkApp(App[None]):
         if isinstance(screen, WorkScreen):
             screen.flush_pending()  # typing not yet saved is the last edit: save it, so undo takes it back
         await self.wait_for_saves()
-        if not self.undo_stack:
-            self.notify("nothing to undo", severity="warning")
+        if not isinstance(screen, WorkScreen):  # pragma: no cover - every editing screen is a WorkScreen
             return
-        edit = self.undo_stack.pop()
-        if isinstance(screen, WorkScreen):
-            screen.save(f"undid: {edit.label}", edit.undo)
-        else:  # pragma: no cover - every editing screen is a WorkScreen
-            self.undo_stack.append(edit)
+        stack = self.undo_stack_for(screen.undo_scope)
+        if not stack:
+            self.notify(f"nothing to undo in {screen.undo_scope}", severity="warning")
+            return
+        edit = stack.pop()
+        self.notify(f"undid in {screen.undo_scope}: {edit.label}", timeout=3)
+        screen.save(f"undid: {edit.label}", edit.undo)
+        screen.show_undo_hint()
 
     async def action_quit(self) -> None:
         """Quit once pending typing is saved; ask first if something cannot be saved as it stands."""

@@ -290,16 +290,29 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
     )
 
 
+PART_NAMES = {"referencestep": "step", "checkpoint": "checkpoint", "taskasset": "image",
+              "orderingconstraint": "ordering"}
+"""Audited rows that belong to a task, as the history names them."""
+
+
 def task_history(session: Session, task_id: int, limit: int = 200) -> list[HistoryEntry]:
-    """Audit events of the task itself, newest first, with the fields each update changed."""
-    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
-                          .order_by(AuditEvent.id.desc()).limit(limit)).all()  # type: ignore[union-attr]
+    """Audit events of the task and of its steps, checkpoints, orderings and images, newest first,
+    with the fields each update changed (a part's action is named: "update step")."""
+    own = session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+                       .order_by(AuditEvent.id.desc()).limit(limit)).all()  # type: ignore[union-attr]
+    # Parts carry their task id inside the row snapshot; recent part events are scanned for it.
+    parts = session.exec(select(AuditEvent).where(AuditEvent.entity.in_(list(PART_NAMES)))  # type: ignore[attr-defined]
+                         .order_by(AuditEvent.id.desc()).limit(limit * 10)).all()  # type: ignore[union-attr]
+    mine = [e for e in parts if ((e.after or e.before or {}).get("task_id")) == task_id]
+    events = sorted([*own, *mine], key=lambda e: e.id or 0, reverse=True)[:limit]
     out = []
     for e in events:
         before, after = e.before or {}, e.after or {}
-        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k) and k != "updated_at")
+        changed = sorted(k for k in set(before) | set(after)
+                         if before.get(k) != after.get(k) and k not in ("updated_at", "revision"))
+        action = e.action if e.entity == "task" else f"{e.action} {PART_NAMES[e.entity]}"
         out.append(HistoryEntry(e.created_at.isoformat()[:19] if e.created_at else "", e.actor or "", e.entity,
-                                e.action, changed if e.action == "update" else []))
+                                action, changed if e.action == "update" else []))
     return out
 
 

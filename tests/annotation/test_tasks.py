@@ -211,3 +211,63 @@ def test_review_rules(engine, task_id):
         authoring.set_status(s, task_id, "submitted")
         authoring.set_status(s, task_id, "verified")
         assert s.get(Task, task_id).status == "verified"
+
+
+def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task_id):
+    """Issue 16 item 6: undoing a step delete once brought back the call without its result and
+    left its checkpoint and image unlinked."""
+    from store.models import Checkpoint, ReferenceStep, TaskAsset
+
+    with session_scope(engine, "ann") as s:
+        first = authoring.add_step(s, task_id, tool_name="OCR", tool_args={"image": "a.png"}, result_text="58",
+                                   result={"text": "58"}, meta={"elapsed": 1.5})
+        authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"}, result_text="2")
+        link = authoring.attach_asset(s, blobs, task_id, _png(), role="artifact", step_id=first.id)
+        cp = authoring.add_checkpoint(s, task_id, "cp1", axis="V", step_id=first.id)
+        ids = first.id, link.id, cp.id
+    with session_scope(engine, "ann") as s:
+        snapshot = authoring.delete_step(s, ids[0])
+    with session_scope(engine, "ann") as s:
+        restored = authoring.restore_step(s, snapshot)
+        new_id = restored.id
+    with session_scope(engine) as s:
+        step = s.get(ReferenceStep, new_id)
+        assert (step.ordinal, step.tool_name, step.result, step.result_text, step.meta) == (
+            snapshot["ordinal"], "OCR", {"text": "58"}, "58", {"elapsed": 1.5})
+        assert s.get(TaskAsset, ids[1]).step_id == new_id
+        assert s.get(Checkpoint, ids[2]).step_id == new_id
+        chain = authoring.steps_of(s, task_id)
+        assert chain[snapshot["ordinal"]].id == new_id and chain[snapshot["ordinal"] + 1].tool_name == "Calculator"
+
+
+def test_the_final_answer_cannot_move_above_tool_steps(engine, task_id):
+    """Issue 16 item 8: moving the final answer up (or a tool step below it) was accepted."""
+    with session_scope(engine, "ann") as s:
+        authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"}, result_text="2")
+        final = next((x for x in authoring.steps_of(s, task_id) if x.is_final), None) \
+            or authoring.add_step(s, task_id, final_answer="2")
+        tool = authoring.steps_of(s, task_id)[0]
+        final_id, tool_id, before = final.id, tool.id, [x.id for x in authoring.steps_of(s, task_id)]
+    for step_id, to in ((final_id, 0), (tool_id, len(before) - 1)):
+        with pytest.raises(authoring.AuthoringError, match="final answer"):
+            with session_scope(engine, "ann") as s:
+                authoring.move_step(s, step_id, to)
+    with session_scope(engine) as s:
+        assert [x.id for x in authoring.steps_of(s, task_id)] == before
+
+
+def test_history_shows_step_checkpoint_and_image_changes(engine, blobs, task_id):
+    """Issue 16 item 8: the task's history listed only edits of the task row itself."""
+    from tui.data import task_history
+
+    with session_scope(engine, "ann") as s:
+        step = authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"})
+        authoring.attach_asset(s, blobs, task_id, _png(), role="artifact", step_id=step.id)
+        authoring.add_checkpoint(s, task_id, "cpx", axis="V")
+        step_id = step.id
+    with session_scope(engine, "ann") as s:
+        authoring.edit_step(s, step_id, thought="add them")
+    with session_scope(engine) as s:
+        actions = [h.action for h in task_history(s, task_id)]
+    assert {"create step", "create image", "create checkpoint", "update step"} <= set(actions)
+    assert actions.index("update step") < actions.index("create step")  # newest first

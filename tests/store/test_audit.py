@@ -46,3 +46,30 @@ def test_ratings_are_audited_and_untouched_rows_are_not(any_engine):
     assert [e.action for e in ev] == ["create", "update"]
     assert (ev[1].before["value"], ev[1].after["value"]) == ("yes", "no")
     assert _events(any_engine, "annotator") == []
+
+
+def test_audit_names_the_os_user_when_user_is_unset(tmp_path, monkeypatch):
+    """Issue 16 item 8: with ``$USER`` (and the other login variables) unset and no terminal, the
+    audit used to say "system"; it names the OS user from the password database."""
+    import os
+    import pwd
+
+    from store import make_engine
+    from store.migrate import upgrade
+
+    for var in ("CHAINMARK_USER", "USER", "LOGNAME", "LNAME", "USERNAME"):
+        monkeypatch.delenv(var, raising=False)
+
+    def no_terminal():
+        raise OSError("no controlling terminal")
+
+    monkeypatch.setattr(os, "getlogin", no_terminal)
+    engine = make_engine(str(tmp_path / "who.db"))
+    upgrade(engine)
+    with session_scope(engine) as s:
+        s.add(Benchmark(name="b", source_format="chainmark"))
+        s.flush()
+        s.add(Task(benchmark_id=s.exec(select(Benchmark)).one().id, source_id="1", query="q"))
+    (event,) = _events(engine, "task")
+    assert event.actor == pwd.getpwuid(os.getuid()).pw_name != "system"
+    engine.dispose()

@@ -175,3 +175,54 @@ async def test_opening_the_editor_writes_nothing(make_tui, engine, blobs) -> Non
             await pilot.pause(0.3)
     with session_scope(engine) as s:
         assert (s.get(Task, task_id).revision, s.get(Task, task_id).answer_spec) == before
+
+
+async def test_undo_is_per_task_and_says_what_it_undoes(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 item 6: ctrl+z on task A once reverted the latest edit of the session, made on task B."""
+    task_a, task_b = _task(engine, blobs), _task(engine, blobs)
+    app = make_tui(start_task=task_a)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot, app)
+        editor_a = app.screen
+        editor_a.query_one("#meta-category").value = "colour"
+        await wait_for_saves(pilot, app)
+        await settle(pilot, app)
+        assert "ctrl+z undoes: " in editor_a.sub_title
+        app.push_screen(TaskEditorScreen(task_b))
+        await settle(pilot, app)
+        editor_b = app.screen
+        assert "undoes" not in editor_b.sub_title  # nothing of task B to undo yet; task A's edit is not offered here
+        editor_b.query_one("#meta-category").value = "shape"
+        await wait_for_saves(pilot, app)
+        await settle(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert app.screen is editor_a
+        editor_a.query_one("#meta-domain").focus()
+        await pilot.press("ctrl+z")
+        await wait_for_saves(pilot, app)
+        await settle(pilot, app)
+        with session_scope(engine) as s:
+            assert s.get(Task, task_a).category is None  # A's own edit taken back
+            assert s.get(Task, task_b).category == "shape"  # B untouched
+        assert app.undo_stack_for(f"task {task_b}")
+
+
+async def test_a_long_tool_result_scrolls_to_its_last_line(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 item 9: the result panel cut a long OCR text off after a few lines, with no way to scroll."""
+    from textual.widgets import Static
+
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id))
+        await settle(pilot, app)
+        builder = app.screen
+        builder.query_one("#result", Static).update("\n".join(f"line {i}" for i in range(40)))
+        await settle(pilot, app)
+        panel = builder.query_one("#result-scroll")
+        assert panel.max_scroll_y > 0
+        panel.scroll_end(animate=False, immediate=True)
+        await settle(pilot, app)
+        assert panel.scroll_y == panel.max_scroll_y and panel.scroll_y >= 40 - panel.size.height

@@ -111,3 +111,34 @@ async def test_startup_heap_is_frozen_once_home_has_its_data(make_tui, engine, m
     async with make_tui().run_test(size=(120, 36)) as pilot:  # the default (tests, embedding): no freeze
         await settle(pilot, pilot.app)
         assert calls == []
+
+
+async def test_task_list_refreshes_on_return_from_the_editor(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16 item 8: back from the editor, the list showed the rows as they were before the edit."""
+    from tui.screens.task_editor import TaskEditorScreen
+
+    _seed(engine, 5)
+    app = make_tui()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("t")
+        await settle(pilot, app)
+        await _until(pilot, lambda: app.screen._index is not None)  # the full id index arrived too
+        table = app.screen.query_one(TaskTable)
+        assert table.row_at(0).query == "Query number 0 about cups"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, TaskEditorScreen)
+        with session_scope(engine, "tester") as s:
+            authoring.edit_task(s, 1, query="Edited while the list was covered")
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await _until(pilot, lambda: table.row_at(0).query == "Edited while the list was covered")
+
+
+async def _until(pilot, condition, tries: int = 200) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    assert condition()

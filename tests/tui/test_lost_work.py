@@ -78,7 +78,10 @@ async def test_screen_change_and_undo_flush_pending_typing(make_tui, engine, blo
         editor.query_one("#meta-intent").focus()
         await pilot.press(*"count")
         assert editor._pending_saves
+        revision = _stored(engine, task_id).revision
         await pilot.press("ctrl+z")
+        # the undo action awaits the flushed save before it starts its own: wait for both to land
+        await until(pilot, lambda: _stored(engine, task_id).revision >= revision + 2)
         await wait_for_saves(pilot, app)
         task = _stored(engine, task_id)
         assert (task.intent, task.level) == (None, "easy")

@@ -49,11 +49,29 @@ class WorkScreen(Screen[Any]):
         if not worker.is_cancelled:
             self.post_message(Loaded(what, data))
 
+    @property
+    def undo_scope(self) -> str:
+        """Whose undo stack this screen's edits go on: the task it edits, so ctrl+z on one task never
+        takes back an edit of another; screens that edit no task share one stack."""
+        task_id = getattr(self, "task_id", None)
+        return f"task {task_id}" if task_id is not None else "session"
+
+    def show_undo_hint(self) -> None:
+        """Say in the header what ctrl+z would take back here (``validate_sub_title`` adds it)."""
+        self.sub_title = self.sub_title
+
+    def validate_sub_title(self, value: str | None) -> str:
+        """Whatever the screen puts in its sub-title, the undo hint stays at its end."""
+        own = (value or "").split(_UNDO_HINT)[0]
+        stack = self.cm.undo_stacks.get(self.undo_scope) or [] if self.is_attached else []
+        return f"{own}{_UNDO_HINT}{stack[-1].label}" if stack else own
+
     def save(self, what: str, fn: Callable[[Session], Any]) -> None:
-        self.run_worker(lambda: self._save(what, fn), thread=True, exclusive=False, group="save",
+        scope = self.undo_scope
+        self.run_worker(lambda: self._save(what, fn, scope), thread=True, exclusive=False, group="save",
                         exit_on_error=False, description=what)
 
-    def _save(self, what: str, fn: Callable[[Session], Any]) -> None:
+    def _save(self, what: str, fn: Callable[[Session], Any], scope: str = "session") -> None:
         from tui.app import Edit
 
         try:
@@ -63,10 +81,10 @@ class WorkScreen(Screen[Any]):
             return
         result = out
         if isinstance(out, Edit):
-            self.cm.call_from_thread(self.cm.push_undo, out)
+            self.cm.call_from_thread(self.cm.push_undo, out, scope)
             result = None
         elif isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], Edit):
-            self.cm.call_from_thread(self.cm.push_undo, out[1])
+            self.cm.call_from_thread(self.cm.push_undo, out[1], scope)
             result = out[0]
         self.post_message(Saved(what, result))
 
@@ -116,6 +134,10 @@ class WorkScreen(Screen[Any]):
         # Paint first, then load: a worker importing the store or running a query would otherwise
         # compete with the screen's first frame for the interpreter.
         self.call_after_refresh(self.refresh_data)
+        self.show_undo_hint()
+
+
+_UNDO_HINT = " · ctrl+z undoes: "
 
 
 def _describe(exc: BaseException) -> str:

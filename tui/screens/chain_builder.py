@@ -94,7 +94,8 @@ class ChainBuilderScreen(WorkScreen):
                 yield Static("", id="tool-help", classes="hint")
                 with VerticalScroll(id="arg-form"):
                     yield ArgForm(id="args")
-                yield Static("", id="result")
+                with VerticalScroll(id="result-scroll"):  # a long OCR text scrolls instead of being cut off
+                    yield Static("", id="result")
                 with Horizontal(id="builder-images"):
                     yield ImagePane("input", classes="preview", id="input-preview")
                     yield ImagePane("result", classes="preview", id="result-preview")
@@ -433,14 +434,10 @@ class ChainBuilderScreen(WorkScreen):
         step = self._highlighted_step()
         if step is None:
             return
-        task_id = self.task_id
-        snapshot = dict(thought=step.thought or None, tool_name=step.tool_name, tool_args=step.tool_args,
-                        result_text=step.result_text or None, final_answer=step.final_answer, ordinal=step.ordinal)
 
         def delete(session):  # type: ignore[no-untyped-def]
-            authoring.delete_step(session, step.id)
-            return Edit(f"delete step {step.ordinal + 1}",
-                        lambda s: authoring.add_step(s, task_id, **snapshot))
+            snapshot = authoring.delete_step(session, step.id)
+            return Edit(f"delete step {step.ordinal + 1}", lambda s: authoring.restore_step(s, snapshot))
 
         self.save("delete step", delete)
 

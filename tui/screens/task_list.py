@@ -60,6 +60,9 @@ class TaskListScreen(WorkScreen):
         self.query_one("#task-header", Static).update(header_text(self.size.width - 1))
 
     def refresh_data(self) -> None:
+        # Back from the editor (or after a save): what is held is stale, so the reloaded first page
+        # is shown even though an id index for this filter already arrived.
+        self._index = None
         self.reload()
 
     def reload(self) -> None:

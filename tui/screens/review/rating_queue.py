@@ -255,7 +255,7 @@ class RatingQueueScreen(WorkScreen):
     def saved(self, message: Saved) -> None:
         if message.what == "rating" and message.data:
             label = f"rating #{message.data} "
-            edit = next((e for e in reversed(self.cm.undo_stack) if e.label.startswith(label)), None)
+            edit = next((e for e in reversed(self.cm.undo_stack_for(self.undo_scope)) if e.label.startswith(label)), None)
             if edit is not None:
                 self.my_edits.append(edit)
             self.notify(f"rated {self.item.entry.target.label() if self.item else ''}", timeout=2)
@@ -265,8 +265,9 @@ class RatingQueueScreen(WorkScreen):
             self.notify("no rating of yours to undo here", severity="warning")
             return
         edit = self.my_edits.pop()
-        if edit in self.cm.undo_stack:
-            self.cm.undo_stack.remove(edit)
+        stack = self.cm.undo_stack_for(self.undo_scope)
+        if edit in stack:
+            stack.remove(edit)
         self.save(f"undid {edit.label}", edit.undo)
 
     # ------------------------------------------------------------------ navigation and input
