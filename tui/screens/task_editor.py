@@ -94,7 +94,10 @@ class TaskEditorScreen(WorkScreen):
         self.detail: TaskDetail | None = None
         self._pending_saves: dict[str, Timer] = {}
         self._loading = False
-        self._show_all = False  # the next load also replaces the focused field (after an undo)
+        # After an undo or a "reload theirs", the next load *requested from then on* also replaces the
+        # focused field (a load already in flight may carry data from before the undo: it must not
+        # consume the request, or the field stays stale).
+        self._show_all = False
         self._base: dict[str, Any] = {}  # per field: the stored value the annotator's edit started from
         self._conflict: FieldConflict | None = None
 
@@ -147,8 +150,10 @@ class TaskEditorScreen(WorkScreen):
     def refresh_data(self) -> None:
         task_id = self.task_id
 
+        force = self._show_all
+
         def fetch(session):  # type: ignore[no-untyped-def]
-            return task_detail(session, task_id), authoring.task_warnings(session, task_id)
+            return task_detail(session, task_id), authoring.task_warnings(session, task_id), force
 
         self.load("task", fetch)
 
@@ -158,13 +163,13 @@ class TaskEditorScreen(WorkScreen):
             if self.detail is not None and message.data != self.detail.revision:
                 self.refresh_data()
         elif message.what == "task":
-            self.detail, warnings = message.data
-            self._show(self.detail, warnings)
+            self.detail, warnings, force = message.data
+            self._show(self.detail, warnings, force)
         elif message.what == "image":
             ref, image = message.data
             self.query_one("#editor-preview", ImagePane).show(image, ref)
 
-    def _show(self, d: TaskDetail, warnings: list[Any]) -> None:
+    def _show(self, d: TaskDetail, warnings: list[Any], force: bool = False) -> None:
         self._loading = True
         self.sub_title = f"task {d.id}"
         note = d.meta.get("review") if isinstance(d.meta.get("review"), dict) else None
@@ -180,13 +185,15 @@ class TaskEditorScreen(WorkScreen):
             self._base["query"] = d.query
         for name in META_FIELDS:
             box = self.query_one(f"#meta-{name}", Input)
-            if self._show_all or (not box.has_focus and f"meta-{name}" not in self._pending_saves):
+            if force or (not box.has_focus and f"meta-{name}" not in self._pending_saves):
                 if box.value != (getattr(d, name) or ""):
                     with self.prevent(Input.Changed):
                         box.value = getattr(d, name) or ""
                 self._base[name] = getattr(d, name)
             elif name not in self._base:
                 self._base[name] = getattr(d, name)
+        if force:  # this load was asked for after the undo/reload: its data is current, the request is met
+            self._show_all = False
         with self.prevent(Select.Changed):
             self.query_one("#status", Select).value = d.status
         answer = self.query_one(AnswerEditor)
@@ -214,12 +221,12 @@ class TaskEditorScreen(WorkScreen):
 
     def _done_loading(self) -> None:
         self._loading = False
-        self._show_all = False
 
     @on(Saved)
     def _undone(self, message: Saved) -> None:
         if message.what.startswith("undid:"):
             self._show_all = True
+            self.refresh_data()
 
     def _show_images(self, d: TaskDetail) -> None:
         options = self.query_one("#image-list", OptionList)
