@@ -61,7 +61,9 @@ class _Dataset:
         return self.rows[key]
 
 
-def install_stubs(embedder: str) -> None:
+def install_framework_stand_ins(embedder: str) -> None:
+    """Empty modules for the OpenCompass framework imports around the evaluator (registries, the dataset
+    base class), so the evaluator file itself loads from the user's checkout and computes every number."""
     _module("datasets")
     _module("datasets.arrow_dataset", Dataset=_Dataset)
     _module("opencompass")
@@ -170,7 +172,7 @@ def main() -> None:
     ap.add_argument("--predictions", required=True, type=Path, help="gta_bench.json")
     ap.add_argument("--embedder", default=os.environ.get("CHAINMARK_CONFORMANCE_EMBEDDER") or "reference")
     args = ap.parse_args()
-    install_stubs(args.embedder)
+    install_framework_stand_ins(args.embedder)
     mod = load_evaluator_module(args.reference.resolve())
 
     test_set = mod.GTABenchDataset.load(str(args.dataset))
