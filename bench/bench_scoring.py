@@ -33,58 +33,9 @@ sys.path.insert(0, str(ROOT))
 from evaluation.benchmarks import get_profile  # noqa: E402  (after the sys.path line)
 from evaluation.benchmarks.base import ScoreContext  # noqa: E402  (after the sys.path line)
 from evaluation.scoring.embedding import HashingEmbedder  # noqa: E402  (after the sys.path line)
-from evaluation.scoring.items import Item, NoJudges  # noqa: E402  (after the sys.path line)
-
-
-def _ev(kind, payload, n):
-    return {"kind": kind, "payload": payload, "ordinal": n, "failed": False, "id": n}
-
-
-def gta_item(i: int, rng: random.Random) -> Item:
-    tools = ["OCR", "Calculator", "TextToBbox", "DrawBox", "GoogleSearch"]
-    events = []
-    for k in range(rng.randint(1, 4)):
-        name = rng.choice(tools)
-        events += [_ev("tool_call", {"call_id": str(k), "name": name, "arguments": {"x": k}}, len(events)),
-                   _ev("tool_result", {"call_id": str(k), "name": name, "ok": True, "text": "r"}, len(events) + 1)]
-    events.append(_ev("answer", {"text": f"the answer is {rng.randint(56, 59)} days"}, len(events)))
-    dialogs = [{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "OCR", "arguments": {}}}]},
-               {"role": "assistant", "content": "58"}]
-    return Item(task={"id": i, "source_record": {"dialogs": dialogs, "gt_answer": {"whitelist": [["58"], ["days", "day"]],
-                                                                                    "blacklist": None}}},
-                trajectory={"id": i, "status": "done"}, events=events)
-
-
-def amme_item(i: int, rng: random.Random) -> Item:
-    ops = ["crop", "rotate", "enhance", "resize"]
-    events = []
-    for k in range(rng.randint(1, 6)):
-        op = rng.choice(ops)
-        events += [_ev("tool_call", {"call_id": str(k), "name": op, "arguments": {"image_index": k}}, len(events)),
-                   _ev("tool_result", {"call_id": str(k), "name": op, "ok": True, "asset_ids": []}, len(events) + 1)]
-    events.append(_ev("answer", {"text": f"It is {rng.randint(1, 12)}"}, len(events)))
-    cps = [{"id": 1, "key": "V1", "axis": "V", "tools": ["crop"], "code_check": {"verifier": "verify_crop_ast"}},
-           {"id": 2, "key": "V2", "axis": "V", "tools": [], "code_check": {"verifier": "require_op:rotate"}},
-           {"id": 3, "key": "R1", "axis": "R", "answer_check": {"match_type": "numeric", "target": "7", "tolerance": 0}}]
-    return Item(task={"id": i, "level": str(rng.randint(1, 3)), "reference_tool_calls": 2, "max_tool_calls": 5,
-                      "penalty_per_extra_call": 0.1, "answer_spec": {"kind": "contains", "value": "7"}},
-                trajectory={"id": i, "status": "done"}, events=events, checkpoints=cps,
-                ordering=[{"key": "O", "sequence": ["V1", "V2"], "max_gap": 2}])
-
-
-def vtc_item(i: int, rng: random.Random) -> Item:
-    events, prev = [], "/data/in.jpg"
-    for k in range(rng.randint(0, 5)):
-        out = f"/w/{i}_{k}.png"
-        events += [_ev("tool_call", {"call_id": str(k), "name": "opencv_crop", "arguments": {"image": prev}}, len(events)),
-                   _ev("tool_result", {"call_id": str(k), "name": "opencv_crop", "ok": True,
-                                       "text": f"ok\n\nEdited Image Path: {out}"}, len(events) + 1)]
-        prev = out if rng.random() < 0.7 else prev
-    events.append(_ev("answer", {"text": rng.choice(["B", "B. five", "the answer is B", "C"])}, len(events)))
-    return Item(task={"id": i, "category": rng.choice(["chart", "ocr", "math"]),
-                      "answer_spec": {"kind": "mcq", "letter": "B", "options": {"A": "4", "B": "5", "C": "6"}},
-                      "source_record": {"model_tools_gt": '["Crop", "Resize", "Sharpen"]'}},
-                trajectory={"id": i, "status": "done"}, events=events)
+from evaluation.scoring.items import NoJudges  # noqa: E402  (after the sys.path line)
+# The same generated items the tests score (the test extra, as this script's docstring says).
+from tests.support.scoring_runs import amme_item, gta_item, vtc_item  # noqa: E402
 
 
 def command_mode(n: int, db: Path | None) -> None:
