@@ -135,8 +135,6 @@ def bwrap_argv(bwrap: str, workdir: Path, box: Path, env: dict[str, str], limits
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             argv += ["--ro-bind", path, path]
-    for root in _python_roots():
-        argv += ["--ro-bind", root, root]
     argv += ["--dir", "/etc"]
     for path in _ETC_FILES:
         if os.path.exists(path):
@@ -145,7 +143,11 @@ def bwrap_argv(bwrap: str, workdir: Path, box: Path, env: dict[str, str], limits
              "--proc", "/proc", "--dev", "/dev"]
     if _supports_size(bwrap):
         argv += ["--size", str(limits.tmp_mb * _MB)]
-    argv += ["--tmpfs", "/tmp", "--bind", str(workdir), str(workdir), "--ro-bind", str(box), BOX,
+    argv += ["--tmpfs", "/tmp"]
+    # After the fresh /tmp: an interpreter or venv that lives under /tmp (a checkout there) stays visible.
+    for root in _python_roots():
+        argv += ["--ro-bind", root, root]
+    argv += ["--bind", str(workdir), str(workdir), "--ro-bind", str(box), BOX,
              "--remount-ro", "/", "--chdir", str(workdir)]
     for key, value in env.items():
         argv += ["--setenv", key, value]

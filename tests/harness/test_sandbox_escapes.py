@@ -296,3 +296,18 @@ def test_filling_the_work_folder_with_many_files_is_stopped(tmp_path):
     # The cap is a watchdog polling the folder (a bind mount has no size limit), so how far a fast writer
     # overshoots depends on the machine's load; what must hold is that it was stopped before it finished.
     assert sum(p.stat().st_size for p in work.iterdir() if p.is_file()) < 100 * 3 * 1024 * 1024
+
+
+def test_an_interpreter_under_tmp_stays_visible_after_the_fresh_tmp(tmp_path, monkeypatch):
+    """A checkout (and its venv) under /tmp: the fresh /tmp must be mounted before the interpreter's folders,
+    or the sandbox cannot start Python (this broke every sandbox run from a clone in /tmp)."""
+    from evaluation.sandbox import launch
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    monkeypatch.setattr(launch, "_python_roots", lambda: [str(venv)])
+    argv = launch.bwrap_argv("bwrap", tmp_path / "work", tmp_path / "box", {}, launch.Limits())
+    tmpfs = max(i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == "/tmp")
+    bind = next(i for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == str(venv))
+    work = next(i for i, a in enumerate(argv) if a == "--bind" and argv[i + 1] == str(tmp_path / "work"))
+    assert tmpfs < bind and tmpfs < work
