@@ -151,10 +151,14 @@ def test_a_host_freeze_is_left_alone() -> None:
     """The TUI freezes its startup heap; a run inside it neither adds a freeze nor lifts the host's."""
     gc.freeze()
     try:
-        host = gc.get_freeze_count()
+        from evaluation.harness import heap
+
+        assert gc.get_freeze_count() > 0
         with existing_objects_frozen():
-            pass
-        assert gc.get_freeze_count() >= host > 0
+            assert heap._ours is False  # the host's freeze is not ours to lift
+        # Still frozen (an unfreeze empties the permanent generation; another thread may free a few
+        # frozen objects meanwhile, so the count itself is not compared).
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
 
