@@ -397,11 +397,28 @@ CHECKPOINT_FIELDS = {"step_id", "parent_id", "ordinal", "axis", "description", "
                      "visual_check", "gt_asset_id", "search_check", "answer_check", "weight", "meta"}
 
 
+def _check_shapes(fields: dict[str, Any]) -> None:
+    """Each check has the shape ``store.schemas`` defines (``chainmark schema checkpoints``)."""
+    from pydantic import ValidationError
+
+    from store.schemas import CheckpointChecks, field_path
+
+    checks = {k: v for k, v in fields.items() if k.endswith("_check") and v is not None}
+    if not checks:
+        return
+    try:
+        CheckpointChecks.model_validate({"key": "-", **checks})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise AuthoringError(f"checkpoint {field_path(err['loc'])}: {err['msg'][0].lower()}{err['msg'][1:]}") from None
+
+
 def add_checkpoint(session: Session, task_id: int, key: str | None = None, **fields: Any) -> Checkpoint:
     task = get_task(session, task_id)
     unknown = set(fields) - CHECKPOINT_FIELDS
     if unknown:
         raise AuthoringError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
+    _check_shapes(fields)
     axis = fields.get("axis", "V")
     if not axis:
         raise AuthoringError("a checkpoint needs an axis (S, V, R or a custom name)")
@@ -430,6 +447,7 @@ def edit_checkpoint(session: Session, checkpoint_id: int, **changes: Any) -> Che
     unknown = set(changes) - CHECKPOINT_FIELDS - {"key"}
     if unknown:
         raise AuthoringError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
+    _check_shapes(changes)
     for k, v in changes.items():
         setattr(cp, k, v)
     bump_revision(get_task(session, cp.task_id), session)

@@ -17,6 +17,7 @@ from annotation.formats.assets import AssetCache
 from annotation.formats.bulk import insert_many, insert_returning_ids
 from annotation.formats.errors import FormatError
 from store.blobs import BlobStore
+from store.schemas import event_problems
 from store.models import Asset, Benchmark, Checkpoint, CheckpointResult, Event, EventAsset, ModelEndpoint, Run, Task, Trajectory, utcnow
 
 
@@ -156,6 +157,9 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
             payload = dict(e.payload)
             if e.assets:
                 payload["asset_ids"] = asset_ids
+            problems = event_problems(e.kind, payload)
+            if problems:  # the reader made an event chainmark's scorers and viewers cannot read
+                raise FormatError(source, t.record, f"events[{i}] ({e.kind})", "; ".join(problems[:3]))
             event_rows.append({"trajectory_id": tid, "ordinal": i, "kind": e.kind, "payload": payload,
                                "failed": e.failed, "started_at": now, "finished_at": now})
             event_assets.append(asset_ids)

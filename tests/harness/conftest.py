@@ -51,3 +51,26 @@ def endpoint(engine: Engine, scripted_openai: ScriptedOpenAI) -> str:
     with session_scope(engine, "tester") as s:
         add_endpoint(s, "scripted", scripted_openai.base_url, "scripted-model", params={"temperature": 0})
     return "scripted"
+
+
+@pytest.fixture(autouse=True)
+def events_fit_their_schema(request: pytest.FixtureRequest) -> Any:
+    """Every event any harness test wrote (each mode, errors, resumes) has the payload shape that
+    ``chainmark schema events`` publishes: the schema is checked against what the harness really writes."""
+    uses_db = "engine" in request.fixturenames
+    db_path = request.getfixturevalue("db_path") if uses_db else None
+    yield
+    if db_path is None or not db_path.exists():
+        return
+    import json
+    import sqlite3
+
+    from store.schemas import event_problems
+
+    with sqlite3.connect(db_path) as conn:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'event'").fetchone():
+            return
+        rows = conn.execute("SELECT id, kind, payload FROM event").fetchall()
+    bad = [(eid, kind, problems) for eid, kind, payload in rows
+           for problems in [event_problems(kind, json.loads(payload))] if problems]
+    assert not bad, f"events that do not fit `chainmark schema events`: {bad[:5]}"

@@ -1,0 +1,348 @@
+"""Typed shapes of the JSON chainmark stores: answer specs, checkpoint checks and event payloads.
+
+The database keeps these as JSON columns (other harnesses' records carry extra keys, which are kept);
+these pydantic models are the one definition the validators use and ``chainmark schema`` prints as
+JSON Schema, so tools written against chainmark's data have a contract. ``SCHEMA_VERSION`` changes
+whenever a shape changes incompatibly.
+
+Validators raise ``SpecProblem`` (where inside the field, what to do) so a caller can name the exact
+offending part in words a person acts on; ``annotation.answers`` turns them into ``AnswerSpecError``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationInfo, model_validator
+
+SCHEMA_VERSION = 1
+
+
+class SpecProblem(ValueError):
+    """A value that does not fit; ``where`` continues the field path (``"[0][1]"``, ``".AB"``, ``"letter"``)."""
+
+    def __init__(self, message: str, where: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+
+class _Open(BaseModel):
+    """Stored records may carry keys of their source harness: kept, not refused."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# ---------------------------------------------------------------- answer specs
+
+def _alias_groups(value: Any, info: ValidationInfo) -> Any:
+    if value is None and info.field_name == "blacklist":
+        return value
+    if not isinstance(value, list) or not value:
+        raise SpecProblem("must be a non-empty list of alias lists, e.g. [[\"58\", \"fifty-eight\"]]")
+    for i, group in enumerate(value):
+        if not isinstance(group, list) or not group:
+            raise SpecProblem("must be a non-empty list of strings", f"[{i}]")
+        for j, alias in enumerate(group):
+            if not isinstance(alias, str) or not alias.strip():
+                raise SpecProblem("must be a non-empty string", f"[{i}][{j}]")
+    return value
+
+
+def _references(value: Any) -> Any:
+    if not isinstance(value, list) or not value or not all(isinstance(r, str) and r.strip() for r in value):
+        raise SpecProblem("must be a non-empty list of non-empty strings")
+    return value
+
+
+def _tolerance(value: Any) -> Any:
+    if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
+        raise SpecProblem(f"must be a non-negative number; got {value!r}")
+    return value
+
+
+def _variants(value: Any) -> Any:
+    if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+        raise SpecProblem("must be a list of strings")
+    return value
+
+
+def _options(value: Any) -> Any:
+    if not isinstance(value, dict) or len(value) < 2:
+        raise SpecProblem("must map at least two letters to option texts, e.g. {\"A\": \"3\", \"B\": \"4\"}")
+    for letter, text in value.items():
+        if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha()):
+            raise SpecProblem("option keys must be single letters", f".{letter}")
+        if not isinstance(text, str):
+            raise SpecProblem("option text must be a string", f".{letter}")
+    return value
+
+
+def _golden(value: Any) -> Any:
+    if not isinstance(value, list) or not value:
+        raise SpecProblem("must be a non-empty list of {type, content} blocks")
+    for i, block in enumerate(value):
+        if not isinstance(block, dict) or block.get("type") not in ("text", "image"):
+            raise SpecProblem("must be 'text' or 'image'", f"[{i}].type")
+        if not isinstance(block.get("content"), str):
+            raise SpecProblem("must be a string (text or image path)", f"[{i}].content")
+    return value
+
+
+AliasGroups = Annotated[list[list[str]], BeforeValidator(_alias_groups)]
+
+
+class WhitelistAnswer(_Open):
+    """GTA objective answers: every group must match one of its aliases; no blacklist group may."""
+
+    kind: Literal["whitelist"]
+    groups: AliasGroups
+    blacklist: Annotated[list[list[str]] | None, BeforeValidator(_alias_groups)] = None
+
+
+class ReferencesAnswer(_Open):
+    """GTA subjective answers: cosine similarity to the closest reference."""
+
+    kind: Literal["references"]
+    references: Annotated[list[str], BeforeValidator(_references)]
+
+
+class ValueAnswer(_Open):
+    """``exact``, ``contains`` or ``numeric`` (within ``tolerance``), with accepted ``variants``."""
+
+    kind: Literal["exact", "contains", "numeric"]
+    value: Any = None
+    tolerance: Annotated[float | None, BeforeValidator(_tolerance)] = None
+    variants: Annotated[list[str] | None, BeforeValidator(_variants)] = None
+
+    @model_validator(mode="after")
+    def _value_present(self) -> ValueAnswer:
+        value = self.value
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise SpecProblem(f"is required for a {self.kind} answer", "value")
+        if self.kind == "numeric":
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise SpecProblem(f"must be a number for a numeric answer; got {value!r}", "value") from None
+        return self
+
+
+class McqAnswer(_Open):
+    """VTC multiple choice: ``options`` by letter and the right ``letter``."""
+
+    kind: Literal["mcq"]
+    options: Annotated[dict[str, str], BeforeValidator(_options)]
+    letter: Any = None
+
+    @model_validator(mode="after")
+    def _letter_is_an_option(self) -> McqAnswer:
+        if self.letter not in self.options:
+            raise SpecProblem(f"must be one of the option letters {sorted(self.options)}; got {self.letter!r}",
+                              "letter")
+        return self
+
+
+class GoldenBlock(_Open):
+    type: Literal["text", "image"]
+    content: str
+
+
+class InterleavedAnswer(_Open):
+    """ISG: the golden interleaved text and image blocks."""
+
+    kind: Literal["interleaved"]
+    golden: Annotated[list[GoldenBlock], BeforeValidator(_golden)]
+
+
+class NoAnswer(_Open):
+    """No textual answer (image generation, ATP plan-only)."""
+
+    kind: Literal["none"]
+
+
+AnswerSpec = Annotated[Union[WhitelistAnswer, ReferencesAnswer, ValueAnswer, McqAnswer, InterleavedAnswer, NoAnswer],
+                       Field(discriminator="kind")]
+ANSWER_KINDS = ("whitelist", "references", "exact", "contains", "numeric", "mcq", "interleaved", "none")
+answer_spec_adapter: TypeAdapter[Any] = TypeAdapter(AnswerSpec)
+
+
+# ---------------------------------------------------------------- checkpoint checks
+
+class CodeCheck(_Open):
+    """Agentic-MME S: the tool (operation) the trajectory must use, and how its code is verified."""
+
+    tool: str | None = None
+    verifier: str | None = None
+
+
+class VisualCheck(_Open):
+    """Agentic-MME V: a question a judge answers on the produced image, and the expected answer."""
+
+    question: str
+    expected_answer: str
+
+
+class SearchCheck(_Open):
+    """Agentic-MME R: what the trajectory's searches must find."""
+
+    keywords: list[str] = []
+    urls: list[str] = []
+    expected_answer: str | None = None
+
+
+class AnswerCheck(_Open):
+    """A check on the final answer (``match_type`` exact, contains, numeric …)."""
+
+    match_type: str
+    target: Any = None
+    tolerance: float | None = None
+    keywords: list[str] | None = None
+
+
+class CheckpointChecks(_Open):
+    """One checkpoint as stored (``Checkpoint`` row): its axis, the tools it concerns and its checks."""
+
+    key: str
+    axis: str = "V"
+    description: str | None = None
+    tools: list[str] = []
+    code_check: CodeCheck | None = None
+    visual_check: VisualCheck | None = None
+    search_check: SearchCheck | None = None
+    answer_check: AnswerCheck | None = None
+    weight: float = 1.0
+
+
+# ---------------------------------------------------------------- event payloads (see store.events)
+
+class ToolCallSeen(_Open):
+    id: str | None = None
+    name: str
+    arguments: str | None = None
+    parsed: dict[str, Any] | None = None
+
+
+class UserMessagePayload(_Open):
+    role: str = "user"
+    content: str | list[Any]
+
+
+class ModelMessagePayload(_Open):
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[ToolCallSeen] = []
+    usage: dict[str, Any] | None = None
+    finish_reason: str | None = None
+
+
+class ToolCallPayload(_Open):
+    call_id: str = ""
+    name: str
+    arguments: dict[str, Any] | Any
+    raw_name: str | None = None
+
+
+class ToolResultPayload(_Open):
+    call_id: str = ""
+    name: str
+    ok: bool
+    text: str
+    data: dict[str, Any] = {}
+    asset_ids: list[int] = []
+    image_index: int | None = None
+    error: str | None = None
+
+
+class CodeOp(_Open):
+    op: str
+    save: Any = None
+    line: int | None = None
+
+
+class CodeExecPayload(_Open):
+    code: str
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    killed_reason: str | None = None
+    ops: list[CodeOp] = []
+    asset_ids: list[int] = []
+
+
+class PlanCallPayload(_Open):
+    tool_name: str | None = None
+    description: str | None = None
+    params: Any = None
+    raw: str = ""
+    valid: bool
+    error: str | None = None
+    position: int | None = None
+
+
+class StepPredictionPayload(_Open):
+    gold_index: int
+    prediction: dict[str, Any]
+
+
+class AnswerPayload(_Open):
+    text: str
+    raw: str | None = None
+    extracted_by: str = "raw"
+
+
+class ErrorPayload(_Open):
+    type: str
+    message: str
+
+
+EVENT_PAYLOADS: dict[str, type[BaseModel]] = {
+    "user_message": UserMessagePayload, "model_message": ModelMessagePayload, "tool_call": ToolCallPayload,
+    "tool_result": ToolResultPayload, "code_exec": CodeExecPayload, "plan_call": PlanCallPayload,
+    "step_prediction": StepPredictionPayload, "answer": AnswerPayload, "error": ErrorPayload,
+}
+
+
+def event_problems(kind: str, payload: Any) -> list[str]:
+    """What is wrong with one event's payload, as ``field: message`` lines (empty when it fits)."""
+    model = EVENT_PAYLOADS.get(kind)
+    if model is None:
+        return [f"kind: {kind!r} is not an event kind ({', '.join(EVENT_PAYLOADS)})"]
+    from pydantic import ValidationError
+
+    try:
+        model.model_validate(payload)
+    except ValidationError as exc:
+        return [f"{field_path(err['loc'])}: {err['msg']}" for err in exc.errors()]
+    return []
+
+
+def field_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """``("groups", 0, 1)`` → ``groups[0][1]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _event_records() -> Any:
+    """``{kind, payload}`` for each kind, as one discriminated union (one JSON Schema with shared $defs)."""
+    from pydantic import create_model
+
+    records = [create_model(f"{model.__name__.removesuffix('Payload')}Event", kind=(Literal[kind], ...),
+                            payload=(model, ...))  # type: ignore[call-overload]
+               for kind, model in EVENT_PAYLOADS.items()]
+    return Annotated[Union[tuple(records)], Field(discriminator="kind")]  # type: ignore[valid-type]
+
+
+def json_schema(which: Literal["answers", "checkpoints", "events"]) -> dict[str, Any]:
+    """The JSON Schema ``chainmark schema WHICH`` prints."""
+    if which == "answers":
+        schema, title = answer_spec_adapter.json_schema(), "chainmark answer spec"
+    elif which == "checkpoints":
+        schema, title = CheckpointChecks.model_json_schema(), "chainmark checkpoint"
+    else:
+        schema, title = TypeAdapter(_event_records()).json_schema(), "chainmark event (kind and payload)"
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title,
+            "x-chainmark-schema-version": SCHEMA_VERSION, **schema}
