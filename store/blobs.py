@@ -152,7 +152,9 @@ def default_blob_store(engine: Engine, setting: str | None = None) -> BlobStore:
     ``setting`` defaults to the ``CHAINMARK_BLOBS`` environment variable. A non-SQLite database with
     no setting stores blobs in its own table, so a PostgreSQL team needs no shared filesystem.
     """
-    setting = setting or os.environ.get(ENV_BLOBS)
+    from store.settings import current
+
+    setting = setting or current().blobs
     if setting == "table":
         return TableBlobStore(engine)
     if setting:

@@ -28,21 +28,16 @@ ENV_BUSY_TIMEOUT = "CHAINMARK_BUSY_TIMEOUT_MS"
 def busy_timeout_ms() -> int:
     """How long a SQLite writer waits for another's lock before giving up: ``CHAINMARK_BUSY_TIMEOUT_MS``
     or 30 s. A bad value is an error, not a silent default."""
-    raw = os.environ.get(ENV_BUSY_TIMEOUT)
-    if raw is None or raw == "":
-        return BUSY_TIMEOUT_MS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{ENV_BUSY_TIMEOUT} must be a whole number of milliseconds (got {raw!r})") from None
-    if not 0 <= value <= 3_600_000:
-        raise ValueError(f"{ENV_BUSY_TIMEOUT} must be from 0 to 3600000 ms (got {value})")
-    return value
+    from store.settings import current
+
+    return current().busy_timeout_ms
 
 
 def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
     """Turn a CLI/env value (a path or a URL) into an SQLAlchemy URL."""
-    value = str(db) if db else os.environ.get(ENV_DB) or DEFAULT_DB
+    from store.settings import current
+
+    value = str(db) if db else current().db
     if "://" in value:
         return value
     return f"sqlite:///{Path(value).expanduser().resolve()}"
@@ -113,7 +108,9 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
     ``actor`` names who is acting; audit events written in this session carry it.
     """
     session = Session(engine, expire_on_commit=False)
-    session.info["actor"] = actor or os.environ.get("CHAINMARK_USER") or _login()
+    from store.settings import current
+
+    session.info["actor"] = actor or current().user or _login()
     try:
         yield session
         session.commit()

@@ -82,6 +82,21 @@ class ChainmarkApp(App[None]):
         self.undo_stacks: dict[str, list[Edit]] = {}  # per undo scope ("task 11", …): ctrl+z never crosses tasks
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
+        self.keymap_problems: list[str] = []
+        self._apply_keymap()
+
+    def _apply_keymap(self) -> None:
+        """``[keymap]`` from chainmark.toml: binding id → keys, for every screen (``chainmark config keys``)."""
+        from store.settings import current
+
+        keymap = current().keymap
+        if not keymap:
+            return
+        from tui.keymap import unknown_ids
+
+        self.keymap_problems = [f"[keymap] {name!r} is not a binding id (chainmark config keys lists them)"
+                                for name in unknown_ids(keymap)]
+        self.set_keymap(keymap)
 
     @property
     def image_widget(self) -> type[Widget]:
@@ -166,6 +181,8 @@ class ChainmarkApp(App[None]):
         from tui.screens.home import HomeScreen
 
         self.push_screen(HomeScreen())
+        for problem in self.keymap_problems:
+            self.notify(problem, severity="warning", markup=False, timeout=10)
         if self.start_task is not None:
             from tui.screens.task_editor import TaskEditorScreen
 
@@ -258,12 +275,13 @@ def make_app(ctx: AppContext, *, image_widget: type[Widget] | None = None, start
 
 def run_app(app_context: AppContext) -> None:
     """Open the TUI (what ``chainmark`` does when called without a subcommand)."""
-    import os
 
     from tui import terminal_probe
     from tui.image_widgets import PROTOCOLS
 
-    protocol = os.environ.get("CHAINMARK_IMAGES", "auto")
+    from store.settings import current
+
+    protocol = current().images
     if protocol not in PROTOCOLS:
         raise click.ClickException(f"CHAINMARK_IMAGES={protocol!r} is not one of {', '.join(PROTOCOLS)}")
     graphics = terminal_probe.answer()  # before Textual owns the terminal

@@ -73,9 +73,19 @@ class ChainmarkGroup(click.Group):
             raise click.ClickException(visible(str(exc), keep_newlines=True)) from exc
         except Exception as exc:  # disk full, read-only, locked, refused values … and bugs: one line, logged
             log.exception("chainmark %s failed", ctx.invoked_subcommand or "")
-            if os.environ.get(ENV_TRACEBACK):
+            if _traceback_setting():
                 raise
             raise click.ClickException(visible(_one_line(ctx, exc), keep_newlines=True)) from exc
+
+
+def _traceback_setting() -> bool:
+    """``traceback = true`` in a settings file (a broken settings file must not hide the error itself)."""
+    try:
+        from store.settings import current
+
+        return current().traceback
+    except Exception:
+        return bool(os.environ.get(ENV_TRACEBACK))
 
 
 def _one_line(ctx: click.Context, exc: BaseException) -> str:

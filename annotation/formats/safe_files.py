@@ -9,7 +9,7 @@ opened (a FIFO cannot hang the import, a device is never opened), the file is op
 O_NONBLOCK``, ``fstat`` must say regular file, and the opened descriptor's real path (``/proc/self/fd``)
 must lie inside the root, so swapping a folder for a link halfway through gains nothing.
 
-Limits come from the environment (whole megabytes or a pixel count); see ``ReadLimits.from_env``.
+Limits come from the settings (``max_file_mb`` … in chainmark.toml or ``CHAINMARK_MAX_FILE_MB`` …; see ``limits``).
 """
 
 from __future__ import annotations
@@ -39,32 +39,16 @@ class ReadLimits:
     image_pixels: int = 89_478_485  # width × height of one image, Pillow's own default [CHAINMARK_MAX_IMAGE_PIXELS]
     record_bytes: int = 256 * MB  # one task or trajectory: its line plus all its files [CHAINMARK_MAX_RECORD_MB=256]
 
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> ReadLimits:
-        env = dict(os.environ if env is None else env)
-        d = cls()
-
-        def number(name: str, default: int, scale: int) -> int:
-            raw = env.get(name)
-            if raw is None or not raw.strip():
-                return default
-            try:
-                value = int(raw)
-            except ValueError:
-                raise FormatError(name, message=f"must be a whole number, got {raw!r}") from None
-            if value <= 0:
-                raise FormatError(name, message=f"must be at least 1, got {value}")
-            return value * scale
-
-        return cls(number("CHAINMARK_MAX_FILE_MB", d.file_bytes, MB),
-                   number("CHAINMARK_MAX_IMAGE_MB", d.image_bytes, MB),
-                   number("CHAINMARK_MAX_IMAGE_PIXELS", d.image_pixels, 1),
-                   number("CHAINMARK_MAX_RECORD_MB", d.record_bytes, MB))
-
 
 def limits() -> ReadLimits:
-    """The limits in force now (read from the environment each import, so tests and users can change them)."""
-    return ReadLimits.from_env()
+    """The limits in force now (settings are re-read when they change, so tests and users can change them)."""
+    from store.settings import SettingsError, current
+
+    try:
+        s = current()
+    except SettingsError as exc:
+        raise FormatError("settings", message=str(exc)) from None
+    return ReadLimits(s.max_file_mb * MB, s.max_image_mb * MB, s.max_image_pixels, s.max_record_mb * MB)
 
 
 class UnsafeFile(Exception):

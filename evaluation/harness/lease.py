@@ -51,10 +51,9 @@ class LeaseInfo:
 
 
 def ttl_seconds() -> float:
-    try:
-        return max(1.0, float(os.environ.get("CHAINMARK_LEASE_SECONDS", DEFAULT_TTL)))
-    except ValueError:
-        return DEFAULT_TTL
+    from store.settings import current
+
+    return current().lease_seconds
 
 
 def this_host() -> str:

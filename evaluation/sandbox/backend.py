@@ -9,7 +9,6 @@ disabled by the kernel or an AppArmor policy even where the binary exists).
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 from dataclasses import dataclass
@@ -27,7 +26,9 @@ class Backend:
 
 
 def candidates() -> list[str]:
-    override = os.environ.get(ENV_BWRAP)
+    from store.settings import current
+
+    override = current().bwrap
     if override is not None:
         return [] if override.strip().lower() in ("", "none", "off", "0", "false") else [override]
     found: list[str] = []
@@ -49,7 +50,10 @@ _cache: dict[str, tuple[Backend | None, str]] = {}
 
 def find_backend() -> tuple[Backend | None, str]:
     """The first working backend, or ``None`` and why there is none (cached per ``CHAINMARK_BWRAP``)."""
-    key = os.environ.get(ENV_BWRAP, "\0")
+    from store.settings import current
+
+    override = current().bwrap
+    key = "\0" if override is None else override
     with _lock:
         if key in _cache:
             return _cache[key]

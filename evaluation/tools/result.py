@@ -44,15 +44,17 @@ class ToolSettings:
     @classmethod
     def from_env(cls) -> "ToolSettings":
         """Settings from ``CHAINMARK_*`` environment variables (the CLI's source of truth)."""
-        env = os.environ
+        from store.settings import current
+
+        user = current()
         s = cls()
-        s.vlm_base_url = env.get("CHAINMARK_VLM_BASE_URL") or None
-        s.vlm_model = env.get("CHAINMARK_VLM_MODEL") or None
-        s.search_base_url = env.get("CHAINMARK_SEARCH_BASE_URL") or s.search_base_url
-        s.image_gen_base_url = env.get("CHAINMARK_IMAGE_BASE_URL") or None
-        s.image_gen_model = env.get("CHAINMARK_IMAGE_MODEL") or None
-        s.fetch_via = env.get("CHAINMARK_FETCH_VIA") or s.fetch_via
-        s.replay_only = env.get("CHAINMARK_REPLAY_ONLY", "") not in ("", "0", "false", "no")
+        s.vlm_base_url = user.vlm_base_url or None
+        s.vlm_model = user.vlm_model or None
+        s.search_base_url = user.search_base_url or s.search_base_url
+        s.image_gen_base_url = user.image_base_url or None
+        s.image_gen_model = user.image_model or None
+        s.fetch_via = user.fetch_via or s.fetch_via
+        s.replay_only = user.replay_only
         return s
 
 

@@ -185,7 +185,7 @@ def test_record_cap_counts_all_files_of_a_record(engine, blobs, tmp_path: Path, 
 def test_bad_limit_setting_is_one_clear_error(engine, blobs, tmp_path: Path, monkeypatch) -> None:
     write_gta(tmp_path / "src")
     monkeypatch.setenv("CHAINMARK_MAX_IMAGE_MB", "lots")
-    with pytest.raises(FormatError, match="CHAINMARK_MAX_IMAGE_MB: must be a whole number"):
+    with pytest.raises(FormatError, match="CHAINMARK_MAX_IMAGE_MB .setting max_image_mb.: input should be a valid integer"):
         import_dataset(engine, blobs, "gta", tmp_path / "src")
 
 
