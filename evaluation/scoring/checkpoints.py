@@ -294,176 +294,174 @@ def _dispatch_verifier(verifier: str, uses: list[dict[str, Any]], used: set[int]
     return False, None, {"reason": "unknown verifier", "verifier": verifier}
 
 
-def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: int, *, mode: str,
-                     oracle: JudgeOracle) -> dict[str, Any]:
-    """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes."""
-    check_mode(mode)
-    traj_id = int(item.trajectory.get("id") or 0)
-    answer = item.final_answer()
-    produced = item.produced_assets()
-    metrics = saved_metrics(item)
-    by_index = {ev["index"]: ev for ev in uses}
-    used: set[int] = set()
-    results: dict[str, dict[str, Any]] = {}
-    hits: dict[str, int | None] = {}
-    outcomes: list[CheckpointOutcome] = []
-    pending = 0
+@dataclass
+class _Walk:
+    """What scoring one trajectory's checkpoints shares: uses already claimed by a checkpoint (each tool
+    use satisfies at most one), judgements still pending, and what a judge or verifier needs."""
 
-    for cp in item.checkpoints:
-        key, axis = cp["key"], cp.get("axis") or ""
-        extra: dict[str, Any] = {}
-        passed, hit = False, None
-        method = "rule"
-        if axis == "S":
-            tools = {str(t).lower() for t in cp.get("tools") or []}
-            if "google_search" in tools:
-                queries, contexts, indices = [], [], []
-                for ev in uses:
-                    if _declared_only(ev) or str(ev.get("tool_name") or "").lower() != "google_search":
-                        continue
-                    if ev["index"] in used:
-                        continue
-                    q = (ev.get("arguments") or {}).get("query", "")
-                    if q:
-                        queries.append(str(q))
-                        contexts.append(str((ev.get("output") or {}).get("context", "")))
-                        indices.append(ev["index"])
-                if queries:
-                    method = "judge"
-                    desc = cp.get("description") or ""
-                    req = JudgeRequest.make(SEARCH_JUDGE, traj_id, f"search:{key}", {
-                        "description": desc, "expected": amme_expected_from_description(desc) or "",
-                        "queries": queries, "results": [c[:500] for c in contexts[:3]]})
-                    got = oracle.ask(req)
-                    if got is None:
-                        pending += 1
-                        extra["search_check"] = {"passed": False, "pending": True, "queries_evaluated": queries}
-                    else:
-                        ok = (got.label or "").upper() == "PASS"
-                        if ok:
-                            passed, hit = True, indices[0]
-                            used.add(hit)
-                        extra["search_check"] = {"passed": ok, "judge_response": got.raw_output,
-                                                 "judge": got.judge_name, "queries_evaluated": queries}
-            elif "google_lens_search" in tools:
-                for ev in uses:
-                    if ev["index"] in used or _declared_only(ev):
-                        continue
-                    if str(ev.get("tool_name") or "").lower() == "google_lens_search":
-                        passed, hit = True, ev["index"]
-                        used.add(hit)
-                        extra["matched_by"] = "google_lens_search"
-                        break
-            else:
-                extra["error"] = "S-axis checkpoint must name google_search or google_lens_search"
-            results[key] = {"axis": axis, "passed": passed, "hit_index": hit, **extra}
-        elif axis == "R":
-            if cp.get("answer_check") is not None:
-                passed, hit = amme_check_answer(cp["answer_check"], answer), len(uses)
-                results[key] = {"axis": axis, "passed": passed, "hit_index": hit, "answer_check": cp["answer_check"]}
-            else:
-                results[key] = {"axis": axis, "passed": False, "error": "R checkpoint without answer_check"}
-        elif axis == "V":
-            if cp.get("answer_check") is not None:
-                results[key] = {"axis": axis}
-                hits[key] = None
-                outcomes.append(CheckpointOutcome(cp.get("id"), key, amme_check_answer(cp["answer_check"], answer),
-                                                  None, "rule", {"final_answer_checkpoint": True,
-                                                                 "excluded_from": "V"}))
-                continue
-            tool_ok = visual_ok = False
-            has_tool = cp.get("code_check") is not None
-            has_visual = cp.get("visual_check") is not None
-            if has_tool:
-                verifier = str((cp.get("code_check") or {}).get("verifier") or "")
-                op = next((p for p in PRIMITIVES_OP if p in verifier.lower()), None)
-                ok, vhit, vdetail = _dispatch_verifier(verifier, uses, used, mode=mode,
-                                                       produced_images=transformed_image_count(item), metrics=metrics)
-                if ok:
-                    tool_ok, hit = True, vhit
-                    if vhit is not None:
-                        used.add(vhit)
-                    extra["code_check"] = {"verifier": verifier, "passed": True, "hit_index": vhit, "detail": vdetail}
-                if not tool_ok and op:
-                    ok, ohit = _require_op(uses, op, used, one_to_one=True)
-                    if ok:
-                        tool_ok, hit = True, ohit
-                        used.add(ohit)  # type: ignore[arg-type]
-                        extra["matched_by"] = "verifier_op"
-                if not tool_ok and cp.get("tools"):
-                    wanted = {str(t).lower() for t in cp["tools"]}
-                    for ev in uses:
-                        if ev["index"] in used or _declared_only(ev):
-                            continue
-                        if any(n in wanted for n in _names(ev)):
-                            tool_ok, hit = True, ev["index"]
-                            used.add(hit)
-                            extra["matched_by"] = "tools_list"
-                            break
-            if has_visual:
-                method = "judge"
-                vc = cp["visual_check"] or {}
-                images = list(produced)
-                fallback = False
-                if not images:
-                    query = item.query_assets()
-                    images = query[:1] if mode == "faithful" else query
-                    if mode == "faithful":  # the reference falls back to the run folder's own orig.png
-                        origs = [item.native_assets[k] for k in ["orig.png", *sorted(item.native_assets)]
-                                 if k in item.native_assets and re.fullmatch(r"orig.*\.png", k)]
-                        images = origs[:1] or images
-                    fallback = bool(images)
-                judged = []
-                expected = str(vc.get("expected_answer") or "").strip()
-                waiting = 0
-                if mode == "faithful" and not expected and images:
-                    # The reference tests ``expected in answer``: an empty expected answer passes on the first
-                    # image whatever the judge says (an error text too), so no judge is needed.
-                    visual_ok = True
-                    judged.append({"asset_id": images[0], "passed": True, "note": "empty expected answer"})
-                    images_to_ask: list[Any] = []
-                else:
-                    images_to_ask = images
-                for asset in images_to_ask:
-                    req = JudgeRequest.make(VISUAL_JUDGE, traj_id, f"visual:{key}:{asset}",
-                                            {"question": vc.get("question") or ""}, [asset])
-                    got = oracle.ask(req)
-                    if got is None:
-                        # Like the reference, images are asked one at a time and the first pass ends
-                        # the check: later images are only asked once this one has said no.
-                        waiting += 1
-                        judged.append({"asset_id": asset, "pending": True, "passed": False})
-                        break
-                    said = str((got.parsed or {}).get("answer") if isinstance(got.parsed, dict) else "") \
-                        or str(got.raw_output or "")
-                    ok = expected.lower() in said.strip().lower()
-                    judged.append({"asset_id": asset, "judge_answer": said, "judge": got.judge_name, "passed": ok})
-                    if ok:
-                        visual_ok = True
-                        break
-                if waiting and not visual_ok:
-                    pending += waiting
-                extra["visual_check"] = ({"question": vc.get("question"), "expected_answer": expected,
-                                          "judge_results": judged, "passed": visual_ok,
-                                          "images_checked": len(judged), "fallback_to_original": fallback}
-                                         if images else {"error": "no images to check", "passed": False})
-            if has_tool and has_visual:
-                passed = tool_ok and visual_ok
-            elif has_tool:
-                passed = tool_ok
-            elif has_visual:
-                passed = visual_ok
-            else:
-                extra["error"] = "V-axis checkpoint needs code_check or visual_check"
-            results[key] = {"axis": axis, "passed": passed, "hit_index": hit, **extra}
-        else:
-            results[key] = {"axis": axis, "passed": False, "error": f"unknown axis {axis!r}"}
-        hits[key] = results[key].get("hit_index")
-        event_id = by_index[hit]["event_id"] if hit is not None and hit in by_index else None
-        outcomes.append(CheckpointOutcome(cp.get("id"), key, bool(results[key].get("passed")), event_id, method,
-                                          {k: v for k, v in results[key].items() if k != "passed"}))
+    item: Item
+    uses: list[dict[str, Any]]
+    mode: str
+    oracle: JudgeOracle
+    traj_id: int
+    used: set[int] = field(default_factory=set)
+    pending: int = 0
 
-    r_total, r_pass, order_details = len(item.ordering), 0, []
+    def claim(self, index: int | None) -> None:
+        if index is not None:
+            self.used.add(index)
+
+    def unclaimed(self) -> list[dict[str, Any]]:
+        """Tool uses no checkpoint has claimed yet and that were really executed (not only declared)."""
+        return [ev for ev in self.uses if ev["index"] not in self.used and not _declared_only(ev)]
+
+
+@dataclass
+class _Verdict:
+    passed: bool = False
+    hit: int | None = None
+    method: str = "rule"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _search_axis(cp: dict[str, Any], w: _Walk) -> _Verdict:
+    """S: a judged google_search (all unclaimed queries at once), or any google_lens_search use."""
+    key, v = cp["key"], _Verdict()
+    tools = {str(t).lower() for t in cp.get("tools") or []}
+    if "google_search" in tools:
+        searches = [ev for ev in w.unclaimed() if str(ev.get("tool_name") or "").lower() == "google_search"
+                    and (ev.get("arguments") or {}).get("query", "")]
+        if not searches:
+            return v
+        queries = [str(ev["arguments"]["query"]) for ev in searches]
+        contexts = [str((ev.get("output") or {}).get("context", "")) for ev in searches]
+        v.method = "judge"
+        desc = cp.get("description") or ""
+        got = w.oracle.ask(JudgeRequest.make(SEARCH_JUDGE, w.traj_id, f"search:{key}", {
+            "description": desc, "expected": amme_expected_from_description(desc) or "",
+            "queries": queries, "results": [c[:500] for c in contexts[:3]]}))
+        if got is None:
+            w.pending += 1
+            v.extra["search_check"] = {"passed": False, "pending": True, "queries_evaluated": queries}
+            return v
+        ok = (got.label or "").upper() == "PASS"
+        if ok:
+            v.passed, v.hit = True, searches[0]["index"]
+            w.claim(v.hit)
+        v.extra["search_check"] = {"passed": ok, "judge_response": got.raw_output, "judge": got.judge_name,
+                                   "queries_evaluated": queries}
+    elif "google_lens_search" in tools:
+        for ev in w.unclaimed():
+            if str(ev.get("tool_name") or "").lower() == "google_lens_search":
+                v.passed, v.hit = True, ev["index"]
+                w.claim(v.hit)
+                v.extra["matched_by"] = "google_lens_search"
+                break
+    else:
+        v.extra["error"] = "S-axis checkpoint must name google_search or google_lens_search"
+    return v
+
+
+def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
+    """V's tool part: the verifier, else the operation the verifier names, else any listed tool."""
+    verifier = str((cp.get("code_check") or {}).get("verifier") or "")
+    ok, vhit, vdetail = _dispatch_verifier(verifier, w.uses, w.used, mode=w.mode,
+                                           produced_images=transformed_image_count(w.item),
+                                           metrics=saved_metrics(w.item))
+    if ok:
+        v.hit = vhit
+        w.claim(vhit)
+        v.extra["code_check"] = {"verifier": verifier, "passed": True, "hit_index": vhit, "detail": vdetail}
+        return True
+    op = next((p for p in PRIMITIVES_OP if p in verifier.lower()), None)
+    if op:
+        ok, ohit = _require_op(w.uses, op, w.used, one_to_one=True)
+        if ok:
+            v.hit = ohit
+            w.claim(ohit)
+            v.extra["matched_by"] = "verifier_op"
+            return True
+    if cp.get("tools"):
+        wanted = {str(t).lower() for t in cp["tools"]}
+        for ev in w.unclaimed():
+            if any(n in wanted for n in _names(ev)):
+                v.hit = ev["index"]
+                w.claim(v.hit)
+                v.extra["matched_by"] = "tools_list"
+                return True
+    return False
+
+
+def _images_to_judge(w: _Walk) -> tuple[list[Any], bool]:
+    """The produced images; without any, the query image (faithful: the run folder's orig*.png first,
+    as the reference does). Returns (images, fell back to the original)."""
+    images = list(w.item.produced_assets())
+    if images:
+        return images, False
+    query = w.item.query_assets()
+    images = query[:1] if w.mode == "faithful" else query
+    if w.mode == "faithful":
+        native = w.item.native_assets
+        origs = [native[k] for k in ["orig.png", *sorted(native)] if k in native and re.fullmatch(r"orig.*\.png", k)]
+        images = origs[:1] or images
+    return images, bool(images)
+
+
+def _visual_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
+    """V's judged part: a judge answers the question on each image in turn until one contains the
+    expected answer (later images are asked only after an earlier one said no, like the reference)."""
+    v.method = "judge"
+    vc = cp["visual_check"] or {}
+    images, fallback = _images_to_judge(w)
+    judged: list[dict[str, Any]] = []
+    expected = str(vc.get("expected_answer") or "").strip()
+    visual_ok, waiting = False, 0
+    if w.mode == "faithful" and not expected and images:
+        # The reference tests ``expected in answer``: an empty expected answer passes on the first
+        # image whatever the judge says (an error text too), so no judge is needed.
+        visual_ok = True
+        judged.append({"asset_id": images[0], "passed": True, "note": "empty expected answer"})
+        images = []
+    for asset in images:
+        got = w.oracle.ask(JudgeRequest.make(VISUAL_JUDGE, w.traj_id, f"visual:{cp['key']}:{asset}",
+                                             {"question": vc.get("question") or ""}, [asset]))
+        if got is None:
+            waiting += 1
+            judged.append({"asset_id": asset, "pending": True, "passed": False})
+            break
+        said = str((got.parsed or {}).get("answer") if isinstance(got.parsed, dict) else "") or str(got.raw_output or "")
+        ok = expected.lower() in said.strip().lower()
+        judged.append({"asset_id": asset, "judge_answer": said, "judge": got.judge_name, "passed": ok})
+        if ok:
+            visual_ok = True
+            break
+    if waiting and not visual_ok:
+        w.pending += waiting
+    had_images = bool(images) or bool(judged)
+    v.extra["visual_check"] = ({"question": vc.get("question"), "expected_answer": expected, "judge_results": judged,
+                                "passed": visual_ok, "images_checked": len(judged), "fallback_to_original": fallback}
+                               if had_images else {"error": "no images to check", "passed": False})
+    return visual_ok
+
+
+def _visual_axis(cp: dict[str, Any], w: _Walk) -> _Verdict:
+    """V: the code check and/or the visual check; both must pass when both are given."""
+    v = _Verdict()
+    has_tool, has_visual = cp.get("code_check") is not None, cp.get("visual_check") is not None
+    tool_ok = _code_check(cp, w, v) if has_tool else False
+    visual_ok = _visual_check(cp, w, v) if has_visual else False
+    if has_tool and has_visual:
+        v.passed = tool_ok and visual_ok
+    elif has_tool or has_visual:
+        v.passed = tool_ok or visual_ok
+    else:
+        v.extra["error"] = "V-axis checkpoint needs code_check or visual_check"
+    return v
+
+
+def _ordering(item: Item, results: dict[str, dict[str, Any]], hits: dict[str, int | None]) -> tuple[int, list[dict[str, Any]]]:
+    """R: each ordering constraint passes when its checkpoints passed at increasing uses, gaps ≤ max_gap."""
+    passed, details = 0, []
     for oc in item.ordering:
         max_gap = int(oc.get("max_gap") or 0)
         ok, indices = True, []
@@ -473,13 +471,50 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
                 break
             indices.append(int(hits[cid]))  # type: ignore[arg-type]
         if ok:
-            for a, b in zip(indices, indices[1:]):
-                if b < a or (b - a - 1) > max_gap:
-                    ok = False
-                    break
-        r_pass += ok
-        order_details.append({"key": oc.get("key"), "passed": ok, "indices": indices, "max_gap": max_gap})
+            ok = all(b >= a and (b - a - 1) <= max_gap for a, b in zip(indices, indices[1:]))
+        passed += ok
+        details.append({"key": oc.get("key"), "passed": ok, "indices": indices, "max_gap": max_gap})
+    return passed, details
 
+
+def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: int, *, mode: str,
+                     oracle: JudgeOracle) -> dict[str, Any]:
+    """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes."""
+    check_mode(mode)
+    w = _Walk(item, uses, mode, oracle, int(item.trajectory.get("id") or 0))
+    answer = item.final_answer()
+    by_index = {ev["index"]: ev for ev in uses}
+    results: dict[str, dict[str, Any]] = {}
+    hits: dict[str, int | None] = {}
+    outcomes: list[CheckpointOutcome] = []
+
+    for cp in item.checkpoints:
+        key, axis = cp["key"], cp.get("axis") or ""
+        if axis == "V" and cp.get("answer_check") is not None:  # a final-answer check, kept out of V
+            results[key] = {"axis": axis}
+            hits[key] = None
+            outcomes.append(CheckpointOutcome(cp.get("id"), key, amme_check_answer(cp["answer_check"], answer), None,
+                                              "rule", {"final_answer_checkpoint": True, "excluded_from": "V"}))
+            continue
+        method = "rule"
+        if axis in ("S", "V"):
+            v = _search_axis(cp, w) if axis == "S" else _visual_axis(cp, w)
+            method = v.method
+            results[key] = {"axis": axis, "passed": v.passed, "hit_index": v.hit, **v.extra}
+        elif axis == "R" and cp.get("answer_check") is not None:
+            results[key] = {"axis": axis, "passed": amme_check_answer(cp["answer_check"], answer),
+                            "hit_index": len(uses), "answer_check": cp["answer_check"]}
+        elif axis == "R":
+            results[key] = {"axis": axis, "passed": False, "error": "R checkpoint without answer_check"}
+        else:
+            results[key] = {"axis": axis, "passed": False, "error": f"unknown axis {axis!r}"}
+        hit = hits[key] = results[key].get("hit_index")
+        event_id = by_index[hit]["event_id"] if hit is not None and hit in by_index else None
+        outcomes.append(CheckpointOutcome(cp.get("id"), key, bool(results[key].get("passed")), event_id, method,
+                                          {k: v for k, v in results[key].items() if k != "passed"}))
+
+    r_pass, order_details = _ordering(item, results, hits)
+    r_total = len(item.ordering)
     s_ids = [cp["key"] for cp in item.checkpoints if cp.get("axis") == "S"]
     v_ids = [cp["key"] for cp in item.checkpoints if cp.get("axis") == "V" and cp.get("answer_check") is None]
     S = sum(results[k]["passed"] for k in s_ids) / len(s_ids) if s_ids else None
@@ -501,5 +536,5 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
         "efficiency": {"effective_tool_calls": effective_calls, "reference_tool_calls": ref_calls,
                        "max_tool_calls": max_calls, "excess_calls": excess},
         "outcomes": outcomes,
-        "pending_judgements": pending,
+        "pending_judgements": w.pending,
     }
