@@ -233,7 +233,10 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
     config: dict[str, Any] = {"layout": "isg-output"}
     if root is not None:
         config["root"] = str(root)
-    return RunSpec("plan", trajectories, config, notes=notes)
+    return RunSpec("plan", trajectories, config, notes=notes,
+                   unknown_id_differs="ISG-eval.py keeps such a line and calculate_performance.py counts it under "
+                                      "the line's own Category with default scores (or fails without one)",
+                   duplicate_differs="ISG-eval.py judges every line and calculate_performance.py counts each")
 
 
 def _write_imported_images(tb: Any, root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:

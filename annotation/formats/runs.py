@@ -55,6 +55,10 @@ class RunSpec:
     skip_unknown_ids: bool = True
     keep_last_duplicate: bool = True
     missing_tasks_as_failed: bool = False  # the evaluator scores every task, predicted or not
+    # Where a reference does something else with such lines (ISG judges every line), the format says
+    # what, and the import warns that faithful scores will differ from the reference's on this file.
+    unknown_id_differs: str | None = None
+    duplicate_differs: str | None = None
     notes: list[str] = field(default_factory=list)  # what the import did that a user should know
     warnings: list[str] = field(default_factory=list)  # kept going, but the user should know (import summary)
 
@@ -111,15 +115,24 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
     for t in spec.trajectories:
         if t.source_id not in tasks:
             if spec.skip_unknown_ids:
-                notes.append(f"{t.record}: no task with id {t.source_id!r}; ignored (as the reference does)")
+                if spec.unknown_id_differs:
+                    spec.warnings.append(f"{t.record}: no task with id {t.source_id!r}; ignored, but "
+                                         f"{spec.unknown_id_differs}: faithful scores of this file will differ")
+                else:
+                    notes.append(f"{t.record}: no task with id {t.source_id!r}; ignored (as the reference does)")
                 continue
             raise FormatError(source, t.record, "id", f"no task with source id {t.source_id!r} in benchmark "
                                                       f"{benchmark!r}")
         if t.source_id in seen:
             if not spec.keep_last_duplicate:
                 raise FormatError(source, t.record, "id", f"a second prediction for task {t.source_id!r}")
-            notes.append(f"{t.record}: a second prediction for {t.source_id!r}; it replaces "
-                         f"{kept[seen[t.source_id]].record} (the reference keeps the last)")
+            if spec.duplicate_differs:
+                spec.warnings.append(f"{t.record}: a second prediction for {t.source_id!r}; it replaces "
+                                     f"{kept[seen[t.source_id]].record}, but {spec.duplicate_differs}: faithful "
+                                     f"scores of this file will differ")
+            else:
+                notes.append(f"{t.record}: a second prediction for {t.source_id!r}; it replaces "
+                             f"{kept[seen[t.source_id]].record} (the reference keeps the last)")
             kept[seen[t.source_id]] = t
             continue
         seen[t.source_id] = len(kept)
@@ -137,7 +150,8 @@ def write_run(session: Session, blobs: BlobStore, fmt: Any, spec: RunSpec, bench
     now = utcnow()
     run_name = name or spec.name or f"{fmt.name} import {now:%Y-%m-%d %H:%M}"
     run = Run(name=run_name, benchmark_id=bench.id or 0, kind="imported", mode=spec.mode, status="done",
-              config={"format": fmt.name, "source": source, **spec.config}, created_at=now, started_at=now,
+              config={"format": fmt.name, "source": source, **spec.config,
+                      **({"import_warnings": list(spec.warnings)} if spec.warnings else {})}, created_at=now, started_at=now,
               finished_at=now)
     session.add(run)
     session.flush()

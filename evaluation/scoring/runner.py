@@ -126,6 +126,9 @@ def score_run(engine: Engine, run_id: int, *, mode: str = "faithful", embedder: 
         if run is not None and (run.config or {}).get("unsafe_in_process_sandbox"):
             res["unsafe_in_process_sandbox"] = True
             res["notes"] = [*(res.get("notes") or []), UNSAFE_SANDBOX_NOTE]
+        warned = (run.config or {}).get("import_warnings") if run is not None else None
+        if warned:  # what the import could not reproduce of the reference: the numbers may differ from it
+            res["notes"] = [*(res.get("notes") or []), *(f"import: {w}" for w in warned)]
     if write:
         with session_scope(engine, actor=actor) as s:
             res["checkpoint_results_written"] = write_outcomes(s, res["outcomes"], mode)

@@ -72,6 +72,28 @@ def test_isg_prediction_lines_import_as_run(engine, blobs, tmp_path: Path) -> No
     assert _jsonl(tmp_path / "again.jsonl") == preds
 
 
+def test_isg_duplicate_and_unknown_ids_warn_that_faithful_scores_differ(engine, blobs, tmp_path: Path) -> None:
+    """ISG-eval.py judges every prediction line and counts unknown ids under their own Category; chainmark
+    keeps one prediction per task, so the import says so (never "as the reference does") and ``score``
+    repeats it beside the numbers."""
+    from evaluation.scoring.runner import score_run
+
+    lines = write_isg(tmp_path / "src")
+    import_dataset(engine, blobs, "isg", tmp_path / "src")
+    preds = [{**line, "output": None} for line in lines]
+    preds.append({**lines[0], "output": None})  # a second line for task 0000
+    preds.append({**lines[1], "id": "9999", "output": None})  # no such task
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds))
+    summary = import_run(engine, blobs, "isg", tmp_path / "out.jsonl", "isg")
+    assert summary.trajectories == 3
+    text = " ".join(summary.warnings)
+    assert "line 4: a second prediction for '0000'" in text and "ISG-eval.py judges every line" in text
+    assert "line 5: no task with id '9999'" in text and "own Category" in text
+    assert not any("as the reference does" in n or "reference keeps the last" in n for n in summary.notes)
+    notes = score_run(engine, summary.run_id, embedder="hashing", write=False)["notes"]
+    assert sum(n.startswith("import: ") and "faithful scores of this file will differ" in n for n in notes) == 2
+
+
 def test_isg_missing_image_is_a_clear_error(engine, blobs, tmp_path: Path, counts) -> None:
     write_isg(tmp_path / "src")
     (tmp_path / "src/images/0001_g2.png").unlink()
