@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     max_record_mb: int = Field(256, ge=1, description="Import: largest task or trajectory with its files (MB)")
     bwrap: str | None = Field(None, description="The bubblewrap binary for the sandbox; 'off' finds none "
                               "(default: the bundled one, then PATH)")
+    sandbox_slots: int | None = Field(None, ge=1, le=1024, description="Sandboxes of model-written code run "
+                                      "at once (default: the CPUs available), whatever -j is")
     lease_seconds: float = Field(60.0, ge=1.0, description="A run's lease: a holder silent this long is "
                                  "taken over on resume")
     vlm_base_url: str | None = Field(None, description="Vision service tools (ImageDescription, TextToBbox…): "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +42,35 @@ class SandboxResult:
         return asdict(self)
 
 
+_slots: dict[asyncio.AbstractEventLoop, tuple[int, asyncio.Semaphore]] = {}
+
+
+def sandbox_slots() -> int:
+    """How many sandboxes may run at once: the ``sandbox_slots`` setting, else the CPUs this process may use.
+
+    Model-written code is CPU work: 32 sandboxes started at once on 2 cores each take 16 times longer
+    and every round waits for the slowest, so the cap is the core count whatever ``-j`` is."""
+    from store.settings import current
+
+    configured = current().sandbox_slots
+    if configured:
+        return configured
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _slot(loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+    size = sandbox_slots()
+    held = _slots.get(loop)
+    if held is None or held[0] != size:
+        for old in [k for k in _slots if k.is_closed()]:
+            del _slots[old]
+        held = _slots[loop] = (size, asyncio.Semaphore(size))
+    return held[1]
+
+
 async def run_python(code: str, workdir: Path, *, save_dir: Path, env: dict[str, str] | None = None,
                      limits: Limits | None = None, allow_unsafe: bool = False) -> SandboxResult:
     """Run ``code`` with ``workdir`` as its folder; never raises for anything the code does (raises
@@ -51,7 +81,8 @@ async def run_python(code: str, workdir: Path, *, save_dir: Path, env: dict[str,
               files={"config.json": json.dumps(cfg).encode(), "code.py": code.encode("utf-8", "surrogatepass")})
     cancel = threading.Event()
     try:
-        outcome = await asyncio.to_thread(run, job, limits, allow_unsafe=allow_unsafe, cancel=cancel)
+        async with _slot(asyncio.get_running_loop()):
+            outcome = await asyncio.to_thread(run, job, limits, allow_unsafe=allow_unsafe, cancel=cancel)
     except asyncio.CancelledError:
         cancel.set()
         raise

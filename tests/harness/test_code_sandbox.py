@@ -142,3 +142,25 @@ def test_hostile_code_in_code_mode_is_recorded_and_the_run_goes_on(engine, blobs
         assert [e.payload["killed_reason"].split(" (")[0] for e in execs] == ["blocked: forking",
                                                                                 "blocked: file access outside the sandbox folder"]
         assert traj.status == "done" and traj.final_answer == "red"
+
+
+@pytest.mark.parametrize("slots", [1, 2])
+def test_sandboxes_run_at_most_the_slot_count_at_once_whatever_the_concurrency(tmp_path, monkeypatch, slots):
+    """Six sandboxes asked for at once (as -j 6 would) run at most ``sandbox_slots`` at a time: each
+    reports when its code started and ended, and no more intervals than slots ever overlap."""
+    monkeypatch.setenv("CHAINMARK_SANDBOX_SLOTS", str(slots))
+    code = "import time\nt = time.time()\ntime.sleep(0.3)\nprint(t, time.time())\n"
+
+    async def one(i: int):  # type: ignore[no-untyped-def]
+        work = tmp_path / f"w{i}"
+        work.mkdir()
+        return await run_python(code, work, save_dir=work)
+
+    async def all_at_once():  # type: ignore[no-untyped-def]
+        return await asyncio.gather(*(one(i) for i in range(6)))
+
+    results = asyncio.run(all_at_once())
+    spans = [tuple(map(float, r.stdout.split())) for r in results]
+    assert len(spans) == 6 and all(r.exit_code == 0 for r in results)
+    most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+    assert most <= slots
