@@ -51,9 +51,9 @@ class ChainmarkApp(App[None]):
     BINDINGS = [
         # Not a priority binding: a text area keeps ctrl+z for its own typing; everywhere else
         # (including one-line inputs, which have no undo) it undoes the last saved edit.
-        Binding("ctrl+z", "undo", "Undo"),
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+z", "undo", "Undo", id="chainmark.undo"),
+        Binding("question_mark", "help", "Help", id="chainmark.help"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="chainmark.quit"),
     ]
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,

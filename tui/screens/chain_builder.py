@@ -37,11 +37,11 @@ class StepList(OptionList):
     """The recorded chain; keys act on the highlighted step."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("delete", "screen.delete_step", "Delete step"),
-        Binding("ctrl+up", "screen.move_step(-1)", "Move up"),
-        Binding("ctrl+down", "screen.move_step(1)", "Move down"),
-        Binding("e", "screen.edit_thought", "Edit thought"),
-        Binding("c", "screen.checkpoint_from_step", "Checkpoint"),
+        Binding("delete", "screen.delete_step", "Delete step", id="step_list.delete_step"),
+        Binding("ctrl+up", "screen.move_step(-1)", "Move up", id="step_list.move_step_minus1"),
+        Binding("ctrl+down", "screen.move_step(1)", "Move down", id="step_list.move_step_1"),
+        Binding("e", "screen.edit_thought", "Edit thought", id="step_list.edit_thought"),
+        Binding("c", "screen.checkpoint_from_step", "Checkpoint", id="step_list.checkpoint_from_step"),
     ]
 
 
@@ -61,12 +61,12 @@ def file_name(ref: AssetRef, index: int) -> str:
 
 class ChainBuilderScreen(WorkScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+r", "run", "Run tool", priority=True),
-        Binding("ctrl+l", "region", "Pick region", priority=True),
-        Binding("ctrl+s", "accept", "Accept step", priority=True),
-        Binding("ctrl+f", "final", "Final answer", priority=True),
-        Binding("ctrl+g", "guidelines", "Guidelines", priority=True),
+        Binding("escape", "back", "Back", id="chain_builder.back"),
+        Binding("ctrl+r", "run", "Run tool", priority=True, id="chain_builder.run"),
+        Binding("ctrl+l", "region", "Pick region", priority=True, id="chain_builder.region"),
+        Binding("ctrl+s", "accept", "Accept step", priority=True, id="chain_builder.accept"),
+        Binding("ctrl+f", "final", "Final answer", priority=True, id="chain_builder.final"),
+        Binding("ctrl+g", "guidelines", "Guidelines", priority=True, id="chain_builder.guidelines"),
     ]
 
     def __init__(self, task_id: int, *, blind: bool = False) -> None:

@@ -98,22 +98,22 @@ def values_of(cp: CheckpointView) -> dict[str, str]:
 class CheckpointList(OptionList):
     """The task's checkpoints; enter opens one in the form, delete removes it (ctrl+z restores)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("delete", "screen.delete_checkpoint", "Delete checkpoint")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("delete", "screen.delete_checkpoint", "Delete checkpoint", id="checkpoint_list.delete_checkpoint")]
 
 
 class OrderingList(OptionList):
     """The task's ordering constraints; delete removes the highlighted one."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("delete", "screen.delete_ordering", "Delete ordering")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("delete", "screen.delete_ordering", "Delete ordering", id="ordering_list.delete_ordering")]
 
 
 class CheckpointEditorScreen(WorkScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+s", "save_checkpoint", "Save checkpoint", priority=True),
-        Binding("ctrl+n", "new_checkpoint", "New", priority=True),
-        Binding("ctrl+o", "add_ordering", "Add ordering", priority=True),
-        Binding("ctrl+f", "save_efficiency", "Save efficiency", priority=True),
+        Binding("escape", "back", "Back", id="checkpoint_editor.back"),
+        Binding("ctrl+s", "save_checkpoint", "Save checkpoint", priority=True, id="checkpoint_editor.save_checkpoint"),
+        Binding("ctrl+n", "new_checkpoint", "New", priority=True, id="checkpoint_editor.new_checkpoint"),
+        Binding("ctrl+o", "add_ordering", "Add ordering", priority=True, id="checkpoint_editor.add_ordering"),
+        Binding("ctrl+f", "save_efficiency", "Save efficiency", priority=True, id="checkpoint_editor.save_efficiency"),
     ]
 
     def __init__(self, task_id: int, step_id: int | None = None) -> None:

@@ -19,8 +19,8 @@ class ConfirmDiscardScreen(ModalScreen[bool]):
     """Dismisses with True to discard and leave, False to stay."""
 
     BINDINGS = [
-        Binding("escape", "stay", "Stay"),
-        Binding("d", "discard", "Discard"),
+        Binding("escape", "stay", "Stay", id="confirm_discard.stay"),
+        Binding("d", "discard", "Discard", id="confirm_discard.discard"),
     ]
 
     def __init__(self, question: str, *, discard_label: str = "Discard  d", stay_label: str = "Stay  esc") -> None:

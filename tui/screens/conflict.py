@@ -17,9 +17,9 @@ class ConflictScreen(ModalScreen[str | None]):
     """Dismisses with "reload", "overwrite" or None."""
 
     BINDINGS = [
-        Binding("escape", "dismiss_none", "Decide later"),
-        Binding("r", "reload", "Reload theirs"),
-        Binding("o", "overwrite", "Overwrite with mine"),
+        Binding("escape", "dismiss_none", "Decide later", id="conflict.dismiss_none"),
+        Binding("r", "reload", "Reload theirs", id="conflict.reload"),
+        Binding("o", "overwrite", "Overwrite with mine", id="conflict.overwrite"),
     ]
 
     def __init__(self, message: str) -> None:

@@ -20,10 +20,10 @@ from tui.widgets.footer import KeyFooter
 
 class DraftingScreen(WorkScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+t", "describe", "Describe image", priority=True),
-        Binding("ctrl+r", "oracle", "Oracle check", priority=True),
-        Binding("ctrl+s", "save_notes", "Save notes", priority=True),
+        Binding("escape", "back", "Back", id="drafting.back"),
+        Binding("ctrl+t", "describe", "Describe image", priority=True, id="drafting.describe"),
+        Binding("ctrl+r", "oracle", "Oracle check", priority=True, id="drafting.oracle"),
+        Binding("ctrl+s", "save_notes", "Save notes", priority=True, id="drafting.save_notes"),
     ]
 
     def __init__(self, task_id: int) -> None:

@@ -30,7 +30,7 @@ def _key_rows(screen: Screen) -> list[tuple[str, str]]:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.dismiss")]
 
     def __init__(self, under: Screen) -> None:
         super().__init__(classes="modal")

@@ -25,15 +25,15 @@ if TYPE_CHECKING:
 
 class HomeScreen(WorkScreen):
     BINDINGS = [
-        Binding("t", "tasks", "Tasks"),
-        Binding("enter", "open_benchmark", "Open benchmark", show=False),
-        Binding("n", "new_task", "New task"),
-        Binding("r", "refresh", "Refresh"),
-        Binding("m", "open('runs')", "Runs"),
-        Binding("v", "open('rate')", "Rate"),
-        Binding("a", "open('adjudicate')", "Adjudicate"),
-        Binding("g", "open('agreement')", "Agreement"),
-        Binding("o", "open('reports')", "Reports"),
+        Binding("t", "tasks", "Tasks", id="home.tasks"),
+        Binding("enter", "open_benchmark", "Open benchmark", show=False, id="home.open_benchmark"),
+        Binding("n", "new_task", "New task", id="home.new_task"),
+        Binding("r", "refresh", "Refresh", id="home.refresh"),
+        Binding("m", "open('runs')", "Runs", id="home.open_runs"),
+        Binding("v", "open('rate')", "Rate", id="home.open_rate"),
+        Binding("a", "open('adjudicate')", "Adjudicate", id="home.open_adjudicate"),
+        Binding("g", "open('agreement')", "Agreement", id="home.open_agreement"),
+        Binding("o", "open('reports')", "Reports", id="home.open_reports"),
     ]
 
     def action_open(self, name: str) -> None:

@@ -20,7 +20,7 @@ NO_BENCHMARKS = "No benchmarks yet. Create one first: chainmark benchmarks add N
 
 
 class NewTaskScreen(WorkScreen):
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "create", "Create")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="new_task.cancel"), Binding("ctrl+s", "create", "Create", id="new_task.create")]
 
     def __init__(self, benchmark: str = "") -> None:
         super().__init__(classes="modal")

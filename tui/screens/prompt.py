@@ -12,7 +12,7 @@ from textual.widgets import Input, Label
 
 
 class PromptScreen(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
 
     def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:
         super().__init__(classes="modal")

@@ -50,16 +50,16 @@ def from_pixels(box: tuple[float, float, float, float], width: int, height: int)
 
 class RegionPickerScreen(ModalScreen[Box | None]):
     BINDINGS = [
-        Binding("left", "move(-1,0)", "Move", show=False), Binding("right", "move(1,0)", "Move", show=False),
-        Binding("up", "move(0,-1)", "Move", show=False), Binding("down", "move(0,1)", "Move", show=False),
-        Binding("shift+left", "resize(-1,0)", "Narrower", show=False),
-        Binding("shift+right", "resize(1,0)", "Wider", show=False),
-        Binding("shift+up", "resize(0,-1)", "Shorter", show=False),
-        Binding("shift+down", "resize(0,1)", "Taller", show=False),
-        Binding("plus,equals_sign", "step(2)", "Bigger steps"),
-        Binding("minus", "step(0.5)", "Finer steps"),
-        Binding("enter", "accept", "Use region"),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("left", "move(-1,0)", "Move", show=False, id="region_picker.move_minus1_0"), Binding("right", "move(1,0)", "Move", show=False, id="region_picker.move_1_0"),
+        Binding("up", "move(0,-1)", "Move", show=False, id="region_picker.move_0_minus1"), Binding("down", "move(0,1)", "Move", show=False, id="region_picker.move_0_1"),
+        Binding("shift+left", "resize(-1,0)", "Narrower", show=False, id="region_picker.resize_minus1_0"),
+        Binding("shift+right", "resize(1,0)", "Wider", show=False, id="region_picker.resize_1_0"),
+        Binding("shift+up", "resize(0,-1)", "Shorter", show=False, id="region_picker.resize_0_minus1"),
+        Binding("shift+down", "resize(0,1)", "Taller", show=False, id="region_picker.resize_0_1"),
+        Binding("plus,equals_sign", "step(2)", "Bigger steps", id="region_picker.step_2"),
+        Binding("minus", "step(0.5)", "Finer steps", id="region_picker.step_0_5"),
+        Binding("enter", "accept", "Use region", id="region_picker.accept"),
+        Binding("escape", "cancel", "Cancel", id="region_picker.cancel"),
     ]
 
     def __init__(self, image: "PILImage", box: Box = (250, 250, 750, 750), size: tuple[int, int] | None = None) -> None:

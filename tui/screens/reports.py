@@ -72,11 +72,11 @@ def export_text(results: list[dict[str, Any]], metric: str | None, path: Path) -
 class ReportsScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("space", "toggle_run", "Select run"),
-        Binding("g", "generate", "Build report"),
-        Binding("m", "toggle_mode", "faithful/fixed"),
-        Binding("e", "export", "Export md/csv"),
-        Binding("escape", "back", "Back"),
+        Binding("space", "toggle_run", "Select run", id="reports.toggle_run"),
+        Binding("g", "generate", "Build report", id="reports.generate"),
+        Binding("m", "toggle_mode", "faithful/fixed", id="reports.toggle_mode"),
+        Binding("e", "export", "Export md/csv", id="reports.export"),
+        Binding("escape", "back", "Back", id="reports.back"),
     ]
 
     def __init__(self, run_ids: tuple[int, ...] = (), embedder: str = "minilm") -> None:

@@ -78,14 +78,14 @@ POLL_SECONDS = 2.0
 
 class TaskEditorScreen(WorkScreen):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("ctrl+b", "chain", "Chain builder"),
-        Binding("ctrl+t", "checkpoints", "Checkpoints"),
-        Binding("ctrl+o", "attach", "Attach image"),
-        Binding("ctrl+s", "submit", "Submit"),
-        Binding("ctrl+g", "guidelines", "Guidelines"),
-        Binding("ctrl+r", "drafting", "Drafting aids"),
-        Binding("ctrl+n", "baseline", "Solve blind"),
+        Binding("escape", "back", "Back", id="task_editor.back"),
+        Binding("ctrl+b", "chain", "Chain builder", id="task_editor.chain"),
+        Binding("ctrl+t", "checkpoints", "Checkpoints", id="task_editor.checkpoints"),
+        Binding("ctrl+o", "attach", "Attach image", id="task_editor.attach"),
+        Binding("ctrl+s", "submit", "Submit", id="task_editor.submit"),
+        Binding("ctrl+g", "guidelines", "Guidelines", id="task_editor.guidelines"),
+        Binding("ctrl+r", "drafting", "Drafting aids", id="task_editor.drafting"),
+        Binding("ctrl+n", "baseline", "Solve blind", id="task_editor.baseline"),
     ]
 
     def __init__(self, task_id: int) -> None:

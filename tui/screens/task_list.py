@@ -23,10 +23,10 @@ INDEX_DELAY = 0.15
 
 class TaskListScreen(WorkScreen):
     BINDINGS = [
-        Binding("slash", "focus_search", "Search"),
-        Binding("escape", "back", "Back"),
-        Binding("n", "new_task", "New task"),
-        Binding("ctrl+r", "clear_filters", "Clear filters"),
+        Binding("slash", "focus_search", "Search", id="task_list.focus_search"),
+        Binding("escape", "back", "Back", id="task_list.back"),
+        Binding("n", "new_task", "New task", id="task_list.new_task"),
+        Binding("ctrl+r", "clear_filters", "Clear filters", id="task_list.clear_filters"),
     ]
 
     def __init__(self, benchmark: str = "") -> None:

@@ -54,13 +54,13 @@ class TaskTable(ScrollView, can_focus=True):
     """Tasks of the current filter; Enter opens the highlighted one."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
-        Binding("enter", "open", "Open"),
+        Binding("up", "cursor(-1)", "Up", show=False, id="task_table.cursor_minus1"),
+        Binding("down", "cursor(1)", "Down", show=False, id="task_table.cursor_1"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="task_table.page_minus1"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="task_table.page_1"),
+        Binding("home", "jump(0)", "First", show=False, id="task_table.jump_0"),
+        Binding("end", "jump(-1)", "Last", show=False, id="task_table.jump_minus1"),
+        Binding("enter", "open", "Open", id="task_table.open"),
     ]
     DEFAULT_CSS = """
     TaskTable { height: 1fr; }

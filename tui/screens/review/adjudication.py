@@ -44,13 +44,13 @@ def _row_key(d: Disagreement) -> str:
 class AdjudicationScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("plus,equals_sign", "threshold(0.1)", "Threshold +", key_display="+"),
-        Binding("minus", "threshold(-0.1)", "Threshold −", key_display="-"),
-        Binding("a", "toggle_adjudicated", "Show adjudicated"),
-        Binding("v", "focus_value", "Final value"),
-        Binding("t", "open_trajectory", "Trajectory"),
-        Binding("ctrl+s", "record", "Record", priority=True),
-        Binding("escape", "back", "Back"),
+        Binding("plus,equals_sign", "threshold(0.1)", "Threshold +", key_display="+", id="adjudication.threshold_0_1"),
+        Binding("minus", "threshold(-0.1)", "Threshold −", key_display="-", id="adjudication.threshold_minus0_1"),
+        Binding("a", "toggle_adjudicated", "Show adjudicated", id="adjudication.toggle_adjudicated"),
+        Binding("v", "focus_value", "Final value", id="adjudication.focus_value"),
+        Binding("t", "open_trajectory", "Trajectory", id="adjudication.open_trajectory"),
+        Binding("ctrl+s", "record", "Record", priority=True, id="adjudication.record"),
+        Binding("escape", "back", "Back", id="adjudication.back"),
     ]
 
     def __init__(self, reviewer: str | None = None, scale: str = "", threshold: float = 0.0) -> None:
@@ -111,10 +111,11 @@ class AdjudicationScreen(WorkScreen):
         table = self.query_one("#adj-queue", DataTable)
         keep = _row_key(self.item.disagreement) if self.item else None
         self.items = items
-        table.clear()
-        for d in items:
-            table.add_row(*data_cells(d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""),
-                                      f"{d.split:.2f}", ", ".join(d.pair_kinds)), key=_row_key(d))
+        with self.prevent(DataTable.RowHighlighted):  # refilling moves the cursor; not the reviewer's move
+            table.clear()
+            for d in items:
+                table.add_row(*data_cells(d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""),
+                                          f"{d.split:.2f}", ", ".join(d.pair_kinds)), key=_row_key(d))
         self._show_status()
         if not items:
             self.item = None
@@ -123,7 +124,8 @@ class AdjudicationScreen(WorkScreen):
             self.query_one(JudgementsPanel).show([], [], [], [])
             return
         keys = [_row_key(d) for d in items]
-        table.move_cursor(row=keys.index(keep) if keep in keys else 0)
+        with self.prevent(DataTable.RowHighlighted):
+            table.move_cursor(row=keys.index(keep) if keep in keys else 0)
         self._load_item(table.cursor_row)
 
     @on(DataTable.RowHighlighted, "#adj-queue")

@@ -42,12 +42,12 @@ def est_text(d: dict[str, Any] | None) -> str:
 class DashboardScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("s", "next_scale", "Next scale"),
-        Binding("d", "next_dimension", "Next dimension"),
-        Binding("p", "next_pair", "Next pair"),
-        Binding("slash", "focus_raters", "Raters"),
-        Binding("r", "refresh", "Refresh"),
-        Binding("escape", "back", "Back"),
+        Binding("s", "next_scale", "Next scale", id="dashboard.next_scale"),
+        Binding("d", "next_dimension", "Next dimension", id="dashboard.next_dimension"),
+        Binding("p", "next_pair", "Next pair", id="dashboard.next_pair"),
+        Binding("slash", "focus_raters", "Raters", id="dashboard.focus_raters"),
+        Binding("r", "refresh", "Refresh", id="dashboard.refresh"),
+        Binding("escape", "back", "Back", id="dashboard.back"),
     ]
 
     def __init__(self, scale: str = "", raters: tuple[str, ...] = (), target_kind: str = "",

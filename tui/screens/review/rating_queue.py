@@ -44,19 +44,19 @@ CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 class RatingQueueScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("right,l", "next", "Next", key_display="→"),
-        Binding("left,h", "prev", "Previous", key_display="←"),
-        Binding("up", "dimension(-1)", "Dimension ↑", show=False),
-        Binding("down", "dimension(1)", "Dimension ↓", show=False),
-        Binding("enter", "submit", "Submit", show=False),
-        Binding("c", "comment", "Comment"),
-        Binding("equals_sign", "type_value", "Type value"),
-        Binding("u", "undo_rating", "Undo rating"),
-        Binding("i", "next_image", "Next image"),
-        Binding("t", "open_trajectory", "Trajectory"),
-        Binding("pagedown", "scroll(1)", "Scroll", show=False),
-        Binding("pageup", "scroll(-1)", "Scroll up", show=False),
-        Binding("escape", "back", "Back"),
+        Binding("right,l", "next", "Next", key_display="→", id="rating_queue.next"),
+        Binding("left,h", "prev", "Previous", key_display="←", id="rating_queue.prev"),
+        Binding("up", "dimension(-1)", "Dimension ↑", show=False, id="rating_queue.dimension_minus1"),
+        Binding("down", "dimension(1)", "Dimension ↓", show=False, id="rating_queue.dimension_1"),
+        Binding("enter", "submit", "Submit", show=False, id="rating_queue.submit"),
+        Binding("c", "comment", "Comment", id="rating_queue.comment"),
+        Binding("equals_sign", "type_value", "Type value", id="rating_queue.type_value"),
+        Binding("u", "undo_rating", "Undo rating", id="rating_queue.undo_rating"),
+        Binding("i", "next_image", "Next image", id="rating_queue.next_image"),
+        Binding("t", "open_trajectory", "Trajectory", id="rating_queue.open_trajectory"),
+        Binding("pagedown", "scroll(1)", "Scroll", show=False, id="rating_queue.scroll_1"),
+        Binding("pageup", "scroll(-1)", "Scroll up", show=False, id="rating_queue.scroll_minus1"),
+        Binding("escape", "back", "Back", id="rating_queue.back"),
     ]
 
     def __init__(self, annotator: str | None = None, scale: str | None = None) -> None:

@@ -33,8 +33,8 @@ CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 class LaunchScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("ctrl+s", "start", "Start run", priority=True),
-        Binding("escape", "back", "Back"),
+        Binding("ctrl+s", "start", "Start run", priority=True, id="launch.start"),
+        Binding("escape", "back", "Back", id="launch.back"),
     ]
 
     def __init__(self, benchmark: str = "") -> None:

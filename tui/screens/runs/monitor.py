@@ -33,14 +33,14 @@ CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 class RunMonitorScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("n", "launch", "New run"),
-        Binding("c", "cancel", "Cancel run"),
-        Binding("r", "resume", "Resume"),
-        Binding("f", "retry_failed", "Retry failed"),
-        Binding("enter", "open", "Trajectories"),
+        Binding("n", "launch", "New run", id="run_monitor.launch"),
+        Binding("c", "cancel", "Cancel run", id="run_monitor.cancel"),
+        Binding("r", "resume", "Resume", id="run_monitor.resume"),
+        Binding("f", "retry_failed", "Retry failed", id="run_monitor.retry_failed"),
+        Binding("enter", "open", "Trajectories", id="run_monitor.open"),
         Binding("space", "mark", "Mark to compare", id="runs.mark"),
         Binding("v", "compare", "Compare marked", id="runs.compare"),
-        Binding("escape", "back", "Back"),
+        Binding("escape", "back", "Back", id="run_monitor.back"),
     ]
 
     def __init__(self, follow: int | None = None) -> None:
@@ -113,16 +113,19 @@ class RunMonitorScreen(WorkScreen):
             return
         self.rows = message.data
         table = self.query_one("#runs-table", DataTable)
-        table.clear()
-        for r in self.rows:
-            table.add_row(self._run_cell(r.id), Text(clip(r.name, 12)), data_text(r.benchmark, keep_newlines=False),
-                          data_text(r.endpoint, keep_newlines=False), r.mode, self._status(r),
-                          f"{r.by_status.get('done', 0)}/{r.total}", r.by_status.get("failed", 0), f"{r.tokens:,}",
-                          key=str(r.id))
         ids = [r.id for r in self.rows]
-        if self.selected in ids:
-            table.move_cursor(row=ids.index(self.selected))
-        elif ids:
+        # Refilling the table moves its cursor (to row 0, then back): those moves are not the user's, and
+        # acting on them made the selection jump for a moment, so `space` could mark the wrong run.
+        with self.prevent(DataTable.RowHighlighted):
+            table.clear()
+            for r in self.rows:
+                table.add_row(self._run_cell(r.id), Text(clip(r.name, 12)), data_text(r.benchmark, keep_newlines=False),
+                              data_text(r.endpoint, keep_newlines=False), r.mode, self._status(r),
+                              f"{r.by_status.get('done', 0)}/{r.total}", r.by_status.get("failed", 0),
+                              f"{r.tokens:,}", key=str(r.id))
+            if self.selected in ids:
+                table.move_cursor(row=ids.index(self.selected))
+        if self.selected not in ids and ids:
             self.selected = ids[0]
         self._show_live()
 

@@ -34,11 +34,11 @@ THUMB = (192, 128)
 class TrajectoryScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("down,j", "move(1)", "Next row", key_display="↓"),
-        Binding("up,k", "move(-1)", "Previous row", key_display="↑"),
-        Binding("right_square_bracket", "sibling(1)", "Next trajectory", key_display="]"),
-        Binding("left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="["),
-        Binding("escape", "back", "Back"),
+        Binding("down,j", "move(1)", "Next row", key_display="↓", id="trajectory.move_1"),
+        Binding("up,k", "move(-1)", "Previous row", key_display="↑", id="trajectory.move_minus1"),
+        Binding("right_square_bracket", "sibling(1)", "Next trajectory", key_display="]", id="trajectory.sibling_1"),
+        Binding("left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="[", id="trajectory.sibling_minus1"),
+        Binding("escape", "back", "Back", id="trajectory.back"),
     ]
 
     def __init__(self, trajectory_id: int) -> None:
