@@ -7,6 +7,7 @@ older revision become stale.
 
 from __future__ import annotations
 
+from datetime import timezone
 from typing import Any, Iterable
 
 import sqlalchemy as sa
@@ -162,16 +163,44 @@ def get_task(session: Session, task_id: int) -> Task:
     return task
 
 
+EDIT_SESSION_IDLE_S = 30 * 60  # a pause longer than this starts a new revision even in one editor visit
+
+
+def _continues_edit_session(task: Task, session: Session | None, previous_edit: Any) -> bool:
+    """True when this save belongs to the revision the same editing session already made: same session
+    key (one visit of an editor screen, ``session.info["edit_session"]``), a recent last edit, and
+    nothing recorded against that revision yet (a run or a rating must keep seeing what it saw)."""
+    key = session.info.get("edit_session") if session is not None else None
+    if session is None or not key or task.edit_session != key or task.id is None:
+        return False
+    if previous_edit is None:
+        return False
+    last = previous_edit if previous_edit.tzinfo else previous_edit.replace(tzinfo=timezone.utc)
+    if (utcnow() - last).total_seconds() > EDIT_SESSION_IDLE_S:
+        return False
+    from store.models import HumanRating, Trajectory
+
+    for model in (Trajectory, HumanRating):
+        used = session.exec(select(model.id).where(model.task_id == task.id,
+                                                   model.task_revision == task.revision).limit(1)).first()
+        if used is not None:
+            return False
+    return True
+
+
 def bump_revision(task: Task, session: Session | None = None, *, keep_status: bool = False) -> None:
     """Count a content edit. Edits made in the same unit of work that created the task are part of
     its first revision (building a task step by step is not editing it).
 
     A submitted or verified task that is edited goes back to draft, with the reason on the task
     (``review_note``): what a reviewer accepted is no longer what the task says."""
+    previous_edit = task.updated_at
     task.updated_at = utcnow()
     if session is not None and task.id in session.info.get("_created_tasks", set()):
         return
-    task.revision = (task.revision or 0) + 1
+    if not _continues_edit_session(task, session, previous_edit):
+        task.revision = (task.revision or 0) + 1
+        task.edit_session = session.info.get("edit_session") if session is not None else None
     if not keep_status and task.status in ("submitted", "verified"):
         previous = task.status
         task.status = "draft"

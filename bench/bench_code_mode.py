@@ -78,11 +78,11 @@ def _run_one(args: argparse.Namespace) -> None:
             for i in range(args.tasks):
                 t = authoring.create_task(s, "bench", f"What colour is it? ({i})",
                                           answer_spec={"kind": "contains", "value": "red"})
-                authoring.attach_asset(s, blobs, t.id, image)
+                authoring.attach_asset(s, blobs, int(t.id or 0), image)
             add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
             run_id = create_run(s, RunSpec("bench", "scripted", "code", concurrency=args.concurrency)).id
         t0 = time.perf_counter()
-        progress = run_blocking(engine, blobs, run_id)
+        progress = run_blocking(engine, blobs, int(run_id or 0))
         wall = time.perf_counter() - t0
         with session_scope(engine) as s:
             execs = [e.payload for e in s.exec(select(Event).where(Event.kind == "code_exec")).all()]

@@ -95,6 +95,9 @@ class Task(SQLModel, table=True):
     output_format: Optional[str] = _text()
     status: str = Field(default="draft", max_length=20, index=True)  # draft|submitted|verified|rejected
     revision: int = Field(default=1)
+    # The editing session (one visit of an editor screen) that made the current revision: its further
+    # saves belong to that revision (see annotation.tasks.bump_revision).
+    edit_session: Optional[str] = Field(default=None, max_length=64)
     author: Optional[str] = Field(default=None, max_length=120)
     tools_offered: list[str] = _json_list()
     # Agentic-MME efficiency reference (task level).

@@ -330,10 +330,11 @@ def _event_records() -> Any:
     """``{kind, payload}`` for each kind, as one discriminated union (one JSON Schema with shared $defs)."""
     from pydantic import create_model
 
-    records = [create_model(f"{model.__name__.removesuffix('Payload')}Event", kind=(Literal[kind], ...),
-                            payload=(model, ...))  # type: ignore[call-overload]
+    fields: dict[str, Any] = {}
+    records = [create_model(f"{model.__name__.removesuffix('Payload')}Event",
+                            **{**fields, "kind": (Literal[kind], ...), "payload": (model, ...)})
                for kind, model in EVENT_PAYLOADS.items()]
-    return Annotated[Union[tuple(records)], Field(discriminator="kind")]  # type: ignore[valid-type]
+    return Annotated[Union[tuple(records)], Field(discriminator="kind")]
 
 
 def json_schema(which: Literal["answers", "checkpoints", "events"]) -> dict[str, Any]:

@@ -128,7 +128,7 @@ _cached: tuple[tuple[Any, ...], Settings] | None = None
 
 def _fingerprint() -> tuple[Any, ...]:
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX) or k == "XDG_CONFIG_HOME"))
-    stamps = []
+    stamps: list[tuple[Any, ...]] = []
     for path in config_files():
         try:
             st = path.stat()
@@ -154,7 +154,7 @@ def current() -> Settings:
 def load() -> Settings:
     """Read and validate every source; a bad value raises SettingsError naming the setting and source."""
     try:
-        return Settings()
+        return Settings()  # type: ignore[call-arg]  # pydantic-settings fills the fields from its sources
     except ValidationError as exc:
         raise SettingsError(_describe(exc)) from None
 

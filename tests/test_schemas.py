@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from click.testing import CliRunner
 
@@ -56,10 +56,10 @@ def test_checkpoint_schema_and_authoring_refuse_a_malformed_check(engine) -> Non
         authoring.create_benchmark(s, "b", "chainmark")
         task = authoring.create_task(s, "b", "What is it?", answer_spec={"kind": "exact", "value": "4"})
         with pytest.raises(AuthoringError, match=r"checkpoint visual_check\.expected_answer: field required"):
-            authoring.add_checkpoint(s, task.id, visual_check={"question": "q?"})
-        cp = authoring.add_checkpoint(s, task.id, axis="S", code_check={"tool": "crop"})
+            authoring.add_checkpoint(s, int(task.id or 0), visual_check={"question": "q?"})
+        cp = authoring.add_checkpoint(s, int(task.id or 0), axis="S", code_check={"tool": "crop"})
         with pytest.raises(AuthoringError, match=r"checkpoint search_check\.keywords: input should be a valid list"):
-            authoring.edit_checkpoint(s, cp.id, search_check={"keywords": "crop"})
+            authoring.edit_checkpoint(s, int(cp.id or 0), search_check={"keywords": "crop"})
 
 
 def test_an_imported_run_with_a_malformed_event_rolls_back_naming_file_record_and_event(engine, blobs) -> None:

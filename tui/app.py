@@ -154,11 +154,14 @@ class ChainmarkApp(App[None]):
         with session_scope(read_only(self.engine()), self.actor) as s:
             return fn(s)
 
-    def write(self, fn: Callable[[Session], T]) -> T:
-        """Run ``fn`` in one write transaction; writes are serialised so they land in request order."""
+    def write(self, fn: Callable[[Session], T], *, edit_session: str | None = None) -> T:
+        """Run ``fn`` in one write transaction; writes are serialised so they land in request order.
+        ``edit_session`` names the editor visit the write comes from (one revision per visit)."""
         from store import session_scope
 
         with self._write_lock, session_scope(self.engine(), self.actor) as s:
+            if edit_session:
+                s.info["edit_session"] = edit_session
             return fn(s)
 
     def undo_stack_for(self, scope: str) -> list[Edit]:

@@ -36,9 +36,10 @@ def _load_every_module() -> None:
 
 def _subclasses(cls: type) -> list[type]:
     seen: list[type] = []
-    todo = [cls]
+    todo: list[type] = [cls]
     while todo:
-        for sub in todo.pop().__subclasses__():
+        subs: list[type] = todo.pop().__subclasses__()
+        for sub in subs:
             if sub not in seen:
                 seen.append(sub)
                 todo.append(sub)

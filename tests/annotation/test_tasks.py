@@ -271,3 +271,64 @@ def test_history_shows_step_checkpoint_and_image_changes(engine, blobs, task_id)
         actions = [h.action for h in task_history(s, task_id)]
     assert {"create step", "create image", "create checkpoint", "update step"} <= set(actions)
     assert actions.index("update step") < actions.index("create step")  # newest first
+
+
+def _edit(engine, task_id, edit_session, **changes):
+    with session_scope(engine, actor="ann") as s:
+        if edit_session:
+            s.info["edit_session"] = edit_session
+        authoring.edit_task(s, task_id, **changes)
+
+
+def test_one_editing_session_is_one_revision_however_many_saves(engine, task_id):
+    for i in range(12):  # twelve typing pauses in one editor visit
+        _edit(engine, task_id, "visit-1", query=f"How many days, take {i}?")
+    assert _task(engine, task_id).revision == 2
+    _edit(engine, task_id, "visit-2", query="How many days will it last?")  # the next visit
+    assert _task(engine, task_id).revision == 3
+    _edit(engine, task_id, None, category="logic")  # the CLI: every command is its own revision
+    _edit(engine, task_id, None, category="counting")
+    assert _task(engine, task_id).revision == 5
+    with session_scope(engine) as s:
+        audits = s.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id,
+                                                 AuditEvent.action == "update")).all()
+        assert len(audits) == 15  # history still has every save, only the revision number groups them
+
+
+def test_a_revision_a_run_or_rating_saw_is_never_extended(engine, task_id):
+    """A trajectory remembers the revision it ran on: edits after it must make a new revision, even in
+    the same editor visit, or scoring would read text the model never saw under that number."""
+    from store.models import Benchmark, ModelEndpoint, Run, Trajectory
+
+    _edit(engine, task_id, "visit-1", query="first wording?")
+    rev = _task(engine, task_id).revision
+    with session_scope(engine) as s:
+        ep = ModelEndpoint(name="e", base_url="http://127.0.0.1:9/v1", model="m")
+        s.add(ep)
+        s.flush()
+        bench_id = s.exec(select(Benchmark.id)).first()
+        run = Run(name="r", benchmark_id=int(bench_id or 0), endpoint_id=ep.id, mode="atomic")
+        s.add(run)
+        s.flush()
+        s.add(Trajectory(run_id=int(run.id or 0), task_id=task_id, task_revision=rev, status="done"))
+    _edit(engine, task_id, "visit-1", query="second wording?")
+    assert _task(engine, task_id).revision == rev + 1
+
+
+def test_a_long_pause_starts_a_new_revision_and_review_status_still_drops(engine, task_id):
+    from datetime import timedelta
+
+    from store.models import utcnow
+
+    with session_scope(engine, actor="ann") as s:
+        authoring.set_status(s, task_id, "submitted")
+    _edit(engine, task_id, "visit-1", query="reworded?")
+    t = _task(engine, task_id)
+    assert (t.revision, t.status) == (2, "draft")
+    with session_scope(engine) as s:
+        row = s.get(Task, task_id)
+        assert row is not None
+        row.updated_at = utcnow() - timedelta(hours=1)
+        s.add(row)
+    _edit(engine, task_id, "visit-1", query="reworded again?")
+    assert _task(engine, task_id).revision == 3

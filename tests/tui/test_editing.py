@@ -91,7 +91,8 @@ async def test_edit_then_undo_restores_the_store(make_tui, engine, blobs) -> Non
         await pilot.press("ctrl+z")
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == (None, rev + 2)
+            # the undo is part of the same editor visit: still one new revision, not two
+            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == (None, rev + 1)
         assert editor.query_one("#meta-category").value == ""
         # verified is not reachable from draft: refused, nothing written
         editor.set_status("verified")

@@ -33,6 +33,17 @@ def slow_debounce(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tui.screens.task_editor.TEXT_DEBOUNCE", 60.0)
 
 
+def _task_updates(engine, task_id: int) -> int:  # type: ignore[no-untyped-def]
+    """How many writes changed the task row (its audit trail): each save and each undo adds one."""
+    from sqlmodel import func, select
+
+    from store.models import AuditEvent
+
+    with session_scope(engine) as s:
+        return s.exec(select(func.count()).select_from(AuditEvent).where(
+            AuditEvent.entity == "task", AuditEvent.entity_id == task_id, AuditEvent.action == "update")).one()
+
+
 def _stored(engine, task_id: int) -> Task:  # type: ignore[no-untyped-def]
     with session_scope(engine) as s:
         task = s.get(Task, task_id)
@@ -78,10 +89,12 @@ async def test_screen_change_and_undo_flush_pending_typing(make_tui, engine, blo
         editor.query_one("#meta-intent").focus()
         await pilot.press(*"count")
         assert editor._pending_saves
+        updates = _task_updates(engine, task_id)
         revision = _stored(engine, task_id).revision
         await pilot.press("ctrl+z")
         # the undo action awaits the flushed save before it starts its own: wait for both to land
-        await until(pilot, lambda: _stored(engine, task_id).revision >= revision + 2)
+        await until(pilot, lambda: _task_updates(engine, task_id) >= updates + 2)
+        assert _stored(engine, task_id).revision == revision  # one editor visit, one revision
         await wait_for_saves(pilot, app)
         task = _stored(engine, task_id)
         assert (task.intent, task.level) == (None, "easy")

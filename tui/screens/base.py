@@ -35,6 +35,16 @@ class WorkScreen(Screen[Any]):
     def cm(self) -> "ChainmarkApp":
         return self.app  # type: ignore[return-value]
 
+    @property
+    def edit_session(self) -> str:
+        """This visit of the screen: its saves of one task make one revision, not one per typing pause."""
+        key = self.__dict__.get("_edit_session")
+        if key is None:
+            import uuid
+
+            key = self.__dict__["_edit_session"] = uuid.uuid4().hex
+        return key
+
     def load(self, what: str, fn: Callable[[Session], Any]) -> None:
         self.run_worker(lambda: self._load(what, fn), thread=True, exclusive=True, group=f"load:{what}",
                         exit_on_error=False, description=f"loading {what}")
@@ -75,7 +85,7 @@ class WorkScreen(Screen[Any]):
         from tui.app import Edit
 
         try:
-            out = self.cm.write(fn)
+            out = self.cm.write(fn, edit_session=self.edit_session)
         except Exception as exc:  # noqa: BLE001
             self.post_message(Failed(what, _describe(exc)))
             return
