@@ -481,9 +481,21 @@ class AuditEvent(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
+class UndoEntry(SQLModel, table=True):
+    """One step of a person's undo stack (per task or screen), so ctrl+z works after a restart."""
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    actor: str = Field(max_length=120, index=True)
+    scope: str = Field(max_length=60)
+    label: str = Field(max_length=200)
+    op: str = Field(max_length=40)
+    args: dict[str, Any] = _json_dict()
+    created_at: datetime = _ts()
+
+
 ALL_TABLES = [
     Benchmark, Task, Asset, Blob, Document, Tool, ReferenceStep, TaskAsset, Checkpoint,
     OrderingConstraint, ModelEndpoint, Run, Trajectory, Event, EventAsset, ReplayCache,
     CheckpointResult, Judge, Verdict, Annotator, RatingScale, Assignment, HumanRating,
-    Adjudication, AuditEvent,
+    Adjudication, AuditEvent, UndoEntry,
 ]

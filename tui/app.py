@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -23,6 +22,7 @@ from textual.widget import Widget
 
 from tui.context import AppContext
 from tui.safe_text import visible
+from tui.undo import Edit
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -32,14 +32,6 @@ if TYPE_CHECKING:
     from tui.terminal_probe import TerminalGraphics
 
 T = TypeVar("T")
-
-
-@dataclass
-class Edit:
-    """What a write did, for the undo stack: a label and how to take it back."""
-
-    label: str
-    undo: Callable[[Session], Any]
 
 
 class ChainmarkApp(App[None]):
@@ -79,7 +71,8 @@ class ChainmarkApp(App[None]):
         self._blobs: BlobStore | None = None
         self._engine_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self.undo_stacks: dict[str, list[Edit]] = {}  # per undo scope ("task 11", …): ctrl+z never crosses tasks
+        self.undo_stacks: dict[str, list[Edit]] = {}
+        self._undo_loaded: set[str] = set()  # scopes whose stored stack (tui.undo) was read  # per undo scope ("task 11", …): ctrl+z never crosses tasks
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
         self.keymap_problems: list[str] = []
@@ -163,6 +156,15 @@ class ChainmarkApp(App[None]):
             if edit_session:
                 s.info["edit_session"] = edit_session
             return fn(s)
+
+    def adopt_stored_undo(self, scope: str, stored: list[Edit]) -> None:
+        """Entries stored by an earlier session of this person go under this session's own, once."""
+        mine = self.undo_stacks.setdefault(scope, [])
+        if scope in self._undo_loaded:
+            return
+        self._undo_loaded.add(scope)
+        known = {e.entry_id for e in mine if e.entry_id is not None}
+        mine[:0] = [e for e in stored if e.entry_id not in known]
 
     def undo_stack_for(self, scope: str) -> list[Edit]:
         """The undo stack of one scope (a task, or a screen that edits no task)."""

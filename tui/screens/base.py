@@ -45,6 +45,31 @@ class WorkScreen(Screen[Any]):
             key = self.__dict__["_edit_session"] = uuid.uuid4().hex
         return key
 
+    def on_mount(self) -> None:
+        self._load_stored_undo()
+
+    def _load_stored_undo(self) -> None:
+        """This person's undo stack for the screen's scope, as stored by an earlier session (once per scope)."""
+        scope = self.undo_scope
+        if scope in self.cm._undo_loaded:
+            return
+
+        def read() -> None:
+            from tui.undo import stored_stack
+
+            try:
+                stored = self.cm.read(lambda s: stored_stack(s, scope))
+            except Exception:  # noqa: BLE001 - an unreadable stack only means nothing older to undo
+                return
+            self.cm.call_from_thread(self._adopt_undo, scope, stored)
+
+        self.run_worker(read, thread=True, group="undo-stack", exit_on_error=False, description="undo stack")
+
+    def _adopt_undo(self, scope: str, stored: list[Any]) -> None:
+        self.cm.adopt_stored_undo(scope, stored)
+        if self.is_attached:
+            self.show_undo_hint()
+
     def load(self, what: str, fn: Callable[[Session], Any]) -> None:
         self.run_worker(lambda: self._load(what, fn), thread=True, exclusive=True, group=f"load:{what}",
                         exit_on_error=False, description=f"loading {what}")
@@ -82,10 +107,18 @@ class WorkScreen(Screen[Any]):
                         exit_on_error=False, description=what)
 
     def _save(self, what: str, fn: Callable[[Session], Any], scope: str = "session") -> None:
-        from tui.app import Edit
+        from tui.undo import Edit, record
+
+        def write_and_remember(session: Session) -> Any:
+            out = fn(session)
+            edit = out if isinstance(out, Edit) else (out[1] if isinstance(out, tuple) and len(out) == 2
+                                                       and isinstance(out[1], Edit) else None)
+            if edit is not None:  # stored with the edit itself: ctrl+z still works after a restart
+                record(session, scope, edit)
+            return out
 
         try:
-            out = self.cm.write(fn, edit_session=self.edit_session)
+            out = self.cm.write(write_and_remember, edit_session=self.edit_session)
         except Exception as exc:  # noqa: BLE001
             self.post_message(Failed(what, _describe(exc)))
             return

@@ -23,7 +23,7 @@ from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
-from tui.app import Edit
+from tui.undo import Edit
 from tui.data import AssetRef, TaskDetail, task_detail
 from tui.images import preview
 from tui.messages import Loaded, Saved
@@ -348,7 +348,6 @@ class ChainBuilderScreen(WorkScreen):
         result = pending["result"]
 
         def accept(session):  # type: ignore[no-untyped-def]
-            from store.models import TaskAsset
 
             step = authoring.add_step(session, task_id, thought=thought, tool_name=pending["tool"],
                                       tool_args=pending["args"], result_text=result.text,
@@ -360,15 +359,7 @@ class ChainBuilderScreen(WorkScreen):
                 session.flush()
             step_id, link_ids = step.id, [link.id for link in links]
 
-            def undo(s):  # type: ignore[no-untyped-def]
-                for link_id in link_ids:
-                    row = s.get(TaskAsset, link_id)
-                    if row is not None:
-                        s.delete(row)
-                s.flush()
-                authoring.delete_step(s, step_id)
-
-            return Edit(f"add step {pending['tool']}", undo)
+            return Edit(f"add step {pending['tool']}", "remove_step", {"step_id": step_id, "link_ids": link_ids})
 
         self.pending = None
         self.query_one("#thought", Input).value = ""
@@ -404,10 +395,10 @@ class ChainBuilderScreen(WorkScreen):
                 old = existing[0].final_answer
                 step_id = existing[0].id
                 authoring.edit_step(session, step_id, final_answer=text, thought=thought or existing[0].thought)
-                return Edit("edit final answer", lambda s: authoring.edit_step(s, step_id, final_answer=old))
+                return Edit("edit final answer", "edit_step", {"step_id": step_id, "fields": {"final_answer": old}})
             step = authoring.add_step(session, task_id, thought=thought, final_answer=text)
             step_id = step.id
-            return Edit("add final answer", lambda s: authoring.delete_step(s, step_id))
+            return Edit("add final answer", "remove_step", {"step_id": step_id})
 
         self.save("final answer", add)
 
@@ -437,7 +428,7 @@ class ChainBuilderScreen(WorkScreen):
 
         def delete(session):  # type: ignore[no-untyped-def]
             snapshot = authoring.delete_step(session, step.id)
-            return Edit(f"delete step {step.ordinal + 1}", lambda s: authoring.restore_step(s, snapshot))
+            return Edit(f"delete step {step.ordinal + 1}", "restore_step", {"snapshot": snapshot})
 
         self.save("delete step", delete)
 
@@ -449,7 +440,7 @@ class ChainBuilderScreen(WorkScreen):
 
         def move(session):  # type: ignore[no-untyped-def]
             authoring.move_step(session, step.id, new)
-            return Edit(f"move step {old + 1}", lambda s: authoring.move_step(s, step.id, old))
+            return Edit(f"move step {old + 1}", "move_step", {"step_id": step.id, "ordinal": old})
 
         steps = self.query_one("#step-list", StepList)
         steps.highlighted = max(0, (steps.highlighted or 0) + delta)
@@ -469,7 +460,7 @@ class ChainBuilderScreen(WorkScreen):
 
             def apply(session):  # type: ignore[no-untyped-def]
                 authoring.edit_step(session, step.id, thought=text)
-                return Edit("edit thought", lambda s: authoring.edit_step(s, step.id, thought=old))
+                return Edit("edit thought", "edit_step", {"step_id": step.id, "fields": {"thought": old}})
 
             self.save("edit thought", apply)
 

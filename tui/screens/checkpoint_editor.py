@@ -20,7 +20,7 @@ from textual.widgets import Header, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
-from tui.app import Edit
+from tui.undo import Edit
 from tui.data import CheckpointView, TaskDetail, task_detail
 from tui.messages import Failed, Loaded, Saved
 from tui.screens.base import WorkScreen
@@ -307,12 +307,7 @@ class CheckpointEditorScreen(WorkScreen):
                 cp = authoring.add_checkpoint(session, task_id, key, **fields)
                 cp_id = cp.id
 
-                def undo(s):  # type: ignore[no-untyped-def]
-                    row = s.get(Checkpoint, cp_id)
-                    if row is not None:
-                        s.delete(row)
-
-                return cp_id, Edit(f"add checkpoint {cp.key}", undo)
+                return cp_id, Edit(f"add checkpoint {cp.key}", "delete_checkpoint_row", {"checkpoint_id": cp_id})
             row = session.get(Checkpoint, editing)
             if row is None:
                 raise authoring.AuthoringError("this checkpoint was deleted meanwhile; ctrl+n starts a new one")
@@ -326,8 +321,8 @@ class CheckpointEditorScreen(WorkScreen):
             before = {k: getattr(row, k) for k in [*fields, "key"]}
             authoring.edit_checkpoint(session, editing, key=key or row.key, **fields)
             self._opened, self._overwrite = signature(row), False
-            return editing, Edit(f"edit checkpoint {before['key']}",
-                                 lambda s: authoring.edit_checkpoint(s, editing, **before))
+            return editing, Edit(f"edit checkpoint {before['key']}", "edit_checkpoint",
+                                 {"checkpoint_id": editing, "fields": before})
 
         self._saved_state = self.form_state()
         self.save("checkpoint", apply)
@@ -380,8 +375,8 @@ class CheckpointEditorScreen(WorkScreen):
         def delete(session):  # type: ignore[no-untyped-def]
             snapshot = authoring.delete_checkpoint(session, checkpoint_id)
             fields = {k: v for k, v in snapshot.items() if k not in ("task_id", "key")}
-            return Edit(f"delete checkpoint {snapshot['key']}",
-                        lambda s: authoring.add_checkpoint(s, task_id, snapshot["key"], **fields))
+            return Edit(f"delete checkpoint {snapshot['key']}", "add_checkpoint",
+                        {"task_id": task_id, "key": snapshot["key"], "fields": fields})
 
         self.save("delete checkpoint", lambda session: (checkpoint_id, delete(session)))
 
@@ -393,8 +388,8 @@ class CheckpointEditorScreen(WorkScreen):
 
         def delete(session):  # type: ignore[no-untyped-def]
             snap = authoring.delete_ordering_constraint(session, task_id, key)
-            return Edit(f"delete ordering {key}", lambda s: authoring.add_ordering_constraint(
-                s, task_id, snap["sequence"], snap["max_gap"], key=snap["key"]))
+            return Edit(f"delete ordering {key}", "add_ordering", {"task_id": task_id, "sequence": snap["sequence"],
+                                                                   "max_gap": snap["max_gap"], "key": snap["key"]})
 
         self.save("delete ordering", delete)
 
@@ -409,17 +404,11 @@ class CheckpointEditorScreen(WorkScreen):
         task_id = self.task_id
 
         def apply(session):  # type: ignore[no-untyped-def]
-            from store.models import OrderingConstraint
 
             oc = authoring.add_ordering_constraint(session, task_id, seq, gap)
             oc_id = oc.id
 
-            def undo(s):  # type: ignore[no-untyped-def]
-                row = s.get(OrderingConstraint, oc_id)
-                if row is not None:
-                    s.delete(row)
-
-            return Edit(f"add ordering {' > '.join(seq)}", undo)
+            return Edit(f"add ordering {' > '.join(seq)}", "delete_ordering_row", {"ordering_id": oc_id})
 
         self.save("ordering", apply)
 

@@ -8,7 +8,7 @@ from textual.containers import Horizontal
 from textual.widgets import Header, Markdown, TextArea
 
 from annotation.tasks import ensure_benchmark, get_benchmark
-from tui.app import Edit
+from tui.undo import Edit
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 
@@ -37,8 +37,7 @@ class GuidelinesScreen(WorkScreen):
             bench = get_benchmark(session, name)
             old = bench.guidelines or ""
             ensure_benchmark(session, name, bench.source_format, guidelines=text)
-            return Edit(f"guidelines of {name}",
-                        lambda s: ensure_benchmark(s, name, get_benchmark(s, name).source_format, guidelines=old))
+            return Edit(f"guidelines of {name}", "guidelines", {"benchmark": name, "text": old})
 
         self.save("guidelines", apply)
 

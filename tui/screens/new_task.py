@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Button, Label, Select, Static, TextArea
 
 from annotation.tasks import create_task, get_benchmark
-from tui.app import Edit
+from tui.undo import Edit
 from tui.messages import Loaded, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.selection import choose, chosen
@@ -75,17 +75,11 @@ class NewTaskScreen(WorkScreen):
             return
 
         def create(session):  # type: ignore[no-untyped-def]
-            from store.models import Task
 
             task = create_task(session, get_benchmark(session, str(bench)), query)
             task_id = task.id
 
-            def undo(s):  # type: ignore[no-untyped-def]
-                t = s.get(Task, task_id)
-                if t is not None:
-                    s.delete(t)
-
-            return task_id, Edit(f"create task {task_id}", undo)
+            return task_id, Edit(f"create task {task_id}", "delete_task", {"task_id": task_id})
 
         self.save("create task", create)
 

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
 from annotation.tasks import STATUSES, TRANSITIONS
-from tui.app import Edit
+from tui.undo import Edit
 from tui.data import TaskDetail, changes_since, task_detail
 from tui.images import preview
 from tui.messages import Failed, Loaded, Saved
@@ -62,7 +62,7 @@ def edit_fields(task_id: int, changes: dict[str, Any], label: str,  # type: igno
         if all(before[k] == v for k, v in changes.items()):
             return None
         authoring.edit_task(session, task_id, **changes)
-        return Edit(label, lambda s: authoring.edit_task(s, task_id, **before))
+        return Edit(label, "edit_task", {"task_id": task_id, "fields": before})
 
     return apply
 
@@ -384,7 +384,7 @@ class TaskEditorScreen(WorkScreen):
 
         def apply(session):  # type: ignore[no-untyped-def]
             authoring.set_status(session, task_id, status, reason=reason)
-            return Edit(f"status {current} → {status}", lambda s: authoring.edit_task(s, task_id, status=current))
+            return Edit(f"status {current} → {status}", "edit_task", {"task_id": task_id, "fields": {"status": current}})
 
         self.save("status", apply)
 
@@ -443,14 +443,7 @@ class TaskEditorScreen(WorkScreen):
             link = authoring.attach_asset(session, cm.blobs, task_id, data, role=role, original_path=str(path))
             link_id = link.id
 
-            def undo(s):  # type: ignore[no-untyped-def]
-                from store.models import TaskAsset
-
-                row = s.get(TaskAsset, link_id)
-                if row is not None:
-                    s.delete(row)
-
-            return Edit(f"attach {path.name}", undo)
+            return Edit(f"attach {path.name}", "detach_asset", {"link_id": link_id})
 
         self.save("attach image", apply)
 

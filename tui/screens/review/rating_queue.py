@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
-from tui.app import Edit
+from tui.undo import Edit
 from tui.images import preview
 from tui.messages import Loaded, Saved
 from tui.safe_text import data_cells, data_text
@@ -30,7 +30,6 @@ from tui.screens.review.data import (
     rating_queue,
     submit_rating,
     trajectory_id_of,
-    undo_rating,
 )
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
@@ -246,7 +245,7 @@ class RatingQueueScreen(WorkScreen):
 
         def write(session):  # type: ignore[no-untyped-def]
             rid = submit_rating(session, who, entry, value, comment)
-            return rid, Edit(f"rating #{rid} of {entry.target.label()}", lambda s: undo_rating(s, rid))
+            return rid, Edit(f"rating #{rid} of {entry.target.label()}", "undo_rating", {"rating_id": rid})
 
         self.pending, self.comment = {}, ""
         self.save("rating", write)

@@ -1,0 +1,87 @@
+"""ctrl+z works after the TUI was closed and opened again: each person's undo stack per task is stored
+with the edits (``tui.undo``), by operation name, never as code."""
+
+from __future__ import annotations
+
+import json
+
+from sqlmodel import select
+
+from annotation import tasks as authoring
+from store import session_scope
+from store.models import ReferenceStep, Task, UndoEntry
+from tests.tui.conftest import png, settle, wait_for_saves
+from tui.context import AppContext
+from tui.screens.task_editor import TaskEditorScreen
+from tui.undo import Edit, record, stored_stack
+
+
+def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
+        t = authoring.create_task(s, "gta", "How many cups?", answer_spec={"kind": "exact", "value": "3"})
+        authoring.attach_asset(s, blobs, int(t.id or 0), png())
+        return int(t.id or 0)
+
+
+async def test_an_edit_is_undone_after_a_restart(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(140, 48)) as pilot:
+        await settle(pilot, app)
+        app.screen.query_one("#meta-category").value = "counting"
+        await wait_for_saves(pilot, app)
+        await pilot.press("ctrl+q")
+    with session_scope(engine) as s:
+        assert getattr(s.get(Task, task_id), "category", None) == "counting"
+        assert [(u.actor, u.scope, u.op) for u in s.exec(select(UndoEntry)).all()] == [
+            ("tester", f"task {task_id}", "edit_task")]
+
+    again = make_tui(start_task=task_id)  # a new session of the same person
+    async with again.run_test(size=(140, 48)) as pilot:
+        await settle(pilot, again)
+        editor = again.screen
+        assert isinstance(editor, TaskEditorScreen)
+        assert "ctrl+z undoes: " in str(editor.sub_title) and "category" in str(editor.sub_title)
+        await pilot.press("ctrl+z")
+        await settle(pilot, again)
+    with session_scope(engine) as s:
+        assert getattr(s.get(Task, task_id), "category", "missing") is None
+        assert s.exec(select(UndoEntry)).all() == []  # undone: gone from the stored stack too
+
+
+async def test_another_person_does_not_get_my_undo_stack(engine, blobs, db_path) -> None:  # type: ignore[no-untyped-def]
+    from textual_image.widget import HalfcellImage
+
+    from tui.app import make_app
+
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        record(s, f"task {task_id}", Edit("category", "edit_task", {"task_id": task_id, "fields": {"category": None}}))
+    other = make_app(AppContext(db=str(db_path), actor="someone-else"), image_widget=HalfcellImage, engine=engine,
+                     start_task=task_id)
+    async with other.run_test(size=(140, 48)) as pilot:
+        await settle(pilot, other)
+        assert "ctrl+z undoes" not in str(other.screen.sub_title)
+        assert other.undo_stack_for(f"task {task_id}") == []
+
+
+def test_a_deleted_step_comes_back_whole_from_the_stored_stack(engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """The stored arguments are plain JSON: a step delete's snapshot survives the round trip."""
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        step = authoring.add_step(s, task_id, thought="read it", tool_name="OCR", tool_args={"image": "a.png"},
+                                  result_text="3 cups", result={"data": {"text": "3 cups"}})
+        step_id = int(step.id or 0)
+    with session_scope(engine, "tester") as s:
+        snapshot = authoring.delete_step(s, step_id)
+        record(s, f"task {task_id}", Edit("delete step 1", "restore_step", {"snapshot": snapshot}))
+    with session_scope(engine, "tester") as s:
+        (edit,) = stored_stack(s, f"task {task_id}")
+        assert json.loads(json.dumps(edit.args)) == edit.args
+        edit.undo(s)
+    with session_scope(engine, "tester") as s:
+        (back,) = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)).all()
+        assert (back.thought, back.tool_name, back.result_text, back.result) == (
+            "read it", "OCR", "3 cups", {"data": {"text": "3 cups"}})
+        assert s.exec(select(UndoEntry)).all() == []

@@ -1,0 +1,189 @@
+"""Undo that survives a restart: each edit says, by name, how to take itself back.
+
+An ``Edit`` is a label plus an operation name and JSON arguments (never a closure), so the undo stack
+of a task can be stored (``UndoEntry`` rows, per person and scope) and replayed after the TUI is
+closed and opened again. ``OPS`` maps each name to the function that performs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, select
+
+STACK_LIMIT = 50  # per person and scope; older entries are dropped
+
+OPS: dict[str, Callable[..., Any]] = {}
+
+
+def op(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        OPS[name] = fn
+        return fn
+    return register
+
+
+@dataclass
+class Edit:
+    """What a write did, for the undo stack: a label and how to take it back (an operation in ``OPS``)."""
+
+    label: str
+    op: str
+    args: dict[str, Any] = field(default_factory=dict)
+    entry_id: int | None = None  # its stored UndoEntry, once recorded
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise KeyError(f"no undo operation {self.op!r}")
+
+    def undo(self, session: Session) -> Any:
+        """Take the edit back, and drop its stored entry in the same transaction."""
+        from store.models import UndoEntry
+
+        out = OPS[self.op](session, **self.args)
+        if self.entry_id is not None:
+            row = session.get(UndoEntry, self.entry_id)
+            if row is not None:
+                session.delete(row)
+        return out
+
+
+def record(session: Session, scope: str, edit: Edit) -> None:
+    """Store ``edit`` on ``scope``'s stack of the session's actor (inside the edit's own transaction)."""
+    from store.models import UndoEntry
+
+    actor = str(session.info.get("actor") or "")
+    row = UndoEntry(actor=actor, scope=scope, label=edit.label[:200], op=edit.op, args=edit.args)
+    session.add(row)
+    session.flush()
+    edit.entry_id = row.id
+    old = session.exec(select(UndoEntry.id).where(UndoEntry.actor == actor, UndoEntry.scope == scope)
+                       .order_by(UndoEntry.id.desc()).offset(STACK_LIMIT)).all()  # type: ignore[union-attr]
+    for entry_id in old:
+        stale = session.get(UndoEntry, entry_id)
+        if stale is not None:
+            session.delete(stale)
+
+
+def stored_stack(session: Session, scope: str) -> list[Edit]:
+    """The actor's stored stack for ``scope``, oldest first (what ctrl+z takes back after a restart)."""
+    from store.models import UndoEntry
+
+    actor = str(session.info.get("actor") or "")
+    rows = session.exec(select(UndoEntry).where(UndoEntry.actor == actor, UndoEntry.scope == scope)
+                        .order_by(UndoEntry.id)).all()  # type: ignore[arg-type]
+    return [Edit(r.label, r.op, dict(r.args or {}), r.id) for r in rows if r.op in OPS]
+
+
+# ------------------------------------------------------------------ the operations
+
+
+def _delete(session: Session, model: type, row_id: int) -> None:
+    row = session.get(model, row_id)
+    if row is not None:
+        session.delete(row)
+
+
+@op("edit_task")
+def _edit_task(session: Session, task_id: int, fields: dict[str, Any]) -> Any:
+    from annotation import tasks as authoring
+
+    return authoring.edit_task(session, task_id, **fields)
+
+
+@op("delete_task")
+def _delete_task(session: Session, task_id: int) -> None:
+    from store.models import Task
+
+    _delete(session, Task, task_id)
+
+
+@op("detach_asset")
+def _detach_asset(session: Session, link_id: int) -> None:
+    from store.models import TaskAsset
+
+    _delete(session, TaskAsset, link_id)
+
+
+@op("guidelines")
+def _guidelines(session: Session, benchmark: str, text: str) -> None:
+    from annotation.tasks import ensure_benchmark, get_benchmark
+
+    ensure_benchmark(session, benchmark, get_benchmark(session, benchmark).source_format, guidelines=text)
+
+
+@op("remove_step")
+def _remove_step(session: Session, step_id: int, link_ids: list[int] | None = None) -> None:
+    """Take back an added step: its image links, then the step."""
+    from annotation import tasks as authoring
+    from store.models import TaskAsset
+
+    for link_id in link_ids or []:
+        _delete(session, TaskAsset, link_id)
+    session.flush()
+    authoring.delete_step(session, step_id)
+
+
+@op("edit_step")
+def _edit_step(session: Session, step_id: int, fields: dict[str, Any]) -> Any:
+    from annotation import tasks as authoring
+
+    return authoring.edit_step(session, step_id, **fields)
+
+
+@op("restore_step")
+def _restore_step(session: Session, snapshot: dict[str, Any]) -> Any:
+    from annotation import tasks as authoring
+
+    return authoring.restore_step(session, snapshot)
+
+
+@op("move_step")
+def _move_step(session: Session, step_id: int, ordinal: int) -> Any:
+    from annotation import tasks as authoring
+
+    return authoring.move_step(session, step_id, ordinal)
+
+
+@op("delete_checkpoint_row")
+def _delete_checkpoint_row(session: Session, checkpoint_id: int) -> None:
+    from store.models import Checkpoint
+
+    _delete(session, Checkpoint, checkpoint_id)
+
+
+@op("edit_checkpoint")
+def _edit_checkpoint(session: Session, checkpoint_id: int, fields: dict[str, Any]) -> Any:
+    from annotation import tasks as authoring
+
+    return authoring.edit_checkpoint(session, checkpoint_id, **fields)
+
+
+@op("add_checkpoint")
+def _add_checkpoint(session: Session, task_id: int, key: str, fields: dict[str, Any]) -> Any:
+    from annotation import tasks as authoring
+
+    return authoring.add_checkpoint(session, task_id, key, **fields)
+
+
+@op("add_ordering")
+def _add_ordering(session: Session, task_id: int, sequence: list[str], max_gap: int | None, key: str) -> Any:
+    from annotation import tasks as authoring
+
+    return authoring.add_ordering_constraint(session, task_id, sequence, max_gap, key=key)
+
+
+@op("delete_ordering_row")
+def _delete_ordering_row(session: Session, ordering_id: int) -> None:
+    from store.models import OrderingConstraint
+
+    _delete(session, OrderingConstraint, ordering_id)
+
+
+@op("undo_rating")
+def _undo_rating(session: Session, rating_id: int) -> None:
+    from tui.screens.review.data import undo_rating
+
+    undo_rating(session, rating_id)
