@@ -200,6 +200,7 @@ class HistoryEntry:
     entity: str
     action: str
     fields: list[str]
+    audit_id: int = 0  # the audit event: "revert to here" goes back to just after it
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,7 @@ def task_history(session: Session, task_id: int, limit: int = 200) -> list[Histo
                          if before.get(k) != after.get(k) and k not in ("updated_at", "revision"))
         action = e.action if e.entity == "task" else f"{e.action} {PART_NAMES[e.entity]}"
         out.append(HistoryEntry(e.created_at.isoformat()[:19] if e.created_at else "", e.actor or "", e.entity,
-                                action, changed if e.action == "update" else []))
+                                action, changed if e.action == "update" else [], int(e.id or 0)))
     return out
 
 

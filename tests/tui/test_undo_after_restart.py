@@ -85,3 +85,30 @@ def test_a_deleted_step_comes_back_whole_from_the_stored_stack(engine, blobs) ->
         assert (back.thought, back.tool_name, back.result_text, back.result) == (
             "read it", "OCR", "3 cups", {"data": {"text": "3 cups"}})
         assert s.exec(select(UndoEntry)).all() == []
+
+
+async def test_revert_to_here_from_the_history_table(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Enter on a history entry asks, then takes the task back to just after that change."""
+    from textual.widgets import DataTable
+
+    from tui.screens.confirm import ConfirmDiscardScreen
+
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        authoring.edit_task(s, task_id, query="How many mugs?")
+        authoring.edit_task(s, task_id, query="How many plates?")
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(140, 48)) as pilot:
+        await settle(pilot, app)
+        history = app.screen.query_one("#history", DataTable)
+        keys = [k.value for k in history.rows]
+        assert len(keys) >= 3  # newest first: plates, mugs, created…
+        history.focus()
+        history.move_cursor(row=1)  # the "mugs" edit
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmDiscardScreen)
+        await pilot.press("d")
+        await settle(pilot, app)
+    with session_scope(engine) as s:
+        assert getattr(s.get(Task, task_id), "query", None) == "How many mugs?"

@@ -215,16 +215,43 @@ class TaskEditorScreen(WorkScreen):
         history.clear()
         for h in d.history:
             history.add_row(h.at.replace("T", " "), data_text(h.actor, keep_newlines=False), h.action,
-                            data_text(", ".join(h.fields), keep_newlines=False))
+                            data_text(", ".join(h.fields), keep_newlines=False), key=str(h.audit_id))
         self.query_one("#guidelines-text", Markdown).update(d.guidelines or "_No guidelines for this benchmark yet._")
         self.call_after_refresh(self._done_loading)
 
     def _done_loading(self) -> None:
         self._loading = False
 
+    @on(DataTable.RowSelected, "#history")
+    def _revert_asked(self, event: DataTable.RowSelected) -> None:
+        """Enter on a history entry: take the task back to just after that change (asks first)."""
+        if event.row_key.value is None:
+            return
+        audit_id, task_id = int(event.row_key.value), self.task_id
+        at = str(event.data_table.get_row(event.row_key)[0])
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            self.flush_pending()
+
+            def revert(session):  # type: ignore[no-untyped-def]
+                from annotation.history import revert_task_to
+
+                return revert_task_to(session, task_id, audit_id)
+
+            self.save("revert", revert)
+
+        from tui.screens.confirm import ConfirmDiscardScreen
+
+        self.app.push_screen(ConfirmDiscardScreen(
+            f"Revert the task, its steps, checkpoints and images to how they were after the change of {at}? "
+            "Later changes are taken back (the revert itself is kept in the history).",
+            discard_label="Revert  d"), answered)
+
     @on(Saved)
     def _undone(self, message: Saved) -> None:
-        if message.what.startswith("undid:"):
+        if message.what.startswith("undid:") or message.what == "revert":
             self._show_all = True
             self.refresh_data()
 
