@@ -93,3 +93,41 @@ def test_region_picker(snap_compare, make_tui, snapshot_db) -> None:  # type: ig
         await settle(pilot, pilot.app)
 
     assert snap_compare(make_tui(), terminal_size=SIZE, run_before=run_before)
+
+
+SMALL = (80, 24)
+AUTHORING_SCREENS = {
+    "task_list": lambda task_id: (lambda app: TaskListScreen("mme")),
+    "task_editor": lambda task_id: None,
+    "new_task": lambda task_id: (lambda app: _new_task()),
+    "chain_builder": lambda task_id: (lambda app: ChainBuilderScreen(task_id)),
+    "checkpoint_editor": lambda task_id: (lambda app: CheckpointEditorScreen(task_id)),
+    "drafting": lambda task_id: (lambda app: _drafting(task_id)),
+    "guidelines": lambda task_id: (lambda app: _guidelines()),
+}
+
+
+def _new_task():  # type: ignore[no-untyped-def]
+    from tui.screens.new_task import NewTaskScreen
+
+    return NewTaskScreen("mme")
+
+
+def _drafting(task_id: int):  # type: ignore[no-untyped-def]
+    from tui.screens.drafting import DraftingScreen
+
+    return DraftingScreen(task_id)
+
+
+def _guidelines():  # type: ignore[no-untyped-def]
+    from tui.screens.guidelines import GuidelinesScreen
+
+    return GuidelinesScreen("mme", "# Checkpoint rules\n\n- One V checkpoint per visual step.")
+
+
+@pytest.mark.parametrize("name", list(AUTHORING_SCREENS))
+def test_authoring_screen_at_80x24(snap_compare, make_tui, snapshot_db, name) -> None:  # type: ignore[no-untyped-def]
+    """Every authoring screen at the smallest supported terminal: panels stack, nothing is cut to nothing."""
+    factory = AUTHORING_SCREENS[name](snapshot_db)
+    app = make_tui(start_task=snapshot_db) if name == "task_editor" else make_tui()
+    assert snap_compare(app, terminal_size=SMALL, run_before=_run_before(factory))

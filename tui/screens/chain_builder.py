@@ -60,6 +60,7 @@ def file_name(ref: AssetRef, index: int) -> str:
 
 
 class ChainBuilderScreen(WorkScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # see the chain builder part of chainmark.tcss
     BINDINGS = [
         Binding("escape", "back", "Back", id="chain_builder.back"),
         Binding("ctrl+r", "run", "Run tool", priority=True, id="chain_builder.run"),

@@ -102,7 +102,7 @@ class TaskTable(ScrollView, can_focus=True):
         self.loader = loader
         self._pages.clear()
         self._pending.clear()
-        if ids:
+        if ids and first_page:  # an empty first page (the index came first) is fetched like any other
             self._pages[0] = first_page
         self._resize_list(len(ids))
         if keep is not None and keep in ids:
