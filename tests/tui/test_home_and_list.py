@@ -164,4 +164,5 @@ async def test_rows_load_when_the_id_index_arrives_before_the_first_page(make_tu
         await settle(pilot, app)
         table = screen.query_one(TaskTable)
         assert table.ids == ids
-        assert table.row_at(0) is not None and table.row_at(0).id == ids[0]
+        first = table.row_at(0)
+        assert first is not None and first.id == ids[0]
