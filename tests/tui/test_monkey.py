@@ -1,4 +1,4 @@
-"""A randomized "monkey" over the authoring screens (issue 16, how we know): key sequences drawn
+"""A randomized "monkey" over every screen (issue 16, how we know): key sequences drawn
 from each screen's own bindings plus typing, arrows, tab and enter. The app must stay alive and the
 database must pass its integrity checks. A failure shrinks to a replayable key list (hypothesis
 prints it). Kept to a few short examples per screen so it fits in CI."""
@@ -6,6 +6,7 @@ prints it). Kept to a few short examples per screen so it fits in CI."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,13 +15,50 @@ from sqlalchemy import text
 
 from annotation import tasks as authoring
 from store import session_scope
+from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.tui.conftest import png, settle
 from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.task_editor import TaskEditorScreen
 
-SCREENS = {"task editor": TaskEditorScreen, "chain builder": ChainBuilderScreen,
-           "checkpoint editor": CheckpointEditorScreen}
+
+def _screens() -> dict[str, Any]:
+    """Every screen, built from the ids the walk's data has (task, runs, trajectory)."""
+    from tui.screens.drafting import DraftingScreen
+    from tui.screens.guidelines import GuidelinesScreen
+    from tui.screens.home import HomeScreen
+    from tui.screens.new_task import NewTaskScreen
+    from tui.screens.reports import ReportsScreen
+    from tui.screens.review.adjudication import AdjudicationScreen
+    from tui.screens.review.dashboard import DashboardScreen
+    from tui.screens.review.rating_queue import RatingQueueScreen
+    from tui.screens.runs.compare import CompareScreen
+    from tui.screens.runs.launcher import LaunchScreen
+    from tui.screens.runs.monitor import RunMonitorScreen
+    from tui.screens.runs.trajectory import TrajectoryScreen
+    from tui.screens.task_list import TaskListScreen
+
+    return {  # name: (class, how to build it from the walk's ids)
+        "task editor": (TaskEditorScreen, lambda d: TaskEditorScreen(d["task"])),
+        "chain builder": (ChainBuilderScreen, lambda d: ChainBuilderScreen(d["task"])),
+        "checkpoint editor": (CheckpointEditorScreen, lambda d: CheckpointEditorScreen(d["task"])),
+        "home": (HomeScreen, lambda d: HomeScreen()),
+        "task list": (TaskListScreen, lambda d: TaskListScreen()),
+        "new task": (NewTaskScreen, lambda d: NewTaskScreen("mme")),
+        "drafting": (DraftingScreen, lambda d: DraftingScreen(d["task"])),
+        "guidelines": (GuidelinesScreen, lambda d: GuidelinesScreen("mme", "# Rules")),
+        "runs": (RunMonitorScreen, lambda d: RunMonitorScreen()),
+        "launcher": (LaunchScreen, lambda d: LaunchScreen("mme")),
+        "trajectory": (TrajectoryScreen, lambda d: TrajectoryScreen(d["trajectory"])),
+        "compare": (CompareScreen, lambda d: CompareScreen(d["runs"], embedder="hashing")),
+        "reports": (ReportsScreen, lambda d: ReportsScreen(tuple(d["runs"]), embedder="hashing")),
+        "rating queue": (RatingQueueScreen, lambda d: RatingQueueScreen("tester")),
+        "adjudication": (AdjudicationScreen, lambda d: AdjudicationScreen("tester")),
+        "dashboard": (DashboardScreen, lambda d: DashboardScreen()),
+    }
+
+
+SCREENS = _screens()
 NEVER = {"ctrl+q", "ctrl+c", "ctrl+p", "question_mark"}  # quitting and the palette/help end the walk
 COMMON = ["tab", "shift+tab", "up", "down", "left", "right", "enter", "escape", "delete", "backspace",
           "space", "a", "1", "[", "V", "]", "ctrl+z"]
@@ -45,11 +83,14 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
         step = authoring.add_step(s, t.id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]},
                                   result_text="ok")
         authoring.add_checkpoint(s, t.id, "cp1", axis="V", step_id=step.id)
-        task_id = t.id
+        ids: dict[str, Any] = {"task": t.id}
+        runs = [stored_run(s, "mme", "agentic-mme", mode="atomic", model=m) for m in ("alpha", "beta")]
+        trajectories = [stored_trajectory(s, r, t.id, [answer(a)]) for r, a in zip(runs, ("red", "blue"))]
+        ids.update(runs=[r.id for r in runs], trajectory=trajectories[0].id)
     app = make_tui()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
-        app.push_screen(SCREENS[screen_name](task_id))
+        app.push_screen(SCREENS[screen_name][1](ids))
         await settle(pilot, app)
         for key in keys:
             await pilot.press(key)
@@ -65,7 +106,7 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
 def test_monkey_never_kills_the_app(make_tui, engine, blobs, screen_name: str) -> None:  # type: ignore[no-untyped-def]
     @settings(max_examples=2, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-    @given(st.lists(st.sampled_from(_keys(SCREENS[screen_name])), min_size=10, max_size=40))
+    @given(st.lists(st.sampled_from(_keys(SCREENS[screen_name][0])), min_size=10, max_size=40))
     def run(keys: list[str]) -> None:
         asyncio.run(_walk(make_tui, engine, blobs, screen_name, keys))
 
