@@ -85,7 +85,7 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
         authoring.add_checkpoint(s, t.id, "cp1", axis="V", step_id=step.id)
         ids: dict[str, Any] = {"task": t.id}
         runs = [stored_run(s, "mme", "agentic-mme", mode="atomic", model=m) for m in ("alpha", "beta")]
-        trajectories = [stored_trajectory(s, r, t.id, [answer(a)]) for r, a in zip(runs, ("red", "blue"))]
+        trajectories = [stored_trajectory(s, r, int(t.id or 0), [answer(a)]) for r, a in zip(runs, ("red", "blue"))]
         ids.update(runs=[r.id for r in runs], trajectory=trajectories[0].id)
     app = make_tui()
     async with app.run_test(size=(80, 24)) as pilot:
