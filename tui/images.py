@@ -23,6 +23,18 @@ def preview(data: bytes, max_size: tuple[int, int] = PREVIEW_MAX) -> PILImage.Im
     return out
 
 
+FULL_MAX_PIXELS = 64_000_000
+"""Largest image the zoom view decodes (a decompression bomb is refused, not decoded)."""
+
+
+def full_image(data: bytes) -> PILImage.Image:
+    """Decode image bytes at full size (RGB) for the zoom view; refuses absurd pixel counts."""
+    with PILImage.open(io.BytesIO(data)) as im:
+        if im.width * im.height > FULL_MAX_PIXELS:
+            raise ValueError(f"{im.width}×{im.height} is too large to show at full size")
+        return im.convert("RGB")
+
+
 def with_box(img: PILImage.Image, box: tuple[float, float, float, float], colour: str = "#ff3030") -> PILImage.Image:
     """A copy of ``img`` with a rectangle drawn at ``box`` given in 0–1000 normalised coordinates."""
     from PIL import ImageDraw

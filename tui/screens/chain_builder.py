@@ -126,10 +126,10 @@ class ChainBuilderScreen(WorkScreen):
             self._fill_strip()
             self._fill_steps()
         elif message.what == "preview":
-            index, image, caption = message.data
-            self._previews[index] = image
+            index, image, caption, source = message.data
+            self._previews[index] = (image, source)
             if index == self.selected_image:
-                self.query_one("#input-preview", ImagePane).show(image, caption)
+                self.query_one("#input-preview", ImagePane).show(image, caption, source=source)
 
     def _strip_refs(self) -> list[AssetRef]:
         assert self.detail is not None
@@ -191,16 +191,18 @@ class ChainBuilderScreen(WorkScreen):
 
     def _load_preview(self, index: int) -> None:
         if index in self._previews:
-            self.query_one("#input-preview", ImagePane).show(self._previews[index], f"input: image {index}")
+            image, source = self._previews[index]
+            self.query_one("#input-preview", ImagePane).show(image, f"input: image {index}", source=source)
             return
         refs = self._strip_refs()
         cm = self.cm
         if index < len(refs):
             ref = refs[index]
-            self.load("preview", lambda s: (index, preview(cm.blobs.get(ref.sha256, s)), f"input: image {index}"))
+            self.load("preview", lambda s: (index, preview(cm.blobs.get(ref.sha256, s)), f"input: image {index}",
+                                            ref.sha256))
         elif index - len(refs) < len(self.attempt_images):
             data = self.attempt_images[index - len(refs)]
-            self.load("preview", lambda s: (index, preview(data), f"input: image {index}"))
+            self.load("preview", lambda s: (index, preview(data), f"input: image {index}", data))
 
     def _image_arg(self, kind: str) -> Any:
         if kind == "integer":
@@ -286,7 +288,8 @@ class ChainBuilderScreen(WorkScreen):
         else:
             self.query_one("#result", Static).update(Content(f"✗ {result.tool}: {result.error}"))
         pane = self.query_one("#result-preview", ImagePane)
-        pane.show(message.data["previews"][0] if message.data["previews"] else None, f"result of {result.tool}")
+        pane.show(message.data["previews"][0] if message.data["previews"] else None, f"result of {result.tool}",
+                  source=result.images[0] if result.images else None)
         if self.blind:
             self.attempt_log.append(f"{len(self.attempt_log) + 1}. {result.tool}"
                                     f"{'' if result.ok else ' ✗'} → {(result.text or result.error or '')[:40]}")
@@ -300,7 +303,7 @@ class ChainBuilderScreen(WorkScreen):
 
         form = self.query_one(ArgForm)
         field = form.bbox_field()
-        image = self._previews.get(self.selected_image)
+        image = (self._previews.get(self.selected_image) or (None, None))[0]
         if field is None or image is None:
             self.notify("this tool has no bbox argument" if field is None else "the image is still loading",
                         severity="warning")

@@ -166,8 +166,8 @@ class TaskEditorScreen(WorkScreen):
             self.detail, warnings, force = message.data
             self._show(self.detail, warnings, force)
         elif message.what == "image":
-            ref, image = message.data
-            self.query_one("#editor-preview", ImagePane).show(image, ref)
+            ref, image, sha = message.data
+            self.query_one("#editor-preview", ImagePane).show(image, ref, source=sha)
 
     def _show(self, d: TaskDetail, warnings: list[Any], force: bool = False) -> None:
         self._loading = True
@@ -276,7 +276,8 @@ class TaskEditorScreen(WorkScreen):
         cm = self.cm
 
         def fetch(session):  # type: ignore[no-untyped-def]
-            return (f"{ref.label} · {ref.mime} · {ref.width}×{ref.height}", preview(cm.blobs.get(ref.sha256, session)))
+            return (f"{ref.label} · {ref.mime} · {ref.width}×{ref.height}", preview(cm.blobs.get(ref.sha256, session)),
+                    ref.sha256)
 
         self.load("image", fetch)
 

@@ -120,8 +120,8 @@ class RatingQueueScreen(WorkScreen):
         elif message.what == "item":
             self._show_item(message.data)
         elif message.what == "image":
-            caption, image = message.data
-            self.query_one("#rate-image", ImagePane).show(image, caption)
+            caption, image, sha = message.data
+            self.query_one("#rate-image", ImagePane).show(image, caption, source=sha)
 
     def _show_queue(self, state: QueueState) -> None:
         previous = self.state.entries[self.index].assignment_id if self.state and 0 <= self.index < len(
@@ -165,7 +165,7 @@ class RatingQueueScreen(WorkScreen):
         ref = images[self.image_index % len(images)]
         cm = self.cm
         caption = f"{ref.caption} ({self.image_index % len(images) + 1}/{len(images)})"
-        self.load("image", lambda s: (caption, preview(cm.blobs.get(ref.sha256, s), (480, 360))))
+        self.load("image", lambda s: (caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)), ref.sha256))
 
     def _show_status(self) -> None:
         state, item = self.state, self.item
