@@ -40,8 +40,10 @@ def tables(results: list[dict[str, Any]], category_metric: str | None = None) ->
     for profile in dict.fromkeys(r["profile"] for r in results):
         group = [r for r in results if r["profile"] == profile]
         keys = [k for k in HEADLINE.get(profile, ()) if any(r["metrics"].get(k) is not None for r in group)]
-        out.append((f"{profile}: headline metrics", ["model", "mode", "embedder", *keys, "pending judgements"],
-                    [[_label(r), r["mode"], r.get("embedder") or "–", *[r["metrics"].get(k) for k in keys],
+        out.append((f"{profile}: headline metrics",
+                    ["model", "run mode", "scoring mode", "embedder", *keys, "pending judgements"],
+                    [[_label(r), r.get("run_mode"), r["mode"], r.get("embedder"),
+                      *[r["metrics"].get(k) for k in keys],
                       r.get("pending_judgements", 0)] for r in group]))
         metric = category_metric or CATEGORY_METRIC.get(profile)
         cats = list(dict.fromkeys(c for r in group for c in r.get("by_category") or {}))
@@ -95,6 +97,17 @@ def to_markdown(results: list[dict[str, Any]], category_metric: str | None = Non
     return "\n".join(parts).rstrip() + "\n"
 
 
+def csv_cell(value: Any) -> str:
+    """A CSV cell for analysis tools: empty when there is no value, numbers unrounded."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(round(value, 10))
+    return str(value)
+
+
 def to_csv(results: list[dict[str, Any]], category_metric: str | None = None) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -102,6 +115,6 @@ def to_csv(results: list[dict[str, Any]], category_metric: str | None = None) ->
         w.writerow([f"# {title}"])
         w.writerow(headers)
         for row in rows:
-            w.writerow([fmt(c) for c in row])
+            w.writerow([csv_cell(c) for c in row])
         w.writerow([])
     return buf.getvalue()

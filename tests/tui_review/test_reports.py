@@ -21,7 +21,7 @@ async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_pat
         await settle(pilot, app)
         assert screen.chosen == [study["run"]] and screen.results is not None
         assert screen.results[0]["metrics"]["AnsAcc"] == 60.0  # answers 2,4,4,6,6 vs expected 2..6: three right
-        for name in ("report.md", "report.csv"):
+        for name in ("report.md", "report.csv", "report.html"):
             await pilot.press("e")
             screen.query_one("#export-path").value = str(tmp_path / name)  # typing a long path is slow
             await pilot.press("enter")
@@ -31,6 +31,8 @@ async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_pat
                                           "--embedder", "hashing"], catch_exceptions=False)
         assert result.exit_code == 0, result.output
         assert (tmp_path / f"report.{fmt}").read_text(encoding="utf-8") == result.output
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>") and "headline metrics" in page and "<table>" in page
 
 
 async def test_atp_report_shows_the_final_score_after_the_three_judges(make_tui, engine, blobs, scripted_openai,

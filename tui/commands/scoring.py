@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from evaluation.judges.runner import judge_run
 from evaluation.judges.templates import available
 from evaluation.scoring import report as reports
@@ -78,24 +81,39 @@ def judge_cmd(app: AppContext, run_id: int, judge: str, endpoint: str, mode: str
 
 @click.command("report")
 @click.argument("run_ids", type=int, nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["md", "csv"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "html"]), default="md", show_default=True,
+              help="md, csv (empty cells where there is no value) or html (one self-contained file with plots).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report to this file instead of standard output.")
 @_MODE
 @_EMBEDDER
 @click.option("--metric", default=None, help="Metric for the models × categories table (default per benchmark).")
 @pass_ctx
-def report_cmd(app: AppContext, run_ids: tuple[int, ...], fmt: str, mode: str, embedder: str,
+def report_cmd(app: AppContext, run_ids: tuple[int, ...], fmt: str, output: Path | None, mode: str, embedder: str,
                metric: str | None) -> None:
     """Paper-style tables for RUN_IDs: models × metrics, models × categories, tool adoption, call counts."""
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
-    if fmt == "csv":
-        click.echo(reports.to_csv(results, metric), nl=False)
-        return
     extra = None
-    if len(set(run_ids)) >= 2:
+    if fmt != "csv" and len(set(run_ids)) >= 2:
         from evaluation.compare import compare_runs, report_tables
 
         extra = report_tables(compare_runs(app.engine, list(dict.fromkeys(run_ids)), mode=mode, embedder=embedder))
-    click.echo(reports.to_markdown(results, metric, extra), nl=False)
+    if fmt == "csv":
+        text = reports.to_csv(results, metric)
+    elif fmt == "html":
+        from evaluation.scoring.html_report import to_html
+
+        text = to_html(results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}")
+    else:
+        text = reports.to_markdown(results, metric, extra)
+    if output is None:
+        if fmt == "html":  # the file's own bytes: escaping for the terminal would corrupt it
+            sys.stdout.write(text)
+        else:
+            click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    click.echo(f"report written to {output}", err=True)
 
 
 def register(cli: click.Group) -> None:

@@ -1,4 +1,4 @@
-"""Reports: paper-style tables for one or more runs, exported to Markdown or CSV from the screen.
+"""Reports: paper-style tables for one or more runs, exported to Markdown, CSV or HTML from the screen.
 
 The tables are ``evaluation.scoring.report``'s, computed in a worker by scoring the chosen runs
 without writing (as ``chainmark report`` does), so an export equals the CLI's output.
@@ -66,7 +66,13 @@ def report_renderable(results: list[dict[str, Any]], metric: str | None) -> Grou
 
 def export_text(results: list[dict[str, Any]], metric: str | None, path: Path) -> str:
     """Markdown for .md (anything but .csv), CSV for .csv."""
-    return reports.to_csv(results, metric) if path.suffix.lower() == ".csv" else reports.to_markdown(results, metric)
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        from evaluation.scoring.html_report import to_html
+
+        return to_html(results, metric, title="chainmark report: runs "
+                       + ", ".join(str(r.get("run_id")) for r in results))
+    return reports.to_csv(results, metric) if suffix == ".csv" else reports.to_markdown(results, metric)
 
 
 class ReportsScreen(WorkScreen):
@@ -75,7 +81,7 @@ class ReportsScreen(WorkScreen):
         Binding("space", "toggle_run", "Select run", id="reports.toggle_run"),
         Binding("g", "generate", "Build report", id="reports.generate"),
         Binding("m", "toggle_mode", "faithful/fixed", id="reports.toggle_mode"),
-        Binding("e", "export", "Export md/csv", id="reports.export"),
+        Binding("e", "export", "Export md/csv/html", id="reports.export"),
         Binding("escape", "back", "Back", id="reports.back"),
     ]
 
@@ -96,7 +102,7 @@ class ReportsScreen(WorkScreen):
             yield DataTable(id="report-runs", cursor_type="row")
             with VerticalScroll(id="report-scroll"):
                 yield Static("select runs with space, then g builds the report", id="report-view")
-        yield Input(placeholder="export to (…/report.md or …/report.csv), enter writes", id="export-path")
+        yield Input(placeholder="export to …/report.md, .csv or .html; enter writes", id="export-path")
         yield KeyFooter()
 
     def on_mount(self) -> None:
