@@ -223,6 +223,12 @@ class ChainmarkApp(App[None]):
         screen.save(f"undid: {edit.label}", edit.undo)
         screen.show_undo_hint()
 
+    def on_image_pane_zoom_requested(self, message: Any) -> None:
+        """Any preview's ``enter``: its image full size (``tui.screens.image_zoom``)."""
+        from tui.screens.image_zoom import ImageZoomScreen
+
+        self.push_screen(ImageZoomScreen(message.source, message.caption))
+
     async def action_quit(self) -> None:
         """Quit once pending typing is saved; ask first if something cannot be saved as it stands."""
         from tui.screens.base import WorkScreen

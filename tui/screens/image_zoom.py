@@ -6,7 +6,7 @@ can show, also made in a worker, so a 4000-pixel receipt stays readable and the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -146,11 +146,3 @@ class ImageZoomScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
-
-
-def open_zoom(app: Any, source: bytes | str | None, title: str) -> None:
-    """Push the zoom screen for ``source`` (bytes or a blob sha256); nothing when there is no image."""
-    if source is None:
-        app.notify("no image here to zoom", severity="warning")
-        return
-    app.push_screen(ImageZoomScreen(source, title))

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 if TYPE_CHECKING:
@@ -56,10 +57,16 @@ class ImagePane(Vertical, can_focus=False):
         else:
             holder.mount(Static("(no image)", classes="hint"))
 
-    def action_zoom(self) -> None:
-        from tui.screens.image_zoom import open_zoom
+    class ZoomRequested(Message):
+        """Open ``source`` full size (the app answers with the zoom screen; widgets know no screens)."""
 
-        open_zoom(self.app, self.source, self._caption)
+        def __init__(self, source: bytes | str, caption: str) -> None:
+            super().__init__()
+            self.source, self.caption = source, caption
+
+    def action_zoom(self) -> None:
+        if self.source is not None:
+            self.post_message(self.ZoomRequested(self.source, self._caption))
 
     def on_click(self, event: events.Click) -> None:
         if self.source is not None:
