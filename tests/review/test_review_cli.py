@@ -93,6 +93,16 @@ def test_blind_rating_stale_agreement_and_adjudication(db_path: Path, engine: En
     assert {(r["annotator"], r["target"]["id"]) for r in stale} == {("ann", t0), ("bob", t0)}
     assert all(r["task_revision"] < r["current_revision"] for r in stale)
     assert "stale" in run(db_path, "ratings", "list").output
+    # the raw long format: one row per rating, empty cells where there is no value
+    import csv
+    import io
+
+    raw = list(csv.DictReader(io.StringIO(run(db_path, "ratings", "list", "--csv").output)))
+    assert len(raw) == 4 and {r["annotator"] for r in raw} == {"ann", "bob"}
+    bob_t1 = next(r for r in raw if r["annotator"] == "bob" and r["target_id"] == str(t1))
+    assert (bob_t1["scale"], bob_t1["value"], bob_t1["comment"], bob_t1["dimension"]) == (
+        "yes-no", "no", "misses the chart", "")
+    assert {r["stale"] for r in raw if r["target_id"] == str(t0)} == {"true"}
     rep = run_json(db_path, "agreement", "--scale", "yes-no", "--raters", "ann,bob", "--bootstrap", "0")
     assert rep[0]["pairs"][0]["n"] == 1 and "2 stale rating(s) left out" in rep[0]["notes"][0]
     rep = run_json(db_path, "agreement", "--scale", "yes-no", "--raters", "ann,bob", "--bootstrap", "0",

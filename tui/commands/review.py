@@ -241,9 +241,11 @@ def ratings_group() -> None:
 @click.option("--stale", "only_stale", is_flag=True, help="Only ratings whose task was edited after rating.")
 @click.option("--history", is_flag=True, help="Include superseded ratings.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--csv", "as_csv", is_flag=True,
+              help="Raw long format for analysis: one row per rating and dimension, empty cells where none.")
 @pass_ctx
 def ratings_list(app: AppContext, scale: str | None, annotator: str | None, only_stale: bool, history: bool,
-                 as_json: bool) -> None:
+                 as_json: bool, as_csv: bool) -> None:
     """Current ratings (newest per annotator, target and scale) with their stale flag."""
     with session_scope(read_only(app.engine)) as s:
         rows = rating.ratings(s, scale=scale, annotator=annotator, current_only=not history)
@@ -255,10 +257,38 @@ def ratings_list(app: AppContext, scale: str | None, annotator: str | None, only
     if as_json:
         emit_json([r.to_dict() for r in rows])
         return
+    if as_csv:
+        click.echo(ratings_csv(rows), nl=False)
+        return
     click.echo(table([[r.id, r.annotator, r.target.label(), r.scale, rating.value_text(r.value),
                        f"{r.task_revision}/{r.current_revision}" if r.task_revision is not None else "",
                        "stale" if r.stale else ("" if r.current else "superseded")] for r in rows],
                      ["id", "annotator", "target", "scale", "value", "rev", "state"]))
+
+
+RATINGS_CSV_COLUMNS = ["rating_id", "annotator", "target_kind", "target_id", "target_part", "task_id",
+                       "task_revision", "scale", "dimension", "value", "comment", "blind", "stale", "current",
+                       "created_at"]
+
+
+def ratings_csv(rows: list[rating.RatingInfo]) -> str:
+    """One row per rating, and per dimension of a multi-dimension rating; missing values are empty cells."""
+    import csv
+    import io
+
+    def cell(v: object) -> object:
+        return "" if v is None else ("true" if v is True else "false" if v is False else v)
+
+    buf = io.StringIO()
+    out = csv.writer(buf)
+    out.writerow(RATINGS_CSV_COLUMNS)
+    for r in rows:
+        values = r.value.items() if isinstance(r.value, dict) else [(None, r.value)]
+        for dimension, value in values:
+            out.writerow([cell(v) for v in (r.id, r.annotator, r.target.kind, r.target.id, r.target.part, r.task_id,
+                                            r.task_revision, r.scale, dimension, value, r.comment, r.blind, r.stale,
+                                            r.current, r.created_at)])
+    return buf.getvalue()
 
 
 @click.group("review")
