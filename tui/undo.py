@@ -187,3 +187,10 @@ def _undo_rating(session: Session, rating_id: int) -> None:
     from tui.screens.review.data import undo_rating
 
     undo_rating(session, rating_id)
+
+
+@op("withdraw_adjudication")
+def _withdraw_adjudication(session: Session, reviewer: str, adjudication_id: int) -> None:
+    from annotation.review.adjudication import withdraw_adjudication
+
+    withdraw_adjudication(session, reviewer, adjudication_id)

@@ -61,6 +61,21 @@ def adjudicate(session: Session, reviewer: str, target: Target, scale: str, valu
     return row
 
 
+def withdraw_adjudication(session: Session, reviewer: str, adjudication_id: int) -> dict[str, Any]:
+    """Take an adjudication back (a reviewer's decision can be revisited). The row goes; the audit trail
+    keeps it whole, with who withdrew it. A newer adjudication of the target replaces one instead."""
+    person = get_annotator(session, reviewer)
+    require_reviewer(person)
+    row = session.get(Adjudication, adjudication_id)
+    if row is None:
+        raise ReviewError(f"no adjudication {adjudication_id}")
+    snapshot = {"id": row.id, "target": Target(row.target_kind, row.target_id, row.target_part).to_dict(),
+                "scale": row.scale, "final_value": row.final_value}
+    session.delete(row)
+    session.flush()
+    return snapshot
+
+
 @dataclass(frozen=True)
 class AdjudicationInfo:
     id: int

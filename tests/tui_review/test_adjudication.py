@@ -70,3 +70,46 @@ async def test_threshold_and_missing_rationale(make_tui, engine, study) -> None:
         assert screen.filter.threshold == 0.1 and len(screen.items) == 4  # nominal splits are all 1.0
     with session_scope(engine) as s:
         assert s.exec(select(Adjudication)).all() == []
+
+
+async def test_an_adjudication_is_undone_with_ctrl_z_and_withdrawn_in_the_cli(make_tui, engine, study, db_path) -> None:  # type: ignore[no-untyped-def]
+    """Decisions can be revisited: ctrl+z takes the last adjudication back (audited), the target is
+    queued again; the CLI withdraws one by id."""
+    from click.testing import CliRunner
+
+    from store.models import AuditEvent
+    from tui.cli import cli
+
+    rate_as(engine, "ann", ANN, study["trajectories"])
+    rate_as(engine, "bob", BOB, study["trajectories"])
+    t = study["trajectories"]
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(150, 46)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(AdjudicationScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        await pilot.press("v", *"yes", "enter", *"three is right", "enter")
+        await settle(pilot, app)
+        assert [d.unit.id for d in screen.items] == t[2:]
+        await pilot.press("ctrl+z")
+        await settle(pilot, app)
+        assert [d.unit.id for d in screen.items] == t[1:]  # queued again
+    with session_scope(engine) as s:
+        assert s.exec(select(Adjudication)).all() == []
+        gone = s.exec(select(AuditEvent).where(AuditEvent.entity == "adjudication",
+                                               AuditEvent.action == "delete")).one()
+        assert gone.actor == "rev" and (gone.before or {}).get("rationale") == "three is right"
+
+    def cli_run(*args: str) -> str:
+        out = CliRunner().invoke(cli, ["--db", str(db_path), "--as", "rev", *args], catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        return out.output
+
+    cli_run("adjudicate", "--reviewer", "rev", "--target-kind", "trajectory", "--target-id", str(t[1]),
+            "--scale", "yes-no", "--value", "no", "--rationale", "on reflection")
+    with session_scope(engine) as s:
+        adj_id = s.exec(select(Adjudication.id)).one()
+    assert "withdrawn" in cli_run("withdraw-adjudication", str(adj_id), "--reviewer", "rev")
+    refused = CliRunner().invoke(cli, ["--db", str(db_path), "withdraw-adjudication", str(adj_id), "--reviewer", "rev"])
+    assert refused.exit_code == 1 and f"no adjudication {adj_id}" in refused.output

@@ -481,6 +481,22 @@ def adjudicate_cmd(app: AppContext, reviewer: str, target_kind: str, target_id: 
                    f"overrides ratings {o['ratings'] or '–'} and verdicts {o['verdicts'] or '–'}")
 
 
+@click.command("withdraw-adjudication")
+@click.argument("adjudication_id", type=int)
+@click.option("--reviewer", required=True)
+@json_option
+@pass_ctx
+def withdraw_adjudication_cmd(app: AppContext, adjudication_id: int, reviewer: str, as_json: bool) -> None:
+    """Take back an adjudication (audited; adjudicating the target again replaces it instead)."""
+    with session_scope(app.engine, app.actor) as s:
+        gone = adj.withdraw_adjudication(s, reviewer, adjudication_id)
+    if as_json:
+        emit_json({"withdrawn": gone})
+        return
+    click.echo(f"adjudication {adjudication_id} withdrawn ({Target(**gone['target']).label()} on {gone['scale']}); "
+               "the audit trail keeps it")
+
+
 @review_group.command("adjudications")
 @click.option("--scale")
 @click.option("--json", "as_json", is_flag=True)
@@ -532,5 +548,5 @@ def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
 
 def register(cli: click.Group) -> None:
     for command in (annotators_group, scales_group, assign_cmd, rate_cmd, ratings_group, review_group,
-                    agreement_cmd, disagreements_cmd, adjudicate_cmd, study_group):
+                    agreement_cmd, disagreements_cmd, adjudicate_cmd, withdraw_adjudication_cmd, study_group):
         cli.add_command(command)

@@ -198,7 +198,14 @@ class AdjudicationScreen(WorkScreen):
             self.query_one("#rationale", Input).focus()
             return
         item, who = self.item, self.who
-        self.save("adjudication", lambda s: record_adjudication(s, who, item, value, rationale))
+        def write(session):  # type: ignore[no-untyped-def]
+            from tui.undo import Edit
+
+            adj_id = record_adjudication(session, who, item, value, rationale)
+            return adj_id, Edit(f"adjudication #{adj_id} of {item.target.label()}", "withdraw_adjudication",
+                                {"reviewer": who, "adjudication_id": adj_id})
+
+        self.save("adjudication", write)
 
     @on(Saved)
     def _saved(self, message: Saved) -> None:
