@@ -91,7 +91,7 @@ def _task_row(spec: TaskSpec, benchmark_id: int, actor: str, now: datetime, meta
         "category": f.get("category"), "subcategory": f.get("subcategory"), "intent": f.get("intent"),
         "level": f.get("level"), "domain": f.get("domain"),
         "answer_spec": f.get("answer_spec") or {"kind": "none"}, "output_format": f.get("output_format"),
-        "status": "draft", "revision": 1, "author": actor, "tools_offered": list(f.get("tools_offered") or []),
+        "status": "draft", "revision": 1, "edit_session": None, "author": actor, "tools_offered": list(f.get("tools_offered") or []),
         "reference_tool_calls": f.get("reference_tool_calls"), "max_tool_calls": f.get("max_tool_calls"),
         "penalty_per_extra_call": f.get("penalty_per_extra_call"), "meta": meta,
         "source_record": record, "created_at": now, "updated_at": now,
