@@ -306,6 +306,19 @@ class _Walk:
     traj_id: int
     used: set[int] = field(default_factory=set)
     pending: int = 0
+    _metrics: Any = None
+    _produced: int | None = None
+
+    def metrics(self) -> Any:
+        """The run folder's saved metrics (read once per trajectory, for any verifier that asks)."""
+        if self._metrics is None:
+            self._metrics = (saved_metrics(self.item),)
+        return self._metrics[0]
+
+    def produced_images(self) -> int:
+        if self._produced is None:
+            self._produced = transformed_image_count(self.item)
+        return self._produced
 
     def claim(self, index: int | None) -> None:
         if index is not None:
@@ -366,8 +379,7 @@ def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
     """V's tool part: the verifier, else the operation the verifier names, else any listed tool."""
     verifier = str((cp.get("code_check") or {}).get("verifier") or "")
     ok, vhit, vdetail = _dispatch_verifier(verifier, w.uses, w.used, mode=w.mode,
-                                           produced_images=transformed_image_count(w.item),
-                                           metrics=saved_metrics(w.item))
+                                           produced_images=w.produced_images(), metrics=w.metrics())
     if ok:
         v.hit = vhit
         w.claim(vhit)
