@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from store import session_scope
+from tests.tui.test_authoring_forms import until
 from tests.tui_review.conftest import rate_as, settle
 from tui.screens.runs.trajectory import TrajectoryScreen
 from tui.screens.runs.trajectory_data import trajectory_view
@@ -74,7 +75,37 @@ async def test_header_says_the_task_was_edited_after_the_run(make_tui, engine, s
         await settle(pilot, app)
         app.push_screen(TrajectoryScreen(study["trajectories"][0]))
         await settle(pilot, app)
-        assert "edited after this run" in str(app.screen.query_one("#traj-head").render())
+        head = app.screen.query_one("#traj-head")
+        assert "edited after this run" in str(head.render())
         app.screen.action_sibling(1)
-        await settle(pilot, app)
-        assert "edited after this run" not in str(app.screen.query_one("#traj-head").render())
+        sibling = app.screen.trajectory_id
+        assert sibling != study["trajectories"][0]
+        # the sibling's header, once it is shown (a condition, not a pause: a busy machine may be slow)
+        await until(pilot, lambda: f"Trajectory {sibling} " in str(head.render()))
+        assert "edited after this run" not in str(head.render())
+
+
+async def test_thumbnails_that_arrive_before_a_row_has_composed_wait_for_it() -> None:
+    """Thumbnails can land while a freshly mounted row has not composed its parts yet (moving to a
+    sibling trajectory under load): they are added once it has, instead of crashing the app."""
+    from PIL import Image
+    from textual.app import App
+    from textual_image.widget import HalfcellImage
+
+    from tui.screens.runs.trajectory_data import Row, Step
+    from tui.widgets.review.trajectory_row import TrajectoryRow
+
+    step = Step("model", "crop", "", "crop(...)", "ok", asset_ids=(7,))
+    thumb = Image.new("RGB", (16, 16), "red")
+
+    class Host(App[None]):
+        pass
+
+    app = Host()
+    async with app.run_test(size=(120, 30)) as pilot:
+        row = TrajectoryRow(Row(None, step), 0)
+        app.screen.mount(row)  # not awaited: its children are not there yet
+        row.add_images({7: thumb}, HalfcellImage)
+        await pilot.pause()
+        await pilot.pause()
+        assert len(row.query(".model .thumbs").first().children) == 1

@@ -87,6 +87,10 @@ class TrajectoryRow(Horizontal):
                 continue
             images = [thumbs[a] for a in step.asset_ids if a in thumbs]
             if images:
-                box = self.query_one(f".{side} .thumbs", Horizontal)
+                boxes = self.query(f".{side} .thumbs").results(Horizontal)
+                box = next(boxes, None)
+                if box is None:  # thumbnails can land before a freshly mounted row has composed its parts
+                    self.call_after_refresh(self.add_images, thumbs, widget_class)
+                    return
                 box.remove_children()
                 box.mount_all([widget_class(im) for im in images])
