@@ -53,12 +53,9 @@ def one(tasks: int, latency: float, j: int, slots: int) -> dict[str, object]:
 def _run_one(args: argparse.Namespace) -> None:
     from sqlmodel import select
 
-    from annotation import tasks as authoring
-    from evaluation.harness import RunSpec, add_endpoint, create_run, run_blocking
+    from evaluation.harness import run_blocking
     from evaluation.harness.sandbox import sandbox_slots
-    from store import make_engine, session_scope
-    from store.blobs import FolderBlobStore
-    from store.migrate import upgrade
+    from store import session_scope
     from store.models import Event
 
     ctx = mp.get_context("spawn")
@@ -67,20 +64,9 @@ def _run_one(args: argparse.Namespace) -> None:
     server.start()
     port = ports.get(timeout=30)
     with tempfile.TemporaryDirectory() as tmp:
-        engine = make_engine(Path(tmp) / "bench.db")
-        upgrade(engine)
-        blobs = FolderBlobStore(Path(tmp) / "blobs")
-        from bench.bench_harness import _png
+        from bench.bench_harness import colour_tasks
 
-        image = _png()
-        with session_scope(engine, "bench") as s:
-            authoring.ensure_benchmark(s, "bench", tool_set="agentic-mme")
-            for i in range(args.tasks):
-                t = authoring.create_task(s, "bench", f"What colour is it? ({i})",
-                                          answer_spec={"kind": "contains", "value": "red"})
-                authoring.attach_asset(s, blobs, int(t.id or 0), image)
-            add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
-            run_id = create_run(s, RunSpec("bench", "scripted", "code", concurrency=args.concurrency)).id
+        engine, blobs, run_id = colour_tasks(Path(tmp), args.tasks, port, "code", args.concurrency)
         t0 = time.perf_counter()
         progress = run_blocking(engine, blobs, int(run_id or 0))
         wall = time.perf_counter() - t0

@@ -99,6 +99,30 @@ def _png() -> bytes:
     return buf.getvalue()
 
 
+def colour_tasks(tmp: Path, tasks: int, port: int, mode: str, concurrency: int):  # type: ignore[no-untyped-def]
+    """A throwaway database with TASKS one-image colour questions, the scripted endpoint and a run in
+    MODE: (engine, blobs, run id). Shared by the benches that drive the real harness."""
+    from annotation import tasks as authoring
+    from evaluation.harness import RunSpec, add_endpoint, create_run
+    from store import make_engine, session_scope
+    from store.blobs import FolderBlobStore
+    from store.migrate import upgrade
+
+    engine = make_engine(tmp / "bench.db")
+    upgrade(engine)
+    blobs = FolderBlobStore(tmp / "blobs")
+    image = _png()
+    with session_scope(engine, "bench") as s:
+        authoring.ensure_benchmark(s, "bench", tool_set="agentic-mme")
+        for i in range(tasks):
+            t = authoring.create_task(s, "bench", f"What colour is it? ({i})",
+                                      answer_spec={"kind": "contains", "value": "red"})
+            authoring.attach_asset(s, blobs, int(t.id or 0), image)
+        add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
+        run_id = int(create_run(s, RunSpec("bench", "scripted", mode, concurrency=concurrency)).id or 0)
+    return engine, blobs, run_id
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", type=int, default=500)
@@ -117,11 +141,8 @@ def main() -> None:
         _client_only(args)
         return
 
-    from annotation import tasks as authoring
-    from evaluation.harness import RunSpec, add_endpoint, create_run, run_blocking
-    from store import make_engine, session_scope
-    from store.blobs import FolderBlobStore
-    from store.migrate import upgrade
+    from evaluation.harness import run_blocking
+    from store import session_scope
 
     ctx = mp.get_context("spawn")
     ports: "mp.Queue[int]" = ctx.Queue()
@@ -129,19 +150,7 @@ def main() -> None:
     server.start()
     port = ports.get(timeout=30)
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.db"
-        engine = make_engine(db)
-        upgrade(engine)
-        blobs = FolderBlobStore(Path(tmp) / "blobs")
-        image = _png()
-        with session_scope(engine, "bench") as s:
-            authoring.ensure_benchmark(s, "bench", tool_set="agentic-mme")
-            for i in range(args.tasks):
-                t = authoring.create_task(s, "bench", f"What colour is it? ({i})",
-                                          answer_spec={"kind": "contains", "value": "red"})
-                authoring.attach_asset(s, blobs, t.id, image)
-            add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
-            run_id = create_run(s, RunSpec("bench", "scripted", "atomic", concurrency=args.concurrency)).id
+        engine, blobs, run_id = colour_tasks(Path(tmp), args.tasks, port, "atomic", args.concurrency)
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         server_cpu0 = _process_cpu(server.pid)
         marks: dict[str, float] = {}
