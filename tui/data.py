@@ -231,10 +231,17 @@ class TaskDetail:
     checkpoints: list[CheckpointView]
     orderings: list[tuple[str, list[str], int | None]]
     history: list[HistoryEntry] = field(default_factory=list)
+    changed_at: str = ""  # the task's updated_at: moves with every save, also within one revision
 
     def image_sequence(self) -> list[AssetRef]:
         """Images in the order a tool sees them: query images first, then artifacts by step."""
         return self.images + self.artifacts
+
+
+def change_stamp(task: Any) -> str:
+    """What an open screen compares to see another person's edit: the revision alone stays put while
+    one editing session goes on (revisions count sessions), the time of the last save does not."""
+    return f"{task.revision}@{task.updated_at.isoformat() if task.updated_at else ''}"
 
 
 def task_detail(session: Session, task_id: int, *, with_history: bool = True) -> TaskDetail:
@@ -279,7 +286,7 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
         status=task.status, revision=task.revision, answer_spec=dict(task.answer_spec or {"kind": "none"}),
         reference_tool_calls=task.reference_tool_calls, max_tool_calls=task.max_tool_calls,
         penalty_per_extra_call=task.penalty_per_extra_call, meta=dict(task.meta or {}),
-        images=images, artifacts=artifacts, documents=docs,
+        images=images, artifacts=artifacts, documents=docs, changed_at=change_stamp(task),
         steps=[StepView(s.id or 0, s.ordinal, s.thought or "", s.tool_name, s.tool_args, s.result_text or "",
                         s.is_final, s.final_answer, by_step.get(s.id or 0, [])) for s in steps],
         checkpoints=[CheckpointView(c.id or 0, c.key, c.axis, c.step_id, c.description or "", list(c.tools or []),

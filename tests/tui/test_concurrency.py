@@ -57,6 +57,28 @@ async def test_open_editor_shows_changes_made_elsewhere(make_tui, engine, blobs,
     assert (task.domain, task.query, task.category) == ("Retail", "How many cups?", "counting")
 
 
+async def test_open_editor_follows_every_save_of_another_editing_session(make_tui, engine, blobs, fast_poll) -> None:  # type: ignore[no-untyped-def]
+    """Bob's saves within one editing session keep one revision; the open editor still shows each of
+    them (it compares the time of the last save, not only the revision number)."""
+    task_id = _task(engine, blobs)
+
+    def bob_types(**changes) -> None:  # type: ignore[no-untyped-def]
+        with session_scope(engine, "bob") as s:
+            s.info["edit_session"] = "bob-visit"
+            authoring.edit_task(s, task_id, **changes)
+
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        bob_types(domain="Retail")
+        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail")
+        revision = _stored(engine, task_id).revision
+        bob_types(domain="Retail and cafes")  # the same visit of Bob's: no new revision
+        assert _stored(engine, task_id).revision == revision
+        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail and cafes")
+
+
 @pytest.mark.parametrize("choice", ["o", "r"])
 async def test_same_field_conflict_asks_and_never_overwrites_silently(make_tui, engine, blobs, choice) -> None:  # type: ignore[no-untyped-def]
     task_id = _task(engine, blobs)

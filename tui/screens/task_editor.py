@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 from annotation import tasks as authoring
 from annotation.tasks import STATUSES, TRANSITIONS
 from tui.undo import Edit
-from tui.data import TaskDetail, changes_since, task_detail
+from tui.data import TaskDetail, change_stamp, changes_since, task_detail
 from tui.images import preview
 from tui.messages import Failed, Loaded, Saved
 from tui.safe_text import data_text, visible
@@ -143,7 +143,7 @@ class TaskEditorScreen(WorkScreen):
         if self.detail is None or not self.is_current:
             return
         task_id = self.task_id
-        self.load("revision", lambda s: authoring.get_task(s, task_id).revision)
+        self.load("revision", lambda s: change_stamp(authoring.get_task(s, task_id)))
 
     # ------------------------------------------------------------------ loading
 
@@ -160,7 +160,7 @@ class TaskEditorScreen(WorkScreen):
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
         if message.what == "revision":
-            if self.detail is not None and message.data != self.detail.revision:
+            if self.detail is not None and message.data != self.detail.changed_at:
                 self.refresh_data()
         elif message.what == "task":
             self.detail, warnings, force = message.data
