@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import event, inspect
 from sqlmodel import Session
 
+from store.changes import note_change
 from store.models import (
     Adjudication,
     AuditEvent,
@@ -72,10 +73,12 @@ def _audit_before_flush(session: Session, _ctx: Any, _instances: Any) -> None:
             after = row_dict(obj)
             changed = {k for k in after if before.get(k) != after.get(k)} - _IGNORED_FIELDS
             if changed:
+                note_change(session, obj)
                 session.add(AuditEvent(actor=actor, action="update", entity=entity_name(obj),
                                        entity_id=obj.id, before=before, after=after))
     for obj in list(session.deleted):
         if isinstance(obj, AUDITED):
+            note_change(session, obj)
             session.add(AuditEvent(actor=actor, action="delete", entity=entity_name(obj),
                                    entity_id=obj.id, before=row_dict(obj), after=None))
     if pending:
@@ -88,5 +91,6 @@ def _audit_after_flush(session: Session, _ctx: Any) -> None:
     created = session.info.pop("_audit_new", [])
     actor = session.info.get("actor", "system")
     for obj in created:
+        note_change(session, obj)
         session.add(AuditEvent(actor=actor, action="create", entity=entity_name(obj),
                                entity_id=obj.id, before=None, after=row_dict(obj)))

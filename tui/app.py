@@ -76,6 +76,8 @@ class ChainmarkApp(App[None]):
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
         self.keymap_problems: list[str] = []
+        self.live_changes = False  # True while a PostgreSQL LISTEN brings other people's changes in
+        self._stop_listening = threading.Event()
         self._apply_keymap()
 
     def _apply_keymap(self) -> None:
@@ -118,6 +120,52 @@ class ChainmarkApp(App[None]):
                     gc.freeze()
 
         self.run_worker(settle, thread=True, exit_on_error=False, description="loading image widgets")
+        self.run_worker(self._listen_for_changes, thread=True, exit_on_error=False, group="changes",
+                        description="listening for changes")
+
+    # ------------------------------------------------------------------ other people's changes
+
+    def _listen_for_changes(self) -> None:
+        """On PostgreSQL, hear every commit that changes authored records (``store.changes``) and tell
+        the open screens; while this runs, screens do not poll. A lost connection is retried."""
+        from textual.worker import get_current_worker
+
+        from store.changes import listen, supports_notices
+
+        worker = get_current_worker()
+        if not supports_notices(self.engine()):
+            return
+
+        class Stop:
+            def is_set(_self) -> bool:
+                return self._stop_listening.is_set() or worker.is_cancelled
+
+        connected_before = False
+
+        def ready() -> None:
+            nonlocal connected_before
+            self.live_changes = True
+            if connected_before:  # what was committed while the channel was down is unknown: look again
+                from store.changes import Notice
+
+                self.call_from_thread(self._tell_screens, Notice("someone", everything=True))
+            connected_before = True
+
+        stop = Stop()
+        while not stop.is_set():
+            try:
+                for notice in listen(self.engine(), stop, ready=ready):
+                    self.call_from_thread(self._tell_screens, notice)
+            except Exception:  # noqa: BLE001 - screens fall back to polling until the channel is back
+                pass
+            self.live_changes = False
+            self._stop_listening.wait(2.0)
+
+    def _tell_screens(self, notice: Any) -> None:
+        from tui.messages import RecordsChanged
+
+        for screen in self.screen_stack:
+            screen.post_message(RecordsChanged(notice))
 
     # ------------------------------------------------------------------ storage (worker threads only)
 
@@ -254,6 +302,10 @@ class ChainmarkApp(App[None]):
         self._quit_asked = True
         self.push_screen(ConfirmDiscardScreen(f"Not saved: {'; '.join(lost)}. Quit anyway?",
                                               discard_label="Quit  d"), answered)
+
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        self._stop_listening.set()
+        super().exit(*args, **kwargs)
 
     def _handle_exception(self, error: Exception) -> None:
         # Textual's own handler prints the traceback and exits; keep a copy in a file first.

@@ -38,3 +38,11 @@ class ImageReady(Message):
 
     key: str
     image: Any
+
+
+@dataclass
+class RecordsChanged(Message):
+    """Someone (another terminal, another annotator) committed changes: ``notice`` is a
+    ``store.changes.Notice`` saying which records. Sent to every open screen, PostgreSQL only."""
+
+    notice: Any

@@ -5,6 +5,7 @@ is never silently overwritten: the annotator sees who changed what and reloads o
 from __future__ import annotations
 
 import pytest
+from textual.widgets import TextArea
 
 from annotation import tasks as authoring
 from store import session_scope
@@ -145,3 +146,86 @@ async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui,
         await settle(pilot, app)
         with session_scope(engine) as s:
             assert s.get(Checkpoint, cp_id).description == "my second edit"
+
+
+QUERY = "Count the cups.\nUse the receipt.\nAnswer with a number."
+
+
+async def _conflict_on_query(pilot, app, engine, task_id: int, mine: str, theirs: str):  # type: ignore[no-untyped-def]
+    editor = app.screen
+    assert isinstance(editor, TaskEditorScreen)
+    editor.query_one("#query", TextArea).text = mine  # as typed: the save waits for a pause in typing
+    _elsewhere(engine, task_id, query=theirs)  # lands before this editor's save
+    await wait_for_saves(pilot, app)
+    await until(pilot, lambda: isinstance(app.screen, ConflictScreen))
+    return editor
+
+
+async def test_merge_of_a_field_both_edited_keeps_both_changes(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.merge import MergeScreen
+
+    task_id = _task(engine, blobs)
+    _elsewhere(engine, task_id, query=QUERY)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = await _conflict_on_query(pilot, app, engine, task_id, QUERY.replace("cups", "red cups"),
+                                          QUERY.replace("a number", "an integer"))
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, MergeScreen))
+        assert "merged cleanly" in str(app.screen.query_one("#merge-help").render())
+        await pilot.press("ctrl+s")
+        await wait_for_saves(pilot, app)
+        expected = "Count the red cups.\nUse the receipt.\nAnswer with an integer."
+        assert _stored(engine, task_id).query == expected
+        await until(pilot, lambda: editor.query_one("#query").text == expected)
+
+
+async def test_a_merge_with_markers_left_is_not_saved_and_escape_goes_back_to_the_choice(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.merge import MergeScreen
+
+    task_id = _task(engine, blobs)
+    _elsewhere(engine, task_id, query=QUERY)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        theirs = QUERY.replace("cups", "blue cups")
+        await _conflict_on_query(pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), theirs)
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, MergeScreen))
+        merge = app.screen
+        text = merge.query_one("#merge-text").text
+        assert "<<<<<<< yours\nCount the red cups.\n=======\nCount the blue cups.\n>>>>>>> bob's" in text
+        await pilot.press("ctrl+s")  # markers still there: refused, the text stays
+        await pilot.pause()
+        assert "conflict markers left on lines 1, 3, 5" in str(merge.query_one("#merge-error").render())
+        assert app.screen is merge and _stored(engine, task_id).query == theirs
+        await pilot.press("escape")  # back to the choice, nothing saved
+        await until(pilot, lambda: isinstance(app.screen, ConflictScreen))
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, MergeScreen))
+        area = app.screen.query_one("#merge-text")
+        area.text = "Count the red and blue cups.\nUse the receipt.\nAnswer with a number."
+        await pilot.press("ctrl+s")
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id).query == "Count the red and blue cups.\nUse the receipt.\nAnswer with a number."
+
+
+async def test_an_answer_spec_both_edited_merges_key_by_key(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.merge import MergeScreen
+
+    task_id = _task(engine, blobs)
+    base = {"kind": "exact", "value": "3"}
+    _elsewhere(engine, task_id, answer_spec=base)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        _elsewhere(engine, task_id, answer_spec={"kind": "exact", "value": "3", "variants": ["three"]})
+        editor._save_fields("answer", {"answer_spec": {"kind": "exact", "value": "4"}}, "edit answer")
+        await until(pilot, lambda: isinstance(app.screen, ConflictScreen))
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, MergeScreen))
+        await pilot.press("ctrl+s")
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id).answer_spec == {"kind": "exact", "value": "4", "variants": ["three"]}

@@ -1,6 +1,7 @@
 """The task changed under the editor (another annotator, another terminal): say who changed what and
-let the annotator choose: reload theirs (r, dropping the edit that could not be saved) or overwrite
-with mine (o). Escape decides nothing: the edit stays in the form, unsaved."""
+let the annotator choose: reload theirs (r, dropping the edit that could not be saved), overwrite
+with mine (o), or merge the two (m, ``MergeScreen``). Escape decides nothing: the edit stays in the
+form, unsaved."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from textual.widgets import Button, Static
 
 
 class ConflictScreen(ModalScreen[str | None]):
-    """Dismisses with "reload", "overwrite" or None."""
+    """Dismisses with "reload", "overwrite", "merge" or None."""
 
     BINDINGS = [
         Binding("escape", "dismiss_none", "Decide later", id="conflict.dismiss_none"),
         Binding("r", "reload", "Reload theirs", id="conflict.reload"),
         Binding("o", "overwrite", "Overwrite with mine", id="conflict.overwrite"),
+        Binding("m", "merge", "Merge", id="conflict.merge"),
     ]
 
     def __init__(self, message: str) -> None:
@@ -32,6 +34,7 @@ class ConflictScreen(ModalScreen[str | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Reload theirs  r", id="reload")
                 yield Button("Overwrite with mine  o", id="overwrite", variant="warning")
+                yield Button("Merge  m", id="merge", variant="primary")
 
     @on(Button.Pressed, "#reload")
     def action_reload(self) -> None:
@@ -40,6 +43,10 @@ class ConflictScreen(ModalScreen[str | None]):
     @on(Button.Pressed, "#overwrite")
     def action_overwrite(self) -> None:
         self.dismiss("overwrite")
+
+    @on(Button.Pressed, "#merge")
+    def action_merge(self) -> None:
+        self.dismiss("merge")
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

@@ -24,7 +24,7 @@ from annotation.tasks import STATUSES, TRANSITIONS
 from tui.undo import Edit
 from tui.data import TaskDetail, change_stamp, changes_since, task_detail
 from tui.images import preview
-from tui.messages import Failed, Loaded, Saved
+from tui.messages import Failed, Loaded, RecordsChanged, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.widgets.answer_editor import AnswerEditor
@@ -139,7 +139,17 @@ class TaskEditorScreen(WorkScreen):
         self.set_interval(POLL_SECONDS, self._poll)
 
     def _poll(self) -> None:
-        """Reload when the task changed elsewhere, so the screen never shows (and builds on) stale data."""
+        """Reload when the task changed elsewhere, so the screen never shows (and builds on) stale data.
+        On PostgreSQL the change notices (``_heard``) say when; the timer only looks while they can't."""
+        if not self.cm.live_changes:
+            self._look_for_changes()
+
+    @on(RecordsChanged)
+    def _heard(self, message: RecordsChanged) -> None:
+        if message.notice.touches_task(self.task_id):
+            self._look_for_changes()
+
+    def _look_for_changes(self) -> None:
         if self.detail is None or not self.is_current:
             return
         task_id = self.task_id
@@ -352,8 +362,11 @@ class TaskEditorScreen(WorkScreen):
     @on(Failed)
     def _field_conflict(self, message: Failed) -> None:
         conflict, self._conflict = self._conflict, None
-        if conflict is None:
-            return
+        if conflict is not None:
+            self._ask_about(conflict)
+
+    def _ask_about(self, conflict: FieldConflict) -> None:
+        """Who changed the field and how; reload theirs, overwrite with mine, or merge the two."""
         from tui.screens.conflict import ConflictScreen
 
         def show(value: Any) -> str:
@@ -367,13 +380,31 @@ class TaskEditorScreen(WorkScreen):
                 self._base[conflict.field] = conflict.theirs
                 self._show_all = True
                 self.refresh_data()
+            elif choice == "merge":
+                self._merge(conflict)
 
         self.app.push_screen(ConflictScreen(
             f"{conflict.field} was changed by {conflict.who} while you were editing it.\n"
             f"  you started from: {show(conflict.base)}\n  theirs now:       {show(conflict.theirs)}\n"
             f"  yours:            {show(conflict.mine)}\n"
-            "Reload theirs (r) drops your edit of this field; overwrite (o) saves yours over theirs; "
-            "escape keeps your edit in the form, unsaved."), decided)
+            "Reload theirs (r) drops your edit of this field; overwrite (o) saves yours over theirs; merge (m) "
+            "combines both; escape keeps your edit in the form, unsaved."), decided)
+
+    def _merge(self, conflict: FieldConflict) -> None:
+        from tui.screens.merge import MergeScreen
+
+        def merged(value: Any) -> None:
+            if value is MergeScreen.CANCELLED:
+                self._ask_about(conflict)  # back to the choice; the edit is still in the form
+                return
+            if conflict.field in META_FIELDS and isinstance(value, str):
+                value = value.strip() or None
+            self._base[conflict.field] = conflict.theirs  # the merge was made against theirs
+            self._show_all = True  # the form shows the merged value once it is stored
+            self._save_fields(conflict.field, {conflict.field: value}, f"merge {conflict.field}")
+
+        self.app.push_screen(MergeScreen(conflict.field, conflict.base, conflict.mine, conflict.theirs,
+                                         conflict.who), merged)
 
     @on(Select.Changed, "#status")
     def _status_changed(self, event: Select.Changed) -> None:

@@ -11,13 +11,14 @@ from textual.widgets import Header, Input, Select, Static
 
 from annotation.tasks import STATUSES
 from tui.data import TaskFilter, filter_choices, task_ids, task_rows
-from tui.messages import Loaded
+from tui.messages import Loaded, RecordsChanged
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import is_nothing
 from tui.widgets.task_table import PAGE, TaskTable, header_text
 
 INDEX_DELAY = 0.15
+HEARD_DELAY = 0.3  # other people's commits arrive in bursts (an import, a chain): one reload per burst
 """Seconds of quiet typing before the full id index of a filter is computed."""
 
 
@@ -37,6 +38,7 @@ class TaskListScreen(WorkScreen):
         self._first_page: tuple[TaskFilter, list] | None = None  # type: ignore[type-arg]
         self._index: tuple[TaskFilter, list[int]] | None = None
         self._index_timer: Timer | None = None
+        self._heard_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -74,6 +76,16 @@ class TaskListScreen(WorkScreen):
         if self._index_timer is not None:
             self._index_timer.stop()
         self._index_timer = self.set_timer(INDEX_DELAY, lambda: self.load("index", lambda s: (flt, task_ids(s, flt))))
+
+    @on(RecordsChanged)
+    def _heard(self, message: RecordsChanged) -> None:
+        """Tasks changed elsewhere (PostgreSQL notices): show them, once per burst of commits."""
+        notice = message.notice
+        if not self.is_current or not (notice.everything or any(c.task_id is not None for c in notice.changes)):
+            return
+        if self._heard_timer is not None:
+            self._heard_timer.stop()
+        self._heard_timer = self.set_timer(HEARD_DELAY, self.refresh_data)
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
