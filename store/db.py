@@ -108,9 +108,7 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
     ``actor`` names who is acting; audit events written in this session carry it.
     """
     session = Session(engine, expire_on_commit=False)
-    from store.settings import current
-
-    session.info["actor"] = actor or current().user or _login()
+    session.info["actor"] = acting_user(actor)
     try:
         yield session
         session.commit()
@@ -119,6 +117,13 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
         raise
     finally:
         session.close()
+
+
+def acting_user(actor: str | None = None) -> str:
+    """Who the audit names: the given actor, else the configured user, else the OS login."""
+    from store.settings import current
+
+    return actor or current().user or _login()
 
 
 def _login() -> str:

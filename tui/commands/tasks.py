@@ -172,6 +172,74 @@ def add_task(app: AppContext, benchmark: str, query: str, answer: str | None, ca
         click.echo(created["id"])
 
 
+@tasks_group.command("assign")
+@click.argument("task_ids", nargs=-1, type=int)
+@click.option("--to", "annotator", required=True, help="The annotator who is to author these tasks.")
+@click.option("--benchmark", "-b", help="Every task of this benchmark (with --status, only those).")
+@click.option("--status", type=click.Choice(authoring.STATUSES), help="With --benchmark: only tasks in this status.")
+@click.option("--limit", type=click.IntRange(min=1), help="With --benchmark: at most this many.")
+@json_option
+@pass_ctx
+def assign_cmd(app: AppContext, task_ids: tuple[int, ...], annotator: str, benchmark: str | None,
+               status: str | None, limit: int | None, as_json: bool) -> None:
+    """Put tasks in an annotator's authoring queue (by id, or a benchmark's tasks)."""
+    from annotation.authoring_queue import assign_tasks
+
+    if not task_ids and not benchmark:
+        raise click.UsageError("give task ids or --benchmark")
+    with session_scope(app.engine, app.actor) as s:
+        ids = list(task_ids)
+        if benchmark:
+            authoring.get_benchmark(s, benchmark)
+            ids += [row.id for row in iter_task_summaries(s, benchmark, limit=limit, status=status)]
+        new = assign_tasks(s, annotator, ids)
+    if as_json:
+        emit_json({"annotator": annotator, "assigned": new, "already": len(set(ids)) - len(new)})
+    else:
+        click.echo(f"{annotator}: {len(new)} task{'s' if len(new) != 1 else ''} added to the queue"
+                   + (f" ({len(set(ids)) - len(new)} already in it)" if len(set(ids)) > len(new) else ""))
+
+
+@tasks_group.command("unassign")
+@click.argument("task_ids", nargs=-1, type=int, required=True)
+@click.option("--to", "annotator", required=True, help="Whose queue to take them out of.")
+@json_option
+@pass_ctx
+def unassign_cmd(app: AppContext, task_ids: tuple[int, ...], annotator: str, as_json: bool) -> None:
+    """Take tasks out of an annotator's authoring queue."""
+    from annotation.authoring_queue import unassign_tasks
+
+    with session_scope(app.engine, app.actor) as s:
+        removed = unassign_tasks(s, annotator, list(task_ids))
+    if as_json:
+        emit_json({"annotator": annotator, "removed": removed})
+    else:
+        click.echo(f"{annotator}: {removed} task{'s' if removed != 1 else ''} taken out of the queue")
+
+
+@tasks_group.command("queue")
+@click.option("--to", "annotator", help="Whose queue (default: you, as the audit names you).")
+@json_option
+@pass_ctx
+def queue_cmd(app: AppContext, annotator: str | None, as_json: bool) -> None:
+    """An annotator's authoring queue: tasks still to do (draft, rejected) first, then done ones."""
+    from annotation.authoring_queue import queue_of
+
+    with session_scope(read_only(app.engine), app.actor) as s:
+        who = annotator or str(s.info["actor"])
+        items = queue_of(s, who)
+    if as_json:
+        emit_json({"annotator": who, "to_do": sum(i.to_do for i in items),
+                   "tasks": [{"id": i.task_id, "benchmark": i.benchmark, "source_id": i.source_id,
+                              "status": i.status, "to_do": i.to_do, "query": i.query} for i in items]})
+        return
+    to_do = sum(i.to_do for i in items)
+    click.echo(f"{who}: {to_do} of {len(items)} assigned task{'s' if len(items) != 1 else ''} to do")
+    if items:
+        click.echo(table([[i.task_id, i.benchmark, i.source_id, i.status, _short(i.query, 60)] for i in items],
+                         ["id", "benchmark", "source", "status", "query"]))
+
+
 @tasks_group.command("edit")
 @click.argument("task_id", type=int)
 @click.option("--query", "-q")

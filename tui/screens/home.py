@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 class HomeScreen(WorkScreen):
     BINDINGS = [
         Binding("t", "tasks", "Tasks", id="home.tasks"),
+        Binding("q", "my_queue", "My queue", id="home.my_queue"),
         Binding("enter", "open_benchmark", "Open benchmark", show=False, id="home.open_benchmark"),
         Binding("n", "new_task", "New task", id="home.new_task"),
         Binding("r", "refresh", "Refresh", id="home.refresh"),
@@ -108,6 +109,13 @@ class HomeScreen(WorkScreen):
         from tui.screens.task_list import TaskListScreen
 
         self.app.push_screen(TaskListScreen())
+
+    def action_my_queue(self) -> None:
+        """The tasks assigned to me for authoring (``chainmark tasks assign``), as a task list."""
+        from store.db import acting_user
+        from tui.screens.task_list import TaskListScreen
+
+        self.app.push_screen(TaskListScreen(assignee=acting_user(self.cm.actor)))
 
     def action_open_benchmark(self) -> None:
         from tui.screens.task_list import TaskListScreen

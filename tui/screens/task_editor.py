@@ -86,11 +86,15 @@ class TaskEditorScreen(WorkScreen):
         Binding("ctrl+g", "guidelines", "Guidelines", id="task_editor.guidelines"),
         Binding("ctrl+r", "drafting", "Drafting aids", id="task_editor.drafting"),
         Binding("ctrl+n", "baseline", "Solve blind", id="task_editor.baseline"),
+        Binding("ctrl+down,alt+down", "step(1)", "Next task", id="task_editor.next_task"),
+        Binding("ctrl+up,alt+up", "step(-1)", "Previous task", id="task_editor.previous_task"),
     ]
 
-    def __init__(self, task_id: int) -> None:
+    def __init__(self, task_id: int, sequence: list[int] | None = None) -> None:
         super().__init__()
         self.task_id = task_id
+        # The list this editor was opened from (a filter, my queue): next/previous walk it.
+        self.sequence = sequence or []
         self.detail: TaskDetail | None = None
         self._pending_saves: dict[str, Timer] = {}
         self._loading = False
@@ -181,7 +185,7 @@ class TaskEditorScreen(WorkScreen):
 
     def _show(self, d: TaskDetail, warnings: list[Any], force: bool = False) -> None:
         self._loading = True
-        self.sub_title = f"task {d.id}"
+        self.sub_title = f"task {d.id}" + self._position()
         note = d.meta.get("review") if isinstance(d.meta.get("review"), dict) else None
         review = (f"\n{d.status}: {note['reason']}" + (f" ({note['by']})" if note.get("by") else "")
                   if note and note.get("reason") and note.get("status") == d.status else "")
@@ -231,6 +235,33 @@ class TaskEditorScreen(WorkScreen):
 
     def _done_loading(self) -> None:
         self._loading = False
+
+    def _position(self) -> str:
+        return (f" · {self.sequence.index(self.task_id) + 1} of {len(self.sequence)}"
+                if self.task_id in self.sequence else "")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "step":
+            return self.task_id in self.sequence and len(self.sequence) > 1
+        return True
+
+    def action_step(self, delta: int) -> None:
+        """The next (or previous) task of the list this editor came from; typing is saved first."""
+        if self.task_id not in self.sequence:
+            return
+        at = self.sequence.index(self.task_id) + delta
+        if not 0 <= at < len(self.sequence):
+            self.notify("that was the last task of the list" if delta > 0 else "this is the first task of the list",
+                        severity="warning", timeout=3)
+            return
+        self.flush_pending()
+        target, sequence = self.sequence[at], self.sequence
+
+        def go() -> None:
+            self.app.pop_screen()
+            self.app.push_screen(TaskEditorScreen(target, sequence=sequence))
+
+        self.confirm_discard(go)
 
     @on(DataTable.RowSelected, "#history")
     def _revert_asked(self, event: DataTable.RowSelected) -> None:

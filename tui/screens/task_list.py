@@ -30,10 +30,11 @@ class TaskListScreen(WorkScreen):
         Binding("ctrl+r", "clear_filters", "Clear filters", id="task_list.clear_filters"),
     ]
 
-    def __init__(self, benchmark: str = "") -> None:
+    def __init__(self, benchmark: str = "", assignee: str = "") -> None:
         super().__init__()
         self.initial_benchmark = benchmark
-        self.filter = TaskFilter(benchmark=benchmark)
+        self.initial_assignee = assignee
+        self.filter = TaskFilter(benchmark=benchmark, assignee=assignee)
         self.shown_filter: TaskFilter | None = None
         self._first_page: tuple[TaskFilter, list] | None = None  # type: ignore[type-arg]
         self._index: tuple[TaskFilter, list[int]] | None = None
@@ -98,6 +99,9 @@ class TaskListScreen(WorkScreen):
             if self.initial_benchmark in choices["benchmark"]:
                 with self.prevent(Select.Changed):
                     self.query_one("#benchmark", Select).value = self.initial_benchmark
+            if self.initial_assignee in choices["annotator"]:
+                with self.prevent(Select.Changed):
+                    self.query_one("#assignee", Select).value = self.initial_assignee
         elif message.what == "tasks":
             flt, first = message.data
             if flt != self.filter:
@@ -145,7 +149,11 @@ class TaskListScreen(WorkScreen):
 
     @on(Input.Submitted, "#text")
     def _text_submitted(self) -> None:
-        self.query_one(TaskTable).focus()
+        """Enter in the search opens the highlighted (first) match; with none, the list takes focus."""
+        table = self.query_one(TaskTable)
+        table.focus()
+        if table.highlighted_id is not None and self.shown_filter == self.filter:
+            self._open_task(table.highlighted_id)
 
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
@@ -154,9 +162,13 @@ class TaskListScreen(WorkScreen):
 
     @on(TaskTable.Opened)
     def _open(self, event: TaskTable.Opened) -> None:
+        self._open_task(event.task_id)
+
+    def _open_task(self, task_id: int) -> None:
+        """The editor, with this list's tasks as its next/previous sequence ("n of N")."""
         from tui.screens.task_editor import TaskEditorScreen
 
-        self.app.push_screen(TaskEditorScreen(event.task_id))
+        self.app.push_screen(TaskEditorScreen(task_id, sequence=list(self.query_one(TaskTable).ids)))
 
     def action_focus_search(self) -> None:
         self.query_one("#text", Input).focus()
