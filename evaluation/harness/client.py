@@ -5,14 +5,12 @@ and record."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
-import os
-import random
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -24,6 +22,16 @@ except ImportError:  # pragma: no cover - another openai layout: the client look
     get_platform = None
 
 from evaluation.harness.endpoints import EndpointSpec
+from evaluation.modelcall.reply import (
+    ModelCallError,
+    ModelReply,
+    ReplayMiss,
+    connection_failure,
+    error_message,
+    normalise,
+)
+from evaluation.modelcall.retry import RETRYABLE_STATUS, RetryNote, RetryPolicy
+from evaluation.modelcall.replay_key import canonical, chat_key_of_payload, replay_key
 from evaluation.harness.send_pacer import SendPacer, trace_config
 
 try:  # openai's aiohttp transport, imported with this module rather than on a run's critical path
@@ -37,63 +45,19 @@ try:  # the same transport, built here so its session can trace requests (see se
 except ImportError:  # pragma: no cover - another openai layout: the transport builds its own session
     AiohttpTransport = None
 
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
 
 
-class ModelCallError(RuntimeError):
-    """The endpoint did not give a usable answer (after retries, or a non-retryable error)."""
-
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, kind: str = "http"):
-        super().__init__(message)
-        self.status, self.attempts, self.kind = status, attempts, kind
-
-
-class ReplayMiss(ModelCallError):
-    """Replay mode and no cached response for this exact request."""
-
-
-@dataclass
-class RetryPolicy:
-    attempts: int = 5
-    base_delay: float = 0.5
-    max_delay: float = 20.0
-    timeout: float = 180.0
-
-
-@dataclass
-class ModelReply:
-    """A normalised chat completion; ``tool_calls`` items are ``{"id", "name", "arguments"}`` (raw str)."""
-
-    content: str | None
-    reasoning: str | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    finish_reason: str | None = None
-    latency: float = 0.0
-    replayed: bool = False
-    cache_key: str = ""
-
-    def to_cache(self) -> dict[str, Any]:
-        return {"content": self.content, "reasoning": self.reasoning, "tool_calls": self.tool_calls,
-                "usage": self.usage, "finish_reason": self.finish_reason}
-
-    @classmethod
-    def from_cache(cls, data: dict[str, Any], key: str) -> "ModelReply":
-        return cls(data.get("content"), data.get("reasoning"), list(data.get("tool_calls") or []),
-                   dict(data.get("usage") or {}), data.get("finish_reason"), 0.0, True, key)
-
-
-@dataclass
-class RetryNote:
-    attempt: int
-    status: int | None
-    message: str
-    delay: float
-
-
 def data_url_digest(url: str) -> str:
-    return "sha256:" + hashlib.sha256(url.encode()).hexdigest()
+    """An image in a request, named by the sha256 of its bytes (the name the blob store gives it), so
+    the cache row says which image was sent without holding it. Not a data URL: the URL's own hash."""
+    head, sep, data = url.partition(",")
+    if sep and head.startswith("data:") and head.endswith(";base64"):
+        try:
+            return "sha256:" + hashlib.sha256(base64.b64decode(data, validate=True)).hexdigest()
+        except ValueError:
+            pass
+    return "sha256-url:" + hashlib.sha256(url.encode()).hexdigest()
 
 
 def _strip_images(value: Any, digest: Callable[[str], str]) -> Any:
@@ -111,11 +75,12 @@ def _strip_images(value: Any, digest: Callable[[str], str]) -> Any:
 
 def canonical_request(body: Any) -> str:
     """The request as canonical JSON: what was asked, never where or with which key."""
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return canonical(body)
 
 
 def request_key(body: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_request(body).encode()).hexdigest()
+    """The replay-cache key of a chat request (``modelcall.replay_key``)."""
+    return replay_key("chat", body)
 
 
 class _CanonicalEncoder:
@@ -203,7 +168,7 @@ class ModelClient:
         """``turn``: this request's send turn (see ``send_pacer``), taken before its body is built;
         a retry waits for a new one."""
         payload = self._canonical(body)  # the keyed JSON, also sent as the request body
-        key = hashlib.sha256(payload).hexdigest()
+        key = chat_key_of_payload(payload)
         if self.replay:
             cached = await self._lookup(key) if self._lookup else None
             if cached is None:
@@ -233,19 +198,19 @@ class ModelClient:
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status not in RETRYABLE_STATUS or attempt >= self.retry.attempts:
-                    raise ModelCallError(f"HTTP {status} from {self.endpoint.name}: {_message(exc)}",
+                    raise ModelCallError(f"HTTP {status} from {self.endpoint.name}: {error_message(exc)}",
                                          status=status, attempts=attempt) from exc
-                delay = self._delay(attempt, exc.response.headers.get("retry-after"))
-                self._note(on_retry, RetryNote(attempt, status, _message(exc), delay))
+                delay = self.retry.delay(attempt, exc.response.headers.get("retry-after"))
+                self._note(on_retry, RetryNote(attempt, status, error_message(exc), delay))
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                kind, reason = _connection_failure(exc)
+                kind, reason = connection_failure(exc)
                 if attempt >= self.retry.attempts:
                     raise ModelCallError(f"{kind} talking to {self.endpoint.name} ({self.endpoint.base_url}) "
                                          f"after {attempt} attempts{reason}", attempts=attempt, kind=kind) from exc
-                delay = self._delay(attempt, None)
+                delay = self.retry.delay(attempt)
                 self._note(on_retry, RetryNote(attempt, None, kind, delay))
             else:
-                reply = _normalise(completion, key)
+                reply = normalise(completion, key)
                 reply.latency = time.perf_counter() - started
                 self.answered += 1
                 return reply
@@ -253,15 +218,6 @@ class ModelClient:
                 self._end_turn(turn)
                 turn = None
             await asyncio.sleep(delay)
-
-    def _delay(self, attempt: int, retry_after: str | None) -> float:
-        if retry_after:
-            try:
-                return min(self.retry.max_delay, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
-        base = self.retry.base_delay * (2 ** (attempt - 1))
-        return min(self.retry.max_delay, base + random.uniform(0, self.retry.base_delay))
 
     @staticmethod
     def _note(cb: Callable[[RetryNote], None] | None, note: RetryNote) -> None:
@@ -322,56 +278,6 @@ def _http_client(concurrency: int, timeout: float, tls: Any = None) -> tuple[Any
             pass
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
     return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, **extra), None
-
-
-def _connection_failure(exc: openai.APIConnectionError) -> tuple[str, str]:
-    """``("timeout" | "connection", ": why")``. openai's aiohttp transport reports a refused or
-    unresolvable connection as a connect *timeout*; the cause chain tells what really happened."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError) and cause.errno:
-            why = os.strerror(cause.errno) if cause.errno > 0 else cause.strerror  # < 0: a name lookup
-            return "connection", f": {why} ({cause})"
-        cause = cause.__cause__ or cause.__context__
-    return ("timeout" if isinstance(exc, openai.APITimeoutError) else "connection"), ""
-
-
-def _message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:500]
-    return str(exc.message)[:500]
-
-
-def _normalise(completion: Any, key: str) -> ModelReply:
-    """A chat.completion JSON object → ModelReply; anything off-shape is a clear ``malformed`` error."""
-    choices = completion.get("choices") if isinstance(completion, dict) else None
-    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise ModelCallError("the endpoint answered without any choice (malformed completion)", kind="malformed")
-    choice = choices[0]
-    msg = choice.get("message")
-    if not isinstance(msg, dict):
-        raise ModelCallError("the endpoint answered a choice without a message (malformed completion)",
-                             kind="malformed")
-    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-    calls = []
-    for i, tc in enumerate(msg.get("tool_calls") or []):
-        fn = (tc or {}).get("function") or {}
-        arguments = fn.get("arguments", "")
-        calls.append({"id": (tc or {}).get("id") or f"call_{i}", "name": str(fn.get("name") or ""),
-                      "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)})
-    usage = {}
-    u = completion.get("usage")
-    if isinstance(u, dict):
-        usage = {k: int(u.get(k) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    content = msg.get("content")
-    if isinstance(content, list):  # some servers send content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ModelReply(content if isinstance(content, str) or content is None else str(content),
-                      reasoning if isinstance(reasoning, str) else None, calls, usage,
-                      choice.get("finish_reason"), cache_key=key)
 
 
 def cacheable_request(body: dict[str, Any], digest: Callable[[str], str] = data_url_digest) -> dict[str, Any]:

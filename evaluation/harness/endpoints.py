@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlmodel import Session, select
 
+from evaluation.modelcall.endpoint import EndpointError, EndpointSpec
 from store.models import ModelEndpoint
 
 # Parameters that belong to the request body; anything else is refused so typos are caught early.
@@ -19,41 +18,8 @@ SAMPLING_PARAMS = {"temperature", "top_p", "max_tokens", "max_completion_tokens"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class EndpointError(ValueError):
-    """A bad endpoint definition or a missing key; the message says what to fix."""
-
-
-@dataclass(frozen=True)
-class EndpointSpec:
-    """A plain copy of an endpoint row (safe to pass between threads)."""
-
-    id: int
-    name: str
-    base_url: str
-    model: str
-    api_key_env: str | None
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def api_key(self, required: bool = True) -> str:
-        """The key from the environment; local servers without a key get a placeholder."""
-        if not self.api_key_env:
-            return "no-key"
-        value = os.environ.get(self.api_key_env)
-        if value:
-            return value
-        if required:
-            raise EndpointError(f"endpoint {self.name!r} reads its API key from ${self.api_key_env}, "
-                                "which is not set")
-        return "no-key"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "base_url": self.base_url, "model": self.model,
-                "api_key_env": self.api_key_env, "params": self.params,
-                "key_present": bool(self.api_key_env and os.environ.get(self.api_key_env))}
-
-
 def _spec(row: ModelEndpoint) -> EndpointSpec:
-    return EndpointSpec(row.id or 0, row.name, row.base_url, row.model, row.api_key_env, dict(row.params or {}))
+    return EndpointSpec.of(row)
 
 
 def parse_param(text: str) -> tuple[str, Any]:

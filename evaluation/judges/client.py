@@ -1,53 +1,34 @@
 """Calling a judge model on an OpenAI-compatible endpoint, with a record/replay cache.
 
-Every call is keyed by (prompt hash, endpoint URL, model, sampling parameters) in ``ReplayCache``
-(kind ``judge``): asking again — for a re-judge, another scorer, a rebuilt database copy — returns the
-recorded reply and never calls the model. The API key is read from the environment variable the
-endpoint names and never written anywhere.
+The call goes through the one model-call layer (``evaluation.modelcall``: endpoint, retries,
+redaction). Every call is keyed with the one replay key, kind ``judge``, over (prompt hash, model,
+sampling parameters), in ``ReplayCache``: asking again — for a re-judge, another scorer, a rebuilt
+database copy, another server with the same model — returns the recorded reply and never calls the
+model. The API key is read from the environment variable the endpoint names and never written anywhere.
 """
 
 from __future__ import annotations
 
 import base64
 import mimetypes
-import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, select
 
-from evaluation.scoring.items import stable_hash
+from evaluation.modelcall.endpoint import EndpointError, EndpointSpec
+from evaluation.modelcall.replay_key import replay_key
+from evaluation.modelcall.reply import ModelCallError
+from evaluation.modelcall.sync_client import chat
 from store.blobs import BlobStore
-from store.models import Asset, ModelEndpoint, ReplayCache
+from store.models import Asset, ReplayCache
 
 
 class JudgeError(RuntimeError):
     """A judge cannot be asked (no endpoint, no key, the server failed); the message says which."""
 
 
-@dataclass
-class EndpointInfo:
-    name: str
-    base_url: str
-    model: str
-    api_key_env: str | None
-    params: dict[str, Any]
-
-    @staticmethod
-    def of(ep: ModelEndpoint) -> "EndpointInfo":
-        return EndpointInfo(ep.name, ep.base_url, ep.model, ep.api_key_env, dict(ep.params or {}))
-
-    def api_key(self) -> str:
-        if self.api_key_env:
-            key = os.environ.get(self.api_key_env)
-            if not key:
-                raise JudgeError(f"endpoint {self.name!r} reads its API key from ${self.api_key_env}, which is not set")
-            return key
-        return "no-key"
-
-
-def call_params(endpoint: EndpointInfo, template_params: dict[str, Any]) -> dict[str, Any]:
+def call_params(endpoint: EndpointSpec, template_params: dict[str, Any]) -> dict[str, Any]:
     """Endpoint sampling defaults, overridden by what the template fixes (a judge runs at its own temperature)."""
     allowed = ("temperature", "max_tokens", "top_p", "seed", "response_format")
     params = {k: v for k, v in endpoint.params.items() if k in allowed}
@@ -55,9 +36,9 @@ def call_params(endpoint: EndpointInfo, template_params: dict[str, Any]) -> dict
     return params
 
 
-def cache_key(prompt_hash: str, endpoint: EndpointInfo, params: dict[str, Any]) -> str:
-    return stable_hash({"prompt": prompt_hash, "base_url": endpoint.base_url.rstrip("/"), "model": endpoint.model,
-                        "params": params})
+def cache_key(prompt_hash: str, endpoint: EndpointSpec, params: dict[str, Any]) -> str:
+    """What was asked (the prompt, images included, by its hash), of which model and how; not where."""
+    return replay_key("judge", {"prompt": prompt_hash, "model": endpoint.model, "params": params})
 
 
 def cached_reply(session: Session, key: str) -> str | None:
@@ -96,17 +77,11 @@ def resolve_images(session: Session, blobs: BlobStore, messages: list[dict[str, 
     return out
 
 
-def complete(endpoint: EndpointInfo, messages: list[dict[str, Any]], params: dict[str, Any],
+def complete(endpoint: EndpointSpec, messages: list[dict[str, Any]], params: dict[str, Any],
              *, timeout: float = 120.0) -> dict[str, Any]:
-    """One chat completion; returns ``{"content", "usage", "model"}`` or raises JudgeError."""
-    import openai
-
-    client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(), timeout=timeout, max_retries=2)
+    """One chat completion; returns ``{"content", "usage", "model"}`` or raises JudgeError (redacted)."""
     try:
-        resp = client.chat.completions.create(model=endpoint.model, messages=messages, **params)  # type: ignore[arg-type]
-    except openai.APIError as exc:
-        raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc.__class__.__name__}: {exc}") from exc
-    if not resp.choices:
-        raise JudgeError(f"judge endpoint {endpoint.name!r} returned no choices")
-    usage = resp.usage.model_dump() if resp.usage is not None else {}
-    return {"content": resp.choices[0].message.content or "", "usage": usage, "model": resp.model}
+        reply = chat(endpoint, messages, params={"timeout": timeout, **params})
+    except (EndpointError, ModelCallError) as exc:
+        raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc}") from exc
+    return {"content": reply.content or "", "usage": reply.usage, "model": endpoint.model}

@@ -16,7 +16,6 @@ from sqlmodel import select
 
 from evaluation.benchmarks import ScoreContext
 from evaluation.judges.client import (
-    EndpointInfo,
     JudgeError,
     cache_key,
     cached_reply,
@@ -25,6 +24,7 @@ from evaluation.judges.client import (
     resolve_images,
 )
 from evaluation.judges.oracle import StoreOracle
+from evaluation.modelcall.endpoint import EndpointSpec
 from evaluation.judges.parsers import parse
 from evaluation.judges.reference_prompts import template_for
 from evaluation.scoring.embedding import HashingEmbedder
@@ -36,7 +36,7 @@ from store.models import Judge, ModelEndpoint, ReplayCache, Verdict
 
 
 def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = None,
-                 mode: str = "faithful") -> tuple[str, EndpointInfo]:
+                 mode: str = "faithful") -> tuple[str, EndpointSpec]:
     """The Judge row for (template, endpoint), named ``<judge>@<endpoint>``; created on first use."""
     with session_scope(engine, actor=actor) as s:
         tpl = template_for(s, judge, mode)
@@ -51,7 +51,7 @@ def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = 
             s.add(row)
         elif row.template_version != tpl.version:
             row.template_version, row.params = tpl.version, tpl.params
-        return name, EndpointInfo.of(ep)
+        return name, EndpointSpec.of(ep)
 
 
 def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoint: str, *, mode: str = "faithful",

@@ -14,6 +14,10 @@ import re
 import threading
 from typing import Any
 
+from evaluation.modelcall.endpoint import EndpointSpec
+from evaluation.modelcall.redact import known_secret_env, redact
+from evaluation.modelcall.reply import ModelCallError
+from evaluation.modelcall.sync_client import chat
 from evaluation.tools import replay
 from evaluation.tools.drawing import parse_numbers
 from evaluation.tools.images import open_rgb, png_bytes
@@ -37,6 +41,7 @@ def _client(base_url: str, key_env: str, timeout: float) -> Any:
     """One client per endpoint for the process, shared by every thread (the openai client is
     thread-safe): building one costs tens of milliseconds of CPU (TLS context, connection pool),
     which at dozens of concurrent service calls on two cores was most of their wall time."""
+    known_secret_env(key_env)
     key = os.environ.get(key_env) or "not-needed"
     ident = (base_url, key_env, hashlib.sha256(key.encode()).hexdigest(), timeout)
     with _CLIENTS_LOCK:
@@ -55,16 +60,16 @@ def ask_vlm(ctx: ToolContext, tool: str, prompt: str, image: bytes, max_tokens: 
                "max_tokens": max_tokens}
 
     def live() -> dict[str, Any]:
-        client = _client(s.vlm_base_url or "", s.vlm_api_key_env, s.timeout_s)
         url = "data:image/png;base64," + base64.b64encode(png_bytes(open_rgb(image))).decode("ascii")
+        key_env = s.vlm_api_key_env if s.vlm_api_key_env and os.environ.get(s.vlm_api_key_env) else None
+        endpoint = EndpointSpec(0, "the vision model", s.vlm_base_url or "", s.vlm_model or "", key_env)
         try:
-            resp = client.chat.completions.create(
-                model=s.vlm_model, temperature=0, max_tokens=max_tokens,
-                messages=[{"role": "user", "content": [{"type": "text", "text": prompt},
-                                                       {"type": "image_url", "image_url": {"url": url}}]}])
-        except Exception as exc:  # openai raises many types; all mean "the backend failed"
-            raise ToolError(f"{tool}: the vision model endpoint failed: {type(exc).__name__}: {exc}") from exc
-        return {"content": resp.choices[0].message.content or ""}
+            reply = chat(endpoint, [{"role": "user", "content": [{"type": "text", "text": prompt},
+                                                                 {"type": "image_url", "image_url": {"url": url}}]}],
+                         params={"temperature": 0, "max_tokens": max_tokens, "timeout": s.timeout_s})
+        except ModelCallError as exc:
+            raise ToolError(f"{tool}: the vision model endpoint failed: {exc}") from exc
+        return {"content": reply.content or ""}
 
     missing = None if (s.vlm_base_url and s.vlm_model) else _VLM_MISSING
     response, replayed = replay.call(ctx, tool, "vlm", request, live, missing)
@@ -151,7 +156,7 @@ def _generate(ctx: ToolContext, tool: str, request: dict[str, Any], call: Any) -
         except ToolError:
             raise
         except Exception as exc:
-            raise ToolError(f"{tool}: the image endpoint failed: {type(exc).__name__}: {exc}") from exc
+            raise ToolError(redact(f"{tool}: the image endpoint failed: {type(exc).__name__}: {exc}")) from exc
         if ctx.blobs is not None:
             blobs = ctx.blobs
             return {"image_sha256": replay.in_short_transaction(ctx, lambda s: blobs.put(data, s), write=True)

@@ -3,6 +3,8 @@ the step-wise oracle check. Both calls run in workers; results are saved on the 
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,9 +13,9 @@ from textual.content import Content
 from textual.widgets import Header, Static, TextArea
 
 from annotation import tasks as authoring
-from tui import drafting
+from evaluation import drafting
 from tui.data import task_detail
-from tui.messages import Loaded, Saved
+from tui.messages import Failed, Loaded, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 
@@ -57,7 +59,7 @@ class DraftingScreen(WorkScreen):
         oracle = info.get("oracle")
         self.query_one("#oracle", Static).update(Content(
             "not run yet" if not oracle else
-            f"{'✓ reached' if oracle['passed'] else '✗ did not reach'} the answer; model said: {oracle['answer']}"))
+            f"{_verdict(oracle.get('passed'))}; model said: {oracle['answer']}"))
         notes = self.query_one("#notes", TextArea)
         if self._stored_notes is None and not notes.text and info.get("notes"):
             notes.load_text(info["notes"])
@@ -67,7 +69,7 @@ class DraftingScreen(WorkScreen):
         task_id, cm = self.task_id, self.cm
         self.query_one("#model-description", Static).update("asking the model…")
 
-        def run(session):  # type: ignore[no-untyped-def]
+        def inputs(session):  # type: ignore[no-untyped-def]
             task = authoring.get_task(session, task_id)
             ep = drafting.endpoint_for(session, task)
             images = authoring.assets_of(session, task_id, "query_image")
@@ -76,25 +78,52 @@ class DraftingScreen(WorkScreen):
             from store.models import Asset
 
             asset = session.get(Asset, images[0].asset_id)
-            text = drafting.describe_image(ep, cm.blobs.get(asset.sha256, session), asset.mime)
-            drafting.save_drafting(session, task_id, "description", text)
-            drafting.save_drafting(session, task_id, "endpoint", ep.name)
+            assert asset is not None
+            return ep, cm.blobs.get(asset.sha256, session), asset.mime
 
-        self.save("describe", run)
+        def ask() -> Any:
+            ep, image, mime = cm.read(inputs)
+            text = drafting.describe_image(ep, image, mime)
+
+            def store(session):  # type: ignore[no-untyped-def]
+                drafting.save_drafting(session, task_id, "description", text)
+                drafting.save_drafting(session, task_id, "endpoint", ep.name)
+            return store
+
+        self._ask_model("describe", ask)
 
     def action_oracle(self) -> None:
-        task_id = self.task_id
+        task_id, cm = self.task_id, self.cm
         self.query_one("#oracle", Static).update("running the oracle check…")
 
-        def run(session):  # type: ignore[no-untyped-def]
+        def inputs(session):  # type: ignore[no-untyped-def]
             task = authoring.get_task(session, task_id)
-            ep = drafting.endpoint_for(session, task)
-            answer = drafting.oracle_answer(ep, task.query, authoring.steps_of(session, task_id))
-            drafting.save_drafting(session, task_id, "oracle", {
-                "answer": answer, "passed": drafting.reaches(answer, task.answer_spec or {}),
-                "endpoint": ep.name, "revision": task.revision})
+            return (drafting.endpoint_for(session, task), task.query, authoring.steps_of(session, task_id),
+                    dict(task.answer_spec or {}), task.revision)
 
-        self.save("oracle check", run)
+        def ask() -> Any:
+            ep, query, steps, spec, revision = cm.read(inputs)
+            answer = drafting.oracle_answer(ep, query, steps)
+            outcome = {"answer": answer, "passed": drafting.reaches(answer, spec), "endpoint": ep.name,
+                       "revision": revision}
+            return lambda session: drafting.save_drafting(session, task_id, "oracle", outcome)
+
+        self._ask_model("oracle check", ask)
+
+    def _ask_model(self, what: str, ask: Any) -> None:
+        """``ask()`` on a worker thread: it reads in a short transaction, calls the model outside any
+        transaction (a slow model never holds the database or the app's other saves), and returns
+        the write that stores the answer, which runs as a normal save."""
+
+        def work() -> None:
+            try:
+                store = ask()
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a visible message
+                self.post_message(Failed(what, str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+                return
+            self.cm.call_from_thread(self.save, what, store)
+
+        self.run_worker(work, thread=True, group="model", exit_on_error=False, description=what)
 
     def action_save_notes(self) -> None:
         text, task_id = self.query_one("#notes", TextArea).text, self.task_id
@@ -112,3 +141,9 @@ class DraftingScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.leave()
+
+
+def _verdict(passed: bool | None) -> str:
+    if passed is None:
+        return "? this kind of answer needs a judge to check"
+    return "✓ reached the answer" if passed else "✗ did not reach the answer"

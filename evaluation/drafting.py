@@ -1,5 +1,8 @@
 """Drafting aids (Agentic-MME §2.3–2.4) against a configured OpenAI-compatible endpoint.
 
+Callers read what a question needs in one short transaction, ask the model outside any transaction,
+and save the answer in another (``save_drafting``): a model call never holds the database.
+
 *Describe*: ask the model what it sees in the raw image, to show the annotator what a model misses.
 *Oracle check*: give the model the query plus the reference chain's observations and see whether it
 reaches the answer; if it cannot even then, the task (or its chain) needs work.
@@ -11,13 +14,14 @@ Results are kept on the task's ``meta["drafting"]`` (not a content edit, so no r
 from __future__ import annotations
 
 import base64
-import os
-import re
-from dataclasses import dataclass
 from typing import Any
 
 from sqlmodel import Session, select
 
+from evaluation.modelcall.endpoint import EndpointError, EndpointSpec
+from evaluation.modelcall.reply import ModelCallError
+from evaluation.modelcall.sync_client import chat
+from evaluation.scoring.matchers import match_answer_spec
 from store.models import Benchmark, ModelEndpoint, Task
 
 DESCRIBE_PROMPT = ("Describe this image in detail for someone who cannot see it: objects, text, numbers, "
@@ -30,16 +34,7 @@ class DraftingError(ValueError):
     """No usable endpoint, or the endpoint failed; the message says what to configure."""
 
 
-@dataclass(frozen=True)
-class EndpointConfig:
-    name: str
-    base_url: str
-    model: str
-    api_key_env: str | None
-    params: dict[str, Any]
-
-
-def endpoint_for(session: Session, task: Task) -> EndpointConfig:
+def endpoint_for(session: Session, task: Task) -> EndpointSpec:
     """The benchmark's ``settings["drafting_endpoint"]``, else the only/first configured endpoint."""
     bench = session.get(Benchmark, task.benchmark_id)
     wanted = (bench.settings or {}).get("drafting_endpoint") if bench else None
@@ -50,31 +45,20 @@ def endpoint_for(session: Session, task: Task) -> EndpointConfig:
     if ep is None:
         raise DraftingError(f"no model endpoint {wanted!r} is configured" if wanted else
                             "no model endpoint is configured; add one (ModelEndpoint) to use drafting aids")
-    return EndpointConfig(ep.name, ep.base_url, ep.model, ep.api_key_env, dict(ep.params or {}))
+    return EndpointSpec.of(ep)
 
 
-def _client(ep: EndpointConfig) -> Any:
-    from openai import OpenAI
-
-    key = os.environ.get(ep.api_key_env) if ep.api_key_env else None
-    if ep.api_key_env and not key:
-        raise DraftingError(f"endpoint {ep.name} reads its API key from ${ep.api_key_env}, which is not set")
-    return OpenAI(base_url=ep.base_url, api_key=key or "none", timeout=120.0, max_retries=1)
-
-
-def _chat(ep: EndpointConfig, content: Any) -> str:
+def _chat(ep: EndpointSpec, content: Any) -> str:
+    """One question through the one model-call layer (retries, redaction); errors as one clear line."""
     params = {k: v for k, v in ep.params.items() if k in ("temperature", "max_tokens", "top_p", "seed")}
     try:
-        reply = _client(ep).chat.completions.create(model=ep.model, messages=[{"role": "user", "content": content}],
-                                                    **params)
-    except DraftingError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - connection/HTTP errors become one clear line
-        raise DraftingError(f"endpoint {ep.name} ({ep.base_url}) failed: {type(exc).__name__}: {exc}") from exc
-    return (reply.choices[0].message.content or "").strip()
+        reply = chat(ep, [{"role": "user", "content": content}], params={"timeout": 120.0, **params})
+    except (EndpointError, ModelCallError) as exc:
+        raise DraftingError(f"endpoint {ep.name} ({ep.base_url}) failed: {exc}") from exc
+    return (reply.content or "").strip()
 
 
-def describe_image(ep: EndpointConfig, image: bytes, mime: str = "image/png") -> str:
+def describe_image(ep: EndpointSpec, image: bytes, mime: str = "image/png") -> str:
     url = f"data:{mime};base64,{base64.b64encode(image).decode('ascii')}"
     return _chat(ep, [{"type": "text", "text": DESCRIBE_PROMPT}, {"type": "image_url", "image_url": {"url": url}}])
 
@@ -87,30 +71,14 @@ def observations(steps: list[Any]) -> str:
     return "\n".join(lines) or "(none)"
 
 
-def oracle_answer(ep: EndpointConfig, query: str, steps: list[Any]) -> str:
+def oracle_answer(ep: EndpointSpec, query: str, steps: list[Any]) -> str:
     return _chat(ep, ORACLE_PROMPT.format(query=query, observations=observations(steps)))
 
 
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w.%-]+", " ", text.lower()).split())
-
-
-def reaches(answer: str, spec: dict[str, Any]) -> bool:
-    """A lenient check for drafting only (scoring proper lives in evaluation): does ``answer`` hit the spec?"""
-    kind, got = spec.get("kind"), _norm(answer)
-    if kind in ("exact", "contains"):
-        return any(_norm(str(v)) in got for v in [spec.get("value"), *(spec.get("variants") or [])] if v)
-    if kind == "numeric":
-        tol = float(spec.get("tolerance") or 0)
-        numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", answer.replace(",", ""))]
-        return any(abs(n - float(spec["value"])) <= tol + 1e-9 for n in numbers)
-    if kind == "whitelist":
-        return all(any(_norm(a) in got for a in group) for group in spec.get("groups") or [])
-    if kind == "mcq":
-        return re.search(rf"\b{re.escape(str(spec.get('letter', '')).lower())}\b", answer.lower()) is not None
-    if kind == "references":
-        return any(_norm(r) in got for r in spec.get("references") or [])
-    return False
+def reaches(answer: str, spec: dict[str, Any]) -> bool | None:
+    """Does ``answer`` hit the task's answer spec? The scorers' own matcher (fixed mode), so drafting
+    and scoring never disagree; None for kinds only a judge or an embedder can check."""
+    return match_answer_spec(spec or {}, answer, "fixed")
 
 
 def save_drafting(session: Session, task_id: int, key: str, value: Any) -> None:

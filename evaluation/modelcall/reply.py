@@ -1,0 +1,98 @@
+"""A chat completion as every caller sees it (``ModelReply``), the errors of a call, and the parsing
+of a completion and of an HTTP error, shared by the harness's async client and the blocking one."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from evaluation.modelcall.redact import redact
+
+
+class ModelCallError(RuntimeError):
+    """The endpoint did not give a usable answer (after retries, or a non-retryable error)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, kind: str = "http"):
+        super().__init__(redact(message))
+        self.status, self.attempts, self.kind = status, attempts, kind
+
+
+class ReplayMiss(ModelCallError):
+    """Replay mode and no cached response for this exact request."""
+
+
+@dataclass
+class ModelReply:
+    """A normalised chat completion; ``tool_calls`` items are ``{"id", "name", "arguments"}`` (raw str)."""
+
+    content: str | None
+    reasoning: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    latency: float = 0.0
+    replayed: bool = False
+    cache_key: str = ""
+
+    def to_cache(self) -> dict[str, Any]:
+        return {"content": self.content, "reasoning": self.reasoning, "tool_calls": self.tool_calls,
+                "usage": self.usage, "finish_reason": self.finish_reason}
+
+    @classmethod
+    def from_cache(cls, data: dict[str, Any], key: str) -> "ModelReply":
+        return cls(data.get("content"), data.get("reasoning"), list(data.get("tool_calls") or []),
+                   dict(data.get("usage") or {}), data.get("finish_reason"), 0.0, True, key)
+
+
+def connection_failure(exc: openai.APIConnectionError) -> tuple[str, str]:
+    """``("timeout" | "connection", ": why")``. openai's aiohttp transport reports a refused or
+    unresolvable connection as a connect *timeout*; the cause chain tells what really happened."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError) and cause.errno:
+            why = os.strerror(cause.errno) if cause.errno > 0 else cause.strerror  # < 0: a name lookup
+            return "connection", f": {why} ({cause})"
+        cause = cause.__cause__ or cause.__context__
+    return ("timeout" if isinstance(exc, openai.APITimeoutError) else "connection"), ""
+
+
+def error_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:500]
+    return str(exc.message)[:500]
+
+
+def normalise(completion: Any, key: str) -> ModelReply:
+    """A chat.completion JSON object → ModelReply; anything off-shape is a clear ``malformed`` error."""
+    choices = completion.get("choices") if isinstance(completion, dict) else None
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise ModelCallError("the endpoint answered without any choice (malformed completion)", kind="malformed")
+    choice = choices[0]
+    msg = choice.get("message")
+    if not isinstance(msg, dict):
+        raise ModelCallError("the endpoint answered a choice without a message (malformed completion)",
+                             kind="malformed")
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    calls = []
+    for i, tc in enumerate(msg.get("tool_calls") or []):
+        fn = (tc or {}).get("function") or {}
+        arguments = fn.get("arguments", "")
+        calls.append({"id": (tc or {}).get("id") or f"call_{i}", "name": str(fn.get("name") or ""),
+                      "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)})
+    usage = {}
+    u = completion.get("usage")
+    if isinstance(u, dict):
+        usage = {k: int(u.get(k) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    content = msg.get("content")
+    if isinstance(content, list):  # some servers send content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ModelReply(content if isinstance(content, str) or content is None else str(content),
+                      reasoning if isinstance(reasoning, str) else None, calls, usage,
+                      choice.get("finish_reason"), cache_key=key)
