@@ -164,6 +164,13 @@ def test_import_agreement_text_and_study_export(db_path: Path, engine: Engine, w
     yn = next(d for d in data if d["scale"] == "yes-no")
     assert yn["judge_errors"]["judges"] == ["judge:lenient", "judge:strict"]
     assert "model_ranking" in yn
+    page = tmp_path / "agreement.html"
+    run(db_path, "agreement", "--bootstrap", "50", "--html", str(page))
+    html = page.read_text(encoding="utf-8")
+    assert "yes-no: pairwise cohen_kappa</figcaption>" in html  # the heatmap of every pair of raters
+    assert "<h2>Agreement on atp-agreement (ordinal)" in html
+    assert html.count('src="data:image/svg+xml;base64,') == 1 and "<script" not in html
+    assert "Agreement on yes-no (nominal): 4 raters, 8 targets" in html
 
     md = tmp_path / "study.md"
     run(db_path, "study", "export", "--format", "md", str(md))

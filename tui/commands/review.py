@@ -375,9 +375,11 @@ def _matrices(app: AppContext, scale: str | None, target_kind: str | None, rater
               help="Bootstrap resamples for CIs (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a self-contained HTML page with the tables and agreement heatmaps to this file.")
 @pass_ctx
 def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target_kind: str | None,
-                  include_stale: bool, resamples: int, seed: int, as_json: bool) -> None:
+                  include_stale: bool, resamples: int, seed: int, as_json: bool, html_out: Path | None) -> None:
     """Agreement among raters (people and judges) over the same targets, per scale and dimension."""
     s, matrices = _matrices(app, scale, target_kind, _split(raters), include_stale)
     try:
@@ -391,6 +393,11 @@ def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target
             results.append(data)
     finally:
         s.close()
+    if html_out is not None:
+        from evaluation.agreement.html_section import page
+
+        html_out.write_text(page(results), encoding="utf-8")
+        click.echo(f"agreement page written to {html_out}", err=True)
     if as_json:
         emit_json(results)
         return
