@@ -3,6 +3,10 @@
 Checkpoint pass/fail marks sit between the two columns on the row of the event they matched; judge
 verdicts and human ratings sit beside what they rate (the whole trajectory at the top, events and
 checkpoint results on their rows). ``[``/``]`` walk through the other trajectories of the run.
+
+Steps read as a transcript: code with its newlines and highlighting, timing and model usage, long
+parts collapsed until ``enter``/``space`` expands the row under the cursor; ``R`` shows the stored
+events behind a step as JSON; ``/`` searches the trajectory (``n``/``N`` walk the matching rows).
 """
 
 from __future__ import annotations
@@ -15,17 +19,19 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Header, Static
+from textual.widgets import Header, Input, Static
 
 from tui.images import preview
 from tui.messages import Loaded
 from tui.safe_text import visible
 from tui.screens.base import WorkScreen
+from tui.screens.runs.raw_events import RawEventsScreen
 from tui.screens.runs.trajectory_data import TrajectoryView, token_total, trajectory_view
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
 from tui.widgets.review.trajectory_row import TrajectoryRow
+from tui.widgets.search_input import SearchInput
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 THUMB = (192, 128)
@@ -38,6 +44,11 @@ class TrajectoryScreen(WorkScreen):
         Binding("up,k", "move(-1)", "Previous row", key_display="↑", id="trajectory.move_minus1"),
         Binding("right_square_bracket", "sibling(1)", "Next trajectory", key_display="]", id="trajectory.sibling_1"),
         Binding("left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="[", id="trajectory.sibling_minus1"),
+        Binding("enter,space", "expand", "Expand/collapse", key_display="⏎", id="trajectory.expand"),
+        Binding("R", "raw", "Raw events", id="trajectory.raw"),
+        Binding("slash", "search", "Search", key_display="/", id="trajectory.search"),
+        Binding("n", "next_match(1)", "Next match", id="trajectory.next_match"),
+        Binding("N", "next_match(-1)", "Previous match", id="trajectory.previous_match"),
         Binding("escape", "back", "Back", id="trajectory.back"),
     ]
 
@@ -46,6 +57,9 @@ class TrajectoryScreen(WorkScreen):
         self.trajectory_id = trajectory_id
         self.view: TrajectoryView | None = None
         self.cursor = 0
+        self.expanded: set[int] = set()  # rows shown in full (kept while the same trajectory reloads)
+        self.search = ""  # the submitted search ("" for none)
+        self.matches: list[int] = []  # rows matching it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -57,6 +71,8 @@ class TrajectoryScreen(WorkScreen):
             yield Static("Checkpoints", classes="column-title marks-title")
             yield Static("Model trajectory", classes="column-title")
         yield VerticalScroll(id="traj-rows")
+        yield Static("", id="traj-search-status")
+        yield SearchInput(placeholder="search this trajectory (enter: go, escape: close)", id="traj-search")
         yield KeyFooter()
 
     def refresh_data(self) -> None:
@@ -112,9 +128,12 @@ class TrajectoryScreen(WorkScreen):
         self.query_one(JudgementsPanel).show(verdicts, ratings, [], view.hidden)
         rows = self.query_one("#traj-rows", VerticalScroll)
         rows.remove_children()
-        rows.mount_all([TrajectoryRow(r, i) for i, r in enumerate(view.rows)])
         if first:
             self.cursor = 0
+            self.expanded = set()
+        rows.mount_all([TrajectoryRow(r, i, expanded=i in self.expanded, query=self.search)
+                        for i, r in enumerate(view.rows)])
+        self._find()
         self.cursor = min(self.cursor, max(0, len(view.rows) - 1))
         self.call_after_refresh(self._highlight)
         if view.images:
@@ -131,6 +150,7 @@ class TrajectoryScreen(WorkScreen):
         if self.view and self.view.rows:
             self.cursor = max(0, min(len(self.view.rows) - 1, self.cursor + delta))
             self._highlight()
+            self._status()
 
     def action_sibling(self, delta: int) -> None:
         if self.view and self.view.id in self.view.siblings:
@@ -142,3 +162,96 @@ class TrajectoryScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def _row(self, index: int) -> TrajectoryRow | None:
+        return next((r for r in self.query(TrajectoryRow) if r.index == index), None)
+
+    def action_expand(self) -> None:
+        """Expand the row under the cursor in full, or collapse it again."""
+        row = self._row(self.cursor)
+        if row is None:
+            return
+        if not row.truncated and not row.expanded:
+            self.notify("this row is shown in full")
+            return
+        self.expanded ^= {row.index}
+        row.show(expanded=row.index in self.expanded)
+        self.call_after_refresh(row.scroll_visible, animate=False)
+
+    def action_raw(self) -> None:
+        """The stored events behind the model step under the cursor."""
+        if not self.view or not self.view.rows:
+            return
+        step = self.view.rows[self.cursor].model
+        if step is None or not step.raw:
+            self.notify("no stored events on this row (only a reference step)")
+            return
+        self.app.push_screen(RawEventsScreen(f"Trajectory {self.view.id} · row {self.cursor + 1} · {step.name}",
+                                             step.raw))
+
+    # ---------------------------------------------------------------- search
+
+    def action_search(self) -> None:
+        box = self.query_one(SearchInput)
+        box.value = self.search
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#traj-search")
+    def search_submitted(self, event: Input.Submitted) -> None:
+        self.search = event.value.strip()
+        self._close_search()
+        for row in self.query(TrajectoryRow):
+            row.show(query=self.search)
+        self._find()
+        if self.matches:
+            after = [i for i in self.matches if i >= self.cursor]
+            self._go(after[0] if after else self.matches[0])
+
+    @on(SearchInput.Closed)
+    def _close_search(self) -> None:
+        box = self.query_one(SearchInput)
+        box.display = False
+        self.set_focus(None)
+
+    def _find(self) -> None:
+        """Rows matching the search, and the ``k of N matches`` line."""
+        self.matches = [r.index for r in self.query(TrajectoryRow) if r.matches(self.search)] if self.search else []
+        self._status()
+
+    def _status(self) -> None:
+        line = self.query_one("#traj-search-status", Static)
+        line.display = bool(self.search)
+        if not self.search:
+            return
+        text = Text()
+        text.append("/", style="bold")
+        text.append(visible(self.search))
+        if not self.matches:
+            text.append("  no matches", style="yellow")
+        else:
+            k = self.matches.index(self.cursor) + 1 if self.cursor in self.matches else 0
+            where = f"{k} of {len(self.matches)}" if k else f"{len(self.matches)}"
+            text.append(f"  {where} match{'es' if len(self.matches) != 1 else ''}", style="bold")
+            text.append("  (n next, N previous)", style="dim")
+        line.update(text)
+
+    def _go(self, index: int) -> None:
+        self.cursor = index
+        self._highlight()
+        self._status()
+
+    def action_next_match(self, delta: int) -> None:
+        if not self.search:
+            self.notify("no search yet: / to search")
+            return
+        if not self.matches:
+            self._status()
+            return
+        if self.cursor in self.matches:
+            k = (self.matches.index(self.cursor) + delta) % len(self.matches)
+        else:
+            later = [i for i in self.matches if (i > self.cursor if delta > 0 else i < self.cursor)]
+            k = self.matches.index((later[0] if delta > 0 else later[-1]) if later
+                                   else (self.matches[0] if delta > 0 else self.matches[-1]))
+        self._go(self.matches[k])
