@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,7 +19,7 @@ from textual.widgets import Static
 from tui.safe_text import json_safe, visible
 from tui.screens.runs.step_details import RawEvent, pretty_json
 from tui.widgets.footer import KeyFooter
-from tui.widgets.review.step_view import CODE_THEME
+from tui.widgets.review.step_view import code_text
 
 
 def raw_json(events: tuple[RawEvent, ...]) -> str:
@@ -49,8 +48,7 @@ class RawEventsScreen(ModalScreen[None]):
         title.append(f"  {len(self.events)} stored event{'s' if len(self.events) != 1 else ''}", style="dim")
         yield Static(title, id="raw-title")
         with VerticalScroll(id="raw-body"):
-            yield Static(Syntax(self.text, "json", theme=CODE_THEME, word_wrap=True, background_color="default"),
-                         id="raw-json")
+            yield Static(code_text(self.text, "json"), id="raw-json")
         yield KeyFooter()
 
     def on_mount(self) -> None:

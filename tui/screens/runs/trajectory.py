@@ -47,8 +47,8 @@ class TrajectoryScreen(WorkScreen):
         Binding("enter,space", "expand", "Expand/collapse", key_display="⏎", id="trajectory.expand"),
         Binding("R", "raw", "Raw events", id="trajectory.raw"),
         Binding("slash", "search", "Search", key_display="/", id="trajectory.search"),
-        Binding("n", "next_match(1)", "Next match", id="trajectory.next_match"),
-        Binding("N", "next_match(-1)", "Previous match", id="trajectory.previous_match"),
+        Binding("n", "next_match(1)", "Next match", show=False, id="trajectory.next_match"),
+        Binding("N", "next_match(-1)", "Previous match", show=False, id="trajectory.previous_match"),
         Binding("escape", "back", "Back", id="trajectory.back"),
     ]
 

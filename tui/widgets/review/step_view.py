@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 
@@ -57,6 +58,7 @@ TEXT_CHARS = 480  # characters of the same (one long line wraps into many)
 CODE_LINES = 12
 CODE_THEME = "monokai"  # fixed, so screenshots do not depend on the terminal
 MATCH_STYLE = "bold black on yellow"
+_DEFAULT_FG = Style.parse("#f8f8f2").color  # the theme's plain-text colour: left to the widget instead
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ def duration_text(seconds: float | None) -> str:
 def timing_text(step: StepLike) -> str:
     """``0.42s · model 3.1s · 1,234 tok`` from what was recorded (empty when nothing was)."""
     parts = []
-    if step.seconds is not None:
+    if step.seconds is not None and step.seconds >= 0.005:  # an instant (an answer, a planned call) says nothing
         parts.append(duration_text(step.seconds))
     cost = step.cost
     if cost.seconds is not None:
@@ -111,22 +113,31 @@ def timing_text(step: StepLike) -> str:
     return " · ".join(parts)
 
 
+def code_text(code: str, lexer: str = "python") -> Text:
+    """Code highlighted with the fixed theme's colours only: no background (the row's own shows
+    through, cursor included) and plain tokens in the widget's colour."""
+    highlighted = Syntax(code, lexer, theme=CODE_THEME).highlight(code)
+    out = Text(highlighted.plain.rstrip("\n"), no_wrap=False)
+    for span in highlighted.spans:
+        st = Style.parse(span.style) if isinstance(span.style, str) else span.style
+        colour = st.color if st.color is not None and st.color != _DEFAULT_FG else None
+        if colour is not None or st.bold or st.italic or st.underline:
+            out.stylize(Style(color=colour, bold=st.bold, italic=st.italic, underline=st.underline), span.start,
+                        min(span.end, len(out.plain)))
+    return out
+
+
 def _code(code: str, expanded: bool, query: str) -> tuple[list[RenderableType], bool]:
     shown = visible(code, keep_newlines=True).strip("\n")
     rows = shown.splitlines()
     hidden = 0 if expanded else max(0, len(rows) - CODE_LINES)
     if hidden:
         shown = "\n".join(rows[:CODE_LINES])
-    syntax = Syntax(shown, "python", theme=CODE_THEME, word_wrap=True, background_color="default")
-    if query:
-        pattern = re.compile(re.escape(query), re.IGNORECASE)
-        for n, line in enumerate(shown.splitlines(), start=1):
-            for m in pattern.finditer(line):
-                syntax.stylize_range(MATCH_STYLE, (n, m.start()), (n, m.end()))
-    out: list[RenderableType] = [syntax]
+    text = code_text(shown)
+    _highlight(text, query)
     if hidden:
-        out.append(Text(f"… {hidden} more line{'s' if hidden != 1 else ''} of code", style="dim"))
-    return out, bool(hidden)
+        text.append(f"\n… {hidden} more line{'s' if hidden != 1 else ''} of code", style="dim")
+    return [text], bool(hidden)
 
 
 def render_step(step: StepLike | None, *, expanded: bool = False, query: str = "") -> Rendered:
