@@ -68,6 +68,14 @@ async def settle(pilot: Any, app: ChainmarkApp, rounds: int = 4) -> None:
     await pilot.pause()
 
 
+def drawn(widget: Any) -> str:
+    """What a widget puts on the screen, line by line (as drawn: wrapping and collapsing count)."""
+    from textual.geometry import Region
+
+    lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+    return "\n".join(strip.text.rstrip() for strip in lines)
+
+
 JUDGE_LABELS = {  # trajectory n → (judge-a, judge-b) verdicts on yes-no
     0: ("yes", "yes"), 1: ("no", "yes"), 2: ("no", "no"), 3: ("yes", "no"), 4: ("yes", "yes"),
 }

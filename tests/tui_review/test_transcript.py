@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.geometry import Region
 from textual.widgets import Static
 
 from store import session_scope
-from tests.tui_review.conftest import CROP_CODE, SOLVER_CODE, settle
+from tests.tui_review.conftest import CROP_CODE, SOLVER_CODE, drawn, settle
 from tui.screens.runs.raw_events import RawEventsScreen
 from tui.screens.runs.trajectory import TrajectoryScreen
 from tui.screens.runs.trajectory_data import trajectory_view
@@ -19,15 +18,9 @@ from tui.widgets.search_input import SearchInput
 SIZE = (160, 48)
 
 
-def shown(widget: Any) -> str:
-    """What a widget puts on the screen, line by line (as drawn, so wrapping and collapsing count)."""
-    return "\n".join(strip.text.rstrip() for strip in widget.render_lines(Region(0, 0, widget.size.width,
-                                                                                  widget.size.height)))
-
-
 def model_text(screen: Any, index: int) -> str:
     row = next(r for r in screen.query(TrajectoryRow) if r.index == index)
-    return shown(row.query_one(".model > .step", Static))
+    return drawn(row.query_one(".model > .step", Static))
 
 
 def test_steps_carry_code_once_timing_usage_and_raw_events(engine, transcript) -> None:  # type: ignore[no-untyped-def]
@@ -109,7 +102,7 @@ async def test_raw_view_shows_the_stored_payloads(make_tui, transcript) -> None:
         assert '"kind": "tool_call"' in raw.text and '"kind": "tool_result"' in raw.text
         assert '"command": "from sympy import symbols\\n\\ndef solution():' in raw.text
         assert '"prompt_tokens": 1400' in raw.text
-        body = shown(raw.query_one("#raw-json"))
+        body = drawn(raw.query_one("#raw-json"))
         assert '"name": "Solver"' in body and '"content": "[bold]Solve[/bold] it with the Solver."' in body
         await pilot.press("escape")
         await settle(pilot, app)
@@ -128,19 +121,76 @@ async def test_search_moves_to_matching_steps(make_tui, transcript) -> None:  # 
         box = screen.query_one(SearchInput)
         assert box.display and box.has_focus
         await pilot.press("n", "N", "R", "enter")  # typed into the field, not taken as screen keys
-        assert isinstance(app.screen, TrajectoryScreen) and screen.search == "nNR" and "no matches" in shown(status)
+        assert isinstance(app.screen, TrajectoryScreen) and screen.search == "nNR" and "no matches" in drawn(status)
         await pilot.press("slash", *["backspace"] * 3, *"SymPy", "enter")
         await pilot.pause()
         assert screen.search == "SymPy" and not box.display and not box.has_focus
-        assert screen.cursor == 1 and "1 of 2 matches" in shown(status)
+        assert screen.cursor == 1 and "1 of 2 matches" in drawn(status)
         row = next(r for r in screen.query(TrajectoryRow) if r.index == 1)
         assert row.has_class("-cursor")
         await pilot.press("n")
-        assert screen.cursor == 2 and "2 of 2 matches" in shown(status)
+        assert screen.cursor == 2 and "2 of 2 matches" in drawn(status)
         await pilot.press("n")
-        assert screen.cursor == 1 and "1 of 2 matches" in shown(status)
+        assert screen.cursor == 1 and "1 of 2 matches" in drawn(status)
         await pilot.press("N")
         assert screen.cursor == 2
         # escape closes the field without leaving the screen
         await pilot.press("slash", "escape")
         assert app.screen is screen and not box.display and screen.search == "SymPy"
+
+
+async def test_code_output_and_raw_view_show_controls_escaped_and_markup_literally(make_tui, engine,
+                                                                                 transcript) -> None:  # type: ignore[no-untyped-def]
+    from sqlmodel import select
+
+    from store.models import Event
+    from tests.tui_review.test_terminal_text import HOSTILE, RAW
+
+    with session_scope(engine, "tester") as s:
+        for e in s.exec(select(Event).where(Event.trajectory_id == transcript["trajectory"])).all():
+            if e.kind == "code_exec":
+                e.payload = {**e.payload, "code": f"print({HOSTILE!r})\n# {HOSTILE}", "stdout": HOSTILE}
+            if e.kind == "tool_call":
+                e.payload = {**e.payload, "arguments": {"command": f"x = 1  # {HOSTILE}"}}
+    app = make_tui()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TrajectoryScreen(transcript["trajectory"]))
+        await settle(pilot, app)
+        text = model_text(app.screen, 0) + model_text(app.screen, 1)
+        assert not any(ch in text for ch in RAW)
+        assert "\\x1b[2J" in text and "[bold]x[/]" in text and "# title" in text
+        await pilot.press("R")
+        await settle(pilot, app)
+        raw = drawn(app.screen.query_one("#raw-json"))
+        assert isinstance(app.screen, RawEventsScreen) and not any(ch in raw for ch in RAW)
+        assert "\\u001b[2J" in raw and "[bold]x[/]" in raw and "\\u202e" in raw
+
+
+def test_react_and_step_mode_code_is_not_repeated_in_the_thought() -> None:
+    import json
+    from datetime import datetime, timezone
+
+    from store import events as ev
+    from store.models import Event
+    from tui.screens.runs.step_details import split_code, without_code
+    from tui.screens.runs.trajectory_data import model_steps
+
+    react = f"Thought: solve it with sympy.\nAction: Solver\nAction Input: {json.dumps({'command': SOLVER_CODE})}"
+    assert without_code(react, SOLVER_CODE) == "Thought: solve it with sympy."
+    assert without_code(f"Run this:\n{SOLVER_CODE}\nthen answer.", SOLVER_CODE) == \
+        "Run this:\n(the code below)\nthen answer."
+    assert split_code("Plot", {"command": "plot()", "dpi": 90}) == ({"dpi": 90}, "plot()")
+    assert split_code("OCR", {"command": "not code"}) == ({"command": "not code"}, "")
+    t = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    pred = {"role": "assistant", "thought": "use the solver",
+            "tool_calls": [{"type": "function", "function": {"name": "Solver", "arguments": {"command": SOLVER_CODE}}}]}
+    events = [Event(id=1, trajectory_id=1, ordinal=0, kind=ev.MODEL_MESSAGE, payload={"content": react}, started_at=t),
+              Event(id=2, trajectory_id=1, ordinal=1, kind=ev.STEP_PREDICTION,
+                    payload={"gold_index": 0, "prediction": pred}, started_at=t),
+              Event(id=3, trajectory_id=1, ordinal=2, kind=ev.STEP_PREDICTION,
+                    payload={"gold_index": 1, "prediction": {"role": "assistant", "content": "42"}}, started_at=t)]
+    step, answer = model_steps(events)
+    assert (step.name, step.call, step.code, step.thought) == ("Solver", "", SOLVER_CODE, "use the solver")
+    assert (answer.name, answer.call) == ("answer", "42")
+    assert step.seconds is None  # no finish recorded: no duration rather than a made-up one

@@ -35,6 +35,7 @@ from tui.widgets.search_input import SearchInput
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 THUMB = (192, 128)
+NARROW = 110  # columns below which the checkpoint marks column narrows
 
 
 class TrajectoryScreen(WorkScreen):
@@ -74,6 +75,9 @@ class TrajectoryScreen(WorkScreen):
         yield Static("", id="traj-search-status")
         yield SearchInput(placeholder="search this trajectory (enter: go, escape: close)", id="traj-search")
         yield KeyFooter()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW, "-narrow")
 
     def refresh_data(self) -> None:
         tid, viewer = self.trajectory_id, self.cm.actor

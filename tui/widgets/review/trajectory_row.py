@@ -78,9 +78,11 @@ class TrajectoryRow(Horizontal):
         self.index = index
         self.expanded = expanded
         self.query_text = query
+        collapsed = {side: render_step(getattr(row, side), query=query) for side in ("ref", "model")}
         # something is hidden while collapsed (so expanding the row shows more)
-        self.truncated = any(render_step(step).truncated for step in (row.ref, row.model))
-        self._parts = {side: self._render_side(side) for side in ("ref", "model")}
+        self.truncated = any(r.truncated for r in collapsed.values())
+        self._parts = {side: self._render_side(side) if expanded else collapsed[side].renderable
+                       for side in ("ref", "model")}
 
     def _render_side(self, side: str) -> Any:
         return render_step(getattr(self.row, side), expanded=self.expanded, query=self.query_text).renderable
