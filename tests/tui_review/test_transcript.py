@@ -137,6 +137,11 @@ async def test_search_moves_to_matching_steps(make_tui, transcript) -> None:  # 
         # escape closes the field without leaving the screen
         await pilot.press("slash", "escape")
         assert app.screen is screen and not box.display and screen.search == "SymPy"
+        # a match only in a collapsed part: the row opens to show it
+        assert "cup 17" not in model_text(screen, 0)
+        await pilot.press("slash", *["backspace"] * 5, *"cup 17", "enter")
+        await pilot.pause()
+        assert screen.cursor == 0 and "1 of 1 match" in drawn(status) and "cup 17" in model_text(screen, 0)
 
 
 async def test_code_output_and_raw_view_show_controls_escaped_and_markup_literally(make_tui, engine,

@@ -241,7 +241,12 @@ class TrajectoryScreen(WorkScreen):
         line.update(text)
 
     def _go(self, index: int) -> None:
+        """Put the cursor on a matching row, expanded when the match is only in its collapsed part."""
         self.cursor = index
+        row = self._row(index)
+        if row is not None and row.match_out_of_sight(self.search):
+            self.expanded.add(index)
+            row.show(expanded=True)
         self._highlight()
         self._status()
 

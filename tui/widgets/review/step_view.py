@@ -183,6 +183,17 @@ def render_step(step: StepLike | None, *, expanded: bool = False, query: str = "
     return Rendered(Group(*parts), truncated)
 
 
+def collapsed_haystack(step: StepLike | None) -> str:
+    """The text a collapsed step shows (lower-case), to tell a match that is out of sight."""
+    if step is None:
+        return ""
+    parts = [visible(step.name)]
+    for text in (step.call, step.thought, step.result):
+        parts.append(_cut(visible(text, keep_newlines=True), False, TEXT_LINES, TEXT_CHARS)[0])
+    parts.append("\n".join(visible(step.code, keep_newlines=True).strip("\n").splitlines()[:CODE_LINES]))
+    return "\n".join(parts).lower()
+
+
 def step_haystack(step: StepLike | None) -> str:
     """The text search looks in (lower-case, as it is shown)."""
     if step is None:

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from tui.safe_text import visible
 from tui.widgets.review.event_text import clip
-from tui.widgets.review.step_view import render_step, step_haystack
+from tui.widgets.review.step_view import collapsed_haystack, render_step, step_haystack
 
 if TYPE_CHECKING:
     from tui.screens.runs.trajectory_data import Judgement, Mark, Row, Step
@@ -108,6 +108,12 @@ class TrajectoryRow(Horizontal):
             box = next(self.query(f".{side} > .step").results(Static), None)
             if box is not None:  # not composed yet: compose uses the new parts
                 box.update(self._parts[side])
+
+    def match_out_of_sight(self, query: str) -> bool:
+        """The row matches, but only in what collapsing hides."""
+        q = query.lower()
+        return (not self.expanded and self.matches(query) and q not in collapsed_haystack(self.row.ref)
+                and q not in collapsed_haystack(self.row.model))
 
     def matches(self, query: str) -> bool:
         q = query.lower()
