@@ -199,3 +199,20 @@ def test_react_and_step_mode_code_is_not_repeated_in_the_thought() -> None:
     assert (step.name, step.call, step.code, step.thought) == ("Solver", "", SOLVER_CODE, "use the solver")
     assert (answer.name, answer.call) == ("answer", "42")
     assert step.seconds is None  # no finish recorded: no duration rather than a made-up one
+
+
+async def test_search_follows_to_the_next_trajectory_of_the_run(make_tui, study) -> None:  # type: ignore[no-untyped-def]
+    app = make_tui()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TrajectoryScreen(study["trajectories"][0]))
+        await settle(pilot, app)
+        screen = app.screen
+        status = screen.query_one("#traj-search-status", Static)
+        await pilot.press("slash", *"table 2", "enter")
+        await pilot.pause()
+        assert "no matches" in drawn(status)
+        await pilot.press("right_square_bracket")
+        await settle(pilot, app)
+        assert screen.view is not None and screen.view.id == study["trajectories"][1]
+        assert screen.matches == [0] and "1 of 1 match" in drawn(status)  # counted on the rows shown now

@@ -30,7 +30,7 @@ from tui.screens.runs.trajectory_data import TrajectoryView, token_total, trajec
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
-from tui.widgets.review.trajectory_row import TrajectoryRow
+from tui.widgets.review.trajectory_row import TrajectoryRow, row_matches
 from tui.widgets.search_input import SearchInput
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
@@ -168,7 +168,11 @@ class TrajectoryScreen(WorkScreen):
         self.app.pop_screen()
 
     def _row(self, index: int) -> TrajectoryRow | None:
-        return next((r for r in self.query(TrajectoryRow) if r.index == index), None)
+        """The widget of a row of the trajectory shown (not one of the last, still being removed)."""
+        if not self.view or not 0 <= index < len(self.view.rows):
+            return None
+        row = self.view.rows[index]
+        return next((r for r in self.query(TrajectoryRow) if r.row is row), None)
 
     def action_expand(self) -> None:
         """Expand the row under the cursor in full, or collapse it again."""
@@ -220,7 +224,8 @@ class TrajectoryScreen(WorkScreen):
 
     def _find(self) -> None:
         """Rows matching the search, and the ``k of N matches`` line."""
-        self.matches = [r.index for r in self.query(TrajectoryRow) if r.matches(self.search)] if self.search else []
+        rows = self.view.rows if self.view and self.search else []
+        self.matches = [i for i, r in enumerate(rows) if row_matches(r, self.search)]
         self._status()
 
     def _status(self) -> None:

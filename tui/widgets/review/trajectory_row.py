@@ -116,8 +116,7 @@ class TrajectoryRow(Horizontal):
                 and q not in collapsed_haystack(self.row.model))
 
     def matches(self, query: str) -> bool:
-        q = query.lower()
-        return bool(q) and (q in step_haystack(self.row.ref) or q in step_haystack(self.row.model))
+        return row_matches(self.row, query)
 
     def add_images(self, thumbs: dict[int, Any], widget_class: type) -> None:
         for side, step in (("ref", self.row.ref), ("model", self.row.model)):
@@ -132,3 +131,9 @@ class TrajectoryRow(Horizontal):
                     return
                 box.remove_children()
                 box.mount_all([widget_class(im) for im in images])
+
+
+def row_matches(row: "Row", query: str) -> bool:
+    """The search text is somewhere in the row's steps (case ignored)."""
+    q = query.lower()
+    return bool(q) and (q in step_haystack(row.ref) or q in step_haystack(row.model))
