@@ -15,11 +15,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from tui.safe_text import json_safe, visible
 from tui.screens.runs.step_details import RawEvent, pretty_json
 from tui.widgets.footer import KeyFooter
-from tui.widgets.review.step_view import code_text
+from tui.widgets.review.step_view import highlight
 
 
 def raw_json(events: tuple[RawEvent, ...]) -> str:
@@ -48,11 +49,23 @@ class RawEventsScreen(ModalScreen[None]):
         title.append(f"  {len(self.events)} stored event{'s' if len(self.events) != 1 else ''}", style="dim")
         yield Static(title, id="raw-title")
         with VerticalScroll(id="raw-body"):
-            yield Static(code_text(self.text, "json"), id="raw-json")
+            yield Static(Text(self.text), id="raw-json")
         yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#raw-body", VerticalScroll).focus()
+        self.run_worker(self._colour, thread=True, exclusive=True, group="raw-json", exit_on_error=False,
+                        description="highlighting the raw events")
+
+    def _colour(self) -> None:
+        """Plain text first, colours when a worker has them (a long payload takes pygments a while)."""
+        coloured = highlight(self.text, "json")
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_coloured, coloured)
+
+    def _show_coloured(self, coloured: Text) -> None:
+        if self.is_attached:
+            self.query_one("#raw-json", Static).update(coloured)
 
     def action_close(self) -> None:
         self.dismiss(None)

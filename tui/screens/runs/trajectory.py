@@ -30,12 +30,19 @@ from tui.screens.runs.trajectory_data import TrajectoryView, token_total, trajec
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
+from tui.widgets.review.step_view import prepare
 from tui.widgets.review.trajectory_row import TrajectoryRow, row_matches
 from tui.widgets.search_input import SearchInput
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 THUMB = (192, 128)
 NARROW = 110  # columns below which the checkpoint marks column narrows
+
+
+def _prepared(view: TrajectoryView) -> TrajectoryView:
+    """The view with its code highlighted (slow, so in the loading worker, not when the rows mount)."""
+    prepare([step for row in view.rows for step in (row.ref, row.model)])
+    return view
 
 
 class TrajectoryScreen(WorkScreen):
@@ -81,7 +88,7 @@ class TrajectoryScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         tid, viewer = self.trajectory_id, self.cm.actor
-        self.load("trajectory", lambda s: trajectory_view(s, tid, viewer))
+        self.load("trajectory", lambda s: _prepared(trajectory_view(s, tid, viewer)))
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:

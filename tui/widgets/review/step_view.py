@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from functools import lru_cache
 
 from rich.console import Group, RenderableType
 from rich.style import Style
@@ -59,6 +61,7 @@ CODE_LINES = 12
 CODE_THEME = "monokai"  # fixed, so screenshots do not depend on the terminal
 MATCH_STYLE = "bold black on yellow"
 _DEFAULT_FG = Style.parse("#f8f8f2").color  # the theme's plain-text colour: left to the widget instead
+_THEME = Syntax.get_theme(CODE_THEME)
 
 
 @dataclass(frozen=True)
@@ -113,10 +116,11 @@ def timing_text(step: StepLike) -> str:
     return " · ".join(parts)
 
 
-def code_text(code: str, lexer: str = "python") -> Text:
+def highlight(code: str, lexer: str = "python") -> Text:
     """Code highlighted with the fixed theme's colours only: no background (the row's own shows
-    through, cursor included) and plain tokens in the widget's colour."""
-    highlighted = Syntax(code, lexer, theme=CODE_THEME).highlight(code)
+    through, cursor included) and plain tokens in the widget's colour. Pygments is slow (~1 ms a
+    line): callers with much code do this in a worker."""
+    highlighted = Syntax(code, _lexer(lexer), theme=_THEME).highlight(code)
     out = Text(highlighted.plain.rstrip("\n"), no_wrap=False)
     for span in highlighted.spans:
         st = Style.parse(span.style) if isinstance(span.style, str) else span.style
@@ -127,12 +131,33 @@ def code_text(code: str, lexer: str = "python") -> Text:
     return out
 
 
-def _code(code: str, expanded: bool, query: str) -> tuple[list[RenderableType], bool]:
+@lru_cache(maxsize=8)
+def _lexer(name: str) -> Any:
+    """Pygments' lexer, looked up once (the lookup costs more than lexing a short block)."""
+    return Syntax("", name).lexer
+
+
+@lru_cache(maxsize=2048)
+def _highlighted(code: str) -> Text:
+    return highlight(code)
+
+
+def code_text(code: str) -> Text:
+    """Highlighted Python, remembered: the loading worker highlights a trajectory's code once
+    (``prepare``) and the rows on the UI thread reuse it (a copy, as search marks change it)."""
+    return _highlighted(code).copy()
+
+
+def _code_shown(code: str, expanded: bool) -> tuple[str, int]:
+    """``(code as shown, lines hidden)``."""
     shown = visible(code, keep_newlines=True).strip("\n")
     rows = shown.splitlines()
     hidden = 0 if expanded else max(0, len(rows) - CODE_LINES)
-    if hidden:
-        shown = "\n".join(rows[:CODE_LINES])
+    return ("\n".join(rows[:CODE_LINES]) if hidden else shown), hidden
+
+
+def _code(code: str, expanded: bool, query: str) -> tuple[list[RenderableType], bool]:
+    shown, hidden = _code_shown(code, expanded)
     text = code_text(shown)
     _highlight(text, query)
     if hidden:
@@ -181,6 +206,13 @@ def render_step(step: StepLike | None, *, expanded: bool = False, query: str = "
             truncated = True
         parts.append(result)
     return Rendered(Group(*parts), truncated)
+
+
+def prepare(steps: "list[StepLike | None]") -> None:
+    """Highlight the code of ``steps`` as collapsed rows show it (run in the loading worker)."""
+    for step in steps:
+        if step is not None and step.code:
+            code_text(_code_shown(step.code, False)[0])
 
 
 def collapsed_haystack(step: StepLike | None) -> str:
