@@ -8,6 +8,7 @@ assignments — everything a reviewer sees, deterministic so screenshots repeat.
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,6 +66,14 @@ async def settle(pilot: Any, app: ChainmarkApp, rounds: int = 4) -> None:
         await pilot.pause()
         await wait_for_workers(app)
     await pilot.pause()
+
+
+def drawn(widget: Any) -> str:
+    """What a widget puts on the screen, line by line (as drawn: wrapping and collapsing count)."""
+    from textual.geometry import Region
+
+    lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+    return "\n".join(strip.text.rstrip() for strip in lines)
 
 
 JUDGE_LABELS = {  # trajectory n → (judge-a, judge-b) verdicts on yes-no
@@ -157,3 +166,55 @@ def rate_as(engine: Engine, who: str, values: list[str], trajectories: list[int]
 @pytest.fixture
 def study(engine: Engine, blobs: FolderBlobStore) -> dict[str, Any]:
     return seed_study(engine, blobs)
+
+
+SOLVER_CODE = "from sympy import symbols\n\ndef solution():\n    x = symbols('x')\n    return str(x + 40)"
+CROP_CODE = "from PIL import Image\nim = Image.open(ORIGINAL_IMAGE_PATH)\nfor i in range(30):\n    print(f'cup {i + 1}')"
+
+
+def seed_transcript(engine: Engine) -> dict[str, Any]:
+    """A code-mode trajectory with a GTA Solver call: code in a ``<code>`` block and in a tool argument,
+    a 30-line output, model usage and timestamps 2.5 s / 0.75 s / 1.25 s apart, Rich markup in the data."""
+    from datetime import timedelta
+
+    def at(seconds: float) -> datetime:
+        return FIXED + timedelta(seconds=seconds)
+
+    with session_scope(engine, "seed") as s:
+        bench = authoring.ensure_benchmark(s, "demo-code", "gta", tool_set="gta")
+        task = authoring.create_task(s, bench, "How many cups? Then solve x + 40.", category="counting",
+                                     answer_spec={"kind": "exact", "value": "42"})
+        run = Run(name="code run", benchmark_id=bench.id or 0, mode="code", status="done", created_at=FIXED)
+        s.add(run)
+        s.flush()
+        traj = Trajectory(run_id=run.id or 0, task_id=task.id or 0, task_revision=task.revision, status="done",
+                          final_answer="[V] 42 (sympy)", started_at=FIXED, finished_at=at(8))
+        s.add(traj)
+        s.flush()
+        tid = traj.id or 0
+        usage = {"prompt_tokens": 1200, "completion_tokens": 80, "total_tokens": 1280}
+        rows: list[tuple[str, dict[str, Any], float, float]] = [
+            (ev.USER_MESSAGE, {"role": "user", "content": "How many cups? Then solve x + 40."}, 0, 0),
+            (ev.MODEL_MESSAGE, {"content": f"I will count the cups.\n<code>\n{CROP_CODE}\n</code>", "tool_calls": [],
+                                "usage": usage, "finish_reason": "stop"}, 0, 2.5),
+            (ev.CODE_EXEC, {"code": CROP_CODE, "stdout": "".join(f"cup {i + 1}\n" for i in range(30)), "stderr": "",
+                            "exit_code": 0, "timed_out": False, "ops": [], "asset_ids": [], "duration_s": 0.75},
+             2.5, 3.3),
+            (ev.MODEL_MESSAGE, {"content": "[bold]Solve[/bold] it with the Solver.",
+                                "tool_calls": [{"id": "s1", "name": "Solver",
+                                                "arguments": json.dumps({"command": SOLVER_CODE})}],
+                                "usage": {"prompt_tokens": 1400, "completion_tokens": 60}, "finish_reason": "tool_calls"},
+             3.5, 5),
+            (ev.TOOL_CALL, ev.tool_call("Solver", {"command": SOLVER_CODE}, "s1"), 5, 5),
+            (ev.TOOL_RESULT, ev.tool_result("Solver", "x + 40", call_id="s1"), 5, 6.25),
+            (ev.ANSWER, ev.answer("[V] 42 (sympy)"), 7, 7),
+        ]
+        for n, (kind, payload, start, end) in enumerate(rows):
+            s.add(Event(trajectory_id=tid, ordinal=n, kind=kind, payload=payload, started_at=at(start),
+                        finished_at=at(end)))
+    return {"trajectory": tid, "run": run.id, "task": task.id}
+
+
+@pytest.fixture
+def transcript(engine: Engine) -> dict[str, Any]:
+    return seed_transcript(engine)

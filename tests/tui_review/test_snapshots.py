@@ -85,3 +85,11 @@ def test_reports(snap_compare, make_tui, study) -> None:  # type: ignore[no-unty
     run = study["run"]
     assert snap_compare(make_tui(), terminal_size=SIZE,
                         run_before=_run_before(lambda app: ReportsScreen((run,), embedder="hashing")))
+
+
+def test_trajectory_transcript(snap_compare, make_tui, transcript) -> None:  # type: ignore[no-untyped-def]
+    """Code highlighted with its newlines, a long output collapsed, timing, a search with its matches."""
+    tid = transcript["trajectory"]
+    assert snap_compare(make_tui(), terminal_size=(160, 48),
+                        run_before=_run_before(lambda app: TrajectoryScreen(tid), "slash",
+                                               *"sympy", "enter"))

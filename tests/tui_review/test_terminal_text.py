@@ -8,7 +8,7 @@ from sqlmodel import select
 from annotation import tasks as authoring
 from store import session_scope
 from store.models import Event, Task, Trajectory
-from tests.tui_review.conftest import settle
+from tests.tui_review.conftest import drawn, settle
 from tui.screens.runs.trajectory import TrajectoryScreen
 from tui.screens.task_editor import TaskEditorScreen
 from tui.screens.task_list import TaskListScreen
@@ -82,8 +82,8 @@ async def test_trajectory_viewer_shows_controls_escaped(make_tui, engine, study)
         task_text = str(app.screen.query_one("#traj-task").render())
         assert_safe(task_text)
         assert "boom\\x1b[2J" in task_text
-        rows = "".join(str(w.render()) for row in app.screen.query(TrajectoryRow) for w in row.query("Static"))
-        assert not any(ch in rows for ch in RAW)
+        rows = "\n".join(drawn(w) for row in app.screen.query(TrajectoryRow) for w in row.query("Static"))
+        assert not any(ch in rows for ch in RAW) and "[bold]x[/]" in rows and "\\x1b[2J" in rows
 
 
 async def test_notifications_quoting_data_are_escaped_and_not_markup(make_tui, engine) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,10 @@
 Checkpoint pass/fail marks sit between the two columns on the row of the event they matched; judge
 verdicts and human ratings sit beside what they rate (the whole trajectory at the top, events and
 checkpoint results on their rows). ``[``/``]`` walk through the other trajectories of the run.
+
+Steps read as a transcript: code with its newlines and highlighting, timing and model usage, long
+parts collapsed until ``enter``/``space`` expands the row under the cursor; ``R`` shows the stored
+events behind a step as JSON; ``/`` searches the trajectory (``n``/``N`` walk the matching rows).
 """
 
 from __future__ import annotations
@@ -15,20 +19,30 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Header, Static
+from textual.widgets import Header, Input, Static
 
 from tui.images import preview
 from tui.messages import Loaded
 from tui.safe_text import visible
 from tui.screens.base import WorkScreen
+from tui.screens.runs.raw_events import RawEventsScreen
 from tui.screens.runs.trajectory_data import TrajectoryView, token_total, trajectory_view
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
-from tui.widgets.review.trajectory_row import TrajectoryRow
+from tui.widgets.review.step_view import prepare
+from tui.widgets.review.trajectory_row import TrajectoryRow, row_matches
+from tui.widgets.search_input import SearchInput
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 THUMB = (192, 128)
+NARROW = 110  # columns below which the checkpoint marks column narrows
+
+
+def _prepared(view: TrajectoryView) -> TrajectoryView:
+    """The view with its code highlighted (slow, so in the loading worker, not when the rows mount)."""
+    prepare([step for row in view.rows for step in (row.ref, row.model)])
+    return view
 
 
 class TrajectoryScreen(WorkScreen):
@@ -38,6 +52,11 @@ class TrajectoryScreen(WorkScreen):
         Binding("up,k", "move(-1)", "Previous row", key_display="↑", id="trajectory.move_minus1"),
         Binding("right_square_bracket", "sibling(1)", "Next trajectory", key_display="]", id="trajectory.sibling_1"),
         Binding("left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="[", id="trajectory.sibling_minus1"),
+        Binding("enter,space", "expand", "Expand/collapse", key_display="⏎", id="trajectory.expand"),
+        Binding("R", "raw", "Raw events", id="trajectory.raw"),
+        Binding("slash", "search", "Search", key_display="/", id="trajectory.search"),
+        Binding("n", "next_match(1)", "Next match", show=False, id="trajectory.next_match"),
+        Binding("N", "next_match(-1)", "Previous match", show=False, id="trajectory.previous_match"),
         Binding("escape", "back", "Back", id="trajectory.back"),
     ]
 
@@ -46,6 +65,9 @@ class TrajectoryScreen(WorkScreen):
         self.trajectory_id = trajectory_id
         self.view: TrajectoryView | None = None
         self.cursor = 0
+        self.expanded: set[int] = set()  # rows shown in full (kept while the same trajectory reloads)
+        self.search = ""  # the submitted search ("" for none)
+        self.matches: list[int] = []  # rows matching it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -57,11 +79,16 @@ class TrajectoryScreen(WorkScreen):
             yield Static("Checkpoints", classes="column-title marks-title")
             yield Static("Model trajectory", classes="column-title")
         yield VerticalScroll(id="traj-rows")
+        yield Static("", id="traj-search-status")
+        yield SearchInput(placeholder="search this trajectory (enter: go, escape: close)", id="traj-search")
         yield KeyFooter()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW, "-narrow")
 
     def refresh_data(self) -> None:
         tid, viewer = self.trajectory_id, self.cm.actor
-        self.load("trajectory", lambda s: trajectory_view(s, tid, viewer))
+        self.load("trajectory", lambda s: _prepared(trajectory_view(s, tid, viewer)))
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
@@ -112,9 +139,12 @@ class TrajectoryScreen(WorkScreen):
         self.query_one(JudgementsPanel).show(verdicts, ratings, [], view.hidden)
         rows = self.query_one("#traj-rows", VerticalScroll)
         rows.remove_children()
-        rows.mount_all([TrajectoryRow(r, i) for i, r in enumerate(view.rows)])
         if first:
             self.cursor = 0
+            self.expanded = set()
+        rows.mount_all([TrajectoryRow(r, i, expanded=i in self.expanded, query=self.search)
+                        for i, r in enumerate(view.rows)])
+        self._find()
         self.cursor = min(self.cursor, max(0, len(view.rows) - 1))
         self.call_after_refresh(self._highlight)
         if view.images:
@@ -131,6 +161,7 @@ class TrajectoryScreen(WorkScreen):
         if self.view and self.view.rows:
             self.cursor = max(0, min(len(self.view.rows) - 1, self.cursor + delta))
             self._highlight()
+            self._status()
 
     def action_sibling(self, delta: int) -> None:
         if self.view and self.view.id in self.view.siblings:
@@ -142,3 +173,106 @@ class TrajectoryScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def _row(self, index: int) -> TrajectoryRow | None:
+        """The widget of a row of the trajectory shown (not one of the last, still being removed)."""
+        if not self.view or not 0 <= index < len(self.view.rows):
+            return None
+        row = self.view.rows[index]
+        return next((r for r in self.query(TrajectoryRow) if r.row is row), None)
+
+    def action_expand(self) -> None:
+        """Expand the row under the cursor in full, or collapse it again."""
+        row = self._row(self.cursor)
+        if row is None:
+            return
+        if not row.truncated and not row.expanded:
+            self.notify("this row is shown in full")
+            return
+        self.expanded ^= {row.index}
+        row.show(expanded=row.index in self.expanded)
+        self.call_after_refresh(row.scroll_visible, animate=False)
+
+    def action_raw(self) -> None:
+        """The stored events behind the model step under the cursor."""
+        if not self.view or not self.view.rows:
+            return
+        step = self.view.rows[self.cursor].model
+        if step is None or not step.raw:
+            self.notify("no stored events on this row (only a reference step)")
+            return
+        self.app.push_screen(RawEventsScreen(f"Trajectory {self.view.id} · row {self.cursor + 1} · {step.name}",
+                                             step.raw))
+
+    # ---------------------------------------------------------------- search
+
+    def action_search(self) -> None:
+        box = self.query_one(SearchInput)
+        box.value = self.search
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#traj-search")
+    def search_submitted(self, event: Input.Submitted) -> None:
+        self.search = event.value.strip()
+        self._close_search()
+        for row in self.query(TrajectoryRow):
+            row.show(query=self.search)
+        self._find()
+        if self.matches:
+            after = [i for i in self.matches if i >= self.cursor]
+            self._go(after[0] if after else self.matches[0])
+
+    @on(SearchInput.Closed)
+    def _close_search(self) -> None:
+        box = self.query_one(SearchInput)
+        box.display = False
+        self.set_focus(None)
+
+    def _find(self) -> None:
+        """Rows matching the search, and the ``k of N matches`` line."""
+        rows = self.view.rows if self.view and self.search else []
+        self.matches = [i for i, r in enumerate(rows) if row_matches(r, self.search)]
+        self._status()
+
+    def _status(self) -> None:
+        line = self.query_one("#traj-search-status", Static)
+        line.display = bool(self.search)
+        if not self.search:
+            return
+        text = Text()
+        text.append("/", style="bold")
+        text.append(visible(self.search))
+        if not self.matches:
+            text.append("  no matches", style="yellow")
+        else:
+            k = self.matches.index(self.cursor) + 1 if self.cursor in self.matches else 0
+            where = f"{k} of {len(self.matches)}" if k else f"{len(self.matches)}"
+            text.append(f"  {where} match{'es' if len(self.matches) != 1 else ''}", style="bold")
+            text.append("  (n next, N previous)", style="dim")
+        line.update(text)
+
+    def _go(self, index: int) -> None:
+        """Put the cursor on a matching row, expanded when the match is only in its collapsed part."""
+        self.cursor = index
+        row = self._row(index)
+        if row is not None and row.match_out_of_sight(self.search):
+            self.expanded.add(index)
+            row.show(expanded=True)
+        self._highlight()
+        self._status()
+
+    def action_next_match(self, delta: int) -> None:
+        if not self.search:
+            self.notify("no search yet: / to search")
+            return
+        if not self.matches:
+            self._status()
+            return
+        if self.cursor in self.matches:
+            k = (self.matches.index(self.cursor) + delta) % len(self.matches)
+        else:
+            later = [i for i in self.matches if (i > self.cursor if delta > 0 else i < self.cursor)]
+            k = self.matches.index((later[0] if delta > 0 else later[-1]) if later
+                                   else (self.matches[0] if delta > 0 else self.matches[-1]))
+        self._go(self.matches[k])

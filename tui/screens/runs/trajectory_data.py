@@ -33,6 +33,15 @@ from store.models import (
     Trajectory,
     Verdict,
 )
+from tui.screens.runs.step_details import (
+    ModelCost,
+    RawEvent,
+    model_cost,
+    raw_event,
+    span_seconds,
+    split_code,
+    without_code,
+)
 from tui.widgets.review.event_text import clip, event_assets
 
 
@@ -50,6 +59,10 @@ class Step:
     step_id: int | None = None
     asset_ids: tuple[int, ...] = ()
     ordinal: int = 0
+    code: str = ""  # code the step ran (code mode, Solver/Plot), shown as code and nowhere else
+    seconds: float | None = None  # how long the step's own events took
+    cost: ModelCost = ModelCost()  # the model calls that led to it
+    raw: tuple[RawEvent, ...] = ()  # the stored events behind it, as they are
 
 
 @dataclass(frozen=True)
@@ -138,17 +151,40 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+def _prediction(pred: Any) -> tuple[str, Any, str, str, str]:
+    """``(tool name, arguments, code, thought, error)`` of a GTA predicted step: a call (``tool_calls``
+    of OpenAI shape, or a flat ``name``/``arguments``) or a final answer (``content``)."""
+    if not isinstance(pred, dict):
+        return "step", pred, "", "", ""
+    thought = str(pred.get("thought") or "")
+    error = pred.get("error")
+    problem = f"{error.get('type', '')}: {error.get('msg', '')}" if isinstance(error, dict) else _text(error)
+    calls = pred.get("tool_calls") or []
+    fn = calls[0].get("function") or calls[0] if calls and isinstance(calls[0], dict) else pred
+    if isinstance(fn, dict) and (fn.get("name") or fn.get("tool")):
+        name = str(fn.get("name") or fn.get("tool"))
+        args, code = split_code(name, fn.get("arguments"))
+        return name, args, code, thought, problem
+    if "content" in pred:
+        return "answer", pred.get("content"), "", thought, problem
+    return "step", pred, "", thought, problem
+
+
 def model_steps(events: list[Event]) -> list[Step]:
-    """Group events into steps: a model message's text becomes the thought of the step it leads to."""
+    """Group events into steps: a model message's text becomes the thought of the step it leads to;
+    the events before a step (what was sent, the model's reply) join its raw events."""
     steps: list[dict[str, Any]] = []
     thought = ""
+    lead: list[Event] = []  # user/model messages since the last step
     for e in events:
         p = e.payload or {}
         if e.kind == ev.USER_MESSAGE:
+            lead.append(e)
             continue
         if e.kind == ev.MODEL_MESSAGE:
             text = p.get("content") or p.get("reasoning") or ""
             thought = (thought + "\n" + text).strip() if thought else text
+            lead.append(e)
             continue
         if e.kind == ev.TOOL_RESULT:
             target = next((s for s in reversed(steps) if s["kind"] == ev.TOOL_CALL and s["result"] is None
@@ -158,39 +194,52 @@ def model_steps(events: list[Event]) -> list[Step]:
                 target["result"] = p.get("error") if not ok and p.get("error") else p.get("text")
                 target["ok"] = target["ok"] and ok
                 target["events"].append(e.id)
+                target["own"].append(e)
+                target["raw"] += lead + [e]
+                lead = []
                 target["assets"] += event_assets(p)
                 continue
-        name, call, result, ok = e.kind, "", None, not e.failed
+        name, call, result, ok, code = e.kind, "", None, not e.failed, ""
         if e.kind == ev.TOOL_CALL:
-            name, call = str(p.get("name")), _text(p.get("arguments"))
+            name = str(p.get("name"))
+            args, code = split_code(name, p.get("arguments"))
+            call = _text(args) if args or not code else ""
         elif e.kind == ev.TOOL_RESULT:  # a result with no call before it
             name, result = str(p.get("name")), p.get("text")
         elif e.kind == ev.CODE_EXEC:
             ops = [str(o.get("op")) for o in p.get("ops") or []]
             name = "code" + (f" ({', '.join(ops)})" if ops else "")
-            call, result = p.get("code") or "", (p.get("stdout") or "") + (p.get("stderr") or "")
+            code, result = p.get("code") or "", (p.get("stdout") or "") + (p.get("stderr") or "")
             ok = ok and p.get("exit_code", 0) == 0 and not p.get("timed_out")
         elif e.kind == ev.PLAN_CALL:
-            name, call = str(p.get("tool_name")), _text(p.get("params"))
+            name = str(p.get("tool_name"))
+            args, code = split_code(name, p.get("params"))
+            call = _text(args) if args or not code else ""
             ok = ok and bool(p.get("valid", True))
             result = p.get("error")
         elif e.kind == ev.STEP_PREDICTION:
-            pred = p.get("prediction") or {}
-            name = str(pred.get("name") or pred.get("tool") or "step") if isinstance(pred, dict) else "step"
-            call = _text(pred)
+            name, args, code, own_thought, problem = _prediction(p.get("prediction"))
+            call = _text(args) if args or not code else ""
+            result = problem or None
+            thought = own_thought or thought  # the parsed thought, not the whole ReAct text again
         elif e.kind == ev.ANSWER:
             name, call = "answer", p.get("text") or ""
         elif e.kind == ev.ERROR:
             name, call, ok = "error", f"{p.get('type', '')}: {p.get('message', '')}", False
-        steps.append({"kind": e.kind, "name": name, "thought": thought, "call": call, "result": result, "ok": ok,
-                      "events": [e.id], "assets": event_assets(p), "call_id": p.get("call_id"),
-                      "ordinal": e.ordinal})
-        thought = ""
-    if thought:
-        steps.append({"kind": ev.MODEL_MESSAGE, "name": "message", "thought": thought, "call": "", "result": None,
-                      "ok": True, "events": [], "assets": [], "call_id": None, "ordinal": events[-1].ordinal})
+        steps.append({"kind": e.kind, "name": name, "thought": without_code(thought, code), "call": call,
+                      "code": code, "result": result, "ok": ok, "events": [e.id], "own": [e], "raw": lead + [e],
+                      "lead": [m for m in lead if m.kind == ev.MODEL_MESSAGE], "assets": event_assets(p),
+                      "call_id": p.get("call_id"), "ordinal": e.ordinal})
+        thought, lead = "", []
+    if thought or lead:
+        steps.append({"kind": ev.MODEL_MESSAGE, "name": "message", "thought": thought, "call": "", "code": "",
+                      "result": None, "ok": True, "events": [], "own": [], "raw": lead,
+                      "lead": [m for m in lead if m.kind == ev.MODEL_MESSAGE], "assets": [], "call_id": None,
+                      "ordinal": events[-1].ordinal})
     return [Step("model", s["name"], s["thought"], s["call"], _text(s["result"]), s["ok"],
-                 tuple(i for i in s["events"] if i is not None), None, tuple(s["assets"]), s["ordinal"])
+                 tuple(i for i in s["events"] if i is not None), None, tuple(s["assets"]), s["ordinal"],
+                 code=s["code"], seconds=span_seconds(s["own"]), cost=model_cost(s["lead"]),
+                 raw=tuple(raw_event(x) for x in s["raw"]))
             for s in steps]
 
 
@@ -208,9 +257,10 @@ def reference_steps(session: Session, task_id: int) -> list[Step]:
             out.append(Step("ref", "answer", r.thought or "", r.final_answer or "", "", True, (), r.id,
                             tuple(artifacts.get(r.id or 0, [])), r.ordinal))
         else:
-            out.append(Step("ref", r.tool_name or "step", r.thought or "", _text(r.tool_args),
-                            r.result_text or _text(r.result), True, (), r.id, tuple(artifacts.get(r.id or 0, [])),
-                            r.ordinal))
+            args, code = split_code(r.tool_name or "", r.tool_args)
+            out.append(Step("ref", r.tool_name or "step", without_code(r.thought or "", code),
+                            _text(args) if args or not code else "", r.result_text or _text(r.result), True, (),
+                            r.id, tuple(artifacts.get(r.id or 0, [])), r.ordinal, code=code))
     return out
 
 

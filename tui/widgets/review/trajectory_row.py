@@ -1,6 +1,7 @@
 """One aligned row of the trajectory viewer: reference step | checkpoint marks | model step.
 
-Text comes first; produced images are mounted later (``add_images``) once a worker has shrunk them,
+Each step reads as a transcript (``step_view``): long parts collapsed until the row is expanded,
+search matches highlighted. Text comes first; produced images are mounted later (``add_images``) once a worker has shrunk them,
 so opening a long trajectory never waits on image decoding.
 """
 
@@ -15,12 +16,14 @@ from textual.widgets import Static
 
 from tui.safe_text import visible
 from tui.widgets.review.event_text import clip
+from tui.widgets.review.step_view import collapsed_haystack, render_step, step_haystack
 
 if TYPE_CHECKING:
     from tui.screens.runs.trajectory_data import Judgement, Mark, Row, Step
 
 
 def step_text(step: "Step | None", width: int = 400) -> Text:
+    """The step in a few clipped lines (side-by-side comparison, where every step gets one cell)."""
     out = Text()
     if step is None:
         out.append("—", style="dim")
@@ -29,6 +32,8 @@ def step_text(step: "Step | None", width: int = 400) -> Text:
     out.append(visible(step.name), style=style)
     if step.call:
         out.append(f" {clip(step.call, width)}")
+    if step.code:
+        out.append(f"\n{clip(step.code, width)}", style="cyan")
     if step.thought:
         out.append("\n" + clip(step.thought, width), style="italic dim")
     if step.result:
@@ -67,19 +72,51 @@ class TrajectoryRow(Horizontal):
     TrajectoryRow .thumbs > * { width: 24; height: 8; margin-right: 1; }
     """
 
-    def __init__(self, row: "Row", index: int) -> None:
+    def __init__(self, row: "Row", index: int, *, expanded: bool = False, query: str = "") -> None:
         super().__init__()
         self.row = row
         self.index = index
+        self.expanded = expanded
+        self.query_text = query
+        collapsed = {side: render_step(getattr(row, side), query=query) for side in ("ref", "model")}
+        # something is hidden while collapsed (so expanding the row shows more)
+        self.truncated = any(r.truncated for r in collapsed.values())
+        self._parts = {side: self._render_side(side) if expanded else collapsed[side].renderable
+                       for side in ("ref", "model")}
+
+    def _render_side(self, side: str) -> Any:
+        return render_step(getattr(self.row, side), expanded=self.expanded, query=self.query_text).renderable
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="cell ref"):
-            yield Static(step_text(self.row.ref))
+            yield Static(self._parts["ref"], classes="step")
             yield Horizontal(classes="thumbs")
         yield Static(marks_text(self.row.marks, self.row.judgements), classes="marks")
         with Vertical(classes="cell model"):
-            yield Static(step_text(self.row.model))
+            yield Static(self._parts["model"], classes="step")
             yield Horizontal(classes="thumbs")
+
+    def show(self, *, expanded: bool | None = None, query: str | None = None) -> None:
+        """Re-render the steps expanded or collapsed, with this search's matches highlighted."""
+        if expanded is not None:
+            self.expanded = expanded
+        if query is not None:
+            self.query_text = query
+        self.set_class(self.expanded, "-expanded")
+        for side in ("ref", "model"):
+            self._parts[side] = self._render_side(side)
+            box = next(self.query(f".{side} > .step").results(Static), None)
+            if box is not None:  # not composed yet: compose uses the new parts
+                box.update(self._parts[side])
+
+    def match_out_of_sight(self, query: str) -> bool:
+        """The row matches, but only in what collapsing hides."""
+        q = query.lower()
+        return (not self.expanded and self.matches(query) and q not in collapsed_haystack(self.row.ref)
+                and q not in collapsed_haystack(self.row.model))
+
+    def matches(self, query: str) -> bool:
+        return row_matches(self.row, query)
 
     def add_images(self, thumbs: dict[int, Any], widget_class: type) -> None:
         for side, step in (("ref", self.row.ref), ("model", self.row.model)):
@@ -94,3 +131,9 @@ class TrajectoryRow(Horizontal):
                     return
                 box.remove_children()
                 box.mount_all([widget_class(im) for im in images])
+
+
+def row_matches(row: "Row", query: str) -> bool:
+    """The search text is somewhere in the row's steps (case ignored)."""
+    q = query.lower()
+    return bool(q) and (q in step_haystack(row.ref) or q in step_haystack(row.model))
