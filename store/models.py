@@ -493,6 +493,16 @@ class Preference(SQLModel, table=True):
     updated_at: datetime = _ts()
 
 
+PREFERENCE_SCALE = "preference"
+"""The ``Assignment.scale`` of pairwise preference work (not a rating scale: the value is a Preference row)."""
+
+
+def preference_pair_part(run_a_id: int, run_b_id: int) -> str:
+    """``Assignment.target_part`` of a pair of runs on a task (target ``task:<id>``), canonical order."""
+    lo, hi = sorted((run_a_id, run_b_id))
+    return f"pair:{lo}-{hi}"
+
+
 class AuditEvent(SQLModel, table=True):
     """Who changed what, when, with the row before and after."""
 
