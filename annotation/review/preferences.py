@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from annotation.review.annotators import get_annotator
 from annotation.review.assignments import assign_people, distribute
@@ -128,7 +128,8 @@ def queue(session: Session, annotator: str, *, status: str | None = None) -> lis
 
 def progress(session: Session) -> list[tuple[str, int, int]]:
     """(annotator, done, assigned) for everyone with preference items."""
-    rows = session.exec(select(Annotator.name, Assignment.status).join(Annotator, Annotator.id == Assignment.annotator_id)
+    rows = session.exec(select(Annotator.name, Assignment.status)
+                        .join(Annotator, col(Annotator.id) == col(Assignment.annotator_id))
                         .where(Assignment.scale == PREFERENCE_SCALE)).all()
     out: dict[str, list[int]] = {}
     for name, status in rows:

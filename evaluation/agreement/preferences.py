@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from evaluation.agreement.bradley_terry import Comparison, Standing, leaderboard
 from evaluation.agreement.matrix import HUMAN, RatingMatrix, ScaleInfo, Unit
@@ -53,7 +53,7 @@ class Judgement:
 def judgements(session: Session, *, bench: str | None = None, run_ids: list[int] | None = None) -> list[Judgement]:
     """Stored preferences in a fixed order (task, pair, person), optionally of one benchmark's runs or
     only between the given runs."""
-    stmt = select(Preference, Annotator.name).join(Annotator, Annotator.id == Preference.annotator_id)
+    stmt = select(Preference, Annotator.name).join(Annotator, col(Annotator.id) == col(Preference.annotator_id))
     if bench is not None:
         b = session.exec(select(Benchmark).where(Benchmark.name == bench)).first()
         if b is None:
