@@ -96,7 +96,8 @@ class PreferenceQueueScreen(WorkScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#pref-reason", Input).display = False
+        box = self.query_one("#pref-reason", Input)
+        box.display, box.disabled = False, True  # hidden and unfocusable: it must not take the judging keys
         self.query_one("#pref-image", ImagePane).display = False
 
     # ------------------------------------------------------------------ data
@@ -241,12 +242,12 @@ class PreferenceQueueScreen(WorkScreen):
             return
         box = self.query_one("#pref-reason", Input)
         box.value = self.reason or (self.item.view.own_reason or "")
-        box.display = True
+        box.display, box.disabled = True, False
         box.focus()
 
     def _close_reason(self) -> None:
         box = self.query_one("#pref-reason", Input)
-        box.display = False
+        box.display, box.disabled = False, True
         self.set_focus(None)
 
     @on(Input.Submitted, "#pref-reason")
