@@ -9,7 +9,6 @@ the current one); judging moves on to the next item, ``u`` takes the judgement b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual import on
