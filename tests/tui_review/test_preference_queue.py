@@ -116,3 +116,38 @@ async def test_undo_reopens_and_sides_stay_put(make_tui, engine, study) -> None:
         assert screen.item.view.sides[0].final_answer == first_left  # reopening never swaps A and B
     with session_scope(engine) as s:
         assert s.exec(select(Preference)).all() == []
+
+
+async def test_dashboard_shows_the_leaderboard_and_preference_agreement(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    from annotation.review import preferences as prefs
+    from tui.screens.review.dashboard import DashboardScreen
+    from tui.screens.review.dashboard_data import DashboardQuery, dashboard_data
+
+    rival = second_run(engine, study)
+    with session_scope(engine, "seed") as s:
+        assign_pairs(s, study["run"], rival, ["ann", "bob"], 2)
+        for who in ("ann", "bob"):
+            for n, item in enumerate(prefs.queue(s, who)):
+                # the rival wins 4 of 5 for ann, 3 of 5 for bob (whatever side it was shown on)
+                rival_wins = n < (4 if who == "ann" else 3)
+                choice = "a" if (item.left == rival) == rival_wins else "b"
+                prefs.record(s, who, item.assignment_id, choice)
+        data = dashboard_data(s, DashboardQuery(resamples=100), "rev")
+        assert "preference" in data.scales and data.leaderboard is not None
+        assert [m["model"] for m in data.leaderboard["models"]] == ["secretmodel", "scripted run"]
+        assert data.leaderboard["models"][0]["wins"] == 7 and data.leaderboard["judgements"] == 10
+        pref = dashboard_data(s, DashboardQuery(scale="preference", resamples=100), "rev").report
+        assert pref is not None and pref["units"] == 5
+        assert pref["overall"]["percent_agreement"]["value"] == 0.8
+        # someone with pairs still to judge sees no leaderboard
+        assign_pairs(s, study["run"], rival, ["ann", "bob", "rev"], 3)
+        hidden = dashboard_data(s, DashboardQuery(resamples=100), "rev")
+        assert hidden.leaderboard is None and "5 pair(s) to judge blind" in hidden.leaderboard_note
+    app = make_tui(actor="ann")
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(DashboardScreen(resamples=50))
+        await settle(pilot, app)
+        board = app.screen.query_one("#dash-leaderboard")
+        assert board.display and board.row_count == 2
+        assert "Bradley–Terry" in str(app.screen.query_one("#dash-board-title").render())
