@@ -151,3 +151,30 @@ async def test_dashboard_shows_the_leaderboard_and_preference_agreement(make_tui
         board = app.screen.query_one("#dash-leaderboard")
         assert board.display and board.row_count == 2
         assert "Bradley–Terry" in str(app.screen.query_one("#dash-board-title").render())
+
+
+def test_reports_carry_the_leaderboard(engine, db_path, study, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from annotation.review import preferences as prefs
+    from tui.cli import cli
+
+    rival = second_run(engine, study)
+    with session_scope(engine, "seed") as s:
+        for item in prefs.queue(s, "ann")[:4]:
+            prefs.record(s, "ann", item.assignment_id, "a" if item.left == rival else "b")
+    runs = [str(study["run"]), str(rival)]
+    out: dict[str, str] = {}
+    for fmt in ("md", "csv", "html"):
+        path = tmp_path / f"report.{fmt}"
+        result = CliRunner().invoke(cli, ["--db", str(db_path), "report", *runs, "--format", fmt, "-o", str(path)],
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        out[fmt] = path.read_text(encoding="utf-8")
+    assert "Bradley–Terry leaderboard (4 judgement(s)" in out["md"]
+    assert "| 1 | secretmodel |" in out["md"] and "| 2 | scripted run |" in out["md"]
+    assert "# human preferences: Bradley–Terry leaderboard" in out["csv"]
+    assert "\n1,secretmodel," in out["csv"]
+    assert "<h2>human preferences: Bradley–Terry leaderboard" in out["html"] and "<td>secretmodel</td>" in out["html"]
+    single = CliRunner().invoke(cli, ["--db", str(db_path), "report", runs[0]], catch_exceptions=False)
+    assert "Bradley" not in single.output  # one run: nothing to compare
