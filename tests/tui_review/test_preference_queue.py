@@ -76,10 +76,10 @@ async def test_judge_pairs_with_keys_blind(make_tui, engine, study) -> None:  # 
         await settle(pilot, app)
         assert "judged: tie" in str(screen.query_one("#pref-choice").render())
         # narrow terminals stack the answers
-        assert screen.query_one("#pref-answers").styles.layout.name == "horizontal"
+        assert getattr(screen.query_one("#pref-answers").styles.layout, "name", None) == "horizontal"
         await pilot.resize_terminal(90, 44)
         await settle(pilot, app)
-        assert screen.query_one("#pref-answers").styles.layout.name == "vertical"
+        assert getattr(screen.query_one("#pref-answers").styles.layout, "name", None) == "vertical"
     with session_scope(engine) as s:
         rows = s.exec(select(Preference).order_by(col(Preference.id))).all()
         assert [(r.task_id, r.run_a_id, r.run_b_id) for r in rows] == [(t, study["run"], rival)
