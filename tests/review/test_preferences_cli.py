@@ -155,3 +155,22 @@ def test_judging_again_replaces_and_withdraw_reopens(db_path: Path, engine: Engi
     assert [i["status"] for i in run_json(db_path, "prefs", "queue", "ann")] == ["open"]
     with session_scope(engine) as s:
         assert s.exec(select(Preference)).all() == []
+
+
+def test_a_pair_to_judge_hides_both_answers_judgements(engine: Engine, world: World) -> None:
+    """Blind mode everywhere: while a pair is open, verdicts on either run's answer to that task stay hidden."""
+    from annotation.review import preferences as prefs
+    from annotation.review.annotators import add_annotator
+    from annotation.review.blind import blind_scope
+    from annotation.review.targets import Target
+
+    with session_scope(engine, "t") as s:
+        add_annotator(s, "ann")
+        prefs.assign_pairs(s, world.runs[0], world.runs[1], ["ann"], 1, tasks=[world.tasks[0]])
+        t0_run0, t0_run1, t1_run0 = world.trajectories[0], world.trajectories[4], world.trajectories[1]
+        scope = blind_scope(s, "ann")
+        assert scope.active
+        assert scope.hides(s, Target("trajectory", t0_run0)) and scope.hides(s, Target("trajectory", t0_run1))
+        assert not scope.hides(s, Target("trajectory", t1_run0))
+        prefs.record(s, "ann", prefs.queue(s, "ann")[0].assignment_id, "tie")
+        assert not blind_scope(s, "ann").active
