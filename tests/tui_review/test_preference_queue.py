@@ -178,3 +178,23 @@ def test_reports_carry_the_leaderboard(engine, db_path, study, tmp_path) -> None
     assert "<h2>human preferences: Bradley–Terry leaderboard" in out["html"] and "<td>secretmodel</td>" in out["html"]
     single = CliRunner().invoke(cli, ["--db", str(db_path), "report", runs[0]], catch_exceptions=False)
     assert "Bradley" not in single.output  # one run: nothing to compare
+
+
+def test_reports_screen_tables_include_the_leaderboard(engine, study, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from annotation.review import preferences as prefs
+    from tui.screens.reports import ReportRequest, export_text, preference_tables, report_renderable
+
+    rival = second_run(engine, study)
+    with session_scope(engine, "seed") as s:
+        for item in prefs.queue(s, "ann"):
+            prefs.record(s, "ann", item.assignment_id, "tie")
+        assert preference_tables(s, ReportRequest((study["run"],), "faithful", "minilm", None)) == []
+        extra = preference_tables(s, ReportRequest((study["run"], rival), "faithful", "minilm", None))
+    assert len(extra) == 1 and [row[1] for row in extra[0][2]] == ["scripted run", "secretmodel"]  # tied: by name
+    console = Console(width=160, record=True)
+    console.print(report_renderable([], None, extra))
+    assert "Bradley–Terry leaderboard (5 judgement(s)" in console.export_text()
+    assert "secretmodel" in export_text([], None, tmp_path / "r.csv", extra)
+    assert "<td>secretmodel</td>" in export_text([], None, tmp_path / "r.html", extra)

@@ -39,7 +39,7 @@ def answer_text(side: Side, *, max_events: int = 80) -> Text:
     out.append(f"Answer {side.label}", style="bold")
     if side.status != "done":
         out.append(f"  ({visible(side.status)})", style="yellow")
-    out.append("\n")
+    out.append("\nfinal answer: ", style="dim")
     out.append(visible(side.final_answer if side.final_answer is not None else "—", keep_newlines=True) + "\n")
     if side.events:
         out.append(f"\nSteps ({len(side.events)})\n", style="bold")
