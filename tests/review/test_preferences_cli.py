@@ -151,7 +151,7 @@ def test_judging_again_replaces_and_withdraw_reopens(db_path: Path, engine: Engi
     assert run(db_path, "prefs", "add", str(item), "left", "--as-annotator", "ann", ok=False).exit_code != 0
     assert "two different runs" in run(db_path, "prefs", "assign", str(world.runs[0]), str(world.runs[0]),
                                        "--annotators", "ann", ok=False).output
-    run(db_path, "prefs", "withdraw", str(item), "--as-annotator", "ann")
+    assert run_json(db_path, "prefs", "withdraw", str(item), "--as-annotator", "ann")["status"] == "open"
     assert [i["status"] for i in run_json(db_path, "prefs", "queue", "ann")] == ["open"]
     with session_scope(engine) as s:
         assert s.exec(select(Preference)).all() == []

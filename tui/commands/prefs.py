@@ -117,13 +117,17 @@ def prefs_add(app: AppContext, item: int, choice: str, annotator: str | None, re
 @prefs_group.command("withdraw")
 @click.argument("item", type=int)
 @click.option("--as-annotator", "annotator", help="Whose judgement (default: --as).")
+@json_option
 @pass_ctx
-def prefs_withdraw(app: AppContext, item: int, annotator: str | None) -> None:
+def prefs_withdraw(app: AppContext, item: int, annotator: str | None, as_json: bool) -> None:
     """Take back a judgement of ITEM and reopen it (the audit trail keeps it)."""
     who = _who(app, annotator)
     with session_scope(app.engine, app.actor) as s:
         prefs.withdraw(s, who, item)
-    click.echo(f"item {item} reopened for {who}")
+    if as_json:
+        emit_json({"item": item, "annotator": who, "status": "open"})
+    else:
+        click.echo(f"item {item} reopened for {who}")
 
 
 _BENCH = click.option("--bench", "bench", help="Only judgements between runs of this benchmark.")
