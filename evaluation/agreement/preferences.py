@@ -82,11 +82,15 @@ class Leaderboard:
     notes: list[str] = field(default_factory=list)
     resamples: int = 1000
     seed: int = 0
+    decisive: int = 0  # judgements that were not ties
+    shown_first_won: int = 0  # of those, how many went to the answer shown as A (position bias)
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": "bradley-terry (ties = half wins), MM fit, Elo-like scale 1000 ± 400·log10",
                 "resamples": self.resamples, "seed": self.seed, "judgements": self.judgements,
-                "models": [s.to_dict() for s in self.standings], "notes": self.notes}
+                "models": [s.to_dict() for s in self.standings], "notes": self.notes,
+                "position": {"decisive": self.decisive, "shown_as_a_won": self.shown_first_won,
+                             "share": round(self.shown_first_won / self.decisive, 6) if self.decisive else None}}
 
     def table(self) -> tuple[list[str], list[list[Any]]]:
         """Headers and rows as reports print them."""
@@ -103,7 +107,10 @@ def preference_leaderboard(session: Session, *, bench: str | None = None, run_id
     same = [j for j in found if j.model_a == j.model_b]
     comps = [Comparison(j.model_a, j.model_b, j.choice) for j in found if j.model_a != j.model_b]
     notes = [f"{len(same)} judgement(s) between runs of the same model left out"] if same else []
-    return Leaderboard(leaderboard(comps, resamples=resamples, seed=seed), len(comps), notes, resamples, seed)
+    decisive = [j for j in found if j.model_a != j.model_b and j.choice != "tie"]
+    first = sum(1 for j in decisive if (j.run_a if j.choice == "a" else j.run_b) == j.shown_left)
+    return Leaderboard(leaderboard(comps, resamples=resamples, seed=seed), len(comps), notes, resamples, seed,
+                       len(decisive), first)
 
 
 def preference_matrix(found: list[Judgement]) -> RatingMatrix:

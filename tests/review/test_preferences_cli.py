@@ -119,9 +119,14 @@ def test_assign_judge_blind_leaderboard_and_agreement(db_path: Path, engine: Eng
     assert b["comparisons"] == 12 and c["comparisons"] == 4 and c["wins"] == 0
     assert a["win_rate"] == 0.75 and all(m["ci"][0] <= m["score"] <= m["ci"][1] for m in board["models"])
     assert board == run_json(db_path, "prefs", "leaderboard")  # seeded: the same CIs every time
+    with session_scope(engine) as s:  # position bias: how often the side shown as A won
+        decisive = [p for p in s.exec(select(Preference)).all() if p.choice != "tie"]
+        first = sum(1 for p in decisive if (p.run_a_id if p.choice == "a" else p.run_b_id) == p.shown_left_run_id)
+    assert board["position"] == {"decisive": 10, "shown_as_a_won": first, "share": round(first / 10, 6)}
     assert run_json(db_path, "prefs", "leaderboard", "--bench", "demo-review")["models"] == board["models"]
     text = run(db_path, "prefs", "leaderboard").output
     assert "model-a" in text and "win rate" in text and "12 judgement(s)" in text
+    assert f"shown as A won {first} of 10" in text
     assert "no benchmark" in run(db_path, "prefs", "leaderboard", "--bench", "nope", ok=False).output
 
     report = run_json(db_path, "prefs", "agreement")

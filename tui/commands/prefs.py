@@ -167,6 +167,9 @@ def prefs_leaderboard(app: AppContext, bench: str | None, resamples: int, seed: 
     click.echo(table([["–" if c is None else c for c in row] for row in rows], headers))
     click.echo(f"{board.judgements} judgement(s); Bradley–Terry, ties count half; 95% CI from {resamples} "
                f"bootstrap resamples (seed {seed})")
+    if board.decisive:
+        click.echo(f"position: the answer shown as A won {board.shown_first_won} of {board.decisive} decisive "
+                   f"judgement(s) ({board.shown_first_won / board.decisive:.0%})")
     for note in board.notes:
         click.echo(f"note: {note}")
 
