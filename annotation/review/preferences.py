@@ -270,18 +270,27 @@ def pair_view(session: Session, annotator: str, item_id: int) -> PairView:
     images = list(session.exec(select(TaskAsset.asset_id).where(TaskAsset.task_id == task.id,
                                                                 TaskAsset.role == "query_image")
                                .order_by(TaskAsset.ordinal, TaskAsset.id)).all())  # type: ignore[arg-type]
-    row = _stored(session, person.id or 0, item.task_id, item.run_a, item.run_b)
-    own = None
-    if row is not None:
-        if row.choice == "tie":
-            own = "tie"
-        else:
-            winner = row.run_a_id if row.choice == "a" else row.run_b_id
-            own = "a" if winner == item.left else "b"
+    own, reason = _shown_judgement(session, person, item)
     return PairView(item, {"id": task.id, "query": _mask(task.query, names), "category": task.category,
                            "revision": task.revision},
-                    (bench.guidelines or "") if bench else "", sides, images, own, row.reason if row else None)
+                    (bench.guidelines or "") if bench else "", sides, images, own, reason)
+
+
+def _shown_judgement(session: Session, person: Annotator, item: PairItem) -> tuple[str | None, str | None]:
+    row = _stored(session, person.id or 0, item.task_id, item.run_a, item.run_b)
+    if row is None:
+        return None, None
+    if row.choice == "tie":
+        return "tie", row.reason
+    winner = row.run_a_id if row.choice == "a" else row.run_b_id
+    return ("a" if winner == item.left else "b"), row.reason
+
+
+def shown_judgement(session: Session, annotator: str, item_id: int) -> tuple[str | None, str | None]:
+    """The person's current judgement of an item as they saw it (a / b / tie, reason), or (None, None)."""
+    person, a = get_item(session, annotator, item_id)
+    return _shown_judgement(session, person, _item(a))
 
 
 __all__ = ["PairItem", "PairView", "Side", "assign_pairs", "parse_pair_part", "pair_view", "progress", "queue",
-           "record", "shared_tasks", "shown_left", "withdraw"]
+           "record", "shared_tasks", "shown_judgement", "shown_left", "withdraw"]

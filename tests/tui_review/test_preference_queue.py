@@ -198,3 +198,31 @@ def test_reports_screen_tables_include_the_leaderboard(engine, study, tmp_path) 
     assert "Bradley–Terry leaderboard (5 judgement(s)" in console.export_text()
     assert "secretmodel" in export_text([], None, tmp_path / "r.csv", extra)
     assert "<td>secretmodel</td>" in export_text([], None, tmp_path / "r.html", extra)
+
+
+async def test_ctrl_z_puts_the_item_back_as_it_was(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    second_run(engine, study)
+    app = make_tui(actor="ann")
+
+    def stored() -> list[tuple[str, int]]:
+        with session_scope(engine) as s:
+            return [(p.choice, p.revision) for p in s.exec(select(Preference)).all()]
+
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(PreferenceQueueScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        await pilot.press("t")
+        await settle(pilot, app)
+        await pilot.press("left", "a")  # change the mind: A after all
+        await settle(pilot, app)
+        changed = stored()
+        assert len(changed) == 1 and changed[0][1] == 2 and changed[0][0] != "tie"
+        await pilot.press("ctrl+z")
+        await settle(pilot, app)
+        assert [c for c, _ in stored()] == ["tie"]
+        await pilot.press("ctrl+z")
+        await settle(pilot, app)
+        assert stored() == []
+        assert screen.state is not None and screen.state.done == 0

@@ -3,7 +3,8 @@
 Blind by construction: the screen only ever receives what ``pair_view`` lets through — the task, its
 images and the two answers labelled A and B in an order drawn per person and item — so no run, model
 or verdict can reach the terminal. ``r`` types a reason that goes with the next judgement (or updates
-the current one); judging moves on to the next item, ``u`` takes the judgement back.
+the current one); judging moves on to the next item, ``u`` takes the judgement back, and ctrl+z puts
+an item back as it was before the last judgement (kept across restarts like every other undo).
 """
 
 from __future__ import annotations
