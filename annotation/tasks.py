@@ -169,7 +169,7 @@ EDIT_SESSION_IDLE_S = 30 * 60  # a pause longer than this starts a new revision 
 def _continues_edit_session(task: Task, session: Session | None, previous_edit: Any) -> bool:
     """True when this save belongs to the revision the same editing session already made: same session
     key (one visit of an editor screen, ``session.info["edit_session"]``), a recent last edit, and
-    nothing recorded against that revision yet (a run or a rating must keep seeing what it saw)."""
+    nothing recorded against that revision yet (a run, a rating or a preference must keep seeing what it saw)."""
     key = session.info.get("edit_session") if session is not None else None
     if session is None or not key or task.edit_session != key or task.id is None:
         return False
@@ -178,9 +178,9 @@ def _continues_edit_session(task: Task, session: Session | None, previous_edit: 
     last = previous_edit if previous_edit.tzinfo else previous_edit.replace(tzinfo=timezone.utc)
     if (utcnow() - last).total_seconds() > EDIT_SESSION_IDLE_S:
         return False
-    from store.models import HumanRating, Trajectory
+    from store.models import HumanRating, Preference, Trajectory
 
-    for model in (Trajectory, HumanRating):
+    for model in (Trajectory, HumanRating, Preference):
         used = session.exec(select(model.id).where(model.task_id == task.id,
                                                    model.task_revision == task.revision).limit(1)).first()
         if used is not None:

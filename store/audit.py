@@ -21,6 +21,7 @@ from store.models import (
     Document,
     HumanRating,
     OrderingConstraint,
+    Preference,
     ReferenceStep,
     Task,
     TaskAsset,
@@ -28,6 +29,7 @@ from store.models import (
 
 AUDITED: tuple[type, ...] = (
     Task, ReferenceStep, Checkpoint, OrderingConstraint, Document, HumanRating, Adjudication, TaskAsset,
+    Preference,
 )
 # Noise that changes on every edit and says nothing about what was edited.
 _IGNORED_FIELDS = {"updated_at"}

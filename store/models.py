@@ -468,6 +468,41 @@ class Adjudication(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
+class Preference(SQLModel, table=True):
+    """A person's pairwise judgement of two runs' answers to one task: which is better, or a tie.
+
+    The pair is stored in canonical order (``run_a_id`` < ``run_b_id``) and ``choice`` is in those
+    terms (``a``: run_a better, ``b``: run_b better, ``tie``); ``shown_left_run_id`` is the run the
+    person saw as "A", so position bias can be studied. One row per person, task and pair: judging
+    again updates it (``revision`` counts the changes; the audit trail keeps the earlier choices).
+    """
+
+    __table_args__ = (sa.UniqueConstraint("annotator_id", "task_id", "run_a_id", "run_b_id"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    annotator_id: int = Field(foreign_key="annotator.id", index=True)
+    task_id: int = Field(foreign_key="task.id", index=True)
+    run_a_id: int = Field(foreign_key="run.id")
+    run_b_id: int = Field(foreign_key="run.id")
+    shown_left_run_id: int
+    choice: str = Field(max_length=8)  # a | b | tie, in canonical (run_a, run_b) terms
+    reason: Optional[str] = _text()
+    task_revision: Optional[int] = None
+    revision: int = 1
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+PREFERENCE_SCALE = "preference"
+"""The ``Assignment.scale`` of pairwise preference work (not a rating scale: the value is a Preference row)."""
+
+
+def preference_pair_part(run_a_id: int, run_b_id: int) -> str:
+    """``Assignment.target_part`` of a pair of runs on a task (target ``task:<id>``), canonical order."""
+    lo, hi = sorted((run_a_id, run_b_id))
+    return f"pair:{lo}-{hi}"
+
+
 class AuditEvent(SQLModel, table=True):
     """Who changed what, when, with the row before and after."""
 
@@ -497,5 +532,5 @@ ALL_TABLES = [
     Benchmark, Task, Asset, Blob, Document, Tool, ReferenceStep, TaskAsset, Checkpoint,
     OrderingConstraint, ModelEndpoint, Run, Trajectory, Event, EventAsset, ReplayCache,
     CheckpointResult, Judge, Verdict, Annotator, RatingScale, Assignment, HumanRating,
-    Adjudication, AuditEvent, UndoEntry,
+    Adjudication, Preference, AuditEvent, UndoEntry,
 ]

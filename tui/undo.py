@@ -189,6 +189,18 @@ def _undo_rating(session: Session, rating_id: int) -> None:
     undo_rating(session, rating_id)
 
 
+@op("restore_preference")
+def _restore_preference(session: Session, annotator: str, item_id: int, choice: str | None,
+                        reason: str | None) -> None:
+    """Put a preference item back as it was: judged ``choice`` (as shown; sides never swap) or open."""
+    from annotation.review import preferences
+
+    if choice is None:
+        preferences.withdraw(session, annotator, item_id)
+    else:
+        preferences.record(session, annotator, item_id, choice, reason)
+
+
 @op("withdraw_adjudication")
 def _withdraw_adjudication(session: Session, reviewer: str, adjudication_id: int) -> None:
     from annotation.review.adjudication import withdraw_adjudication

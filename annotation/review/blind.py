@@ -17,7 +17,20 @@ from annotation.review.annotators import get_annotator
 from annotation.review.ratings import ratings
 from annotation.review.scales import get_scale
 from annotation.review.targets import Target, task_of, trajectory_of
-from store.models import Adjudication, Annotator, Assignment, Checkpoint, CheckpointResult, Event, Judge, Verdict
+from store.models import (
+    PREFERENCE_SCALE,
+    Adjudication,
+    Annotator,
+    Assignment,
+    Checkpoint,
+    CheckpointResult,
+    Event,
+    Judge,
+    Preference,
+    Trajectory,
+    Verdict,
+    preference_pair_part,
+)
 
 
 @dataclass(frozen=True)
@@ -145,7 +158,7 @@ class BlindScope:
     A pending blind assignment hides the verdicts, other people's ratings and adjudications of its
     target and of everything in the same trajectory (a verdict on the answer tells how to rate a step
     of it); a pending checkpoint-result assignment also hides that trajectory's automatic pass/fail
-    marks. The actor's own ratings stay visible. Someone with nothing pending sees everything.
+    marks; a pair still to judge (preferences) hides both runs' trajectories of that task. The actor's own ratings stay visible. Someone with nothing pending sees everything.
     """
 
     actor: str | None
@@ -195,12 +208,21 @@ def blind_scope(session: Session, actor: str | None) -> BlindScope:
     if not assigned:
         return BlindScope(actor)
     rated = {(r.target.kind, r.target.id, r.target.part, r.scale) for r in ratings(session, annotator=actor)}
+    rated |= {("task", p.task_id, preference_pair_part(p.run_a_id, p.run_b_id), PREFERENCE_SCALE)
+              for p in session.exec(select(Preference).where(Preference.annotator_id == person.id)).all()}
     pending = [a for a in assigned if (a.target_kind, a.target_id, a.target_part, a.scale) not in rated]
     targets: set[tuple[str, int, str]] = set()
     tasks: set[int] = set()
     trajs: set[int] = set()
     checks: set[int] = set()
     for a in pending:
+        if a.scale == PREFERENCE_SCALE:  # a pair still to judge: both runs' answers to the task are hidden
+            targets.add((a.target_kind, a.target_id, a.target_part))
+            runs = a.target_part.removeprefix("pair:").split("-")
+            trajs |= {t for t in session.exec(select(Trajectory.id).where(
+                Trajectory.task_id == a.target_id, Trajectory.run_id.in_([int(r) for r in runs if r.isdigit()]))  # type: ignore[attr-defined]
+            ).all() if t is not None}
+            continue
         target = Target(a.target_kind, a.target_id, a.target_part)
         targets.add((target.kind, target.id, target.part))
         try:

@@ -39,7 +39,12 @@ def trajectory_id(session: Session, unit: Unit) -> int | None:
 
 def model_of_trajectory(session: Session, traj_id: int) -> str | None:
     traj = session.get(Trajectory, traj_id)
-    run = session.get(Run, traj.run_id) if traj else None
+    return model_of_run(session, traj.run_id) if traj else None
+
+
+def model_of_run(session: Session, run_id: int) -> str | None:
+    """The run's endpoint name, else the run's name, else ``run <id>``."""
+    run = session.get(Run, run_id)
     if run is None:
         return None
     if run.endpoint_id is not None:

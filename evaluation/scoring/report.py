@@ -108,10 +108,12 @@ def csv_cell(value: Any) -> str:
     return str(value)
 
 
-def to_csv(results: list[dict[str, Any]], category_metric: str | None = None) -> str:
+def to_csv(results: list[dict[str, Any]], category_metric: str | None = None,
+           extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None) -> str:
+    """Every table as a block: ``# title``, header row, rows, blank line (``extra_tables`` last)."""
     buf = io.StringIO()
     w = csv.writer(buf)
-    for title, headers, rows in tables(results, category_metric):
+    for title, headers, rows in [*tables(results, category_metric), *(extra_tables or [])]:
         w.writerow([f"# {title}"])
         w.writerow(headers)
         for row in rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from evaluation.judges.runner import judge_run
 from evaluation.judges.templates import available
@@ -93,13 +94,19 @@ def report_cmd(app: AppContext, run_ids: tuple[int, ...], fmt: str, output: Path
                metric: str | None) -> None:
     """Paper-style tables for RUN_IDs: models × metrics, models × categories, tool adoption, call counts."""
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
-    extra = None
+    extra: list[tuple[str, list[str], list[list[Any]]]] = []
     if fmt != "csv" and len(set(run_ids)) >= 2:
         from evaluation.compare import compare_runs, report_tables
 
         extra = report_tables(compare_runs(app.engine, list(dict.fromkeys(run_ids)), mode=mode, embedder=embedder))
+    if len(set(run_ids)) >= 2:  # people's pairwise preferences between these runs, when there are any
+        from evaluation.agreement.preferences import leaderboard_tables
+        from store import read_only, session_scope
+
+        with session_scope(read_only(app.engine)) as s:
+            extra = [*extra, *leaderboard_tables(s, list(dict.fromkeys(run_ids)))]
     if fmt == "csv":
-        text = reports.to_csv(results, metric)
+        text = reports.to_csv(results, metric, extra)
     elif fmt == "html":
         from evaluation.scoring.html_report import to_html
 

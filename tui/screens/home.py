@@ -32,6 +32,7 @@ class HomeScreen(WorkScreen):
         Binding("r", "refresh", "Refresh", id="home.refresh"),
         Binding("m", "open('runs')", "Runs", id="home.open_runs"),
         Binding("v", "open('rate')", "Rate", id="home.open_rate"),
+        Binding("p", "open('prefs')", "Preferences", id="home.open_prefs"),
         Binding("a", "open('adjudicate')", "Adjudicate", id="home.open_adjudicate"),
         Binding("g", "open('agreement')", "Agreement", id="home.open_agreement"),
         Binding("o", "open('reports')", "Reports", id="home.open_reports"),

@@ -45,9 +45,21 @@ def build_report(engine: Any, req: ReportRequest) -> list[dict[str, Any]]:
     return [score_run(engine, r, mode=req.mode, embedder=req.embedder, write=False) for r in req.run_ids]
 
 
-def report_renderable(results: list[dict[str, Any]], metric: str | None) -> Group:
+Tables = list[tuple[str, list[str], list[list[Any]]]]
+
+
+def preference_tables(session: Any, req: ReportRequest) -> Tables:
+    """The Bradley–Terry leaderboard of people's preferences between the chosen runs (as the CLI report)."""
+    if len(set(req.run_ids)) < 2:
+        return []
+    from evaluation.agreement.preferences import leaderboard_tables
+
+    return leaderboard_tables(session, list(dict.fromkeys(req.run_ids)))
+
+
+def report_renderable(results: list[dict[str, Any]], metric: str | None, extra: Tables | None = None) -> Group:
     parts: list[Any] = []
-    for title, headers, rows in reports.tables(results, metric):
+    for title, headers, rows in [*reports.tables(results, metric), *(extra or [])]:
         t = Table(title=title, title_justify="left", title_style="bold", show_lines=False, expand=False,
                   box=box.SIMPLE_HEAD)
         for i, h in enumerate(headers):
@@ -64,15 +76,15 @@ def report_renderable(results: list[dict[str, Any]], metric: str | None) -> Grou
     return Group(*parts)
 
 
-def export_text(results: list[dict[str, Any]], metric: str | None, path: Path) -> str:
-    """Markdown for .md (anything but .csv), CSV for .csv."""
+def export_text(results: list[dict[str, Any]], metric: str | None, path: Path, extra: Tables | None = None) -> str:
+    """Markdown for .md (anything but .csv), CSV for .csv, HTML for .html."""
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
         from evaluation.scoring.html_report import to_html
 
-        return to_html(results, metric, title="chainmark report: runs "
+        return to_html(results, metric, extra, title="chainmark report: runs "
                        + ", ".join(str(r.get("run_id")) for r in results))
-    return reports.to_csv(results, metric) if suffix == ".csv" else reports.to_markdown(results, metric)
+    return reports.to_csv(results, metric, extra) if suffix == ".csv" else reports.to_markdown(results, metric, extra)
 
 
 class ReportsScreen(WorkScreen):
@@ -93,6 +105,7 @@ class ReportsScreen(WorkScreen):
         self.metric: str | None = None
         self.runs: list[RunRow] = []
         self.results: list[dict[str, Any]] | None = None
+        self.extra: Tables = []
         self.shown_request: ReportRequest | None = None
 
     def compose(self) -> ComposeResult:
@@ -142,11 +155,11 @@ class ReportsScreen(WorkScreen):
                 table.move_cursor(row=min(cursor, len(self.runs) - 1))
             self._status()
         elif message.what == "report":
-            req, results = message.data
+            req, results, extra = message.data
             if req != self._request():
                 return
-            self.results, self.shown_request = results, req
-            self.query_one("#report-view", Static).update(report_renderable(results, req.metric))
+            self.results, self.extra, self.shown_request = results, extra, req
+            self.query_one("#report-view", Static).update(report_renderable(results, req.metric, extra))
             self._status()
 
     def action_toggle_run(self) -> None:
@@ -171,7 +184,7 @@ class ReportsScreen(WorkScreen):
             return
         req, engine = self._request(), self.cm.engine
         self.query_one("#report-view", Static).update("scoring…")
-        self.load("report", lambda s: (req, build_report(engine(), req)))
+        self.load("report", lambda s: (req, build_report(engine(), req), preference_tables(s, req)))
 
     def action_export(self) -> None:
         if self.results is None:
@@ -185,7 +198,7 @@ class ReportsScreen(WorkScreen):
     @on(Input.Submitted, "#export-path")
     def _export(self, event: Input.Submitted) -> None:
         path = Path(event.value.strip()).expanduser()
-        results, metric = self.results, self.shown_request.metric if self.shown_request else None
+        results, metric, extra = self.results, self.shown_request.metric if self.shown_request else None, self.extra
         self.query_one("#export-path", Input).display = False
         self.query_one("#report-runs", DataTable).focus()
         if results is None or not event.value.strip():
@@ -193,7 +206,7 @@ class ReportsScreen(WorkScreen):
 
         def write() -> None:
             try:
-                path.write_text(export_text(results, metric, path), encoding="utf-8")
+                path.write_text(export_text(results, metric, path, extra), encoding="utf-8")
             except OSError as exc:
                 self.post_message(Failed("export", f"{path}: {exc.strerror or exc}"))
                 return

@@ -69,6 +69,8 @@ class DashboardScreen(WorkScreen):
                 yield DataTable(id="dash-overall", cursor_type="none")
                 yield DataTable(id="dash-pairs", cursor_type="row")
                 yield Static("", id="dash-notes")
+                yield Static("", id="dash-board-title")
+                yield DataTable(id="dash-leaderboard", cursor_type="none")
             with Vertical(id="dash-right"):
                 yield ConfusionMatrix(id="dash-confusion")
                 yield PlotextPlot(id="dash-distribution")
@@ -79,6 +81,12 @@ class DashboardScreen(WorkScreen):
         overall = self.query_one("#dash-overall", DataTable)
         for label, width in (("statistic", 28), ("value [95% CI]", 22), ("n", 4), ("note", 40)):
             overall.add_column(label, width=width)
+        board = self.query_one("#dash-leaderboard", DataTable)
+        for label, width in (("#", 3), ("model", 24), ("score", 7), ("95% CI", 13), ("n", 5), ("W-T-L", 11),
+                             ("win rate", 8)):
+            board.add_column(label, width=width)
+        board.display = False
+        self.query_one("#dash-board-title", Static).display = False
         self.query_one("#dash-pairs", DataTable).focus()
 
     def refresh_data(self) -> None:
@@ -104,6 +112,7 @@ class DashboardScreen(WorkScreen):
         pairs = self.query_one("#dash-pairs", DataTable)
         overall.clear()
         pairs.clear(columns=True)
+        self._show_leaderboard(data)
         report = data.report
         if report is None:
             title.update("no ratings or verdicts to compare yet")
@@ -130,6 +139,25 @@ class DashboardScreen(WorkScreen):
         self.query_one("#dash-notes", Static).update(self._notes(report))
         self._show_confusion()
         self._plot(data)
+
+    def _show_leaderboard(self, data: DashboardData) -> None:
+        """People's pairwise preferences as a Bradley–Terry leaderboard (shown only when there are any)."""
+        title = self.query_one("#dash-board-title", Static)
+        table = self.query_one("#dash-leaderboard", DataTable)
+        table.clear()
+        board = data.leaderboard
+        title.display = bool(board or data.leaderboard_note)
+        table.display = bool(board)
+        if not board:
+            title.update(data_cells(data.leaderboard_note)[0] if data.leaderboard_note else "")
+            return
+        title.update(f"[b]Human preferences[/b]: Bradley–Terry leaderboard, {board['judgements']} judgement(s), "
+                     f"ties count half, 95% bootstrap CI")
+        for i, m in enumerate(board["models"]):
+            ci = "–" if m["ci"] is None else f"{m['ci'][0]:.0f}–{m['ci'][1]:.0f}"
+            rate = "–" if m["win_rate"] is None else f"{m['win_rate']:.2f}"
+            table.add_row(*data_cells(i + 1, m["model"], f"{m['score']:.0f}", ci, m["comparisons"],
+                                      f"{m['wins']}-{m['ties']}-{m['losses']}", rate), key=m["model"])
 
     def _notes(self, report: dict[str, Any]) -> str:
         lines = []

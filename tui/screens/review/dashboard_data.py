@@ -16,10 +16,12 @@ from sqlmodel import Session
 
 from annotation.review.targets import Target, task_of
 from evaluation.agreement import stats
-from evaluation.agreement.matrix import JUDGE, RatingMatrix, collect, rater_kind
+from evaluation.agreement.matrix import HUMAN, JUDGE, RatingMatrix, collect, rater_kind
+from evaluation.agreement.preferences import judgements, preference_leaderboard, preference_matrix
 from evaluation.agreement.rankings import judge_error_correlation, model_ranking
 from evaluation.agreement.summary import agreement_report
-from tui.blind_view import scope_for, visible_matrices
+from store.models import PREFERENCE_SCALE
+from tui.blind_view import BlindScope, scope_for, visible_matrices
 from tui.screens.review.adjudication_data import scale_names
 
 DEFAULT_RESAMPLES = 1000
@@ -59,6 +61,8 @@ class DashboardData:
     categories: list[Any] = field(default_factory=list)
     distribution: dict[str, list[int]] = field(default_factory=dict)
     per_category: list[tuple[str, float | None, int]] = field(default_factory=list)
+    leaderboard: dict[str, Any] | None = None  # chainmark prefs leaderboard --json, or None
+    leaderboard_note: str = ""
 
 
 def _categories(matrix: RatingMatrix) -> list[Any]:
@@ -117,9 +121,14 @@ def dashboard_data(session: Session, q: DashboardQuery, viewer: str | None = Non
         if ms:
             names.append(name)
             matrices_by_scale[name] = ms
+    prefs = _preference_matrices(session, q, scope)
+    if prefs:
+        names.append(PREFERENCE_SCALE)
+        matrices_by_scale[PREFERENCE_SCALE] = prefs
+    board, board_note = _leaderboard(session, q, scope)
     scale = q.scale if q.scale in matrices_by_scale else (names[0] if names else "")
     if not scale:
-        return DashboardData(q, names, "", [], None)
+        return DashboardData(q, names, "", [], None, leaderboard=board, leaderboard_note=board_note)
     matrices = matrices_by_scale[scale]
     matrix = matrices[q.matrix_index % len(matrices)]
     categories = _categories(matrix)
@@ -132,4 +141,25 @@ def dashboard_data(session: Session, q: DashboardQuery, viewer: str | None = Non
     pairs = [(a, b) for i, a in enumerate(matrix.raters) for b in matrix.raters[i + 1:]]
     confusions = [c for c in (confusion(matrix, a, b, categories) for a, b in pairs) if c.n]
     return DashboardData(q, names, scale, [m.title for m in matrices], report_dict(session, matrix, q.resamples, q.seed),
-                         confusions, categories, distribution, _per_category(session, matrix))
+                         confusions, categories, distribution, _per_category(session, matrix), board, board_note)
+
+
+def _preference_matrices(session: Session, q: DashboardQuery, scope: BlindScope) -> list[RatingMatrix]:
+    """People's A/B/tie judgements as one more "scale" to cycle to (the ``chainmark prefs agreement`` matrix)."""
+    if q.target_kind and q.target_kind != "task":
+        return []
+    wanted = set(q.raters)
+    found = [j for j in judgements(session)
+             if not wanted or j.annotator in wanted or f"{HUMAN}:{j.annotator}" in wanted]
+    if not found:
+        return []
+    return [m for m in visible_matrices(session, scope, [preference_matrix(found)])[0] if m.units]
+
+
+def _leaderboard(session: Session, q: DashboardQuery, scope: BlindScope) -> tuple[dict[str, Any] | None, str]:
+    """The Bradley–Terry leaderboard, unless the viewer still has pairs to judge blind."""
+    pending = sum(1 for kind, _id, part in scope.targets if kind == "task" and part.startswith("pair:"))
+    if pending:
+        return None, f"preference leaderboard hidden: {scope.actor} still has {pending} pair(s) to judge blind"
+    board = preference_leaderboard(session, resamples=q.resamples, seed=q.seed)
+    return (board.to_dict(), "") if board.standings else (None, "")

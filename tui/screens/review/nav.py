@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
-SCREENS = ("rate", "adjudicate", "agreement", "runs", "launch", "reports")
+SCREENS = ("rate", "prefs", "adjudicate", "agreement", "runs", "launch", "reports")
 
 
 def screen_for(name: str) -> Screen:
@@ -13,6 +13,10 @@ def screen_for(name: str) -> Screen:
         from tui.screens.review.rating_queue import RatingQueueScreen
 
         return RatingQueueScreen()
+    if name == "prefs":
+        from tui.screens.review.preference_queue import PreferenceQueueScreen
+
+        return PreferenceQueueScreen()
     if name == "adjudicate":
         from tui.screens.review.adjudication import AdjudicationScreen
 

@@ -8,6 +8,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 ENTRIES = (
     ("Rating queue: rate my assigned targets", "rate", "v on home"),
+    ("Preference queue: judge pairs of answers blind (A / B / tie)", "prefs", "p on home"),
     ("Adjudication queue: settle disagreements", "adjudicate", "a on home"),
     ("Agreement dashboard: κ, α, confusion, plots", "agreement", "g on home"),
     ("Run monitor: runs, live progress, cancel/resume", "runs", "m on home"),
