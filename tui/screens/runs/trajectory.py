@@ -54,6 +54,8 @@ class TrajectoryScreen(WorkScreen):
         Binding("left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="[", id="trajectory.sibling_minus1"),
         Binding("enter,space", "expand", "Expand/collapse", key_display="⏎", id="trajectory.expand"),
         Binding("R", "raw", "Raw events", id="trajectory.raw"),
+        Binding("z", "zoom", "Zoom image", id="trajectory.zoom"),
+        Binding("i", "input_image", "Task image", id="trajectory.input_image"),
         Binding("slash", "search", "Search", key_display="/", id="trajectory.search"),
         Binding("n", "next_match(1)", "Next match", show=False, id="trajectory.next_match"),
         Binding("N", "next_match(-1)", "Previous match", show=False, id="trajectory.previous_match"),
@@ -65,6 +67,7 @@ class TrajectoryScreen(WorkScreen):
         self.trajectory_id = trajectory_id
         self.view: TrajectoryView | None = None
         self.cursor = 0
+        self._zoomed: tuple[object, int] | None = None  # what ``z``/``i`` showed last, to show the next one
         self.expanded: set[int] = set()  # rows shown in full (kept while the same trajectory reloads)
         self.search = ""  # the submitted search ("" for none)
         self.matches: list[int] = []  # rows matching it
@@ -203,6 +206,35 @@ class TrajectoryScreen(WorkScreen):
             return
         self.app.push_screen(RawEventsScreen(f"Trajectory {self.view.id} · row {self.cursor + 1} · {step.name}",
                                              step.raw))
+
+    def action_zoom(self) -> None:
+        """The images of the row under the cursor full size (the model's first, then the reference's);
+        pressing ``z`` again in the zoom view's place shows the next one."""
+        if not self.view or not self.view.rows:
+            return
+        row = self.view.rows[self.cursor]
+        shas = [self.view.images[a] for step in (row.model, row.ref) if step is not None
+                for a in step.asset_ids if a in self.view.images]
+        if not shas:
+            self.notify("no image on this row (i shows the task's input image)")
+            return
+        self._zoom_next(shas, f"row {self.cursor + 1}")
+
+    def action_input_image(self) -> None:
+        """The task's input image(s) full size: what the model was shown."""
+        if not self.view or not self.view.task_images:
+            self.notify("this task has no input image")
+            return
+        self._zoom_next(list(self.view.task_images), f"task {self.view.task_id} input")
+
+    def _zoom_next(self, shas: list[str], what: str) -> None:
+        """Open the zoom view on the next of ``shas`` (cycling when the same key is pressed again)."""
+        from tui.screens.image_zoom import ImageZoomScreen
+
+        key = (what, tuple(shas))
+        k = (self._zoomed[1] + 1) % len(shas) if self._zoomed and self._zoomed[0] == key else 0
+        self._zoomed = (key, k)
+        self.app.push_screen(ImageZoomScreen(shas[k], f"{what} · image {k + 1} of {len(shas)}"))
 
     # ---------------------------------------------------------------- search
 

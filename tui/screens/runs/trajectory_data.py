@@ -115,6 +115,7 @@ class TrajectoryView:
     judgements: list[Judgement]
     siblings: list[int]
     images: dict[int, str] = field(default_factory=dict)  # asset id → sha256 (images only)
+    task_images: tuple[str, ...] = ()  # sha256 of the task's own input images, in order
     hidden: list[str] = field(default_factory=list)  # what blind mode hides from this viewer
     task_revision: int = 1  # the revision the trajectory ran on
     current_revision: int = 1  # the task's revision now
@@ -400,6 +401,10 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
     asset_ids = {a for s in ref + model for a in s.asset_ids}
     images = {a.id: a.sha256 for a in session.exec(select(Asset).where(Asset.id.in_(asset_ids))).all()  # type: ignore[union-attr]
               if a.mime.startswith("image/")} if asset_ids else {}
+    task_images = tuple(session.exec(
+        select(Asset.sha256).join(TaskAsset, TaskAsset.asset_id == Asset.id)  # type: ignore[arg-type]
+        .where(TaskAsset.task_id == task.id, TaskAsset.role == "query_image")
+        .order_by(TaskAsset.ordinal)).all())  # type: ignore[arg-type]
     spec = task.answer_spec or {}
     expected = _text({k: v for k, v in spec.items() if k != "kind"}) if spec.get("kind") not in (None, "none") else ""
     return TrajectoryView(
@@ -407,6 +412,6 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         task_id=task.id or 0, source_id=task.source_id, benchmark=bench.name if bench else "", query=task.query,
         expected=expected, status=traj.status, final_answer=traj.final_answer or "", usage=dict(traj.usage or {}),
         error=clip(traj.error or "", 400), rows=rows, unplaced=unplaced, judgements=top, siblings=siblings,
-        images={k: v for k, v in images.items() if k is not None},
+        images={k: v for k, v in images.items() if k is not None}, task_images=task_images,
         hidden=(["verdicts", "other_ratings", "adjudications"] if hide else []) + (["checkpoint results"] if hide_checks else []),
         task_revision=traj.task_revision, current_revision=task.revision)
