@@ -100,3 +100,21 @@ def judge_error_correlation(session: Session, matrix: RatingMatrix) -> tuple[sta
     values = {j: {u: matrix.cells[(j, u)] for u in matrix.units if (j, u) in matrix.cells} for j in judges}
     nominal = matrix.scale.level == "nominal" or not matrix.scale.numeric
     return stats.error_correlation(values, ref, nominal=nominal), source
+
+
+def within_runs(session: Session, matrix: RatingMatrix, run_ids: set[int]) -> RatingMatrix:
+    """The part of ``matrix`` about targets inside these runs' trajectories (a report on runs shows
+    agreement on what those runs produced, not on every rated target)."""
+    from dataclasses import replace
+
+    keep = []
+    for unit in matrix.units:
+        tid = trajectory_id(session, unit)
+        run = session.get(Trajectory, tid).run_id if tid is not None and session.get(Trajectory, tid) else None
+        if run in run_ids:
+            keep.append(unit)
+    kept = set(keep)
+    cells = {k: v for k, v in matrix.cells.items() if k[1] in kept}
+    raters = [r for r in matrix.raters if any((r, u) in cells for u in keep)]
+    return replace(matrix, units=keep, raters=raters, cells=cells,
+                   sources={k: v for k, v in matrix.sources.items() if k[1] in kept})

@@ -99,8 +99,9 @@ def _plots(results: list[dict[str, Any]], category_metric: str | None) -> list[s
 
 def to_html(results: list[dict[str, Any]], category_metric: str | None = None,
             extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
-            title: str = "chainmark report") -> str:
-    """The whole report as one HTML document (tables, plots, notes and judge prompts)."""
+            title: str = "chainmark report", more: list[str] | None = None) -> str:
+    """The whole report as one HTML document (tables, plots, notes and judge prompts); ``more`` are
+    finished HTML sections placed after the plots (agreement on the runs' targets)."""
     parts = [f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(title)}</title>",
              f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>",
              "<p>" + _e("; ".join(f"{_label(r)}: {r.get('benchmark')} · run mode {r.get('run_mode') or '?'} · "
@@ -109,6 +110,7 @@ def to_html(results: list[dict[str, Any]], category_metric: str | None = None,
     for title_, headers, rows in [*tables(results, category_metric), *(extra_tables or [])]:
         parts.append(_table(title_, headers, rows))
     parts.extend(_plots(results, category_metric))
+    parts.extend(more or [])
     notes = [f"run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
     prompts = [f"run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}" for r in results
                for judge, desc in (r.get("judge_prompts") or {}).items()]

@@ -171,6 +171,10 @@ def test_import_agreement_text_and_study_export(db_path: Path, engine: Engine, w
     assert "<h2>Agreement on atp-agreement (ordinal)" in html
     assert html.count('src="data:image/svg+xml;base64,') == 1 and "<script" not in html
     assert "Agreement on yes-no (nominal): 4 raters, 8 targets" in html
+    # a run's agreement: only the targets in that run's trajectories (t[:4] are run 0's)
+    scoped = json.loads(run(db_path, "agreement", "--scale", "yes-no", "--run", str(world.runs[0]), "--bootstrap", "0",
+                            "--json").output)
+    assert scoped[0]["units"] == 4
 
     md = tmp_path / "study.md"
     run(db_path, "study", "export", "--format", "md", str(md))

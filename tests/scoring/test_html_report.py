@@ -43,6 +43,32 @@ def test_csv_cells_are_empty_where_there_is_no_value(engine, db_path) -> None:  
     assert ",," in out.output  # a metric this benchmark's run does not have stays an empty cell
 
 
+def test_html_report_shows_agreement_on_the_runs_targets_only(engine, db_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from sqlmodel import select
+
+    from annotation.review.annotators import add_annotator
+    from store.models import HumanRating, Trajectory
+
+    ids = _runs(engine)
+    with session_scope(engine, "tester") as s:
+        people = [add_annotator(s, name) for name in ("ann", "bob")]
+        for run_id, values in ((ids[0], ("yes", "no", "yes")), (ids[1], ("no", "no", "no"))):
+            trajectories = s.exec(select(Trajectory.id).where(Trajectory.run_id == run_id)
+                                  .order_by(Trajectory.id)).all()
+            for person, flip in zip(people, (False, True)):
+                for tid, value in zip(trajectories, values):
+                    said = value if not flip or tid != trajectories[0] else ("no" if value == "yes" else "yes")
+                    s.add(HumanRating(annotator_id=person.id or 0, target_kind="trajectory", target_id=tid,
+                                      scale="yes-no", value=said))
+    target = tmp_path / "report.html"
+    out = CliRunner().invoke(cli, ["--db", str(db_path), "report", str(ids[0]), "--format", "html",
+                                   "--embedder", "hashing", "-o", str(target)])
+    assert out.exit_code == 0, out.output
+    page = target.read_text(encoding="utf-8")
+    assert "Agreement on yes-no (nominal): 2 raters, 3 targets" in page  # run 0's three, not all six
+    assert "yes-no: pairwise cohen_kappa</figcaption>" in page
+
+
 def test_html_report_is_one_file_with_tables_plots_and_escaped_data(engine, db_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ids = _runs(engine)
     target = tmp_path / "report.html"

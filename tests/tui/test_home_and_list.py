@@ -147,8 +147,7 @@ async def _until(pilot, condition, tries: int = 200) -> None:  # type: ignore[no
 async def test_rows_load_when_the_id_index_arrives_before_the_first_page(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
     """Under load the full id index can land before the first page: the rows must still fill in
     (they stayed "…" for good, because an empty first page counted as loaded)."""
-    from tui.messages import Loaded
-    from tui.screens.task_list import TaskListScreen
+    from tui.screens.task_list import IndexLoaded, TaskListScreen
 
     _seed(engine, 30)
     app = make_tui()
@@ -160,7 +159,7 @@ async def test_rows_load_when_the_id_index_arrives_before_the_first_page(make_tu
         await settle(pilot, app)
         with session_scope(engine) as s:
             ids = task_ids(s, screen.filter)
-        screen.post_message(Loaded("index", (screen.filter, ids)))  # the index first, no first page yet
+        screen.post_message(IndexLoaded(screen.filter, ids))  # the index first, no first page yet
         await settle(pilot, app)
         table = screen.query_one(TaskTable)
         assert table.ids == ids

@@ -366,23 +366,16 @@ def _matrices(app: AppContext, scale: str | None, target_kind: str | None, rater
     return s, [m for m in out if m.units]
 
 
-@click.command("agreement")
-@click.option("--raters", help="Comma-separated raters: annotator or judge names (human:X / judge:X if both).")
-@click.option("--scale", help="Only this scale (default: every scale with ratings).")
-@click.option("--target-kind", type=KIND)
-@click.option("--include-stale", is_flag=True, help="Count ratings whose task was edited after rating.")
-@click.option("--bootstrap", "resamples", type=int, default=1000, show_default=True,
-              help="Bootstrap resamples for CIs (0: none).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write a self-contained HTML page with the tables and agreement heatmaps to this file.")
-@pass_ctx
-def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target_kind: str | None,
-                  include_stale: bool, resamples: int, seed: int, as_json: bool, html_out: Path | None) -> None:
-    """Agreement among raters (people and judges) over the same targets, per scale and dimension."""
-    s, matrices = _matrices(app, scale, target_kind, _split(raters), include_stale)
+def agreement_results(app: AppContext, *, raters: list[str] | None = None, scale: str | None = None,
+                      target_kind: str | None = None, include_stale: bool = False, resamples: int = 1000,
+                      seed: int = 0, runs: list[int] | None = None) -> list[dict[str, Any]]:
+    """The agreement reports (as dictionaries) the CLI prints, the HTML page and run reports show."""
+    from evaluation.agreement.rankings import within_runs
+
+    s, matrices = _matrices(app, scale, target_kind, raters, include_stale)
     try:
+        if runs:
+            matrices = [m for m in (within_runs(s, m, set(runs)) for m in matrices) if m.units]
         results = []
         for m in matrices:
             data = agreement_report(m, resamples=resamples, seed=seed).to_dict()
@@ -393,6 +386,28 @@ def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target
             results.append(data)
     finally:
         s.close()
+    return results
+
+
+@click.command("agreement")
+@click.option("--raters", help="Comma-separated raters: annotator or judge names (human:X / judge:X if both).")
+@click.option("--scale", help="Only this scale (default: every scale with ratings).")
+@click.option("--target-kind", type=KIND)
+@click.option("--run", "runs", type=int, multiple=True, help="Only targets in this run's trajectories (repeatable).")
+@click.option("--include-stale", is_flag=True, help="Count ratings whose task was edited after rating.")
+@click.option("--bootstrap", "resamples", type=int, default=1000, show_default=True,
+              help="Bootstrap resamples for CIs (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a self-contained HTML page with the tables and agreement heatmaps to this file.")
+@pass_ctx
+def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target_kind: str | None,
+                  runs: tuple[int, ...], include_stale: bool, resamples: int, seed: int, as_json: bool,
+                  html_out: Path | None) -> None:
+    """Agreement among raters (people and judges) over the same targets, per scale and dimension."""
+    results = agreement_results(app, raters=_split(raters), scale=scale, target_kind=target_kind,
+                                include_stale=include_stale, resamples=resamples, seed=seed, runs=list(runs))
     if html_out is not None:
         from evaluation.agreement.html_section import page
 

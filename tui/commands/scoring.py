@@ -108,9 +108,14 @@ def report_cmd(app: AppContext, run_ids: tuple[int, ...], fmt: str, output: Path
     if fmt == "csv":
         text = reports.to_csv(results, metric, extra)
     elif fmt == "html":
+        from evaluation.agreement.html_section import sections
         from evaluation.scoring.html_report import to_html
+        from tui.commands.review import agreement_results
 
-        text = to_html(results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}")
+        # agreement on what these runs produced, when people or judges rated it
+        agreement = sections(agreement_results(app, resamples=200, runs=list(run_ids)))
+        text = to_html(results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}",
+                       more=agreement)
     else:
         text = reports.to_markdown(results, metric, extra)
     if output is None:

@@ -14,18 +14,21 @@ tool run, a half-filled form), and ``leave``/quit ask before dropping it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import on
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from tui.messages import Failed, Loaded, Saved
+from tui.messages import Failed, Loaded, Result, Saved
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
     from tui.app import ChainmarkApp
+
+
+R = TypeVar("R", bound=Result)
 
 
 class WorkScreen(Screen[Any]):
@@ -69,6 +72,22 @@ class WorkScreen(Screen[Any]):
         self.cm.adopt_stored_undo(scope, stored)
         if self.is_attached:
             self.show_undo_hint()
+
+    def fetch(self, kind: type[R], fn: Callable[[Session], R]) -> None:
+        """Read on a worker thread: ``fn(session)`` builds the typed result (a ``Result`` message), which is
+        posted to this screen. A newer fetch of the same kind supersedes an older one still running."""
+        self.run_worker(lambda: self._fetch(kind, fn), thread=True, exclusive=True, group=f"load:{kind.__name__}",
+                        exit_on_error=False, description=f"loading {kind.WHAT}")
+
+    def _fetch(self, kind: type[R], fn: Callable[[Session], R]) -> None:
+        worker = get_current_worker()
+        try:
+            message = self.cm.read(fn)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a visible message
+            self.post_message(Failed(kind.WHAT, _describe(exc)))
+            return
+        if not worker.is_cancelled:
+            self.post_message(message)
 
     def load(self, what: str, fn: Callable[[Session], Any]) -> None:
         self.run_worker(lambda: self._load(what, fn), thread=True, exclusive=True, group=f"load:{what}",

@@ -12,6 +12,7 @@ of a human trajectory instead; the final answer closes the trajectory.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import on
@@ -26,7 +27,7 @@ from annotation import tasks as authoring
 from tui.undo import Edit
 from tui.data import AssetRef, TaskDetail, task_detail
 from tui.images import preview
-from tui.messages import Loaded, Saved
+from tui.messages import Result, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.arg_form import ArgForm
 from tui.widgets.footer import KeyFooter
@@ -57,6 +58,18 @@ def file_name(ref: AssetRef, index: int) -> str:
     """The name a path-style tool argument (GTA, VTC) uses for a strip image."""
     ext = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}.get(ref.mime, "png")
     return f"image/image_{index}.{ext}"
+
+
+@dataclass
+class StripPreviewLoaded(Result):
+    """A shrunk input image for the strip's preview: its place in the strip, the image, its caption, and
+    the original (a blob sha256, or the bytes of a blind attempt's image) for zoom."""
+
+    WHAT: ClassVar[str] = "image"
+    index: int
+    image: Any
+    caption: str
+    source: bytes | str
 
 
 class ChainBuilderScreen(WorkScreen):
@@ -112,24 +125,24 @@ class ChainBuilderScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         task_id = self.task_id
-        self.load("task", lambda s: task_detail(s, task_id, with_history=False))
+        self.fetch(TaskDetailLoaded, lambda s: TaskDetailLoaded(task_detail(s, task_id, with_history=False)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "task":
-            first = self.detail is None
-            self.detail = message.data
-            self.sub_title = (f"task {self.detail.id} · blind attempt (human baseline)" if self.blind
-                              else f"task {self.detail.id} · revision {self.detail.revision}")
-            if first:
-                self._fill_palette()
-            self._fill_strip()
-            self._fill_steps()
-        elif message.what == "preview":
-            index, image, caption, source = message.data
-            self._previews[index] = (image, source)
-            if index == self.selected_image:
-                self.query_one("#input-preview", ImagePane).show(image, caption, source=source)
+    @on(TaskDetailLoaded)
+    def _task_loaded(self, message: TaskDetailLoaded) -> None:
+        first = self.detail is None
+        self.detail = message.detail
+        self.sub_title = (f"task {message.detail.id} · blind attempt (human baseline)" if self.blind
+                          else f"task {message.detail.id} · revision {message.detail.revision}")
+        if first:
+            self._fill_palette()
+        self._fill_strip()
+        self._fill_steps()
+
+    @on(StripPreviewLoaded)
+    def _preview_loaded(self, message: StripPreviewLoaded) -> None:
+        self._previews[message.index] = (message.image, message.source)
+        if message.index == self.selected_image:
+            self.query_one("#input-preview", ImagePane).show(message.image, message.caption, source=message.source)
 
     def _strip_refs(self) -> list[AssetRef]:
         assert self.detail is not None
@@ -198,11 +211,12 @@ class ChainBuilderScreen(WorkScreen):
         cm = self.cm
         if index < len(refs):
             ref = refs[index]
-            self.load("preview", lambda s: (index, preview(cm.blobs.get(ref.sha256, s)), f"input: image {index}",
-                                            ref.sha256))
+            self.fetch(StripPreviewLoaded, lambda s: StripPreviewLoaded(
+                index, preview(cm.blobs.get(ref.sha256, s)), f"input: image {index}", ref.sha256))
         elif index - len(refs) < len(self.attempt_images):
             data = self.attempt_images[index - len(refs)]
-            self.load("preview", lambda s: (index, preview(data), f"input: image {index}", data))
+            self.fetch(StripPreviewLoaded, lambda s: StripPreviewLoaded(index, preview(data), f"input: image {index}",
+                                                                        data))
 
     def _image_arg(self, kind: str) -> Any:
         if kind == "integer":

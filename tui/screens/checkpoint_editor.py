@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 from annotation import tasks as authoring
 from tui.undo import Edit
 from tui.data import CheckpointView, TaskDetail, task_detail
-from tui.messages import Failed, Loaded, Saved
+from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import choose, chosen
@@ -170,14 +170,12 @@ class CheckpointEditorScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         task_id = self.task_id
-        self.load("task", lambda s: task_detail(s, task_id, with_history=False))
+        self.fetch(TaskDetailLoaded, lambda s: TaskDetailLoaded(task_detail(s, task_id, with_history=False)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what != "task":
-            return
+    @on(TaskDetailLoaded)
+    def loaded(self, message: TaskDetailLoaded) -> None:
         first = self.detail is None
-        d: TaskDetail = message.data
+        d: TaskDetail = message.detail
         self.detail = d
         self.sub_title = f"task {d.id} · checkpoints"
         cps = self.query_one("#checkpoint-list", OptionList)

@@ -15,7 +15,7 @@ from textual.widgets import Header, Static, TextArea
 from annotation import tasks as authoring
 from evaluation import drafting
 from tui.data import task_detail
-from tui.messages import Failed, Loaded, Saved
+from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 
@@ -48,11 +48,11 @@ class DraftingScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         task_id = self.task_id
-        self.load("task", lambda s: task_detail(s, task_id, with_history=False))
+        self.fetch(TaskDetailLoaded, lambda s: TaskDetailLoaded(task_detail(s, task_id, with_history=False)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        d = message.data
+    @on(TaskDetailLoaded)
+    def loaded(self, message: TaskDetailLoaded) -> None:
+        d = message.detail
         self.sub_title = f"task {d.id} · drafting aids"
         info = d.meta.get("drafting") or {}
         self.query_one("#model-description", Static).update(Content(info.get("description") or "not asked yet"))

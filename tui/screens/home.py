@@ -6,7 +6,8 @@ worker loads the store and the data after the frame is up, and the status column
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -14,13 +15,21 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header, Static
 
-from tui.messages import Loaded
+from tui.messages import Result
 from tui.safe_text import data_cells
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from tui.data import HomeData
+
+
+@dataclass
+class HomeLoaded(Result):
+    """Benchmarks with counts by status, my assignments, recent runs."""
+
+    WHAT: ClassVar[str] = "home"
+    data: HomeData
 
 
 class HomeScreen(WorkScreen):
@@ -68,17 +77,15 @@ class HomeScreen(WorkScreen):
         def read(session):  # type: ignore[no-untyped-def]
             from tui.data import home_data
 
-            return home_data(session, actor)
+            return HomeLoaded(home_data(session, actor))
 
-        self.load("home", read)
+        self.fetch(HomeLoaded, read)
 
     def action_refresh(self) -> None:
         self.refresh_data()
 
-    @on(Loaded)
-    def show(self, message: Loaded) -> None:
-        if message.what != "home":
-            return
+    @on(HomeLoaded)
+    def show(self, message: HomeLoaded) -> None:
         self.cm.startup_done()
         data: HomeData = message.data
         table = self.query_one("#benchmarks", DataTable)

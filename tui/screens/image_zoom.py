@@ -6,6 +6,8 @@ can show, also made in a worker, so a 4000-pixel receipt stays readable and the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
@@ -15,7 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.worker import get_current_worker
 
-from tui.messages import Failed, Loaded
+from tui.messages import Failed, Result
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 
@@ -35,6 +37,23 @@ def view_box(size: tuple[int, int], zoom: float, centre: tuple[float, float]) ->
     cx = min(max(centre[0], vw / 2), w - vw / 2)
     cy = min(max(centre[1], vh / 2), h - vh / 2)
     return int(round(cx - vw / 2)), int(round(cy - vh / 2)), int(round(cx + vw / 2)), int(round(cy + vh / 2))
+
+
+@dataclass
+class FullImageLoaded(Result):
+    """The original image, decoded at full size."""
+
+    WHAT: ClassVar[str] = "image"
+    image: PILImage
+
+
+@dataclass
+class ViewCropped(Result):
+    """The part of the image in view (``box`` in image pixels), shrunk to fit the pane."""
+
+    WHAT: ClassVar[str] = "image"
+    box: tuple[int, int, int, int]
+    view: PILImage
 
 
 class ImageZoomScreen(ModalScreen[None]):
@@ -81,23 +100,24 @@ class ImageZoomScreen(ModalScreen[None]):
             except Exception as exc:  # noqa: BLE001 - an undecodable image is shown as a message
                 self.post_message(Failed("image", str(exc)))
                 return
-            self.post_message(Loaded("full", image))
+            self.post_message(FullImageLoaded(image))
 
         self.run_worker(decode, thread=True, group="zoom-decode", exit_on_error=False)
 
-    @on(Loaded)
-    def _loaded(self, message: Loaded) -> None:
+    @on(FullImageLoaded)
+    def _full_image(self, message: FullImageLoaded) -> None:
         message.stop()
-        if message.what == "full":
-            self.image = message.data
-            self.centre = (self.image.width / 2, self.image.height / 2)
-            self._show_view()
-        elif message.what == "view":
-            box, view = message.data
-            if box == self.box and self.image is not None:
-                x0, y0, x1, y1 = box
-                self.query_one(ImagePane).show(view, f"{self.image_title} · {self.zoom:.1f}× · x {x0}–{x1}, "
-                                                     f"y {y0}–{y1} of {self.image.width}×{self.image.height}")
+        self.image = message.image
+        self.centre = (message.image.width / 2, message.image.height / 2)
+        self._show_view()
+
+    @on(ViewCropped)
+    def _view_cropped(self, message: ViewCropped) -> None:
+        message.stop()
+        if message.box == self.box and self.image is not None:
+            x0, y0, x1, y1 = message.box
+            self.query_one(ImagePane).show(message.view, f"{self.image_title} · {self.zoom:.1f}× · x {x0}–{x1}, "
+                                                         f"y {y0}–{y1} of {self.image.width}×{self.image.height}")
 
     @on(Failed)
     def _failed(self, message: Failed) -> None:
@@ -116,7 +136,7 @@ class ImageZoomScreen(ModalScreen[None]):
             view = image.crop(box)
             view.thumbnail(PREVIEW_MAX)
             if not get_current_worker().is_cancelled:
-                self.post_message(Loaded("view", (box, view)))
+                self.post_message(ViewCropped(box, view))
 
         self.run_worker(crop, thread=True, exclusive=True, group="zoom-view", exit_on_error=False)
 

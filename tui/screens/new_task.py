@@ -4,6 +4,9 @@ typo), what query; opens the editor on the new draft. Benchmarks are made on pur
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,11 +15,19 @@ from textual.widgets import Button, Label, Select, Static, TextArea
 
 from annotation.tasks import create_task, get_benchmark
 from tui.undo import Edit
-from tui.messages import Loaded, Saved
+from tui.messages import Result, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.selection import choose, chosen
 
 NO_BENCHMARKS = "No benchmarks yet. Create one first: chainmark benchmarks add NAME --format gta"
+
+
+@dataclass
+class BenchmarksLoaded(Result):
+    """The benchmarks a task can go into: (name, format, tool set)."""
+
+    WHAT: ClassVar[str] = "benchmarks"
+    benchmarks: list[tuple[str, str, str | None]]
 
 
 class NewTaskScreen(WorkScreen):
@@ -45,19 +56,17 @@ class NewTaskScreen(WorkScreen):
         from store.models import Benchmark
 
         self.query_one("#query" if self.benchmark else "#benchmark").focus()
-        self.load("benchmarks", lambda s: [(b.name, b.source_format, b.tool_set)
-                                           for b in s.exec(select(Benchmark).order_by(Benchmark.name)).all()])
+        self.fetch(BenchmarksLoaded, lambda s: BenchmarksLoaded(
+            [(b.name, b.source_format, b.tool_set) for b in s.exec(select(Benchmark).order_by(Benchmark.name)).all()]))
 
-    @on(Loaded)
-    def _benchmarks(self, message: Loaded) -> None:
-        if message.what != "benchmarks":
-            return
+    @on(BenchmarksLoaded)
+    def _benchmarks(self, message: BenchmarksLoaded) -> None:
         select = self.query_one("#benchmark", Select)
         with self.prevent(Select.Changed):
             select.set_options([(f"{name} · {fmt}" + (f" · tools {tools}" if tools else ""), name)
-                                for name, fmt, tools in message.data])
+                                for name, fmt, tools in message.benchmarks])
             choose(select, self.benchmark or None)
-        if not message.data:
+        if not message.benchmarks:
             self.query_one("#benchmark-hint", Static).update(NO_BENCHMARKS)
 
     def action_cancel(self) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich import box
 from rich.console import Group
@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from evaluation.scoring import report as reports
 from evaluation.scoring.runner import score_run
-from tui.messages import Failed, Loaded, Saved
+from tui.messages import Failed, Result, Saved
 from tui.safe_text import data_cells
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, run_rows
@@ -87,6 +87,24 @@ def export_text(results: list[dict[str, Any]], metric: str | None, path: Path, e
     return reports.to_csv(results, metric, extra) if suffix == ".csv" else reports.to_markdown(results, metric, extra)
 
 
+@dataclass
+class ReportRunsLoaded(Result):
+    """The runs to choose from."""
+
+    WHAT: ClassVar[str] = "runs"
+    runs: list[RunRow]
+
+
+@dataclass
+class ReportBuilt(Result):
+    """The scored report for a request, and the extra tables (preferences) shown under it."""
+
+    WHAT: ClassVar[str] = "report"
+    request: ReportRequest
+    results: list[dict[str, Any]]
+    extra: Any
+
+
 class ReportsScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
@@ -128,7 +146,7 @@ class ReportsScreen(WorkScreen):
             self.action_generate()
 
     def refresh_data(self) -> None:
-        self.load("runs", lambda s: run_rows(s))
+        self.fetch(ReportRunsLoaded, lambda s: ReportRunsLoaded(run_rows(s)))
 
     def _request(self) -> ReportRequest:
         return ReportRequest(tuple(self.chosen), self.mode, self.embedder, self.metric)
@@ -141,26 +159,27 @@ class ReportsScreen(WorkScreen):
             text.append("  ·  press g to rebuild", style="yellow")
         self.query_one("#report-status", Static).update(text)
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "runs":
-            self.runs = message.data
-            table = self.query_one("#report-runs", DataTable)
-            cursor = table.cursor_row
-            table.clear()
-            for r in self.runs:
-                table.add_row("✓" if r.id in self.chosen else "", r.id, *data_cells(r.name, r.benchmark, r.status),
-                              key=str(r.id))
-            if self.runs:
-                table.move_cursor(row=min(cursor, len(self.runs) - 1))
-            self._status()
-        elif message.what == "report":
-            req, results, extra = message.data
-            if req != self._request():
-                return
-            self.results, self.extra, self.shown_request = results, extra, req
-            self.query_one("#report-view", Static).update(report_renderable(results, req.metric, extra))
-            self._status()
+    @on(ReportRunsLoaded)
+    def _runs_loaded(self, message: ReportRunsLoaded) -> None:
+        self.runs = message.runs
+        table = self.query_one("#report-runs", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for r in self.runs:
+            table.add_row("✓" if r.id in self.chosen else "", r.id, *data_cells(r.name, r.benchmark, r.status),
+                          key=str(r.id))
+        if self.runs:
+            table.move_cursor(row=min(cursor, len(self.runs) - 1))
+        self._status()
+
+    @on(ReportBuilt)
+    def _report_built(self, message: ReportBuilt) -> None:
+        req, results, extra = message.request, message.results, message.extra
+        if req != self._request():
+            return
+        self.results, self.extra, self.shown_request = results, extra, req
+        self.query_one("#report-view", Static).update(report_renderable(results, req.metric, extra))
+        self._status()
 
     def action_toggle_run(self) -> None:
         table = self.query_one("#report-runs", DataTable)
@@ -184,7 +203,7 @@ class ReportsScreen(WorkScreen):
             return
         req, engine = self._request(), self.cm.engine
         self.query_one("#report-view", Static).update("scoring…")
-        self.load("report", lambda s: (req, build_report(engine(), req), preference_tables(s, req)))
+        self.fetch(ReportBuilt, lambda s: ReportBuilt(req, build_report(engine(), req), preference_tables(s, req)))
 
     def action_export(self) -> None:
         if self.results is None:

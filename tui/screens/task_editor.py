@@ -8,7 +8,8 @@ Each save pushes its inverse on the undo stack.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -24,7 +25,7 @@ from annotation.tasks import STATUSES, TRANSITIONS
 from tui.undo import Edit
 from tui.data import TaskDetail, change_stamp, changes_since, task_detail
 from tui.images import preview
-from tui.messages import Failed, Loaded, RecordsChanged, Saved
+from tui.messages import Failed, PreviewLoaded, RecordsChanged, Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.widgets.answer_editor import AnswerEditor
@@ -70,6 +71,24 @@ def edit_fields(task_id: int, changes: dict[str, Any], label: str,  # type: igno
 def _same(a: Any, b: Any) -> bool:
     """Equal as the editor shows them (an empty field and a missing value are the same)."""
     return (a in (None, "") and b in (None, "")) or a == b
+
+
+@dataclass
+class StampLoaded(Result):
+    """The task's change stamp now (``tui.data.change_stamp``): a new one means someone saved."""
+
+    WHAT: ClassVar[str] = "revision"
+    stamp: str
+
+
+@dataclass
+class EditorTaskLoaded(Result):
+    """The task, its authoring warnings, and whether it replaces the focused field too (after undo/reload)."""
+
+    WHAT: ClassVar[str] = "task"
+    detail: TaskDetail
+    warnings: list[Any]
+    force: bool
 
 
 POLL_SECONDS = 2.0
@@ -157,7 +176,7 @@ class TaskEditorScreen(WorkScreen):
         if self.detail is None or not self.is_current:
             return
         task_id = self.task_id
-        self.load("revision", lambda s: change_stamp(authoring.get_task(s, task_id)))
+        self.fetch(StampLoaded, lambda s: StampLoaded(change_stamp(authoring.get_task(s, task_id))))
 
     # ------------------------------------------------------------------ loading
 
@@ -166,22 +185,22 @@ class TaskEditorScreen(WorkScreen):
 
         force = self._show_all
 
-        def fetch(session):  # type: ignore[no-untyped-def]
-            return task_detail(session, task_id), authoring.task_warnings(session, task_id), force
+        self.fetch(EditorTaskLoaded, lambda s: EditorTaskLoaded(task_detail(s, task_id),
+                                                                authoring.task_warnings(s, task_id), force))
 
-        self.load("task", fetch)
+    @on(StampLoaded)
+    def _stamp_loaded(self, message: StampLoaded) -> None:
+        if self.detail is not None and message.stamp != self.detail.changed_at:
+            self.refresh_data()
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "revision":
-            if self.detail is not None and message.data != self.detail.changed_at:
-                self.refresh_data()
-        elif message.what == "task":
-            self.detail, warnings, force = message.data
-            self._show(self.detail, warnings, force)
-        elif message.what == "image":
-            ref, image, sha = message.data
-            self.query_one("#editor-preview", ImagePane).show(image, ref, source=sha)
+    @on(EditorTaskLoaded)
+    def _task_loaded(self, message: EditorTaskLoaded) -> None:
+        self.detail = message.detail
+        self._show(message.detail, message.warnings, message.force)
+
+    @on(PreviewLoaded)
+    def _preview_loaded(self, message: PreviewLoaded) -> None:
+        self.query_one("#editor-preview", ImagePane).show(message.image, message.caption, source=message.sha256)
 
     def _show(self, d: TaskDetail, warnings: list[Any], force: bool = False) -> None:
         self._loading = True
@@ -316,11 +335,8 @@ class TaskEditorScreen(WorkScreen):
         ref = self.detail.image_sequence()[int(event.option.id)]
         cm = self.cm
 
-        def fetch(session):  # type: ignore[no-untyped-def]
-            return (f"{ref.label} · {ref.mime} · {ref.width}×{ref.height}", preview(cm.blobs.get(ref.sha256, session)),
-                    ref.sha256)
-
-        self.load("image", fetch)
+        self.fetch(PreviewLoaded, lambda s: PreviewLoaded(f"{ref.label} · {ref.mime} · {ref.width}×{ref.height}",
+                                                          preview(cm.blobs.get(ref.sha256, s)), ref.sha256))
 
     # ------------------------------------------------------------------ saving as you type
 

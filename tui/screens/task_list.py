@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,8 +13,8 @@ from textual.timer import Timer
 from textual.widgets import Header, Input, Select, Static
 
 from annotation.tasks import STATUSES
-from tui.data import TaskFilter, filter_choices, task_ids, task_rows
-from tui.messages import Loaded, RecordsChanged
+from tui.data import TaskFilter, TaskRow, filter_choices, task_ids, task_rows
+from tui.messages import RecordsChanged, Result
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import is_nothing
@@ -20,6 +23,32 @@ from tui.widgets.task_table import PAGE, TaskTable, header_text
 INDEX_DELAY = 0.15
 HEARD_DELAY = 0.3  # other people's commits arrive in bursts (an import, a chain): one reload per burst
 """Seconds of quiet typing before the full id index of a filter is computed."""
+
+
+@dataclass
+class ChoicesLoaded(Result):
+    """Distinct values for the filter drop-downs (``tui.data.filter_choices``)."""
+
+    WHAT: ClassVar[str] = "filters"
+    choices: dict[str, list[str]]
+
+
+@dataclass
+class FirstPageLoaded(Result):
+    """The first screenful of a filter's tasks (answers a keystroke before the full index is known)."""
+
+    WHAT: ClassVar[str] = "tasks"
+    filter: TaskFilter
+    rows: list[TaskRow]
+
+
+@dataclass
+class IndexLoaded(Result):
+    """Every id matching a filter, in order: sizes the virtual list."""
+
+    WHAT: ClassVar[str] = "task index"
+    filter: TaskFilter
+    ids: list[int]
 
 
 class TaskListScreen(WorkScreen):
@@ -56,7 +85,7 @@ class TaskListScreen(WorkScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.load("choices", filter_choices)
+        self.fetch(ChoicesLoaded, lambda s: ChoicesLoaded(filter_choices(s)))
         self.query_one(TaskTable).focus()
 
     def on_resize(self) -> None:
@@ -73,10 +102,11 @@ class TaskListScreen(WorkScreen):
         # Two phases, so a keystroke answers as soon as the first screenful is known: the first
         # page (LIMIT stops the scan early), then the full id index that sizes the virtual list.
         # The index waits for a pause in typing so a burst of keystrokes does not queue full scans.
-        self.load("tasks", lambda s: (flt, task_rows(s, flt, 0, PAGE)))
+        self.fetch(FirstPageLoaded, lambda s: FirstPageLoaded(flt, task_rows(s, flt, 0, PAGE)))
         if self._index_timer is not None:
             self._index_timer.stop()
-        self._index_timer = self.set_timer(INDEX_DELAY, lambda: self.load("index", lambda s: (flt, task_ids(s, flt))))
+        self._index_timer = self.set_timer(
+            INDEX_DELAY, lambda: self.fetch(IndexLoaded, lambda s: IndexLoaded(flt, task_ids(s, flt))))
 
     @on(RecordsChanged)
     def _heard(self, message: RecordsChanged) -> None:
@@ -88,42 +118,45 @@ class TaskListScreen(WorkScreen):
             self._heard_timer.stop()
         self._heard_timer = self.set_timer(HEARD_DELAY, self.refresh_data)
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "choices":
-            choices = message.data
-            self._set_options("benchmark", choices["benchmark"])
-            self._set_options("category", choices["category"])
-            self._set_options("level", choices["level"])
-            self._set_options("assignee", choices["annotator"])
-            if self.initial_benchmark in choices["benchmark"]:
-                with self.prevent(Select.Changed):
-                    self.query_one("#benchmark", Select).value = self.initial_benchmark
-            if self.initial_assignee in choices["annotator"]:
-                with self.prevent(Select.Changed):
-                    self.query_one("#assignee", Select).value = self.initial_assignee
-        elif message.what == "tasks":
-            flt, first = message.data
-            if flt != self.filter:
-                return  # an older filter's answer; the newer one is on its way
-            if self._index is not None and self._index[0] == flt:
-                return  # the full index already arrived
-            same = flt == self.shown_filter
-            self.shown_filter = flt
-            self._first_page = (flt, first)
-            self.query_one(TaskTable).show([r.id for r in first], first, self._loader(flt), keep_cursor=same)
-            self._show_count(f"{len(first):,} tasks" if len(first) < PAGE else "counting…")
-        elif message.what == "index":
-            flt, ids = message.data
-            if flt != self.filter:
-                return
-            self._index = (flt, ids)
-            same = flt == self.shown_filter
-            self.shown_filter = flt
-            first = self._first_page[1] if self._first_page and self._first_page[0] == flt else []
-            self.query_one(TaskTable).show(ids, first, self._loader(flt), keep_cursor=same)
-            what = "tasks" if flt.is_empty() else "matching tasks"
-            self._show_count(f"{len(ids):,} {what}")
+    @on(ChoicesLoaded)
+    def _choices_loaded(self, message: ChoicesLoaded) -> None:
+        choices = message.choices
+        self._set_options("benchmark", choices["benchmark"])
+        self._set_options("category", choices["category"])
+        self._set_options("level", choices["level"])
+        self._set_options("assignee", choices["annotator"])
+        if self.initial_benchmark in choices["benchmark"]:
+            with self.prevent(Select.Changed):
+                self.query_one("#benchmark", Select).value = self.initial_benchmark
+        if self.initial_assignee in choices["annotator"]:
+            with self.prevent(Select.Changed):
+                self.query_one("#assignee", Select).value = self.initial_assignee
+
+    @on(FirstPageLoaded)
+    def _first_page_loaded(self, message: FirstPageLoaded) -> None:
+        flt, first = message.filter, message.rows
+        if flt != self.filter:
+            return  # an older filter's answer; the newer one is on its way
+        if self._index is not None and self._index[0] == flt:
+            return  # the full index already arrived
+        same = flt == self.shown_filter
+        self.shown_filter = flt
+        self._first_page = (flt, first)
+        self.query_one(TaskTable).show([r.id for r in first], first, self._loader(flt), keep_cursor=same)
+        self._show_count(f"{len(first):,} tasks" if len(first) < PAGE else "counting…")
+
+    @on(IndexLoaded)
+    def _index_loaded(self, message: IndexLoaded) -> None:
+        flt, ids = message.filter, message.ids
+        if flt != self.filter:
+            return
+        self._index = (flt, ids)
+        same = flt == self.shown_filter
+        self.shown_filter = flt
+        first = self._first_page[1] if self._first_page and self._first_page[0] == flt else []
+        self.query_one(TaskTable).show(ids, first, self._loader(flt), keep_cursor=same)
+        what = "tasks" if flt.is_empty() else "matching tasks"
+        self._show_count(f"{len(ids):,} {what}")
 
     def _show_count(self, text: str) -> None:
         # The count line has a fixed size (CSS), so a new count repaints one line, not the layout.

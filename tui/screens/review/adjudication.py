@@ -7,7 +7,9 @@ the stored adjudication lists which verdicts and ratings it overrode.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -17,9 +19,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
 from evaluation.agreement.disagreements import Disagreement
-from tui.messages import Loaded, Saved
+from tui.messages import Result, Saved
 from tui.safe_text import data_cells
-from tui.screens.review.open_trajectory import open_trajectory_when_loaded
+from tui.screens.review.open_trajectory import TrajectoryOfTarget, open_trajectory_of
 from tui.screens.base import WorkScreen
 from tui.screens.review.adjudication_data import (
     AdjudicationItem,
@@ -39,6 +41,23 @@ CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
 def _row_key(d: Disagreement) -> str:
     return f"{d.unit.label()}|{d.scale}|{d.dimension}"
+
+
+@dataclass
+class DisagreementsLoaded(Result):
+    """The disagreement queue for a filter."""
+
+    WHAT: ClassVar[str] = "disagreements"
+    filter: QueueFilter
+    items: list[Disagreement]
+
+
+@dataclass
+class AdjudicationItemLoaded(Result):
+    """One disagreement with everything a reviewer needs to decide it."""
+
+    WHAT: ClassVar[str] = "item"
+    item: AdjudicationItem
 
 
 class AdjudicationScreen(WorkScreen):
@@ -88,16 +107,16 @@ class AdjudicationScreen(WorkScreen):
     def refresh_data(self) -> None:
         flt = self.filter
         viewer = self.who
-        self.load("queue", lambda s: (flt, disagreement_queue(s, flt, viewer)))
+        self.fetch(DisagreementsLoaded, lambda s: DisagreementsLoaded(flt, disagreement_queue(s, flt, viewer)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "queue":
-            flt, items = message.data
-            if flt == self.filter:
-                self._show_queue(items)
-        elif message.what == "item":
-            self._show_item(message.data)
+    @on(DisagreementsLoaded)
+    def _queue_loaded(self, message: DisagreementsLoaded) -> None:
+        if message.filter == self.filter:
+            self._show_queue(message.items)
+
+    @on(AdjudicationItemLoaded)
+    def _item_loaded(self, message: AdjudicationItemLoaded) -> None:
+        self._show_item(message.item)
 
     def _show_status(self) -> None:
         f = self.filter
@@ -136,7 +155,7 @@ class AdjudicationScreen(WorkScreen):
         if not 0 <= row < len(self.items):
             return
         d, who = self.items[row], self.who
-        self.load("item", lambda s: adjudication_item(s, who, d))
+        self.fetch(AdjudicationItemLoaded, lambda s: AdjudicationItemLoaded(adjudication_item(s, who, d)))
 
     def _show_item(self, item: AdjudicationItem) -> None:
         changed = self.item is None or _row_key(self.item.disagreement) != _row_key(item.disagreement)
@@ -216,11 +235,11 @@ class AdjudicationScreen(WorkScreen):
     def action_open_trajectory(self) -> None:
         if self.item is not None:
             target = self.item.target
-            self.load("trajectory-of", lambda s: trajectory_id_of(s, target))
+            self.fetch(TrajectoryOfTarget, lambda s: TrajectoryOfTarget(trajectory_id_of(s, target)))
 
-    @on(Loaded)
-    def _open_trajectory(self, message: Loaded) -> None:
-        open_trajectory_when_loaded(self, message)
+    @on(TrajectoryOfTarget)
+    def _open_trajectory(self, message: TrajectoryOfTarget) -> None:
+        open_trajectory_of(self, message)
 
     def action_back(self) -> None:
         if isinstance(self.focused, Input):

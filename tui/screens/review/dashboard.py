@@ -6,8 +6,9 @@ prints); the screen only lays it out. Plots use textual-plotext so they work ove
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -16,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header, Input, Static
 from textual_plotext import PlotextPlot
 
-from tui.messages import Loaded
+from tui.messages import Result
 from tui.safe_text import data_cells
 from tui.screens.base import WorkScreen
 from tui.screens.review.dashboard_data import DashboardData, DashboardQuery, dashboard_data
@@ -38,6 +39,14 @@ def est_text(d: dict[str, Any] | None) -> str:
         text += f" [{d['ci'][0]:.2f}, {d['ci'][1]:.2f}]"
     return text
 
+
+
+@dataclass
+class DashboardLoaded(Result):
+    """Agreement for the dashboard's query (scale, raters, …)."""
+
+    WHAT: ClassVar[str] = "agreement"
+    data: DashboardData
 
 class DashboardScreen(WorkScreen):
     CSS_PATH = CSS
@@ -93,14 +102,14 @@ class DashboardScreen(WorkScreen):
         q = self.query_state
         self.query_one("#dash-title", Static).update("computing agreement…")
         viewer = self.cm.actor
-        self.load("dashboard", lambda s: dashboard_data(s, q, viewer))
+        self.fetch(DashboardLoaded, lambda s: DashboardLoaded(dashboard_data(s, q, viewer)))
 
     def action_refresh(self) -> None:
         self.refresh_data()
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "dashboard" and message.data.query == self.query_state:
+    @on(DashboardLoaded)
+    def loaded(self, message: DashboardLoaded) -> None:
+        if message.data.query == self.query_state:
             self.show(message.data)
 
     # ------------------------------------------------------------------ rendering

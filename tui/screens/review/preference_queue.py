@@ -9,7 +9,9 @@ an item back as it was before the last judgement (kept across restarts like ever
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -20,7 +22,7 @@ from textual.widgets import Header, Input, Static
 
 from annotation.review.preferences import Side
 from tui.images import preview
-from tui.messages import Loaded, Saved
+from tui.messages import PreviewLoaded, Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.screens.review.prefs_data import PrefItem, PrefQueue, pref_item, pref_queue, submit_preference, \
@@ -52,6 +54,22 @@ def answer_text(side: Side, *, max_events: int = 80) -> Text:
             out.append(f"    … {len(side.events) - max_events} more\n", style="dim")
     return out
 
+
+
+@dataclass
+class PrefQueueLoaded(Result):
+    """My preference items, in order."""
+
+    WHAT: ClassVar[str] = "queue"
+    queue: PrefQueue
+
+
+@dataclass
+class PrefItemLoaded(Result):
+    """One pair of answers to judge, blind."""
+
+    WHAT: ClassVar[str] = "item"
+    item: PrefItem
 
 class PreferenceQueueScreen(WorkScreen):
     CSS_PATH = CSS
@@ -111,23 +129,25 @@ class PreferenceQueueScreen(WorkScreen):
         if not who:
             self.query_one("#pref-status", Static).update("start chainmark with --as NAME to judge")
             return
-        self.load("pref-queue", lambda s: pref_queue(s, who))
+        self.fetch(PrefQueueLoaded, lambda s: PrefQueueLoaded(pref_queue(s, who)))
 
     def _load_item(self) -> None:
         if self.state is None or not (0 <= self.index < len(self.state.items)):
             return
         item_id, who = self.state.items[self.index].assignment_id, self.who
-        self.load("pref-item", lambda s: pref_item(s, who, item_id))
+        self.fetch(PrefItemLoaded, lambda s: PrefItemLoaded(pref_item(s, who, item_id)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "pref-queue":
-            self._show_queue(message.data)
-        elif message.what == "pref-item":
-            self._show_item(message.data)
-        elif message.what == "pref-image":
-            caption, image, sha = message.data
-            self.query_one("#pref-image", ImagePane).show(image, caption, source=sha)
+    @on(PrefQueueLoaded)
+    def _queue_loaded(self, message: PrefQueueLoaded) -> None:
+        self._show_queue(message.queue)
+
+    @on(PrefItemLoaded)
+    def _item_loaded(self, message: PrefItemLoaded) -> None:
+        self._show_item(message.item)
+
+    @on(PreviewLoaded)
+    def _preview_loaded(self, message: PreviewLoaded) -> None:
+        self.query_one("#pref-image", ImagePane).show(message.image, message.caption, source=message.sha256)
 
     def _current_id(self) -> int | None:
         if self.state is None or not (0 <= self.index < len(self.state.items)):
@@ -178,7 +198,8 @@ class PreferenceQueueScreen(WorkScreen):
         ref = images[self.image_index % len(images)]
         cm = self.cm
         caption = f"{ref.caption} ({self.image_index % len(images) + 1}/{len(images)})"
-        self.load("pref-image", lambda s: (caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)), ref.sha256))
+        self.fetch(PreviewLoaded, lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)),
+                                                          ref.sha256))
 
     def _show_status(self) -> None:
         state, item = self.state, self.item

@@ -7,8 +7,9 @@ then the screen shows them and waits for → so the rater can compare before mov
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events, on
@@ -19,9 +20,9 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from tui.undo import Edit
 from tui.images import preview
-from tui.messages import Loaded, Saved
+from tui.messages import PreviewLoaded, Result, Saved
 from tui.safe_text import data_cells, data_text
-from tui.screens.review.open_trajectory import open_trajectory_when_loaded
+from tui.screens.review.open_trajectory import TrajectoryOfTarget, open_trajectory_of
 from tui.screens.base import WorkScreen
 from tui.screens.review.data import (
     QueueState,
@@ -39,6 +40,22 @@ from tui.widgets.review.scale_keys import legend, scale_keys
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
+
+
+@dataclass
+class RatingQueueLoaded(Result):
+    """My assignments, in order, with progress per rater."""
+
+    WHAT: ClassVar[str] = "queue"
+    state: QueueState
+
+
+@dataclass
+class RatingItemLoaded(Result):
+    """One assignment with what is rated, blind as the rater must see it."""
+
+    WHAT: ClassVar[str] = "item"
+    item: RatingItem
 
 class RatingQueueScreen(WorkScreen):
     CSS_PATH = CSS
@@ -105,23 +122,25 @@ class RatingQueueScreen(WorkScreen):
         if not who:
             self.query_one("#queue-status", Static).update("start chainmark with --as NAME to rate")
             return
-        self.load("queue", lambda s: rating_queue(s, who, scale))
+        self.fetch(RatingQueueLoaded, lambda s: RatingQueueLoaded(rating_queue(s, who, scale)))
 
     def _load_item(self) -> None:
         if self.state is None or not (0 <= self.index < len(self.state.entries)):
             return
         entry, who = self.state.entries[self.index], self.who
-        self.load("item", lambda s: rating_item(s, who, entry))
+        self.fetch(RatingItemLoaded, lambda s: RatingItemLoaded(rating_item(s, who, entry)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "queue":
-            self._show_queue(message.data)
-        elif message.what == "item":
-            self._show_item(message.data)
-        elif message.what == "image":
-            caption, image, sha = message.data
-            self.query_one("#rate-image", ImagePane).show(image, caption, source=sha)
+    @on(RatingQueueLoaded)
+    def _queue_loaded(self, message: RatingQueueLoaded) -> None:
+        self._show_queue(message.state)
+
+    @on(RatingItemLoaded)
+    def _item_loaded(self, message: RatingItemLoaded) -> None:
+        self._show_item(message.item)
+
+    @on(PreviewLoaded)
+    def _preview_loaded(self, message: PreviewLoaded) -> None:
+        self.query_one("#rate-image", ImagePane).show(message.image, message.caption, source=message.sha256)
 
     def _show_queue(self, state: QueueState) -> None:
         previous = self.state.entries[self.index].assignment_id if self.state and 0 <= self.index < len(
@@ -165,7 +184,8 @@ class RatingQueueScreen(WorkScreen):
         ref = images[self.image_index % len(images)]
         cm = self.cm
         caption = f"{ref.caption} ({self.image_index % len(images) + 1}/{len(images)})"
-        self.load("image", lambda s: (caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)), ref.sha256))
+        self.fetch(PreviewLoaded, lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)),
+                                                          ref.sha256))
 
     def _show_status(self) -> None:
         state, item = self.state, self.item
@@ -341,11 +361,11 @@ class RatingQueueScreen(WorkScreen):
             self.notify("blind: rate first, then the trajectory (with its verdicts) opens", severity="warning")
             return
         target = self.item.entry.target
-        self.load("trajectory-of", lambda s: trajectory_id_of(s, target))
+        self.fetch(TrajectoryOfTarget, lambda s: TrajectoryOfTarget(trajectory_id_of(s, target)))
 
-    @on(Loaded)
-    def _open_trajectory(self, message: Loaded) -> None:
-        open_trajectory_when_loaded(self, message)
+    @on(TrajectoryOfTarget)
+    def _open_trajectory(self, message: TrajectoryOfTarget) -> None:
+        open_trajectory_of(self, message)
 
     def action_back(self) -> None:
         if self._input_mode:

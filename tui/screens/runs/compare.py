@@ -7,7 +7,8 @@ columns aligned by step index; ``g`` adds the reference chain as one more column
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -17,7 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Header, Static
 
 from evaluation.compare import FILTERS, Comparison, RunResults, compare, results_in
-from tui.messages import Loaded
+from tui.messages import Result
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
@@ -28,6 +29,23 @@ FILTER_CYCLE: tuple[str | None, ...] = (None, *FILTERS)
 
 def _score(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
+
+
+@dataclass
+class ComparisonLoaded(Result):
+    """Every run's per-task results, scored in ``mode``."""
+
+    WHAT: ClassVar[str] = "comparison"
+    mode: str
+    results: list[RunResults]
+
+
+@dataclass
+class SideBySideLoaded(Result):
+    """The runs' trajectories on one task (None where a run has none)."""
+
+    WHAT: ClassVar[str] = "trajectories"
+    views: list[Any]
 
 
 class CompareScreen(WorkScreen):
@@ -69,13 +87,11 @@ class CompareScreen(WorkScreen):
     def refresh_data(self) -> None:
         ids, mode, embedder = self.run_ids, self.mode, self.embedder
         self.query_one("#cmp-table", DataTable).loading = True
-        self.load("compare", lambda s: (mode, results_in(s, ids, mode=mode, embedder=embedder)))
+        self.fetch(ComparisonLoaded, lambda s: ComparisonLoaded(mode, results_in(s, ids, mode=mode, embedder=embedder)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what != "compare":
-            return
-        mode, results = message.data
+    @on(ComparisonLoaded)
+    def loaded(self, message: ComparisonLoaded) -> None:
+        mode, results = message.mode, message.results
         if mode != self.mode:
             return
         self.results = results
@@ -189,13 +205,13 @@ class SideBySideScreen(WorkScreen):
         from tui.screens.runs.trajectory_data import trajectory_view
 
         ids = [col[1] for col in self.columns]
-        self.load("side-by-side", lambda s: [trajectory_view(s, t) if t is not None else None for t in ids])
+        self.fetch(SideBySideLoaded, lambda s: SideBySideLoaded(
+            [trajectory_view(s, t) if t is not None else None for t in ids]))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "side-by-side":
-            self.views = message.data
-            self.show()
+    @on(SideBySideLoaded)
+    def loaded(self, message: SideBySideLoaded) -> None:
+        self.views = message.views
+        self.show()
 
     def show(self) -> None:
         views = self.views

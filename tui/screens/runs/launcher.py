@@ -6,7 +6,9 @@ this screen, so leaving it (or the monitor) does not stop the run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,7 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Checkbox, Header, Input, Label, Select, Static
 
 from evaluation.harness import Budgets, RunSpec
-from tui.messages import Loaded
+from tui.messages import Result
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import (
     LaunchChoices,
@@ -28,6 +30,14 @@ from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import chosen as selected_value
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+
+
+@dataclass
+class LaunchChoicesLoaded(Result):
+    """Benchmarks, endpoints and modes to launch a run with."""
+
+    WHAT: ClassVar[str] = "choices"
+    choices: LaunchChoices
 
 
 class LaunchScreen(WorkScreen):
@@ -67,13 +77,11 @@ class LaunchScreen(WorkScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.load("choices", launch_choices)
+        self.fetch(LaunchChoicesLoaded, lambda s: LaunchChoicesLoaded(launch_choices(s)))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what != "choices":
-            return
-        c: LaunchChoices = message.data
+    @on(LaunchChoicesLoaded)
+    def loaded(self, message: LaunchChoicesLoaded) -> None:
+        c: LaunchChoices = message.choices
         bench = self.query_one("#bench", Select)
         bench.set_options([(f"{name}  ({n} tasks{', tools ' + ts if ts else ''})", name) for name, n, ts in c.benchmarks])
         if self.initial_benchmark in [b[0] for b in c.benchmarks]:

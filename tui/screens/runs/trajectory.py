@@ -11,8 +11,9 @@ events behind a step as JSON; ``/`` searches the trajectory (``n``/``N`` walk th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -22,7 +23,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Header, Input, Static
 
 from tui.images import preview
-from tui.messages import Loaded
+from tui.messages import Result
 from tui.safe_text import visible
 from tui.screens.base import WorkScreen
 from tui.screens.runs.raw_events import RawEventsScreen
@@ -43,6 +44,23 @@ def _prepared(view: TrajectoryView) -> TrajectoryView:
     """The view with its code highlighted (slow, so in the loading worker, not when the rows mount)."""
     prepare([step for row in view.rows for step in (row.ref, row.model)])
     return view
+
+
+@dataclass
+class TrajectoryLoaded(Result):
+    """A trajectory beside its reference chain, prepared for drawing (highlighting done off the UI thread)."""
+
+    WHAT: ClassVar[str] = "trajectory"
+    view: TrajectoryView
+
+
+@dataclass
+class ThumbnailsLoaded(Result):
+    """Shrunk images of a trajectory's steps, by asset id."""
+
+    WHAT: ClassVar[str] = "images"
+    trajectory_id: int
+    thumbs: dict[int, Any]
 
 
 class TrajectoryScreen(WorkScreen):
@@ -91,18 +109,19 @@ class TrajectoryScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         tid, viewer = self.trajectory_id, self.cm.actor
-        self.load("trajectory", lambda s: _prepared(trajectory_view(s, tid, viewer)))
+        self.fetch(TrajectoryLoaded, lambda s: TrajectoryLoaded(_prepared(trajectory_view(s, tid, viewer))))
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what == "trajectory" and message.data.id == self.trajectory_id:
-            self.show(message.data)
-        elif message.what == "thumbs":
-            tid, thumbs = message.data
-            if tid == self.trajectory_id:
-                widget_class: Any = self.cm.image_widget
-                for row in self.query(TrajectoryRow):
-                    row.add_images(thumbs, widget_class)
+    @on(TrajectoryLoaded)
+    def _trajectory_loaded(self, message: TrajectoryLoaded) -> None:
+        if message.view.id == self.trajectory_id:
+            self.show(message.view)
+
+    @on(ThumbnailsLoaded)
+    def _thumbnails_loaded(self, message: ThumbnailsLoaded) -> None:
+        if message.trajectory_id == self.trajectory_id:
+            widget_class: Any = self.cm.image_widget
+            for row in self.query(TrajectoryRow):
+                row.add_images(message.thumbs, widget_class)
 
     def show(self, view: TrajectoryView) -> None:
         first = self.view is None or self.view.id != view.id
@@ -152,7 +171,8 @@ class TrajectoryScreen(WorkScreen):
         self.call_after_refresh(self._highlight)
         if view.images:
             cm, images, tid = self.cm, dict(view.images), view.id
-            self.load("thumbs", lambda s: (tid, {a: preview(cm.blobs.get(sha, s), THUMB) for a, sha in images.items()}))
+            self.fetch(ThumbnailsLoaded, lambda s: ThumbnailsLoaded(
+                tid, {a: preview(cm.blobs.get(sha, s), THUMB) for a, sha in images.items()}))
 
     def _highlight(self) -> None:
         for row in self.query(TrajectoryRow):
