@@ -17,6 +17,7 @@ from annotation.answers import validate_answer_spec
 from annotation.rules import Warning, check_task
 from store.blobs import BlobStore, put_asset
 from store.models import (
+    AuditEvent,
     Benchmark,
     Checkpoint,
     Document,
@@ -156,11 +157,54 @@ def create_task(
     return task
 
 
-def get_task(session: Session, task_id: int) -> Task:
-    task = session.get(Task, task_id)
+def get_task(session: Session, task_id: int, *, for_update: bool = False) -> Task:
+    """The task; ``for_update`` locks its row until the transaction ends (on PostgreSQL: two editors
+    that read and then write the same task are serialised, so no check is made on a stale read and no
+    revision is counted twice; SQLite's writers are serialised already)."""
+    task = session.get(Task, task_id, with_for_update=for_update or None, populate_existing=for_update)
     if task is None:
         raise AuthoringError(f"no task with id {task_id}")
     return task
+
+
+class FieldConflict(AuthoringError):
+    """Someone else changed a field this edit also changes, after the editor read it."""
+
+    def __init__(self, field: str, base: Any, theirs: Any, mine: Any, who: str) -> None:
+        super().__init__(f"{field} was changed by {who} while you edited it")
+        self.field, self.base, self.theirs, self.mine, self.who = field, base, theirs, mine, who
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as an editor shows them (an empty field and a missing value are the same)."""
+    return (a in (None, "") and b in (None, "")) or a == b
+
+
+def edit_unless_changed(session: Session, task_id: int, changes: dict[str, Any],
+                        base: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Optimistic concurrency for task fields: apply ``changes`` unless a field's stored value moved
+    away from ``base`` (what the editor started from) to something else, in which case nothing is
+    written and ``FieldConflict`` says who changed it and to what. Fields nobody else touched merge.
+    Returns the values before the edit (for undo), or None when nothing changed."""
+    task = get_task(session, task_id, for_update=True)
+    before = {k: getattr(task, k) for k in changes}
+    for k, mine in changes.items():
+        if base is not None and k in base and not _same(before[k], base[k]) and not _same(before[k], mine):
+            raise FieldConflict(k, base[k], before[k], mine, last_editor_of(session, task_id, k))
+    if all(before[k] == v for k, v in changes.items()):
+        return None
+    edit_task(session, task_id, **changes)
+    return before
+
+
+def last_editor_of(session: Session, task_id: int, field: str) -> str:
+    """Who last changed ``field`` of the task, from the audit trail ("someone" when unknown)."""
+    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+                          .order_by(AuditEvent.id.desc()).limit(50)).all()  # type: ignore[union-attr]
+    for e in events:
+        if (e.before or {}).get(field) != (e.after or {}).get(field):
+            return e.actor or "someone"
+    return "someone"
 
 
 EDIT_SESSION_IDLE_S = 30 * 60  # a pause longer than this starts a new revision even in one editor visit
@@ -243,7 +287,7 @@ def _check_review(session: Session, task: Task, new: str, reason: str | None) ->
 def edit_task(session: Session, task_id: int, *, reason: str | None = None, **changes: Any) -> Task:
     """Apply field changes; any change to content bumps the revision exactly once. ``reason``
     explains a status change (required to reject) and is kept on the task."""
-    task = get_task(session, task_id)
+    task = get_task(session, task_id, for_update=True)
     unknown = set(changes) - CONTENT_FIELDS - OTHER_FIELDS
     if unknown:
         raise AuthoringError(f"unknown task field(s): {', '.join(sorted(unknown))}")

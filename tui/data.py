@@ -322,19 +322,3 @@ def task_history(session: Session, task_id: int, limit: int = 200) -> list[Histo
         out.append(HistoryEntry(e.created_at.isoformat()[:19] if e.created_at else "", e.actor or "", e.entity,
                                 action, changed if e.action == "update" else [], int(e.id or 0)))
     return out
-
-
-
-def changes_since(session: Session, task_id: int, revision: int) -> list[tuple[str, list[str]]]:
-    """Who changed the task after ``revision`` and which fields (oldest first), from the audit trail."""
-    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
-                          .order_by(AuditEvent.id.desc()).limit(50)).all()  # type: ignore[union-attr]
-    out = []
-    for e in events:
-        before, after = e.before or {}, e.after or {}
-        if (after.get("revision") or 0) <= revision:
-            break
-        fields = sorted(k for k in set(before) | set(after)
-                        if before.get(k) != after.get(k) and k not in ("updated_at", "revision"))
-        out.append((e.actor or "someone", fields))
-    return list(reversed(out))

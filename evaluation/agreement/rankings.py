@@ -110,8 +110,8 @@ def within_runs(session: Session, matrix: RatingMatrix, run_ids: set[int]) -> Ra
     keep = []
     for unit in matrix.units:
         tid = trajectory_id(session, unit)
-        run = session.get(Trajectory, tid).run_id if tid is not None and session.get(Trajectory, tid) else None
-        if run in run_ids:
+        trajectory = session.get(Trajectory, tid) if tid is not None else None
+        if trajectory is not None and trajectory.run_id in run_ids:
             keep.append(unit)
     kept = set(keep)
     cells = {k: v for k, v in matrix.cells.items() if k[1] in kept}

@@ -53,8 +53,8 @@ def test_html_report_shows_agreement_on_the_runs_targets_only(engine, db_path, t
     with session_scope(engine, "tester") as s:
         people = [add_annotator(s, name) for name in ("ann", "bob")]
         for run_id, values in ((ids[0], ("yes", "no", "yes")), (ids[1], ("no", "no", "no"))):
-            trajectories = s.exec(select(Trajectory.id).where(Trajectory.run_id == run_id)
-                                  .order_by(Trajectory.id)).all()
+            trajectories = [int(t.id or 0) for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all()]
+            trajectories.sort()
             for person, flip in zip(people, (False, True)):
                 for tid, value in zip(trajectories, values):
                     said = value if not flip or tid != trajectories[0] else ("no" if value == "yes" else "yes")

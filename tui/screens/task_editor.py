@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from annotation import tasks as authoring
 from annotation.tasks import STATUSES, TRANSITIONS
 from tui.undo import Edit
-from tui.data import TaskDetail, change_stamp, changes_since, task_detail
+from tui.data import TaskDetail, change_stamp, task_detail
 from tui.images import preview
 from tui.messages import Failed, PreviewLoaded, RecordsChanged, Result, Saved
 from tui.safe_text import data_text, visible
@@ -37,40 +37,20 @@ META_FIELDS = ("category", "intent", "level", "domain")
 TEXT_DEBOUNCE = 0.6
 
 
-class FieldConflict(authoring.AuthoringError):
-    """Someone else changed a field this edit also changes, after this screen loaded it."""
-
-    def __init__(self, field: str, base: Any, theirs: Any, mine: Any, who: str) -> None:
-        super().__init__(f"{field} was changed by {who} while you edited it")
-        self.field, self.base, self.theirs, self.mine, self.who = field, base, theirs, mine, who
+FieldConflict = authoring.FieldConflict
 
 
 def edit_fields(task_id: int, changes: dict[str, Any], label: str,  # type: ignore[no-untyped-def]
                 base: dict[str, Any] | None = None):
-    """A save function: apply ``changes`` to the task; its undo restores the previous values.
-
-    With ``base`` (the values the edit started from) it is a compare-and-set per field: a field
-    stored differently from its base was changed by someone else meanwhile, and the save raises
-    ``FieldConflict`` instead of overwriting it. Fields nobody else touched merge silently."""
+    """A save function: apply ``changes`` to the task (``authoring.edit_unless_changed``: with ``base``,
+    a field someone else changed meanwhile raises ``FieldConflict`` instead of being overwritten);
+    its undo restores the previous values."""
 
     def apply(session):  # type: ignore[no-untyped-def]
-        task = authoring.get_task(session, task_id)
-        before = {k: getattr(task, k) for k in changes}
-        for k, mine in changes.items():
-            if base is not None and k in base and not _same(before[k], base[k]) and not _same(before[k], mine):
-                who = [actor for actor, fields in changes_since(session, task_id, 0) if k in fields]
-                raise FieldConflict(k, base[k], before[k], mine, who[-1] if who else "someone")
-        if all(before[k] == v for k, v in changes.items()):
-            return None
-        authoring.edit_task(session, task_id, **changes)
-        return Edit(label, "edit_task", {"task_id": task_id, "fields": before})
+        before = authoring.edit_unless_changed(session, task_id, changes, base)
+        return None if before is None else Edit(label, "edit_task", {"task_id": task_id, "fields": before})
 
     return apply
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as the editor shows them (an empty field and a missing value are the same)."""
-    return (a in (None, "") and b in (None, "")) or a == b
 
 
 @dataclass
