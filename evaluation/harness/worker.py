@@ -151,7 +151,10 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
     halted: list[str] = []
     fenced = wq.Fenced(report.token, run_id)
     client: ModelClient | None = None
-    beat.runs[run_id] = lambda status: loop.call_soon_threadsafe(leave.set)
+    def stopped_elsewhere(status: str) -> None:
+        loop.call_soon_threadsafe(leave.set)
+
+    beat.runs[run_id] = stopped_elsewhere
     try:
         try:
             head: _Head = await db.call(read_head, run_id)
@@ -210,7 +213,7 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
                 if item.failure_kind == "store":
                     refused(f"the database refused a write ({item.error})")
                     continue
-                if _unreachable(item, client):  # type: ignore[arg-type]
+                if _unreachable(item, client):
                     halted.append(f"the endpoint cannot be reached ({item.error})")
                     leave.set()
                     continue  # not committed: the claim is given back, another worker may reach it

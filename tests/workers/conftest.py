@@ -45,7 +45,7 @@ def make_bench(engine: Engine, blobs: FolderBlobStore, base_url: str, n: int) ->
         for i in range(n):
             t = authoring.create_task(s, "mme", f"What colour is the left half? (task {i})",
                                       answer_spec={"kind": "contains", "value": "red"})
-            authoring.attach_asset(s, blobs, t.id, png(), original_path=f"image/image_{i}.png")
+            authoring.attach_asset(s, blobs, int(t.id or 0), png(), original_path=f"image/image_{i}.png")
             ids.append(int(t.id or 0))
         add_endpoint(s, "local", base_url, "scripted-model")
     return ids

@@ -29,6 +29,11 @@ from tests.workers.conftest import make_bench
 from tui.cli import cli
 
 CHAINMARK = [sys.executable, "-m", "tui.cli"]
+CLAIMS = TrajectoryClaim.__table__  # type: ignore[attr-defined]
+CLAIM = CLAIMS.c
+TRAJECTORIES = Trajectory.__table__  # type: ignore[attr-defined]
+TRAJ = Trajectory.__table__.c  # type: ignore[attr-defined]
+EVENT = Event.__table__.c  # type: ignore[attr-defined]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -43,8 +48,8 @@ def red(req):  # type: ignore[no-untyped-def]
 
 def _events_by_trajectory(s: Session, run_id: int) -> dict[int, Counter[str]]:
     out: dict[int, Counter[str]] = {}
-    for tid, kind in s.execute(sa.select(Event.trajectory_id, Event.kind).join(
-            Trajectory, Trajectory.id == Event.trajectory_id).where(Trajectory.run_id == run_id)).all():
+    for tid, kind in s.execute(sa.select(EVENT.trajectory_id, EVENT.kind).join(
+            TRAJECTORIES, TRAJ.id == EVENT.trajectory_id).where(TRAJ.run_id == run_id)).all():
         out.setdefault(tid, Counter())[kind] += 1
     return out
 
@@ -88,11 +93,9 @@ def test_three_worker_processes_one_killed_mid_run_every_trajectory_done_exactly
                 time.sleep(0.02)
             while True:  # kill the first worker while it holds claims and some work is finished
                 with session_scope(pg_engine) as s:
-                    held = s.execute(sa.select(sa.func.count()).select_from(TrajectoryClaim).where(
-                        TrajectoryClaim.pid == victim.pid, TrajectoryClaim.finished_at.is_(None),  # type: ignore[union-attr]
-                        TrajectoryClaim.token.is_not(None))).scalar()  # type: ignore[union-attr]
-                    finished = s.execute(sa.select(sa.func.count()).select_from(TrajectoryClaim).where(
-                        TrajectoryClaim.finished_at.is_not(None))).scalar()  # type: ignore[union-attr]
+                    finished = int(s.execute(sa.select(sa.func.count()).where(
+                        CLAIM.finished_at.is_not(None))).scalar() or 0)
+                held = _held_by(pg_engine, victim.pid)
                 if held and finished >= 2:
                     break
                 assert victim.poll() is None and time.monotonic() < deadline, \
@@ -126,9 +129,8 @@ def test_three_worker_processes_one_killed_mid_run_every_trajectory_done_exactly
 
 def _held_by(engine, pid: int) -> int:
     with session_scope(engine) as s:
-        return int(s.execute(sa.select(sa.func.count()).select_from(TrajectoryClaim).where(
-            TrajectoryClaim.pid == pid, TrajectoryClaim.finished_at.is_(None),  # type: ignore[union-attr]
-            TrajectoryClaim.token.is_not(None))).scalar() or 0)  # type: ignore[union-attr]
+        return int(s.execute(sa.select(sa.func.count()).where(
+            CLAIM.pid == pid, CLAIM.finished_at.is_(None), CLAIM.token.is_not(None))).scalar() or 0)
 
 
 def _queued_run(engine, blobs, base_url: str, n: int) -> int:
@@ -154,7 +156,7 @@ def test_skip_locked_claims_expiry_takeover_and_the_commit_fence(pg_engine, pg_b
             assert wq.claim(s, run_id, "C", 10, 60) == []  # all held, none expired
             assert s.get(Run, run_id).status == "running"  # type: ignore[union-attr]
             # A dies: its heartbeat stops and its claims expire
-            s.execute(sa.update(TrajectoryClaim).where(TrajectoryClaim.token == "A").values(
+            s.execute(sa.update(CLAIMS).where(CLAIM.token == "A").values(
                 expires_at=sa.func.now() - sa.text("interval '1 second'")))
         with session_scope(pg_engine) as s:
             c = wq.claim(s, run_id, "C", 10, 60)
@@ -169,13 +171,13 @@ def test_skip_locked_claims_expiry_takeover_and_the_commit_fence(pg_engine, pg_b
             assert s.get(Trajectory, a[0][0]).status == "running"  # type: ignore[union-attr]
             assert _events_by_trajectory(s, run_id) == {}
             # every worker vanished: all claims expire, one worker finishes the run
-            s.execute(sa.update(TrajectoryClaim).values(expires_at=sa.func.now() - sa.text("interval '1 second'")))
+            s.execute(sa.update(CLAIMS).values(expires_at=sa.func.now() - sa.text("interval '1 second'")))
         report = work_blocking(pg_engine, pg_blobs, WorkerOptions(concurrency=3, until_empty=True, ttl=5, poll=0.1))
         assert report.done == 5 and report.lost == 0
         assert len(server.chat_requests()) == 5
     _assert_each_done_once(pg_engine, run_id, 5)
     with session_scope(pg_engine) as s:
-        attempts = dict(s.execute(sa.select(TrajectoryClaim.trajectory_id, TrajectoryClaim.attempts)).all())
+        attempts = {int(t): int(n) for t, n in s.execute(sa.select(CLAIM.trajectory_id, CLAIM.attempts)).all()}
     assert attempts[a[0][0]] == 3 and attempts[b[0][0]] == 2
 
 

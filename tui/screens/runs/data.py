@@ -121,10 +121,14 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                           shown_status(r.status, held.get(r.id or 0),
                                        claims.get(r.id or 0, 0) if is_queued(r) else None), r.concurrency,
                           _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
-                          counts.get(r.id or 0, {}), *tokens.get(r.id or 0, [0, 0]), errors,
+                          counts.get(r.id or 0, {}), *_two(tokens.get(r.id or 0, [0, 0])), errors,
                           r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else "", live,
-                          workers_of(session, r.id or 0) if with_errors_of == r.id and is_queued(r) else []))
+                          workers=workers_of(session, r.id or 0) if with_errors_of == r.id and is_queued(r) else []))
     return out
+
+
+def _two(pair: list[int]) -> tuple[int, int]:
+    return pair[0], pair[1]
 
 
 def first_trajectory(session: Session, run_id: int) -> int | None:
