@@ -27,6 +27,7 @@ from evaluation.harness.client import ModelClient, RetryPolicy, needs_tls, tls_c
 from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.episode import DbRunner
 from evaluation.harness.heap import existing_objects_frozen
+from evaluation.harness.live import write_live
 from evaluation.harness.recorder import FinishedTrajectory, cache_lookup
 from evaluation.harness.runner import (SERVICE_THREADS_MAX, RunProgress, _Head, _load_batch, _run_one, _unreachable,
                                        build_context, read_head)
@@ -93,6 +94,56 @@ class _Heartbeat:
                     notify(status)
 
 
+class _BatchedLiveDb(DbRunner):
+    """The run's database thread, except that per-step progress reports (``live.write_live``) are
+    gathered and written together from their own thread, once per ``every`` seconds, newest per
+    trajectory. On PostgreSQL each report alone is a transaction; hundreds of them a second queued
+    the trajectories' commits behind them (bench_workers: a 400-task run committed 2 s after its last
+    trajectory ended)."""
+
+    def __init__(self, engine: Engine, executor: ThreadPoolExecutor, actor: str | None, every: float = 0.25):
+        super().__init__(engine, executor, actor)
+        self.every = every
+        self.pending: dict[int, dict[str, Any]] = {}
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-live")
+        self.flushing: asyncio.Future[None] | None = None
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "asyncio.Future[Any]":
+        if fn is not write_live:
+            return super().submit(fn, *args, **kwargs)
+        trajectory_id, usage = args
+        earlier = self.pending.get(trajectory_id)
+        if earlier is not None and (earlier.get("step") == "starting" or earlier.get("_started")):
+            usage = {**usage, "_started": True}  # the start time the first report sets is kept
+        self.pending[trajectory_id] = usage
+        if self.flushing is None or self.flushing.done():
+            self.flushing = asyncio.ensure_future(self._flush())
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(self.every)
+        batch, self.pending = self.pending, {}
+        if batch:
+            try:
+                await asyncio.get_running_loop().run_in_executor(self.pool, self._write, batch)
+            except Exception:  # noqa: BLE001, S110 - progress is a courtesy, not a record
+                pass
+
+    def _write(self, batch: dict[int, dict[str, Any]]) -> None:
+        with session_scope(self.engine, self.actor) as s:
+            for trajectory_id, usage in batch.items():
+                if usage.pop("_started", False):
+                    write_live(s, trajectory_id, {**usage, "step": "starting"})
+                write_live(s, trajectory_id, usage)
+
+    async def close(self) -> None:
+        if self.flushing is not None:
+            await asyncio.wait([self.flushing])
+        self.pool.shutdown(wait=True)
+
+
 async def work(engine: Engine, blobs: BlobStore, options: WorkerOptions, *, progress: Progress | None = None,
                stop: asyncio.Event | None = None, actor: str | None = None) -> WorkerReport:
     """Claim and run queued trajectories until ``stop`` (or, with ``until_empty``, until nothing is
@@ -142,9 +193,10 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
     j = options.concurrency
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
+    claim_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-claim")  # not queued behind commits
     tool_pool = ThreadPoolExecutor(max(1, min(4, j)), thread_name_prefix="chainmark-tools")
     service_pool = ThreadPoolExecutor(max(1, min(SERVICE_THREADS_MAX, j)), thread_name_prefix="chainmark-service")
-    db = DbRunner(engine, db_pool, actor)
+    db = _BatchedLiveDb(engine, db_pool, actor)
     state = report.runs.setdefault(run_id, RunProgress(run_id))
     state.finished, state.status = False, "running"
     leave = asyncio.Event()  # the run was cancelled elsewhere, or this worker cannot go on with it
@@ -173,7 +225,7 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
             leave.set()
 
         committer = GroupCommitter(db, batch=j, on_refused=refused, commit=fenced.commit, mark=fenced.mark)
-        prefetch = max(1, j // 4)
+        prefetch = j  # claimed ahead, as `run` reads tasks ahead: the next wave is ready when this one ends
         queue: asyncio.Queue[tuple[TaskInput, int] | None] = asyncio.Queue()
         taken = asyncio.Event()  # a runner took a task off the queue, or finished one
         claimed: set[int] = set()  # trajectory ids claimed and not handed to the committer
@@ -228,7 +280,8 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
                 if want < prefetch and queue.qsize() > 0:
                     await _either(taken, leave, stop)
                     continue
-                got = await db.call(wq.claim, run_id, report.token, max(1, want), options.ttl)
+                got = await loop.run_in_executor(claim_pool, _claim_and_load, engine, blobs, run_id, report.token,
+                                                 max(1, want), options.ttl, actor)
                 if got is None:  # cancelled, or finished by others
                     break
                 if not got:
@@ -236,10 +289,9 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
                         break
                     await _either(taken, leave, stop)
                     continue
-                by_task = dict((task_id, traj_id) for traj_id, task_id in got)
-                claimed.update(by_task.values())
-                for task in await loop.run_in_executor(read_pool, _load_batch, engine, blobs, list(by_task)):
-                    queue.put_nowait((task, by_task[task.id]))
+                claimed.update(traj_id for _, traj_id in got)
+                for item in got:
+                    queue.put_nowait(item)
         finally:
             for _ in runners:
                 queue.put_nowait(None)
@@ -268,10 +320,23 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
             progress(state)
         if client is not None:
             await client.close()
+        await db.close()
         tool_pool.shutdown(wait=False, cancel_futures=True)
         service_pool.shutdown(wait=False, cancel_futures=True)
         read_pool.shutdown(wait=False, cancel_futures=True)
+        claim_pool.shutdown(wait=True)
         db_pool.shutdown(wait=True)
+
+
+def _claim_and_load(engine: Engine, blobs: BlobStore, run_id: int, token: str, n: int, ttl: float,
+                    actor: str | None) -> list[tuple[TaskInput, int]] | None:
+    """Claim up to ``n`` trajectories (one short transaction) and read their tasks: [(task, trajectory id)]."""
+    with session_scope(engine, actor) as s:
+        got = wq.claim(s, run_id, token, n, ttl)
+    if not got:
+        return got
+    by_task = {task_id: traj_id for traj_id, task_id in got}
+    return [(task, by_task[task.id]) for task in _load_batch(engine, blobs, list(by_task))]
 
 
 async def _either(*events: asyncio.Event) -> None:
