@@ -289,9 +289,10 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
                         break
                     await _either(taken, leave, stop)
                     continue
-                claimed.update(traj_id for _, traj_id in got)
-                for item in got:
-                    queue.put_nowait(item)
+                for task, traj_id, attempt in got:
+                    claimed.add(traj_id)
+                    fenced.attempts[traj_id] = attempt
+                    queue.put_nowait((task, traj_id))
         finally:
             for _ in runners:
                 queue.put_nowait(None)
@@ -329,14 +330,15 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
 
 
 def _claim_and_load(engine: Engine, blobs: BlobStore, run_id: int, token: str, n: int, ttl: float,
-                    actor: str | None) -> list[tuple[TaskInput, int]] | None:
-    """Claim up to ``n`` trajectories (one short transaction) and read their tasks: [(task, trajectory id)]."""
+                    actor: str | None) -> list[tuple[TaskInput, int, int]] | None:
+    """Claim up to ``n`` trajectories (one short transaction) and read their tasks:
+    [(task, trajectory id, attempt)]."""
     with session_scope(engine, actor) as s:
         got = wq.claim(s, run_id, token, n, ttl)
     if not got:
-        return got
-    by_task = {task_id: traj_id for traj_id, task_id in got}
-    return [(task, by_task[task.id]) for task in _load_batch(engine, blobs, list(by_task))]
+        return None if got is None else []
+    by_task = {task_id: (traj_id, attempt) for traj_id, task_id, attempt in got}
+    return [(task, *by_task[task.id]) for task in _load_batch(engine, blobs, list(by_task))]
 
 
 async def _either(*events: asyncio.Event) -> None:

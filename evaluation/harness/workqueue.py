@@ -133,9 +133,11 @@ def run_status(session: Session, run_id: int) -> str | None:
     return session.execute(sa.select(_R.c.status).where(_R.c.id == run_id)).scalar()
 
 
-def claim(session: Session, run_id: int, token: str, n: int, ttl: float) -> list[tuple[int, int]] | None:
-    """Take up to ``n`` open trajectories of the run for ``token``: (trajectory id, task id) in task
-    order, each reset to ``running`` with no events. None when the run no longer takes workers
+def claim(session: Session, run_id: int, token: str, n: int, ttl: float) -> list[tuple[int, int, int]] | None:
+    """Take up to ``n`` open trajectories of the run for ``token``: (trajectory id, task id, attempt)
+    in task order, each reset to ``running`` with no events. The attempt number goes to the commit
+    fence with the token, so a worker that lost a claim and got it back later cannot commit its
+    first, abandoned execution under the second claim. None when the run no longer takes workers
     (cancelled, finished, failed)."""
     if run_status(session, run_id) not in CLAIMABLE:
         return None
@@ -157,8 +159,9 @@ def claim(session: Session, run_id: int, token: str, n: int, ttl: float) -> list
     if session.execute(first).first() is not None:  # the run's first claim (a concurrent one may be it instead)
         session.execute(sa.update(_R).where(_R.c.id == run_id).values(
             status="running", started_at=sa.func.coalesce(_R.c.started_at, _now()), finished_at=None))
-    rows = session.execute(sa.select(_T.c.id, _T.c.task_id).where(_T.c.id.in_(ids)).order_by(_T.c.task_id)).all()
-    return [(int(t), int(k)) for t, k in rows]
+    rows = session.execute(sa.select(_T.c.id, _T.c.task_id, _C.c.attempts).join(_C, _C.c.trajectory_id == _T.c.id)
+                           .where(_T.c.id.in_(ids)).order_by(_T.c.task_id)).all()
+    return [(int(t), int(k), int(a)) for t, k, a in rows]
 
 
 def renew(session: Session, token: str, ttl: float, run_ids: list[int]) -> dict[int, str]:
@@ -184,12 +187,12 @@ def release(session: Session, token: str, trajectory_ids: list[int] | None = Non
     return len(ids)
 
 
-def _fence(session: Session, token: str, ids: list[int]) -> set[int]:
-    """Mark our claims on ``ids`` finished and return those that were still ours."""
-    if not ids:
+def _fence(session: Session, token: str, claims: list[tuple[int, int]]) -> set[int]:
+    """Mark our claims (trajectory id, attempt) finished and return the trajectories still ours."""
+    if not claims:
         return set()
     return set(session.execute(sa.update(_C).where(
-        _C.c.trajectory_id.in_(ids), _C.c.token == token, _C.c.finished_at.is_(None))
+        sa.tuple_(_C.c.trajectory_id, _C.c.attempts).in_(claims), _C.c.token == token, _C.c.finished_at.is_(None))
         .values(finished_at=_now(), heartbeat_at=_now()).returning(_C.c.trajectory_id)).scalars().all())
 
 
@@ -209,16 +212,20 @@ class Fenced:
 
     token: str
     run_id: int
+    attempts: dict[int, int] = field(default_factory=dict)  # trajectory id → the attempt we claimed
     lost: set[int] = field(default_factory=set)
 
+    def _claims(self, ids: list[int]) -> list[tuple[int, int]]:
+        return [(i, self.attempts.get(i, 0)) for i in ids]
+
     def commit(self, session: Session, items: list[FinishedTrajectory]) -> None:
-        kept = _fence(session, self.token, [i.trajectory_id for i in items])
+        kept = _fence(session, self.token, self._claims([i.trajectory_id for i in items]))
         self.lost.update(i.trajectory_id for i in items if i.trajectory_id not in kept)
         commit_many(session, [i for i in items if i.trajectory_id in kept])
         _finish_if_empty(session, self.run_id)
 
     def mark(self, session: Session, trajectory_id: int, reason: str) -> None:
-        if not _fence(session, self.token, [trajectory_id]):
+        if not _fence(session, self.token, self._claims([trajectory_id])):
             self.lost.add(trajectory_id)
             return
         mark_unstorable(session, trajectory_id, reason)

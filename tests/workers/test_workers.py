@@ -151,7 +151,7 @@ def test_skip_locked_claims_expiry_takeover_and_the_commit_fence(pg_engine, pg_b
             b = wq.claim(s2, run_id, "B", 10, 60)  # s1 has not committed: its rows are skipped, not waited for
             s1.commit()
             s2.commit()
-        assert a and b and len(a) == 2 and len(b) == 3 and not {t for t, _ in a} & {t for t, _ in b}
+        assert a and b and len(a) == 2 and len(b) == 3 and not {t for t, *_ in a} & {t for t, *_ in b}
         with session_scope(pg_engine) as s:
             assert wq.claim(s, run_id, "C", 10, 60) == []  # all held, none expired
             assert s.get(Run, run_id).status == "running"  # type: ignore[union-attr]
@@ -160,9 +160,16 @@ def test_skip_locked_claims_expiry_takeover_and_the_commit_fence(pg_engine, pg_b
                 expires_at=sa.func.now() - sa.text("interval '1 second'")))
         with session_scope(pg_engine) as s:
             c = wq.claim(s, run_id, "C", 10, 60)
-        assert sorted(c or []) == sorted(a)
-        # A wakes up and commits what it had: the fence drops it, nothing is written
-        fenced = wq.Fenced("A", run_id)
+        assert sorted((t, k) for t, k, _ in c or []) == sorted((t, k) for t, k, _ in a)
+        assert {n for *_, n in a} == {1} and {n for *_, n in c or []} == {2}
+        # C dies too, and A, alive after a long stall, claims everything again (its rows at attempt 3)
+        with session_scope(pg_engine) as s:
+            s.execute(sa.update(CLAIMS).values(expires_at=sa.func.now() - sa.text("interval '1 second'")))
+        with session_scope(pg_engine) as s:
+            again = wq.claim(s, run_id, "A", 10, 60)
+        assert again and {t: n for t, _, n in again}[a[0][0]] == 3
+        # A's first, abandoned execution ends and is committed: the fence (token and attempt) drops it
+        fenced = wq.Fenced("A", run_id, {t: n for t, _, n in a})
         rec = Recorder()
         rec.add("answer", {"text": "stale"})
         with session_scope(pg_engine) as s:
@@ -178,7 +185,7 @@ def test_skip_locked_claims_expiry_takeover_and_the_commit_fence(pg_engine, pg_b
     _assert_each_done_once(pg_engine, run_id, 5)
     with session_scope(pg_engine) as s:
         attempts = {int(t): int(n) for t, n in s.execute(sa.select(CLAIM.trajectory_id, CLAIM.attempts)).all()}
-    assert attempts[a[0][0]] == 3 and attempts[b[0][0]] == 2
+    assert attempts[a[0][0]] == 4 and attempts[b[0][0]] == 3
 
 
 @pytest.mark.postgres
@@ -212,3 +219,26 @@ def test_sqlite_refuses_queue_and_worker_naming_postgresql(tmp_path: Path):
         assert r.exit_code == 1, r.output
         lines = r.output.strip().splitlines()
         assert len(lines) == 1 and "PostgreSQL" in lines[0], r.output
+
+
+@pytest.mark.postgres
+def test_heartbeats_keep_claims_of_trajectories_longer_than_the_lease(pg_engine, pg_blobs):
+    """Calls of 1.2 s under a 0.6 s lease: the heartbeat renews the claims, so the second worker
+    never takes over a trajectory that is still running (each is claimed once, called once)."""
+    import asyncio
+
+    from evaluation.harness.worker import work
+
+    with ScriptedOpenAI(handler=red, latency=1.2) as server:
+        run_id = _queued_run(pg_engine, pg_blobs, server.base_url, 4)
+        options = WorkerOptions(concurrency=2, until_empty=True, ttl=0.6, poll=0.05)
+
+        async def two() -> list:
+            return list(await asyncio.gather(work(pg_engine, pg_blobs, options), work(pg_engine, pg_blobs, options)))
+
+        reports = asyncio.run(two())
+        assert sum(r.done for r in reports) == 4 and sum(r.lost for r in reports) == 0
+        assert len(server.chat_requests()) == 4
+    _assert_each_done_once(pg_engine, run_id, 4)
+    with session_scope(pg_engine) as s:
+        assert {int(n) for n in s.execute(sa.select(CLAIM.attempts)).scalars()} == {1}
