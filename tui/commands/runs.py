@@ -210,6 +210,10 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
 
 def _enqueue(app: AppContext, run_id: int, retry_failed: bool, as_json: bool) -> None:
     """``run --queue``: the run's open trajectories go to the workers' queue; nothing runs here."""
+    with session_scope(read_only(app.engine)) as s:
+        holder = leases(s, [run_id]).get(run_id)
+    if holder is not None and not holder.stale:  # one `chainmark run` executes it now: no workers beside it
+        raise click.ClickException(str(LeaseHeld(run_id, holder)))
     with session_scope(app.engine, app.actor) as s:
         run = s.get(Run, run_id)
         assert run is not None
