@@ -1,7 +1,7 @@
 """trajectory claims: queued runs executed by `chainmark worker` on many hosts (PostgreSQL)
 
 Revision ID: 0007_trajectory_claims
-Revises: 0005_undo_entries
+Revises: 0006_preferences
 Create Date: 2026-11-25 12:00:00
 """
 from typing import Sequence, Union
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0007_trajectory_claims'
-down_revision: Union[str, None] = '0005_undo_entries'
+down_revision: Union[str, None] = '0006_preferences'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
