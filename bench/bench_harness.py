@@ -99,16 +99,18 @@ def _png() -> bytes:
     return buf.getvalue()
 
 
-def colour_tasks(tmp: Path, tasks: int, port: int, mode: str, concurrency: int):  # type: ignore[no-untyped-def]
-    """A throwaway database with TASKS one-image colour questions, the scripted endpoint and a run in
-    MODE: (engine, blobs, run id). Shared by the benches that drive the real harness."""
+def colour_tasks(tmp: Path, tasks: int, port: int, mode: str, concurrency: int,  # type: ignore[no-untyped-def]
+                 url: str | None = None):
+    """A throwaway database (SQLite in TMP, or the empty database at URL) with TASKS one-image colour
+    questions, the scripted endpoint and a run in MODE: (engine, blobs, run id). Shared by the benches
+    that drive the real harness."""
     from annotation import tasks as authoring
     from evaluation.harness import RunSpec, add_endpoint, create_run
     from store import make_engine, session_scope
     from store.blobs import FolderBlobStore
     from store.migrate import upgrade
 
-    engine = make_engine(tmp / "bench.db")
+    engine = make_engine(url or tmp / "bench.db")
     upgrade(engine)
     blobs = FolderBlobStore(tmp / "blobs")
     image = _png()

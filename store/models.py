@@ -273,6 +273,29 @@ class RunLease(SQLModel, table=True):
     expires_at: datetime = _ts()
 
 
+class TrajectoryClaim(SQLModel, table=True):
+    """A queued run's trajectory as a unit of work for ``chainmark worker`` (PostgreSQL only).
+
+    One row per trajectory of a queued run. A worker claims rows with ``SELECT … FOR UPDATE SKIP
+    LOCKED`` and writes its token, host and pid and an expiry it keeps renewing; a claim whose
+    expiry passed is taken over by another worker. ``finished_at`` is set in the transaction that
+    commits the trajectory, and only while the token is still the committer's, so a worker that
+    lost its claim can never write the trajectory a second time. Kept after the end: which host and
+    process ran which trajectory, and how many times it was claimed.
+    """
+
+    trajectory_id: int = Field(foreign_key="trajectory.id", primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    token: Optional[str] = Field(default=None, max_length=64)
+    host: Optional[str] = Field(default=None, max_length=255)
+    pid: Optional[int] = None
+    attempts: int = 0
+    claimed_at: Optional[datetime] = _ts_opt()
+    heartbeat_at: Optional[datetime] = _ts_opt()
+    expires_at: Optional[datetime] = _ts_opt()
+    finished_at: Optional[datetime] = _ts_opt()
+
+
 class Trajectory(SQLModel, table=True):
     """A run on one task. Unique per (run, task) so a resumed run can never duplicate work."""
 

@@ -34,8 +34,10 @@ class GroupCommitter:
     or ``gather_s`` has passed since the first of them; ``drain`` commits the rest at once."""
 
     def __init__(self, db: DbRunner, *, batch: int = 32, gather_s: float = 0.05,
-                 on_refused: Callable[[str], None] | None = None):
+                 on_refused: Callable[[str], None] | None = None,
+                 commit: Callable[..., None] | None = None, mark: Callable[..., None] | None = None):
         self.db, self.batch, self.gather_s = db, max(1, batch), gather_s
+        self._commit, self._mark = commit, mark  # queued runs pass claim-fenced ones (workqueue.Fenced)
         self.on_refused = on_refused
         self.refused: str | None = None  # why the store refused a write, once it has
         self.pending: list[tuple[FinishedTrajectory, Done]] = []
@@ -76,7 +78,7 @@ class GroupCommitter:
                 self._refuse(None, batch)
                 continue
             try:
-                await self.db.call(commit_many, [item for item, _ in batch])
+                await self.db.call(self._commit or commit_many, [item for item, _ in batch])
             except Exception as exc:
                 if write_failure(exc):
                     self._refuse(exc, batch)
@@ -100,7 +102,7 @@ class GroupCommitter:
         that fails, mark it failed with the reason. Returns the error that made it failed, if any;
         raises what ``write_failure`` says is the store's refusal."""
         try:
-            await self.db.call(commit_many, [item])
+            await self.db.call(self._commit or commit_many, [item])
             return None
         except Exception as exc:
             if write_failure(exc):
@@ -108,13 +110,13 @@ class GroupCommitter:
             first = exc
         nul = self.db.dialect == "postgresql"
         try:
-            await self.db.call(commit_many, [escaped_copy(item, nul=nul, why=one_line(first))])
+            await self.db.call(self._commit or commit_many, [escaped_copy(item, nul=nul, why=one_line(first))])
             return None
         except Exception as exc:
             if write_failure(exc):
                 raise
         reason = f"the trajectory could not be stored: {type(first).__name__}: {one_line(first)}"
-        await self.db.call(mark_unstorable, item.trajectory_id, reason)
+        await self.db.call(self._mark or mark_unstorable, item.trajectory_id, reason)
         return RuntimeError(reason)
 
     def _refuse(self, exc: Exception | None, items: list[tuple[FinishedTrajectory, Done]]) -> None:

@@ -94,8 +94,12 @@ def leases(session: Session, run_ids: list[int] | None = None) -> dict[int, Leas
     return {r.run_id: describe(r, now) for r in session.exec(stmt).all()}
 
 
-def shown_status(status: str, lease: LeaseInfo | None) -> str:
-    """A "running" run with no live executor was interrupted (killed, machine lost)."""
+def shown_status(status: str, lease: LeaseInfo | None, live_claims: int | None = None) -> str:
+    """A "running" run with no live executor was interrupted (killed, machine lost). A queued run
+    (``live_claims`` given) has no single executor: it is "running" while some worker holds a
+    trajectory of it and "queued" (waiting for a worker) while none does."""
+    if live_claims is not None:
+        return "queued" if status == "running" and live_claims == 0 else status
     if status == "running" and (lease is None or lease.stale):
         return "interrupted"
     return status

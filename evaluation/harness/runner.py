@@ -205,30 +205,41 @@ FIRST_WAVE_MAX = 64
 SERVICE_THREADS_MAX = 128  # service-tool threads mostly wait on the network; threads start only when needed
 
 
+def read_head(session: Session, run_id: int) -> _Head:
+    """The run's settings as plain values; ``RunError`` for a run that cannot be executed."""
+    run = session.get(Run, run_id)
+    if run is None:
+        raise RunError(f"no run with id {run_id}")
+    if run.kind != "model":
+        raise RunError(f"run {run_id} is a {run.kind} run; only model runs can be executed")
+    bench = session.get(Benchmark, run.benchmark_id)
+    if run.endpoint_id is None:
+        raise RunError(f"run {run_id} has no endpoint")
+    head = _Head(dict(run.config or {}), run.concurrency, run.mode, dict(run.budgets or {}),
+                 bench.tool_set if bench else None, dict((bench.settings if bench else None) or {}),
+                 get_endpoint(session, run.endpoint_id))
+    problems = Budgets.from_dict(head.budgets).problems()
+    if problems:  # a run stored before budgets were checked
+        raise RunError(f"run {run_id} has invalid budgets: {'; '.join(problems)}")
+    return head
+
+
 def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore,
              head_out: "Future[_Head]") -> _Plan:
     """Check the run and hand its settings to ``head_out`` at once (the loop builds the client
     meanwhile); then reset what a kill left unfinished, list what is left to do, make its trajectory
     rows, mark the run running and read the first wave of tasks."""
     try:
-        run = session.get(Run, run_id)
-        if run is None:
-            raise RunError(f"no run with id {run_id}")
-        if run.kind != "model":
-            raise RunError(f"run {run_id} is a {run.kind} run; only model runs can be executed")
-        bench = session.get(Benchmark, run.benchmark_id)
-        if run.endpoint_id is None:
-            raise RunError(f"run {run_id} has no endpoint")
-        head = _Head(dict(run.config or {}), run.concurrency, run.mode, dict(run.budgets or {}),
-                     bench.tool_set if bench else None, dict((bench.settings if bench else None) or {}),
-                     get_endpoint(session, run.endpoint_id))
-        problems = Budgets.from_dict(head.budgets).problems()
-        if problems:  # a run stored before budgets were checked
-            raise RunError(f"run {run_id} has invalid budgets: {'; '.join(problems)}")
+        head = read_head(session, run_id)
+        if head.config.get("queue"):  # its trajectories belong to the workers' claims
+            raise RunError(f"run {run_id} is queued for `chainmark worker`; run workers, or give it back to "
+                           f"the queue with: chainmark run --resume {run_id} --queue")
     except BaseException as exc:
         head_out.set_exception(exc)
         raise
     head_out.set_result(head)
+    run = session.get(Run, run_id)
+    assert run is not None
     reset_unfinished(session, run_id)
     if retry_failed:
         failed = session.exec(select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status == "failed")).all()
@@ -308,22 +319,12 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     client: ModelClient | None = None
     final_status = "running"
     try:
-        tool_set = _tool_set(head.tool_set) if head.tool_set else None
         client = ModelClient(head.endpoint, replay=bool(cfg.get("replay")),
                              cache_lookup=lambda key: db.call(cache_lookup, key),
                              retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=head.concurrency,
                              tls=await loop.run_in_executor(read_pool, tls_context)
                              if needs_tls(head.endpoint.base_url) and not cfg.get("replay") else None)
-        rc = RunContext(run_id=run_id, mode=head.mode, engine=engine, blobs=blobs, db=db, client=client,
-                        budgets=Budgets.from_dict(head.budgets), tool_pool=tool_pool,
-                        service_pool=service_pool,
-                        tool_set_name=head.tool_set, tool_set=tool_set,
-                        tool_settings=_tool_settings(bool(cfg.get("replay")),
-                                                     bool(cfg.get("unsafe_in_process_sandbox"))),
-                        settings=head.bench_settings,
-                        max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
-                        sandbox=cfg.get("sandbox") or {}, listener=listener,
-                        unsafe_in_process_sandbox=bool(cfg.get("unsafe_in_process_sandbox")))
+        rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, listener)
         plan: _Plan = await preparing
         state.total, state.skipped = plan.total, plan.skipped
         halt = asyncio.Event()
@@ -434,6 +435,21 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     if progress:
         progress(state)
     return state
+
+
+def build_context(run_id: int, head: _Head, engine: Engine, blobs: BlobStore, db: DbRunner, client: ModelClient,
+                  tool_pool: ThreadPoolExecutor, service_pool: ThreadPoolExecutor,
+                  listener: EventListener | None) -> RunContext:
+    """What every trajectory of the run shares (one executor's, or one worker's)."""
+    cfg = head.config
+    return RunContext(run_id=run_id, mode=head.mode, engine=engine, blobs=blobs, db=db, client=client,
+                      budgets=Budgets.from_dict(head.budgets), tool_pool=tool_pool, service_pool=service_pool,
+                      tool_set_name=head.tool_set, tool_set=_tool_set(head.tool_set) if head.tool_set else None,
+                      tool_settings=_tool_settings(bool(cfg.get("replay")), bool(cfg.get("unsafe_in_process_sandbox"))),
+                      settings=head.bench_settings,
+                      max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
+                      sandbox=cfg.get("sandbox") or {}, listener=listener,
+                      unsafe_in_process_sandbox=bool(cfg.get("unsafe_in_process_sandbox")))
 
 
 def _unreachable(item: FinishedTrajectory, client: ModelClient) -> bool:

@@ -17,7 +17,8 @@ from evaluation.harness import (MODES, Budgets, RetryPolicy, RunProgress, RunSpe
                                 list_endpoints, run_blocking)
 from evaluation.harness.budgets import MAX_COUNT, MAX_SECONDS
 from evaluation.harness.endpoints import parse_param
-from evaluation.harness.runner import MAX_LIMIT
+from evaluation.harness.runner import MAX_LIMIT, _task_ids
+from evaluation.harness.workqueue import NEEDS_POSTGRES, cancel, enqueue, is_queued, live_claims, workers_of
 from evaluation.harness.lease import RESUME_HINT, LeaseHeld, leases, shown_status
 from store import read_only, session_scope
 from store.models import Benchmark, Event, ModelEndpoint, Run, Trajectory
@@ -137,6 +138,9 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
 @click.option("--unsafe-in-process-sandbox", "unsafe_sandbox", is_flag=True,
               help="Run model-written code even where no OS-level sandbox (bubblewrap) works: in-process "
                    "guards and rlimits only, NOT a security boundary. Recorded in the run and its reports.")
+@click.option("--queue", is_flag=True,
+              help="Do not execute: put the run's trajectories in the database for `chainmark worker` "
+                   "processes on any hosts (PostgreSQL only).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the final summary as one JSON document (the run id goes to stderr).")
 @pass_ctx
@@ -144,8 +148,10 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
             limit: int | None, task_ids: tuple[int, ...], status: str | None, resume_id: int | None,
             retry_failed: bool, replay: bool, max_rounds: int | None, max_tool_calls: int | None,
             max_tokens: int | None, max_seconds: float | None, retries: int, name: str | None,
-            unsafe_sandbox: bool, as_json: bool) -> None:
+            unsafe_sandbox: bool, queue: bool, as_json: bool) -> None:
     """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
+    if queue and not app.url.startswith("postgresql"):
+        raise click.ClickException(NEEDS_POSTGRES)
     if resume_id is not None:
         run_id = resume_id
         with session_scope(read_only(app.engine)) as s:
@@ -166,6 +172,12 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
                        retry=RetryPolicy(attempts=retries), unsafe_in_process_sandbox=unsafe_sandbox)
         with session_scope(app.engine, app.actor) as s:
             run_id = create_run(s, spec).id or 0
+    if not queue and resume_id is not None and app.url.startswith("postgresql"):
+        with session_scope(read_only(app.engine)) as s:
+            queue = is_queued(s.get(Run, run_id))  # type: ignore[arg-type]  # a queued run stays queued
+    if queue:
+        _enqueue(app, run_id, retry_failed, as_json)
+        return
     if as_json:  # stdout holds the summary document alone
         click.echo(f"run {run_id}", err=True)
     else:
@@ -196,6 +208,26 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
         click.echo(f"{summary.failed} trajectories failed; see `chainmark runs show {run_id}`", err=True)
 
 
+def _enqueue(app: AppContext, run_id: int, retry_failed: bool, as_json: bool) -> None:
+    """``run --queue``: the run's open trajectories go to the workers' queue; nothing runs here."""
+    with session_scope(read_only(app.engine)) as s:
+        holder = leases(s, [run_id]).get(run_id)
+    if holder is not None and not holder.stale:  # one `chainmark run` executes it now: no workers beside it
+        raise click.ClickException(str(LeaseHeld(run_id, holder)))
+    with session_scope(app.engine, app.actor) as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        left = enqueue(s, run_id, _task_ids(s, run), retry_failed=retry_failed)
+        status = run.status
+    if as_json:
+        click.echo(f"run {run_id}", err=True)
+        emit_json({"run_id": run_id, "status": status, "queued": left})
+        return
+    click.echo(run_id)
+    click.echo(f"run {run_id} queued: {left} trajector{'ies' if left != 1 else 'y'} open; start "
+               f"`chainmark worker` on each host (watch with `chainmark runs show {run_id}`)", err=True)
+
+
 @click.group("runs")
 def runs_group() -> None:
     """List and inspect runs."""
@@ -214,15 +246,18 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
         counts.setdefault(rid, {})[st] = n
     out = []
     held = leases(s, [run.id or 0 for run, _, _ in rows])
+    queued = [run.id or 0 for run, _, _ in rows if is_queued(run)]
+    claims = live_claims(s, queued) if queued else {}
     for run, bname, ename in rows:
         c = counts.get(run.id or 0, {})
-        status = shown_status(run.status, held.get(run.id or 0))
+        status = shown_status(run.status, held.get(run.id or 0),
+                              claims.get(run.id or 0, 0) if is_queued(run) else None)
         out.append({"id": run.id, "name": run.name, "benchmark": bname, "endpoint": ename, "mode": run.mode,
                     "status": status,
                     "resume": RESUME_HINT.format(run_id=run.id) if status == "interrupted" else None, "done": c.get("done", 0), "failed": c.get("failed", 0),
                     "unfinished": sum(v for k, v in c.items() if k not in ("done", "failed")),
                     "concurrency": run.concurrency, "prompt_version": run.prompt_version, "budgets": run.budgets,
-                    "replay": bool((run.config or {}).get("replay")),
+                    "replay": bool((run.config or {}).get("replay")), "queued": is_queued(run),
                     "unsafe_in_process_sandbox": bool((run.config or {}).get("unsafe_in_process_sandbox")),
                     "stopped_because": (run.config or {}).get("stopped_because"),
                     "created_at": run.created_at.isoformat() if run.created_at else None,
@@ -306,6 +341,7 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
             raise click.ClickException(f"no run with id {run_id}")
         data = rows[0]
         total, data["tokens"] = _run_tokens(s, run_id)
+        data["workers"] = [w.to_dict() for w in workers_of(s, run_id)] if data["queued"] else []
         pages = _trajectory_pages(s, run_id, offset, limit)
         if as_json:
             data["trajectories"] = [t for page in pages for t in page]
@@ -323,6 +359,15 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
             click.echo(f"stopped because {data['stopped_because']}")
         if data["resume"]:
             click.echo(f"interrupted (no live executor); continue with: {data['resume']}")
+        if data["queued"]:
+            click.echo(f"queued for workers: {len(data['workers'])} worker process(es) so far"
+                       + ("; none holds a trajectory now, start `chainmark worker`" if data["status"] == "queued"
+                          else ""))
+            if data["workers"]:
+                click.echo(table([[w["host"], w["pid"], w["holding"], w["done"], w["failed"], w["calls"],
+                                   w["retries"], w["tokens"], w["takeovers"]] for w in data["workers"]],
+                                 ["host", "pid", "running", "done", "failed", "calls", "retries", "tokens",
+                                  "taken over"]))
         shown = 0
         for i, page in enumerate(pages):
             shown += len(page)
@@ -339,9 +384,31 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
                    f"(use --offset {offset + shown}, --limit N or --all)")
 
 
+@runs_group.command("cancel")
+@click.argument("run_id", type=int)
+@pass_ctx
+def runs_cancel(app: AppContext, run_id: int) -> None:
+    """Cancel a queued run on every host: workers stop claiming it, finish what they run and give
+    the rest back (``chainmark run --resume RUN_ID --queue`` queues it again)."""
+    with session_scope(read_only(app.engine)) as s:
+        run = s.get(Run, run_id)
+        if run is None:
+            raise click.ClickException(f"no run with id {run_id}")
+        if not is_queued(run):
+            raise click.ClickException(f"run {run_id} is not a queued run; a run executed by one `chainmark run` "
+                                       f"is cancelled where it runs (ctrl+c, or the TUI's cancel)")
+    with session_scope(app.engine, app.actor) as s:
+        before = cancel(s, run_id)
+    if before in ("queued", "running"):
+        click.echo(f"run {run_id} cancelled; workers stop at their next claim or heartbeat; continue with: "
+                   f"chainmark run --resume {run_id} --queue")
+    else:
+        click.echo(f"run {run_id} is {before}; nothing to cancel")
+
+
 def _tags(row: dict[str, Any]) -> str:
-    return " ".join(t for t, on in (("replay", row["replay"]), ("unsafe-sandbox", row["unsafe_in_process_sandbox"]))
-                    if on)
+    return " ".join(t for t, on in (("replay", row["replay"]), ("unsafe-sandbox", row["unsafe_in_process_sandbox"]),
+                                    ("queued", row["queued"])) if on)
 
 
 def _short(text: str, n: int) -> str:

@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 
 from evaluation.harness import MODES, list_endpoints
 from evaluation.harness.lease import leases, shown_status
+from evaluation.harness.workqueue import WorkerRow, is_queued, live_claims, workers_of
 from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory, utcnow
 
 
@@ -56,6 +57,7 @@ class RunRow:
     errors: list[tuple[int, str]] = field(default_factory=list)
     created: str = ""
     live: list["LiveTrajectory"] = field(default_factory=list)  # only for the selected run
+    workers: list[WorkerRow] = field(default_factory=list)  # a queued run's worker processes (selected run)
 
     @property
     def finished(self) -> int:
@@ -93,6 +95,8 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
             acc[0] += int(u.get("total_tokens") or 0)
             acc[1] += int(u.get("api_calls") or 0)
     held = leases(session, [r.id or 0 for r in runs])
+    queued = [r.id or 0 for r in runs if is_queued(r)]
+    claims = live_claims(session, queued) if queued else {}
     out = []
     for r in runs:
         errors: list[tuple[int, str]] = []
@@ -114,11 +118,17 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                                            (now - started).total_seconds() if started else 0.0))
         out.append(RunRow(r.id or 0, r.name or "", benches.get(r.benchmark_id, "?"),
                           endpoints.get(r.endpoint_id, "") if r.endpoint_id else "", r.mode,
-                          shown_status(r.status, held.get(r.id or 0)), r.concurrency,
+                          shown_status(r.status, held.get(r.id or 0),
+                                       claims.get(r.id or 0, 0) if is_queued(r) else None), r.concurrency,
                           _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
-                          counts.get(r.id or 0, {}), *tokens.get(r.id or 0, [0, 0]), errors,
-                          r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else "", live))
+                          counts.get(r.id or 0, {}), *_two(tokens.get(r.id or 0, [0, 0])), errors,
+                          r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else "", live,
+                          workers=workers_of(session, r.id or 0) if with_errors_of == r.id and is_queued(r) else []))
     return out
+
+
+def _two(pair: list[int]) -> tuple[int, int]:
+    return pair[0], pair[1]
 
 
 def first_trajectory(session: Session, run_id: int) -> int | None:

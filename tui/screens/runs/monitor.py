@@ -211,6 +211,11 @@ class RunMonitorScreen(WorkScreen):
                            f"{t.tokens:,} tokens · {t.seconds:.0f}s")
             if len(row.live) > 20:
                 out.append(f"\n  … {len(row.live) - 20} more")
+        if row is not None and row.workers:
+            out.append("\nworkers:", style="bold")
+            for w in row.workers[:20]:
+                out.append(f"\n  {clip(w.host, 40)} pid {w.pid}: running {w.holding} · done {w.done} · "
+                           f"failed {w.failed} · {w.calls} call(s) · {w.retries} retries")
         return out
 
     # ------------------------------------------------------------------ actions

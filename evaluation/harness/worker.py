@@ -1,0 +1,354 @@
+"""``chainmark worker``: claim trajectories of queued runs and run them with the harness, beside any
+number of other workers on any hosts (see ``workqueue`` for the claims and why they are ours).
+
+A worker process has one token. It works on one run at a time: it builds that run's client and
+context once, claims a few trajectories at a time (a small prefetch, so no worker hoards work),
+runs them ``-j`` at once exactly as ``chainmark run`` does, and commits them through the claim fence.
+A heartbeat thread renews its claims and reads the statuses of the runs it works on: a cancelled
+run makes it stop claiming, finish what is running and give the rest back. When a run has nothing
+left it can claim, the worker moves on to the next queued run, or waits for one (``--until-empty``:
+exits once every selected run is finished or no longer takes workers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from evaluation.harness import workqueue as wq
+from evaluation.harness.client import ModelClient, RetryPolicy, needs_tls, tls_context
+from evaluation.harness.committer import GroupCommitter, StoreRefused
+from evaluation.harness.episode import DbRunner
+from evaluation.harness.heap import existing_objects_frozen
+from evaluation.harness.live import write_live
+from evaluation.harness.recorder import FinishedTrajectory, cache_lookup
+from evaluation.harness.runner import (SERVICE_THREADS_MAX, RunProgress, _Head, _load_batch, _run_one, _unreachable,
+                                       build_context, read_head)
+from evaluation.harness.taskdata import TaskInput
+from store import read_only, session_scope
+from store.blobs import BlobStore
+
+
+@dataclass
+class WorkerOptions:
+    concurrency: int = 4
+    run_ids: list[int] | None = None  # only these runs (default: every queued run)
+    until_empty: bool = False
+    ttl: float = 60.0  # seconds a claim lives without a heartbeat
+    poll: float = 1.0  # seconds between looks for claimable work when there is none
+
+
+@dataclass
+class WorkerReport:
+    token: str
+    runs: dict[int, RunProgress] = field(default_factory=dict)
+    lost: int = 0  # trajectories finished here but taken over meanwhile (not written)
+    stopped: dict[int, str] = field(default_factory=dict)  # run id → why this worker left it early
+
+    @property
+    def done(self) -> int:
+        return sum(p.done for p in self.runs.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(p.failed for p in self.runs.values())
+
+
+Progress = Callable[[RunProgress], None]
+
+
+class _Heartbeat:
+    """Renews the token's claims every ttl / 4 from a thread, on its own connection, and notes
+    which of the runs being worked on no longer take workers (cancelled, …)."""
+
+    def __init__(self, engine: Engine, token: str, ttl: float):
+        self.engine, self.token, self.ttl = engine, token, ttl
+        self.runs: dict[int, Callable[[str], None]] = {}  # run id → called with its status when it stops
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="chainmark-worker-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.ttl / 4):
+            try:
+                with session_scope(self.engine) as s:
+                    statuses = wq.renew(s, self.token, self.ttl, list(self.runs))
+            except Exception:  # noqa: BLE001, S112 - a busy or restarting database: next beat
+                continue
+            for run_id, status in statuses.items():
+                notify = self.runs.get(run_id)
+                if status not in wq.CLAIMABLE and notify is not None:
+                    notify(status)
+
+
+class _BatchedLiveDb(DbRunner):
+    """The run's database thread, except that per-step progress reports (``live.write_live``) are
+    gathered and written together from their own thread, once per ``every`` seconds, newest per
+    trajectory. On PostgreSQL each report alone is a transaction; hundreds of them a second queued
+    the trajectories' commits behind them (bench_workers: a 400-task run committed 2 s after its last
+    trajectory ended)."""
+
+    def __init__(self, engine: Engine, executor: ThreadPoolExecutor, actor: str | None, every: float = 0.25):
+        super().__init__(engine, executor, actor)
+        self.every = every
+        self.pending: dict[int, dict[str, Any]] = {}
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-live")
+        self.flushing: asyncio.Future[None] | None = None
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "asyncio.Future[Any]":
+        if fn is not write_live:
+            return super().submit(fn, *args, **kwargs)
+        trajectory_id, usage = args
+        earlier = self.pending.get(trajectory_id)
+        if earlier is not None and (earlier.get("step") == "starting" or earlier.get("_started")):
+            usage = {**usage, "_started": True}  # the start time the first report sets is kept
+        self.pending[trajectory_id] = usage
+        if self.flushing is None or self.flushing.done():
+            self.flushing = asyncio.ensure_future(self._flush())
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(self.every)
+        batch, self.pending = self.pending, {}
+        if batch:
+            try:
+                await asyncio.get_running_loop().run_in_executor(self.pool, self._write, batch)
+            except Exception:  # noqa: BLE001, S110 - progress is a courtesy, not a record
+                pass
+
+    def _write(self, batch: dict[int, dict[str, Any]]) -> None:
+        with session_scope(self.engine, self.actor) as s:
+            for trajectory_id, usage in batch.items():
+                if usage.pop("_started", False):
+                    write_live(s, trajectory_id, {**usage, "step": "starting"})
+                write_live(s, trajectory_id, usage)
+
+    async def close(self) -> None:
+        if self.flushing is not None:
+            await asyncio.wait([self.flushing])
+        self.pool.shutdown(wait=True)
+
+
+async def work(engine: Engine, blobs: BlobStore, options: WorkerOptions, *, progress: Progress | None = None,
+               stop: asyncio.Event | None = None, actor: str | None = None) -> WorkerReport:
+    """Claim and run queued trajectories until ``stop`` (or, with ``until_empty``, until nothing is
+    left); gives back whatever it holds when it ends."""
+    wq.require_postgres(engine)
+    report = WorkerReport(uuid.uuid4().hex)
+    stop = stop or asyncio.Event()
+    beat = _Heartbeat(engine, report.token, options.ttl)
+    beat.start()
+    skip: set[int] = set()  # runs this worker stopped on (unreachable endpoint, refused writes)
+    try:
+        with existing_objects_frozen():
+            while not stop.is_set():
+                with session_scope(read_only(engine)) as s:
+                    runs = [r for r in wq.queued_runs(s, options.run_ids) if r not in skip]
+                    ready = [r for r in runs if wq.claimable(s, r) > 0]
+                if options.until_empty and not runs:
+                    break
+                for run_id in ready:
+                    if stop.is_set():
+                        break
+                    why = await _work_on_run(engine, blobs, run_id, report, options, beat, progress, stop, actor)
+                    if why:
+                        report.stopped[run_id] = why
+                        skip.add(run_id)
+                if not ready:
+                    try:
+                        await asyncio.wait_for(stop.wait(), options.poll)
+                    except TimeoutError:
+                        pass
+    finally:
+        beat.stop()
+        try:
+            with session_scope(engine) as s:
+                wq.release(s, report.token)
+        except Exception:  # noqa: BLE001 - the claims expire by themselves
+            pass
+    return report
+
+
+async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: WorkerReport, options: WorkerOptions,
+                       beat: _Heartbeat, progress: Progress | None, stop: asyncio.Event,
+                       actor: str | None) -> str | None:
+    """Claim and run the run's trajectories until none is left to claim. Returns why this worker
+    should not come back to the run (an endpoint it cannot reach, a store refusing writes), or None."""
+    loop = asyncio.get_running_loop()
+    j = options.concurrency
+    db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
+    read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
+    claim_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-claim")  # not queued behind commits
+    tool_pool = ThreadPoolExecutor(max(1, min(4, j)), thread_name_prefix="chainmark-tools")
+    service_pool = ThreadPoolExecutor(max(1, min(SERVICE_THREADS_MAX, j)), thread_name_prefix="chainmark-service")
+    db = _BatchedLiveDb(engine, db_pool, actor)
+    state = report.runs.setdefault(run_id, RunProgress(run_id))
+    state.finished, state.status = False, "running"
+    leave = asyncio.Event()  # the run was cancelled elsewhere, or this worker cannot go on with it
+    halted: list[str] = []
+    fenced = wq.Fenced(report.token, run_id)
+    client: ModelClient | None = None
+    def stopped_elsewhere(status: str) -> None:
+        loop.call_soon_threadsafe(leave.set)
+
+    beat.runs[run_id] = stopped_elsewhere
+    try:
+        try:
+            head: _Head = await db.call(read_head, run_id)
+        except Exception as exc:  # noqa: BLE001 - a run that cannot be executed: leave it, say why
+            return f"{type(exc).__name__}: {exc}"
+        cfg = head.config
+        client = ModelClient(head.endpoint, replay=bool(cfg.get("replay")),
+                             cache_lookup=lambda key: db.call(cache_lookup, key),
+                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=j,
+                             tls=await loop.run_in_executor(read_pool, tls_context)
+                             if needs_tls(head.endpoint.base_url) and not cfg.get("replay") else None)
+        rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, None)
+
+        def refused(reason: str) -> None:
+            halted.append(reason)
+            leave.set()
+
+        committer = GroupCommitter(db, batch=j, on_refused=refused, commit=fenced.commit, mark=fenced.mark)
+        prefetch = j  # claimed ahead, as `run` reads tasks ahead: the next wave is ready when this one ends
+        queue: asyncio.Queue[tuple[TaskInput, int] | None] = asyncio.Queue()
+        taken = asyncio.Event()  # a runner took a task off the queue, or finished one
+        claimed: set[int] = set()  # trajectory ids claimed and not handed to the committer
+        busy = 0
+
+        def done_cb(item: FinishedTrajectory) -> Callable[[Exception | None], None]:
+            def done(exc: Exception | None) -> None:
+                if isinstance(exc, StoreRefused) or item.trajectory_id in fenced.lost:
+                    return
+                if exc is None and item.status == "done":
+                    state.done += 1
+                else:
+                    state.failed += 1
+                state.last_status, state.last_error = item.status, item.error
+                if progress:
+                    progress(state)
+            return done
+
+        async def runner() -> None:
+            nonlocal busy
+            while True:
+                got = await queue.get()
+                taken.set()
+                if got is None:
+                    return
+                if leave.is_set() or stop.is_set():
+                    continue  # given back below
+                task, traj_id = got
+                busy += 1
+                state.running += 1
+                try:
+                    item = await _run_one(rc, task, traj_id, state)
+                finally:
+                    busy -= 1
+                    state.running -= 1
+                    taken.set()
+                if item.failure_kind == "store":
+                    refused(f"the database refused a write ({item.error})")
+                    continue
+                if _unreachable(item, client):
+                    halted.append(f"the endpoint cannot be reached ({item.error})")
+                    leave.set()
+                    continue  # not committed: the claim is given back, another worker may reach it
+                claimed.discard(traj_id)
+                committer.submit(item, done_cb(item))
+
+        runners = [asyncio.ensure_future(runner()) for _ in range(j)]
+        try:
+            while not (leave.is_set() or stop.is_set()):
+                taken.clear()  # before looking, so a change after the look wakes the wait below
+                want = j + prefetch - busy - queue.qsize()
+                if want < prefetch and queue.qsize() > 0:
+                    await _either(taken, leave, stop)
+                    continue
+                got = await loop.run_in_executor(claim_pool, _claim_and_load, engine, blobs, run_id, report.token,
+                                                 max(1, want), options.ttl, actor)
+                if got is None:  # cancelled, or finished by others
+                    break
+                if not got:
+                    if busy == 0 and queue.qsize() == 0:
+                        break
+                    await _either(taken, leave, stop)
+                    continue
+                for task, traj_id, attempt in got:
+                    claimed.add(traj_id)
+                    fenced.attempts[traj_id] = attempt
+                    queue.put_nowait((task, traj_id))
+        finally:
+            for _ in runners:
+                queue.put_nowait(None)
+            results = await asyncio.gather(*runners, return_exceptions=True)
+            await committer.drain()
+            if claimed - fenced.lost:
+                try:
+                    await db.call(wq.release, report.token, sorted(claimed))
+                except Exception:  # noqa: BLE001 - they expire by themselves
+                    pass
+            report.lost += len(fenced.lost)
+            for result in results:
+                if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                    raise result
+        if leave.is_set() and not halted:
+            with session_scope(read_only(engine)) as s:
+                state.status = wq.run_status(s, run_id) or "gone"
+        else:
+            state.status = "failed" if halted else "done"
+        state.halted = halted[0] if halted else None
+        return halted[0] if halted else None
+    finally:
+        beat.runs.pop(run_id, None)
+        state.finished = True
+        if progress:
+            progress(state)
+        if client is not None:
+            await client.close()
+        await db.close()
+        tool_pool.shutdown(wait=False, cancel_futures=True)
+        service_pool.shutdown(wait=False, cancel_futures=True)
+        read_pool.shutdown(wait=False, cancel_futures=True)
+        claim_pool.shutdown(wait=True)
+        db_pool.shutdown(wait=True)
+
+
+def _claim_and_load(engine: Engine, blobs: BlobStore, run_id: int, token: str, n: int, ttl: float,
+                    actor: str | None) -> list[tuple[TaskInput, int, int]] | None:
+    """Claim up to ``n`` trajectories (one short transaction) and read their tasks:
+    [(task, trajectory id, attempt)]."""
+    with session_scope(engine, actor) as s:
+        got = wq.claim(s, run_id, token, n, ttl)
+    if not got:
+        return None if got is None else []
+    by_task = {task_id: (traj_id, attempt) for traj_id, task_id, attempt in got}
+    return [(task, *by_task[task.id]) for task in _load_batch(engine, blobs, list(by_task))]
+
+
+async def _either(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+
+
+def work_blocking(engine: Engine, blobs: BlobStore, options: WorkerOptions, **kwargs: Any) -> WorkerReport:
+    return asyncio.run(work(engine, blobs, options, **kwargs))
