@@ -36,14 +36,6 @@ class PreviewLoaded(Result):
 
 
 @dataclass
-class Loaded(Message):
-    """A worker finished reading: ``what`` names the query, ``data`` is plain data for the UI."""
-
-    what: str
-    data: Any
-
-
-@dataclass
 class Saved(Message):
     """A write committed; ``what`` says what changed (shown as a notification), ``data`` is its result."""
 

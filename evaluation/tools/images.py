@@ -65,7 +65,7 @@ _decoded = _DecodedCache(DECODED_CACHE_BYTES)
 def open_rgb(data: bytes) -> Image.Image:
     cached = _decoded.get("rgb", data)
     if cached is not None:
-        return cached.copy()  # type: ignore[no-any-return]
+        return cached.copy()
     try:
         im = Image.open(io.BytesIO(data))
         im.load()
@@ -85,7 +85,7 @@ def png_bytes(im: Image.Image) -> bytes:
 def decode_bgr(data: bytes) -> np.ndarray:
     cached = _decoded.get("bgr", data)
     if cached is not None:
-        return cached.copy()  # type: ignore[no-any-return]
+        return cached.copy()
     arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if arr is None:
         raise ToolError(f"the input is not a readable image ({len(data)} bytes)")

@@ -1,8 +1,8 @@
 """The base of every data screen: read and write through thread workers that answer by message.
 
-``load(what, fn)`` runs ``fn(session)`` read-only in an exclusive worker per ``what`` (a newer load
-of the same thing supersedes an older one) and posts ``Loaded``; ``save(what, fn)`` runs a write
-and posts ``Saved``. ``fn`` of a save may return an ``Edit`` (or ``(result, Edit)``) which goes on
+``fetch(Kind, fn)`` runs ``fn(session)`` read-only in an exclusive worker per result kind (a newer
+fetch of the same kind supersedes an older one) and posts the typed ``Kind`` message ``fn`` built;
+``save(what, fn)`` runs a write and posts ``Saved``. ``fn`` of a save may return an ``Edit`` (or ``(result, Edit)``) which goes on
 the app's undo stack. Errors come back as ``Failed`` and are shown as a notification.
 
 Nothing typed is lost quietly: ``flush_pending`` saves what a screen holds back (debounced typing)
@@ -20,7 +20,7 @@ from textual import on
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from tui.messages import Failed, Loaded, Result, Saved
+from tui.messages import Failed, Result, Saved
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -88,20 +88,6 @@ class WorkScreen(Screen[Any]):
             return
         if not worker.is_cancelled:
             self.post_message(message)
-
-    def load(self, what: str, fn: Callable[[Session], Any]) -> None:
-        self.run_worker(lambda: self._load(what, fn), thread=True, exclusive=True, group=f"load:{what}",
-                        exit_on_error=False, description=f"loading {what}")
-
-    def _load(self, what: str, fn: Callable[[Session], Any]) -> None:
-        worker = get_current_worker()
-        try:
-            data = self.cm.read(fn)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a visible message
-            self.post_message(Failed(what, _describe(exc)))
-            return
-        if not worker.is_cancelled:
-            self.post_message(Loaded(what, data))
 
     @property
     def undo_scope(self) -> str:

@@ -9,7 +9,9 @@ run where it stopped, ``f`` also retries its failed tasks, ``enter`` opens its t
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -19,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from evaluation.harness.lease import RESUME_HINT
-from tui.messages import Loaded
+from tui.messages import Result
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, first_trajectory, run_rows
@@ -29,6 +31,22 @@ from tui.widgets.review.event_text import clip
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
+
+
+@dataclass
+class RunRowsLoaded(Result):
+    """Every run with its progress (and the errors of the selected one)."""
+
+    WHAT: ClassVar[str] = "runs"
+    rows: list[RunRow]
+
+
+@dataclass
+class FirstTrajectoryLoaded(Result):
+    """The run's first trajectory to open (None: it has none yet)."""
+
+    WHAT: ClassVar[str] = "trajectory"
+    trajectory_id: int | None
 
 class RunMonitorScreen(WorkScreen):
     CSS_PATH = CSS
@@ -81,7 +99,7 @@ class RunMonitorScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         selected = self.selected
-        self.load("runs", lambda s: run_rows(s, with_errors_of=selected))
+        self.fetch(RunRowsLoaded, lambda s: RunRowsLoaded(run_rows(s, with_errors_of=selected)))
 
     def follow(self, key: int) -> None:
         """Select the run a launcher just started (its id is known once the worker created it)."""
@@ -107,11 +125,9 @@ class RunMonitorScreen(WorkScreen):
         self._active = active
         self._show_live()
 
-    @on(Loaded)
-    def loaded(self, message: Loaded) -> None:
-        if message.what != "runs":
-            return
-        self.rows = message.data
+    @on(RunRowsLoaded)
+    def loaded(self, message: RunRowsLoaded) -> None:
+        self.rows = message.rows
         table = self.query_one("#runs-table", DataTable)
         ids = [r.id for r in self.rows]
         # Refilling the table moves its cursor (to row 0, then back): those moves are not the user's, and
@@ -256,18 +272,16 @@ class RunMonitorScreen(WorkScreen):
         if self.selected is None:
             return
         run_id = self.selected
-        self.load("first", lambda s: first_trajectory(s, run_id))
+        self.fetch(FirstTrajectoryLoaded, lambda s: FirstTrajectoryLoaded(first_trajectory(s, run_id)))
 
-    @on(Loaded)
-    def _open_first(self, message: Loaded) -> None:
-        if message.what != "first":
-            return
-        if message.data is None:
+    @on(FirstTrajectoryLoaded)
+    def _open_first(self, message: FirstTrajectoryLoaded) -> None:
+        if message.trajectory_id is None:
             self.notify("this run has no trajectories yet", severity="warning")
             return
         from tui.screens.runs.trajectory import TrajectoryScreen
 
-        self.app.push_screen(TrajectoryScreen(int(message.data)))
+        self.app.push_screen(TrajectoryScreen(int(message.trajectory_id)))
 
     def _run_cell(self, run_id: int) -> int | str:
         return f"●{run_id}" if run_id in self.marked else run_id
