@@ -427,6 +427,8 @@ class Annotator(SQLModel, table=True):
     name: str = Field(max_length=120, unique=True)
     role: str = Field(default="annotator", max_length=20)
     created_at: datetime = _ts()
+    # sha256 of the person's `chainmark serve` login token (the token itself is shown once, never stored)
+    serve_token_hash: Optional[str] = Field(default=None, max_length=64)
 
 
 class RatingScale(SQLModel, table=True):

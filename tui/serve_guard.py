@@ -26,15 +26,26 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from annotation.review.annotators import token_hash
+
 log = logging.getLogger("chainmark.serve")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 @dataclass(frozen=True)
 class Login:
+    """Who a token lets in and what their sessions run. Only the token's sha256 is needed to check it;
+    ``token`` is known only for logins made up for this server (printed once) — a stored account's
+    token (``chainmark annotators token``) is with its owner, not here."""
+
     user: str
-    token: str
+    token_hash: str
     command: str  # what this user's sessions run
+    token: str | None = None
+
+    @staticmethod
+    def with_token(user: str, token: str, command: str) -> "Login":
+        return Login(user, token_hash(token), command, token)
 
 
 def new_token() -> str:
@@ -90,13 +101,14 @@ class GuardedServer(Server):
         if not token:
             return None
         found = None
-        for login in self.logins:  # every token compared, in constant time, whatever matches
-            if hmac.compare_digest(login.token.encode(), token.encode()):
+        presented = token_hash(token).encode()
+        for login in self.logins:  # every login compared, in constant time, whatever matches
+            if hmac.compare_digest(login.token_hash.encode(), presented):
                 found = login
         return found
 
     def url_for(self, login: Login) -> str:
-        return f"{self.public_url}/?token={login.token}"
+        return f"{self.public_url}/?token={login.token or 'YOUR-TOKEN'}"
 
     async def _make_app(self) -> web.Application:
         app = web.Application()
@@ -124,14 +136,15 @@ class GuardedServer(Server):
         return status(text=f"chainmark serve: {why}\n")
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
-        login = self.login_for(request.query.get("token"))
-        if login is None:
-            raise self._refuse(request, web.HTTPForbidden, "open the URL with the token that `chainmark serve` "
-                                                           "printed (…/?token=…)")
+        token = request.query.get("token")
+        login = self.login_for(token)
+        if login is None or token is None:
+            raise self._refuse(request, web.HTTPForbidden, "open the URL with your token (…/?token=…): the one "
+                                                           "`chainmark serve` printed, or `chainmark annotators token`")
         ws_base = ("wss:" if self.public_url.startswith("https") else "ws:") + self.public_url.split(":", 1)[1]
         context = {
             "font_size": to_int(request.query.get("fontsize", "16"), 16),
-            "app_websocket_url": f"{ws_base}/ws/{login.token}",
+            "app_websocket_url": f"{ws_base}/ws/{token}",
             "config": {"static": {"url": f"{self.public_url}/static/"}},
             "application": {"name": self.title},
         }

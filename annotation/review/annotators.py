@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+
 from sqlmodel import Session, select
 
 from annotation.review.errors import ReviewError
@@ -54,6 +57,36 @@ def get_annotator(session: Session, name: str) -> Annotator:
         raise ReviewError(f"no annotator named {name!r} (known: {known}); add one with "
                           f"`chainmark annotators add {name}`")
     return person
+
+
+def token_hash(token: str) -> str:
+    """What is stored of a serve token (and compared at login): its sha256."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def issue_serve_token(session: Session, name: str) -> str:
+    """A new login token for ``chainmark serve`` (replacing any earlier one); returned once, stored hashed."""
+    person = get_annotator(session, name)
+    token = secrets.token_urlsafe(24)
+    person.serve_token_hash = token_hash(token)
+    session.flush()
+    return token
+
+
+def revoke_serve_token(session: Session, name: str) -> bool:
+    """Remove the person's serve login; True when they had one."""
+    person = get_annotator(session, name)
+    had = person.serve_token_hash is not None
+    person.serve_token_hash = None
+    session.flush()
+    return had
+
+
+def serve_accounts(session: Session) -> list[tuple[str, str]]:
+    """(name, token sha256) of everyone with a serve login."""
+    rows = session.exec(select(Annotator).where(Annotator.serve_token_hash.is_not(None))  # type: ignore[union-attr]
+                        .order_by(Annotator.name)).all()
+    return [(p.name, str(p.serve_token_hash)) for p in rows]
 
 
 def list_annotators(session: Session) -> list[Annotator]:

@@ -20,8 +20,9 @@ SERVED = "SERVED"  # stands for the served origin, http://127.0.0.1:<port>
 
 def guarded(db_path, port: int) -> GuardedServer:
     app = AppContext(db=str(db_path), actor="ann")
-    return GuardedServer([Login("ann", "tok-ann-secret", serve_command(app)),
-                          Login("bob", "tok-bob-secret", serve_command(app, "bob"))], host="127.0.0.1", port=port)
+    return GuardedServer([Login.with_token("ann", "tok-ann-secret", serve_command(app)),
+                          Login.with_token("bob", "tok-bob-secret", serve_command(app, "bob"))],
+                         host="127.0.0.1", port=port)
 
 
 async def handshake(db_path, token: str, origin: str | None = SERVED, want_output: bool = False) -> int | bytes:
@@ -74,6 +75,39 @@ def test_each_user_runs_as_themselves(db_path) -> None:  # type: ignore[no-untyp
     assert shlex.split(server.login_for("tok-bob-secret").command)[-2:] == ["--as", "bob"]
     assert shlex.split(server.login_for("tok-ann-secret").command)[-2:] == ["--as", "ann"]
     assert server.login_for("tok-ann-secre") is None and server.login_for(None) is None
+
+
+def test_stored_accounts_log_in_by_their_token_and_only_its_hash_is_kept(engine, db_path) -> None:  # type: ignore[no-untyped-def]
+    """Per-user tokens from `chainmark annotators token` (issue 17, serve for a team): the database keeps
+    the sha256 only; `serve --accounts` lets each person in as themselves; a new token replaces the old."""
+    import json
+
+    from click.testing import CliRunner
+    from sqlmodel import select
+
+    from store import session_scope
+    from store.models import Annotator
+    from tui.cli import cli
+    from tui.commands.serve import account_logins
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["--db", str(db_path), "--as", "admin", *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("annotators", "add", "cy")
+    first = json.loads(run("annotators", "token", "cy", "--json"))["token"]
+    token = json.loads(run("annotators", "token", "cy", "--json"))["token"]  # rotated
+    with session_scope(engine) as s:
+        stored = s.exec(select(Annotator.serve_token_hash).where(Annotator.name == "cy")).one()
+    assert stored is not None and token not in stored and len(stored) == 64
+    server = GuardedServer(account_logins(AppContext(db=str(db_path))), host="127.0.0.1", port=8000)
+    login = server.login_for(token)
+    assert login is not None and shlex.split(login.command)[-2:] == ["--as", "cy"]
+    assert server.login_for(first) is None  # the replaced token no longer works
+    assert server.url_for(login).endswith("/?token=YOUR-TOKEN")  # the server never knew the token
+    assert "serve login removed" in run("annotators", "token", "cy", "--revoke")
+    assert account_logins(AppContext(db=str(db_path))) == []
 
 
 def test_origins() -> None:

@@ -83,6 +83,31 @@ def annotators_add(app: AppContext, name: str, role: str, as_json: bool) -> None
         click.echo(f"annotator {p.name} ({p.role})")
 
 
+@annotators_group.command("token")
+@click.argument("name")
+@click.option("--revoke", is_flag=True, help="Remove the person's serve login instead.")
+@json_option
+@pass_ctx
+def annotators_token(app: AppContext, name: str, revoke: bool, as_json: bool) -> None:
+    """Give NAME a login token for `chainmark serve --accounts` (replacing any earlier one); shown once."""
+    with session_scope(app.engine, app.actor) as s:
+        if revoke:
+            had = people.revoke_serve_token(s, name)
+        else:
+            token = people.issue_serve_token(s, name)
+    if revoke:
+        if as_json:
+            emit_json({"name": name, "revoked": had})
+        else:
+            click.echo(f"{name}: serve login removed" if had else f"{name} had no serve login")
+        return
+    if as_json:
+        emit_json({"name": name, "token": token})
+        return
+    click.echo(f"{name}'s serve token (shown once; only its hash is stored): {token}")
+    click.echo(f"they open `chainmark serve --accounts`'s address with /?token={token}", err=True)
+
+
 @annotators_group.command("set-role")
 @click.argument("name")
 @click.argument("role", type=click.Choice(people.ROLES))

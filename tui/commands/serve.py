@@ -13,9 +13,13 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from tui.commands import _click as click
 from tui.context import AppContext, pass_ctx
+
+if TYPE_CHECKING:
+    from tui.serve_guard import Login
 
 
 def serve_command(app: AppContext, user: str | None = None) -> str:
@@ -35,15 +39,24 @@ def serve_command(app: AppContext, user: str | None = None) -> str:
               help="URL the browser reaches the server at (behind a proxy); websockets must come from its origin.")
 @click.option("--user", "users", multiple=True, metavar="NAME",
               help="Give NAME a URL of their own; their sessions run as NAME. Repeat for more users.")
+@click.option("--accounts", is_flag=True,
+              help="Let in every annotator with a login token (`chainmark annotators token NAME`), as themselves.")
 @pass_ctx
-def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None, users: tuple[str, ...]) -> None:
-    """Serve the TUI to a web browser: one secret URL per user, printed once."""
+def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None, users: tuple[str, ...],
+              accounts: bool) -> None:
+    """Serve the TUI to a web browser: one secret URL per user, printed once (or stored accounts' tokens)."""
     from tui.serve_guard import GuardedServer, Login, new_token
 
     _ = app.engine  # create or check the schema now, so a bad database fails here and not in every tab
     os.environ["CHAINMARK_IMAGES"] = "halfcell"
-    names = list(dict.fromkeys(users)) or [app.actor or ""]
-    logins = [Login(name or "(default)", new_token(), serve_command(app, name or None)) for name in names]
+    logins = account_logins(app) if accounts else []
+    if accounts and not logins:
+        raise click.ClickException("no annotator has a serve login yet; give one with "
+                                   "`chainmark annotators token NAME`")
+    if users or not accounts:
+        names = list(dict.fromkeys(users)) or [app.actor or ""]
+        logins += [Login.with_token(name or "(default)", new_token(), serve_command(app, name or None))
+                   for name in names]
     server = GuardedServer(logins, host=host, port=port, title="chainmark", public_url=public_url)
     click.echo(f"chainmark serving on {server.public_url}  (ctrl+c stops); open:", err=True)
     for login in logins:
@@ -52,6 +65,16 @@ def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None, use
         click.echo(f"warning: listening on {host}; anyone who can reach it and learns a URL can use chainmark "
                    f"as that user (put it behind TLS)", err=True)
     server.serve()
+
+
+def account_logins(app: AppContext) -> list[Login]:
+    """A login per annotator with a stored serve token (checked by its hash; sessions run as them)."""
+    from annotation.review.annotators import serve_accounts
+    from store import read_only, session_scope
+    from tui.serve_guard import Login
+
+    with session_scope(read_only(app.engine)) as s:
+        return [Login(name, digest, serve_command(app, name)) for name, digest in serve_accounts(s)]
 
 
 def register(cli: click.Group) -> None:
