@@ -47,8 +47,16 @@ def normalise(line: str) -> str | None:
 
 def run_mypy(extra_args: list[str]) -> tuple[int, list[str]]:
     """mypy's exit code and output lines (stdout; stderr is passed through)."""
-    cmd = [sys.executable, "-m", "mypy", "--no-error-summary", "--no-pretty", "--hide-error-context",
-           "--no-color-output", *extra_args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--no-error-summary",
+        "--no-pretty",
+        "--hide-error-context",
+        "--no-color-output",
+        *extra_args,
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     return proc.returncode, proc.stdout.splitlines()
 
@@ -88,16 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         before = sum(read_baseline().values())
         write_baseline(current)
-        print(f"mypy baseline: {sum(current.values())} errors written to {BASELINE.relative_to(ROOT)} "
-              f"(was {before})")
+        print(f"mypy baseline: {sum(current.values())} errors written to {BASELINE.relative_to(ROOT)} (was {before})")
         return 0
 
     baseline = read_baseline()
     new = current - baseline
     fixed = baseline - current
     if fixed:
-        print(f"mypy: {sum(fixed.values())} baseline errors are gone; shrink the baseline with "
-              f"`python .ci/mypy_baseline.py --update`:")
+        print(
+            f"mypy: {sum(fixed.values())} baseline errors are gone; shrink the baseline with "
+            f"`python .ci/mypy_baseline.py --update`:"
+        )
         for key in sorted(fixed.elements()):
             print(f"  fixed  {key}")
     if new:

@@ -39,19 +39,27 @@ def assign_tasks(session: Session, annotator: str, task_ids: list[int]) -> list[
     wanted = list(dict.fromkeys(task_ids))
     known = set()
     for start in range(0, len(wanted), 500):  # stay far below any SQL parameter limit
-        chunk = wanted[start:start + 500]
+        chunk = wanted[start : start + 500]
         known |= set(session.exec(select(Task.id).where(Task.id.in_(chunk))).all())  # type: ignore[union-attr]
     missing = [t for t in wanted if t not in known]
     if missing:
-        raise AuthoringError(f"no task with id {', '.join(map(str, missing[:10]))}"
-                             + (f" (and {len(missing) - 10} more)" if len(missing) > 10 else ""))
-    have = set(session.exec(select(Assignment.target_id).where(
-        Assignment.annotator_id == person.id, Assignment.target_kind == "task", Assignment.scale == AUTHORING)).all())
+        raise AuthoringError(
+            f"no task with id {', '.join(map(str, missing[:10]))}"
+            + (f" (and {len(missing) - 10} more)" if len(missing) > 10 else "")
+        )
+    have = set(
+        session.exec(
+            select(Assignment.target_id).where(
+                Assignment.annotator_id == person.id, Assignment.target_kind == "task", Assignment.scale == AUTHORING
+            )
+        ).all()
+    )
     new = [t for t in wanted if t not in have]
     assert person.id is not None
     for task_id in new:
-        session.add(Assignment(annotator_id=person.id, target_kind="task", target_id=task_id, scale=AUTHORING,
-                               blind=False))
+        session.add(
+            Assignment(annotator_id=person.id, target_kind="task", target_id=task_id, scale=AUTHORING, blind=False)
+        )
     session.flush()
     return new
 
@@ -59,9 +67,14 @@ def assign_tasks(session: Session, annotator: str, task_ids: list[int]) -> list[
 def unassign_tasks(session: Session, annotator: str, task_ids: list[int]) -> int:
     """Take tasks out of an annotator's queue; returns how many were in it."""
     person = get_annotator(session, annotator)
-    rows = session.exec(select(Assignment).where(
-        Assignment.annotator_id == person.id, Assignment.target_kind == "task", Assignment.scale == AUTHORING,
-        Assignment.target_id.in_(task_ids))).all()  # type: ignore[attr-defined]
+    rows = session.exec(
+        select(Assignment).where(
+            Assignment.annotator_id == person.id,
+            Assignment.target_kind == "task",
+            Assignment.scale == AUTHORING,
+            Assignment.target_id.in_(task_ids),  # type: ignore[attr-defined]
+        )
+    ).all()
     for row in rows:
         session.delete(row)
     session.flush()
@@ -76,6 +89,7 @@ def queue_of(session: Session, annotator: str) -> list[QueueItem]:
         .join(Benchmark, Benchmark.id == Task.benchmark_id)
         .join(Assignment, Assignment.target_id == Task.id)
         .where(Assignment.annotator_id == person.id, Assignment.target_kind == "task", Assignment.scale == AUTHORING)
-        .order_by(Task.id)).all()
+        .order_by(Task.id)
+    ).all()
     items = [QueueItem(int(i), str(sid), str(b), str(st), str(q)) for i, sid, b, st, q in rows]
     return [i for i in items if i.to_do] + [i for i in items if not i.to_do]

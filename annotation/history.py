@@ -17,8 +17,13 @@ from sqlmodel import Session, select
 
 from store.models import AuditEvent, Checkpoint, OrderingConstraint, ReferenceStep, Task, TaskAsset
 
-MODELS: dict[str, type] = {"task": Task, "referencestep": ReferenceStep, "checkpoint": Checkpoint,
-                           "orderingconstraint": OrderingConstraint, "taskasset": TaskAsset}
+MODELS: dict[str, type] = {
+    "task": Task,
+    "referencestep": ReferenceStep,
+    "checkpoint": Checkpoint,
+    "orderingconstraint": OrderingConstraint,
+    "taskasset": TaskAsset,
+}
 _SKIPPED = {"id", "revision", "updated_at", "edit_session"}
 
 
@@ -28,11 +33,20 @@ class RevertError(ValueError):
 
 def changes_after(session: Session, task_id: int, audit_id: int) -> list[AuditEvent]:
     """The task's own audit events and its parts' after ``audit_id``, newest first."""
-    events = session.exec(select(AuditEvent).where(AuditEvent.id > audit_id,  # type: ignore[operator]
-                                                   AuditEvent.entity.in_(list(MODELS)))  # type: ignore[attr-defined]
-                          .order_by(AuditEvent.id.desc())).all()  # type: ignore[union-attr]
-    return [e for e in events if (e.entity == "task" and e.entity_id == task_id)
-            or (e.entity != "task" and (e.after or e.before or {}).get("task_id") == task_id)]
+    events = session.exec(
+        select(AuditEvent)
+        .where(
+            AuditEvent.id > audit_id,  # type: ignore[operator]
+            AuditEvent.entity.in_(list(MODELS)),  # type: ignore[attr-defined]
+        )
+        .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+    ).all()
+    return [
+        e
+        for e in events
+        if (e.entity == "task" and e.entity_id == task_id)
+        or (e.entity != "task" and (e.after or e.before or {}).get("task_id") == task_id)
+    ]
 
 
 def _column_value(model: type, key: str, value: Any) -> Any:

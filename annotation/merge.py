@@ -40,7 +40,9 @@ def merge_text(base: str, mine: str, theirs: str, *, who: str = "theirs") -> Mer
     while True:
         # the next base line both sides kept: everything before it is one changed run
         stable = next((s for s in range(i, len(b)) if s in in_mine and s in in_theirs), None)
-        end_b, end_m, end_t = (len(b), len(m), len(t)) if stable is None else (stable, in_mine[stable], in_theirs[stable])
+        end_b, end_m, end_t = (
+            (len(b), len(m), len(t)) if stable is None else (stable, in_mine[stable], in_theirs[stable])
+        )
         run_b, run_m, run_t = b[i:end_b], m[j:end_m], t[k:end_t]
         if run_m == run_b:
             out += run_t
@@ -130,11 +132,12 @@ def resolve(text: str, like: Any) -> Any:
     """The value to save from the merged ``text``: refused while a conflict marker is left; parsed as
     JSON when the field holds structured values (``like`` is one of them)."""
     lines = text.splitlines()
-    marked = [n + 1 for n, line in enumerate(lines)
-              if line.startswith((MINE_MARK, ">>>>>>> ")) or line == SPLIT_MARK]
+    marked = [n + 1 for n, line in enumerate(lines) if line.startswith((MINE_MARK, ">>>>>>> ")) or line == SPLIT_MARK]
     if marked:
-        raise UnresolvedMerge(f"conflict markers left on line{'s' if len(marked) > 1 else ''} "
-                              f"{', '.join(map(str, marked[:6]))}: keep one side (or both) and delete the markers")
+        raise UnresolvedMerge(
+            f"conflict markers left on line{'s' if len(marked) > 1 else ''} "
+            f"{', '.join(map(str, marked[:6]))}: keep one side (or both) and delete the markers"
+        )
     if like is None or isinstance(like, str):
         return text if text.strip() or like is not None else None
     try:

@@ -15,18 +15,34 @@ GENERATION_TOOLS = {"TextToImage", "ImageStylization", "DrawBox", "AddText", "Pl
 
 # Words in a query that name a tool outright (rule 5: "Please detect the orange" names a detector).
 TOOL_WORDS = {
-    "ocr": "OCR", "detect": "TextToBbox", "detector": "TextToBbox", "bounding box": "TextToBbox",
-    "bbox": "TextToBbox", "calculator": "Calculator", "google": "GoogleSearch",
-    "search engine": "GoogleSearch", "draw a box": "DrawBox", "drawbox": "DrawBox",
-    "solver": "Solver", "stylize": "ImageStylization", "crop the image": "crop",
-    "use the tool": "tool", "call the tool": "tool", "use a tool": "tool",
+    "ocr": "OCR",
+    "detect": "TextToBbox",
+    "detector": "TextToBbox",
+    "bounding box": "TextToBbox",
+    "bbox": "TextToBbox",
+    "calculator": "Calculator",
+    "google": "GoogleSearch",
+    "search engine": "GoogleSearch",
+    "draw a box": "DrawBox",
+    "drawbox": "DrawBox",
+    "solver": "Solver",
+    "stylize": "ImageStylization",
+    "crop the image": "crop",
+    "use the tool": "tool",
+    "call the tool": "tool",
+    "use a tool": "tool",
 }
 # Rule 10: search questions whose answer drifts with time unless pinned to a date or source.
 _TIME_SENSITIVE = re.compile(
     r"\b(current(ly)?|now|today|latest|recent(ly)?|this (year|month|week)|nowadays|at present|"
-    r"so far|up to date|still)\b", re.IGNORECASE)
-_PINNED = re.compile(r"\b(1[89]\d\d|20\d\d)\b|according to|\bon (the )?\w+('s)? (website|site|page)\b|"
-                     r"\bas of\b|wikipedia", re.IGNORECASE)
+    r"so far|up to date|still)\b",
+    re.IGNORECASE,
+)
+_PINNED = re.compile(
+    r"\b(1[89]\d\d|20\d\d)\b|according to|\bon (the )?\w+('s)? (website|site|page)\b|"
+    r"\bas of\b|wikipedia",
+    re.IGNORECASE,
+)
 _NON_ASCII_LETTER = re.compile(r"[^\x00-\x7F]")
 
 
@@ -54,30 +70,52 @@ def check_task(
     lower = query.lower()
     for word, tool in TOOL_WORDS.items():
         if re.search(rf"\b{re.escape(word)}\b", lower):
-            out.append(Warning("query-names-tool",
-                               f"the query names a tool ('{word}' → {tool}); describe the goal, not the tool"))
+            out.append(
+                Warning(
+                    "query-names-tool", f"the query names a tool ('{word}' → {tool}); describe the goal, not the tool"
+                )
+            )
             break
     tool_steps = [s for s in steps if s.get("tool_name") and not s.get("is_final")]
     if len(tool_steps) < 2:
-        out.append(Warning("too-few-steps",
-                           f"the reference chain has {len(tool_steps)} tool step(s); a task needs two or more"))
+        out.append(
+            Warning(
+                "too-few-steps", f"the reference chain has {len(tool_steps)} tool step(s); a task needs two or more"
+            )
+        )
     used = {s.get("tool_name") for s in tool_steps}
     kind = answer_spec.get("kind", "none")
     generates = bool(used & GENERATION_TOOLS)
     if kind == "none" and not generates:
-        out.append(Warning("missing-answer",
-                           "the task has no answer but generates no text or image; give a single definitive answer"))
+        out.append(
+            Warning(
+                "missing-answer",
+                "the task has no answer but generates no text or image; give a single definitive answer",
+            )
+        )
     if used & SEARCH_TOOLS:
         if _TIME_SENSITIVE.search(query) and not _PINNED.search(query):
-            out.append(Warning("time-sensitive-search",
-                               "a search question whose answer can change over time; pin a year, a source or a website"))
+            out.append(
+                Warning(
+                    "time-sensitive-search",
+                    "a search question whose answer can change over time; pin a year, a source or a website",
+                )
+            )
         elif not _PINNED.search(query):
-            out.append(Warning("search-not-needed",
-                               "a search question should need searching (time-bound or source-specific), "
-                               "not be answerable from a model's memory"))
+            out.append(
+                Warning(
+                    "search-not-needed",
+                    "a search question should need searching (time-bound or source-specific), "
+                    "not be answerable from a model's memory",
+                )
+            )
         if evidence_count == 0:
-            out.append(Warning("search-without-evidence",
-                               "search questions need evidence: the URL and a screenshot that contains the answer"))
+            out.append(
+                Warning(
+                    "search-without-evidence",
+                    "search questions need evidence: the URL and a screenshot that contains the answer",
+                )
+            )
     if style == "gta":
         if image_count == 0:
             out.append(Warning("no-image", "a task is based on one or two image files; attach one"))
@@ -89,8 +127,12 @@ def check_task(
         for group in answer_spec.get("groups") or []:
             for alias in group:
                 if alias and (not alias[0].isalnum() or not alias[-1].isalnum()) and alias[0] != "_":
-                    out.append(Warning("alias-boundary",
-                                       f"alias {alias!r} starts or ends with a non-word character; GTA's \\b "
-                                       "matching (faithful mode) can never match it"))
+                    out.append(
+                        Warning(
+                            "alias-boundary",
+                            f"alias {alias!r} starts or ends with a non-word character; GTA's \\b "
+                            "matching (faithful mode) can never match it",
+                        )
+                    )
                     break
     return out

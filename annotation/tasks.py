@@ -29,8 +29,19 @@ from store.models import (
 )
 
 CONTENT_FIELDS = {
-    "query", "category", "subcategory", "intent", "level", "domain", "answer_spec", "output_format",
-    "tools_offered", "reference_tool_calls", "max_tool_calls", "penalty_per_extra_call", "meta",
+    "query",
+    "category",
+    "subcategory",
+    "intent",
+    "level",
+    "domain",
+    "answer_spec",
+    "output_format",
+    "tools_offered",
+    "reference_tool_calls",
+    "max_tool_calls",
+    "penalty_per_extra_call",
+    "meta",
 }
 OTHER_FIELDS = {"status", "author", "source_record", "source_id"}
 STATUSES = ("draft", "submitted", "verified", "rejected")
@@ -95,8 +106,9 @@ def create_benchmark(
     formats = ("chainmark", *FORMAT_NAMES)
     if source_format not in formats:
         raise AuthoringError(f"format must be one of {', '.join(formats)}; got {source_format!r}")
-    bench = Benchmark(name=name, source_format=source_format, tool_set=tool_set, description=description,
-                      guidelines=guidelines)
+    bench = Benchmark(
+        name=name, source_format=source_format, tool_set=tool_set, description=description, guidelines=guidelines
+    )
     session.add(bench)
     session.flush()
     return bench
@@ -115,8 +127,9 @@ def _next_source_id(session: Session, benchmark_id: int) -> str:
     while True:
         n += 1
         candidate = f"cm-{n:05d}"
-        clash = session.exec(select(Task.id).where(Task.benchmark_id == benchmark_id,
-                                                   Task.source_id == candidate)).first()
+        clash = session.exec(
+            select(Task.id).where(Task.benchmark_id == benchmark_id, Task.source_id == candidate)
+        ).first()
         if clash is None:
             return candidate
 
@@ -180,8 +193,9 @@ def _same(a: Any, b: Any) -> bool:
     return (a in (None, "") and b in (None, "")) or a == b
 
 
-def edit_unless_changed(session: Session, task_id: int, changes: dict[str, Any],
-                        base: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def edit_unless_changed(
+    session: Session, task_id: int, changes: dict[str, Any], base: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """Optimistic concurrency for task fields: apply ``changes`` unless a field's stored value moved
     away from ``base`` (what the editor started from) to something else, in which case nothing is
     written and ``FieldConflict`` says who changed it and to what. Fields nobody else touched merge.
@@ -199,8 +213,12 @@ def edit_unless_changed(session: Session, task_id: int, changes: dict[str, Any],
 
 def last_editor_of(session: Session, task_id: int, field: str) -> str:
     """Who last changed ``field`` of the task, from the audit trail ("someone" when unknown)."""
-    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
-                          .order_by(AuditEvent.id.desc()).limit(50)).all()  # type: ignore[union-attr]
+    events = session.exec(
+        select(AuditEvent)
+        .where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+        .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+        .limit(50)
+    ).all()
     for e in events:
         if (e.before or {}).get(field) != (e.after or {}).get(field):
             return e.actor or "someone"
@@ -225,8 +243,9 @@ def _continues_edit_session(task: Task, session: Session | None, previous_edit: 
     from store.models import HumanRating, Preference, Trajectory
 
     for model in (Trajectory, HumanRating, Preference):
-        used = session.exec(select(model.id).where(model.task_id == task.id,
-                                                   model.task_revision == task.revision).limit(1)).first()
+        used = session.exec(
+            select(model.id).where(model.task_id == task.id, model.task_revision == task.revision).limit(1)
+        ).first()
         if used is not None:
             return False
     return True
@@ -258,8 +277,10 @@ SELF_VERIFICATION_SETTING = "allow_self_verification"
 def _note_review(task: Task, session: Session | None, status: str, reason: str | None) -> None:
     """Keep the latest review decision and its reason on the task, where the editor shows it."""
     actor = session.info.get("actor") if session is not None else None
-    task.meta = {**(task.meta or {}), "review": {"status": status, "reason": reason, "by": actor,
-                                                 "at": utcnow().isoformat(timespec="seconds")}}
+    task.meta = {
+        **(task.meta or {}),
+        "review": {"status": status, "reason": reason, "by": actor, "at": utcnow().isoformat(timespec="seconds")},
+    }
 
 
 def review_note(task: Task) -> dict[str, Any] | None:
@@ -280,8 +301,10 @@ def _check_review(session: Session, task: Task, new: str, reason: str | None) ->
         bench = session.get(Benchmark, task.benchmark_id)
         allowed = bool(((bench.settings if bench else None) or {}).get(SELF_VERIFICATION_SETTING))
         if actor and actor == task.author and not allowed:
-            raise AuthoringError(f"{actor} wrote this task, so someone else must verify it "
-                                 f"(or set the benchmark setting {SELF_VERIFICATION_SETTING})")
+            raise AuthoringError(
+                f"{actor} wrote this task, so someone else must verify it "
+                f"(or set the benchmark setting {SELF_VERIFICATION_SETTING})"
+            )
 
 
 def edit_task(session: Session, task_id: int, *, reason: str | None = None, **changes: Any) -> Task:
@@ -331,8 +354,11 @@ def set_status(session: Session, task_id: int, status: str, reason: str | None =
 
 
 def steps_of(session: Session, task_id: int) -> list[ReferenceStep]:
-    return list(session.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
-                             .order_by(ReferenceStep.ordinal)).all())
+    return list(
+        session.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)
+        ).all()
+    )
 
 
 def add_step(
@@ -360,9 +386,17 @@ def add_step(
         position = len(existing) - 1  # tool steps go before the final answer
     _shift(session, existing[position:], +1)
     step = ReferenceStep(
-        task_id=task_id, ordinal=position, thought=thought, tool_name=tool_name, tool_args=tool_args,
-        result_text=result_text, result=result, is_final=final_answer is not None,
-        final_answer=final_answer, recorded_by=session.info.get("actor"), meta=meta or {},
+        task_id=task_id,
+        ordinal=position,
+        thought=thought,
+        tool_name=tool_name,
+        tool_args=tool_args,
+        result_text=result_text,
+        result=result,
+        is_final=final_answer is not None,
+        final_answer=final_answer,
+        recorded_by=session.info.get("actor"),
+        meta=meta or {},
     )
     session.add(step)
     bump_revision(task, session)
@@ -405,10 +439,18 @@ def delete_step(session: Session, step_id: int) -> dict[str, Any]:
         raise AuthoringError(f"no step with id {step_id}")
     task_id = step.task_id
     snapshot: dict[str, Any] = {
-        "task_id": task_id, "ordinal": step.ordinal, "thought": step.thought, "tool_name": step.tool_name,
-        "tool_args": step.tool_args, "result_text": step.result_text, "result": step.result,
-        "final_answer": step.final_answer if step.is_final else None, "meta": dict(step.meta or {}),
-        "checkpoint_ids": [], "task_asset_ids": []}
+        "task_id": task_id,
+        "ordinal": step.ordinal,
+        "thought": step.thought,
+        "tool_name": step.tool_name,
+        "tool_args": step.tool_args,
+        "result_text": step.result_text,
+        "result": step.result,
+        "final_answer": step.final_answer if step.is_final else None,
+        "meta": dict(step.meta or {}),
+        "checkpoint_ids": [],
+        "task_asset_ids": [],
+    }
     for cp in session.exec(select(Checkpoint).where(Checkpoint.step_id == step_id)).all():
         snapshot["checkpoint_ids"].append(cp.id)
         cp.step_id = None
@@ -427,9 +469,18 @@ def delete_step(session: Session, step_id: int) -> dict[str, Any]:
 def restore_step(session: Session, snapshot: dict[str, Any]) -> ReferenceStep:
     """Undo ``delete_step``: the step at its place with its result, and its checkpoints and image
     links pointing at it again (those still there and not re-linked meanwhile)."""
-    step = add_step(session, snapshot["task_id"], thought=snapshot["thought"], tool_name=snapshot["tool_name"],
-                    tool_args=snapshot["tool_args"], result_text=snapshot["result_text"], result=snapshot["result"],
-                    final_answer=snapshot["final_answer"], ordinal=snapshot["ordinal"], meta=snapshot["meta"])
+    step = add_step(
+        session,
+        snapshot["task_id"],
+        thought=snapshot["thought"],
+        tool_name=snapshot["tool_name"],
+        tool_args=snapshot["tool_args"],
+        result_text=snapshot["result_text"],
+        result=snapshot["result"],
+        final_answer=snapshot["final_answer"],
+        ordinal=snapshot["ordinal"],
+        meta=snapshot["meta"],
+    )
     session.flush()
     for cp_id in snapshot["checkpoint_ids"]:
         cp = session.get(Checkpoint, cp_id)
@@ -466,8 +517,21 @@ def move_step(session: Session, step_id: int, new_ordinal: int) -> list[Referenc
 # ------------------------------------------------------------------ checkpoints
 
 
-CHECKPOINT_FIELDS = {"step_id", "parent_id", "ordinal", "axis", "description", "tools", "code_check",
-                     "visual_check", "gt_asset_id", "search_check", "answer_check", "weight", "meta"}
+CHECKPOINT_FIELDS = {
+    "step_id",
+    "parent_id",
+    "ordinal",
+    "axis",
+    "description",
+    "tools",
+    "code_check",
+    "visual_check",
+    "gt_asset_id",
+    "search_check",
+    "answer_check",
+    "weight",
+    "meta",
+}
 
 
 def _check_shapes(fields: dict[str, Any]) -> None:
@@ -509,8 +573,11 @@ def add_checkpoint(session: Session, task_id: int, key: str | None = None, **fie
 
 
 def checkpoints_of(session: Session, task_id: int) -> list[Checkpoint]:
-    return list(session.exec(select(Checkpoint).where(Checkpoint.task_id == task_id)
-                             .order_by(Checkpoint.ordinal, Checkpoint.id)).all())
+    return list(
+        session.exec(
+            select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(Checkpoint.ordinal, Checkpoint.id)
+        ).all()
+    )
 
 
 def edit_checkpoint(session: Session, checkpoint_id: int, **changes: Any) -> Checkpoint:
@@ -528,8 +595,9 @@ def edit_checkpoint(session: Session, checkpoint_id: int, **changes: Any) -> Che
     return cp
 
 
-def add_ordering_constraint(session: Session, task_id: int, sequence: list[str],
-                            max_gap: int | None = None, key: str | None = None) -> OrderingConstraint:
+def add_ordering_constraint(
+    session: Session, task_id: int, sequence: list[str], max_gap: int | None = None, key: str | None = None
+) -> OrderingConstraint:
     keys = {c.key for c in checkpoints_of(session, task_id)}
     missing = [k for k in sequence if k not in keys]
     if missing:
@@ -559,13 +627,16 @@ def delete_checkpoint(session: Session, checkpoint_id: int) -> dict[str, Any]:
     cp = session.get(Checkpoint, checkpoint_id)
     if cp is None:
         raise AuthoringError(f"no checkpoint with id {checkpoint_id}")
-    orders = [o.key for o in session.exec(select(OrderingConstraint)
-                                          .where(OrderingConstraint.task_id == cp.task_id)).all()
-              if cp.key in (o.sequence or [])]
+    orders = [
+        o.key
+        for o in session.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == cp.task_id)).all()
+        if cp.key in (o.sequence or [])
+    ]
     if orders:
         raise AuthoringError(f"checkpoint {cp.key} is in ordering constraint {', '.join(orders)}; delete that first")
-    scored = session.exec(select(sa.func.count()).select_from(CheckpointResult)
-                          .where(CheckpointResult.checkpoint_id == checkpoint_id)).one()
+    scored = session.exec(
+        select(sa.func.count()).select_from(CheckpointResult).where(CheckpointResult.checkpoint_id == checkpoint_id)
+    ).one()
     if scored:
         raise AuthoringError(f"checkpoint {cp.key} has {scored} scored result(s) from runs; it cannot be deleted")
     snapshot = {"task_id": cp.task_id, "key": cp.key, **{k: getattr(cp, k) for k in CHECKPOINT_FIELDS}}
@@ -579,8 +650,9 @@ def delete_checkpoint(session: Session, checkpoint_id: int) -> dict[str, Any]:
 
 def delete_ordering_constraint(session: Session, task_id: int, key: str) -> dict[str, Any]:
     """Remove the task's ordering constraint ``key``; returns what ``add_ordering_constraint`` needs."""
-    oc = session.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == task_id,
-                                                       OrderingConstraint.key == key)).first()
+    oc = session.exec(
+        select(OrderingConstraint).where(OrderingConstraint.task_id == task_id, OrderingConstraint.key == key)
+    ).first()
     if oc is None:
         raise AuthoringError(f"task {task_id} has no ordering constraint {key!r}")
     snapshot = {"task_id": task_id, "sequence": list(oc.sequence or []), "max_gap": oc.max_gap, "key": oc.key}
@@ -629,10 +701,19 @@ def attach_asset(
     if role in IMAGE_ROLES:
         mime = image_mime(data, original_path or role)
     asset = put_asset(session, blobs, data, mime)
-    n = session.exec(select(sa.func.count()).select_from(TaskAsset)
-                     .where(TaskAsset.task_id == task_id, TaskAsset.role == role)).one()
-    link = TaskAsset(task_id=task_id, asset_id=asset.id or 0, role=role, ordinal=n,
-                     original_path=original_path, url=url, step_id=step_id, document_id=document_id)
+    n = session.exec(
+        select(sa.func.count()).select_from(TaskAsset).where(TaskAsset.task_id == task_id, TaskAsset.role == role)
+    ).one()
+    link = TaskAsset(
+        task_id=task_id,
+        asset_id=asset.id or 0,
+        role=role,
+        ordinal=n,
+        original_path=original_path,
+        url=url,
+        step_id=step_id,
+        document_id=document_id,
+    )
     session.add(link)
     if role in ("query_image", "document_image"):
         bump_revision(task, session)
@@ -647,8 +728,9 @@ def assets_of(session: Session, task_id: int, role: str | None = None) -> list[T
     return list(session.exec(stmt.order_by(TaskAsset.role, TaskAsset.ordinal)).all())
 
 
-def add_document(session: Session, task_id: int, text: str, *, title: str | None = None,
-                 meta: dict[str, Any] | None = None) -> Document:
+def add_document(
+    session: Session, task_id: int, text: str, *, title: str | None = None, meta: dict[str, Any] | None = None
+) -> Document:
     task = get_task(session, task_id)
     n = session.exec(select(sa.func.count()).select_from(Document).where(Document.task_id == task_id)).one()
     doc = Document(task_id=task_id, ordinal=n, title=title, text=text, meta=meta or {})

@@ -45,8 +45,13 @@ def one(tasks: int, latency: float, j: int, slots: int) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k != "CHAINMARK_SANDBOX_SLOTS"}
     if slots:
         env["CHAINMARK_SANDBOX_SLOTS"] = str(slots)
-    out = subprocess.run([sys.executable, __file__, "--one", "--tasks", str(tasks), "--latency", str(latency),
-                          "-j", str(j)], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", "--tasks", str(tasks), "--latency", str(latency), "-j", str(j)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -75,11 +80,21 @@ def _run_one(args: argparse.Namespace) -> None:
         engine.dispose()
     server.terminate()
     ideal = math.ceil(args.tasks / args.concurrency) * 2 * args.latency
-    print(json.dumps({"slots": sandbox_slots(), "done": progress.done, "failed": progress.failed,
-                      "sandboxes": len(execs), "wall_s": round(wall, 3), "ideal_s": round(ideal, 3),
-                      "wall_over_ideal": round(wall / ideal, 3),
-                      "mean_sandbox_s": round(sum(p.get("duration_s") or 0 for p in execs) / max(1, len(execs)), 3),
-                      "load_average": [round(x, 2) for x in os.getloadavg()]}))
+    print(
+        json.dumps(
+            {
+                "slots": sandbox_slots(),
+                "done": progress.done,
+                "failed": progress.failed,
+                "sandboxes": len(execs),
+                "wall_s": round(wall, 3),
+                "ideal_s": round(ideal, 3),
+                "wall_over_ideal": round(wall / ideal, 3),
+                "mean_sandbox_s": round(sum(p.get("duration_s") or 0 for p in execs) / max(1, len(execs)), 3),
+                "load_average": [round(x, 2) for x in os.getloadavg()],
+            }
+        )
+    )
 
 
 def main() -> None:

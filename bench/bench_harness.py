@@ -56,28 +56,53 @@ def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
 def _repeat(args: argparse.Namespace) -> None:
     """Each run in its own process (as ``chainmark run`` is), one after another; the machine's speed
     drifts between runs, so the median and the spread say more than any one figure."""
-    argv = ["--tasks", str(args.tasks), "--latency", str(args.latency), "-j", str(args.concurrency),
-            "--rounds", str(args.rounds)] + (["--client-only"] if args.client_only else [])
+    argv = [
+        "--tasks",
+        str(args.tasks),
+        "--latency",
+        str(args.latency),
+        "-j",
+        str(args.concurrency),
+        "--rounds",
+        str(args.rounds),
+    ] + (["--client-only"] if args.client_only else [])
     times, runs = args.repeat, []
     for _ in range(times):
         out = subprocess.run([sys.executable, __file__, *argv], check=True, capture_output=True, text=True).stdout
         runs.append(json.loads(out))
         print(json.dumps({k: runs[-1].get(k) for k in _REPEAT_FIELDS if k in runs[-1]}), flush=True)
     ratios = sorted(r["wall_over_ideal"] for r in runs)
-    print(json.dumps({"runs": times, "wall_over_ideal_median": round(statistics.median(ratios), 3),
-                      "wall_over_ideal_min": ratios[0], "wall_over_ideal_max": ratios[-1]}, indent=2))
+    print(
+        json.dumps(
+            {
+                "runs": times,
+                "wall_over_ideal_median": round(statistics.median(ratios), 3),
+                "wall_over_ideal_min": ratios[0],
+                "wall_over_ideal_max": ratios[-1],
+            },
+            indent=2,
+        )
+    )
 
 
-_REPEAT_FIELDS = ("wall_over_ideal", "harness_cpu_ms_per_call", "client_cpu_ms_per_call", "mean_call_latency_s",
-                  "setup_s", "teardown_s", "load_average")
+_REPEAT_FIELDS = (
+    "wall_over_ideal",
+    "harness_cpu_ms_per_call",
+    "client_cpu_ms_per_call",
+    "mean_call_latency_s",
+    "setup_s",
+    "teardown_s",
+    "load_average",
+)
 
 
 def _warm_up(port: int) -> None:
     """One call through the server's whole path before it is timed, so its first-call costs
     (imports, caches) are not counted against the harness."""
     body = json.dumps({"model": "warm-up", "messages": [{"role": "user", "content": "hi"}]}).encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
-                                     headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/chat/completions", data=body, headers={"content-type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         response.read()
 
@@ -99,8 +124,14 @@ def _png() -> bytes:
     return buf.getvalue()
 
 
-def colour_tasks(tmp: Path, tasks: int, port: int, mode: str, concurrency: int,  # type: ignore[no-untyped-def]
-                 url: str | None = None):
+def colour_tasks(
+    tmp: Path,
+    tasks: int,
+    port: int,
+    mode: str,
+    concurrency: int,  # type: ignore[no-untyped-def]
+    url: str | None = None,
+):
     """A throwaway database (SQLite in TMP, or the empty database at URL) with TASKS one-image colour
     questions, the scripted endpoint and a run in MODE: (engine, blobs, run id). Shared by the benches
     that drive the real harness."""
@@ -117,8 +148,9 @@ def colour_tasks(tmp: Path, tasks: int, port: int, mode: str, concurrency: int, 
     with session_scope(engine, "bench") as s:
         authoring.ensure_benchmark(s, "bench", tool_set="agentic-mme")
         for i in range(tasks):
-            t = authoring.create_task(s, "bench", f"What colour is it? ({i})",
-                                      answer_spec={"kind": "contains", "value": "red"})
+            t = authoring.create_task(
+                s, "bench", f"What colour is it? ({i})", answer_spec={"kind": "contains", "value": "red"}
+            )
             authoring.attach_asset(s, blobs, int(t.id or 0), image)
         add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
         run_id = int(create_run(s, RunSpec("bench", "scripted", mode, concurrency=concurrency)).id or 0)
@@ -131,10 +163,17 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("-j", "--concurrency", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=1, help="model calls per task (tool calls = rounds - 1)")
-    ap.add_argument("--client-only", action="store_true",
-                    help="the same number of calls through the openai client alone: the floor under the harness")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="run the bench N times, each in a fresh process, and print every run and the median")
+    ap.add_argument(
+        "--client-only",
+        action="store_true",
+        help="the same number of calls through the openai client alone: the floor under the harness",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the bench N times, each in a fresh process, and print every run and the median",
+    )
     args = ap.parse_args()
     if args.repeat > 1:
         _repeat(args)
@@ -185,13 +224,25 @@ def main() -> None:
     ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
     ideal_fluid = calls * args.latency / args.concurrency
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    out = {"tasks": args.tasks, "concurrency": args.concurrency, "latency_s": args.latency, "rounds": args.rounds,
-           "done": progress.done, "failed": progress.failed, "model_calls": calls,
-           "wall_s": round(wall, 3), "ideal_s": round(ideal, 3), "wall_over_ideal": round(wall / ideal, 3),
-           "wall_over_fluid_ideal": round(wall / ideal_fluid, 3),
-           "setup_s": round(setup, 3), "teardown_s": round(teardown, 3),
-           "mean_call_latency_s": round(mean_latency, 4), "mean_trajectory_wall_s": round(mean_traj, 4),
-           "harness_cpu_s": round(cpu, 3), "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2)}
+    out = {
+        "tasks": args.tasks,
+        "concurrency": args.concurrency,
+        "latency_s": args.latency,
+        "rounds": args.rounds,
+        "done": progress.done,
+        "failed": progress.failed,
+        "model_calls": calls,
+        "wall_s": round(wall, 3),
+        "ideal_s": round(ideal, 3),
+        "wall_over_ideal": round(wall / ideal, 3),
+        "wall_over_fluid_ideal": round(wall / ideal_fluid, 3),
+        "setup_s": round(setup, 3),
+        "teardown_s": round(teardown, 3),
+        "mean_call_latency_s": round(mean_latency, 4),
+        "mean_trajectory_wall_s": round(mean_traj, 4),
+        "harness_cpu_s": round(cpu, 3),
+        "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2),
+    }
     if server_cpu0 is not None and server_cpu1 is not None:
         out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 2)
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]
@@ -217,11 +268,21 @@ def _client_only(args: argparse.Namespace) -> None:
     server.start()
     port = ports.get(timeout=30)
     image = "data:image/png;base64," + base64.b64encode(_png()).decode()
-    body = {"model": "scripted-model", "tools": [t.openai() for t in get_tool_set("agentic-mme").all_tools()],
-            "messages": [{"role": "system", "content": prompts.prompt_for("atomic", {}).format(max_tool_calls=15)},
-                         {"role": "user", "content": [{"type": "text", "text": "Image index 0:"},
-                                                      {"type": "image_url", "image_url": {"url": image}},
-                                                      {"type": "text", "text": "What colour is it?"}]}]}
+    body = {
+        "model": "scripted-model",
+        "tools": [t.openai() for t in get_tool_set("agentic-mme").all_tools()],
+        "messages": [
+            {"role": "system", "content": prompts.prompt_for("atomic", {}).format(max_tool_calls=15)},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Image index 0:"},
+                    {"type": "image_url", "image_url": {"url": image}},
+                    {"type": "text", "text": "What colour is it?"},
+                ],
+            },
+        ],
+    }
     payload = canonical_request(body).encode()
 
     async def run() -> tuple[float, float]:
@@ -230,10 +291,12 @@ def _client_only(args: argparse.Namespace) -> None:
         import httpx2
 
         n = 2 * args.concurrency  # the harness's pool size, on openai's own aiohttp client: no pacing
-        http = openai.DefaultAioHttpClient(limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n),
-                                           timeout=180.0)
-        client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0,
-                                    http_client=http)
+        http = openai.DefaultAioHttpClient(
+            limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n), timeout=180.0
+        )
+        client = openai.AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0, http_client=http
+        )
         todo = iter(range(args.tasks))
         latencies: list[float] = []
 
@@ -259,10 +322,18 @@ def _client_only(args: argparse.Namespace) -> None:
     ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     out: dict[str, object] = {
-        "client_only": True, "tasks": args.tasks, "concurrency": args.concurrency, "latency_s": args.latency,
-        "rounds": args.rounds, "model_calls": calls, "wall_s": round(wall, 3), "ideal_s": round(ideal, 3),
-        "wall_over_ideal": round(wall / ideal, 3), "mean_call_latency_s": round(mean_latency, 4),
-        "client_cpu_ms_per_call": round(1000 * cpu / calls, 2)}
+        "client_only": True,
+        "tasks": args.tasks,
+        "concurrency": args.concurrency,
+        "latency_s": args.latency,
+        "rounds": args.rounds,
+        "model_calls": calls,
+        "wall_s": round(wall, 3),
+        "ideal_s": round(ideal, 3),
+        "wall_over_ideal": round(wall / ideal, 3),
+        "mean_call_latency_s": round(mean_latency, 4),
+        "client_cpu_ms_per_call": round(1000 * cpu / calls, 2),
+    }
     if server_cpu0 is not None and server_cpu1 is not None:
         out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / calls, 2)
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]

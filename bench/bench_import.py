@@ -76,12 +76,16 @@ def main() -> None:
     print(f"tasks: {summary.created} created ({summary.steps} steps, {summary.assets} images)")
     print(f"parse:  {phase(c0, c1)}")
     print(f"write:  {phase(c1, c2)}  one transaction: bulk inserts, audit rows, blob files, commit")
-    print(f"import: {phase(c0, c2)}  total  → {summary.created / total:,.0f} tasks/s  "
-          f"[goal ≤ 5 s: {'met' if total <= 5 else 'NOT met'}]")
+    print(
+        f"import: {phase(c0, c2)}  total  → {summary.created / total:,.0f} tasks/s  "
+        f"[goal ≤ 5 s: {'met' if total <= 5 else 'NOT met'}]"
+    )
     print(f"re-import unchanged: {t3 - again_start:6.2f} s  ({again.unchanged} unchanged)")
     print(f"export: {t4 - t3:6.2f} s")
     print(f"reference: {len(images)} images into an empty folder blob store, one by one: {t6 - t5:6.2f} s")
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (other work on the machine slows all figures)")
+    print(
+        f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (other work on the machine slows all figures)"
+    )
 
 
 if __name__ == "__main__":

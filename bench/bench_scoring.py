@@ -34,6 +34,7 @@ from evaluation.benchmarks import get_profile  # noqa: E402  (after the sys.path
 from evaluation.benchmarks.base import ScoreContext  # noqa: E402  (after the sys.path line)
 from evaluation.scoring.embedding import HashingEmbedder  # noqa: E402  (after the sys.path line)
 from evaluation.scoring.items import NoJudges  # noqa: E402  (after the sys.path line)
+
 # The same generated items the tests score (the test extra, as this script's docstring says).
 from tests.support.scoring_runs import amme_item, gta_item, vtc_item  # noqa: E402
 
@@ -49,9 +50,13 @@ def command_mode(n: int, db: Path | None) -> None:
     runs = {}
     with engine.connect() as c:
         for profile in PROFILES:
-            row = c.execute(sa.text("SELECT r.id, COUNT(t.id) FROM run r JOIN benchmark b ON b.id = r.benchmark_id "
-                                    "JOIN trajectory t ON t.run_id = r.id WHERE b.name = :n GROUP BY r.id"),
-                            {"n": f"gen-{profile}"}).first()
+            row = c.execute(
+                sa.text(
+                    "SELECT r.id, COUNT(t.id) FROM run r JOIN benchmark b ON b.id = r.benchmark_id "
+                    "JOIN trajectory t ON t.run_id = r.id WHERE b.name = :n GROUP BY r.id"
+                ),
+                {"n": f"gen-{profile}"},
+            ).first()
             runs[profile] = row[0] if row and row[1] == n else None
     for profile, run_id in runs.items():
         if run_id is None:
@@ -71,8 +76,10 @@ def command_mode(n: int, db: Path | None) -> None:
             if proc.returncode != 0:
                 print(proc.stderr, file=sys.stderr)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            print(f"chainmark score {profile:12s} {n} trajectories {' '.join(extra) or '(writes results)':16s} "
-                  f"{wall:.2f} s wall, {cpu:.2f} s CPU, peak {after.ru_maxrss / 1024:.0f} MB (largest child so far)")
+            print(
+                f"chainmark score {profile:12s} {n} trajectories {' '.join(extra) or '(writes results)':16s} "
+                f"{wall:.2f} s wall, {cpu:.2f} s CPU, peak {after.ru_maxrss / 1024:.0f} MB (largest child so far)"
+            )
 
 
 def main() -> None:
@@ -82,21 +89,26 @@ def main() -> None:
         if "--db" in args:
             i = args.index("--db")
             db = Path(args[i + 1])
-            del args[i:i + 2]
+            del args[i : i + 2]
         command_mode(int(args[0]) if args else 10_000, db)
         return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     rng = random.Random(7)
-    for name, build, run_mode in (("gta", gta_item, "react"), ("agentic-mme", amme_item, "atomic"),
-                                  ("vtc", vtc_item, "atomic")):
+    for name, build, run_mode in (
+        ("gta", gta_item, "react"),
+        ("agentic-mme", amme_item, "atomic"),
+        ("vtc", vtc_item, "atomic"),
+    ):
         items = [build(i, rng) for i in range(n)]
         ctx = ScoreContext(mode="faithful", run_mode=run_mode, oracle=NoJudges(), embedder_factory=HashingEmbedder)
         t0, c0 = time.perf_counter(), time.process_time()
         out = get_profile(name).score(items, ctx)
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         headline = {k: round(v, 2) for k, v in out["metrics"].items() if isinstance(v, float)}
-        print(f"{name:12s} {n} trajectories scored in {dt:.3f} s wall, {cpu:.3f} s CPU ({n / dt:,.0f}/s); "
-              f"pending judgements {out['pending_judgements']}; {dict(list(headline.items())[:4])}")
+        print(
+            f"{name:12s} {n} trajectories scored in {dt:.3f} s wall, {cpu:.3f} s CPU ({n / dt:,.0f}/s); "
+            f"pending judgements {out['pending_judgements']}; {dict(list(headline.items())[:4])}"
+        )
 
 
 if __name__ == "__main__":

@@ -70,19 +70,41 @@ def main() -> None:
     engine = make_engine(db)
     upgrade(engine)
     blobs = FolderBlobStore(work / "bench.db.blobs")
-    with ScriptedOpenAI(handler=_model_turn) as model, \
-            ScriptedOpenAI(handler=vlm_turn, latency=args.latency) as vlm:
+    with ScriptedOpenAI(handler=_model_turn) as model, ScriptedOpenAI(handler=vlm_turn, latency=args.latency) as vlm:
         with session_scope(engine, "bench") as s:
             authoring.ensure_benchmark(s, "svc", "chainmark", tool_set="gta")
             add_endpoint(s, "scripted", model.base_url, "scripted-model", params={"temperature": 0})
             for i in range(args.tasks):
                 t = authoring.create_task(s, "svc", f"Describe image {i}", answer_spec={"kind": "none"})
                 authoring.attach_asset(s, blobs, t.id, _png(i), original_path=f"image/image_{i}.png")
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "CHAINMARK_DB": str(db),
-               "CHAINMARK_VLM_BASE_URL": vlm.base_url, "CHAINMARK_VLM_MODEL": "scripted-vlm"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "CHAINMARK_DB": str(db),
+            "CHAINMARK_VLM_BASE_URL": vlm.base_url,
+            "CHAINMARK_VLM_MODEL": "scripted-vlm",
+        }
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "tui.cli", "run", "-b", "svc", "-e", "scripted", "-m", "atomic",
-                               "-j", str(args.concurrency), "--json"], env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tui.cli",
+                "run",
+                "-b",
+                "svc",
+                "-e",
+                "scripted",
+                "-m",
+                "atomic",
+                "-j",
+                str(args.concurrency),
+                "--json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - started
         if proc.returncode != 0:
             print(proc.stdout, proc.stderr, sep="\n", file=sys.stderr)
@@ -96,8 +118,10 @@ def main() -> None:
         waves = -(-args.tasks // args.concurrency)
         ideal = waves * args.latency
         print(f"service tools: {args.tasks} x {args.latency:g} s vision calls, -j {args.concurrency}")
-        print(f"  chainmark run wall      {wall:.2f} s   (ideal {ideal:.2f} s, ratio {wall / ideal:.2f}; "
-              f"includes start-up)")
+        print(
+            f"  chainmark run wall      {wall:.2f} s   (ideal {ideal:.2f} s, ratio {wall / ideal:.2f}; "
+            f"includes start-up)"
+        )
         print(f"  run itself (its summary) {in_run:.2f} s   (ratio {in_run / ideal:.2f})")
         print(f"  vision calls at once    {vlm.max_in_flight} (of {len(vlm.chat_requests())} calls)")
         print(f"  trajectories            done={statuses.count('done')} failed={statuses.count('failed')}")

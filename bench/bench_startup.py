@@ -63,8 +63,7 @@ def main() -> None:
             runs = [timed(cmd, env) for _ in range(args.repeat)]
             walls = [w for w, _ in runs]
             cpu = statistics.median(c for _, c in runs)
-            print(f"{label:32} {statistics.median(walls):7.3f}s {min(walls):6.3f}s {max(walls):6.3f}s "
-                  f"{cpu:6.3f}s")
+            print(f"{label:32} {statistics.median(walls):7.3f}s {min(walls):6.3f}s {max(walls):6.3f}s {cpu:6.3f}s")
 
 
 if __name__ == "__main__":

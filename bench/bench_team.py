@@ -11,7 +11,8 @@ the person then reads the task again and retries. Afterwards the database is che
   change left (an edit made on a stale read would break that chain);
 - the final value of each own task is the last value its owner saved.
 
-Prints operations, conflicts, errors, lost writes and save latency (p50/p95). Run:
+Prints operations, conflicts, errors, lost writes and the latency of each save transaction (p50/p95;
+a conflict's refused save counts as one). Run:
 ``python bench/bench_team.py [--people 20] [--seconds 60] [--url postgresql+psycopg://…]``
 (without ``--url`` a throwaway cluster is started, as the store tests do).
 """
@@ -94,17 +95,20 @@ def person(url: str, name: str, world: dict[str, Any], seconds: float, seed: int
     while time.monotonic() < end:
         n += 1
         roll = rng.random()
-        started = time.perf_counter()
         try:
             if roll < 0.5 and to_rate:
+                started = time.perf_counter()
                 with session_scope(engine, name) as s:
                     row = rate(s, name, "yes-no", Target("trajectory", to_rate.pop()), rng.choice(["yes", "no"]))
                     rating_id = int(row.id or 0)
+                result.latencies.append(time.perf_counter() - started)
                 result.ratings.append(rating_id)
-            elif roll < 0.75:
+            elif roll < 0.75 or not to_rate and roll < 0.9:
                 value = f"{name} #{n}"
+                started = time.perf_counter()
                 with session_scope(engine, name) as s:
                     authoring.edit_unless_changed(s, world["own"][name], {"category": value})
+                result.latencies.append(time.perf_counter() - started)
                 result.saves += 1
                 result.last_own = value
             else:
@@ -113,17 +117,21 @@ def person(url: str, name: str, world: dict[str, Any], seconds: float, seed: int
                     with session_scope(engine, name) as s:
                         base = authoring.get_task(s, task_id).query
                     time.sleep(rng.uniform(0, 0.01))
+                    started = time.perf_counter()  # each save attempt is one save the person waits for
                     try:
                         with session_scope(engine, name) as s:
-                            authoring.edit_unless_changed(s, task_id, {"query": f"{base.split(' |')[0]} | {name} #{n}"},
-                                                          {"query": base})
+                            authoring.edit_unless_changed(
+                                s, task_id, {"query": f"{base.split(' |')[0]} | {name} #{n}"}, {"query": base}
+                            )
                         result.saves += 1
                         break
                     except authoring.FieldConflict:
                         result.conflicts += 1
+                    finally:
+                        result.latencies.append(time.perf_counter() - started)
         except Exception as exc:  # noqa: BLE001 - every error is counted and reported
             result.errors.append(f"{type(exc).__name__}: {exc}"[:300])
-        result.latencies.append(time.perf_counter() - started)
+        time.sleep(rng.uniform(0.0, 0.02))  # a person does not save back to back
     engine.dispose()
     out.put(json.dumps(result.__dict__))
 
@@ -142,16 +150,22 @@ def verify(url: str, world: dict[str, Any], outcomes: list[Outcome]) -> dict[str
         for o in outcomes:
             missing = [r for r in o.ratings if r not in stored]
             lost += [f"{o.person}: rating {r} acknowledged but not stored" for r in missing]
-            audited = s.exec(select(AuditEvent.id).where(AuditEvent.entity == "task", AuditEvent.action == "update",
-                                                         AuditEvent.actor == o.person)).all()
+            audited = s.exec(
+                select(AuditEvent.id).where(
+                    AuditEvent.entity == "task", AuditEvent.action == "update", AuditEvent.actor == o.person
+                )
+            ).all()
             if len(audited) != o.saves:
                 lost.append(f"{o.person}: {o.saves} edits acknowledged, {len(audited)} audited")
             own = s.get(Task, world["own"][o.person])
             if o.last_own is not None and own is not None and own.category != o.last_own:
                 lost.append(f"{o.person}: own task says {own.category!r}, last saved {o.last_own!r}")
         for task_id in world["shared"] + list(world["own"].values()):
-            events = s.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
-                            .order_by(AuditEvent.id)).all()  # type: ignore[arg-type]
+            events = s.exec(
+                select(AuditEvent)
+                .where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+                .order_by(AuditEvent.id)  # type: ignore[arg-type]
+            ).all()  # type: ignore[arg-type]
             for name in ("query", "category"):
                 value: Any = None
                 for e in events:
@@ -160,8 +174,10 @@ def verify(url: str, world: dict[str, Any], outcomes: list[Outcome]) -> dict[str
                         value = after.get(name)
                     elif before.get(name) != after.get(name):
                         if before.get(name) != value:
-                            lost.append(f"task {task_id} {name}: a change from {before.get(name)!r} followed "
-                                        f"{value!r} (an update on a stale read)")
+                            lost.append(
+                                f"task {task_id} {name}: a change from {before.get(name)!r} followed "
+                                f"{value!r} (an update on a stale read)"
+                            )
                         value = after.get(name)
         ratings = len(stored)
     engine.dispose()
@@ -172,8 +188,10 @@ def run(url: str, people: int, seconds: float) -> dict[str, Any]:
     world = prepare(url, people)
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=person, args=(url, name, world, seconds, i, queue))
-             for i, name in enumerate(sorted(world["own"]))]
+    procs = [
+        ctx.Process(target=person, args=(url, name, world, seconds, i, queue))
+        for i, name in enumerate(sorted(world["own"]))
+    ]
     for p in procs:
         p.start()
     outcomes = [Outcome(**json.loads(queue.get(timeout=seconds + 180))) for _ in procs]
@@ -182,10 +200,14 @@ def run(url: str, people: int, seconds: float) -> dict[str, Any]:
     latencies = sorted(x for o in outcomes for x in o.latencies)
     checked = verify(url, world, outcomes)
     return {
-        "people": people, "seconds": seconds,
-        "operations": len(latencies), "ratings": sum(len(o.ratings) for o in outcomes),
-        "edits": sum(o.saves for o in outcomes), "conflicts_retried": sum(o.conflicts for o in outcomes),
-        "errors": [e for o in outcomes for e in o.errors], "lost_writes": checked["lost"],
+        "people": people,
+        "seconds": seconds,
+        "operations": len(latencies),
+        "ratings": sum(len(o.ratings) for o in outcomes),
+        "edits": sum(o.saves for o in outcomes),
+        "conflicts_retried": sum(o.conflicts for o in outcomes),
+        "errors": [e for o in outcomes for e in o.errors],
+        "lost_writes": checked["lost"],
         "p50_ms": round(statistics.median(latencies) * 1000, 1) if latencies else None,
         "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1) if latencies else None,
     }
@@ -213,10 +235,12 @@ def main() -> None:
     finally:
         if cluster is not None:
             cluster.stop()
-    print(f"{figures['people']} annotators × {figures['seconds']:.0f} s on PostgreSQL: {figures['operations']} saves "
-          f"({figures['ratings']} ratings, {figures['edits']} task edits, {figures['conflicts_retried']} conflicts "
-          f"retried), {len(figures['errors'])} errors, {len(figures['lost_writes'])} lost writes; "
-          f"save latency p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms")
+    print(
+        f"{figures['people']} annotators × {figures['seconds']:.0f} s on PostgreSQL: {figures['operations']} saves "
+        f"({figures['ratings']} ratings, {figures['edits']} task edits, {figures['conflicts_retried']} conflicts "
+        f"retried), {len(figures['errors'])} errors, {len(figures['lost_writes'])} lost writes; "
+        f"save latency p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms"
+    )
     for line in (figures["errors"] + figures["lost_writes"])[:20]:
         print("  " + line)
 

@@ -55,8 +55,11 @@ def main() -> None:
     gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
 
     mme: list[tuple[str, dict[str, Any], Callable[[], Any]]] = [
-        ("crop", {"bbox_2d": [250, 250, 750, 750], "zoom_scale": 2}, lambda: pil.crop((480, 270, 1440, 810)).resize(
-            (1920, 1080), Image.LANCZOS)),
+        (
+            "crop",
+            {"bbox_2d": [250, 250, 750, 750], "zoom_scale": 2},
+            lambda: pil.crop((480, 270, 1440, 810)).resize((1920, 1080), Image.LANCZOS),
+        ),
         ("rotate", {"angle": 30}, lambda: pil.rotate(30, expand=True)),
         ("flip", {"direction": "horizontal"}, lambda: pil.transpose(Image.Transpose.FLIP_LEFT_RIGHT)),
         ("resize", {"scale": 0.5}, lambda: pil.resize((960, 540), Image.LANCZOS)),
@@ -73,24 +76,54 @@ def main() -> None:
     ]
     vtc: list[tuple[str, dict[str, Any], Callable[[], Any]]] = [
         ("opencv_colorspace_gray", {}, lambda: cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)),
-        ("opencv_resize", {"width": 960, "height": 540}, lambda: cv2.resize(bgr, (960, 540), interpolation=cv2.INTER_AREA)),
-        ("opencv_rotate", {"angle": 30}, lambda: cv2.warpAffine(bgr, cv2.getRotationMatrix2D((960, 540), -30, 1),
-                                                                (2203, 1895))),
+        (
+            "opencv_resize",
+            {"width": 960, "height": 540},
+            lambda: cv2.resize(bgr, (960, 540), interpolation=cv2.INTER_AREA),
+        ),
+        (
+            "opencv_rotate",
+            {"angle": 30},
+            lambda: cv2.warpAffine(bgr, cv2.getRotationMatrix2D((960, 540), -30, 1), (2203, 1895)),
+        ),
         ("opencv_flip", {"direction": "horizontal"}, lambda: cv2.flip(bgr, 1)),
         ("opencv_crop", {"x": 480, "y": 270, "width": 960, "height": 540}, lambda: bgr[270:810, 480:1440].copy()),
         ("opencv_blur", {"method": "gaussian", "ksize": 5}, lambda: cv2.GaussianBlur(bgr, (5, 5), 0)),
-        ("opencv_threshold", {"mode": "otsu"}, lambda: cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)),
+        (
+            "opencv_threshold",
+            {"mode": "otsu"},
+            lambda: cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU),
+        ),
         ("opencv_morphology", {"op": "open"}, lambda: cv2.morphologyEx(bgr, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))),
         ("opencv_canny", {}, lambda: cv2.Canny(gray, 100, 200)),
         ("opencv_histogram", {"mode": "clahe"}, lambda: cv2.createCLAHE(2.0, (8, 8)).apply(gray)),
-        ("opencv_contour_area", {}, lambda: [cv2.contourArea(c) for c in cv2.findContours(
-            cv2.Canny(gray, 100, 200), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)[0]]),
-        ("opencv_hough_lines", {}, lambda: cv2.HoughLinesP(cv2.Canny(gray, 80, 200), 1, np.pi / 180, 80,
-                                                           minLineLength=50, maxLineGap=10)),
-        ("opencv_hough_circles", {}, lambda: cv2.HoughCircles(cv2.medianBlur(gray, 5), cv2.HOUGH_GRADIENT, 1.2, 50,
-                                                              param1=100, param2=50, minRadius=10)),
-        ("opencv_connected_components_with_stats", {}, lambda: cv2.connectedComponentsWithStats(
-            cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)[1])),
+        (
+            "opencv_contour_area",
+            {},
+            lambda: [
+                cv2.contourArea(c)
+                for c in cv2.findContours(cv2.Canny(gray, 100, 200), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)[0]
+            ],
+        ),
+        (
+            "opencv_hough_lines",
+            {},
+            lambda: cv2.HoughLinesP(cv2.Canny(gray, 80, 200), 1, np.pi / 180, 80, minLineLength=50, maxLineGap=10),
+        ),
+        (
+            "opencv_hough_circles",
+            {},
+            lambda: cv2.HoughCircles(
+                cv2.medianBlur(gray, 5), cv2.HOUGH_GRADIENT, 1.2, 50, param1=100, param2=50, minRadius=10
+            ),
+        ),
+        (
+            "opencv_connected_components_with_stats",
+            {},
+            lambda: cv2.connectedComponentsWithStats(
+                cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)[1]
+            ),
+        ),
         ("opencv_sharpen", {}, lambda: cv2.addWeighted(bgr, 2, cv2.GaussianBlur(bgr, (5, 5), 0), -1, 0)),
         ("opencv_dft", {}, lambda: np.fft.fftshift(np.fft.fft2(gray))),
     ]
@@ -99,11 +132,13 @@ def main() -> None:
     print(f"{'set':12s} {'tool':40s} {'tool ms':>9s} {'raw ms':>9s} {'overhead ms':>12s}")
     for set_name, cases, arg in (("agentic-mme", mme, "image_index"), ("vtc", vtc, "image")):
         for name, extra, raw in cases:
+
             def call() -> None:
                 ctx = ToolContext(images=[png], files={"in.png": png})
                 args = {"image_index": 0, **extra} if arg == "image_index" else {"image": "in.png", "param": extra}
                 r = execute(set_name, name, args, ctx)
                 assert r.ok, r.error
+
             tool_ms, raw_ms = median_ms(call, opts.repeat), median_ms(raw, opts.repeat)
             print(f"{set_name:12s} {name:40s} {tool_ms:9.1f} {raw_ms:9.1f} {tool_ms - raw_ms:12.1f}")
     decode = median_ms(lambda: Image.open(io.BytesIO(png)).convert("RGB"), opts.repeat)

@@ -28,8 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-WORDS = ("cups table receipt price chart bar label sign mirror rotate crop count total apples red blue "
-         "green circle square text menu street car dog cat person tree building window clock").split()
+WORDS = (
+    "cups table receipt price chart bar label sign mirror rotate crop count total apples red blue "
+    "green circle square text menu street car dog cat person tree building window clock"
+).split()
 
 
 def build_db(path: Path, n: int) -> None:
@@ -47,28 +49,49 @@ def build_db(path: Path, n: int) -> None:
     rng = random.Random(7)
     with session_scope(engine, "bench") as s:
         for name, fmt in (("gta", "gta"), ("mme", "agentic-mme"), ("vtc", "vtc")):
-            s.execute(text("insert or ignore into benchmark (name, source_format, tool_set, settings, created_at) "
-                           "values (:n, :f, :f, '{}', '2026-01-01')"), {"n": name, "f": fmt})
+            s.execute(
+                text(
+                    "insert or ignore into benchmark (name, source_format, tool_set, settings, created_at) "
+                    "values (:n, :f, :f, '{}', '2026-01-01')"
+                ),
+                {"n": name, "f": fmt},
+            )
     with engine.begin() as conn:
         bench_ids = [r[0] for r in conn.execute(text("select id from benchmark order by id"))]
         rows = []
         for i in range(have, n):
             words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20)))
-            rows.append({"b": bench_ids[i % len(bench_ids)], "s": f"big-{i:06d}", "q": f"Task {i}: {words}?",
-                         "c": rng.choice(["perception", "operation", "logic", "creativity"]),
-                         "l": f"L{rng.randint(1, 3)}", "st": rng.choice(["draft", "draft", "submitted", "verified"])})
-        conn.execute(text(
-            "insert into task (benchmark_id, source_id, query, category, level, answer_spec, status, revision, "
-            "tools_offered, meta, created_at, updated_at) values (:b, :s, :q, :c, :l, '{\"kind\": \"none\"}', :st, 1, "
-            "'[]', '{}', '2026-01-01', '2026-01-01')"), rows)
+            rows.append(
+                {
+                    "b": bench_ids[i % len(bench_ids)],
+                    "s": f"big-{i:06d}",
+                    "q": f"Task {i}: {words}?",
+                    "c": rng.choice(["perception", "operation", "logic", "creativity"]),
+                    "l": f"L{rng.randint(1, 3)}",
+                    "st": rng.choice(["draft", "draft", "submitted", "verified"]),
+                }
+            )
+        conn.execute(
+            text(
+                "insert into task (benchmark_id, source_id, query, category, level, answer_spec, status, revision, "
+                'tools_offered, meta, created_at, updated_at) values (:b, :s, :q, :c, :l, \'{"kind": "none"}\', :st, 1, '
+                "'[]', '{}', '2026-01-01', '2026-01-01')"
+            ),
+            rows,
+        )
     engine.dispose()
 
 
 def _terminal(db: Path):  # type: ignore[no-untyped-def]
     from tests.support.pty_terminal import PtyTerminal
 
-    env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "TEXTUAL_ANIMATIONS": "none",
-           "CHAINMARK_USER": "bench"}
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "TEXTUAL_ANIMATIONS": "none",
+        "CHAINMARK_USER": "bench",
+    }
     return PtyTerminal([str(Path(sys.executable).with_name("chainmark")), "--db", str(db)], size=(140, 44), env=env)
 
 
@@ -82,8 +105,9 @@ def _counts(db: Path, texts: list[str]) -> dict[str, int]:
     engine = read_only(make_engine(db))
     with session_scope(engine) as s:
         out = {t: len(task_ids(s, TaskFilter(text=t))) for t in texts}
-        out["(first benchmark)"] = s.execute(sql(
-            "select count(*) from task where benchmark_id = (select min(id) from benchmark)")).scalar_one()
+        out["(first benchmark)"] = s.execute(
+            sql("select count(*) from task where benchmark_id = (select min(id) from benchmark)")
+        ).scalar_one()
     engine.dispose()
     return out
 
@@ -151,11 +175,15 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     starts = cold_start(args.db, args.runs, total, counts["(first benchmark)"])
     paint, data, first_rows, listing = ([run[i] for run in starts] for i in range(4))
-    print(f"cold start → first frame:        median {statistics.median(paint) * 1000:4.0f} ms, "
-          f"min {min(paint) * 1000:.0f} (runs: {', '.join(f'{x * 1000:.0f}' for x in paint)})  goal ≤ 500 ms")
+    print(
+        f"cold start → first frame:        median {statistics.median(paint) * 1000:4.0f} ms, "
+        f"min {min(paint) * 1000:.0f} (runs: {', '.join(f'{x * 1000:.0f}' for x in paint)})  goal ≤ 500 ms"
+    )
     print(f"cold start → home counts shown:  median {statistics.median(data) * 1000:4.0f} ms")
-    print(f"key t → task list: first rows {statistics.median(first_rows) * 1000:4.0f} ms, "
-          f"count of {total:,} tasks {statistics.median(listing) * 1000:4.0f} ms (medians)")
+    print(
+        f"key t → task list: first rows {statistics.median(first_rows) * 1000:4.0f} ms, "
+        f"count of {total:,} tasks {statistics.median(listing) * 1000:4.0f} ms (medians)"
+    )
     times = keystrokes(args.db, args.text, counts, total)
     for prefix, dt, n in times:
         print(f"  filter {prefix!r:12} {dt * 1000:6.1f} ms  {n:>7,} matches")
@@ -172,17 +200,27 @@ def main() -> None:
             t = time.perf_counter()
             n = len(task_ids(s, TaskFilter(text=prefix)))
             index = time.perf_counter() - t
-        print(f"  query only {prefix!r:10}: first page {first * 1000:5.1f} ms, full index {index * 1000:6.1f} ms"
-              f" ({n:,} ids)")
-    print(f"filter keystroke: median {statistics.median(per_key) * 1000:.1f} ms, "
-          f"max {max(per_key) * 1000:.1f} ms  goal ≤ 50 ms")
+        print(
+            f"  query only {prefix!r:10}: first page {first * 1000:5.1f} ms, full index {index * 1000:6.1f} ms"
+            f" ({n:,} ids)"
+        )
+    print(
+        f"filter keystroke: median {statistics.median(per_key) * 1000:.1f} ms, "
+        f"max {max(per_key) * 1000:.1f} ms  goal ≤ 50 ms"
+    )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (other work slows every figure)")
-    print(json.dumps({"cold_start_first_frame_ms": round(statistics.median(paint) * 1000),
-                      "cold_start_home_data_ms": round(statistics.median(data) * 1000),
-                      "task_list_first_rows_ms": round(statistics.median(first_rows) * 1000),
-                      "task_list_count_ms": round(statistics.median(listing) * 1000),
-                      "keystroke_median_ms": round(statistics.median(per_key) * 1000, 1),
-                      "keystroke_max_ms": round(max(per_key) * 1000, 1)}))
+    print(
+        json.dumps(
+            {
+                "cold_start_first_frame_ms": round(statistics.median(paint) * 1000),
+                "cold_start_home_data_ms": round(statistics.median(data) * 1000),
+                "task_list_first_rows_ms": round(statistics.median(first_rows) * 1000),
+                "task_list_count_ms": round(statistics.median(listing) * 1000),
+                "keystroke_median_ms": round(statistics.median(per_key) * 1000, 1),
+                "keystroke_max_ms": round(max(per_key) * 1000, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -42,13 +42,28 @@ def _one(cluster, tmp: Path, args: argparse.Namespace, port: int, workers: int) 
     with session_scope(engine, "bench") as s:
         run = s.get(Run, run_id)
         wq.enqueue(s, run_id, _task_ids(s, run))  # type: ignore[arg-type]
-    env = {**os.environ, "CHAINMARK_DB": url, "CHAINMARK_BLOBS": str(blobs.root),
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    argv = [sys.executable, "-m", "tui.cli", "worker", "--until-empty", "-j", str(args.concurrency),
-            "--run", str(run_id)]
+    env = {
+        **os.environ,
+        "CHAINMARK_DB": url,
+        "CHAINMARK_BLOBS": str(blobs.root),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "tui.cli",
+        "worker",
+        "--until-empty",
+        "-j",
+        str(args.concurrency),
+        "--run",
+        str(run_id),
+    ]
     t0 = time.perf_counter()
-    procs = [subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for _ in range(workers)]
+    procs = [
+        subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(workers)
+    ]
     for p in procs:
         _, err = p.communicate()
         if p.returncode != 0:
@@ -57,19 +72,29 @@ def _one(cluster, tmp: Path, args: argparse.Namespace, port: int, workers: int) 
     claims = TrajectoryClaim.__table__.c  # type: ignore[attr-defined]
     trajs = Trajectory.__table__.c  # type: ignore[attr-defined]
     with session_scope(engine) as s:
-        first, last = s.execute(sa.select(sa.func.min(claims.claimed_at), sa.func.max(claims.finished_at))
-                                .where(claims.run_id == run_id)).one()
+        first, last = s.execute(
+            sa.select(sa.func.min(claims.claimed_at), sa.func.max(claims.finished_at)).where(claims.run_id == run_id)
+        ).one()
         done = s.execute(sa.select(sa.func.count()).where(trajs.run_id == run_id, trajs.status == "done")).scalar()
         status = s.get(Run, run_id).status  # type: ignore[union-attr]
         per_worker = [w.done for w in wq.workers_of(s, run_id)]
     engine.dispose()
     span = (last - first).total_seconds()
     ideal = math.ceil(args.tasks / (workers * args.concurrency)) * args.latency
-    return {"workers": workers, "concurrency": args.concurrency, "tasks": args.tasks, "done": done,
-            "run_status": status, "done_per_worker": per_worker, "ideal_s": round(ideal, 3),
-            "wall_s": round(wall, 3), "wall_over_ideal": round(wall / ideal, 3),
-            "work_span_s": round(span, 3), "work_span_over_ideal": round(span / ideal, 3),
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "workers": workers,
+        "concurrency": args.concurrency,
+        "tasks": args.tasks,
+        "done": done,
+        "run_status": status,
+        "done_per_worker": per_worker,
+        "ideal_s": round(ideal, 3),
+        "wall_s": round(wall, 3),
+        "wall_over_ideal": round(wall / ideal, 3),
+        "work_span_s": round(span, 3),
+        "work_span_over_ideal": round(span / ideal, 3),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def main() -> None:

@@ -10,16 +10,40 @@ from typing import Any
 from PIL import Image
 
 TOOLS = {
-    "OCR": {"name": "OCR", "description": "Recognise all text on the input image.",
-            "inputs": [{"type": "image", "name": "image", "description": None, "optional": False, "default": None,
-                        "filetype": None}],
-            "outputs": [{"type": "text", "name": None, "description": None, "optional": False, "default": None,
-                         "filetype": None}]},
-    "Calculator": {"name": "Calculator", "description": "Evaluate one Python expression.",
-                   "inputs": [{"type": "text", "name": "expression", "description": None, "optional": False,
-                               "default": None, "filetype": None}],
-                   "outputs": [{"type": "text", "name": None, "description": None, "optional": False,
-                                "default": None, "filetype": None}]},
+    "OCR": {
+        "name": "OCR",
+        "description": "Recognise all text on the input image.",
+        "inputs": [
+            {
+                "type": "image",
+                "name": "image",
+                "description": None,
+                "optional": False,
+                "default": None,
+                "filetype": None,
+            }
+        ],
+        "outputs": [
+            {"type": "text", "name": None, "description": None, "optional": False, "default": None, "filetype": None}
+        ],
+    },
+    "Calculator": {
+        "name": "Calculator",
+        "description": "Evaluate one Python expression.",
+        "inputs": [
+            {
+                "type": "text",
+                "name": "expression",
+                "description": None,
+                "optional": False,
+                "default": None,
+                "filetype": None,
+            }
+        ],
+        "outputs": [
+            {"type": "text", "name": None, "description": None, "optional": False, "default": None, "filetype": None}
+        ],
+    },
 }
 
 
@@ -37,13 +61,26 @@ def record(i: int, image: str) -> dict[str, Any]:
         "tools": [TOOLS["OCR"], TOOLS["Calculator"]],
         "files": [{"type": "image", "path": image, "url": None}],
         "dialogs": [
-            {"role": "user", "content": f"Item {i}: a family of {people} shares this bottle. How many days will it last?"},
-            {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "OCR",
-                                                                                   "arguments": {"image": image}}}],
-             "thought": "Read the label."},
+            {
+                "role": "user",
+                "content": f"Item {i}: a family of {people} shares this bottle. How many days will it last?",
+            },
+            {
+                "role": "assistant",
+                "tool_calls": [{"type": "function", "function": {"name": "OCR", "arguments": {"image": image}}}],
+                "thought": "Read the label.",
+            },
             {"role": "tool", "name": "OCR", "content": {"type": "text", "content": f"(3, 4, 50, 60) {total} SOFTGELS"}},
-            {"role": "assistant", "tool_calls": [{"type": "function", "function": {
-                "name": "Calculator", "arguments": {"expression": f"{total} / {people}"}}}], "thought": "Divide."},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "function": {"name": "Calculator", "arguments": {"expression": f"{total} / {people}"}},
+                    }
+                ],
+                "thought": "Divide.",
+            },
             {"role": "tool", "name": "Calculator", "content": {"type": "text", "content": str(total // people)}},
             {"role": "assistant", "content": str(total // people)},
         ],

@@ -59,10 +59,13 @@ def main() -> None:
             print(f"{done:>8,} tasks  {time.perf_counter() - start:6.1f} s", flush=True)
     with session_scope(engine, "make_big_db") as s:
         conn = s.connection()
-        conn.execute(sa.update(Task).values(
-            status=sa.case(*[(Task.id % 4 == k, v) for k, v in enumerate(STATUSES)]),
-            category=sa.case(*[(Task.id % len(CATEGORIES) == k, v) for k, v in enumerate(CATEGORIES)]),
-            level=sa.cast(Task.id % 3 + 1, sa.String)))
+        conn.execute(
+            sa.update(Task).values(
+                status=sa.case(*[(Task.id % 4 == k, v) for k, v in enumerate(STATUSES)]),
+                category=sa.case(*[(Task.id % len(CATEGORIES) == k, v) for k, v in enumerate(CATEGORIES)]),
+                level=sa.cast(Task.id % 3 + 1, sa.String),
+            )
+        )
     print(f"done: {args.tasks:,} tasks in {args.path} ({time.perf_counter() - start:.1f} s)")
 
 

@@ -68,11 +68,25 @@ class Comparison:
     notes: list[str]
 
     def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "summary": self.summary, "notes": self.notes,
-                "rows": [{"task_id": r.task_id, "source_id": r.source_id, "query": r.query, "spread": r.spread,
-                          "differ": r.differ,
-                          "cells": [{k: v for k, v in asdict(c).items() if k not in ("query", "source_id")}
-                                    | {"right": c.right} for c in r.cells]} for r in self.rows]}
+        return {
+            "runs": self.runs,
+            "summary": self.summary,
+            "notes": self.notes,
+            "rows": [
+                {
+                    "task_id": r.task_id,
+                    "source_id": r.source_id,
+                    "query": r.query,
+                    "spread": r.spread,
+                    "differ": r.differ,
+                    "cells": [
+                        {k: v for k, v in asdict(c).items() if k not in ("query", "source_id")} | {"right": c.right}
+                        for c in r.cells
+                    ],
+                }
+                for r in self.rows
+            ],
+        }
 
 
 def _spread(cells: list[TaskResult]) -> float:
@@ -101,7 +115,7 @@ def pairwise(runs: list[RunResults], shared: list[int]) -> list[dict[str, Any]]:
     """For every ordered pair (A before B in the given order): tasks A scored higher, equal, lower."""
     out = []
     for i, a in enumerate(runs):
-        for b in runs[i + 1:]:
+        for b in runs[i + 1 :]:
             w = t = lo = 0
             for task in shared:
                 sa, sb = a.tasks[task].score or 0.0, b.tasks[task].score or 0.0
@@ -115,8 +129,9 @@ def pairwise(runs: list[RunResults], shared: list[int]) -> list[dict[str, Any]]:
     return out
 
 
-def compare(runs: list[RunResults], *, sort: str = "disagreement", filter: str | None = None,
-            limit: int | None = None) -> Comparison:
+def compare(
+    runs: list[RunResults], *, sort: str = "disagreement", filter: str | None = None, limit: int | None = None
+) -> Comparison:
     """Rows for the tasks every run has; summary numbers are over all shared tasks, before filter/limit."""
     if len(runs) < 2:
         raise ValueError("compare needs at least two runs")
@@ -131,8 +146,9 @@ def compare(runs: list[RunResults], *, sort: str = "disagreement", filter: str |
     for r in runs:
         only = len(r.tasks) - len(shared)
         if only:
-            notes.append(f"run {r.run_id} has {only} task(s) not in every run; compared on the {len(shared)} "
-                         f"shared task(s) only")
+            notes.append(
+                f"run {r.run_id} has {only} task(s) not in every run; compared on the {len(shared)} shared task(s) only"
+            )
     benchmarks = sorted({r.benchmark for r in runs})
     if len(benchmarks) > 1:
         notes.append(f"runs are over different benchmarks ({', '.join(benchmarks)}); compared on shared tasks")
@@ -142,8 +158,16 @@ def compare(runs: list[RunResults], *, sort: str = "disagreement", filter: str |
         cells = [r.tasks[task] for r in runs]
         first = cells[0]
         differ = len({(c.right, c.score) for c in cells}) > 1
-        rows.append(Row(task_id=task, query=first.query, source_id=first.source_id, cells=cells,
-                        spread=_spread(cells), differ=differ))
+        rows.append(
+            Row(
+                task_id=task,
+                query=first.query,
+                source_id=first.source_id,
+                cells=cells,
+                spread=_spread(cells),
+                differ=differ,
+            )
+        )
     summary = {
         "shared_tasks": len(shared),
         "differing": sum(r.differ for r in rows),
@@ -156,7 +180,7 @@ def compare(runs: list[RunResults], *, sort: str = "disagreement", filter: str |
         rows.sort(key=lambda r: (-r.spread, not r.differ, r.task_id))
     rows = [r for r in rows if _keep(r, filter)]
     if limit is not None:
-        rows = rows[:max(limit, 0)]
+        rows = rows[: max(limit, 0)]
     info = [{"run_id": r.run_id, "label": r.label, "benchmark": r.benchmark, "mode": r.mode} for r in runs]
     return Comparison(runs=info, rows=rows, summary=summary, notes=notes)
 
@@ -172,22 +196,32 @@ def run_results(loaded: Any, scored: dict[str, Any], profile: Any) -> RunResults
     """One run's TaskResults from its loaded items and its score result's ``per_item`` rows."""
     item_score = getattr(profile, "item_score", None)
     by_traj = {row.get("trajectory_id"): row for row in scored.get("per_item") or []}
-    out = RunResults(run_id=loaded.run["id"], label=f"{loaded.model or '?'} (run {loaded.run['id']})",
-                     benchmark=loaded.benchmark.get("name") or "", mode=scored.get("mode") or "")
+    out = RunResults(
+        run_id=loaded.run["id"],
+        label=f"{loaded.model or '?'} (run {loaded.run['id']})",
+        benchmark=loaded.benchmark.get("name") or "",
+        mode=scored.get("mode") or "",
+    )
     for it in loaded.items:  # trajectories in id order: a task run twice keeps its latest trajectory
         traj_id = it.trajectory.get("id")
         row = by_traj.get(traj_id)
         score = item_score(row) if (row is not None and item_score is not None) else None
         task_id = int(it.task.get("id") or 0)
-        out.tasks[task_id] = TaskResult(task_id=task_id, trajectory_id=traj_id,
-                                        status=str(it.trajectory.get("status") or ""), answer=it.final_answer(),
-                                        score=score, query=str(it.task.get("query") or ""),
-                                        source_id=it.task.get("source_id"))
+        out.tasks[task_id] = TaskResult(
+            task_id=task_id,
+            trajectory_id=traj_id,
+            status=str(it.trajectory.get("status") or ""),
+            answer=it.final_answer(),
+            score=score,
+            query=str(it.task.get("query") or ""),
+            source_id=it.task.get("source_id"),
+        )
     return out
 
 
-def results_in(session: Any, run_ids: Iterable[int], *, mode: str = "faithful",
-               embedder: str = "minilm") -> list[RunResults]:
+def results_in(
+    session: Any, run_ids: Iterable[int], *, mode: str = "faithful", embedder: str = "minilm"
+) -> list[RunResults]:
     """Score each run in ``session`` (nothing written) and keep its per-task results."""
     out = []
     for run_id in run_ids:
@@ -197,14 +231,16 @@ def results_in(session: Any, run_ids: Iterable[int], *, mode: str = "faithful",
     return out
 
 
-def load_run_results(engine: Engine, run_ids: Iterable[int], *, mode: str = "faithful",
-                     embedder: str = "minilm") -> list[RunResults]:
+def load_run_results(
+    engine: Engine, run_ids: Iterable[int], *, mode: str = "faithful", embedder: str = "minilm"
+) -> list[RunResults]:
     with session_scope(read_only(engine)) as s:
         return results_in(s, run_ids, mode=mode, embedder=embedder)
 
 
-def compare_runs(engine: Engine, run_ids: list[int], *, mode: str = "faithful", embedder: str = "minilm",
-                 **options: Any) -> Comparison:
+def compare_runs(
+    engine: Engine, run_ids: list[int], *, mode: str = "faithful", embedder: str = "minilm", **options: Any
+) -> Comparison:
     return compare(load_run_results(engine, run_ids, mode=mode, embedder=embedder), **options)
 
 
@@ -212,16 +248,24 @@ def report_tables(cmp: Comparison, top: int = 10) -> list[tuple[str, list[str], 
     """(title, headers, rows) for a report: per-run summary, pairwise record, the most disputed tasks."""
     s = cmp.summary
     out: list[tuple[str, list[str], list[list[Any]]]] = [
-        (f"run comparison (shared tasks): {s['shared_tasks']} shared, {s['differing']} differ",
-         ["run", "mean item score", "right"],
-         [[r["label"], s["mean"][r["run_id"]], s["right"][r["run_id"]]] for r in cmp.runs]),
-        ("run comparison: pairwise (wins/ties/losses of the first run on per-task score)",
-         ["run A", "run B", "wins", "ties", "losses"],
-         [[p["a"], p["b"], p["wins"], p["ties"], p["losses"]] for p in s["pairwise"]]),
+        (
+            f"run comparison (shared tasks): {s['shared_tasks']} shared, {s['differing']} differ",
+            ["run", "mean item score", "right"],
+            [[r["label"], s["mean"][r["run_id"]], s["right"][r["run_id"]]] for r in cmp.runs],
+        ),
+        (
+            "run comparison: pairwise (wins/ties/losses of the first run on per-task score)",
+            ["run A", "run B", "wins", "ties", "losses"],
+            [[p["a"], p["b"], p["wins"], p["ties"], p["losses"]] for p in s["pairwise"]],
+        ),
     ]
     disputed = [r for r in cmp.rows if r.differ][:top]
     if disputed:
-        out.append((f"run comparison: largest disagreements (top {len(disputed)})",
-                    ["task", "spread", *[f"run {r['run_id']}" for r in cmp.runs]],
-                    [[row.source_id or row.task_id, row.spread, *[c.score for c in row.cells]] for row in disputed]))
+        out.append(
+            (
+                f"run comparison: largest disagreements (top {len(disputed)})",
+                ["task", "spread", *[f"run {r['run_id']}" for r in cmp.runs]],
+                [[row.source_id or row.task_id, row.spread, *[c.score for c in row.cells]] for row in disputed],
+            )
+        )
     return out

@@ -24,10 +24,14 @@ from evaluation.modelcall.sync_client import chat
 from evaluation.scoring.matchers import match_answer_spec
 from store.models import Benchmark, ModelEndpoint, Task
 
-DESCRIBE_PROMPT = ("Describe this image in detail for someone who cannot see it: objects, text, numbers, "
-                   "layout and anything unusual. Be factual.")
-ORACLE_PROMPT = ("Answer the question using the observations gathered by tools on the image. Reply with the "
-                 "final answer only, on one line.\n\nQuestion: {query}\n\nObservations:\n{observations}")
+DESCRIBE_PROMPT = (
+    "Describe this image in detail for someone who cannot see it: objects, text, numbers, "
+    "layout and anything unusual. Be factual."
+)
+ORACLE_PROMPT = (
+    "Answer the question using the observations gathered by tools on the image. Reply with the "
+    "final answer only, on one line.\n\nQuestion: {query}\n\nObservations:\n{observations}"
+)
 
 
 class DraftingError(ValueError):
@@ -43,8 +47,11 @@ def endpoint_for(session: Session, task: Task) -> EndpointSpec:
         stmt = stmt.where(ModelEndpoint.name == wanted)
     ep = session.exec(stmt).first()
     if ep is None:
-        raise DraftingError(f"no model endpoint {wanted!r} is configured" if wanted else
-                            "no model endpoint is configured; add one (ModelEndpoint) to use drafting aids")
+        raise DraftingError(
+            f"no model endpoint {wanted!r} is configured"
+            if wanted
+            else "no model endpoint is configured; add one (ModelEndpoint) to use drafting aids"
+        )
     return EndpointSpec.of(ep)
 
 

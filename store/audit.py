@@ -28,7 +28,14 @@ from store.models import (
 )
 
 AUDITED: tuple[type, ...] = (
-    Task, ReferenceStep, Checkpoint, OrderingConstraint, Document, HumanRating, Adjudication, TaskAsset,
+    Task,
+    ReferenceStep,
+    Checkpoint,
+    OrderingConstraint,
+    Document,
+    HumanRating,
+    Adjudication,
+    TaskAsset,
     Preference,
 )
 # Noise that changes on every edit and says nothing about what was edited.
@@ -76,13 +83,29 @@ def _audit_before_flush(session: Session, _ctx: Any, _instances: Any) -> None:
             changed = {k for k in after if before.get(k) != after.get(k)} - _IGNORED_FIELDS
             if changed:
                 note_change(session, obj)
-                session.add(AuditEvent(actor=actor, action="update", entity=entity_name(obj),
-                                       entity_id=obj.id, before=before, after=after))
+                session.add(
+                    AuditEvent(
+                        actor=actor,
+                        action="update",
+                        entity=entity_name(obj),
+                        entity_id=obj.id,
+                        before=before,
+                        after=after,
+                    )
+                )
     for obj in list(session.deleted):
         if isinstance(obj, AUDITED):
             note_change(session, obj)
-            session.add(AuditEvent(actor=actor, action="delete", entity=entity_name(obj),
-                                   entity_id=obj.id, before=row_dict(obj), after=None))
+            session.add(
+                AuditEvent(
+                    actor=actor,
+                    action="delete",
+                    entity=entity_name(obj),
+                    entity_id=obj.id,
+                    before=row_dict(obj),
+                    after=None,
+                )
+            )
     if pending:
         session.info.setdefault("_audit_new", []).extend(o for _, o, _ in pending)
 
@@ -94,5 +117,13 @@ def _audit_after_flush(session: Session, _ctx: Any) -> None:
     actor = session.info.get("actor", "system")
     for obj in created:
         note_change(session, obj)
-        session.add(AuditEvent(actor=actor, action="create", entity=entity_name(obj),
-                               entity_id=obj.id, before=None, after=row_dict(obj)))
+        session.add(
+            AuditEvent(
+                actor=actor,
+                action="create",
+                entity=entity_name(obj),
+                entity_id=obj.id,
+                before=None,
+                after=row_dict(obj),
+            )
+        )

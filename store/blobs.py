@@ -75,7 +75,7 @@ class FolderBlobStore:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
             os.replace(tmp, target)

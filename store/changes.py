@@ -90,8 +90,10 @@ def _notify_before_commit(session: Session) -> None:
     changes = session.info.pop("_changes", None)
     if not changes:
         return
-    session.execute(text("SELECT pg_notify(:channel, :payload)"),
-                    {"channel": CHANNEL, "payload": encode(str(session.info.get("actor") or "someone"), changes)})
+    session.execute(
+        text("SELECT pg_notify(:channel, :payload)"),
+        {"channel": CHANNEL, "payload": encode(str(session.info.get("actor") or "someone"), changes)},
+    )
 
 
 @event.listens_for(Session, "after_rollback")
@@ -107,8 +109,9 @@ class Flag(Protocol):
     def is_set(self) -> bool: ...
 
 
-def listen(engine: Engine, stop: Flag, *, poll_seconds: float = 0.5,
-           ready: Callable[[], None] | None = None) -> Iterator[Notice]:
+def listen(
+    engine: Engine, stop: Flag, *, poll_seconds: float = 0.5, ready: Callable[[], None] | None = None
+) -> Iterator[Notice]:
     """Notices as they are committed, until ``stop`` is set (checked every ``poll_seconds``).
 
     Uses a connection of its own in autocommit mode (LISTEN inside a transaction would only start

@@ -43,18 +43,32 @@ ANSWER = "answer"
 ERROR = "error"
 """Something failed and the run went on: ``{"type": str, "message": str}``."""
 
-KINDS = (USER_MESSAGE, MODEL_MESSAGE, TOOL_CALL, TOOL_RESULT, CODE_EXEC, PLAN_CALL, STEP_PREDICTION,
-         ANSWER, ERROR)
+KINDS = (USER_MESSAGE, MODEL_MESSAGE, TOOL_CALL, TOOL_RESULT, CODE_EXEC, PLAN_CALL, STEP_PREDICTION, ANSWER, ERROR)
 
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str = "", **extra: Any) -> dict[str, Any]:
     return {"call_id": call_id, "name": name, "arguments": arguments, **extra}
 
 
-def tool_result(name: str, text: str, *, call_id: str = "", ok: bool = True, data: dict[str, Any] | None = None,
-                asset_ids: list[int] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"call_id": call_id, "name": name, "ok": ok, "text": text, "data": data or {},
-            "asset_ids": asset_ids or [], **extra}
+def tool_result(
+    name: str,
+    text: str,
+    *,
+    call_id: str = "",
+    ok: bool = True,
+    data: dict[str, Any] | None = None,
+    asset_ids: list[int] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "call_id": call_id,
+        "name": name,
+        "ok": ok,
+        "text": text,
+        "data": data or {},
+        "asset_ids": asset_ids or [],
+        **extra,
+    }
 
 
 def answer(text: str, raw: str | None = None, extracted_by: str = "raw") -> dict[str, Any]:

@@ -42,8 +42,9 @@ class Garbage:
         return not self.orphan_blobs and not self.temp_files
 
 
-def find_garbage(session: Session, blobs: BlobStore, *, min_age_s: float = DEFAULT_MIN_AGE_S,
-                 temp_root: Path | None = None) -> Garbage:
+def find_garbage(
+    session: Session, blobs: BlobStore, *, min_age_s: float = DEFAULT_MIN_AGE_S, temp_root: Path | None = None
+) -> Garbage:
     """List what ``collect`` would remove (nothing is changed)."""
     out = Garbage()
     cutoff = time.time() - min_age_s
@@ -51,8 +52,9 @@ def find_garbage(session: Session, blobs: BlobStore, *, min_age_s: float = DEFAU
     if isinstance(blobs, FolderBlobStore):
         _folder_garbage(blobs.root, referenced, cutoff, out)
     elif isinstance(blobs, TableBlobStore):
-        rows = session.exec(select(Blob.sha256, sa.func.length(Blob.data))
-                            .where(sa.not_(sa.column("sha256").in_(select(Asset.sha256))))).all()
+        rows = session.exec(
+            select(Blob.sha256, sa.func.length(Blob.data)).where(sa.not_(sa.column("sha256").in_(select(Asset.sha256))))
+        ).all()
         for sha, size in rows:
             out.orphan_blobs.append(sha)
             out.bytes += int(size or 0)
@@ -104,8 +106,9 @@ def collect(session: Session, blobs: BlobStore, garbage: Garbage) -> int:
     asset row references by now (written meanwhile) is kept."""
     removed = 0
     if garbage.orphan_blobs:
-        still_free = set(garbage.orphan_blobs) - set(session.exec(
-            select(Asset.sha256).where(sa.column("sha256").in_(garbage.orphan_blobs))).all())
+        still_free = set(garbage.orphan_blobs) - set(
+            session.exec(select(Asset.sha256).where(sa.column("sha256").in_(garbage.orphan_blobs))).all()
+        )
         if isinstance(blobs, FolderBlobStore):
             for sha in sorted(still_free):
                 try:

@@ -445,9 +445,7 @@ class RatingScale(SQLModel, table=True):
 class Assignment(SQLModel, table=True):
     """A target handed to an annotator for rating on a scale."""
 
-    __table_args__ = (
-        sa.UniqueConstraint("annotator_id", "target_kind", "target_id", "target_part", "scale"),
-    )
+    __table_args__ = (sa.UniqueConstraint("annotator_id", "target_kind", "target_id", "target_part", "scale"),)
 
     id: Optional[int] = Field(default=None, primary_key=True)
     annotator_id: int = Field(foreign_key="annotator.id", index=True)
@@ -554,8 +552,31 @@ class UndoEntry(SQLModel, table=True):
 
 
 ALL_TABLES = [
-    Benchmark, Task, Asset, Blob, Document, Tool, ReferenceStep, TaskAsset, Checkpoint,
-    OrderingConstraint, ModelEndpoint, Run, Trajectory, Event, EventAsset, ReplayCache,
-    CheckpointResult, Judge, Verdict, Annotator, RatingScale, Assignment, HumanRating,
-    Adjudication, Preference, AuditEvent, UndoEntry,
+    Benchmark,
+    Task,
+    Asset,
+    Blob,
+    Document,
+    Tool,
+    ReferenceStep,
+    TaskAsset,
+    Checkpoint,
+    OrderingConstraint,
+    ModelEndpoint,
+    Run,
+    Trajectory,
+    Event,
+    EventAsset,
+    ReplayCache,
+    CheckpointResult,
+    Judge,
+    Verdict,
+    Annotator,
+    RatingScale,
+    Assignment,
+    HumanRating,
+    Adjudication,
+    Preference,
+    AuditEvent,
+    UndoEntry,
 ]

@@ -35,11 +35,12 @@ class _Open(BaseModel):
 
 # ---------------------------------------------------------------- answer specs
 
+
 def _alias_groups(value: Any, info: ValidationInfo) -> Any:
     if value is None and info.field_name == "blacklist":
         return value
     if not isinstance(value, list) or not value:
-        raise SpecProblem("must be a non-empty list of alias lists, e.g. [[\"58\", \"fifty-eight\"]]")
+        raise SpecProblem('must be a non-empty list of alias lists, e.g. [["58", "fifty-eight"]]')
     for i, group in enumerate(value):
         if not isinstance(group, list) or not group:
             raise SpecProblem("must be a non-empty list of strings", f"[{i}]")
@@ -69,7 +70,7 @@ def _variants(value: Any) -> Any:
 
 def _options(value: Any) -> Any:
     if not isinstance(value, dict) or len(value) < 2:
-        raise SpecProblem("must map at least two letters to option texts, e.g. {\"A\": \"3\", \"B\": \"4\"}")
+        raise SpecProblem('must map at least two letters to option texts, e.g. {"A": "3", "B": "4"}')
     for letter, text in value.items():
         if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha()):
             raise SpecProblem("option keys must be single letters", f".{letter}")
@@ -138,8 +139,9 @@ class McqAnswer(_Open):
     @model_validator(mode="after")
     def _letter_is_an_option(self) -> McqAnswer:
         if self.letter not in self.options:
-            raise SpecProblem(f"must be one of the option letters {sorted(self.options)}; got {self.letter!r}",
-                              "letter")
+            raise SpecProblem(
+                f"must be one of the option letters {sorted(self.options)}; got {self.letter!r}", "letter"
+            )
         return self
 
 
@@ -161,13 +163,16 @@ class NoAnswer(_Open):
     kind: Literal["none"]
 
 
-AnswerSpec = Annotated[Union[WhitelistAnswer, ReferencesAnswer, ValueAnswer, McqAnswer, InterleavedAnswer, NoAnswer],
-                       Field(discriminator="kind")]
+AnswerSpec = Annotated[
+    Union[WhitelistAnswer, ReferencesAnswer, ValueAnswer, McqAnswer, InterleavedAnswer, NoAnswer],
+    Field(discriminator="kind"),
+]
 ANSWER_KINDS = ("whitelist", "references", "exact", "contains", "numeric", "mcq", "interleaved", "none")
 answer_spec_adapter: TypeAdapter[Any] = TypeAdapter(AnswerSpec)
 
 
 # ---------------------------------------------------------------- checkpoint checks
+
 
 class CodeCheck(_Open):
     """Agentic-MME S: the tool (operation) the trajectory must use, and how its code is verified."""
@@ -215,6 +220,7 @@ class CheckpointChecks(_Open):
 
 
 # ---------------------------------------------------------------- event payloads (see store.events)
+
 
 class ToolCallSeen(_Open):
     id: str | None = None
@@ -298,9 +304,15 @@ class ErrorPayload(_Open):
 
 
 EVENT_PAYLOADS: dict[str, type[BaseModel]] = {
-    "user_message": UserMessagePayload, "model_message": ModelMessagePayload, "tool_call": ToolCallPayload,
-    "tool_result": ToolResultPayload, "code_exec": CodeExecPayload, "plan_call": PlanCallPayload,
-    "step_prediction": StepPredictionPayload, "answer": AnswerPayload, "error": ErrorPayload,
+    "user_message": UserMessagePayload,
+    "model_message": ModelMessagePayload,
+    "tool_call": ToolCallPayload,
+    "tool_result": ToolResultPayload,
+    "code_exec": CodeExecPayload,
+    "plan_call": PlanCallPayload,
+    "step_prediction": StepPredictionPayload,
+    "answer": AnswerPayload,
+    "error": ErrorPayload,
 }
 
 
@@ -331,9 +343,13 @@ def _event_records() -> Any:
     from pydantic import create_model
 
     fields: dict[str, Any] = {}
-    records = [create_model(f"{model.__name__.removesuffix('Payload')}Event",
-                            **{**fields, "kind": (Literal[kind], ...), "payload": (model, ...)})
-               for kind, model in EVENT_PAYLOADS.items()]
+    records = [
+        create_model(
+            f"{model.__name__.removesuffix('Payload')}Event",
+            **{**fields, "kind": (Literal[kind], ...), "payload": (model, ...)},
+        )
+        for kind, model in EVENT_PAYLOADS.items()
+    ]
     return Annotated[Union[tuple(records)], Field(discriminator="kind")]
 
 
@@ -345,5 +361,9 @@ def json_schema(which: Literal["answers", "checkpoints", "events"]) -> dict[str,
         schema, title = CheckpointChecks.model_json_schema(), "chainmark checkpoint"
     else:
         schema, title = TypeAdapter(_event_records()).json_schema(), "chainmark event (kind and payload)"
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title,
-            "x-chainmark-schema-version": SCHEMA_VERSION, **schema}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "x-chainmark-schema-version": SCHEMA_VERSION,
+        **schema,
+    }

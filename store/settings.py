@@ -32,47 +32,63 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", validate_default=True)
 
-    db: str = Field("chainmark.db", description="Database: a SQLite path or a postgresql+psycopg:// URL "
-                    "(overridden by --db)")
-    user: str | None = Field(None, description="Who is acting, for the audit trail (overridden by --as; "
-                             "default: the login name)")
-    busy_timeout_ms: int = Field(30_000, ge=0, le=3_600_000,
-                                 description="How long a SQLite writer waits for another's lock")
-    blobs: str | None = Field(None, description="Folder for images and other blobs (default: beside a SQLite "
-                              "database; required for PostgreSQL)")
-    images: ImageProtocol = Field("auto", description="Terminal image protocol: auto, tgp, sixel, halfcell, "
-                                  "unicode")
+    db: str = Field(
+        "chainmark.db", description="Database: a SQLite path or a postgresql+psycopg:// URL (overridden by --db)"
+    )
+    user: str | None = Field(
+        None, description="Who is acting, for the audit trail (overridden by --as; default: the login name)"
+    )
+    busy_timeout_ms: int = Field(
+        30_000, ge=0, le=3_600_000, description="How long a SQLite writer waits for another's lock"
+    )
+    blobs: str | None = Field(
+        None,
+        description="Folder for images and other blobs (default: beside a SQLite database; required for PostgreSQL)",
+    )
+    images: ImageProtocol = Field("auto", description="Terminal image protocol: auto, tgp, sixel, halfcell, unicode")
     max_file_mb: int = Field(512, ge=1, description="Import: largest data file read (MB)")
     max_image_mb: int = Field(64, ge=1, description="Import: largest image file read (MB)")
     max_image_pixels: int = Field(89_478_485, ge=1, description="Import: most pixels in one image")
     max_record_mb: int = Field(256, ge=1, description="Import: largest task or trajectory with its files (MB)")
-    bwrap: str | None = Field(None, description="The bubblewrap binary for the sandbox; 'off' finds none "
-                              "(default: the bundled one, then PATH)")
-    sandbox_slots: int | None = Field(None, ge=1, le=1024, description="Sandboxes of model-written code run "
-                                      "at once (default: the CPUs available), whatever -j is")
-    lease_seconds: float = Field(60.0, ge=1.0, description="A run's lease: a holder silent this long is "
-                                 "taken over on resume")
-    vlm_base_url: str | None = Field(None, description="Vision service tools (ImageDescription, TextToBbox…): "
-                                     "an OpenAI-compatible base URL")
+    bwrap: str | None = Field(
+        None,
+        description="The bubblewrap binary for the sandbox; 'off' finds none (default: the bundled one, then PATH)",
+    )
+    sandbox_slots: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="Sandboxes of model-written code run at once (default: the CPUs available), whatever -j is",
+    )
+    lease_seconds: float = Field(
+        60.0, ge=1.0, description="A run's lease: a holder silent this long is taken over on resume"
+    )
+    vlm_base_url: str | None = Field(
+        None, description="Vision service tools (ImageDescription, TextToBbox…): an OpenAI-compatible base URL"
+    )
     vlm_model: str | None = Field(None, description="Model name for the vision service tools")
     search_base_url: str = Field("https://google.serper.dev", description="Web search service (Serper API)")
-    fetch_via: str = Field("direct", description="Web page fetch: 'direct' or a reader prefix such as "
-                           "https://r.jina.ai/")
-    image_base_url: str | None = Field(None, description="Image generation service: an OpenAI-compatible "
-                                       "base URL")
+    fetch_via: str = Field(
+        "direct", description="Web page fetch: 'direct' or a reader prefix such as https://r.jina.ai/"
+    )
+    image_base_url: str | None = Field(None, description="Image generation service: an OpenAI-compatible base URL")
     image_model: str | None = Field(None, description="Model name for image generation")
     replay_only: bool = Field(False, description="Service tools answer only from the record/replay cache")
     traceback: bool = Field(False, description="Print Python tracebacks instead of one-line errors")
-    keymap: dict[str, str] = Field(default_factory=dict, description="[keymap] table: binding id = keys, "
-                                   "e.g. \"editor.save\" = \"ctrl+s,f2\" (ids: chainmark config keys)")
+    keymap: dict[str, str] = Field(
+        default_factory=dict,
+        description='[keymap] table: binding id = keys, e.g. "editor.save" = "ctrl+s,f2" (ids: chainmark config keys)',
+    )
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings],
-                                   init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource,
-                                   dotenv_settings: PydanticBaseSettingsSource,
-                                   file_secret_settings: PydanticBaseSettingsSource,
-                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         files = [TomlFile(settings_cls, path) for path in reversed(config_files())]  # project before user
         return (init_settings, env_settings, *files)
 
@@ -190,6 +206,13 @@ def shown(settings: Settings) -> list[dict[str, Any]]:
     """Every setting with its value, its source and what it does (``chainmark config show``)."""
     rows = []
     for name, field in Settings.model_fields.items():
-        rows.append({"name": name, "value": getattr(settings, name), "source": source_of(name),
-                     "env": ENV_PREFIX + name.upper(), "description": field.description or ""})
+        rows.append(
+            {
+                "name": name,
+                "value": getattr(settings, name),
+                "source": source_of(name),
+                "env": ENV_PREFIX + name.upper(),
+                "description": field.description or "",
+            }
+        )
     return rows

@@ -58,8 +58,11 @@ def _imported_top_level(folders: list[Path]) -> dict[str, str]:
 
 def _third_party(imported: dict[str, str]) -> dict[str, str]:
     ours = set(PACKAGES) | {"tests", "bench", "__future__"}
-    return {m: f for m, f in imported.items()
-            if m not in sys.stdlib_module_names and m not in ours and m not in OPTIONAL_IMPORTS}
+    return {
+        m: f
+        for m, f in imported.items()
+        if m not in sys.stdlib_module_names and m not in ours and m not in OPTIONAL_IMPORTS
+    }
 
 
 def _undeclared(imported: dict[str, str], declared: set[str]) -> list[str]:

@@ -28,8 +28,9 @@ def test_domain_package_does_not_load_textual(package):
     import importlib
 
     mod = importlib.import_module(package)
-    submodules = [m.name for m in pkgutil.walk_packages(mod.__path__, prefix=f"{package}.")
-                  if ".migrations" not in m.name]
+    submodules = [
+        m.name for m in pkgutil.walk_packages(mod.__path__, prefix=f"{package}.") if ".migrations" not in m.name
+    ]
     code = "\n".join(f"import {name}" for name in [package, *submodules])
     loaded = _loaded_after(code)
     assert not loaded & set(FORBIDDEN), f"{package} pulled in {sorted(loaded & set(FORBIDDEN))}"

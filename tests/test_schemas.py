@@ -33,13 +33,25 @@ def test_answer_schema_accepts_every_valid_spec_and_refuses_an_unknown_kind() ->
 
 def test_event_schema_matches_the_payload_models() -> None:
     validator = jsonschema.Draft202012Validator(schema("events"))
-    good = {"kind": "tool_result", "payload": {"call_id": "c1", "name": "OCR", "ok": True, "text": "4471",
-                                               "data": {}, "asset_ids": [3], "native": {"kept": True}}}
+    good = {
+        "kind": "tool_result",
+        "payload": {
+            "call_id": "c1",
+            "name": "OCR",
+            "ok": True,
+            "text": "4471",
+            "data": {},
+            "asset_ids": [3],
+            "native": {"kept": True},
+        },
+    }
     assert not list(validator.iter_errors(good)) and event_problems("tool_result", good["payload"]) == []
     bad = {"kind": "tool_result", "payload": {"name": "OCR", "ok": "maybe", "text": 5}}
     assert list(validator.iter_errors(bad))
     assert event_problems("tool_result", bad["payload"]) == [
-        "ok: Input should be a valid boolean, unable to interpret input", "text: Input should be a valid string"]
+        "ok: Input should be a valid boolean, unable to interpret input",
+        "text: Input should be a valid string",
+    ]
     assert event_problems("telepathy", {}) and "not an event kind" in event_problems("telepathy", {})[0]
 
 
@@ -49,8 +61,9 @@ def test_checkpoint_schema_and_authoring_refuse_a_malformed_check(engine) -> Non
     from store import session_scope
 
     validator = jsonschema.Draft202012Validator(schema("checkpoints"))
-    assert not list(validator.iter_errors({"key": "cp1", "axis": "V",
-                                           "visual_check": {"question": "q?", "expected_answer": "4"}}))
+    assert not list(
+        validator.iter_errors({"key": "cp1", "axis": "V", "visual_check": {"question": "q?", "expected_answer": "4"}})
+    )
     assert list(validator.iter_errors({"key": "cp1", "visual_check": {"question": "q?"}}))
     with session_scope(engine) as s:
         authoring.create_benchmark(s, "b", "chainmark")
@@ -74,9 +87,19 @@ def test_an_imported_run_with_a_malformed_event_rolls_back_naming_file_record_an
     with session_scope(engine) as s:
         authoring.create_benchmark(s, "b", "chainmark")
         authoring.create_task(s, "b", "What is it?", source_id="t1", answer_spec={"kind": "exact", "value": "4"})
-    spec = RunSpec("react", [TrajectorySpec("t1", "line 3", [
-        EventSpec("answer", {"text": "4", "raw": "4", "extracted_by": "raw"}),
-        EventSpec("tool_result", {"name": "OCR", "ok": True, "text": ["not", "text"]})])])
+    spec = RunSpec(
+        "react",
+        [
+            TrajectorySpec(
+                "t1",
+                "line 3",
+                [
+                    EventSpec("answer", {"text": "4", "raw": "4", "extracted_by": "raw"}),
+                    EventSpec("tool_result", {"name": "OCR", "ok": True, "text": ["not", "text"]}),
+                ],
+            )
+        ],
+    )
     with pytest.raises(FormatError) as err:
         with session_scope(engine) as s:
             write_run(s, blobs, type("Fmt", (), {"name": "test"})(), spec, "b", "preds.jsonl")

@@ -48,16 +48,18 @@ def test_environment_over_project_over_user(places: tuple[Path, Path], monkeypat
     assert current().db == "env.db" and source_of("db") == "env CHAINMARK_DB"
 
 
-def test_chainmark_config_names_another_project_file(places: tuple[Path, Path], tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chainmark_config_names_another_project_file(
+    places: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     other = tmp_path / "team.toml"
     other.write_text("replay_only = true\n")
     monkeypatch.setenv("CHAINMARK_CONFIG", str(other))
     assert current().replay_only is True and source_of("replay_only") == str(other)
 
 
-def test_a_bad_value_names_the_setting_and_where_it_came_from(places: tuple[Path, Path],
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_value_names_the_setting_and_where_it_came_from(
+    places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, project = places
     project.write_text('busy_timeout_ms = -1\nimages = "kitty"\ncolour = "red"\n')
     with pytest.raises(SettingsError) as err:
@@ -90,8 +92,10 @@ def test_settings_reach_the_code_that_uses_them(places: tuple[Path, Path], tmp_p
     from store.db import busy_timeout_ms, resolve_url
 
     _, project = places
-    project.write_text(f'db = "{tmp_path / "from-file.db"}"\nbusy_timeout_ms = 1234\nmax_image_mb = 3\n'
-                       'vlm_base_url = "http://127.0.0.1:9/v1"\nreplay_only = true\n')
+    project.write_text(
+        f'db = "{tmp_path / "from-file.db"}"\nbusy_timeout_ms = 1234\nmax_image_mb = 3\n'
+        'vlm_base_url = "http://127.0.0.1:9/v1"\nreplay_only = true\n'
+    )
     assert resolve_url(None).endswith("from-file.db") and busy_timeout_ms() == 1234
     assert resolve_url(str(tmp_path / "given.db")).endswith("given.db")  # --db wins over the setting
     assert limits().image_bytes == 3 * MB
@@ -99,8 +103,9 @@ def test_settings_reach_the_code_that_uses_them(places: tuple[Path, Path], tmp_p
     assert (tools.vlm_base_url, tools.replay_only) == ("http://127.0.0.1:9/v1", True)
 
 
-def test_config_show_lists_every_setting_with_its_source(places: tuple[Path, Path],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_show_lists_every_setting_with_its_source(
+    places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, project = places
     project.write_text('vlm_model = "m"\n[keymap]\n"chainmark.help" = "f1"\n')
     monkeypatch.setenv("CHAINMARK_BUSY_TIMEOUT_MS", "500")
@@ -109,8 +114,11 @@ def test_config_show_lists_every_setting_with_its_source(places: tuple[Path, Pat
     doc = json.loads(r.output)
     rows = {row["name"]: row for row in doc["settings"]}
     assert rows["vlm_model"]["value"] == "m" and rows["vlm_model"]["source"] == "chainmark.toml"
-    assert rows["busy_timeout_ms"] == {**rows["busy_timeout_ms"], "value": 500,
-                                       "source": "env CHAINMARK_BUSY_TIMEOUT_MS"}
+    assert rows["busy_timeout_ms"] == {
+        **rows["busy_timeout_ms"],
+        "value": 500,
+        "source": "env CHAINMARK_BUSY_TIMEOUT_MS",
+    }
     assert rows["keymap"]["value"] == {"chainmark.help": "f1"}
     assert rows["db"]["source"] == "default" and rows["db"]["description"]
     text = CliRunner().invoke(cli, ["config", "show"]).output
@@ -130,6 +138,6 @@ def test_every_chainmark_variable_in_the_code_is_in_the_readme_table() -> None:
 
     used |= {ENV_PREFIX + name.upper() for name in Settings.model_fields}
     readme = (root / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("## Settings"):]
+    table = readme[readme.index("## Settings") :]
     missing = sorted(name for name in used if f"`{name}`" not in table)
     assert not missing, f"README's settings table lacks {missing}"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import click
 from textual.app import App
 from textual.binding import Binding
+from textual.message import Message
 from textual.widget import Widget
 
 from tui.context import AppContext
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class QuitRequested(Message):
+    """ctrl+q, sent through the focused widget so that it arrives after the keys queued before it."""
+
+
 class ChainmarkApp(App[None]):
     """Keyboard-first workbench: home → task list → task editor → chain builder / checkpoints."""
 
@@ -45,20 +50,37 @@ class ChainmarkApp(App[None]):
         # (including one-line inputs, which have no undo) it undoes the last saved edit.
         Binding("ctrl+z", "undo", "Undo", id="chainmark.undo"),
         Binding("question_mark", "help", "Help", id="chainmark.help"),
+        # A priority binding (so it works on every screen, modals too); ``action_quit`` lets the keys typed
+        # before it land first.
         Binding("ctrl+q", "quit", "Quit", priority=True, id="chainmark.quit"),
     ]
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
-               markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         """Notifications often quote data (an error from an endpoint, a name): shown with control characters
         escaped and never read as markup."""
-        super().notify(visible(message, keep_newlines=True), title=visible(title), severity=severity, timeout=timeout,
-                       markup=False)
+        super().notify(
+            visible(message, keep_newlines=True), title=visible(title), severity=severity, timeout=timeout, markup=False
+        )
 
-    def __init__(self, ctx: AppContext, *, image_widget: type[Widget] | None = None,
-                 start_task: int | None = None, engine: Engine | None = None,
-                 image_protocol: str = "auto", graphics: TerminalGraphics | None = None,
-                 freeze_startup_heap: bool = False) -> None:
+    def __init__(
+        self,
+        ctx: AppContext,
+        *,
+        image_widget: type[Widget] | None = None,
+        start_task: int | None = None,
+        engine: Engine | None = None,
+        image_protocol: str = "auto",
+        graphics: TerminalGraphics | None = None,
+        freeze_startup_heap: bool = False,
+    ) -> None:
         super().__init__()
         self._freeze_startup_heap = freeze_startup_heap
         self._started = False
@@ -72,7 +94,9 @@ class ChainmarkApp(App[None]):
         self._engine_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self.undo_stacks: dict[str, list[Edit]] = {}
-        self._undo_loaded: set[str] = set()  # scopes whose stored stack (tui.undo) was read  # per undo scope ("task 11", …): ctrl+z never crosses tasks
+        self._undo_loaded: set[str] = (
+            set()
+        )  # scopes whose stored stack (tui.undo) was read  # per undo scope ("task 11", …): ctrl+z never crosses tasks
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
         self.keymap_problems: list[str] = []
@@ -89,8 +113,9 @@ class ChainmarkApp(App[None]):
             return
         from tui.keymap import unknown_ids
 
-        self.keymap_problems = [f"[keymap] {name!r} is not a binding id (chainmark config keys lists them)"
-                                for name in unknown_ids(keymap)]
+        self.keymap_problems = [
+            f"[keymap] {name!r} is not a binding id (chainmark config keys lists them)" for name in unknown_ids(keymap)
+        ]
         self.set_keymap(keymap)
 
     @property
@@ -120,8 +145,13 @@ class ChainmarkApp(App[None]):
                     gc.freeze()
 
         self.run_worker(settle, thread=True, exit_on_error=False, description="loading image widgets")
-        self.run_worker(self._listen_for_changes, thread=True, exit_on_error=False, group="changes",
-                        description="listening for changes")
+        self.run_worker(
+            self._listen_for_changes,
+            thread=True,
+            exit_on_error=False,
+            group="changes",
+            description="listening for changes",
+        )
 
     # ------------------------------------------------------------------ other people's changes
 
@@ -278,6 +308,21 @@ class ChainmarkApp(App[None]):
         self.push_screen(ImageZoomScreen(message.source, message.caption))
 
     async def action_quit(self) -> None:
+        """ctrl+q is a priority binding: it is acted on as its key arrives, while keys typed just before it
+        may still wait in the focused field's queue. So the request goes through that queue too (it
+        bubbles back here once the field has handled every key before it), and only then is the typing
+        saved and the app quit."""
+        focused = self.focused
+        if focused is not None and not self._quit_asked:
+            focused.post_message(QuitRequested())
+            return
+        await self._quit()
+
+    async def on_quit_requested(self, message: QuitRequested) -> None:
+        message.stop()
+        await self._quit()
+
+    async def _quit(self) -> None:
         """Quit once pending typing is saved; ask first if something cannot be saved as it stands."""
         from tui.screens.base import WorkScreen
         from tui.screens.confirm import ConfirmDiscardScreen
@@ -300,8 +345,9 @@ class ChainmarkApp(App[None]):
                 self.exit()
 
         self._quit_asked = True
-        self.push_screen(ConfirmDiscardScreen(f"Not saved: {'; '.join(lost)}. Quit anyway?",
-                                              discard_label="Quit  d"), answered)
+        self.push_screen(
+            ConfirmDiscardScreen(f"Not saved: {'; '.join(lost)}. Quit anyway?", discard_label="Quit  d"), answered
+        )
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self._stop_listening.set()
@@ -312,8 +358,9 @@ class ChainmarkApp(App[None]):
         from tui.crash_log import crash_log_path, write_crash
 
         with contextlib.suppress(Exception):  # the log is a courtesy; never mask the crash itself
-            self.crash_log = write_crash(crash_log_path(self.ctx.url), error,
-                                         [type(s).__name__ for s in self.screen_stack])
+            self.crash_log = write_crash(
+                crash_log_path(self.ctx.url), error, [type(s).__name__ for s in self.screen_stack]
+            )
         super()._handle_exception(error)
 
 
@@ -329,11 +376,18 @@ def _review_screens() -> type:
     return ReviewScreens
 
 
-def make_app(ctx: AppContext, *, image_widget: type[Widget] | None = None, start_task: int | None = None,
-             engine: Engine | None = None, freeze_startup_heap: bool = False) -> ChainmarkApp:
+def make_app(
+    ctx: AppContext,
+    *,
+    image_widget: type[Widget] | None = None,
+    start_task: int | None = None,
+    engine: Engine | None = None,
+    freeze_startup_heap: bool = False,
+) -> ChainmarkApp:
     """Build the app; tests pass ``image_widget=HalfcellImage`` and an engine on their own database."""
-    return ChainmarkApp(ctx, image_widget=image_widget, start_task=start_task, engine=engine,
-                        freeze_startup_heap=freeze_startup_heap)
+    return ChainmarkApp(
+        ctx, image_widget=image_widget, start_task=start_task, engine=engine, freeze_startup_heap=freeze_startup_heap
+    )
 
 
 def run_app(app_context: AppContext) -> None:

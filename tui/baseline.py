@@ -22,17 +22,26 @@ def human_trajectory(session: Session, task_id: int, actor: str) -> Trajectory:
     if task is None:
         raise LookupError(f"no task with id {task_id}")
     name = f"human:{actor}"
-    run = session.exec(select(Run).where(Run.benchmark_id == task.benchmark_id, Run.kind == "human",
-                                         Run.name == name)).first()
+    run = session.exec(
+        select(Run).where(Run.benchmark_id == task.benchmark_id, Run.kind == "human", Run.name == name)
+    ).first()
     if run is None:
-        run = Run(name=name, benchmark_id=task.benchmark_id, kind="human", mode="atomic", status="running",
-                  started_at=utcnow(), config={"annotator": actor})
+        run = Run(
+            name=name,
+            benchmark_id=task.benchmark_id,
+            kind="human",
+            mode="atomic",
+            status="running",
+            started_at=utcnow(),
+            config={"annotator": actor},
+        )
         session.add(run)
         session.flush()
     traj = session.exec(select(Trajectory).where(Trajectory.run_id == run.id, Trajectory.task_id == task_id)).first()
     if traj is None:
-        traj = Trajectory(run_id=run.id or 0, task_id=task_id, task_revision=task.revision, status="running",
-                          started_at=utcnow())
+        traj = Trajectory(
+            run_id=run.id or 0, task_id=task_id, task_revision=task.revision, status="running", started_at=utcnow()
+        )
         session.add(traj)
         session.flush()
     elif traj.status == "done":
@@ -45,17 +54,38 @@ def _next_ordinal(session: Session, trajectory_id: int) -> int:
     return 0 if n is None else n + 1
 
 
-def record_tool_call(session: Session, trajectory: Trajectory, name: str, arguments: dict[str, Any],
-                     ok: bool, text: str, data: dict[str, Any], asset_ids: list[int], error: str | None) -> None:
+def record_tool_call(
+    session: Session,
+    trajectory: Trajectory,
+    name: str,
+    arguments: dict[str, Any],
+    ok: bool,
+    text: str,
+    data: dict[str, Any],
+    asset_ids: list[int],
+    error: str | None,
+) -> None:
     """Append a tool_call and its tool_result (with produced images linked as EventAssets)."""
     n = _next_ordinal(session, trajectory.id or 0)
     call_id = f"human-{n}"
-    session.add(Event(trajectory_id=trajectory.id or 0, ordinal=n, kind=ev.TOOL_CALL,
-                      payload=ev.tool_call(name, arguments, call_id), finished_at=utcnow()))
+    session.add(
+        Event(
+            trajectory_id=trajectory.id or 0,
+            ordinal=n,
+            kind=ev.TOOL_CALL,
+            payload=ev.tool_call(name, arguments, call_id),
+            finished_at=utcnow(),
+        )
+    )
     extra = {"error": error} if error else {}
-    result = Event(trajectory_id=trajectory.id or 0, ordinal=n + 1, kind=ev.TOOL_RESULT, failed=not ok,
-                   payload=ev.tool_result(name, text, call_id=call_id, ok=ok, data=data, asset_ids=asset_ids,
-                                          **extra), finished_at=utcnow())
+    result = Event(
+        trajectory_id=trajectory.id or 0,
+        ordinal=n + 1,
+        kind=ev.TOOL_RESULT,
+        failed=not ok,
+        payload=ev.tool_result(name, text, call_id=call_id, ok=ok, data=data, asset_ids=asset_ids, **extra),
+        finished_at=utcnow(),
+    )
     session.add(result)
     session.flush()
     for i, asset_id in enumerate(asset_ids):
@@ -69,8 +99,15 @@ def record_tool_call(session: Session, trajectory: Trajectory, name: str, argume
 def finish(session: Session, trajectory: Trajectory, answer_text: str) -> None:
     """Record the final answer and close the trajectory."""
     n = _next_ordinal(session, trajectory.id or 0)
-    session.add(Event(trajectory_id=trajectory.id or 0, ordinal=n, kind=ev.ANSWER, payload=ev.answer(answer_text),
-                      finished_at=utcnow()))
+    session.add(
+        Event(
+            trajectory_id=trajectory.id or 0,
+            ordinal=n,
+            kind=ev.ANSWER,
+            payload=ev.answer(answer_text),
+            finished_at=utcnow(),
+        )
+    )
     trajectory.final_answer = answer_text
     trajectory.status = "done"
     trajectory.finished_at = utcnow()

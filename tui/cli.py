@@ -101,14 +101,28 @@ def _one_line(ctx: click.Context, exc: BaseException) -> str:
     return message_for(exc, url, timeout)
 
 
-@click.group(cls=ChainmarkGroup, invoke_without_command=True,
-             context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", envvar="CHAINMARK_DB", default=None, metavar="URL",
-              help="Database: a SQLite path or a URL (postgresql+psycopg://…). Default ./chainmark.db.")
-@click.option("--as", "actor", envvar="CHAINMARK_USER", default=None, metavar="NAME",
-              help="Who is acting (recorded in the audit trail). Default: $CHAINMARK_USER or login name.")
-@click.option("--verbose", "-v", is_flag=True,
-              help="Write a debug log beside the database (chainmark.db.log; chainmark.log for PostgreSQL).")
+@click.group(cls=ChainmarkGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    envvar="CHAINMARK_DB",
+    default=None,
+    metavar="URL",
+    help="Database: a SQLite path or a URL (postgresql+psycopg://…). Default ./chainmark.db.",
+)
+@click.option(
+    "--as",
+    "actor",
+    envvar="CHAINMARK_USER",
+    default=None,
+    metavar="NAME",
+    help="Who is acting (recorded in the audit trail). Default: $CHAINMARK_USER or login name.",
+)
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Write a debug log beside the database (chainmark.db.log; chainmark.log for PostgreSQL).",
+)
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, actor: str | None, verbose: bool) -> None:
     """chainmark: build, run and judge benchmarks of agentic multimodal models."""
@@ -118,8 +132,12 @@ def cli(ctx: click.Context, db: str | None, actor: str | None, verbose: bool) ->
 
         handler = logfile.start(ctx.obj.url)
         ctx.call_on_close(lambda: logfile.stop(handler))
-        log.info("chainmark %s (database %s, acting as %s)", " ".join(sys.argv[1:]), _safe_url(ctx.obj.url),
-                 actor or "default")
+        log.info(
+            "chainmark %s (database %s, acting as %s)",
+            " ".join(sys.argv[1:]),
+            _safe_url(ctx.obj.url),
+            actor or "default",
+        )
     if ctx.invoked_subcommand is None:
         from tui.launch import open_tui
 

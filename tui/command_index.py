@@ -20,7 +20,7 @@ from pathlib import Path
 class IndexedCommand:
     name: str
     module: str  # e.g. "tui.commands.tasks"
-    help: str    # the docstring (or help=/short_help= given to the decorator), for the command list
+    help: str  # the docstring (or help=/short_help= given to the decorator), for the command list
 
 
 @dataclass
@@ -69,16 +69,21 @@ def _read_module(path: Path) -> tuple[list[tuple[str, str]], bool]:
     # The names register's body uses besides its parameters and the indexed functions: anything
     # else (a helper, an imported command) may add commands the index cannot see.
     params = {a.arg for a in register.args.args}
-    others = {name for name in names
-              if name not in decorated and name not in params and not _is_loop_variable(register, name)}
+    others = {
+        name for name in names if name not in decorated and name not in params and not _is_loop_variable(register, name)
+    }
     return [decorated[f] for f in sorted(mentioned)], bool(others)
 
 
 def _click_command(deco: ast.expr, fn: ast.FunctionDef) -> tuple[str, str] | None:
     """(name, help) if ``deco`` is ``click.command("name", …)`` or ``click.group("name", …)``."""
-    if not (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute)
-            and isinstance(deco.func.value, ast.Name) and deco.func.value.id == "click"
-            and deco.func.attr in ("command", "group")):
+    if not (
+        isinstance(deco, ast.Call)
+        and isinstance(deco.func, ast.Attribute)
+        and isinstance(deco.func.value, ast.Name)
+        and deco.func.value.id == "click"
+        and deco.func.attr in ("command", "group")
+    ):
         return None
     if not deco.args or not isinstance(deco.args[0], ast.Constant) or not isinstance(deco.args[0].value, str):
         return None
@@ -91,5 +96,4 @@ def _click_command(deco: ast.expr, fn: ast.FunctionDef) -> tuple[str, str] | Non
 
 
 def _is_loop_variable(fn: ast.FunctionDef, name: str) -> bool:
-    return any(isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name
-               for n in ast.walk(fn))
+    return any(isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name for n in ast.walk(fn))

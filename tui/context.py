@@ -42,7 +42,8 @@ class AppContext:
             elif current != head_revision(engine):
                 raise click.ClickException(
                     f"the database is at schema {current}, this chainmark needs {head_revision(engine)}; "
-                    "run `chainmark init` to upgrade it")
+                    "run `chainmark init` to upgrade it"
+                )
             self._engine = engine
         return self._engine
 

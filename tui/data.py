@@ -78,10 +78,16 @@ class HomeData:
 def home_data(session: Session, actor: str | None) -> HomeData:
     assignments: list[AssignmentRow] = []
     if actor:
-        stmt = (select(Assignment).join(Annotator, Annotator.id == Assignment.annotator_id)
-                .where(Annotator.name == actor, Assignment.status == "open").order_by(Assignment.id).limit(50))
-        assignments = [AssignmentRow(a.id or 0, a.target_kind, a.target_id, a.scale, a.status)
-                       for a in session.exec(stmt).all()]
+        stmt = (
+            select(Assignment)
+            .join(Annotator, Annotator.id == Assignment.annotator_id)
+            .where(Annotator.name == actor, Assignment.status == "open")
+            .order_by(Assignment.id)
+            .limit(50)
+        )
+        assignments = [
+            AssignmentRow(a.id or 0, a.target_kind, a.target_id, a.scale, a.status) for a in session.exec(stmt).all()
+        ]
     return HomeData(benchmark_summaries(session), recent_runs(session, 10), assignments)
 
 
@@ -101,8 +107,11 @@ def _filtered(stmt: Any, flt: TaskFilter, dialect: str) -> Any:
     if flt.status:
         stmt = stmt.where(Task.status == flt.status)
     if flt.assignee:
-        assigned = (select(Assignment.target_id).join(Annotator, Annotator.id == Assignment.annotator_id)
-                    .where(Annotator.name == flt.assignee, Assignment.target_kind == "task"))
+        assigned = (
+            select(Assignment.target_id)
+            .join(Annotator, Annotator.id == Assignment.annotator_id)
+            .where(Annotator.name == flt.assignee, Assignment.target_kind == "task")
+        )
         stmt = stmt.where(Task.id.in_(assigned))  # type: ignore[union-attr]
     if flt.text:
         pattern = _like_pattern(flt.text)
@@ -126,16 +135,35 @@ def task_ids(session: Session, flt: TaskFilter) -> list[int]:
 def task_rows(session: Session, flt: TaskFilter, first_id: int, limit: int) -> list[TaskRow]:
     """One page of the filtered list starting at ``first_id`` (keyset pagination)."""
     dialect = session.get_bind().dialect.name
-    stmt = (_filtered(sa.select(Task.id, Task.benchmark_id, Task.source_id, Task.status, Task.level, Task.category,
-                             Task.revision, sa.func.substr(Task.query, 1, 200)), flt, dialect)
-            .where(Task.id >= first_id).order_by(Task.id).limit(limit))
+    stmt = (
+        _filtered(
+            sa.select(
+                Task.id,
+                Task.benchmark_id,
+                Task.source_id,
+                Task.status,
+                Task.level,
+                Task.category,
+                Task.revision,
+                sa.func.substr(Task.query, 1, 200),
+            ),
+            flt,
+            dialect,
+        )
+        .where(Task.id >= first_id)
+        .order_by(Task.id)
+        .limit(limit)
+    )
     names = dict(session.exec(select(Benchmark.id, Benchmark.name)).all())
-    return [TaskRow(i, names.get(b, "?"), s, st, lv or "", cat or "", rev, " ".join((q or "").split()))
-            for i, b, s, st, lv, cat, rev, q in session.connection().execute(stmt).all()]
+    return [
+        TaskRow(i, names.get(b, "?"), s, st, lv or "", cat or "", rev, " ".join((q or "").split()))
+        for i, b, s, st, lv, cat, rev, q in session.connection().execute(stmt).all()
+    ]
 
 
 def filter_choices(session: Session) -> dict[str, list[str]]:
     """Distinct values for the filter drop-downs."""
+
     def distinct(col: Any) -> list[str]:
         return [v for v in session.exec(select(col).where(col.is_not(None)).distinct().order_by(col)).all() if v]
 
@@ -250,11 +278,18 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
     task = get_task(session, task_id)
     bench = session.get(Benchmark, task.benchmark_id)
     assert bench is not None
-    steps = list(session.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
-                              .order_by(ReferenceStep.ordinal)).all())
+    steps = list(
+        session.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)
+        ).all()
+    )
     step_ordinal = {s.id: s.ordinal for s in steps}
-    links = session.exec(select(TaskAsset, AssetRow).join(AssetRow, AssetRow.id == TaskAsset.asset_id)
-                         .where(TaskAsset.task_id == task_id).order_by(TaskAsset.ordinal, TaskAsset.id)).all()
+    links = session.exec(
+        select(TaskAsset, AssetRow)
+        .join(AssetRow, AssetRow.id == TaskAsset.asset_id)
+        .where(TaskAsset.task_id == task_id)
+        .order_by(TaskAsset.ordinal, TaskAsset.id)
+    ).all()
     images: list[AssetRef] = []
     artifacts: list[AssetRef] = []
     for link, asset in links:
@@ -262,8 +297,18 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
             label = f"step {step_ordinal[link.step_id] + 1}" if link.step_id in step_ordinal else "artifact"
         else:
             label = link.role.replace("_", " ")
-        ref = AssetRef(link.id or 0, asset.id or 0, asset.sha256, asset.mime, link.role, link.ordinal,
-                       link.step_id, asset.width, asset.height, label)
+        ref = AssetRef(
+            link.id or 0,
+            asset.id or 0,
+            asset.sha256,
+            asset.mime,
+            link.role,
+            link.ordinal,
+            link.step_id,
+            asset.width,
+            asset.height,
+            label,
+        )
         if link.role == "artifact":
             artifacts.append(ref)
         elif link.role == "query_image":
@@ -273,52 +318,118 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
     for a in artifacts:
         if a.step_id is not None:
             by_step.setdefault(a.step_id, []).append(a.asset_id)
-    docs = [(d.title or f"document {d.ordinal + 1}", d.text) for d in
-            session.exec(select(Document).where(Document.task_id == task_id).order_by(Document.ordinal)).all()]
-    cps = session.exec(select(Checkpoint).where(Checkpoint.task_id == task_id)
-                       .order_by(Checkpoint.ordinal, Checkpoint.id)).all()
-    orders = session.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == task_id)
-                          .order_by(OrderingConstraint.id)).all()
+    docs = [
+        (d.title or f"document {d.ordinal + 1}", d.text)
+        for d in session.exec(select(Document).where(Document.task_id == task_id).order_by(Document.ordinal)).all()
+    ]
+    cps = session.exec(
+        select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(Checkpoint.ordinal, Checkpoint.id)
+    ).all()
+    orders = session.exec(
+        select(OrderingConstraint).where(OrderingConstraint.task_id == task_id).order_by(OrderingConstraint.id)
+    ).all()
     return TaskDetail(
-        id=task.id or 0, benchmark=bench.name, benchmark_id=bench.id or 0, source_format=bench.source_format,
-        tool_set=bench.tool_set, guidelines=bench.guidelines or "", source_id=task.source_id, query=task.query,
-        category=task.category or "", intent=task.intent or "", level=task.level or "", domain=task.domain or "",
-        status=task.status, revision=task.revision, answer_spec=dict(task.answer_spec or {"kind": "none"}),
-        reference_tool_calls=task.reference_tool_calls, max_tool_calls=task.max_tool_calls,
-        penalty_per_extra_call=task.penalty_per_extra_call, meta=dict(task.meta or {}),
-        images=images, artifacts=artifacts, documents=docs, changed_at=change_stamp(task),
-        steps=[StepView(s.id or 0, s.ordinal, s.thought or "", s.tool_name, s.tool_args, s.result_text or "",
-                        s.is_final, s.final_answer, by_step.get(s.id or 0, [])) for s in steps],
-        checkpoints=[CheckpointView(c.id or 0, c.key, c.axis, c.step_id, c.description or "", list(c.tools or []),
-                                    c.visual_check, c.search_check, c.answer_check, c.gt_asset_id, c.weight,
-                                    c.code_check)
-                     for c in cps],
+        id=task.id or 0,
+        benchmark=bench.name,
+        benchmark_id=bench.id or 0,
+        source_format=bench.source_format,
+        tool_set=bench.tool_set,
+        guidelines=bench.guidelines or "",
+        source_id=task.source_id,
+        query=task.query,
+        category=task.category or "",
+        intent=task.intent or "",
+        level=task.level or "",
+        domain=task.domain or "",
+        status=task.status,
+        revision=task.revision,
+        answer_spec=dict(task.answer_spec or {"kind": "none"}),
+        reference_tool_calls=task.reference_tool_calls,
+        max_tool_calls=task.max_tool_calls,
+        penalty_per_extra_call=task.penalty_per_extra_call,
+        meta=dict(task.meta or {}),
+        images=images,
+        artifacts=artifacts,
+        documents=docs,
+        changed_at=change_stamp(task),
+        steps=[
+            StepView(
+                s.id or 0,
+                s.ordinal,
+                s.thought or "",
+                s.tool_name,
+                s.tool_args,
+                s.result_text or "",
+                s.is_final,
+                s.final_answer,
+                by_step.get(s.id or 0, []),
+            )
+            for s in steps
+        ],
+        checkpoints=[
+            CheckpointView(
+                c.id or 0,
+                c.key,
+                c.axis,
+                c.step_id,
+                c.description or "",
+                list(c.tools or []),
+                c.visual_check,
+                c.search_check,
+                c.answer_check,
+                c.gt_asset_id,
+                c.weight,
+                c.code_check,
+            )
+            for c in cps
+        ],
         orderings=[(o.key, list(o.sequence or []), o.max_gap) for o in orders],
         history=task_history(session, task_id) if with_history else [],
     )
 
 
-PART_NAMES = {"referencestep": "step", "checkpoint": "checkpoint", "taskasset": "image",
-              "orderingconstraint": "ordering"}
+PART_NAMES = {
+    "referencestep": "step",
+    "checkpoint": "checkpoint",
+    "taskasset": "image",
+    "orderingconstraint": "ordering",
+}
 """Audited rows that belong to a task, as the history names them."""
 
 
 def task_history(session: Session, task_id: int, limit: int = 200) -> list[HistoryEntry]:
     """Audit events of the task and of its steps, checkpoints, orderings and images, newest first,
     with the fields each update changed (a part's action is named: "update step")."""
-    own = session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
-                       .order_by(AuditEvent.id.desc()).limit(limit)).all()  # type: ignore[union-attr]
+    own = session.exec(
+        select(AuditEvent)
+        .where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+        .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+        .limit(limit)
+    ).all()
     # Parts carry their task id inside the row snapshot; recent part events are scanned for it.
-    parts = session.exec(select(AuditEvent).where(AuditEvent.entity.in_(list(PART_NAMES)))  # type: ignore[attr-defined]
-                         .order_by(AuditEvent.id.desc()).limit(limit * 10)).all()  # type: ignore[union-attr]
+    parts = session.exec(
+        select(AuditEvent)
+        .where(AuditEvent.entity.in_(list(PART_NAMES)))  # type: ignore[attr-defined]
+        .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+        .limit(limit * 10)
+    ).all()
     mine = [e for e in parts if ((e.after or e.before or {}).get("task_id")) == task_id]
     events = sorted([*own, *mine], key=lambda e: e.id or 0, reverse=True)[:limit]
     out = []
     for e in events:
         before, after = e.before or {}, e.after or {}
-        changed = sorted(k for k in set(before) | set(after)
-                         if before.get(k) != after.get(k) and k not in ("updated_at", "revision"))
+        changed = sorted(
+            k for k in set(before) | set(after) if before.get(k) != after.get(k) and k not in ("updated_at", "revision")
+        )
         action = e.action if e.entity == "task" else f"{e.action} {PART_NAMES[e.entity]}"
-        out.append(HistoryEntry(e.created_at.isoformat()[:19] if e.created_at else "", e.actor or "", e.entity,
-                                action, changed if e.action == "update" else [], int(e.id or 0)))
+        out.append(
+            HistoryEntry(
+                e.created_at.isoformat()[:19] if e.created_at else "",
+                e.actor or "",
+                e.entity,
+                action,
+                changed if e.action == "update" else [],
+                int(e.id or 0),
+            )
+        )
     return out

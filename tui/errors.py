@@ -21,18 +21,33 @@ LOG_NAME = "chainmark-errors.log"
 ENV_TRACEBACK = "CHAINMARK_TRACEBACK"
 
 _SQLITE = (  # substring of SQLite's message → what it means for the user
-    ("database or disk is full", ("the disk holding the database is full; free some space, then run the "
-                                  "command again")),
-    ("readonly database", ("the database is read-only (file or folder permissions, or a read-only mount); "
-                           "use a writable copy")),
-    ("database is locked", ("another process held the database's write lock longer than the busy timeout "
-                            "({timeout}); let it finish, or raise CHAINMARK_BUSY_TIMEOUT_MS")),
-    ("unable to open database file", ("the database file cannot be opened (missing folder, permissions, or "
-                                      "a full or read-only disk)")),
+    (
+        "database or disk is full",
+        ("the disk holding the database is full; free some space, then run the command again"),
+    ),
+    (
+        "readonly database",
+        ("the database is read-only (file or folder permissions, or a read-only mount); use a writable copy"),
+    ),
+    (
+        "database is locked",
+        (
+            "another process held the database's write lock longer than the busy timeout "
+            "({timeout}); let it finish, or raise CHAINMARK_BUSY_TIMEOUT_MS"
+        ),
+    ),
+    (
+        "unable to open database file",
+        ("the database file cannot be opened (missing folder, permissions, or a full or read-only disk)"),
+    ),
     ("disk i/o error", "the disk failed a read or write of the database (full, removed or read-only)"),
 )
-_OS = {errno.ENOSPC: "no space left on the device", errno.EROFS: "the file system is read-only",
-       errno.EDQUOT: "the disk quota is exceeded", errno.EIO: "the disk failed a read or write"}
+_OS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EROFS: "the file system is read-only",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EIO: "the disk failed a read or write",
+}
 
 
 def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:

@@ -67,5 +67,9 @@ def widget_class(protocol: str, graphics: TerminalGraphics | None) -> type[Widge
         widgets = _load(graphics.cell if graphics else None)
     if protocol == "auto":
         protocol = graphics.protocol if graphics else "halfcell"
-    return {"sixel": widgets.SixelImage, "tgp": widgets.TGPImage, "halfcell": widgets.HalfcellImage,
-            "unicode": widgets.UnicodeImage}.get(protocol, widgets.HalfcellImage)
+    return {
+        "sixel": widgets.SixelImage,
+        "tgp": widgets.TGPImage,
+        "halfcell": widgets.HalfcellImage,
+        "unicode": widgets.UnicodeImage,
+    }.get(protocol, widgets.HalfcellImage)

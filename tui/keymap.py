@@ -55,8 +55,11 @@ def chainmark_bindings() -> list[BindingRow]:
             continue
         for item in cls.__dict__.get("BINDINGS", []):
             binding = item if isinstance(item, Binding) else Binding(*item)
-            rows.append(BindingRow(binding.id, binding.key, binding.action, binding.description,
-                                   f"{cls.__module__}.{cls.__qualname__}"))
+            rows.append(
+                BindingRow(
+                    binding.id, binding.key, binding.action, binding.description, f"{cls.__module__}.{cls.__qualname__}"
+                )
+            )
     return sorted(rows, key=lambda r: (r.id or "", r.owner, r.key))
 
 

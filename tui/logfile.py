@@ -15,8 +15,22 @@ from pathlib import Path
 
 FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 # Libraries that log every request or byte at DEBUG (or their set-up at INFO): less is enough.
-QUIET = {name: logging.INFO for name in ("aiohttp", "asyncio", "httpcore", "httpcore2", "httpx", "httpx2", "openai",
-                                          "PIL", "matplotlib", "markdown_it", "urllib3")}
+QUIET = {
+    name: logging.INFO
+    for name in (
+        "aiohttp",
+        "asyncio",
+        "httpcore",
+        "httpcore2",
+        "httpx",
+        "httpx2",
+        "openai",
+        "PIL",
+        "matplotlib",
+        "markdown_it",
+        "urllib3",
+    )
+}
 QUIET["alembic.runtime.plugins"] = logging.WARNING
 
 

@@ -74,9 +74,12 @@ def data_text(value: Any, *, keep_newlines: bool = True, style: str = "") -> Any
 
 # One visible stand-in per character, for text that is edited in place (a cursor moves over it, so the
 # length must not change): C0 controls as their Control Pictures (ESC → ␛, CR → ␍), DEL as ␡, the rest as �.
-PICTURES = {**{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}, 0x7F: 0x2421,
-            **{c: 0xFFFD for c in range(0x80, 0xA0)},
-            **{ord(c): 0xFFFD for c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"}}
+PICTURES = {
+    **{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)},
+    0x7F: 0x2421,
+    **{c: 0xFFFD for c in range(0x80, 0xA0)},
+    **{ord(c): 0xFFFD for c in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"},
+}
 
 
 def pictured(text: str) -> str:

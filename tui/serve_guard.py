@@ -113,12 +113,14 @@ class GuardedServer(Server):
     async def _make_app(self) -> web.Application:
         app = web.Application()
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
-        app.add_routes([
-            web.get("/", self.handle_index, name="index"),
-            web.get("/ws/{token}", self.handle_websocket, name="websocket"),
-            web.get("/download/{key}", self.handle_download, name="download"),
-            web.static("/static", self.statics_path, show_index=False, name="static"),
-        ])
+        app.add_routes(
+            [
+                web.get("/", self.handle_index, name="index"),
+                web.get("/ws/{token}", self.handle_websocket, name="websocket"),
+                web.get("/download/{key}", self.handle_download, name="download"),
+                web.static("/static", self.statics_path, show_index=False, name="static"),
+            ]
+        )
         app.on_startup.append(self.on_startup)
         app.on_shutdown.append(self.on_shutdown)
         return app
@@ -131,16 +133,21 @@ class GuardedServer(Server):
         await asyncio.gather(*(s.stop() for s in list(self.sessions)), return_exceptions=True)
 
     def _refuse(self, request: web.Request, status: type[web.HTTPException], why: str) -> web.HTTPException:
-        log.warning("refused %s %s from %s: %s", request.method, request.path.split("/ws/")[0] or "/",
-                    request.remote, why)
+        log.warning(
+            "refused %s %s from %s: %s", request.method, request.path.split("/ws/")[0] or "/", request.remote, why
+        )
         return status(text=f"chainmark serve: {why}\n")
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
         token = request.query.get("token")
         login = self.login_for(token)
         if login is None or token is None:
-            raise self._refuse(request, web.HTTPForbidden, "open the URL with your token (…/?token=…): the one "
-                                                           "`chainmark serve` printed, or `chainmark annotators token`")
+            raise self._refuse(
+                request,
+                web.HTTPForbidden,
+                "open the URL with your token (…/?token=…): the one "
+                "`chainmark serve` printed, or `chainmark annotators token`",
+            )
         ws_base = ("wss:" if self.public_url.startswith("https") else "ws:") + self.public_url.split(":", 1)[1]
         context = {
             "font_size": to_int(request.query.get("fontsize", "16"), 16),
@@ -156,8 +163,11 @@ class GuardedServer(Server):
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
         origin = request.headers.get("Origin")
         if origin not in self.origins:
-            raise self._refuse(request, web.HTTPForbidden, f"websocket from origin {origin!r}; only "
-                                                           f"{', '.join(sorted(self.origins))} may connect")
+            raise self._refuse(
+                request,
+                web.HTTPForbidden,
+                f"websocket from origin {origin!r}; only {', '.join(sorted(self.origins))} may connect",
+            )
         login = self.login_for(request.match_info.get("token"))
         if login is None:
             raise self._refuse(request, web.HTTPForbidden, "websocket without a valid token")
@@ -168,8 +178,14 @@ class GuardedServer(Server):
         service: AppService | None = None
         try:
             await websocket.prepare(request)
-            service = AppService(login.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-                                 close=websocket.close, download_manager=self.download_manager, debug=self.debug)
+            service = AppService(
+                login.command,
+                write_bytes=websocket.send_bytes,
+                write_str=websocket.send_str,
+                close=websocket.close,
+                download_manager=self.download_manager,
+                debug=self.debug,
+            )
             self.sessions.add(service)
             await service.start(width, height)
             await self._process_messages(websocket, service)

@@ -22,6 +22,7 @@ def op(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         OPS[name] = fn
         return fn
+
     return register
 
 
@@ -59,8 +60,12 @@ def record(session: Session, scope: str, edit: Edit) -> None:
     session.add(row)
     session.flush()
     edit.entry_id = row.id
-    old = session.exec(select(UndoEntry.id).where(UndoEntry.actor == actor, UndoEntry.scope == scope)
-                       .order_by(UndoEntry.id.desc()).offset(STACK_LIMIT)).all()  # type: ignore[union-attr]
+    old = session.exec(
+        select(UndoEntry.id)
+        .where(UndoEntry.actor == actor, UndoEntry.scope == scope)
+        .order_by(UndoEntry.id.desc())  # type: ignore[union-attr]
+        .offset(STACK_LIMIT)
+    ).all()
     for entry_id in old:
         stale = session.get(UndoEntry, entry_id)
         if stale is not None:
@@ -72,8 +77,9 @@ def stored_stack(session: Session, scope: str) -> list[Edit]:
     from store.models import UndoEntry
 
     actor = str(session.info.get("actor") or "")
-    rows = session.exec(select(UndoEntry).where(UndoEntry.actor == actor, UndoEntry.scope == scope)
-                        .order_by(UndoEntry.id)).all()  # type: ignore[arg-type]
+    rows = session.exec(
+        select(UndoEntry).where(UndoEntry.actor == actor, UndoEntry.scope == scope).order_by(UndoEntry.id)  # type: ignore[arg-type]
+    ).all()
     return [Edit(r.label, r.op, dict(r.args or {}), r.id) for r in rows if r.op in OPS]
 
 
@@ -190,8 +196,7 @@ def _undo_rating(session: Session, rating_id: int) -> None:
 
 
 @op("restore_preference")
-def _restore_preference(session: Session, annotator: str, item_id: int, choice: str | None,
-                        reason: str | None) -> None:
+def _restore_preference(session: Session, annotator: str, item_id: int, choice: str | None, reason: str | None) -> None:
     """Put a preference item back as it was: judged ``choice`` (as shown; sides never swap) or open."""
     from annotation.review import preferences
 

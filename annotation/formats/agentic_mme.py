@@ -139,12 +139,16 @@ def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:
         raise c.fail(f"golden_answer.{exc.field}", str(exc)) from None
 
     pe = c.get(record, "process_evaluation", dict, "process_evaluation", required=False, default={})
-    checkpoints = [parse_checkpoint(cp, c, f"process_evaluation.checkpoints[{i}]")
-                   for i, cp in enumerate(c.get(pe, "checkpoints", list, "process_evaluation.checkpoints",
-                                                required=False, default=[]))]
+    checkpoints = [
+        parse_checkpoint(cp, c, f"process_evaluation.checkpoints[{i}]")
+        for i, cp in enumerate(
+            c.get(pe, "checkpoints", list, "process_evaluation.checkpoints", required=False, default=[])
+        )
+    ]
     orderings = []
-    for i, oc in enumerate(c.get(pe, "ordering_constraints", list, "process_evaluation.ordering_constraints",
-                                 required=False, default=[])):
+    for i, oc in enumerate(
+        c.get(pe, "ordering_constraints", list, "process_evaluation.ordering_constraints", required=False, default=[])
+    ):
         where = f"process_evaluation.ordering_constraints[{i}]"
         key = c.get(oc, "id", str, f"{where}.id")
         seq = c.get(oc, "sequence", list, f"{where}.sequence")
@@ -154,14 +158,24 @@ def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:
         orderings.append(OrderingSpec(key, seq, gap))
     eff = c.get(pe, "efficiency", dict, "process_evaluation.efficiency", required=False, default={})
     fields: dict[str, Any] = {
-        "query": prompt, "answer_spec": spec, "domain": domain, "category": domain,
+        "query": prompt,
+        "answer_spec": spec,
+        "domain": domain,
+        "category": domain,
         "level": None if level is None else str(level),
-        "reference_tool_calls": c.get(eff, "reference_tool_calls", int, "process_evaluation.efficiency."
-                                      "reference_tool_calls", required=False),
-        "max_tool_calls": c.get(eff, "max_tool_calls", int, "process_evaluation.efficiency.max_tool_calls",
-                                required=False),
-        "penalty_per_extra_call": c.get(eff, "penalty_per_extra_call", (int, float),
-                                        "process_evaluation.efficiency.penalty_per_extra_call", required=False),
+        "reference_tool_calls": c.get(
+            eff, "reference_tool_calls", int, "process_evaluation.efficiency.reference_tool_calls", required=False
+        ),
+        "max_tool_calls": c.get(
+            eff, "max_tool_calls", int, "process_evaluation.efficiency.max_tool_calls", required=False
+        ),
+        "penalty_per_extra_call": c.get(
+            eff,
+            "penalty_per_extra_call",
+            (int, float),
+            "process_evaluation.efficiency.penalty_per_extra_call",
+            required=False,
+        ),
         "meta": {"task_id": task_id},
     }
     images = resolve_images(root, file.stem)
@@ -171,10 +185,19 @@ def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:
             images = [root / rel]
     if not images:
         ident = image_id(file.stem) or "<no digits in the file name>"
-        raise c.fail("input.image", f"no image found: looked for image_{ident}[_N].png/.jpg in "
-                                    f"{', '.join(IMAGE_DIRS)}/ and for input.image={image_rel!r}")
-    assets = [AssetSpec(read_asset(src, p.relative_to(root).as_posix(), c, "input.image", image=True),
-                        p.relative_to(root).as_posix(), "query_image") for p in images]
+        raise c.fail(
+            "input.image",
+            f"no image found: looked for image_{ident}[_N].png/.jpg in "
+            f"{', '.join(IMAGE_DIRS)}/ and for input.image={image_rel!r}",
+        )
+    assets = [
+        AssetSpec(
+            read_asset(src, p.relative_to(root).as_posix(), c, "input.image", image=True),
+            p.relative_to(root).as_posix(),
+            "query_image",
+        )
+        for p in images
+    ]
     return TaskSpec(file.stem, record, fields, checkpoints=checkpoints, orderings=orderings, assets=assets)
 
 
@@ -205,8 +228,12 @@ def parse_checkpoint(cp: Any, c: Checker, where: str) -> CheckpointSpec:
 
 
 def checkpoint_dict(cp: Any) -> dict[str, Any]:
-    values: dict[str, Any] = {"id": cp.key, "axis": cp.axis, "tools": list(cp.tools or []),
-                              "description": cp.description}
+    values: dict[str, Any] = {
+        "id": cp.key,
+        "axis": cp.axis,
+        "tools": list(cp.tools or []),
+        "description": cp.description,
+    }
     for key in CHECK_KEYS:
         values[key] = getattr(cp, key)
     values.update((cp.meta or {}).get("extra") or {})
@@ -224,7 +251,13 @@ def image_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
     out = []
     for n, (link, asset) in enumerate(links, start=1):
         suffix = f"_{n}" if len(links) > 1 else ""
-        out.append((link, asset, export_relpath(link.original_path) or f"images/image_{ident}{suffix}{extension_for(asset.mime)}"))
+        out.append(
+            (
+                link,
+                asset,
+                export_relpath(link.original_path) or f"images/image_{ident}{suffix}{extension_for(asset.mime)}",
+            )
+        )
     return out
 
 
@@ -247,24 +280,32 @@ def build_record(bundle: TaskBundle) -> dict[str, Any]:
         inp["image"] = images[0][2]
     record["input"] = inp
     spec = task.answer_spec or {}
-    golden = {"value": spec.get("value", ""), "match_type": spec.get("kind") if spec.get("kind") in MATCH_TYPES
-              else "contains"}
+    golden = {
+        "value": spec.get("value", ""),
+        "match_type": spec.get("kind") if spec.get("kind") in MATCH_TYPES else "contains",
+    }
     if "tolerance" in spec:
         golden["tolerance"] = spec["tolerance"]
     record["golden_answer"] = golden
     pe = dict(base.get("process_evaluation") or {})
     pe["checkpoints"] = [checkpoint_dict(cp) for cp in bundle.checkpoints]
-    pe["ordering_constraints"] = [{"id": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap}
-                                  for o in bundle.orderings]
-    eff = {k: getattr(task, k) for k in ("reference_tool_calls", "max_tool_calls", "penalty_per_extra_call")
-           if getattr(task, k) is not None}
+    pe["ordering_constraints"] = [
+        {"id": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap} for o in bundle.orderings
+    ]
+    eff = {
+        k: getattr(task, k)
+        for k in ("reference_tool_calls", "max_tool_calls", "penalty_per_extra_call")
+        if getattr(task, k) is not None
+    }
     if eff or "efficiency" in pe:
         pe["efficiency"] = eff
     record["process_evaluation"] = pe
     return record
 
 
-def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+def write(
+    bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]
+) -> list[Path]:
     written = []
     for b in bundles:
         record = b.task.source_record if b.verbatim else build_record(b)
@@ -291,10 +332,19 @@ def _task_dirs(path: Path) -> tuple[list[Path], list[str]]:
         elif any(os.path.lexists(d / f) for f in RUN_FILES):
             ignored.append(d.name)
     if not dirs:
-        raise FormatError(path, message="no task run folders found (each holds run_meta.json, or at least orig.png "
-                                        "when the run did not finish)")
-    notes = [f"{len(ignored)} folder(s) without run_meta.json or orig.png skipped, as the reference evaluator "
-             f"skips them: {', '.join(ignored[:10])}{' …' if len(ignored) > 10 else ''}"] if ignored else []
+        raise FormatError(
+            path,
+            message="no task run folders found (each holds run_meta.json, or at least orig.png "
+            "when the run did not finish)",
+        )
+    notes = (
+        [
+            f"{len(ignored)} folder(s) without run_meta.json or orig.png skipped, as the reference evaluator "
+            f"skips them: {', '.join(ignored[:10])}{' …' if len(ignored) > 10 else ''}"
+        ]
+        if ignored
+        else []
+    )
     return dirs, notes
 
 
@@ -368,8 +418,9 @@ def read_run(path: Path) -> RunSpec:
     incomplete = []
     for d in dirs:
         texts, binaries = _snapshot(d, src)
-        tool_list = (_loads(texts["tool_use_list.json"], d / "tool_use_list.json", src)
-                     if "tool_use_list.json" in texts else [])
+        tool_list = (
+            _loads(texts["tool_use_list.json"], d / "tool_use_list.json", src) if "tool_use_list.json" in texts else []
+        )
         run_meta = _loads(texts["run_meta.json"], d / "run_meta.json", src) if "run_meta.json" in texts else None
         if "conversation.json" in texts:
             _loads(texts["conversation.json"], d / "conversation.json", src)
@@ -390,18 +441,30 @@ def read_run(path: Path) -> RunSpec:
         if run_meta is None:
             native["incomplete"] = True
             incomplete.append(d.name)
-        trajectories.append(TrajectorySpec(
-            d.name, d.name, events, final_answer=None if answer_raw is None else answer_raw.strip(),
-            status="done" if run_meta is not None else "failed",
-            error=None if run_meta is not None else "incomplete run: no run_meta.json", usage=usage or {},
-            native=native, blobs=list(binaries.values())))
+        trajectories.append(
+            TrajectorySpec(
+                d.name,
+                d.name,
+                events,
+                final_answer=None if answer_raw is None else answer_raw.strip(),
+                status="done" if run_meta is not None else "failed",
+                error=None if run_meta is not None else "incomplete run: no run_meta.json",
+                usage=usage or {},
+                native=native,
+                blobs=list(binaries.values()),
+            )
+        )
     if incomplete:
-        notes.insert(0, f"{len(incomplete)} incomplete run(s) without run_meta.json imported as failed trajectories "
-                        f"(scored S = V = 0 with a wrong answer, as the reference does): "
-                        f"{', '.join(incomplete[:10])}{' …' if len(incomplete) > 10 else ''}")
+        notes.insert(
+            0,
+            f"{len(incomplete)} incomplete run(s) without run_meta.json imported as failed trajectories "
+            f"(scored S = V = 0 with a wrong answer, as the reference does): "
+            f"{', '.join(incomplete[:10])}{' …' if len(incomplete) > 10 else ''}",
+        )
     mode = "code" if modes == {"general"} else "atomic"
-    return RunSpec(mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)}, notes=notes,
-                   warnings=src.warnings)
+    return RunSpec(
+        mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)}, notes=notes, warnings=src.warnings
+    )
 
 
 def tool_events(tool_list: list[Any], c: Checker, binaries: dict[str, bytes]) -> list[EventSpec]:
@@ -418,10 +481,21 @@ def tool_events(tool_list: list[Any], c: Checker, binaries: dict[str, bytes]) ->
         if tool in CODE_EXEC_NAMES or raw_name in CODE_EXEC_NAMES:
             a = args if isinstance(args, dict) else {}
             o = output if isinstance(output, dict) else {}
-            out.append(EventSpec(ev.CODE_EXEC, {"code": a.get("code", ""), "stdout": o.get("stdout", ""),
-                                                "stderr": o.get("stderr", ""), "exit_code": o.get("exit_code"),
-                                                "timed_out": bool(o.get("timed_out", False)), "ops": [],
-                                                "asset_ids": [], "native": item}))
+            out.append(
+                EventSpec(
+                    ev.CODE_EXEC,
+                    {
+                        "code": a.get("code", ""),
+                        "stdout": o.get("stdout", ""),
+                        "stderr": o.get("stderr", ""),
+                        "exit_code": o.get("exit_code"),
+                        "timed_out": bool(o.get("timed_out", False)),
+                        "ops": [],
+                        "asset_ids": [],
+                        "native": item,
+                    },
+                )
+            )
             continue
         call = ev.tool_call(tool, args if isinstance(args, dict) else {"value": args}, call_id)
         call.update({"raw_name": raw_name, "index": item.get("index", i)})
@@ -439,9 +513,16 @@ def tool_events(tool_list: list[Any], c: Checker, binaries: dict[str, bytes]) ->
                     seen.add(Path(p).name)
                     images.append(by_name[Path(p).name])
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        out.append(EventSpec(ev.TOOL_RESULT, ev.tool_result(tool, text, call_id=call_id, ok=ok,
-                                                            data=output if isinstance(output, dict) else {"output": output}),
-                             failed=not ok, assets=images))
+        out.append(
+            EventSpec(
+                ev.TOOL_RESULT,
+                ev.tool_result(
+                    tool, text, call_id=call_id, ok=ok, data=output if isinstance(output, dict) else {"output": output}
+                ),
+                failed=not ok,
+                assets=images,
+            )
+        )
     return out
 
 
@@ -495,14 +576,21 @@ def _build_run_dir(run: RunBundle, tb: Any, d: Path, read_blob: Callable[[str], 
             output: dict[str, Any] = dict(res.payload.get("data") or {}) if res else {}
             if res and not output:
                 output = {"ok": "true" if res.payload.get("ok") else "false", "text": res.payload.get("text", "")}
-            for _, asset in (tb.event_assets.get(res.id, []) if res else []):
+            for _, asset in tb.event_assets.get(res.id, []) if res else []:
                 n_images += 1
                 fname = Path(str(output.get("output_path") or "")).name or f"transformed_image_{n_images}.png"
                 if not output.get("output_path"):
                     output["output_path"] = f"tool_images/{fname}"
                 written.append(write_file(d, f"tool_images/{fname}", read_blob(asset.sha256)))
-            calls.append({"tool_name": p.get("name"), "raw_tool_name": p.get("raw_name") or p.get("name"),
-                          "arguments": p.get("arguments"), "output": output, "timestamp": stamp})
+            calls.append(
+                {
+                    "tool_name": p.get("name"),
+                    "raw_tool_name": p.get("raw_name") or p.get("name"),
+                    "arguments": p.get("arguments"),
+                    "output": output,
+                    "timestamp": stamp,
+                }
+            )
         elif e.kind == ev.CODE_EXEC:
             saved: dict[str, str] = {}  # file name the code saved → where it is in the export
             names = [Path(str(f)).name for f in p.get("files") or []]
@@ -514,18 +602,35 @@ def _build_run_dir(run: RunBundle, tb: Any, d: Path, read_blob: Callable[[str], 
             for op in p.get("ops") or []:
                 save = op.get("save")
                 where = saved.get(Path(str(save)).name) if save else None
-                ops.append({"tool_name": "python_image_processing", "raw_tool_name": "python_image_processing",
-                            "arguments": {"op": op.get("op"), "save": save, "line": op.get("line")},
-                            "output": {"ok": True, "output_path": where or save,
-                                       "output_paths": [where] if where else [],
-                                       **({"declared_only": True} if op.get("declared_only") else {})},
-                            "timestamp": stamp})
-            execs.append({"tool_name": "run_visual_processing_code", "raw_tool_name": "script_exec",
-                          "arguments": {"code": p.get("code", "")},
-                          "output": {"stdout": p.get("stdout", ""), "stderr": p.get("stderr", ""),
-                                     "exit_code": p.get("exit_code"), "timed_out": p.get("timed_out", False),
-                                     "output_paths": list(saved.values())},
-                          "timestamp": stamp})
+                ops.append(
+                    {
+                        "tool_name": "python_image_processing",
+                        "raw_tool_name": "python_image_processing",
+                        "arguments": {"op": op.get("op"), "save": save, "line": op.get("line")},
+                        "output": {
+                            "ok": True,
+                            "output_path": where or save,
+                            "output_paths": [where] if where else [],
+                            **({"declared_only": True} if op.get("declared_only") else {}),
+                        },
+                        "timestamp": stamp,
+                    }
+                )
+            execs.append(
+                {
+                    "tool_name": "run_visual_processing_code",
+                    "raw_tool_name": "script_exec",
+                    "arguments": {"code": p.get("code", "")},
+                    "output": {
+                        "stdout": p.get("stdout", ""),
+                        "stderr": p.get("stderr", ""),
+                        "exit_code": p.get("exit_code"),
+                        "timed_out": p.get("timed_out", False),
+                        "output_paths": list(saved.values()),
+                    },
+                    "timestamp": stamp,
+                }
+            )
         elif e.kind == ev.USER_MESSAGE:
             messages.append({"role": p.get("role", "user"), "content": p.get("content")})
         elif e.kind == ev.MODEL_MESSAGE:
@@ -536,16 +641,34 @@ def _build_run_dir(run: RunBundle, tb: Any, d: Path, read_blob: Callable[[str], 
     effective = len(calls) + len(ops)
     mode = "general" if run.run.mode == "code" else "atomic"
     model = run.endpoint.model if run.endpoint else (run.run.name or "chainmark")
-    meta = {"task_id": (tb.task.meta or {}).get("task_id") or tb.task.source_id,
-            "task_file": f"json/{tb.task.source_id}.json", "mode": mode, "driver": "chainmark", "model": model,
-            "temperature": ((run.endpoint.params if run.endpoint else {}) or {}).get("temperature"),
-            "usage": tb.trajectory.usage or {}, "effective_tool_calls": effective, "total_images": n_images,
-            "paths": {"run_dir": str(d), "orig": orig_names[0] if orig_names else None, "processed_dir": "tool_images"},
-            "warnings": [] if tb.trajectory.error is None else [tb.trajectory.error]}
+    meta = {
+        "task_id": (tb.task.meta or {}).get("task_id") or tb.task.source_id,
+        "task_file": f"json/{tb.task.source_id}.json",
+        "mode": mode,
+        "driver": "chainmark",
+        "model": model,
+        "temperature": ((run.endpoint.params if run.endpoint else {}) or {}).get("temperature"),
+        "usage": tb.trajectory.usage or {},
+        "effective_tool_calls": effective,
+        "total_images": n_images,
+        "paths": {"run_dir": str(d), "orig": orig_names[0] if orig_names else None, "processed_dir": "tool_images"},
+        "warnings": [] if tb.trajectory.error is None else [tb.trajectory.error],
+    }
     answer = tb.trajectory.final_answer or ""
     written.append(write_json(d, "tool_use_list.json", tool_list))
     written.append(write_json(d, "run_meta.json", meta))
     written.append(write_file(d, "model_answer.txt", answer))
-    written.append(write_json(d, "conversation.json", {"task_id": meta["task_id"], "tools": sorted(
-        {t["tool_name"] for t in tool_list}), "images": orig_names, "messages": messages, "final_answer": answer}))
+    written.append(
+        write_json(
+            d,
+            "conversation.json",
+            {
+                "task_id": meta["task_id"],
+                "tools": sorted({t["tool_name"] for t in tool_list}),
+                "images": orig_names,
+                "messages": messages,
+                "final_answer": answer,
+            },
+        )
+    )
     return written

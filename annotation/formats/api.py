@@ -27,16 +27,23 @@ def read_dataset(fmt_name: str, path: str | Path) -> tuple[ModuleType, DatasetSp
         return fmt, fmt.read(Path(path))
 
 
-def import_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str | None = None,
-                   actor: str | None = None) -> ImportSummary:
+def import_dataset(
+    engine: Engine,
+    blobs: BlobStore,
+    fmt_name: str,
+    path: str | Path,
+    benchmark: str | None = None,
+    actor: str | None = None,
+) -> ImportSummary:
     """Parse everything first, then write it all in one transaction (a bad file writes nothing)."""
     fmt, spec = read_dataset(fmt_name, path)
     with session_scope(engine, actor) as session:
         return write_dataset(session, blobs, fmt, spec, benchmark, str(path))
 
 
-def import_dataset_in(session: Session, blobs: BlobStore, fmt_name: str, path: str | Path,
-                      benchmark: str | None = None) -> ImportSummary:
+def import_dataset_in(
+    session: Session, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str | None = None
+) -> ImportSummary:
     """The same inside a caller's session (for callers that compose a bigger unit of work)."""
     fmt, spec = read_dataset(fmt_name, path)
     return write_dataset(session, blobs, fmt, spec, benchmark, str(path))
@@ -51,16 +58,27 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
         settings = dict((bench.settings or {}).get(fmt.name) or {})
         extra = {}
         if "benchmark" in inspect.signature(fmt.write).parameters:  # formats with a dataset card (hf)
-            extra["benchmark"] = {"name": bench.name, "description": bench.description,
-                                  "source_format": bench.source_format, "tool_set": bench.tool_set,
-                                  "license": (bench.settings or {}).get("license") or settings.get("license")}
+            extra["benchmark"] = {
+                "name": bench.name,
+                "description": bench.description,
+                "source_format": bench.source_format,
+                "tool_set": bench.tool_set,
+                "license": (bench.settings or {}).get("license") or settings.get("license"),
+            }
         files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session), **extra)
-    return {"format": fmt.name, "benchmark": benchmark, "path": str(root), "tasks": len(bundles),
-            "files": len(files)}
+    return {"format": fmt.name, "benchmark": benchmark, "path": str(root), "tasks": len(bundles), "files": len(files)}
 
 
-def import_run(engine: Engine, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str,
-               name: str | None = None, actor: str | None = None, **options: Any) -> RunImportSummary:
+def import_run(
+    engine: Engine,
+    blobs: BlobStore,
+    fmt_name: str,
+    path: str | Path,
+    benchmark: str,
+    name: str | None = None,
+    actor: str | None = None,
+    **options: Any,
+) -> RunImportSummary:
     """``options`` are the format's own reading options (e.g. ISG's ``root``, ``drop_last``); a format
     that does not take one refuses it by name."""
     fmt = get_format(fmt_name)
@@ -92,9 +110,13 @@ def check_run_format(fmt: Any, run: Any) -> None:
         return  # a layout for any benchmark
     kind = run_format(run.benchmark)
     if kind is not None and kind != fmt.name:
-        raise FormatError(f"run {run.run.id}", message=(
-            f"the run's benchmark {run.benchmark.name!r} is in the {kind} format, not {fmt.name}; "
-            f"export it with: chainmark export-run {kind} {run.run.id} PATH"))
+        raise FormatError(
+            f"run {run.run.id}",
+            message=(
+                f"the run's benchmark {run.benchmark.name!r} is in the {kind} format, not {fmt.name}; "
+                f"export it with: chainmark export-run {kind} {run.run.id} PATH"
+            ),
+        )
 
 
 def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, path: str | Path) -> dict[str, Any]:
@@ -109,5 +131,10 @@ def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, pat
         if "scores" in inspect.signature(fmt.write_run).parameters:  # formats that carry scores (inspect)
             extra["scores"] = checkpoint_results(session, [tb.trajectory.id for tb in run.trajectories])
         files = fmt.write_run(run, Path(path), lambda sha: blobs.get(sha, session), **extra)
-    return {"format": fmt.name, "run": run_id, "path": str(path), "trajectories": len(run.trajectories),
-            "files": len(files)}
+    return {
+        "format": fmt.name,
+        "run": run_id,
+        "path": str(path),
+        "trajectories": len(run.trajectories),
+        "files": len(files),
+    }

@@ -52,7 +52,7 @@ class AssetCache:
                 pending[sha] = data
         shas = list(pending)
         for i in range(0, len(shas), CHUNK):
-            chunk = shas[i:i + CHUNK]
+            chunk = shas[i : i + CHUNK]
             for aid, sha in self.session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():
                 self.ids[sha] = aid
         fresh = {sha: data for sha, data in pending.items() if sha not in self.ids}

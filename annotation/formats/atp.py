@@ -94,16 +94,27 @@ def parse_record(ident: str, line: dict[str, Any], c: Checker, root: Path | Data
         for tag in parse_tool_tags(gt):
             if not tag.valid:
                 raise c.fail("gt", f"tool tag at character {tag.position}: {tag.error}")
-            steps.append(StepSpec(thought=tag.description, tool_name=tag.tool_name, tool_args=tag.params,
-                                  meta={"raw": tag.raw, "position": tag.position}))
+            steps.append(
+                StepSpec(
+                    thought=tag.description,
+                    tool_name=tag.tool_name,
+                    tool_args=tag.params,
+                    meta={"raw": tag.raw, "position": tag.position},
+                )
+            )
         steps.append(StepSpec(final_answer=gt))
-        golden = [{"type": "text", "content": piece} if kind == "text" else {"type": "image", "content": piece.raw}
-                  for kind, piece in split_interleaved(gt)]
+        golden = [
+            {"type": "text", "content": piece} if kind == "text" else {"type": "image", "content": piece.raw}
+            for kind, piece in split_interleaved(gt)
+        ]
         spec = {"kind": "interleaved", "golden": golden}
-    fields = {"query": query, "answer_spec": spec,
-              "category": c.get(line, "category", (str, type(None)), "category", required=False),
-              "intent": c.get(line, "intent", (str, type(None)), "intent", required=False),
-              "meta": {"vqa": bool(assets and assets[0].role == "query_image")}}
+    fields = {
+        "query": query,
+        "answer_spec": spec,
+        "category": c.get(line, "category", (str, type(None)), "category", required=False),
+        "intent": c.get(line, "intent", (str, type(None)), "intent", required=False),
+        "meta": {"vqa": bool(assets and assets[0].role == "query_image")},
+    }
     return TaskSpec(ident, line, fields, steps=steps, documents=documents, assets=assets)
 
 
@@ -111,7 +122,10 @@ def parse_record(ident: str, line: dict[str, Any], c: Checker, root: Path | Data
 
 
 def _rel(bundle: TaskBundle, link: Any, asset: Any) -> str:
-    return export_relpath(link.original_path) or f"images/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+    return (
+        export_relpath(link.original_path)
+        or f"images/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+    )
 
 
 def build_record(bundle: TaskBundle) -> dict[str, Any]:
@@ -121,14 +135,17 @@ def build_record(bundle: TaskBundle) -> dict[str, Any]:
     record["trace_id"] = base.get("trace_id", task.source_id)
     record["query"] = task.query
     q = [_rel(bundle, link, a) for link, a in bundle.assets_in("query_image")]
-    record["image_query"] = (q[0] if len(q) == 1 and not isinstance(base.get("image_query"), list) else q) if q else None
+    record["image_query"] = (
+        (q[0] if len(q) == 1 and not isinstance(base.get("image_query"), list) else q) if q else None
+    )
     texts = [d.text for d in bundle.documents]
     record["doc"] = texts[0] if isinstance(base.get("doc"), str) and len(texts) == 1 else texts
     doc_ids = [d.id for d in bundle.documents]
     doc_images = bundle.assets_in("document_image")
     if any(link.document_id is not None for link, _ in doc_images):
-        record["images"] = [[_rel(bundle, link, a) for link, a in doc_images if link.document_id == did]
-                            for did in doc_ids]
+        record["images"] = [
+            [_rel(bundle, link, a) for link, a in doc_images if link.document_id == did] for did in doc_ids
+        ]
     else:
         record["images"] = [_rel(bundle, link, a) for link, a in doc_images]
     final = next((s.final_answer for s in bundle.steps if s.is_final), None)
@@ -141,7 +158,9 @@ def build_record(bundle: TaskBundle) -> dict[str, Any]:
     return record
 
 
-def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+def write(
+    bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]
+) -> list[Path]:
     written = []
     lines = []
     for b in bundles:
@@ -157,8 +176,11 @@ def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_
 
 
 def plan_events(text: str) -> list[EventSpec]:
-    out = [EventSpec(ev.MODEL_MESSAGE, {"content": text, "reasoning": None, "tool_calls": [], "usage": {},
-                                        "finish_reason": None})]
+    out = [
+        EventSpec(
+            ev.MODEL_MESSAGE, {"content": text, "reasoning": None, "tool_calls": [], "usage": {}, "finish_reason": None}
+        )
+    ]
     for tag in parse_tool_tags(text):
         out.append(EventSpec(ev.PLAN_CALL, tag.to_payload(), failed=not tag.valid))
     out.append(EventSpec(ev.ANSWER, ev.answer(text, text, "raw")))
@@ -177,11 +199,11 @@ def read_run(path: Path) -> RunSpec:
             raise c.fail("output", f"is missing (looked for {', '.join(OUTPUT_KEYS)})")
         text = c.get(line, key, (str, type(None)), key)
         if text is None:
-            trajectories.append(TrajectorySpec(ident, f"line {lineno}", [], status="failed", error="no output",
-                                               native=line))
+            trajectories.append(
+                TrajectorySpec(ident, f"line {lineno}", [], status="failed", error="no output", native=line)
+            )
             continue
-        trajectories.append(TrajectorySpec(ident, f"line {lineno}", plan_events(text), final_answer=text,
-                                           native=line))
+        trajectories.append(TrajectorySpec(ident, f"line {lineno}", plan_events(text), final_answer=text, native=line))
     return RunSpec("plan", trajectories, {"layout": "atp-outputs"})
 
 

@@ -177,8 +177,9 @@ def read_text(path: Path, root: Path | DatasetRoot | None = None) -> str:
         raise FormatError(path, message=f"not UTF-8 text (byte {exc.start})") from None
 
 
-def parse_json(text: str, path: Path, root: DatasetRoot | None = None, *, keep_last: bool = False,
-               record: object = None) -> Any:
+def parse_json(
+    text: str, path: Path, root: DatasetRoot | None = None, *, keep_last: bool = False, record: object = None
+) -> Any:
     """JSON whose objects may not repeat a key (the earlier value would be lost without a word).
 
     ``keep_last``: the file is kept verbatim and the reference reads the last value, so a repeated key is
@@ -189,13 +190,19 @@ def parse_json(text: str, path: Path, root: DatasetRoot | None = None, *, keep_l
             value, duplicated = loads_keep_last(text)
             if duplicated and root is not None:
                 where = f"{path}" + (f": record {record}" if record is not None else "")
-                root.warnings.append(f"{where}: duplicate key(s) {', '.join(map(repr, duplicated))}; "
-                                     f"the last value of each is used, as the reference does")
+                root.warnings.append(
+                    f"{where}: duplicate key(s) {', '.join(map(repr, duplicated))}; "
+                    f"the last value of each is used, as the reference does"
+                )
             return value
         return loads_strict(text)
     except DuplicateKey as exc:
-        raise FormatError(path, record, repr(exc.key), "duplicate key in a JSON object (the earlier value "
-                                                       "would be silently dropped); remove one of them") from None
+        raise FormatError(
+            path,
+            record,
+            repr(exc.key),
+            "duplicate key in a JSON object (the earlier value would be silently dropped); remove one of them",
+        ) from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}" if record is None else f"column {exc.colno}"
         raise FormatError(path, record, None, f"not valid JSON: {exc.msg} ({where})") from None
@@ -203,8 +210,7 @@ def parse_json(text: str, path: Path, root: DatasetRoot | None = None, *, keep_l
         raise FormatError(path, record, None, "JSON nested too deeply") from None
 
 
-def read_json_noting_duplicates(path: Path, root: Path | DatasetRoot | None = None
-                                ) -> tuple[Any, list[str], list[str]]:
+def read_json_noting_duplicates(path: Path, root: Path | DatasetRoot | None = None) -> tuple[Any, list[str], list[str]]:
     """``read_json`` for files whose reference reads them with ``json.load`` (the last of a repeated key
     wins): the value, the keys repeated in the top-level object, and those repeated in nested objects."""
     text = read_text(path, as_root(root, path))
@@ -242,15 +248,26 @@ def read_jsonl(path: Path, root: Path | DatasetRoot | None = None) -> list[tuple
         if not line.strip():
             continue
         if len(line) > cap // 4 and len(line.encode("utf-8")) > cap:
-            raise FormatError(path, f"line {n}", None, f"the record is {len(line.encode())} bytes, over the "
-                                                       f"{cap} byte record limit (CHAINMARK_MAX_RECORD_MB)")
+            raise FormatError(
+                path,
+                f"line {n}",
+                None,
+                f"the record is {len(line.encode())} bytes, over the {cap} byte record limit (CHAINMARK_MAX_RECORD_MB)",
+            )
         out.append((n, parse_json(line, path, src, record=f"line {n}")))
     return out
 
 
 def type_name(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null",
-            int: "number", float: "number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        type(None): "null",
+        int: "number",
+        float: "number",
+    }.get(type(value), type(value).__name__)
 
 
 class Checker:
@@ -265,17 +282,29 @@ class Checker:
         """Count ``n`` more bytes of files for this record; refuse once they pass ``cap``."""
         self.bytes_read += n
         if self.bytes_read > cap:
-            raise self.fail(field, f"the record's files come to {self.bytes_read} bytes, over the {cap} byte "
-                                   f"record limit (CHAINMARK_MAX_RECORD_MB)")
+            raise self.fail(
+                field,
+                f"the record's files come to {self.bytes_read} bytes, over the {cap} byte "
+                f"record limit (CHAINMARK_MAX_RECORD_MB)",
+            )
 
     def fail(self, field: str | None, message: str) -> FormatError:
         return FormatError(self.file, self.record, field, message)
 
-    def get(self, obj: Any, key: str, types: type | tuple[type, ...], field: str, *, required: bool = True,
-            default: Any = None) -> Any:
+    def get(
+        self,
+        obj: Any,
+        key: str,
+        types: type | tuple[type, ...],
+        field: str,
+        *,
+        required: bool = True,
+        default: Any = None,
+    ) -> Any:
         if not isinstance(obj, dict):
-            raise self.fail(field.rsplit(".", 1)[0] if "." in field else None,
-                            f"must be an object, got {type_name(obj)}")
+            raise self.fail(
+                field.rsplit(".", 1)[0] if "." in field else None, f"must be an object, got {type_name(obj)}"
+            )
         if key not in obj:
             if required:
                 raise self.fail(field, "is missing")
@@ -295,8 +324,15 @@ class Checker:
 
 
 def type_name_of(t: type) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null",
-            int: "a number", float: "a number"}.get(t, t.__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }.get(t, t.__name__)
 
 
 def safe_relpath(rel: str, checker: Checker, field: str) -> str:

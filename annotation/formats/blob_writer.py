@@ -76,8 +76,12 @@ class BlobWrites:
 
 
 def _may_fork(count: int) -> bool:
-    return (count >= FORK_MIN_BLOBS and sys.platform.startswith("linux") and hasattr(os, "fork")
-            and threading.active_count() == 1)
+    return (
+        count >= FORK_MIN_BLOBS
+        and sys.platform.startswith("linux")
+        and hasattr(os, "fork")
+        and threading.active_count() == 1
+    )
 
 
 def _describe(exc: BaseException) -> str:

@@ -22,9 +22,14 @@ from store.models import AuditEvent
 CHUNK = 500
 
 NATURAL_KEYS: dict[str, tuple[str, ...]] = {
-    "task": ("benchmark_id", "source_id"), "referencestep": ("task_id", "ordinal"),
-    "checkpoint": ("task_id", "key"), "orderingconstraint": ("task_id", "key"), "document": ("task_id", "ordinal"),
-    "asset": ("sha256",), "trajectory": ("run_id", "task_id"), "event": ("trajectory_id", "ordinal"),
+    "task": ("benchmark_id", "source_id"),
+    "referencestep": ("task_id", "ordinal"),
+    "checkpoint": ("task_id", "key"),
+    "orderingconstraint": ("task_id", "key"),
+    "document": ("task_id", "ordinal"),
+    "asset": ("sha256",),
+    "trajectory": ("run_id", "task_id"),
+    "event": ("trajectory_id", "ordinal"),
 }
 
 # Columns an audit event shows as a note instead of their value: the verbatim source record lives on the
@@ -79,8 +84,7 @@ def _column_encoder(column: sa.Column, dialect: Any) -> Callable[[Any], Any] | N
     return encode
 
 
-def _sqlite_columns(session: Session, table: sa.Table, cols: list[str],
-                    rows: list[dict[str, Any]]) -> list[list[Any]]:
+def _sqlite_columns(session: Session, table: sa.Table, cols: list[str], rows: list[dict[str, Any]]) -> list[list[Any]]:
     """The rows' values column by column, encoded for the driver."""
     dialect = session.connection().dialect
     out = []
@@ -94,8 +98,7 @@ def _sqlite_columns(session: Session, table: sa.Table, cols: list[str],
 def _execute_sqlite(session: Session, table: sa.Table, cols: list[str], columns: list[list[Any]]) -> None:
     names = ", ".join(f'"{c}"' for c in cols)
     marks = ", ".join("?" for _ in cols)
-    session.connection().exec_driver_sql(f'INSERT INTO "{table.name}" ({names}) VALUES ({marks})',
-                                         list(zip(*columns)))
+    session.connection().exec_driver_sql(f'INSERT INTO "{table.name}" ({names}) VALUES ({marks})', list(zip(*columns)))
 
 
 def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -127,7 +130,7 @@ def ids_by_natural_key(session: Session, table: sa.Table, rows: list[dict[str, A
     found: dict[tuple[Any, ...], int] = {}
     distinct = list(dict.fromkeys(r[keys[0]] for r in rows))
     for i in range(0, len(distinct), CHUNK):
-        chunk = distinct[i:i + CHUNK]
+        chunk = distinct[i : i + CHUNK]
         stmt = sa.select(table.c.id, *(table.c[k] for k in keys)).where(first.in_(chunk))
         for row in session.connection().execute(stmt):
             found[tuple(row[1:])] = row[0]
@@ -142,16 +145,19 @@ def insert_returning_ids(session: Session, model: Any, rows: list[dict[str, Any]
     return ids_by_natural_key(session, model.__table__, rows)
 
 
-def insert_audited(session: Session, model: Any, rows: list[dict[str, Any]], entity: str, actor: str,
-                   now: datetime) -> list[int]:
+def insert_audited(
+    session: Session, model: Any, rows: list[dict[str, Any]], entity: str, actor: str, now: datetime
+) -> list[int]:
     """Insert rows and one audit 'create' event per row; returns the new ids in row order."""
     if not rows:
         return []
     table = model.__table__
     if not _fast_path(session.connection().dialect):
         ids = insert_returning_ids(session, model, rows)
-        events = [_event(actor, entity, rid, {"id": rid, **{k: _audit_value(k, v) for k, v in row.items()}}, now)
-                  for row, rid in zip(_plain(rows), ids)]
+        events = [
+            _event(actor, entity, rid, {"id": rid, **{k: _audit_value(k, v) for k, v in row.items()}}, now)
+            for row, rid in zip(_plain(rows), ids)
+        ]
         insert_many(session, AuditEvent.__table__, events)
         return ids
     cols = list(rows[0])
@@ -166,8 +172,15 @@ def insert_audited(session: Session, model: Any, rows: list[dict[str, Any]], ent
 
 
 def _event(actor: str, entity: str, rid: int, after: Any, now: datetime) -> dict[str, Any]:
-    return {"actor": actor, "action": "create", "entity": entity, "entity_id": rid, "before": None,
-            "after": after, "created_at": now}
+    return {
+        "actor": actor,
+        "action": "create",
+        "entity": entity,
+        "entity_id": rid,
+        "before": None,
+        "after": after,
+        "created_at": now,
+    }
 
 
 def _audit_value(key: str, value: Any) -> Any:
@@ -178,8 +191,9 @@ def _audit_value(key: str, value: Any) -> Any:
     return value
 
 
-def _audit_texts(table: sa.Table, cols: list[str], rows: list[dict[str, Any]], columns: list[list[Any]],
-                 ids: list[int]) -> list[str]:
+def _audit_texts(
+    table: sa.Table, cols: list[str], rows: list[dict[str, Any]], columns: list[list[Any]], ids: list[int]
+) -> list[str]:
     """``json.dumps({"id": id, **row})`` of every row (notes and ISO timestamps as ``_audit_value``
     gives them), built from the texts already made for the insert instead of serializing again."""
     pieces = []

@@ -33,8 +33,13 @@ def fingerprint(spec: TaskSpec) -> tuple[str, Any]:
     except (TypeError, ValueError):  # not plain JSON: hash as before; the insert reports the problem
         body = [FINGERPRINT_VERSION, spec.record, spec.fields.get("meta"), files]
         return _sha(_LENIENT.encode(body)), spec.record
-    text = "[" + ", ".join((str(FINGERPRINT_VERSION), record_text, _LENIENT.encode(spec.fields.get("meta")),
-                            _LENIENT.encode(files))) + "]"
+    text = (
+        "["
+        + ", ".join(
+            (str(FINGERPRINT_VERSION), record_text, _LENIENT.encode(spec.fields.get("meta")), _LENIENT.encode(files))
+        )
+        + "]"
+    )
     # json.dumps escapes everything outside printable ASCII (DEL included) only with ensure_ascii on.
     same_when_ascii = record_text.isascii() and "\x7f" not in record_text
     return _sha(text), JsonText(spec.record, record_text) if same_when_ascii else spec.record

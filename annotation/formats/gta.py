@@ -52,7 +52,7 @@ def read(path: Path) -> DatasetSpec:
     src = DatasetRoot(root)
     data = read_json(file, src)
     if not isinstance(data, dict):
-        raise FormatError(file, None, None, "must be a JSON object keyed by sample index (\"0\", \"1\", …)")
+        raise FormatError(file, None, None, 'must be a JSON object keyed by sample index ("0", "1", …)')
     settings: dict[str, Any] = {}
     toolmeta_file = root / TOOLMETA_FILE
     if is_entry(toolmeta_file):
@@ -90,8 +90,9 @@ def parse_record(key: str, record: Any, file: Path, root: Path | DatasetRoot) ->
     if "gt_answer" not in record:
         raise c.fail("gt_answer", "is missing (use null for image-generation queries)")
     spec = answer_spec_of(record["gt_answer"], c)
-    return TaskSpec(str(key), record, {"query": query, "answer_spec": spec, "tools_offered": tool_names},
-                    steps=steps, assets=assets)
+    return TaskSpec(
+        str(key), record, {"query": query, "answer_spec": spec, "tools_offered": tool_names}, steps=steps, assets=assets
+    )
 
 
 def parse_dialogs(dialogs: list[Any], c: Checker) -> list[StepSpec]:
@@ -127,8 +128,13 @@ def parse_dialogs(dialogs: list[Any], c: Checker) -> list[StepSpec]:
             content = c.get(msg, "content", (str, type(None)), f"{where}.content")
             if j != len(dialogs) - 1:
                 raise c.fail(where, "an assistant answer must be the last message of the dialog")
-            steps.append(StepSpec(thought=msg.get("thought") if isinstance(msg.get("thought"), str) else None,
-                                  final_answer=content or "", meta={"dialog_index": j}))
+            steps.append(
+                StepSpec(
+                    thought=msg.get("thought") if isinstance(msg.get("thought"), str) else None,
+                    final_answer=content or "",
+                    meta={"dialog_index": j},
+                )
+            )
         else:
             raise c.fail(f"{where}.role", f"must be 'assistant' or 'tool' after the first message, got {role!r}")
     return steps
@@ -150,8 +156,7 @@ def answer_spec_of(gt: Any, c: Checker) -> dict[str, Any]:
                 for k, alias in enumerate(group):
                     c.expect(alias, str, f"gt_answer.{name_}[{i}][{k}]")
         return {"kind": "whitelist", "groups": groups, "blacklist": blacklist or None}
-    raise c.fail("gt_answer", f"must be an object (whitelist), an array (references) or null, got "
-                              f"{type(gt).__name__}")
+    raise c.fail("gt_answer", f"must be an object (whitelist), an array (references) or null, got {type(gt).__name__}")
 
 
 # ------------------------------------------------------------------ dataset out
@@ -177,7 +182,10 @@ def asset_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
     for link, asset in bundle.assets:
         if link.role not in ("query_image", "evidence"):
             continue
-        rel = export_relpath(link.original_path) or f"image/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+        rel = (
+            export_relpath(link.original_path)
+            or f"image/{bundle.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+        )
         out.append((link, asset, rel))
     return out
 
@@ -187,10 +195,14 @@ def build_record(bundle: TaskBundle, toolmeta: dict[str, Any]) -> dict[str, Any]
     task = bundle.task
     base = task.source_record if isinstance(task.source_record, dict) else {}
     base_tools = {t.get("name"): t for t in base.get("tools") or [] if isinstance(t, dict)}
-    tools = [base_tools.get(n) or toolmeta.get(n) or {"name": n, "description": "", "inputs": [], "outputs": []}
-             for n in task.tools_offered or []]
-    files = [{"type": "image" if link.role == "query_image" else "file", "path": rel, "url": link.url}
-             for link, _, rel in asset_paths(bundle)]
+    tools = [
+        base_tools.get(n) or toolmeta.get(n) or {"name": n, "description": "", "inputs": [], "outputs": []}
+        for n in task.tools_offered or []
+    ]
+    files = [
+        {"type": "image" if link.role == "query_image" else "file", "path": rel, "url": link.url}
+        for link, _, rel in asset_paths(bundle)
+    ]
     dialogs: list[dict[str, Any]] = [{"role": "user", "content": task.query}]
     last_msg: dict[str, Any] | None = None
     last_index: Any = object()
@@ -204,8 +216,10 @@ def build_record(bundle: TaskBundle, toolmeta: dict[str, Any]) -> dict[str, Any]
                 msg["thought"] = step.thought
             dialogs.append(msg)
             continue
-        call = {"type": "function", "function": {"name": step.tool_name, "arguments": step.tool_args
-                                                 if step.tool_args is not None else {}}}
+        call = {
+            "type": "function",
+            "function": {"name": step.tool_name, "arguments": step.tool_args if step.tool_args is not None else {}},
+        }
         index = (step.meta or {}).get("dialog_index")
         if last_msg is not None and index is not None and index == last_index:
             last_msg["tool_calls"].append(call)
@@ -230,7 +244,9 @@ def record_of(bundle: TaskBundle, toolmeta: dict[str, Any]) -> dict[str, Any]:
     return bundle.task.source_record if bundle.verbatim else build_record(bundle, toolmeta)
 
 
-def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+def write(
+    bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]
+) -> list[Path]:
     toolmeta = dict(settings.get("toolmeta") or {})
     dataset: dict[str, Any] = {}
     written: list[Path] = []
@@ -274,11 +290,15 @@ def read_run(path: Path) -> RunSpec:
         raise FormatError(file, None, None, "must be a JSON object keyed by sample index")
     notes = []
     if duplicates:
-        notes.append(f"{len(duplicates)} sample key(s) occur more than once in {file.name}; the last record of each "
-                     f"was kept, as json.load keeps it for the reference: {', '.join(map(repr, duplicates[:10]))}")
+        notes.append(
+            f"{len(duplicates)} sample key(s) occur more than once in {file.name}; the last record of each "
+            f"was kept, as json.load keeps it for the reference: {', '.join(map(repr, duplicates[:10]))}"
+        )
     if nested:
-        notes.append(f"key(s) repeated inside records of {file.name}: {', '.join(map(repr, nested[:10]))}; the last "
-                     f"value of each was used, as json.load uses it for the reference")
+        notes.append(
+            f"key(s) repeated inside records of {file.name}: {', '.join(map(repr, nested[:10]))}; the last "
+            f"value of each was used, as json.load uses it for the reference"
+        )
     numeric: list[str] = []
     layouts = set()
     trajectories = []
@@ -299,13 +319,23 @@ def read_run(path: Path) -> RunSpec:
             last = preds[-1]
             if isinstance(last.get("content"), str) and "tool_calls" not in last:
                 answer = last["content"]
-        trajectories.append(TrajectorySpec(str(key), str(key), events, final_answer=answer,
-                                           status="done" if preds else "failed",
-                                           error=None if preds else "empty prediction", native=rec))
+        trajectories.append(
+            TrajectorySpec(
+                str(key),
+                str(key),
+                events,
+                final_answer=answer,
+                status="done" if preds else "failed",
+                error=None if preds else "empty prediction",
+                native=rec,
+            )
+        )
     layout = layouts.pop() if layouts else "step"
     if numeric:
-        notes.append(f"{len(numeric)} sample(s) answer with a number instead of a string; it was read as str(number): "
-                     f"{', '.join(map(repr, numeric[:10]))}")
+        notes.append(
+            f"{len(numeric)} sample(s) answer with a number instead of a string; it was read as str(number): "
+            f"{', '.join(map(repr, numeric[:10]))}"
+        )
     return RunSpec("step" if layout == "step" else "react", trajectories, {"layout": layout}, notes=notes)
 
 
@@ -314,8 +344,12 @@ def _stringify_numeric_answers(preds: list[Any], layout: str) -> bool:
     steps = preds if layout == "step" else (preds[0] if preds and isinstance(preds[0], list) else [])
     changed = False
     for step in steps:
-        if isinstance(step, dict) and step.get("role") == "assistant" and isinstance(step.get("content"), (int, float)) \
-                and not isinstance(step.get("content"), bool):
+        if (
+            isinstance(step, dict)
+            and step.get("role") == "assistant"
+            and isinstance(step.get("content"), (int, float))
+            and not isinstance(step.get("content"), bool)
+        ):
             step["content"] = str(step["content"])
             changed = True
     return changed
@@ -360,14 +394,19 @@ def _e2e_events(preds: list[Any], c: Checker) -> list[EventSpec]:
             items = content if isinstance(content, list) else [content]
             text = "\n".join(str(i.get("content")) for i in items if isinstance(i, dict) and i.get("type") == "text")
             call_id, tool = open_calls.pop(0) if open_calls else ("", str(step.get("name") or ""))
-            out.append(EventSpec(ev.TOOL_RESULT, ev.tool_result(tool, text, call_id=call_id,
-                                                                data={"content": content})))
+            out.append(
+                EventSpec(ev.TOOL_RESULT, ev.tool_result(tool, text, call_id=call_id, data={"content": content}))
+            )
         elif role == "assistant":
             content = c.get(step, "content", (str, type(None)), f"{where}.content")
             is_thought = (step.get("meta") or {}).get("type") == "thought"
             if is_thought or j != len(steps) - 1:
-                out.append(EventSpec(ev.MODEL_MESSAGE, {"content": content, "reasoning": None, "tool_calls": [],
-                                                        "usage": {}, "finish_reason": None}))
+                out.append(
+                    EventSpec(
+                        ev.MODEL_MESSAGE,
+                        {"content": content, "reasoning": None, "tool_calls": [], "usage": {}, "finish_reason": None},
+                    )
+                )
             else:
                 out.append(EventSpec(ev.ANSWER, ev.answer(content or "")))
         else:
@@ -390,28 +429,49 @@ def build_prediction(tb: Any, layout: str, task_bundle: TaskBundle | None, toolm
     origin = [e.payload for e in events if e.kind == ev.USER_MESSAGE]
     if layout == "step":
         gold = [m for m in dialogs if m.get("role") == "assistant"]
-        preds = [e.payload["prediction"] for e in sorted((e for e in events if e.kind == ev.STEP_PREDICTION),
-                                                         key=lambda e: e.payload.get("gold_index", 0))]
+        preds = [
+            e.payload["prediction"]
+            for e in sorted(
+                (e for e in events if e.kind == ev.STEP_PREDICTION), key=lambda e: e.payload.get("gold_index", 0)
+            )
+        ]
         return {"gold": gold, "prediction": preds, "origin_prompt": origin, "steps": []}
     steps: list[dict[str, Any]] = []
-    failed_results = {str(e.payload.get("call_id")): e for e in events if e.kind == ev.TOOL_RESULT
-                      and e.payload.get("call_id") and (e.failed or e.payload.get("ok") is False)}
+    failed_results = {
+        str(e.payload.get("call_id")): e
+        for e in events
+        if e.kind == ev.TOOL_RESULT and e.payload.get("call_id") and (e.failed or e.payload.get("ok") is False)
+    }
     for e in events:
         p = e.payload
         if e.kind == ev.TOOL_CALL:
             raw = p.get("raw_arguments")
-            step: dict[str, Any] = {"role": "assistant", "tool_calls": [
-                {"type": "function", "function": {"name": p.get("name"),
-                                                  "arguments": raw if raw is not None else p.get("arguments")}}]}
+            step: dict[str, Any] = {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": p.get("name"),
+                            "arguments": raw if raw is not None else p.get("arguments"),
+                        },
+                    }
+                ],
+            }
             failed_result = failed_results.get(str(p.get("call_id") or "")) if p.get("call_id") else None
             if "error" in p:
                 step["error"] = p["error"]
             elif e.failed:
                 step["error"] = {"type": "invalid_call", "msg": p.get("parse_error") or "the call was invalid"}
             elif failed_result is not None:  # the call ran and failed: OpenCompass marks the step with error
-                step["error"] = {"type": "tool_error",
-                                 "msg": str(failed_result.payload.get("error") or failed_result.payload.get("text")
-                                            or "the tool call failed")}
+                step["error"] = {
+                    "type": "tool_error",
+                    "msg": str(
+                        failed_result.payload.get("error")
+                        or failed_result.payload.get("text")
+                        or "the tool call failed"
+                    ),
+                }
             steps.append(step)
         elif e.kind == ev.TOOL_RESULT:
             content = (p.get("data") or {}).get("content")

@@ -45,28 +45,41 @@ FEATURES: dict[str, Any] = {
 
 def _schema(pa: Any) -> Any:
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    fields = [("source_id", pa.string()), *[(f, pa.string()) for f in TEXT_FIELDS], ("answer_spec", pa.string()),
-              ("tools_offered", pa.list_(pa.string())), ("meta", pa.string()), ("images", pa.list_(image)),
-              ("image_roles", pa.list_(pa.string()))]
+    fields = [
+        ("source_id", pa.string()),
+        *[(f, pa.string()) for f in TEXT_FIELDS],
+        ("answer_spec", pa.string()),
+        ("tools_offered", pa.list_(pa.string())),
+        ("meta", pa.string()),
+        ("images", pa.list_(image)),
+        ("image_roles", pa.list_(pa.string())),
+    ]
     meta = {b"huggingface": json.dumps({"info": {"features": FEATURES}}).encode()}
     return pa.schema(fields, metadata=meta)
 
 
 def _image_path(b: TaskBundle, link: Any, asset: Any) -> str:
-    return export_relpath(link.original_path) or \
-        f"images/{b.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+    return (
+        export_relpath(link.original_path)
+        or f"images/{b.task.source_id}_{link.role}_{link.ordinal}{extension_for(asset.mime)}"
+    )
 
 
 def _row(b: TaskBundle, read_blob: Callable[[str], bytes]) -> dict[str, Any]:
     t = b.task
-    links = sorted((p for p in b.assets if p[0].role in ("query_image", "document_image")),
-                   key=lambda p: (p[0].role != "query_image", p[0].ordinal))
-    return {"source_id": t.source_id, **{f: getattr(t, f) for f in TEXT_FIELDS},
-            "answer_spec": json.dumps(t.answer_spec or {}, ensure_ascii=False, sort_keys=True),
-            "tools_offered": list(t.tools_offered or []),
-            "meta": json.dumps(t.meta or {}, ensure_ascii=False, sort_keys=True, default=str),
-            "images": [{"bytes": read_blob(a.sha256), "path": _image_path(b, link, a)} for link, a in links],
-            "image_roles": [link.role for link, _ in links]}
+    links = sorted(
+        (p for p in b.assets if p[0].role in ("query_image", "document_image")),
+        key=lambda p: (p[0].role != "query_image", p[0].ordinal),
+    )
+    return {
+        "source_id": t.source_id,
+        **{f: getattr(t, f) for f in TEXT_FIELDS},
+        "answer_spec": json.dumps(t.answer_spec or {}, ensure_ascii=False, sort_keys=True),
+        "tools_offered": list(t.tools_offered or []),
+        "meta": json.dumps(t.meta or {}, ensure_ascii=False, sort_keys=True, default=str),
+        "images": [{"bytes": read_blob(a.sha256), "path": _image_path(b, link, a)} for link, a in links],
+        "image_roles": [link.role for link, _ in links],
+    }
 
 
 def _yaml_text(value: Any) -> str:
@@ -75,32 +88,54 @@ def _yaml_text(value: Any) -> str:
 
 def card(benchmark: dict[str, Any], tasks: int, shards: int) -> str:
     """The dataset card: YAML header (license, name, configs/splits, features) and a short body."""
-    lines = ["---", f"license: {_yaml_text(benchmark.get('license') or 'unknown')}",
-             f"pretty_name: {_yaml_text(benchmark.get('name'))}", "tags:", "  - chainmark",
-             f"  - {_yaml_text(benchmark.get('source_format'))}",
-             "configs:", "  - config_name: default", "    data_files:", f"      - split: {SPLIT}",
-             f"        path: data/{SPLIT}-*.parquet", "chainmark:",
-             f"  benchmark: {_yaml_text(benchmark.get('name'))}",
-             f"  source_format: {_yaml_text(benchmark.get('source_format'))}",
-             f"  tool_set: {_yaml_text(benchmark.get('tool_set'))}", "---", "",
-             f"# {benchmark.get('name')}", ""]
+    lines = [
+        "---",
+        f"license: {_yaml_text(benchmark.get('license') or 'unknown')}",
+        f"pretty_name: {_yaml_text(benchmark.get('name'))}",
+        "tags:",
+        "  - chainmark",
+        f"  - {_yaml_text(benchmark.get('source_format'))}",
+        "configs:",
+        "  - config_name: default",
+        "    data_files:",
+        f"      - split: {SPLIT}",
+        f"        path: data/{SPLIT}-*.parquet",
+        "chainmark:",
+        f"  benchmark: {_yaml_text(benchmark.get('name'))}",
+        f"  source_format: {_yaml_text(benchmark.get('source_format'))}",
+        f"  tool_set: {_yaml_text(benchmark.get('tool_set'))}",
+        "---",
+        "",
+        f"# {benchmark.get('name')}",
+        "",
+    ]
     if benchmark.get("description"):
         lines += [str(benchmark["description"]), ""]
-    lines += [f"{tasks} tasks in {shards} Parquet shard(s), exported by chainmark from a "
-              f"{benchmark.get('source_format')} benchmark.", "",
-              "Columns: `source_id`, " + ", ".join(f"`{f}`" for f in TEXT_FIELDS) +
-              ", `answer_spec` (JSON), `tools_offered`, `meta` (JSON), `images` (list of Image), "
-              "`image_roles` (one per image: query_image or document_image).", ""]
+    lines += [
+        f"{tasks} tasks in {shards} Parquet shard(s), exported by chainmark from a "
+        f"{benchmark.get('source_format')} benchmark.",
+        "",
+        "Columns: `source_id`, "
+        + ", ".join(f"`{f}`" for f in TEXT_FIELDS)
+        + ", `answer_spec` (JSON), `tools_offered`, `meta` (JSON), `images` (list of Image), "
+        "`image_roles` (one per image: query_image or document_image).",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes],
-          benchmark: dict[str, Any] | None = None) -> list[Path]:
+def write(
+    bundles: list[TaskBundle],
+    settings: dict[str, Any],
+    root: Path,
+    read_blob: Callable[[str], bytes],
+    benchmark: dict[str, Any] | None = None,
+) -> list[Path]:
     pa = require("pyarrow")
     pq = require("pyarrow.parquet")
     schema = _schema(pa)
     (root / "data").mkdir(parents=True, exist_ok=True)
-    chunks = [bundles[i:i + ROWS_PER_SHARD] for i in range(0, len(bundles), ROWS_PER_SHARD)] or [[]]
+    chunks = [bundles[i : i + ROWS_PER_SHARD] for i in range(0, len(bundles), ROWS_PER_SHARD)] or [[]]
     written = []
     for n, chunk in enumerate(chunks):
         target = root / "data" / f"{SPLIT}-{n:05d}-of-{len(chunks):05d}.parquet"
@@ -202,7 +237,9 @@ def _task(row: dict[str, Any], shard: Path, record: str, root: DatasetRoot, seen
         if not isinstance(image, dict) or not isinstance(image.get("bytes"), bytes):
             raise FormatError(shard, record, f"images[{k}]", "needs embedded bytes")
         if len(image["bytes"]) > root.limits.image_bytes:
-            raise FormatError(shard, record, f"images[{k}]", f"is over the {root.limits.image_bytes:,} byte image limit")
+            raise FormatError(
+                shard, record, f"images[{k}]", f"is over the {root.limits.image_bytes:,} byte image limit"
+            )
         try:
             check_image(image["bytes"], root.limits.image_pixels)
         except UnsafeFile as exc:
@@ -214,10 +251,16 @@ def _task(row: dict[str, Any], shard: Path, record: str, root: DatasetRoot, seen
 
 
 def read_run(path: Path, **_: Any) -> Any:
-    raise FormatError(path, message="a Hugging Face dataset holds tasks, not runs; "
-                                    "export runs with: chainmark export-run parquet RUN_ID OUT")
+    raise FormatError(
+        path,
+        message="a Hugging Face dataset holds tasks, not runs; "
+        "export runs with: chainmark export-run parquet RUN_ID OUT",
+    )
 
 
 def write_run(run: Any, path: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
-    raise FormatError(path, message="a Hugging Face dataset holds tasks, not runs; "
-                                    "export runs with: chainmark export-run parquet RUN_ID OUT")
+    raise FormatError(
+        path,
+        message="a Hugging Face dataset holds tasks, not runs; "
+        "export runs with: chainmark export-run parquet RUN_ID OUT",
+    )

@@ -43,15 +43,18 @@ PREDICTION_KEYS = ("output", "result")
 
 # calculate_performance.Sum_category: subcategory -> category
 SUM_CATEGORY = {
-    **dict.fromkeys(["Art Style Transfer", "Scene Attribute Transfer", "Photo Variation", "Portrait Variation"],
-                    "Style Transfer"),
+    **dict.fromkeys(
+        ["Art Style Transfer", "Scene Attribute Transfer", "Photo Variation", "Portrait Variation"], "Style Transfer"
+    ),
     **dict.fromkeys(["Animation Images", "Animation Text-Image", "Attribute Transfer"], "Progressive"),
     **dict.fromkeys(["3D_object", "multi-Perspective Scene Generation"], "3D Scene"),
     **dict.fromkeys(["Realistic Object Detection", "Imaginary Object Detection"], "Image Decomposition"),
     **dict.fromkeys(["HowTo", "Scientific"], "Image-Text Complementation"),
     **dict.fromkeys(["Prediction", "painting"], "Temporal Prediction"),
-    **dict.fromkeys(["visual storytelling text-image", "visual storytelling image", "visual storytelling text"],
-                    "Visual Story Telling"),
+    **dict.fromkeys(
+        ["visual storytelling text-image", "visual storytelling image", "visual storytelling text"],
+        "Visual Story Telling",
+    ),
     **dict.fromkeys(["Object_VQA", "Historical"], "VQA"),
 }
 
@@ -91,8 +94,14 @@ def read(path: Path) -> DatasetSpec:
         record = {k: v for k, v in line.items() if k not in PREDICTION_KEYS}
         with_output += len(record) != len(line)
         tasks.append(parse_record(str(ident), record, c, root))
-    notes = [f"{with_output} line(s) carry model output; it was not imported as task data "
-             f"(use `chainmark import-run isg` for predictions)"] if with_output else []
+    notes = (
+        [
+            f"{with_output} line(s) carry model output; it was not imported as task data "
+            f"(use `chainmark import-run isg` for predictions)"
+        ]
+        if with_output
+        else []
+    )
     return DatasetSpec(tasks, notes=notes)
 
 
@@ -108,10 +117,15 @@ def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path | Da
                 rel = safe_relpath(b["content"], c, f"{field}[{i}].content")
                 assets.append(AssetSpec(read_asset(root, rel, c, f"{field}[{i}].content", image=True), rel, role))
     text = "\n".join(b["content"] for b in query if b["type"] == "text")
-    fields = {"query": text or "(image-only query)", "subcategory": category,
-              "category": SUM_CATEGORY.get(category, category),
-              "answer_spec": {"kind": "interleaved", "golden": [{"type": b["type"], "content": b["content"]}
-                                                                for b in golden]}}
+    fields = {
+        "query": text or "(image-only query)",
+        "subcategory": category,
+        "category": SUM_CATEGORY.get(category, category),
+        "answer_spec": {
+            "kind": "interleaved",
+            "golden": [{"type": b["type"], "content": b["content"]} for b in golden],
+        },
+    }
     return TaskSpec(ident, record, fields, assets=assets)
 
 
@@ -119,23 +133,31 @@ def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path | Da
 
 
 def _paths(bundle: TaskBundle, role: str, prefix: str) -> list[str]:
-    return [export_relpath(link.original_path) or f"images/{bundle.task.source_id}_{prefix}{n + 1}{extension_for(asset.mime)}"
-            for n, (link, asset) in enumerate(bundle.assets_in(role))]
+    return [
+        export_relpath(link.original_path)
+        or f"images/{bundle.task.source_id}_{prefix}{n + 1}{extension_for(asset.mime)}"
+        for n, (link, asset) in enumerate(bundle.assets_in(role))
+    ]
 
 
 def build_record(bundle: TaskBundle) -> dict[str, Any]:
     task = bundle.task
     base = task.source_record if isinstance(task.source_record, dict) else {}
-    record: dict[str, Any] = {"id": base.get("id", task.source_id),
-                              "Category": task.subcategory or task.category or base.get("Category") or ""}
+    record: dict[str, Any] = {
+        "id": base.get("id", task.source_id),
+        "Category": task.subcategory or task.category or base.get("Category") or "",
+    }
     q_images = _paths(bundle, "query_image", "q")
     base_query = base.get("Query") or []
-    if "\n".join(b.get("content", "") for b in base_query if b.get("type") == "text") == task.query and \
-            [b.get("content") for b in base_query if b.get("type") == "image"] == q_images:
+    if (
+        "\n".join(b.get("content", "") for b in base_query if b.get("type") == "text") == task.query
+        and [b.get("content") for b in base_query if b.get("type") == "image"] == q_images
+    ):
         record["Query"] = base_query
     else:
-        record["Query"] = [{"type": "text", "content": task.query}] + [{"type": "image", "content": p}
-                                                                       for p in q_images]
+        record["Query"] = [{"type": "text", "content": task.query}] + [
+            {"type": "image", "content": p} for p in q_images
+        ]
     g_images = iter(_paths(bundle, "golden", "g"))
     golden = []
     for block in (task.answer_spec or {}).get("golden") or []:
@@ -149,7 +171,9 @@ def build_record(bundle: TaskBundle) -> dict[str, Any]:
     return record
 
 
-def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+def write(
+    bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]
+) -> list[Path]:
     lines = []
     written = []
     for b in bundles:
@@ -196,7 +220,9 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
     notes = []
     lines = read_jsonl(file, files)
     if drop_last and lines:
-        notes.append(f"the last line (line {lines[-1][0]}) was left out, as ISG-eval.py's default --end -1 leaves it out")
+        notes.append(
+            f"the last line (line {lines[-1][0]}) was left out, as ISG-eval.py's default --end -1 leaves it out"
+        )
         lines = lines[:-1]
     missing = []
     for lineno, line in lines:
@@ -205,8 +231,16 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
         ident = str(c.get(line, "id", (str, int), "id"))
         output = line.get("output")
         if output is None:
-            trajectories.append(TrajectorySpec(ident, f"line {lineno}", [], status="failed",
-                                               error="no output (passed through unjudged)", native=line))
+            trajectories.append(
+                TrajectorySpec(
+                    ident,
+                    f"line {lineno}",
+                    [],
+                    status="failed",
+                    error="no output (passed through unjudged)",
+                    native=line,
+                )
+            )
             continue
         blocks = check_blocks(output, c, "output", allow_empty=True)
         images = []
@@ -216,7 +250,7 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
                 if ref_root is not None:
                     data = _reference_image(str(b["content"]), ref_root, c, where)
                     if data is None:  # the reference fails the judge calls that show it; so do we
-                        blocks = [*blocks[:i], {**b, "missing": True}, *blocks[i + 1:]]
+                        blocks = [*blocks[:i], {**b, "missing": True}, *blocks[i + 1 :]]
                         missing.append(f"{ident} {where} {b['content']!r}")
                     else:
                         images.append(data)
@@ -224,19 +258,29 @@ def read_run(path: Path, *, root: Path | None = None, drop_last: bool = False) -
                     images.append(read_asset(files, safe_relpath(b["content"], c, where), c, where, image=True))
         text = "\n".join(b["content"] for b in blocks if b["type"] == "text")
         payload = {**ev.answer(text, ""), "blocks": blocks}
-        trajectories.append(TrajectorySpec(ident, f"line {lineno}", [EventSpec(ev.ANSWER, payload, assets=images)],
-                                           final_answer=text, native=line))
+        trajectories.append(
+            TrajectorySpec(
+                ident, f"line {lineno}", [EventSpec(ev.ANSWER, payload, assets=images)], final_answer=text, native=line
+            )
+        )
     if missing:
-        notes.append(f"{len(missing)} output image(s) found neither as given nor under --root; kept as missing "
-                     f"images, which fail the judge calls that show them, as in ISG-eval.py: "
-                     f"{'; '.join(missing[:5])}{' …' if len(missing) > 5 else ''}")
+        notes.append(
+            f"{len(missing)} output image(s) found neither as given nor under --root; kept as missing "
+            f"images, which fail the judge calls that show them, as in ISG-eval.py: "
+            f"{'; '.join(missing[:5])}{' …' if len(missing) > 5 else ''}"
+        )
     config: dict[str, Any] = {"layout": "isg-output"}
     if root is not None:
         config["root"] = str(root)
-    return RunSpec("plan", trajectories, config, notes=notes,
-                   unknown_id_differs="ISG-eval.py keeps such a line and calculate_performance.py counts it under "
-                                      "the line's own Category with default scores (or fails without one)",
-                   duplicate_differs="ISG-eval.py judges every line and calculate_performance.py counts each")
+    return RunSpec(
+        "plan",
+        trajectories,
+        config,
+        notes=notes,
+        unknown_id_differs="ISG-eval.py keeps such a line and calculate_performance.py counts it under "
+        "the line's own Category with default scores (or fails without one)",
+        duplicate_differs="ISG-eval.py judges every line and calculate_performance.py counts each",
+    )
 
 
 def _write_imported_images(tb: Any, root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
@@ -277,22 +321,32 @@ def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> 
             written.extend(_write_imported_images(tb, root, read_blob))
             continue
         bundle = run.task_bundles.get(tb.task.id)
-        line = dict(bundle.task.source_record if bundle and bundle.verbatim else
-                    build_record(bundle) if bundle else {"id": tb.task.source_id})
+        line = dict(
+            bundle.task.source_record
+            if bundle and bundle.verbatim
+            else build_record(bundle)
+            if bundle
+            else {"id": tb.task.source_id}
+        )
         answer = next((e for e in reversed(tb.events) if e.kind == ev.ANSWER), None)
         if answer is None:
             line["output"] = None
         else:
             images = iter(tb.event_assets.get(answer.id, []))
             blocks = []
-            for n, block in enumerate(answer.payload.get("blocks") or [{"type": "text",
-                                                                        "content": answer.payload.get("text", "")}]):
+            for n, block in enumerate(
+                answer.payload.get("blocks") or [{"type": "text", "content": answer.payload.get("text", "")}]
+            ):
                 content = block.get("content", "")
                 if block.get("type") == "image":
                     pair = next(images, None)
                     if pair is None:
-                        raise FormatError(f"run {run.run.id}", tb.task.source_id, f"output[{n}]",
-                                          "an image block without its image asset")
+                        raise FormatError(
+                            f"run {run.run.id}",
+                            tb.task.source_id,
+                            f"output[{n}]",
+                            "an image block without its image asset",
+                        )
                     content = f"outputs/{tb.task.source_id}_{n}{extension_for(pair[1].mime)}"
                     written.append(write_file(root, content, read_blob(pair[1].sha256)))
                 blocks.append({"type": block.get("type", "text"), "content": content})

@@ -31,30 +31,63 @@ def require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise FormatError(module, message=f"is not installed; it comes with the 'interop' extra: {INTEROP_EXTRA}") \
-            from None
+        raise FormatError(
+            module, message=f"is not installed; it comes with the 'interop' extra: {INTEROP_EXTRA}"
+        ) from None
 
 
 def _schemas(pa: Any) -> tuple[Any, Any]:
     ts = pa.timestamp("us", tz="UTC")
-    events = pa.schema([
-        ("run_id", pa.int64()), ("trajectory_id", pa.int64()), ("task_id", pa.int64()), ("source_id", pa.string()),
-        ("ordinal", pa.int32()), ("kind", pa.string()), ("failed", pa.bool_()),
-        ("started_at", ts), ("finished_at", ts), ("latency_s", pa.float64()),
-        ("tool_name", pa.string()), ("call_id", pa.string()), ("arguments_json", pa.string()),
-        ("text", pa.string()), ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
-        ("total_tokens", pa.int64()), ("error", pa.string()), ("asset_sha256", pa.list_(pa.string())),
-        ("payload_json", pa.string()),
-    ])
-    trajectories = pa.schema([
-        ("run_id", pa.int64()), ("run_name", pa.string()), ("benchmark", pa.string()), ("model", pa.string()),
-        ("mode", pa.string()), ("trajectory_id", pa.int64()), ("task_id", pa.int64()), ("source_id", pa.string()),
-        ("task_revision", pa.int32()), ("category", pa.string()), ("status", pa.string()),
-        ("final_answer", pa.string()), ("events", pa.int32()), ("tool_calls", pa.int32()),
-        ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()), ("total_tokens", pa.int64()),
-        ("latency_s", pa.float64()), ("error", pa.string()), ("started_at", ts), ("finished_at", ts),
-        ("usage_json", pa.string()),
-    ])
+    events = pa.schema(
+        [
+            ("run_id", pa.int64()),
+            ("trajectory_id", pa.int64()),
+            ("task_id", pa.int64()),
+            ("source_id", pa.string()),
+            ("ordinal", pa.int32()),
+            ("kind", pa.string()),
+            ("failed", pa.bool_()),
+            ("started_at", ts),
+            ("finished_at", ts),
+            ("latency_s", pa.float64()),
+            ("tool_name", pa.string()),
+            ("call_id", pa.string()),
+            ("arguments_json", pa.string()),
+            ("text", pa.string()),
+            ("prompt_tokens", pa.int64()),
+            ("completion_tokens", pa.int64()),
+            ("total_tokens", pa.int64()),
+            ("error", pa.string()),
+            ("asset_sha256", pa.list_(pa.string())),
+            ("payload_json", pa.string()),
+        ]
+    )
+    trajectories = pa.schema(
+        [
+            ("run_id", pa.int64()),
+            ("run_name", pa.string()),
+            ("benchmark", pa.string()),
+            ("model", pa.string()),
+            ("mode", pa.string()),
+            ("trajectory_id", pa.int64()),
+            ("task_id", pa.int64()),
+            ("source_id", pa.string()),
+            ("task_revision", pa.int32()),
+            ("category", pa.string()),
+            ("status", pa.string()),
+            ("final_answer", pa.string()),
+            ("events", pa.int32()),
+            ("tool_calls", pa.int32()),
+            ("prompt_tokens", pa.int64()),
+            ("completion_tokens", pa.int64()),
+            ("total_tokens", pa.int64()),
+            ("latency_s", pa.float64()),
+            ("error", pa.string()),
+            ("started_at", ts),
+            ("finished_at", ts),
+            ("usage_json", pa.string()),
+        ]
+    )
     return events, trajectories
 
 
@@ -77,8 +110,12 @@ def _text(kind: str, p: dict[str, Any]) -> str | None:
     if kind == ev.USER_MESSAGE or kind == ev.MODEL_MESSAGE:
         content = p.get("content")
         if isinstance(content, list):  # OpenAI content parts: keep the text parts
-            return "\n".join(str(part.get("text")) for part in content
-                             if isinstance(part, dict) and part.get("type") == "text") or None
+            return (
+                "\n".join(
+                    str(part.get("text")) for part in content if isinstance(part, dict) and part.get("type") == "text"
+                )
+                or None
+            )
         return content if isinstance(content, str) else None
     if kind == ev.CODE_EXEC:
         return p.get("code")
@@ -125,18 +162,30 @@ def event_rows(run: RunBundle) -> list[dict[str, Any]]:
             usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
             tool_name, call_id, args = _tool(e.kind, p)
             started, finished = _utc(e.started_at), _utc(e.finished_at)
-            rows.append({
-                "run_id": run.run.id, "trajectory_id": tb.trajectory.id, "task_id": tb.task.id,
-                "source_id": tb.task.source_id, "ordinal": e.ordinal, "kind": e.kind, "failed": bool(e.failed),
-                "started_at": started, "finished_at": finished,
-                "latency_s": (finished - started).total_seconds() if started and finished else None,
-                "tool_name": tool_name, "call_id": call_id, "arguments_json": args, "text": _text(e.kind, p),
-                "prompt_tokens": _int(usage.get("prompt_tokens")),
-                "completion_tokens": _int(usage.get("completion_tokens")),
-                "total_tokens": _int(usage.get("total_tokens")), "error": _error(e.kind, p, e.failed),
-                "asset_sha256": [asset.sha256 for _, asset in tb.event_assets.get(e.id, [])],
-                "payload_json": _json(p),
-            })
+            rows.append(
+                {
+                    "run_id": run.run.id,
+                    "trajectory_id": tb.trajectory.id,
+                    "task_id": tb.task.id,
+                    "source_id": tb.task.source_id,
+                    "ordinal": e.ordinal,
+                    "kind": e.kind,
+                    "failed": bool(e.failed),
+                    "started_at": started,
+                    "finished_at": finished,
+                    "latency_s": (finished - started).total_seconds() if started and finished else None,
+                    "tool_name": tool_name,
+                    "call_id": call_id,
+                    "arguments_json": args,
+                    "text": _text(e.kind, p),
+                    "prompt_tokens": _int(usage.get("prompt_tokens")),
+                    "completion_tokens": _int(usage.get("completion_tokens")),
+                    "total_tokens": _int(usage.get("total_tokens")),
+                    "error": _error(e.kind, p, e.failed),
+                    "asset_sha256": [asset.sha256 for _, asset in tb.event_assets.get(e.id, [])],
+                    "payload_json": _json(p),
+                }
+            )
     return rows
 
 
@@ -148,19 +197,32 @@ def trajectory_rows(run: RunBundle) -> list[dict[str, Any]]:
         usage = t.usage if isinstance(t.usage, dict) else {}
         calls = sum(1 for e in tb.events if e.kind in (ev.TOOL_CALL, ev.PLAN_CALL))
         latency = usage.get("latency_s")
-        rows.append({
-            "run_id": run.run.id, "run_name": run.run.name, "benchmark": run.benchmark.name, "model": model,
-            "mode": run.run.mode, "trajectory_id": t.id, "task_id": tb.task.id, "source_id": tb.task.source_id,
-            "task_revision": t.task_revision, "category": tb.task.category, "status": t.status,
-            "final_answer": t.final_answer, "events": len(tb.events),
-            "tool_calls": _int(usage.get("tool_calls")) if _int(usage.get("tool_calls")) is not None else calls,
-            "prompt_tokens": _int(usage.get("prompt_tokens")),
-            "completion_tokens": _int(usage.get("completion_tokens")),
-            "total_tokens": _int(usage.get("total_tokens")),
-            "latency_s": float(latency) if isinstance(latency, (int, float)) else None,
-            "error": t.error, "started_at": _utc(t.started_at), "finished_at": _utc(t.finished_at),
-            "usage_json": _json(usage),
-        })
+        rows.append(
+            {
+                "run_id": run.run.id,
+                "run_name": run.run.name,
+                "benchmark": run.benchmark.name,
+                "model": model,
+                "mode": run.run.mode,
+                "trajectory_id": t.id,
+                "task_id": tb.task.id,
+                "source_id": tb.task.source_id,
+                "task_revision": t.task_revision,
+                "category": tb.task.category,
+                "status": t.status,
+                "final_answer": t.final_answer,
+                "events": len(tb.events),
+                "tool_calls": _int(usage.get("tool_calls")) if _int(usage.get("tool_calls")) is not None else calls,
+                "prompt_tokens": _int(usage.get("prompt_tokens")),
+                "completion_tokens": _int(usage.get("completion_tokens")),
+                "total_tokens": _int(usage.get("total_tokens")),
+                "latency_s": float(latency) if isinstance(latency, (int, float)) else None,
+                "error": t.error,
+                "started_at": _utc(t.started_at),
+                "finished_at": _utc(t.finished_at),
+                "usage_json": _json(usage),
+            }
+        )
     return rows
 
 
@@ -175,8 +237,10 @@ def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> 
     events_schema, traj_schema = _schemas(pa)
     path.mkdir(parents=True, exist_ok=True)
     out = []
-    for file, schema, rows in ((EVENTS_FILE, events_schema, event_rows(run)),
-                               (TRAJECTORIES_FILE, traj_schema, trajectory_rows(run))):
+    for file, schema, rows in (
+        (EVENTS_FILE, events_schema, event_rows(run)),
+        (TRAJECTORIES_FILE, traj_schema, trajectory_rows(run)),
+    ):
         table = pa.Table.from_pylist(rows, schema=schema)
         target = path / file
         pq.write_table(table, target, compression="zstd")

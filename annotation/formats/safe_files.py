@@ -87,8 +87,10 @@ def read_regular(path: str | os.PathLike[str], root_real: str, max_bytes: int) -
     if stat.S_ISLNK(st.st_mode):
         real = os.path.realpath(path)
         if not _inside(real, root_real):
-            raise UnsafeFile(f"is a symbolic link to {real}, outside the dataset folder {root_real}; "
-                             f"copy the file in instead of linking it")
+            raise UnsafeFile(
+                f"is a symbolic link to {real}, outside the dataset folder {root_real}; "
+                f"copy the file in instead of linking it"
+            )
         path = real
         st = os.lstat(path)
     if not stat.S_ISREG(st.st_mode):

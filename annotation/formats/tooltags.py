@@ -34,9 +34,14 @@ class ToolTag:
 
     def to_payload(self) -> dict[str, Any]:
         """The ``plan_call`` event payload (store/events.py)."""
-        payload: dict[str, Any] = {"tool_name": self.tool_name, "description": self.description,
-                                   "params": self.params, "raw": self.raw, "valid": self.valid,
-                                   "position": self.position}
+        payload: dict[str, Any] = {
+            "tool_name": self.tool_name,
+            "description": self.description,
+            "params": self.params,
+            "raw": self.raw,
+            "valid": self.valid,
+            "position": self.position,
+        }
         if self.error:
             payload["error"] = self.error
         return payload
@@ -101,7 +106,7 @@ def split_interleaved(text: str) -> list[tuple[str, str | ToolTag]]:
     cursor = 0
     for tag in parse_tool_tags(text):
         if tag.position > cursor:
-            pieces.append(("text", text[cursor:tag.position]))
+            pieces.append(("text", text[cursor : tag.position]))
         pieces.append(("tool", tag))
         cursor = tag.position + len(tag.raw)
     if cursor < len(text or ""):

@@ -50,12 +50,38 @@ REQUIRED = ("id", "category", "image", "question", "answer")
 OPTION_LETTERS = "ABCDE"
 
 VOCABULARY = [
-    "Rotate", "Crop", "Resize", "Flip", "Translate", "Image Pyramid",
-    "Convert Color", "Adjust Brightness", "Histogram Eq", "Binarize", "Morphology", "Blur", "Denoise", "Sharpen",
-    "Inpaint", "Color Filter", "Flood Fill",
-    "Edge Detect", "Line Detect", "Circle Detect", "Compute Gradients", "Template Match", "Watershed", "GrabCut",
-    "Connected Components", "Frequency Transform",
-    "Draw Contours", "Measure Area", "Measure Perimeter", "Approximate Polygon", "Draw Line", "Draw Circle",
+    "Rotate",
+    "Crop",
+    "Resize",
+    "Flip",
+    "Translate",
+    "Image Pyramid",
+    "Convert Color",
+    "Adjust Brightness",
+    "Histogram Eq",
+    "Binarize",
+    "Morphology",
+    "Blur",
+    "Denoise",
+    "Sharpen",
+    "Inpaint",
+    "Color Filter",
+    "Flood Fill",
+    "Edge Detect",
+    "Line Detect",
+    "Circle Detect",
+    "Compute Gradients",
+    "Template Match",
+    "Watershed",
+    "GrabCut",
+    "Connected Components",
+    "Frequency Transform",
+    "Draw Contours",
+    "Measure Area",
+    "Measure Perimeter",
+    "Approximate Polygon",
+    "Draw Line",
+    "Draw Circle",
 ]
 # Names seen in the gold chains that are not vocabulary entries, mapped to the op they perform.
 ALIASES = {"zoomin": "Crop"}
@@ -146,8 +172,11 @@ def read(path: Path) -> DatasetSpec:
         record = {f: by_file[f][ident][1] for f in by_file if ident in by_file[f]}
         positions = {f: by_file[f][ident][0] for f in record}
         tasks.append(parse_item(ident, record, positions, src, unmapped, lenient))
-    one_sided = {f: sorted(set(by_file[f]) - set(by_file[o])) for f, o in ((MAIN_FILE, GT_FILE), (GT_FILE, MAIN_FILE))
-                 if f in by_file and o in by_file}
+    one_sided = {
+        f: sorted(set(by_file[f]) - set(by_file[o]))
+        for f, o in ((MAIN_FILE, GT_FILE), (GT_FILE, MAIN_FILE))
+        if f in by_file and o in by_file
+    }
     notes = [f"{len(ids)} id(s) only in {f}" for f, ids in one_sided.items() if ids]
     if unmapped:
         notes.append(f"tool names outside the vocabulary kept as written: {', '.join(sorted(unmapped))}")
@@ -174,17 +203,28 @@ def answer_spec_of(row: dict[str, str], c: Checker, lenient: list[str] | None = 
             if lenient is None:
                 raise c.fail("answer" if exc.field == "letter" else exc.field, str(exc)) from None
             # The reference scores such a row all the same (as text against the options): keep it.
-            lenient.append(f"{Path(str(c.file)).name} {c.record}: answer {answer!r} is not an option letter or text ({exc}); "
-                           "kept as a text answer")
+            lenient.append(
+                f"{Path(str(c.file)).name} {c.record}: answer {answer!r} is not an option letter or text ({exc}); "
+                "kept as a text answer"
+            )
             return open_spec
     return open_spec
 
 
-def parse_item(ident: str, record: dict[str, dict[str, str]], positions: dict[str, int], root: Path | DatasetRoot,
-               unmapped: set[str], lenient: list[str] | None = None) -> TaskSpec:
+def parse_item(
+    ident: str,
+    record: dict[str, dict[str, str]],
+    positions: dict[str, int],
+    root: Path | DatasetRoot,
+    unmapped: set[str],
+    lenient: list[str] | None = None,
+) -> TaskSpec:
     canonical = GT_FILE if GT_FILE in record else MAIN_FILE if MAIN_FILE in record else next(iter(record))
     row = record[canonical]
-    c = Checker(Path(root.path if isinstance(root, DatasetRoot) else root) / canonical, f"row {positions[canonical] + 2} (id {ident})")
+    c = Checker(
+        Path(root.path if isinstance(root, DatasetRoot) else root) / canonical,
+        f"row {positions[canonical] + 2} (id {ident})",
+    )
     steps = []
     if "model_tools_gt" in row and row["model_tools_gt"].strip():
         for raw in parse_tool_chain(row["model_tools_gt"], c):
@@ -193,8 +233,12 @@ def parse_item(ident: str, record: dict[str, dict[str, str]], positions: dict[st
                 unmapped.add(raw)
             steps.append(StepSpec(tool_name=tool or raw, meta={"source_name": raw} if tool != raw else {}))
     image = read_asset(root, row["image"].strip(), c, "image", image=True)
-    fields = {"query": row["question"], "category": row["category"] or None, "answer_spec": answer_spec_of(row, c, lenient),
-              "meta": {"vtc_rows": positions, "index": row.get("index")}}
+    fields = {
+        "query": row["question"],
+        "category": row["category"] or None,
+        "answer_spec": answer_spec_of(row, c, lenient),
+        "meta": {"vtc_rows": positions, "index": row.get("index")},
+    }
     return TaskSpec(ident, record, fields, steps=steps, assets=[AssetSpec(image, row["image"].strip())])
 
 
@@ -211,8 +255,10 @@ def build_row(bundle: TaskBundle, fname: str, header: list[str]) -> dict[str, st
     images = bundle.assets_in("query_image")
     row.update({"id": task.source_id, "category": task.category or "", "question": task.query})
     if images:
-        row["image"] = export_relpath(images[0][0].original_path) or \
-            f"images/{task.category or 'other'}/{task.source_id}{extension_for(images[0][1].mime, '.jpg')}"
+        row["image"] = (
+            export_relpath(images[0][0].original_path)
+            or f"images/{task.category or 'other'}/{task.source_id}{extension_for(images[0][1].mime, '.jpg')}"
+        )
     if "index" in header and not row.get("index"):
         row["index"] = str((task.meta or {}).get("index") or task.id)
     if spec.get("kind") == "mcq":
@@ -237,7 +283,9 @@ def build_row(bundle: TaskBundle, fname: str, header: list[str]) -> dict[str, st
     return row
 
 
-def write(bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
+def write(
+    bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]
+) -> list[Path]:
     headers = settings.get("headers") or {}
     written = []
     for fname in FILES:
@@ -309,13 +357,30 @@ def response_events(messages: list[Any], c: Checker) -> list[EventSpec]:
             out.append(EventSpec(ev.TOOL_CALL, payload, failed=not isinstance(args, dict)))
             last = (f"call_{n}", str(fc.get("name")))
         elif role == "function":
-            out.append(EventSpec(ev.TOOL_RESULT, ev.tool_result(str(msg.get("name") or last[1]),
-                                                                _content_text(msg.get("content")), call_id=last[0],
-                                                                data={"content": msg.get("content")})))
+            out.append(
+                EventSpec(
+                    ev.TOOL_RESULT,
+                    ev.tool_result(
+                        str(msg.get("name") or last[1]),
+                        _content_text(msg.get("content")),
+                        call_id=last[0],
+                        data={"content": msg.get("content")},
+                    ),
+                )
+            )
         elif role == "assistant":
-            out.append(EventSpec(ev.MODEL_MESSAGE, {"content": _content_text(msg.get("content")),
-                                                    "reasoning": msg.get("reasoning_content"), "tool_calls": [],
-                                                    "usage": {}, "finish_reason": None}))
+            out.append(
+                EventSpec(
+                    ev.MODEL_MESSAGE,
+                    {
+                        "content": _content_text(msg.get("content")),
+                        "reasoning": msg.get("reasoning_content"),
+                        "tool_calls": [],
+                        "usage": {},
+                        "finish_reason": None,
+                    },
+                )
+            )
         elif role in ("user", "system"):
             out.append(EventSpec(ev.USER_MESSAGE, {"role": role, "content": msg.get("content")}))
     return out
@@ -352,12 +417,26 @@ def read_run(path: Path) -> RunSpec:
             events = response_events(conv, c)
         events.append(EventSpec(ev.ANSWER, ev.answer(answer or "", full or "", "tag")))
         ok = bool(answer)
-        trajectories.append(TrajectorySpec(ident, f"line {lineno}", events, final_answer=answer,
-                                           status="done" if ok else "failed",
-                                           error=None if ok else f"no answer (status {line.get('status')!r})",
-                                           native={"result": line, "response_list": response_list}))
-    return RunSpec("atomic", trajectories, {"layout": "vtc-results"}, skip_unknown_ids=True, keep_last_duplicate=True,
-                   missing_tasks_as_failed=True, notes=notes)
+        trajectories.append(
+            TrajectorySpec(
+                ident,
+                f"line {lineno}",
+                events,
+                final_answer=answer,
+                status="done" if ok else "failed",
+                error=None if ok else f"no answer (status {line.get('status')!r})",
+                native={"result": line, "response_list": response_list},
+            )
+        )
+    return RunSpec(
+        "atomic",
+        trajectories,
+        {"layout": "vtc-results"},
+        skip_unknown_ids=True,
+        keep_last_duplicate=True,
+        missing_tasks_as_failed=True,
+        notes=notes,
+    )
 
 
 def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> list[Path]:
@@ -378,9 +457,16 @@ def write_run(run: RunBundle, path: Path, read_blob: Callable[[str], bytes]) -> 
                 written.append(write_json(root, f"response_list_{ident}.json", native["response_list"]))
             continue
         lines.append(_build_line(run, tb, n))
-        written.append(write_json(root, f"response_list_{ident}.json", {
-            "timestamp": tb.trajectory.finished_at.isoformat() if tb.trajectory.finished_at else None,
-            "response_list": [_messages(tb)]}))
+        written.append(
+            write_json(
+                root,
+                f"response_list_{ident}.json",
+                {
+                    "timestamp": tb.trajectory.finished_at.isoformat() if tb.trajectory.finished_at else None,
+                    "response_list": [_messages(tb)],
+                },
+            )
+        )
     written.append(write_jsonl(root, rel, lines))
     return written
 
@@ -390,13 +476,23 @@ def _messages(tb: Any) -> list[dict[str, Any]]:
     for e in tb.events:
         p = e.payload
         if e.kind == ev.TOOL_CALL:
-            args = p.get("raw_arguments") if "raw_arguments" in p else json.dumps(p.get("arguments") or {},
-                                                                                   ensure_ascii=False)
-            out.append({"role": "assistant", "content": "", "function_call": {"name": p.get("name"), "arguments": args}})
+            args = (
+                p.get("raw_arguments")
+                if "raw_arguments" in p
+                else json.dumps(p.get("arguments") or {}, ensure_ascii=False)
+            )
+            out.append(
+                {"role": "assistant", "content": "", "function_call": {"name": p.get("name"), "arguments": args}}
+            )
         elif e.kind == ev.TOOL_RESULT:
             content = (p.get("data") or {}).get("content")
-            out.append({"role": "function", "name": p.get("name"), "content": content if content is not None
-                        else p.get("text", "")})
+            out.append(
+                {
+                    "role": "function",
+                    "name": p.get("name"),
+                    "content": content if content is not None else p.get("text", ""),
+                }
+            )
         elif e.kind == ev.MODEL_MESSAGE:
             msg = {"role": "assistant", "content": p.get("content") or ""}
             if p.get("reasoning"):
@@ -416,12 +512,17 @@ def _build_line(run: RunBundle, tb: Any, n: int) -> dict[str, Any]:
     options = {L: (spec.get("options") or {}).get(L, "") for L in OPTION_LETTERS} if spec.get("kind") == "mcq" else {}
     return {
         "status": "success" if tb.trajectory.status == "done" else tb.trajectory.status,
-        "row_index": n, "item_index": (task.meta or {}).get("index") or task.id, "item_id": task.source_id,
-        "category": task.category, "image_path": image[0].original_path if image else None,
-        "image_size": [image[1].width, image[1].height] if image else None, "question": task.query,
+        "row_index": n,
+        "item_index": (task.meta or {}).get("index") or task.id,
+        "item_id": task.source_id,
+        "category": task.category,
+        "image_path": image[0].original_path if image else None,
+        "image_size": [image[1].width, image[1].height] if image else None,
+        "question": task.query,
         "ground_truth": spec.get("letter") if spec.get("kind") == "mcq" else spec.get("value"),
         "agent_answer": tb.trajectory.final_answer,
-        "full_response": answer_event.payload.get("raw") if answer_event else None, "options": options,
+        "full_response": answer_event.payload.get("raw") if answer_event else None,
+        "options": options,
         "conversation": [m for m in _messages(tb) if m["role"] != "function" and "function_call" not in m],
         "timestamp": tb.trajectory.finished_at.isoformat() if tb.trajectory.finished_at else None,
     }

@@ -37,8 +37,21 @@ from store.models import (
     utcnow,
 )
 
-TASK_FIELDS = ("query", "category", "subcategory", "intent", "level", "domain", "answer_spec", "output_format",
-               "tools_offered", "reference_tool_calls", "max_tool_calls", "penalty_per_extra_call", "meta")
+TASK_FIELDS = (
+    "query",
+    "category",
+    "subcategory",
+    "intent",
+    "level",
+    "domain",
+    "answer_spec",
+    "output_format",
+    "tools_offered",
+    "reference_tool_calls",
+    "max_tool_calls",
+    "penalty_per_extra_call",
+    "meta",
+)
 
 
 @dataclass
@@ -77,60 +90,120 @@ def _check_spec(spec: TaskSpec, source: str) -> None:
     for o in spec.orderings:
         missing = [k for k in o.sequence if k not in keys]
         if missing:
-            raise FormatError(source, spec.source_id, f"ordering_constraints[{o.key}].sequence",
-                              f"names unknown checkpoint(s): {', '.join(missing)}")
+            raise FormatError(
+                source,
+                spec.source_id,
+                f"ordering_constraints[{o.key}].sequence",
+                f"names unknown checkpoint(s): {', '.join(missing)}",
+            )
     if len(spec.source_id) > 200:
         raise FormatError(source, spec.source_id[:40] + "…", "id", "source id longer than 200 characters")
 
 
-def _task_row(spec: TaskSpec, benchmark_id: int, actor: str, now: datetime, meta: dict[str, Any],
-              record: Any) -> dict[str, Any]:
+def _task_row(
+    spec: TaskSpec, benchmark_id: int, actor: str, now: datetime, meta: dict[str, Any], record: Any
+) -> dict[str, Any]:
     f = spec.fields
     return {
-        "benchmark_id": benchmark_id, "source_id": spec.source_id, "query": f["query"],
-        "category": f.get("category"), "subcategory": f.get("subcategory"), "intent": f.get("intent"),
-        "level": f.get("level"), "domain": f.get("domain"),
-        "answer_spec": f.get("answer_spec") or {"kind": "none"}, "output_format": f.get("output_format"),
-        "status": "draft", "revision": 1, "edit_session": None, "author": actor, "tools_offered": list(f.get("tools_offered") or []),
-        "reference_tool_calls": f.get("reference_tool_calls"), "max_tool_calls": f.get("max_tool_calls"),
-        "penalty_per_extra_call": f.get("penalty_per_extra_call"), "meta": meta,
-        "source_record": record, "created_at": now, "updated_at": now,
+        "benchmark_id": benchmark_id,
+        "source_id": spec.source_id,
+        "query": f["query"],
+        "category": f.get("category"),
+        "subcategory": f.get("subcategory"),
+        "intent": f.get("intent"),
+        "level": f.get("level"),
+        "domain": f.get("domain"),
+        "answer_spec": f.get("answer_spec") or {"kind": "none"},
+        "output_format": f.get("output_format"),
+        "status": "draft",
+        "revision": 1,
+        "edit_session": None,
+        "author": actor,
+        "tools_offered": list(f.get("tools_offered") or []),
+        "reference_tool_calls": f.get("reference_tool_calls"),
+        "max_tool_calls": f.get("max_tool_calls"),
+        "penalty_per_extra_call": f.get("penalty_per_extra_call"),
+        "meta": meta,
+        "source_record": record,
+        "created_at": now,
+        "updated_at": now,
     }
 
 
 def _child_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> dict[str, list[dict[str, Any]]]:
-    steps = [{"task_id": task_id, "ordinal": i, "thought": s.thought, "tool_name": s.tool_name,
-              "tool_args": s.tool_args, "result_text": s.result_text, "result": s.result,
-              "is_final": s.final_answer is not None, "final_answer": s.final_answer, "recorded_by": actor,
-              "recorded_at": now, "meta": s.meta} for i, s in enumerate(spec.steps)]
-    cps = [{"task_id": task_id, "step_id": None, "parent_id": None, "key": c.key, "ordinal": i, "axis": c.axis,
-            "description": c.description, "tools": list(c.tools), "code_check": c.code_check,
-            "visual_check": c.visual_check, "gt_asset_id": None, "search_check": c.search_check,
-            "answer_check": c.answer_check, "weight": c.weight, "meta": c.meta}
-           for i, c in enumerate(spec.checkpoints)]
-    orders = [{"task_id": task_id, "key": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap}
-              for o in spec.orderings]
-    docs = [{"task_id": task_id, "ordinal": i, "title": d.title, "text": d.text, "meta": d.meta}
-            for i, d in enumerate(spec.documents)]
+    steps = [
+        {
+            "task_id": task_id,
+            "ordinal": i,
+            "thought": s.thought,
+            "tool_name": s.tool_name,
+            "tool_args": s.tool_args,
+            "result_text": s.result_text,
+            "result": s.result,
+            "is_final": s.final_answer is not None,
+            "final_answer": s.final_answer,
+            "recorded_by": actor,
+            "recorded_at": now,
+            "meta": s.meta,
+        }
+        for i, s in enumerate(spec.steps)
+    ]
+    cps = [
+        {
+            "task_id": task_id,
+            "step_id": None,
+            "parent_id": None,
+            "key": c.key,
+            "ordinal": i,
+            "axis": c.axis,
+            "description": c.description,
+            "tools": list(c.tools),
+            "code_check": c.code_check,
+            "visual_check": c.visual_check,
+            "gt_asset_id": None,
+            "search_check": c.search_check,
+            "answer_check": c.answer_check,
+            "weight": c.weight,
+            "meta": c.meta,
+        }
+        for i, c in enumerate(spec.checkpoints)
+    ]
+    orders = [
+        {"task_id": task_id, "key": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap} for o in spec.orderings
+    ]
+    docs = [
+        {"task_id": task_id, "ordinal": i, "title": d.title, "text": d.text, "meta": d.meta}
+        for i, d in enumerate(spec.documents)
+    ]
     return {"steps": steps, "checkpoints": cps, "orderings": orders, "documents": docs}
 
 
-def _asset_rows(spec: TaskSpec, task_id: int, cache: AssetCache, step_ids: list[int],
-                doc_ids: list[int]) -> list[dict[str, Any]]:
+def _asset_rows(
+    spec: TaskSpec, task_id: int, cache: AssetCache, step_ids: list[int], doc_ids: list[int]
+) -> list[dict[str, Any]]:
     rows = []
     per_role: dict[str, int] = defaultdict(int)
     for a in spec.assets:
         ordinal = per_role[a.role]
         per_role[a.role] += 1
-        rows.append({"task_id": task_id, "asset_id": cache.id_of_hash(a.sha256), "role": a.role, "ordinal": ordinal,
-                     "document_id": doc_ids[a.document_index] if a.document_index is not None else None,
-                     "step_id": step_ids[a.step_index] if a.step_index is not None else None,
-                     "original_path": a.original_path, "url": a.url})
+        rows.append(
+            {
+                "task_id": task_id,
+                "asset_id": cache.id_of_hash(a.sha256),
+                "role": a.role,
+                "ordinal": ordinal,
+                "document_id": doc_ids[a.document_index] if a.document_index is not None else None,
+                "step_id": step_ids[a.step_index] if a.step_index is not None else None,
+                "original_path": a.original_path,
+                "url": a.url,
+            }
+        )
     return rows
 
 
-def write_dataset(session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None,
-                  source: str) -> ImportSummary:
+def write_dataset(
+    session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None, source: str
+) -> ImportSummary:
     """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction."""
     name = benchmark or fmt.default_benchmark
     with gc_paused():
@@ -150,8 +223,9 @@ def _check_dataset(spec: DatasetSpec, source: str) -> None:
     seen: dict[str, int] = {}
     for i, t in enumerate(spec.tasks):
         if t.source_id in seen:
-            raise FormatError(source, t.source_id, "id", f"source id appears twice (records {seen[t.source_id] + 1} "
-                                                         f"and {i + 1})")
+            raise FormatError(
+                source, t.source_id, "id", f"source id appears twice (records {seen[t.source_id] + 1} and {i + 1})"
+            )
         seen[t.source_id] = i
 
 
@@ -174,8 +248,13 @@ def _unpaired_surrogate(value: Any, path: str = "") -> str | None:
 def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str, source: str) -> Benchmark:
     existing_bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
     if existing_bench is not None and existing_bench.source_format not in (fmt.source_format, "chainmark"):
-        raise FormatError(source, None, None, f"benchmark {name!r} holds {existing_bench.source_format} tasks; "
-                                              f"import {fmt.name} data into another benchmark (--benchmark)")
+        raise FormatError(
+            source,
+            None,
+            None,
+            f"benchmark {name!r} holds {existing_bench.source_format} tasks; "
+            f"import {fmt.name} data into another benchmark (--benchmark)",
+        )
     bench = ensure_benchmark(session, name, fmt.source_format, tool_set=fmt.tool_set)
     settings = dict(bench.settings or {})
     settings[fmt.name] = {**(settings.get(fmt.name) or {}), **spec.settings}
@@ -184,21 +263,27 @@ def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str,
     return bench
 
 
-def _upsert_tasks(session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, cache: AssetCache,
-                  summary: ImportSummary, source: str) -> None:
+def _upsert_tasks(
+    session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, cache: AssetCache, summary: ImportSummary, source: str
+) -> None:
     """Changed tasks are updated through the ORM; new ones go in as bulk inserts with their audit rows."""
     actor = str(session.info.get("actor") or "system")
     now = utcnow()
-    existing = {sid: (tid, rev, meta) for tid, sid, rev, meta in session.exec(
-        select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)).all()}
+    existing = {
+        sid: (tid, rev, meta)
+        for tid, sid, rev, meta in session.exec(
+            select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)
+        ).all()
+    }
     new_specs: list[tuple[TaskSpec, str, Any]] = []  # (spec, fingerprint, record as the row takes it)
     for t in spec.tasks:
         try:
             fp, record = fingerprint(t)
         except UnicodeEncodeError:  # JSON may spell "\ud800" alone; UTF-8 (and so the database) cannot hold it
             where = _unpaired_surrogate(t.record) or "(derived fields)"
-            raise FormatError(source, t.source_id, where,
-                              "text holds an unpaired UTF-16 surrogate, which cannot be stored") from None
+            raise FormatError(
+                source, t.source_id, where, "text holds an unpaired UTF-16 surrogate, which cannot be stored"
+            ) from None
         if t.source_id not in existing:
             new_specs.append((t, fp, record))
             continue
@@ -210,10 +295,17 @@ def _upsert_tasks(session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, 
         summary.updated += 1
         _count(summary, t)
 
-    rows = [_task_row(t, bench_id, actor, now,
-                      {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}},
-                      record)
-            for t, fp, record in new_specs]
+    rows = [
+        _task_row(
+            t,
+            bench_id,
+            actor,
+            now,
+            {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}},
+            record,
+        )
+        for t, fp, record in new_specs
+    ]
     task_ids = insert_audited(session, Task, rows, "task", actor, now)
     children: dict[str, list[dict[str, Any]]] = defaultdict(list)
     owners: dict[str, list[tuple[int, int]]] = defaultdict(list)  # kind -> [(spec index, position in spec)]
@@ -223,8 +315,12 @@ def _upsert_tasks(session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, 
             owners[kind].extend((n, i) for i in range(len(krows)))
         _count(summary, t)
     ids: dict[str, list[int]] = {}
-    for kind, model in (("steps", ReferenceStep), ("checkpoints", Checkpoint), ("orderings", OrderingConstraint),
-                        ("documents", Document)):
+    for kind, model in (
+        ("steps", ReferenceStep),
+        ("checkpoints", Checkpoint),
+        ("orderings", OrderingConstraint),
+        ("documents", Document),
+    ):
         ids[kind] = insert_audited(session, model, children[kind], model.__tablename__, actor, now)
     per_task: dict[str, dict[int, list[int]]] = {k: defaultdict(list) for k in ("steps", "documents")}
     for kind in per_task:
@@ -244,8 +340,9 @@ def _count(summary: ImportSummary, t: TaskSpec) -> None:
     summary.documents += len(t.documents)
 
 
-def _update_task(session: Session, task_id: int, t: TaskSpec, fp: str, fmt_name: str, cache: AssetCache,
-                 now: datetime) -> None:
+def _update_task(
+    session: Session, task_id: int, t: TaskSpec, fp: str, fmt_name: str, cache: AssetCache, now: datetime
+) -> None:
     """Replace an existing task's content with the re-imported one (audited through the ORM)."""
     task = session.get(Task, task_id)
     assert task is not None
@@ -261,8 +358,10 @@ def _update_task(session: Session, task_id: int, t: TaskSpec, fp: str, fmt_name:
     task.source_record = t.record
     task.revision = (task.revision or 0) + 1
     task.updated_at = now
-    task.meta = {**(t.fields.get("meta") or {}),
-                 "import": {"format": fmt_name, "fingerprint": fp, "revision": task.revision}}
+    task.meta = {
+        **(t.fields.get("meta") or {}),
+        "import": {"format": fmt_name, "fingerprint": fp, "revision": task.revision},
+    }
 
     for link in session.exec(select(TaskAsset).where(TaskAsset.task_id == task_id)).all():
         session.delete(link)
@@ -278,12 +377,17 @@ def _update_task(session: Session, task_id: int, t: TaskSpec, fp: str, fmt_name:
         session.delete(d)
     gone = [c for k, c in old_cps.items() if k not in {n.key for n in t.checkpoints}]
     for c in gone:
-        scored = session.exec(select(sa.func.count()).select_from(CheckpointResult)
-                              .where(CheckpointResult.checkpoint_id == c.id)).one()
+        scored = session.exec(
+            select(sa.func.count()).select_from(CheckpointResult).where(CheckpointResult.checkpoint_id == c.id)
+        ).one()
         if scored:
-            raise FormatError(fmt_name, t.source_id, f"checkpoints.{c.key}",
-                              f"the new data drops checkpoint {c.key!r}, which has {scored} scored result(s); "
-                              "delete those results first or keep the checkpoint")
+            raise FormatError(
+                fmt_name,
+                t.source_id,
+                f"checkpoints.{c.key}",
+                f"the new data drops checkpoint {c.key!r}, which has {scored} scored result(s); "
+                "delete those results first or keep the checkpoint",
+            )
         for child in session.exec(select(Checkpoint).where(Checkpoint.parent_id == c.id)).all():
             child.parent_id = None
         session.delete(c)
@@ -321,7 +425,7 @@ def load_bundles(session: Session, benchmark_id: int) -> list[TaskBundle]:
     def collect(name: str, model: Any, order: Any) -> None:
         groups: dict[int, list[Any]] = defaultdict(list)
         for i in range(0, len(ids), CHUNK):
-            chunk = ids[i:i + CHUNK]
+            chunk = ids[i : i + CHUNK]
             for row in session.exec(select(model).where(model.task_id.in_(chunk)).order_by(*order)).all():
                 groups[row.task_id].append(row)
         by_task[name] = groups
@@ -332,11 +436,23 @@ def load_bundles(session: Session, benchmark_id: int) -> list[TaskBundle]:
     collect("documents", Document, (Document.task_id, Document.ordinal))
     links: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
     for i in range(0, len(ids), CHUNK):
-        chunk = ids[i:i + CHUNK]
-        stmt = (select(TaskAsset, Asset).join(Asset, Asset.id == TaskAsset.asset_id)
-                .where(TaskAsset.task_id.in_(chunk)).order_by(TaskAsset.task_id, TaskAsset.role, TaskAsset.ordinal))
+        chunk = ids[i : i + CHUNK]
+        stmt = (
+            select(TaskAsset, Asset)
+            .join(Asset, Asset.id == TaskAsset.asset_id)
+            .where(TaskAsset.task_id.in_(chunk))
+            .order_by(TaskAsset.task_id, TaskAsset.role, TaskAsset.ordinal)
+        )
         for link, asset in session.exec(stmt).all():
             links[link.task_id].append((link, asset))
-    return [TaskBundle(t, by_task["steps"].get(t.id, []), by_task["checkpoints"].get(t.id, []),
-                       by_task["orderings"].get(t.id, []), by_task["documents"].get(t.id, []), links.get(t.id, []))
-            for t in tasks]
+    return [
+        TaskBundle(
+            t,
+            by_task["steps"].get(t.id, []),  # type: ignore[arg-type]
+            by_task["checkpoints"].get(t.id, []),  # type: ignore[arg-type]
+            by_task["orderings"].get(t.id, []),  # type: ignore[arg-type]
+            by_task["documents"].get(t.id, []),  # type: ignore[arg-type]
+            links.get(t.id, []),  # type: ignore[arg-type]
+        )
+        for t in tasks
+    ]

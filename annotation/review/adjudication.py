@@ -32,8 +32,16 @@ def _differs(final: Any, other: Any) -> bool:
     return final != other
 
 
-def adjudicate(session: Session, reviewer: str, target: Target, scale: str, value: Any, rationale: str, *,
-               verdict_values: Mapping[int, Any] | None = None) -> Adjudication:
+def adjudicate(
+    session: Session,
+    reviewer: str,
+    target: Target,
+    scale: str,
+    value: Any,
+    rationale: str,
+    *,
+    verdict_values: Mapping[int, Any] | None = None,
+) -> Adjudication:
     ensure_builtin_scales(session)
     person = get_annotator(session, reviewer)
     require_reviewer(person)
@@ -53,9 +61,16 @@ def adjudicate(session: Session, reviewer: str, target: Target, scale: str, valu
         },
         "stale_ratings": [r.id for r in current if r.stale],
     }
-    row = Adjudication(reviewer_id=person.id or 0, target_kind=target.kind, target_id=target.id,
-                       target_part=target.part, scale=spec.name, final_value=final, rationale=rationale.strip(),
-                       overrides=overrides)
+    row = Adjudication(
+        reviewer_id=person.id or 0,
+        target_kind=target.kind,
+        target_id=target.id,
+        target_part=target.part,
+        scale=spec.name,
+        final_value=final,
+        rationale=rationale.strip(),
+        overrides=overrides,
+    )
     session.add(row)
     session.flush()
     return row
@@ -69,8 +84,12 @@ def withdraw_adjudication(session: Session, reviewer: str, adjudication_id: int)
     row = session.get(Adjudication, adjudication_id)
     if row is None:
         raise ReviewError(f"no adjudication {adjudication_id}")
-    snapshot = {"id": row.id, "target": Target(row.target_kind, row.target_id, row.target_part).to_dict(),
-                "scale": row.scale, "final_value": row.final_value}
+    snapshot = {
+        "id": row.id,
+        "target": Target(row.target_kind, row.target_id, row.target_part).to_dict(),
+        "scale": row.scale,
+        "final_value": row.final_value,
+    }
     session.delete(row)
     session.flush()
     return snapshot
@@ -88,18 +107,40 @@ class AdjudicationInfo:
     created_at: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "reviewer": self.reviewer, "target": self.target.to_dict(), "scale": self.scale,
-                "final_value": self.final_value, "rationale": self.rationale, "overrides": self.overrides,
-                "created_at": self.created_at}
+        return {
+            "id": self.id,
+            "reviewer": self.reviewer,
+            "target": self.target.to_dict(),
+            "scale": self.scale,
+            "final_value": self.final_value,
+            "rationale": self.rationale,
+            "overrides": self.overrides,
+            "created_at": self.created_at,
+        }
 
 
-def adjudications(session: Session, *, target: Target | None = None, scale: str | None = None) -> list[AdjudicationInfo]:
+def adjudications(
+    session: Session, *, target: Target | None = None, scale: str | None = None
+) -> list[AdjudicationInfo]:
     stmt = select(Adjudication, Annotator.name).join(Annotator, Annotator.id == Adjudication.reviewer_id)
     if target is not None:
-        stmt = stmt.where(Adjudication.target_kind == target.kind, Adjudication.target_id == target.id,
-                          Adjudication.target_part == target.part)
+        stmt = stmt.where(
+            Adjudication.target_kind == target.kind,
+            Adjudication.target_id == target.id,
+            Adjudication.target_part == target.part,
+        )
     if scale is not None:
         stmt = stmt.where(Adjudication.scale == scale)
-    return [AdjudicationInfo(a.id or 0, name, Target(a.target_kind, a.target_id, a.target_part), a.scale,
-                             a.final_value, a.rationale, dict(a.overrides or {}), a.created_at.isoformat())
-            for a, name in session.exec(stmt.order_by(Adjudication.id)).all()]
+    return [
+        AdjudicationInfo(
+            a.id or 0,
+            name,
+            Target(a.target_kind, a.target_id, a.target_part),
+            a.scale,
+            a.final_value,
+            a.rationale,
+            dict(a.overrides or {}),
+            a.created_at.isoformat(),
+        )
+        for a, name in session.exec(stmt.order_by(Adjudication.id)).all()
+    ]

@@ -25,8 +25,10 @@ def add_annotator(session: Session, name: str, role: str = "annotator") -> Annot
         session.add(person)
         session.flush()
     elif person.role != role:
-        raise ReviewError(f"{name} is already an annotator with role {person.role}; adding does not change roles. "
-                          f"To make them {role}: `chainmark annotators set-role {name} {role}`")
+        raise ReviewError(
+            f"{name} is already an annotator with role {person.role}; adding does not change roles. "
+            f"To make them {role}: `chainmark annotators set-role {name} {role}`"
+        )
     return person
 
 
@@ -54,8 +56,9 @@ def get_annotator(session: Session, name: str) -> Annotator:
     person = session.exec(select(Annotator).where(Annotator.name == name)).first()
     if person is None:
         known = ", ".join(session.exec(select(Annotator.name).order_by(Annotator.name)).all()) or "none yet"
-        raise ReviewError(f"no annotator named {name!r} (known: {known}); add one with "
-                          f"`chainmark annotators add {name}`")
+        raise ReviewError(
+            f"no annotator named {name!r} (known: {known}); add one with `chainmark annotators add {name}`"
+        )
     return person
 
 
@@ -84,8 +87,11 @@ def revoke_serve_token(session: Session, name: str) -> bool:
 
 def serve_accounts(session: Session) -> list[tuple[str, str]]:
     """(name, token sha256) of everyone with a serve login."""
-    rows = session.exec(select(Annotator).where(Annotator.serve_token_hash.is_not(None))  # type: ignore[union-attr]
-                        .order_by(Annotator.name)).all()
+    rows = session.exec(
+        select(Annotator)
+        .where(Annotator.serve_token_hash.is_not(None))  # type: ignore[union-attr]
+        .order_by(Annotator.name)
+    ).all()
     return [(p.name, str(p.serve_token_hash)) for p in rows]
 
 
@@ -95,5 +101,7 @@ def list_annotators(session: Session) -> list[Annotator]:
 
 def require_reviewer(person: Annotator) -> None:
     if person.role not in CAN_ADJUDICATE:
-        raise ReviewError(f"{person.name} is an {person.role}; only reviewers and admins may adjudicate "
-                          f"(`chainmark annotators set-role {person.name} reviewer`)")
+        raise ReviewError(
+            f"{person.name} is an {person.role}; only reviewers and admins may adjudicate "
+            f"(`chainmark annotators set-role {person.name} reviewer`)"
+        )

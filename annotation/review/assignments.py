@@ -29,12 +29,19 @@ class AssignmentInfo:
     status: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "annotator": self.annotator, "target": self.target.to_dict(), "scale": self.scale,
-                "blind": self.blind, "status": self.status}
+        return {
+            "id": self.id,
+            "annotator": self.annotator,
+            "target": self.target.to_dict(),
+            "scale": self.scale,
+            "blind": self.blind,
+            "status": self.status,
+        }
 
 
-def assign(session: Session, scale: str, targets: list[Target], annotators: list[str], overlap: int, *,
-           blind: bool = True) -> list[Assignment]:
+def assign(
+    session: Session, scale: str, targets: list[Target], annotators: list[str], overlap: int, *, blind: bool = True
+) -> list[Assignment]:
     """Create the assignments needed so every target has ``overlap`` assignees; returns the new ones."""
     ensure_builtin_scales(session)
     spec = get_scale(session, scale)
@@ -56,8 +63,9 @@ def assign_people(session: Session, annotators: list[str], overlap: int) -> list
     return people
 
 
-def distribute(session: Session, scale: str, targets: list[Target], people: list[Annotator], overlap: int, *,
-               blind: bool = True) -> list[Assignment]:
+def distribute(
+    session: Session, scale: str, targets: list[Target], people: list[Annotator], overlap: int, *, blind: bool = True
+) -> list[Assignment]:
     """The balancing itself, for any kind of work filed under ``scale`` (rating scales, and pairwise
     preferences): each target goes to the least-loaded people who do not hold it yet."""
     existing = session.exec(select(Assignment).where(Assignment.scale == scale)).all()
@@ -73,9 +81,10 @@ def distribute(session: Session, scale: str, targets: list[Target], people: list
         have = holders.setdefault((t.kind, t.id, t.part), set())
         need = overlap - len(have & set(load))
         candidates = sorted((p for p in people if p.id not in have), key=lambda p: (load[p.id], order[p.id]))
-        for p in candidates[:max(need, 0)]:
-            row = Assignment(annotator_id=p.id or 0, target_kind=t.kind, target_id=t.id, target_part=t.part,
-                             scale=scale, blind=blind)
+        for p in candidates[: max(need, 0)]:
+            row = Assignment(
+                annotator_id=p.id or 0, target_kind=t.kind, target_id=t.id, target_part=t.part, scale=scale, blind=blind
+            )
             session.add(row)
             created.append(row)
             have.add(p.id or 0)
@@ -84,8 +93,9 @@ def distribute(session: Session, scale: str, targets: list[Target], people: list
     return created
 
 
-def assignments(session: Session, *, annotator: str | None = None, status: str | None = None,
-                scale: str | None = None) -> list[AssignmentInfo]:
+def assignments(
+    session: Session, *, annotator: str | None = None, status: str | None = None, scale: str | None = None
+) -> list[AssignmentInfo]:
     """Rating assignments (preference items only when ``scale`` names them)."""
     stmt = select(Assignment, Annotator.name).join(Annotator, Annotator.id == Assignment.annotator_id)
     if annotator is not None:
@@ -96,6 +106,7 @@ def assignments(session: Session, *, annotator: str | None = None, status: str |
         stmt = stmt.where(Assignment.scale == scale)
     else:  # pairwise preference items have their own queue (annotation.review.preferences)
         stmt = stmt.where(Assignment.scale != PREFERENCE_SCALE)
-    return [AssignmentInfo(a.id or 0, name, Target(a.target_kind, a.target_id, a.target_part), a.scale, a.blind,
-                           a.status)
-            for a, name in session.exec(stmt.order_by(Assignment.id)).all()]
+    return [
+        AssignmentInfo(a.id or 0, name, Target(a.target_kind, a.target_id, a.target_part), a.scale, a.blind, a.status)
+        for a, name in session.exec(stmt.order_by(Assignment.id)).all()
+    ]

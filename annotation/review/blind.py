@@ -47,14 +47,29 @@ class RatingView:
     hidden: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target.to_dict(), "scale": self.scale, "blind": self.blind, "rated": self.rated,
-                "content": self.content, "own_rating": self.own_rating, "verdicts": self.verdicts,
-                "other_ratings": self.other_ratings, "adjudications": self.adjudications, "hidden": self.hidden}
+        return {
+            "target": self.target.to_dict(),
+            "scale": self.scale,
+            "blind": self.blind,
+            "rated": self.rated,
+            "content": self.content,
+            "own_rating": self.own_rating,
+            "verdicts": self.verdicts,
+            "other_ratings": self.other_ratings,
+            "adjudications": self.adjudications,
+            "hidden": self.hidden,
+        }
 
 
 def _verdict_dict(v: Verdict, judge: str) -> dict[str, Any]:
-    return {"id": v.id, "judge": judge, "label": v.label, "score": v.score, "rationale": v.rationale,
-            "parsed": v.parsed}
+    return {
+        "id": v.id,
+        "judge": judge,
+        "label": v.label,
+        "score": v.score,
+        "rationale": v.rationale,
+        "parsed": v.parsed,
+    }
 
 
 def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
@@ -67,8 +82,9 @@ def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
         out["trajectory"] = {"id": traj.id, "status": traj.status, "final_answer": traj.final_answer}
     if target.kind in ("trajectory", "block_question", "image_question"):
         events = session.exec(select(Event).where(Event.trajectory_id == target.id).order_by(Event.ordinal)).all()
-        out["events"] = [{"ordinal": e.ordinal, "kind": e.kind, "payload": e.payload, "failed": e.failed}
-                         for e in events]
+        out["events"] = [
+            {"ordinal": e.ordinal, "kind": e.kind, "payload": e.payload, "failed": e.failed} for e in events
+        ]
         if target.part:
             out["part"] = target.part
     elif target.kind == "event":
@@ -79,15 +95,23 @@ def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
         cr = session.get(CheckpointResult, target.id)
         assert cr is not None
         cp = session.get(Checkpoint, cr.checkpoint_id)
-        out["checkpoint"] = {"key": cp.key, "axis": cp.axis, "description": cp.description,
-                             "visual_check": cp.visual_check, "search_check": cp.search_check,
-                             "answer_check": cp.answer_check} if cp else None
+        out["checkpoint"] = (
+            {
+                "key": cp.key,
+                "axis": cp.axis,
+                "description": cp.description,
+                "visual_check": cp.visual_check,
+                "search_check": cp.search_check,
+                "answer_check": cp.answer_check,
+            }
+            if cp
+            else None
+        )
         if cr.matched_event_id is not None:
             e = session.get(Event, cr.matched_event_id)
             out["matched_event"] = {"ordinal": e.ordinal, "kind": e.kind, "payload": e.payload} if e else None
         if not blind:
-            out["automatic_result"] = {"passed": cr.passed, "score": cr.score, "method": cr.method,
-                                       "detail": cr.detail}
+            out["automatic_result"] = {"passed": cr.passed, "score": cr.score, "method": cr.method, "detail": cr.detail}
     elif target.kind == "verdict":
         v = session.get(Verdict, target.id)
         assert v is not None
@@ -99,8 +123,9 @@ def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
     return out
 
 
-def rating_view(session: Session, annotator: str, target: Target, scale: str, *,
-                blind: bool | None = None) -> RatingView:
+def rating_view(
+    session: Session, annotator: str, target: Target, scale: str, *, blind: bool | None = None
+) -> RatingView:
     """Everything ``annotator`` may see while rating ``target`` on ``scale``.
 
     ``blind`` defaults to the annotator's assignment's flag, and to True when unassigned: hiding is
@@ -109,10 +134,15 @@ def rating_view(session: Session, annotator: str, target: Target, scale: str, *,
     person = get_annotator(session, annotator)
     spec = get_scale(session, scale)
     if blind is None:
-        a = session.exec(select(Assignment).where(
-            Assignment.annotator_id == person.id, Assignment.target_kind == target.kind,
-            Assignment.target_id == target.id, Assignment.target_part == target.part,
-            Assignment.scale == spec.name)).first()
+        a = session.exec(
+            select(Assignment).where(
+                Assignment.annotator_id == person.id,
+                Assignment.target_kind == target.kind,
+                Assignment.target_id == target.id,
+                Assignment.target_part == target.part,
+                Assignment.scale == spec.name,
+            )
+        ).first()
         blind = True if a is None else a.blind
     current = ratings(session, target=target, scale=spec.name)
     mine = next((r for r in current if r.annotator == person.name), None)
@@ -130,20 +160,49 @@ def rating_view(session: Session, annotator: str, target: Target, scale: str, *,
         if target.kind == "checkpoint_result":
             hidden.append("automatic_result")
     else:
-        rows = session.exec(select(Verdict, Judge.name).join(Judge, Judge.id == Verdict.judge_id).where(
-            Verdict.target_kind == target.kind, Verdict.target_id == target.id,
-            Verdict.target_part == target.part).order_by(Verdict.id)).all()
+        rows = session.exec(
+            select(Verdict, Judge.name)
+            .join(Judge, Judge.id == Verdict.judge_id)
+            .where(
+                Verdict.target_kind == target.kind, Verdict.target_id == target.id, Verdict.target_part == target.part
+            )
+            .order_by(Verdict.id)
+        ).all()
         verdicts = [_verdict_dict(v, name) for v, name in rows]
         others = [r.to_dict() for r in current if r.annotator != person.name]
-        adj = session.exec(select(Adjudication, Annotator.name).join(Annotator, Annotator.id == Adjudication.reviewer_id)
-                           .where(Adjudication.target_kind == target.kind, Adjudication.target_id == target.id,
-                                  Adjudication.target_part == target.part, Adjudication.scale == spec.name)
-                           .order_by(Adjudication.id)).all()
-        adjudications = [{"id": a.id, "reviewer": name, "final_value": a.final_value, "rationale": a.rationale,
-                          "overrides": a.overrides} for a, name in adj]
-    return RatingView(target=target, scale=spec.to_dict(), blind=blind, rated=rated, content=content,
-                      own_rating=mine.to_dict() if mine else None, verdicts=verdicts, other_ratings=others,
-                      adjudications=adjudications, hidden=hidden)
+        adj = session.exec(
+            select(Adjudication, Annotator.name)
+            .join(Annotator, Annotator.id == Adjudication.reviewer_id)
+            .where(
+                Adjudication.target_kind == target.kind,
+                Adjudication.target_id == target.id,
+                Adjudication.target_part == target.part,
+                Adjudication.scale == spec.name,
+            )
+            .order_by(Adjudication.id)
+        ).all()
+        adjudications = [
+            {
+                "id": a.id,
+                "reviewer": name,
+                "final_value": a.final_value,
+                "rationale": a.rationale,
+                "overrides": a.overrides,
+            }
+            for a, name in adj
+        ]
+    return RatingView(
+        target=target,
+        scale=spec.to_dict(),
+        blind=blind,
+        rated=rated,
+        content=content,
+        own_rating=mine.to_dict() if mine else None,
+        verdicts=verdicts,
+        other_ratings=others,
+        adjudications=adjudications,
+        hidden=hidden,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -203,13 +262,16 @@ def blind_scope(session: Session, actor: str | None) -> BlindScope:
     person = session.exec(select(Annotator).where(Annotator.name == actor)).first()
     if person is None:
         return BlindScope(actor)
-    assigned = session.exec(select(Assignment).where(Assignment.annotator_id == person.id,
-                                                     Assignment.blind == True)).all()  # noqa: E712
+    assigned = session.exec(
+        select(Assignment).where(Assignment.annotator_id == person.id, Assignment.blind == True)  # noqa: E712
+    ).all()
     if not assigned:
         return BlindScope(actor)
     rated = {(r.target.kind, r.target.id, r.target.part, r.scale) for r in ratings(session, annotator=actor)}
-    rated |= {("task", p.task_id, preference_pair_part(p.run_a_id, p.run_b_id), PREFERENCE_SCALE)
-              for p in session.exec(select(Preference).where(Preference.annotator_id == person.id)).all()}
+    rated |= {
+        ("task", p.task_id, preference_pair_part(p.run_a_id, p.run_b_id), PREFERENCE_SCALE)
+        for p in session.exec(select(Preference).where(Preference.annotator_id == person.id)).all()
+    }
     pending = [a for a in assigned if (a.target_kind, a.target_id, a.target_part, a.scale) not in rated]
     targets: set[tuple[str, int, str]] = set()
     tasks: set[int] = set()
@@ -219,9 +281,16 @@ def blind_scope(session: Session, actor: str | None) -> BlindScope:
         if a.scale == PREFERENCE_SCALE:  # a pair still to judge: both runs' answers to the task are hidden
             targets.add((a.target_kind, a.target_id, a.target_part))
             runs = a.target_part.removeprefix("pair:").split("-")
-            trajs |= {t for t in session.exec(select(Trajectory.id).where(
-                Trajectory.task_id == a.target_id, Trajectory.run_id.in_([int(r) for r in runs if r.isdigit()]))  # type: ignore[attr-defined]
-            ).all() if t is not None}
+            trajs |= {
+                t
+                for t in session.exec(
+                    select(Trajectory.id).where(
+                        Trajectory.task_id == a.target_id,
+                        Trajectory.run_id.in_([int(r) for r in runs if r.isdigit()]),  # type: ignore[attr-defined]
+                    )
+                ).all()
+                if t is not None
+            }
             continue
         target = Target(a.target_kind, a.target_id, a.target_part)
         targets.add((target.kind, target.id, target.part))

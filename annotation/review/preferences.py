@@ -61,16 +61,18 @@ def shared_tasks(session: Session, run_x: int, run_y: int) -> list[int]:
     if run_x == run_y:
         raise ReviewError("a preference compares two different runs")
     _run(session, run_x), _run(session, run_y)
-    tasks: list[set[int]] = [set(session.exec(select(Trajectory.task_id).where(Trajectory.run_id == r)).all())
-                             for r in (run_x, run_y)]
+    tasks: list[set[int]] = [
+        set(session.exec(select(Trajectory.task_id).where(Trajectory.run_id == r)).all()) for r in (run_x, run_y)
+    ]
     both = sorted(tasks[0] & tasks[1])
     if not both:
         raise ReviewError(f"runs {run_x} and {run_y} share no task")
     return both
 
 
-def assign_pairs(session: Session, run_x: int, run_y: int, annotators: list[str], overlap: int, *,
-                 tasks: list[int] | None = None) -> tuple[list[int], list[Assignment]]:
+def assign_pairs(
+    session: Session, run_x: int, run_y: int, annotators: list[str], overlap: int, *, tasks: list[int] | None = None
+) -> tuple[list[int], list[Assignment]]:
     """Items for every task both runs answered (or the given ones), ``overlap`` people each.
     Returns the tasks and the new assignments; re-running adds nothing."""
     people = assign_people(session, annotators, overlap)
@@ -113,8 +115,9 @@ class PairItem:
 
 def _item(a: Assignment) -> PairItem:
     run_a, run_b = parse_pair_part(a.target_part)
-    return PairItem(a.id or 0, a.target_id, run_a, run_b, shown_left(a.annotator_id, a.target_id, run_a, run_b),
-                    a.status)
+    return PairItem(
+        a.id or 0, a.target_id, run_a, run_b, shown_left(a.annotator_id, a.target_id, run_a, run_b), a.status
+    )
 
 
 def queue(session: Session, annotator: str, *, status: str | None = None) -> list[PairItem]:
@@ -128,9 +131,11 @@ def queue(session: Session, annotator: str, *, status: str | None = None) -> lis
 
 def progress(session: Session) -> list[tuple[str, int, int]]:
     """(annotator, done, assigned) for everyone with preference items."""
-    rows = session.exec(select(Annotator.name, Assignment.status)
-                        .join(Annotator, col(Annotator.id) == col(Assignment.annotator_id))
-                        .where(Assignment.scale == PREFERENCE_SCALE)).all()
+    rows = session.exec(
+        select(Annotator.name, Assignment.status)
+        .join(Annotator, col(Annotator.id) == col(Assignment.annotator_id))
+        .where(Assignment.scale == PREFERENCE_SCALE)
+    ).all()
     out: dict[str, list[int]] = {}
     for name, status in rows:
         counts = out.setdefault(name, [0, 0])
@@ -150,13 +155,17 @@ def get_item(session: Session, annotator: str, item_id: int) -> tuple[Annotator,
 
 
 def _stored(session: Session, annotator_id: int, task_id: int, run_a: int, run_b: int) -> Preference | None:
-    return session.exec(select(Preference).where(
-        Preference.annotator_id == annotator_id, Preference.task_id == task_id, Preference.run_a_id == run_a,
-        Preference.run_b_id == run_b)).first()
+    return session.exec(
+        select(Preference).where(
+            Preference.annotator_id == annotator_id,
+            Preference.task_id == task_id,
+            Preference.run_a_id == run_a,
+            Preference.run_b_id == run_b,
+        )
+    ).first()
 
 
-def record(session: Session, annotator: str, item_id: int, shown_choice: str, reason: str | None = None
-           ) -> Preference:
+def record(session: Session, annotator: str, item_id: int, shown_choice: str, reason: str | None = None) -> Preference:
     """Store a judgement given as the person saw it (``a`` = the answer shown as A); judging an item
     again replaces the choice (and reason) and counts a revision. Closes the item."""
     choice = (shown_choice or "").strip().lower()
@@ -164,15 +173,24 @@ def record(session: Session, annotator: str, item_id: int, shown_choice: str, re
         raise ReviewError(f"choice must be one of {', '.join(SHOWN_CHOICES)}; got {shown_choice!r}")
     person, a = get_item(session, annotator, item_id)
     item = _item(a)
-    canonical = "tie" if choice == "tie" else (
-        "a" if (item.left if choice == "a" else item.right) == item.run_a else "b")
+    canonical = (
+        "tie" if choice == "tie" else ("a" if (item.left if choice == "a" else item.right) == item.run_a else "b")
+    )
     task = session.get(Task, item.task_id)
     row = _stored(session, person.id or 0, item.task_id, item.run_a, item.run_b)
     if row is None:
-        row = Preference(annotator_id=person.id or 0, task_id=item.task_id, run_a_id=item.run_a,
-                         run_b_id=item.run_b, shown_left_run_id=item.left, choice=canonical,
-                         reason=(reason or "").strip() or None, task_revision=task.revision if task else None,
-                         created_at=utcnow(), updated_at=utcnow())
+        row = Preference(
+            annotator_id=person.id or 0,
+            task_id=item.task_id,
+            run_a_id=item.run_a,
+            run_b_id=item.run_b,
+            shown_left_run_id=item.left,
+            choice=canonical,
+            reason=(reason or "").strip() or None,
+            task_revision=task.revision if task else None,
+            created_at=utcnow(),
+            updated_at=utcnow(),
+        )
         session.add(row)
     else:
         row.choice, row.reason, row.shown_left_run_id = canonical, (reason or "").strip() or None, item.left
@@ -219,10 +237,17 @@ class PairView:
     own_reason: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"item": self.item.assignment_id, "status": self.item.status, "task": self.task,
-                "answers": {s.label: {"status": s.status, "final_answer": s.final_answer, "events": s.events}
-                            for s in self.sides},
-                "images": self.image_asset_ids, "choice": self.own_choice, "reason": self.own_reason}
+        return {
+            "item": self.item.assignment_id,
+            "status": self.item.status,
+            "task": self.task,
+            "answers": {
+                s.label: {"status": s.status, "final_answer": s.final_answer, "events": s.events} for s in self.sides
+            },
+            "images": self.image_asset_ids,
+            "choice": self.own_choice,
+            "reason": self.own_reason,
+        }
 
 
 def _names(session: Session, run: Run) -> list[str]:
@@ -251,9 +276,15 @@ def _side(session: Session, label: str, run_id: int, task_id: int, names: list[s
     if traj is None:
         return Side(label, "missing", None)
     events = session.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()  # type: ignore[arg-type]
-    return Side(label, traj.status, _mask(traj.final_answer, names),
-                [{"ordinal": e.ordinal, "kind": e.kind, "payload": _mask(e.payload, names), "failed": e.failed}
-                 for e in events])
+    return Side(
+        label,
+        traj.status,
+        _mask(traj.final_answer, names),
+        [
+            {"ordinal": e.ordinal, "kind": e.kind, "payload": _mask(e.payload, names), "failed": e.failed}
+            for e in events
+        ],
+    )
 
 
 def pair_view(session: Session, annotator: str, item_id: int) -> PairView:
@@ -264,16 +295,29 @@ def pair_view(session: Session, annotator: str, item_id: int) -> PairView:
     if task is None:
         raise ReviewError(f"task {item.task_id} is gone")
     bench = session.get(Benchmark, task.benchmark_id)
-    names = sorted(set(_names(session, _run(session, item.run_a)) + _names(session, _run(session, item.run_b))),
-                   key=len, reverse=True)
+    names = sorted(
+        set(_names(session, _run(session, item.run_a)) + _names(session, _run(session, item.run_b))),
+        key=len,
+        reverse=True,
+    )
     sides = (_side(session, "A", item.left, task.id or 0, names), _side(session, "B", item.right, task.id or 0, names))
-    images = list(session.exec(select(TaskAsset.asset_id).where(TaskAsset.task_id == task.id,
-                                                                TaskAsset.role == "query_image")
-                               .order_by(TaskAsset.ordinal, TaskAsset.id)).all())  # type: ignore[arg-type]
+    images = list(
+        session.exec(
+            select(TaskAsset.asset_id)
+            .where(TaskAsset.task_id == task.id, TaskAsset.role == "query_image")
+            .order_by(TaskAsset.ordinal, TaskAsset.id)  # type: ignore[arg-type]
+        ).all()
+    )
     own, reason = _shown_judgement(session, person, item)
-    return PairView(item, {"id": task.id, "query": _mask(task.query, names), "category": task.category,
-                           "revision": task.revision},
-                    (bench.guidelines or "") if bench else "", sides, images, own, reason)
+    return PairView(
+        item,
+        {"id": task.id, "query": _mask(task.query, names), "category": task.category, "revision": task.revision},
+        (bench.guidelines or "") if bench else "",
+        sides,
+        images,
+        own,
+        reason,
+    )
 
 
 def _shown_judgement(session: Session, person: Annotator, item: PairItem) -> tuple[str | None, str | None]:
@@ -292,5 +336,18 @@ def shown_judgement(session: Session, annotator: str, item_id: int) -> tuple[str
     return _shown_judgement(session, person, _item(a))
 
 
-__all__ = ["PairItem", "PairView", "Side", "assign_pairs", "parse_pair_part", "pair_view", "progress", "queue",
-           "record", "shared_tasks", "shown_judgement", "shown_left", "withdraw"]
+__all__ = [
+    "PairItem",
+    "PairView",
+    "Side",
+    "assign_pairs",
+    "parse_pair_part",
+    "pair_view",
+    "progress",
+    "queue",
+    "record",
+    "shared_tasks",
+    "shown_judgement",
+    "shown_left",
+    "withdraw",
+]

@@ -41,18 +41,40 @@ class RatingInfo:
 
     @property
     def stale(self) -> bool:
-        return (self.task_revision is not None and self.current_revision is not None
-                and self.task_revision < self.current_revision)
+        return (
+            self.task_revision is not None
+            and self.current_revision is not None
+            and self.task_revision < self.current_revision
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "annotator": self.annotator, "target": self.target.to_dict(), "scale": self.scale,
-                "value": self.value, "comment": self.comment, "blind": self.blind, "task_id": self.task_id,
-                "task_revision": self.task_revision, "current_revision": self.current_revision,
-                "current": self.current, "stale": self.stale, "created_at": self.created_at}
+        return {
+            "id": self.id,
+            "annotator": self.annotator,
+            "target": self.target.to_dict(),
+            "scale": self.scale,
+            "value": self.value,
+            "comment": self.comment,
+            "blind": self.blind,
+            "task_id": self.task_id,
+            "task_revision": self.task_revision,
+            "current_revision": self.current_revision,
+            "current": self.current,
+            "stale": self.stale,
+            "created_at": self.created_at,
+        }
 
 
-def rate(session: Session, annotator: str, scale: str, target: Target, value: Any, *,
-         comment: str | None = None, blind: bool | None = None) -> HumanRating:
+def rate(
+    session: Session,
+    annotator: str,
+    scale: str,
+    target: Target,
+    value: Any,
+    *,
+    comment: str | None = None,
+    blind: bool | None = None,
+) -> HumanRating:
     """Record a rating; closes the annotator's assignment for it and inherits its blind flag."""
     ensure_builtin_scales(session)
     person = get_annotator(session, annotator)
@@ -65,29 +87,53 @@ def rate(session: Session, annotator: str, scale: str, target: Target, value: An
         assignment.status = "done"
         if blind is None:
             blind = assignment.blind
-    row = HumanRating(annotator_id=person.id or 0, target_kind=target.kind, target_id=target.id,
-                      target_part=target.part, scale=spec.name, value=stored, comment=comment or None,
-                      blind=bool(blind), task_id=task.id if task else None,
-                      task_revision=task.revision if task else None, created_at=utcnow(), updated_at=utcnow())
+    row = HumanRating(
+        annotator_id=person.id or 0,
+        target_kind=target.kind,
+        target_id=target.id,
+        target_part=target.part,
+        scale=spec.name,
+        value=stored,
+        comment=comment or None,
+        blind=bool(blind),
+        task_id=task.id if task else None,
+        task_revision=task.revision if task else None,
+        created_at=utcnow(),
+        updated_at=utcnow(),
+    )
     session.add(row)
     session.flush()
     return row
 
 
 def _assignment(session: Session, person: Annotator, target: Target, scale: str) -> Assignment | None:
-    return session.exec(select(Assignment).where(
-        Assignment.annotator_id == person.id, Assignment.target_kind == target.kind,
-        Assignment.target_id == target.id, Assignment.target_part == target.part,
-        Assignment.scale == scale)).first()
+    return session.exec(
+        select(Assignment).where(
+            Assignment.annotator_id == person.id,
+            Assignment.target_kind == target.kind,
+            Assignment.target_id == target.id,
+            Assignment.target_part == target.part,
+            Assignment.scale == scale,
+        )
+    ).first()
 
 
-def ratings(session: Session, *, target: Target | None = None, scale: str | None = None,
-            annotator: str | None = None, current_only: bool = True) -> list[RatingInfo]:
+def ratings(
+    session: Session,
+    *,
+    target: Target | None = None,
+    scale: str | None = None,
+    annotator: str | None = None,
+    current_only: bool = True,
+) -> list[RatingInfo]:
     """Ratings as plain data in id order; by default only each annotator's current one per target."""
     stmt = select(HumanRating, Annotator.name).join(Annotator, Annotator.id == HumanRating.annotator_id)
     if target is not None:
-        stmt = stmt.where(HumanRating.target_kind == target.kind, HumanRating.target_id == target.id,
-                          HumanRating.target_part == target.part)
+        stmt = stmt.where(
+            HumanRating.target_kind == target.kind,
+            HumanRating.target_id == target.id,
+            HumanRating.target_part == target.part,
+        )
     if scale is not None:
         stmt = stmt.where(HumanRating.scale == scale)
     if annotator is not None:
@@ -97,18 +143,30 @@ def ratings(session: Session, *, target: Target | None = None, scale: str | None
     for r, _ in rows:
         latest[(r.annotator_id, r.target_kind, r.target_id, r.target_part, r.scale)] = r.id or 0
     task_ids = {r.task_id for r, _ in rows if r.task_id is not None}
-    revisions = dict(session.exec(select(Task.id, Task.revision).where(Task.id.in_(task_ids))).all()) \
-        if task_ids else {}  # type: ignore[union-attr]
+    revisions = (
+        dict(session.exec(select(Task.id, Task.revision).where(Task.id.in_(task_ids))).all()) if task_ids else {}  # type: ignore[union-attr]
+    )
     out = []
     for r, name in rows:
         is_current = latest[(r.annotator_id, r.target_kind, r.target_id, r.target_part, r.scale)] == r.id
         if current_only and not is_current:
             continue
-        out.append(RatingInfo(
-            id=r.id or 0, annotator=name, target=Target(r.target_kind, r.target_id, r.target_part), scale=r.scale,
-            value=r.value, comment=r.comment, blind=r.blind, task_id=r.task_id, task_revision=r.task_revision,
-            current_revision=revisions.get(r.task_id) if r.task_id is not None else None, current=is_current,
-            created_at=r.created_at.isoformat()))
+        out.append(
+            RatingInfo(
+                id=r.id or 0,
+                annotator=name,
+                target=Target(r.target_kind, r.target_id, r.target_part),
+                scale=r.scale,
+                value=r.value,
+                comment=r.comment,
+                blind=r.blind,
+                task_id=r.task_id,
+                task_revision=r.task_revision,
+                current_revision=revisions.get(r.task_id) if r.task_id is not None else None,
+                current=is_current,
+                created_at=r.created_at.isoformat(),
+            )
+        )
     return out
 
 
@@ -140,8 +198,7 @@ def import_ratings_csv(session: Session, path: str | Path, *, create_annotators:
         missing = [c for c in IMPORT_COLUMNS if c not in header]
         if missing:
             raise ReviewError(f"{path}: missing column(s) {', '.join(missing)} (have: {', '.join(header)})")
-        records = [({(k or "").strip(): (v or "").strip() for k, v in row.items()}, reader.line_num)
-                   for row in reader]
+        records = [({(k or "").strip(): (v or "").strip() for k, v in row.items()}, reader.line_num) for row in reader]
     ensure_builtin_scales(session)
     out = []
     for rec, line in records:
@@ -155,8 +212,17 @@ def import_ratings_csv(session: Session, path: str | Path, *, create_annotators:
             spec = get_scale(session, rec["scale"])
             target = Target(rec["target_kind"], _int(rec["target_id"], where, "target_id"), rec.get("target_part", ""))
             raw = _raw_value(rec, spec.dimensions, where)
-            out.append(rate(session, name, spec.name, target, raw, comment=rec.get("comment") or None,
-                            blind=_flag(rec.get("blind"))))
+            out.append(
+                rate(
+                    session,
+                    name,
+                    spec.name,
+                    target,
+                    raw,
+                    comment=rec.get("comment") or None,
+                    blind=_flag(rec.get("blind")),
+                )
+            )
         except ReviewError as exc:
             raise ReviewError(f"{where}: {exc}") from None
     return out

@@ -23,12 +23,21 @@ from store.models import RatingScale
 LEVELS = ("nominal", "ordinal", "interval")
 
 ISG_DIMENSIONS = (
-    "coherence", "content_accuracy", "relevance_and_responsiveness", "visual_textual_alignment",
-    "creativity_and_originality", "overall",
+    "coherence",
+    "content_accuracy",
+    "relevance_and_responsiveness",
+    "visual_textual_alignment",
+    "creativity_and_originality",
+    "overall",
 )
 MME_FAILURE_MODES = (
-    "Missing search tools", "Bad search query", "Unfaithful visual tool use", "Missing visual tool use",
-    "Overthinking Collapse", "Tool-Misexecution", "PostVisual-Perception-Deficit",
+    "Missing search tools",
+    "Bad search query",
+    "Unfaithful visual tool use",
+    "Missing visual tool use",
+    "Overthinking Collapse",
+    "Tool-Misexecution",
+    "PostVisual-Perception-Deficit",
 )
 
 
@@ -44,28 +53,57 @@ class Scale:
 
     @property
     def numeric(self) -> bool:
-        return bool(self.values) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                         for v in self.values)
+        return bool(self.values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.values)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "level": self.level, "values": self.values,
-                "dimensions": self.dimensions, "rubric": self.rubric}
+        return {
+            "name": self.name,
+            "level": self.level,
+            "values": self.values,
+            "dimensions": self.dimensions,
+            "rubric": self.rubric,
+        }
 
 
 BUILTIN_SCALES: tuple[Scale, ...] = (
-    Scale("yes-no", "nominal", ["yes", "no"], [],
-          "Is the target acceptable / correct? (ISG holistic human agreement: 'Do you satisfy with the output?')"),
-    Scale("atp-agreement", "ordinal", [0, 1, 2], [],
-          "How far do you agree with the judge's report? 0 = disagree, 1 = partly agree, 2 = fully agree "
-          "(ATP-Bench §6 human agreement study). Rate a verdict target."),
-    Scale("isg-1-10", "interval", list(range(1, 11)), list(ISG_DIMENSIONS),
-          "ISG holistic human scoring: 1-10 for each of coherence, content accuracy, relevance and "
-          "responsiveness, visual-textual alignment, creativity and originality, and an overall score."),
-    Scale("pass-fail", "nominal", ["pass", "fail"], [],
-          "Did the trajectory pass this checkpoint? Rate a checkpoint_result target."),
-    Scale("mme-failure-mode", "nominal", list(MME_FAILURE_MODES), [],
-          "Agentic-MME App. E: the dominant failure mode of a failed trajectory — the earliest or most "
-          "consequential bottleneck."),
+    Scale(
+        "yes-no",
+        "nominal",
+        ["yes", "no"],
+        [],
+        "Is the target acceptable / correct? (ISG holistic human agreement: 'Do you satisfy with the output?')",
+    ),
+    Scale(
+        "atp-agreement",
+        "ordinal",
+        [0, 1, 2],
+        [],
+        "How far do you agree with the judge's report? 0 = disagree, 1 = partly agree, 2 = fully agree "
+        "(ATP-Bench §6 human agreement study). Rate a verdict target.",
+    ),
+    Scale(
+        "isg-1-10",
+        "interval",
+        list(range(1, 11)),
+        list(ISG_DIMENSIONS),
+        "ISG holistic human scoring: 1-10 for each of coherence, content accuracy, relevance and "
+        "responsiveness, visual-textual alignment, creativity and originality, and an overall score.",
+    ),
+    Scale(
+        "pass-fail",
+        "nominal",
+        ["pass", "fail"],
+        [],
+        "Did the trajectory pass this checkpoint? Rate a checkpoint_result target.",
+    ),
+    Scale(
+        "mme-failure-mode",
+        "nominal",
+        list(MME_FAILURE_MODES),
+        [],
+        "Agentic-MME App. E: the dominant failure mode of a failed trajectory — the earliest or most "
+        "consequential bottleneck.",
+    ),
 )
 BUILTIN_BY_NAME = {s.name: s for s in BUILTIN_SCALES}
 
@@ -87,8 +125,15 @@ def ensure_builtin_scales(session: Session) -> None:
     stored = set(session.exec(select(RatingScale.name)).all())
     for spec in BUILTIN_SCALES:
         if spec.name not in stored:
-            session.add(RatingScale(name=spec.name, level=spec.level, values=list(spec.values),
-                                    dimensions=list(spec.dimensions), rubric=spec.rubric))
+            session.add(
+                RatingScale(
+                    name=spec.name,
+                    level=spec.level,
+                    values=list(spec.values),
+                    dimensions=list(spec.dimensions),
+                    rubric=spec.rubric,
+                )
+            )
     session.flush()
 
 
@@ -138,8 +183,14 @@ def _number_or_text(text: str) -> Any:
     return int(number) if number.is_integer() else number
 
 
-def add_scale(session: Session, name: str, level: str, values: list[Any], dimensions: list[str] | None = None,
-              rubric: str | None = None) -> Scale:
+def add_scale(
+    session: Session,
+    name: str,
+    level: str,
+    values: list[Any],
+    dimensions: list[str] | None = None,
+    rubric: str | None = None,
+) -> Scale:
     """Add a custom scale. Values are listed in scale order (this order defines ordinal ranks)."""
     name = (name or "").strip()
     if not name:
@@ -157,8 +208,7 @@ def add_scale(session: Session, name: str, level: str, values: list[Any], dimens
     spec = Scale(name, level, list(values), list(dimensions or []), rubric)
     if level == "interval" and not spec.numeric:
         raise ReviewError("an interval scale needs numeric values")
-    session.add(RatingScale(name=name, level=level, values=spec.values, dimensions=spec.dimensions,
-                            rubric=rubric))
+    session.add(RatingScale(name=name, level=level, values=spec.values, dimensions=spec.dimensions, rubric=rubric))
     session.flush()
     return spec
 
@@ -224,18 +274,18 @@ def normalize_value(scale: Scale, raw: Any, where: str = "value") -> Any:
             raw = {}
             for part in filter(None, (p.strip() for p in text.split(","))):
                 if "=" not in part:
-                    raise ReviewError(f"{where}: scale {scale.name} has dimensions; write "
-                                      f"'dimension=value,…' or a JSON object (got {part!r})")
+                    raise ReviewError(
+                        f"{where}: scale {scale.name} has dimensions; write "
+                        f"'dimension=value,…' or a JSON object (got {part!r})"
+                    )
                 k, v = part.split("=", 1)
                 raw[k.strip()] = v
     if not isinstance(raw, dict) or not raw:
-        raise ReviewError(f"{where}: scale {scale.name} needs a value for one or more of "
-                          f"{', '.join(scale.dimensions)}")
+        raise ReviewError(f"{where}: scale {scale.name} needs a value for one or more of {', '.join(scale.dimensions)}")
     out: dict[str, Any] = {}
     for key, v in raw.items():
         dim = next((d for d in scale.dimensions if slug(d) == slug(key)), None)
         if dim is None:
-            raise ReviewError(f"{where}: {key!r} is not a dimension of {scale.name} "
-                              f"({', '.join(scale.dimensions)})")
+            raise ReviewError(f"{where}: {key!r} is not a dimension of {scale.name} ({', '.join(scale.dimensions)})")
         out[dim] = _scalar(scale, v, f"{where}.{dim}")
     return {d: out[d] for d in scale.dimensions if d in out}

@@ -53,8 +53,13 @@ def parse_target_ids(text: str) -> list[tuple[int, str]]:
 
 def _row(session: Session, target: Target) -> Any:
     model = {
-        "trajectory": Trajectory, "block_question": Trajectory, "image_question": Trajectory, "event": Event,
-        "checkpoint_result": CheckpointResult, "task": Task, "verdict": Verdict,
+        "trajectory": Trajectory,
+        "block_question": Trajectory,
+        "image_question": Trajectory,
+        "event": Event,
+        "checkpoint_result": CheckpointResult,
+        "task": Task,
+        "verdict": Verdict,
     }[target.kind]
     row = session.get(model, target.id)
     if row is None:
@@ -100,24 +105,28 @@ def targets_of_run(session: Session, run_id: int, kind: str) -> list[Target]:
     if kind == "task":
         return [Target(kind, tid) for tid in sorted({t.task_id for t in trajs})]
     if kind == "event":
-        rows = session.exec(select(Event.id).where(Event.trajectory_id.in_(ids)).order_by(Event.id)).all()  # type: ignore[union-attr]
-        return [Target(kind, i) for i in rows]
+        rows = session.exec(select(Event.id).where(Event.trajectory_id.in_(ids)).order_by(Event.id)).all()  # type: ignore[arg-type, attr-defined]
+        return [Target(kind, i) for i in rows]  # type: ignore[arg-type]
     if kind == "checkpoint_result":
-        rows = session.exec(select(CheckpointResult.id).where(CheckpointResult.trajectory_id.in_(ids))  # type: ignore[union-attr]
-                            .order_by(CheckpointResult.id)).all()
-        return [Target(kind, i) for i in rows]
+        rows = session.exec(
+            select(CheckpointResult.id).where(CheckpointResult.trajectory_id.in_(ids)).order_by(CheckpointResult.id)  # type: ignore[arg-type]
+        ).all()
+        return [Target(kind, i) for i in rows]  # type: ignore[arg-type]
     if kind == "verdict":
-        events = session.exec(select(Event.id).where(Event.trajectory_id.in_(ids))).all()  # type: ignore[union-attr]
-        results = session.exec(select(CheckpointResult.id)
-                               .where(CheckpointResult.trajectory_id.in_(ids))).all()  # type: ignore[union-attr]
+        events = session.exec(select(Event.id).where(Event.trajectory_id.in_(ids))).all()
+        results = session.exec(select(CheckpointResult.id).where(CheckpointResult.trajectory_id.in_(ids))).all()
         inside = sa.or_(
-            sa.and_(Verdict.target_kind.in_(("trajectory", "block_question", "image_question")),  # type: ignore[attr-defined]
-                    Verdict.target_id.in_(ids)),  # type: ignore[attr-defined]
-            sa.and_(Verdict.target_kind == "event", Verdict.target_id.in_(events)),  # type: ignore[attr-defined]
-            sa.and_(Verdict.target_kind == "checkpoint_result", Verdict.target_id.in_(results)),  # type: ignore[attr-defined]
+            sa.and_(
+                Verdict.target_kind.in_(("trajectory", "block_question", "image_question")),  # type: ignore[attr-defined]
+                Verdict.target_id.in_(ids),  # type: ignore[attr-defined]
+            ),
+            sa.and_(Verdict.target_kind == "event", Verdict.target_id.in_(events)),  # type: ignore[arg-type, attr-defined]
+            sa.and_(Verdict.target_kind == "checkpoint_result", Verdict.target_id.in_(results)),  # type: ignore[arg-type, attr-defined]
         )
-        return [Target(kind, i) for i in session.exec(select(Verdict.id).where(inside).order_by(Verdict.id)).all()]
-    rows = session.exec(select(Verdict.target_id, Verdict.target_part)
-                        .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids))  # type: ignore[attr-defined]
-                        .distinct()).all()
+        return [Target(kind, i) for i in session.exec(select(Verdict.id).where(inside).order_by(Verdict.id)).all()]  # type: ignore[arg-type]
+    rows = session.exec(  # type: ignore[assignment]
+        select(Verdict.target_id, Verdict.target_part)
+        .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids))  # type: ignore[attr-defined]
+        .distinct()
+    ).all()
     return sorted(Target(kind, tid, part) for tid, part in rows)

@@ -22,15 +22,69 @@ from typing import Any
 from PIL import Image
 
 ABS_ROOT = "/abs/opencompass/data/gta_dataset"  # where the loader's absolute gold paths point
-TOOLS = ["OCR", "ImageDescription", "RegionAttributeDescription", "TextToBbox", "DrawBox", "AddText", "GoogleSearch",
-         "Calculator", "Solver", "Plot", "MathOCR", "CountGivenObject", "TextToImage", "ImageStylization"]
-IMAGE_TOOLS = {"OCR", "ImageDescription", "RegionAttributeDescription", "TextToBbox", "DrawBox", "AddText",
-               "MathOCR", "CountGivenObject", "ImageStylization"}
+TOOLS = [
+    "OCR",
+    "ImageDescription",
+    "RegionAttributeDescription",
+    "TextToBbox",
+    "DrawBox",
+    "AddText",
+    "GoogleSearch",
+    "Calculator",
+    "Solver",
+    "Plot",
+    "MathOCR",
+    "CountGivenObject",
+    "TextToImage",
+    "ImageStylization",
+]
+IMAGE_TOOLS = {
+    "OCR",
+    "ImageDescription",
+    "RegionAttributeDescription",
+    "TextToBbox",
+    "DrawBox",
+    "AddText",
+    "MathOCR",
+    "CountGivenObject",
+    "ImageStylization",
+}
 IMAGEGEN = ["DrawBox", "AddText", "Plot", "TextToImage", "ImageStylization"]
-WORDS = ["fish oil", "3 days", "-3", "$5", "5$", "3.", "€12,50", "naïve café", "東京", "x²", "O'Brien", "C++", "e.g.",
-         "(a)", "50%", "1/2", "−7", "yes", "no", "", " ", "58", "58 days", "fifty-eight", "Ünïcödé", "a|b", "[x]"]
-SUBJECTIVE = ["The image shows a red bus parked near a café.", "A cat sitting on a windowsill in the sun.",
-              "Two people are hiking up a snowy mountain.", "A bar chart of yearly sales, rising every year."]
+WORDS = [
+    "fish oil",
+    "3 days",
+    "-3",
+    "$5",
+    "5$",
+    "3.",
+    "€12,50",
+    "naïve café",
+    "東京",
+    "x²",
+    "O'Brien",
+    "C++",
+    "e.g.",
+    "(a)",
+    "50%",
+    "1/2",
+    "−7",
+    "yes",
+    "no",
+    "",
+    " ",
+    "58",
+    "58 days",
+    "fifty-eight",
+    "Ünïcödé",
+    "a|b",
+    "[x]",
+]
+SUBJECTIVE = [
+    "The image shows a red bus parked near a café.",
+    "A cat sitting on a windowsill in the sun.",
+    "Two people are hiking up a snowy mountain.",
+    "A bar chart of yearly sales, rising every year.",
+]
 
 
 def png(seed: int) -> bytes:
@@ -42,8 +96,11 @@ def png(seed: int) -> bytes:
 
 def _args(rng: random.Random, tool: str, image: str | None) -> dict[str, Any]:
     if tool in IMAGE_TOOLS and image:
-        extra = {"text": rng.choice(WORDS)} if tool in ("AddText", "RegionAttributeDescription", "TextToBbox",
-                                                        "CountGivenObject") else {}
+        extra = (
+            {"text": rng.choice(WORDS)}
+            if tool in ("AddText", "RegionAttributeDescription", "TextToBbox", "CountGivenObject")
+            else {}
+        )
         return {"image": image, **extra}
     if tool == "Calculator":
         return {"expression": rng.choice(["290/5", "290 / 5", "-3*2", "1e3", "(2+3)**2"])}
@@ -72,15 +129,23 @@ def make_task(rng: random.Random, i: int) -> tuple[dict[str, Any], list[str]]:
     dialogs: list[dict[str, Any]] = [{"role": "user", "content": f"Task {i}: {rng.choice(WORDS)} — what is it?"}]
     for t in tools:
         image = rng.choice(files) if files else None
-        dialogs.append({"role": "assistant", "thought": f"use {t}",
-                        "tool_calls": [{"type": "function", "function": {"name": t, "arguments": _args(rng, t, image)}}]})
+        dialogs.append(
+            {
+                "role": "assistant",
+                "thought": f"use {t}",
+                "tool_calls": [{"type": "function", "function": {"name": t, "arguments": _args(rng, t, image)}}],
+            }
+        )
         dialogs.append({"role": "tool", "name": t, "content": {"type": "text", "content": rng.choice(WORDS) or "ok"}})
     gt = _gt_answer(rng, kind)
-    final = (gt["whitelist"][0][0] if isinstance(gt, dict) else gt[0] if isinstance(gt, list) else "done")
+    final = gt["whitelist"][0][0] if isinstance(gt, dict) else gt[0] if isinstance(gt, list) else "done"
     dialogs.append({"role": "assistant", "content": final})
-    record = {"tools": [{"name": t} for t in sorted(set(tools) | {"OCR"})],
-              "files": [{"type": "image", "path": f, "url": None} for f in files],
-              "dialogs": dialogs, "gt_answer": gt}
+    record = {
+        "tools": [{"name": t} for t in sorted(set(tools) | {"OCR"})],
+        "files": [{"type": "image", "path": f, "url": None} for f in files],
+        "dialogs": dialogs,
+        "gt_answer": gt,
+    }
     return record, files
 
 
@@ -99,9 +164,10 @@ def absolutise(step: dict[str, Any], files: list[str]) -> dict[str, Any]:
 def spell_path(rng: random.Random, value: Any, files: list[str]) -> Any:
     if not (isinstance(value, str) and value.startswith(ABS_ROOT)):
         return value
-    rel = value[len(ABS_ROOT) + 1:]
-    return rng.choice([value, value, rel, f"wrong/{rel}", f"/tmp/{rel}", rel.replace("image/", "img/"),
-                       (files[0] if files else rel)])
+    rel = value[len(ABS_ROOT) + 1 :]
+    return rng.choice(
+        [value, value, rel, f"wrong/{rel}", f"/tmp/{rel}", rel.replace("image/", "img/"), (files[0] if files else rel)]
+    )
 
 
 def predict_step_turn(rng: random.Random, gold: dict[str, Any], files: list[str], gt: Any) -> dict[str, Any]:
@@ -114,20 +180,32 @@ def predict_step_turn(rng: random.Random, gold: dict[str, Any], files: list[str]
         args = {k: spell_path(rng, v, files) for k, v in fn["arguments"].items()}
         if rng.random() < 0.2:
             args = {**args, "extra": rng.choice([1, "1", None])}
-        step: dict[str, Any] = {"role": "assistant", "tool_calls": [{"type": "function",
-                                                                      "function": {"name": name, "arguments": args}}]}
+        step: dict[str, Any] = {
+            "role": "assistant",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}],
+        }
         if rng.random() < 0.15:
             step["error"] = {"type": rng.choice(["ActionNotFound", "ArgsError"]), "msg": "bad"}
         if rng.random() < 0.1:  # two calls in one turn: only the first counts
             step["tool_calls"].append({"type": "function", "function": {"name": "OCR", "arguments": {}}})
         return step
     if r < 0.15:
-        return {"role": "assistant", "tool_calls": [{"type": "function",
-                                                     "function": {"name": rng.choice(TOOLS), "arguments": {}}}]}
+        return {
+            "role": "assistant",
+            "tool_calls": [{"type": "function", "function": {"name": rng.choice(TOOLS), "arguments": {}}}],
+        }
     if isinstance(gt, dict) and rng.random() < 0.6:
         alias = rng.choice(rng.choice(gt["whitelist"]))
-        content = rng.choice([alias, f"The answer is {alias}.", f"({alias})", f"{alias}{rng.choice(['', 's', '!'])}",
-                              alias.upper(), f"maybe {rng.choice(WORDS)} or {alias}"])
+        content = rng.choice(
+            [
+                alias,
+                f"The answer is {alias}.",
+                f"({alias})",
+                f"{alias}{rng.choice(['', 's', '!'])}",
+                alias.upper(),
+                f"maybe {rng.choice(WORDS)} or {alias}",
+            ]
+        )
     elif isinstance(gt, list) and rng.random() < 0.6:
         content = rng.choice(gt) if rng.random() < 0.5 else rng.choice(SUBJECTIVE)
     else:
@@ -151,19 +229,38 @@ def e2e_record(rng: random.Random, record: dict[str, Any], files: list[str]) -> 
     steps: list[dict[str, Any]] = []
     gold_calls = [g for g in gold if "tool_calls" in g]
     plan = [json.loads(json.dumps(g)) for g in gold_calls if rng.random() < 0.7]
-    plan += [{"role": "assistant", "tool_calls": [{"type": "function", "function": {
-        "name": rng.choice(TOOLS), "arguments": _args(rng, rng.choice(TOOLS), files[0] if files else None)}}]}
-        for _ in range(rng.randint(0, 2))]
+    plan += [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": rng.choice(TOOLS),
+                        "arguments": _args(rng, rng.choice(TOOLS), files[0] if files else None),
+                    },
+                }
+            ],
+        }
+        for _ in range(rng.randint(0, 2))
+    ]
     rng.shuffle(plan)
     if plan and rng.random() < 0.2:
         plan.append(json.loads(json.dumps(plan[0])))  # a repeated call
     for call in plan:
         fn = call["tool_calls"][0]["function"]
         if fn["name"] in IMAGEGEN and rng.random() < 0.5:
-            fn["arguments"] = {k: (rng.choice(SUBJECTIVE) if isinstance(v, str) else v) for k, v in fn["arguments"].items()}
+            fn["arguments"] = {
+                k: (rng.choice(SUBJECTIVE) if isinstance(v, str) else v) for k, v in fn["arguments"].items()
+            }
         if rng.random() < 0.3:
-            steps.append({"role": "assistant", "content": rng.choice(["Let me think.", "先看图片", ""]),
-                          "meta": {"type": "thought"}})
+            steps.append(
+                {
+                    "role": "assistant",
+                    "content": rng.choice(["Let me think.", "先看图片", ""]),
+                    "meta": {"type": "thought"},
+                }
+            )
         step = {"role": "assistant", "tool_calls": call["tool_calls"][:1]}
         if rng.random() < 0.15:
             step["error"] = {"type": "ToolError", "msg": "failed"}
@@ -204,12 +301,14 @@ def generate(out: Path, n: int = 300, seed: int = 15) -> dict[str, Path]:
     return paths
 
 
-
 def sets(out: Path, n: int = 300) -> list[dict[str, Any]]:
     """What ``bench/conformance/run.py`` imports: one dataset, two prediction files."""
     paths = generate(out, n)
-    return [{"label": layout, "format": "gta", "dataset": paths["dataset"], "run": paths[layout], "options": {}}
-            for layout in ("step", "e2e")]
+    return [
+        {"label": layout, "format": "gta", "dataset": paths["dataset"], "run": paths[layout], "options": {}}
+        for layout in ("step", "e2e")
+    ]
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -24,33 +24,99 @@ from typing import Any
 
 from PIL import Image
 
-SUBCATEGORIES = ["Art Style Transfer", "Scene Attribute Transfer", "Photo Variation", "Portrait Variation",
-                 "Animation Images", "Animation Text-Image", "Attribute Transfer", "3D_object",
-                 "multi-Perspective Scene Generation", "Realistic Object Detection", "Imaginary Object Detection",
-                 "HowTo", "Scientific", "Prediction", "painting", "visual storytelling text-image",
-                 "visual storytelling image", "visual storytelling text", "Object_VQA", "Historical"]
+SUBCATEGORIES = [
+    "Art Style Transfer",
+    "Scene Attribute Transfer",
+    "Photo Variation",
+    "Portrait Variation",
+    "Animation Images",
+    "Animation Text-Image",
+    "Attribute Transfer",
+    "3D_object",
+    "multi-Perspective Scene Generation",
+    "Realistic Object Detection",
+    "Imaginary Object Detection",
+    "HowTo",
+    "Scientific",
+    "Prediction",
+    "painting",
+    "visual storytelling text-image",
+    "visual storytelling image",
+    "visual storytelling text",
+    "Object_VQA",
+    "Historical",
+]
 UNMAPPED = "Semantic Segmentation"
-TEXTS = ["A cat sits on the mat.", "Step 2: whisk the eggs\nthen fold.", "東京の夜景 🌃", "naïve café — $5",
-         "Le château d'Ève", "x² + y² = r²", "   ", "Ответ: да", "<gen_text1> follows", "Final frame."]
-IMAGE_REPLIES = ['{"Judge": "Yes", "Reason": "visible"}'] * 24 + [
-    '{"Judge": "No", "Reason": "absent"}'] * 12 + [
-    '{"Judge": "yes"}', '{"Judge": "YES "}', '```json\n{"Judge": "Yes"}\n```', 'Sure. {"Judge": "Yes"}',
-    '{"Judge": true}', '{"Judge": 1}', '{"Reason": "no verdict"}', "[]", '["Judge"]', "null", "{}", '"Judge"']
+TEXTS = [
+    "A cat sits on the mat.",
+    "Step 2: whisk the eggs\nthen fold.",
+    "東京の夜景 🌃",
+    "naïve café — $5",
+    "Le château d'Ève",
+    "x² + y² = r²",
+    "   ",
+    "Ответ: да",
+    "<gen_text1> follows",
+    "Final frame.",
+]
+IMAGE_REPLIES = (
+    ['{"Judge": "Yes", "Reason": "visible"}'] * 24
+    + ['{"Judge": "No", "Reason": "absent"}'] * 12
+    + [
+        '{"Judge": "yes"}',
+        '{"Judge": "YES "}',
+        '```json\n{"Judge": "Yes"}\n```',
+        'Sure. {"Judge": "Yes"}',
+        '{"Judge": true}',
+        '{"Judge": 1}',
+        '{"Reason": "no verdict"}',
+        "[]",
+        '["Judge"]',
+        "null",
+        "{}",
+        '"Judge"',
+    ]
+)
 BLOCK_REPLIES = ['{"Judge": 7, "Reason": "ok"}', '{"Judge": 9}', '{"Judge": 4}', '{"Judge": 10}'] * 8 + [
-    '{"Judge": 3.5}', '{"Judge": "Yes"}', '{"Judge": "8"}', '{"Judge": true}', '{"Judge": false}',
-    '{"Judge": null}', '```json\n{"Judge": 6}\n```', '{"Reason": "no score"}', "null", "5", "[1]", '"no"']
-HOLISTIC_REPLIES = ['{"overall_score": 7, "final_thoughts": "fine"}', '{"overall_score": 6.5}',
-                    '{"overall_score": 9}', '{"overall_score": 3}'] * 3 + [
-    '{"overall_score": 0}', '{"overall_score": 10}', '{"overall_score": true}', '{"overall_score": false}',
-    '```json\n{"overall_score": 8}\n```', '{"coherence": {"score": 5}}', "{}", "null", "[]", '"fine"']
+    '{"Judge": 3.5}',
+    '{"Judge": "Yes"}',
+    '{"Judge": "8"}',
+    '{"Judge": true}',
+    '{"Judge": false}',
+    '{"Judge": null}',
+    '```json\n{"Judge": 6}\n```',
+    '{"Reason": "no score"}',
+    "null",
+    "5",
+    "[1]",
+    '"no"',
+]
+HOLISTIC_REPLIES = [
+    '{"overall_score": 7, "final_thoughts": "fine"}',
+    '{"overall_score": 6.5}',
+    '{"overall_score": 9}',
+    '{"overall_score": 3}',
+] * 3 + [
+    '{"overall_score": 0}',
+    '{"overall_score": 10}',
+    '{"overall_score": true}',
+    '{"overall_score": false}',
+    '```json\n{"overall_score": 8}\n```',
+    '{"coherence": {"score": 5}}',
+    "{}",
+    "null",
+    "[]",
+    '"fine"',
+]
 
 
 def judge_reply(messages: list[dict[str, Any]]) -> str:
     """The scripted judge: which chainmark judge asks is read from its prompt; the reply is picked from that
     judge's pool by a hash of the whole request, so the same question always gets the same reply."""
     text = json.dumps(messages, sort_keys=True, ensure_ascii=False)
-    pool = (HOLISTIC_REPLIES if "overall_score" in text else IMAGE_REPLIES if "yes/no question" in text
-            else BLOCK_REPLIES)
+    pool = (
+        HOLISTIC_REPLIES if "overall_score" in text else IMAGE_REPLIES if "yes/no question" in text else BLOCK_REPLIES
+    )
     return pool[int(hashlib.sha256(text.encode()).hexdigest(), 16) % len(pool)]
 
 
@@ -86,8 +152,12 @@ def _scene_graph(rng: random.Random, gold: list[str], query: list[str]) -> dict[
     images = [t for t in tokens if "img" in t] + ["<gen_img9>"]
     image_qa = []
     for k in range(rng.randint(0, 4)):
-        q = {"id": k, "image": rng.choice(images), "Question": f"Is there a {rng.choice(['cat', 'café', '東京'])}?",
-             "Preliminary": []}
+        q = {
+            "id": k,
+            "image": rng.choice(images),
+            "Question": f"Is there a {rng.choice(['cat', 'café', '東京'])}?",
+            "Preliminary": [],
+        }
         r = rng.random()
         if r < 0.25 and k:
             q["Preliminary"] = [rng.randrange(k)]
@@ -166,16 +236,22 @@ def generate(out: Path, n: int = 300, seed: int = 15) -> dict[str, Path]:
                 (dataset / rel).write_bytes(_png(k * 11 + m + 3))
                 golden.append({"type": "image", "content": rel})
         category = UNMAPPED if rng.random() < 0.03 else rng.choice(SUBCATEGORIES)
-        line = {"id": ident, "Category": category, "Query": query, "Golden": golden,
-                "predict": _scene_graph(rng, gold, query_kinds)}
+        line = {
+            "id": ident,
+            "Category": category,
+            "Query": query,
+            "Golden": golden,
+            "predict": _scene_graph(rng, gold, query_kinds),
+        }
         gt_lines.append(line)
         pred = json.loads(json.dumps(line))
         output = _output(rng, ident, gold, root, abs_dir)
         if output != "absent":
             pred["output"] = output
         pred_lines.append(pred)
-    (dataset / "ISG-Bench.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in gt_lines),
-                                             encoding="utf-8")
+    (dataset / "ISG-Bench.jsonl").write_text(
+        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in gt_lines), encoding="utf-8"
+    )
     preds = out / "results" / "model.jsonl"
     preds.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in pred_lines), encoding="utf-8")
     return {"dataset": dataset, "run": preds, "root": root}
@@ -185,9 +261,16 @@ def sets(out: Path, n: int = 300) -> list[dict[str, Any]]:
     """What ``bench/conformance/run.py`` imports: the dataset, the prediction lines (images under ``--root``,
     the last line dropped as ``--end -1`` does) and the judges to ask with the scripted replies."""
     paths = generate(out, n)
-    return [{"label": "root", "format": "isg", "dataset": paths["dataset"], "run": paths["run"],
-             "options": {"root": str(paths["root"]), "drop_last": True},
-             "judges": {"names": ["isg-image", "isg-block", "isg-holistic"], "reply": judge_reply}}]
+    return [
+        {
+            "label": "root",
+            "format": "isg",
+            "dataset": paths["dataset"],
+            "run": paths["run"],
+            "options": {"root": str(paths["root"]), "drop_last": True},
+            "judges": {"names": ["isg-image", "isg-block", "isg-holistic"], "reply": judge_reply},
+        }
+    ]
 
 
 if __name__ == "__main__":

@@ -25,8 +25,31 @@ from typing import Any
 from PIL import Image
 
 CATEGORIES = ["attention", "chart", "color", "counting", "math", "measure", "ocr", "perceptual", "spatial"]
-WORDS = ["triangle", "circle", "red", "green", "blue", "banana", "apple", "dog", "cat", "seven", "east", "west",
-         "north", "fig", "date", "egg", "gate", "ace", "bed", "光陽機車", "雞大爺", "Straße", "naïve"]
+WORDS = [
+    "triangle",
+    "circle",
+    "red",
+    "green",
+    "blue",
+    "banana",
+    "apple",
+    "dog",
+    "cat",
+    "seven",
+    "east",
+    "west",
+    "north",
+    "fig",
+    "date",
+    "egg",
+    "gate",
+    "ace",
+    "bed",
+    "光陽機車",
+    "雞大爺",
+    "Straße",
+    "naïve",
+]
 COLUMNS = ["index", "id", "category", "image", "question", "answer", "A", "B", "C", "D", "model_tools_gt"]
 TOOLS = ["Crop", "Rotate", "Binarize", "Convert Color", "Draw Contours", "Measure Area", "Flip", "Blur"]
 LONG = 33000
@@ -42,31 +65,98 @@ def tiny_jpeg(seed: int) -> bytes:
 def letter_prediction(rng: random.Random, letter: str, options: dict[str, str]) -> Any:
     text = options.get(letter, "")
     other = rng.choice([k for k in options if k != letter] or [letter])
-    return rng.choice([
-        letter, letter.lower(), f"{letter}.", f"{letter}. {text}", f"{letter} {text}", f"{letter}-{text}",
-        f"{letter}:", f"{letter})", f"({letter})", f"The answer is {letter}", text, text.upper(), other,
-        f" {letter} ", f"{other}. {text}", "", None, "Z", f"{letter}{other}", f"{letter}, {other}",
-        f"=({letter})", "NA", f"{letter}\x01", "A" * LONG,
-    ])
+    return rng.choice(
+        [
+            letter,
+            letter.lower(),
+            f"{letter}.",
+            f"{letter}. {text}",
+            f"{letter} {text}",
+            f"{letter}-{text}",
+            f"{letter}:",
+            f"{letter})",
+            f"({letter})",
+            f"The answer is {letter}",
+            text,
+            text.upper(),
+            other,
+            f" {letter} ",
+            f"{other}. {text}",
+            "",
+            None,
+            "Z",
+            f"{letter}{other}",
+            f"{letter}, {other}",
+            f"=({letter})",
+            "NA",
+            f"{letter}\x01",
+            "A" * LONG,
+        ]
+    )
 
 
 def open_prediction(rng: random.Random, answer: str) -> Any:
-    return rng.choice([
-        answer, answer.upper(), f"It is {answer}.", f"  {answer}  ", answer.replace(" ", "   "), "unknown",
-        f"{answer} {answer}", "", None, f"={answer}", f"http://example.org/{answer}", f"mailto:{answer}",
-        "None", "nan", "n/a", answer + "\x0b", "x" * LONG + answer, 42, 3.0, 2.5, True, "26,000", "0.50",
-        f"${answer}$", "\\frac{1}{2}", "1/2", "180°", answer[:1], "b", "E",
-    ])
+    return rng.choice(
+        [
+            answer,
+            answer.upper(),
+            f"It is {answer}.",
+            f"  {answer}  ",
+            answer.replace(" ", "   "),
+            "unknown",
+            f"{answer} {answer}",
+            "",
+            None,
+            f"={answer}",
+            f"http://example.org/{answer}",
+            f"mailto:{answer}",
+            "None",
+            "nan",
+            "n/a",
+            answer + "\x0b",
+            "x" * LONG + answer,
+            42,
+            3.0,
+            2.5,
+            True,
+            "26,000",
+            "0.50",
+            f"${answer}$",
+            "\\frac{1}{2}",
+            "1/2",
+            "180°",
+            answer[:1],
+            "b",
+            "E",
+        ]
+    )
 
 
 def make_row(rng: random.Random, n: int) -> tuple[dict[str, str], Any]:
     category = CATEGORIES[n % len(CATEGORIES)]
     ident = f"{category}_{n}"
-    row = {"index": str(n + 1), "id": ident, "category": category, "image": f"images/{category}/{ident}.jpg",
-           "question": rng.choice(["Which shape is shown?", "What colour is the car?", "How many dogs?",
-                                   "Read the sign.", "=SUM(A1)", "Pick one: “quoted”"]),
-           "answer": "", "A": "", "B": "", "C": "", "D": "",
-           "model_tools_gt": json.dumps(rng.sample(TOOLS, rng.randint(1, 4)))}
+    row = {
+        "index": str(n + 1),
+        "id": ident,
+        "category": category,
+        "image": f"images/{category}/{ident}.jpg",
+        "question": rng.choice(
+            [
+                "Which shape is shown?",
+                "What colour is the car?",
+                "How many dogs?",
+                "Read the sign.",
+                "=SUM(A1)",
+                "Pick one: “quoted”",
+            ]
+        ),
+        "answer": "",
+        "A": "",
+        "B": "",
+        "C": "",
+        "D": "",
+        "model_tools_gt": json.dumps(rng.sample(TOOLS, rng.randint(1, 4))),
+    }
     kind = rng.choice(["letter", "letter", "letter", "text", "lone", "open", "open", "open"])
     if kind in ("letter", "text"):
         opts = rng.sample(WORDS, 4)
@@ -76,15 +166,37 @@ def make_row(rng: random.Random, n: int) -> tuple[dict[str, str], Any]:
         row.update(options)
         letter = rng.choice("ABCD")
         row["answer"] = letter if kind == "letter" else options[letter]
-        pred = letter_prediction(rng, letter, options) if rng.random() < 0.7 else \
-            rng.choice([options[letter], options[letter].title(), f"I think {options[letter]}", "banana", "egg"])
+        pred = (
+            letter_prediction(rng, letter, options)
+            if rng.random() < 0.7
+            else rng.choice([options[letter], options[letter].title(), f"I think {options[letter]}", "banana", "egg"])
+        )
     elif kind == "lone":
         letter = rng.choice("ABCD")
         row["answer"] = letter
         pred = rng.choice([letter, letter.lower(), f"{letter}.", f"option {letter}", "Yes", "", "banana"])
     else:
-        answer = rng.choice(["光陽機車", "42", "3.50", "007", "hello world", "Paris", "NA", "None", "=5",
-                             "0.5", "26000", "one two three four five six", "2", "y=2x-6.5", "a", "e", "x" * 10])
+        answer = rng.choice(
+            [
+                "光陽機車",
+                "42",
+                "3.50",
+                "007",
+                "hello world",
+                "Paris",
+                "NA",
+                "None",
+                "=5",
+                "0.5",
+                "26000",
+                "one two three four five six",
+                "2",
+                "y=2x-6.5",
+                "a",
+                "e",
+                "x" * 10,
+            ]
+        )
         row["answer"] = answer
         pred = open_prediction(rng, answer)
     return row, pred
@@ -101,17 +213,31 @@ def generate(out: Path, tasks: int = 400, seed: int = 7, import_quirks: bool = F
         image = out / row["image"]
         image.parent.mkdir(parents=True, exist_ok=True)
         image.write_bytes(tiny_jpeg(n))
-    lines = ["\t".join(COLUMNS)] + ["\t".join(r[c].replace("\t", " ").replace("\n", " ") for c in COLUMNS)
-                                    for r in rows]
+    lines = ["\t".join(COLUMNS)] + [
+        "\t".join(r[c].replace("\t", " ").replace("\n", " ") for c in COLUMNS) for r in rows
+    ]
     (out / "VTC-Bench_GTToolChain.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     results = []
     for n, (row, pred) in enumerate(zip(rows, preds)):
         if n % 17 == 5:
             continue  # no prediction: the reference scores the row as "nan"
-        results.append({"status": "success", "row_index": n, "item_index": row["index"], "item_id": row["id"],
-                        "category": row["category"], "image_path": row["image"], "question": row["question"],
-                        "ground_truth": row["answer"], "agent_answer": pred, "full_response": None,
-                        "options": {k: row[k] for k in "ABCD"}, "conversation": [], "timestamp": None})
+        results.append(
+            {
+                "status": "success",
+                "row_index": n,
+                "item_index": row["index"],
+                "item_id": row["id"],
+                "category": row["category"],
+                "image_path": row["image"],
+                "question": row["question"],
+                "ground_truth": row["answer"],
+                "agent_answer": pred,
+                "full_response": None,
+                "options": {k: row[k] for k in "ABCD"},
+                "conversation": [],
+                "timestamp": None,
+            }
+        )
     if import_quirks:
         first = results[0]
         results.insert(1, {**first, "agent_answer": "a superseded answer"})

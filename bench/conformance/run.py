@@ -49,21 +49,38 @@ def run_benchmark(bench: str, reference: Path, n: int, python: str | None, embed
         if python:
             cmd += ["--python", python]
         out = runner.invoke(cli, cmd, env=env)
-        report = json.loads(out.output[out.output.index("{"):])
+        report = json.loads(out.output[out.output.index("{") :])
         metrics_equal = sum(m["equal"] for m in report["metrics"])
-        rows.append([bench, s["label"], len({d for d in report.get("per_metric_items") or {}}),
-                     report["items_compared"], report["items_equal"], report["items_compared"] - report["items_equal"],
-                     f"{metrics_equal}/{len(report['metrics'])}", "yes" if report["ok"] else "NO"])
-        per_metric = ", ".join(f"{k} {v['equal']}/{v['equal'] + v['different']}"
-                               for k, v in sorted((report.get("per_metric_items") or {}).items()))
+        rows.append(
+            [
+                bench,
+                s["label"],
+                len({d for d in report.get("per_metric_items") or {}}),
+                report["items_compared"],
+                report["items_equal"],
+                report["items_compared"] - report["items_equal"],
+                f"{metrics_equal}/{len(report['metrics'])}",
+                "yes" if report["ok"] else "NO",
+            ]
+        )
+        per_metric = ", ".join(
+            f"{k} {v['equal']}/{v['equal'] + v['different']}"
+            for k, v in sorted((report.get("per_metric_items") or {}).items())
+        )
         print(f"  {bench}/{s['label']}: per-item equal: {per_metric}", file=sys.stderr)
         for d in (report.get("items") or [])[:10]:
-            print(f"  {bench}/{s['label']}: item {d['item_id']} {d['metric']}: chainmark {d['ours']!r}, "
-                  f"reference {d['reference']!r}", file=sys.stderr)
+            print(
+                f"  {bench}/{s['label']}: item {d['item_id']} {d['metric']}: chainmark {d['ours']!r}, "
+                f"reference {d['reference']!r}",
+                file=sys.stderr,
+            )
         for m in report.get("metrics") or []:
             if not m["equal"]:
-                print(f"  {bench}/{s['label']}: metric {m['name']}: chainmark {m['ours']!r}, reference "
-                      f"{m['reference']!r}", file=sys.stderr)
+                print(
+                    f"  {bench}/{s['label']}: metric {m['name']}: chainmark {m['ours']!r}, reference "
+                    f"{m['reference']!r}",
+                    file=sys.stderr,
+                )
         for note in report.get("notes") or []:
             print(f"  {bench}/{s['label']}: {note}", file=sys.stderr)
     return rows
@@ -76,8 +93,11 @@ def ask_judges(runner: CliRunner, env: dict[str, str], run_id: int, judges: dict
     from tui.cli import cli
 
     with ScriptedOpenAI(handler=lambda req: text(judges["reply"](req.messages))) as server:
-        out = runner.invoke(cli, ["endpoints", "add", "scripted-judge", "--base-url", server.base_url, "-m",
-                                  "scripted", "--replace"], env=env)
+        out = runner.invoke(
+            cli,
+            ["endpoints", "add", "scripted-judge", "--base-url", server.base_url, "-m", "scripted", "--replace"],
+            env=env,
+        )
         assert out.exit_code == 0, out.output
         for name in judges["names"]:
             out = runner.invoke(cli, ["judge", str(run_id), "--judge", name, "--endpoint", "scripted-judge"], env=env)
@@ -89,8 +109,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", action="append", default=[], metavar="BENCH=PATH", required=True)
     ap.add_argument("-n", type=int, default=300)
-    ap.add_argument("--python", action="append", default=[], metavar="[BENCH=]PY",
-                    help="Python for the reference evaluators, or for one (default chainmark's)")
+    ap.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="[BENCH=]PY",
+        help="Python for the reference evaluators, or for one (default chainmark's)",
+    )
     ap.add_argument("--embedder", default="minilm")
     args = ap.parse_args()
     from tui.context import table
@@ -102,8 +127,11 @@ def main() -> None:
             bench, _, path = spec.partition("=")
             python = pythons.get(bench) or pythons.get("")
             rows += run_benchmark(bench, Path(path), args.n, python, args.embedder, Path(tmp))
-    print(table(rows, ["benchmark", "set", "per-item metrics", "item values", "equal", "different",
-                       "metrics equal", "ok"]))
+    print(
+        table(
+            rows, ["benchmark", "set", "per-item metrics", "item values", "equal", "different", "metrics equal", "ok"]
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -55,11 +55,17 @@ class Standing:
         return (self.wins + self.ties / 2) / self.comparisons if self.comparisons else None
 
     def to_dict(self, digits: int = 3) -> dict[str, Any]:
-        return {"model": self.model, "score": round(self.score, digits),
-                "ci": None if self.ci is None else [round(self.ci[0], digits), round(self.ci[1], digits)],
-                "strength": round(self.strength, 6), "comparisons": self.comparisons, "wins": self.wins,
-                "ties": self.ties, "losses": self.losses,
-                "win_rate": None if self.win_rate is None else round(self.win_rate, 6)}
+        return {
+            "model": self.model,
+            "score": round(self.score, digits),
+            "ci": None if self.ci is None else [round(self.ci[0], digits), round(self.ci[1], digits)],
+            "strength": round(self.strength, 6),
+            "comparisons": self.comparisons,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "win_rate": None if self.win_rate is None else round(self.win_rate, 6),
+        }
 
 
 def _tally(comparisons: Sequence[Comparison], players: list[str]) -> np.ndarray:
@@ -80,8 +86,7 @@ def _tally(comparisons: Sequence[Comparison], players: list[str]) -> np.ndarray:
     return wins
 
 
-def fit_strengths(wins: np.ndarray, *, prior: float = 1.0, tol: float = 1e-10,
-                  max_iter: int = 10_000) -> np.ndarray:
+def fit_strengths(wins: np.ndarray, *, prior: float = 1.0, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:
     """Strengths (geometric mean 1) from a wins matrix by the MM iteration; see the module docstring."""
     k = len(wins)
     if k == 0:
@@ -116,8 +121,14 @@ def _percentile_ci(samples: np.ndarray, confidence: float) -> tuple[float, float
     return float(lo), float(hi)
 
 
-def leaderboard(comparisons: Sequence[Comparison], *, prior: float = 1.0, resamples: int = 1000, seed: int = 0,
-                confidence: float = 0.95) -> list[Standing]:
+def leaderboard(
+    comparisons: Sequence[Comparison],
+    *,
+    prior: float = 1.0,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[Standing]:
     """Standings, best score first (ties in score by name). Self-comparisons are ignored."""
     comps = [c for c in comparisons if c.a != c.b]
     players = sorted({c.a for c in comps} | {c.b for c in comps})
@@ -150,8 +161,9 @@ def leaderboard(comparisons: Sequence[Comparison], *, prior: float = 1.0, resamp
         won = sum(1 for c in comps if (c.a == name and c.outcome == "a") or (c.b == name and c.outcome == "b"))
         tied = sum(1 for c in comps if name in (c.a, c.b) and c.outcome == "tie")
         played = sum(1 for c in comps if name in (c.a, c.b))
-        out.append(Standing(name, float(scores[i]), cis[i], float(strengths[i]), played, won, tied,
-                            played - won - tied))
+        out.append(
+            Standing(name, float(scores[i]), cis[i], float(strengths[i]), played, won, tied, played - won - tied)
+        )
     return sorted(out, key=lambda s: (-round(s.score, 9), s.model))
 
 

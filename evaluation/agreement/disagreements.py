@@ -31,13 +31,26 @@ class Disagreement:
     adjudicated: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.unit.to_dict(), "scale": self.scale, "dimension": self.dimension,
-                "split": round(self.split, 6), "pair_kinds": self.pair_kinds, "values": self.values,
-                "sources": self.sources, "adjudicated": self.adjudicated}
+        return {
+            "target": self.unit.to_dict(),
+            "scale": self.scale,
+            "dimension": self.dimension,
+            "split": round(self.split, 6),
+            "pair_kinds": self.pair_kinds,
+            "values": self.values,
+            "sources": self.sources,
+            "adjudicated": self.adjudicated,
+        }
 
 
-def disagreements(session: Session, matrix: RatingMatrix, *, threshold: float = 0.0,
-                  between: list[str] | None = None, include_adjudicated: bool = False) -> list[Disagreement]:
+def disagreements(
+    session: Session,
+    matrix: RatingMatrix,
+    *,
+    threshold: float = 0.0,
+    between: list[str] | None = None,
+    include_adjudicated: bool = False,
+) -> list[Disagreement]:
     if not 0.0 <= threshold < 1.0:
         raise ValueError(f"--threshold must be in [0, 1) (a share of the scale's range); got {threshold}")
     for b in between or []:
@@ -62,8 +75,17 @@ def disagreements(session: Session, matrix: RatingMatrix, *, threshold: float = 
                 kinds.add(kind)
         if not kinds:
             continue
-        out.append(Disagreement(unit, matrix.scale.name, matrix.dimension, split,
-                                [k for k in PAIR_KINDS if k in kinds], values,
-                                {r: list(matrix.sources[(r, unit)]) for r in values}, done.get(unit)))
+        out.append(
+            Disagreement(
+                unit,
+                matrix.scale.name,
+                matrix.dimension,
+                split,
+                [k for k in PAIR_KINDS if k in kinds],
+                values,
+                {r: list(matrix.sources[(r, unit)]) for r in values},
+                done.get(unit),
+            )
+        )
     out.sort(key=lambda d: (-d.split, d.unit))
     return out

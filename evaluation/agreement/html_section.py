@@ -10,9 +10,11 @@ from typing import Any
 from evaluation.scoring.html_report import STYLE, _e, _svg, _table
 
 # The pairwise statistic a heatmap shows, by the scale's level (the first one every pair has).
-HEATMAP_STATISTICS = {"nominal": ("cohen_kappa", "percent_agreement"),
-                      "ordinal": ("cohen_kappa_quadratic", "cohen_kappa", "percent_agreement"),
-                      "interval": ("pearson", "cohen_kappa_quadratic", "percent_agreement")}
+HEATMAP_STATISTICS = {
+    "nominal": ("cohen_kappa", "percent_agreement"),
+    "ordinal": ("cohen_kappa_quadratic", "cohen_kappa", "percent_agreement"),
+    "interval": ("pearson", "cohen_kappa_quadratic", "percent_agreement"),
+}
 
 
 def _value(estimate: dict[str, Any] | None) -> float | None:
@@ -76,26 +78,42 @@ def sections(results: list[dict[str, Any]]) -> list[str]:
     parts: list[str] = []
     for data in results:
         name = data["scale"] + (f".{data['dimension']}" if data.get("dimension") else "")
-        parts.append(_table(f"Agreement on {name} ({data['level']}): {len(data['raters'])} raters, "
-                            f"{data['units']} targets", ["statistic", "value [95% CI]", "n", "note"],
-                            [[k, _estimate_text(v), v.get("n"), v.get("reason") or None]
-                             for k, v in (data.get("overall") or {}).items()]))
+        parts.append(
+            _table(
+                f"Agreement on {name} ({data['level']}): {len(data['raters'])} raters, {data['units']} targets",
+                ["statistic", "value [95% CI]", "n", "note"],
+                [
+                    [k, _estimate_text(v), v.get("n"), v.get("reason") or None]
+                    for k, v in (data.get("overall") or {}).items()
+                ],
+            )
+        )
         matrix = pair_matrix(data)
         if matrix is not None:
             statistic, raters, grid = matrix
-            parts.append(heatmap(f"{name}: pairwise {statistic}", raters, grid,
-                                 low=0.0 if statistic == "percent_agreement" else -1.0))
+            parts.append(
+                heatmap(
+                    f"{name}: pairwise {statistic}", raters, grid, low=0.0 if statistic == "percent_agreement" else -1.0
+                )
+            )
         ranking = data.get("model_ranking") or {}
         if ranking.get("spearman") and ranking.get("reason") is None:
             judges = sorted(ranking["spearman"])
             grid = [[_value(ranking["spearman"][a].get(b)) for b in judges] for a in judges]
             parts.append(heatmap(f"{name}: inter-judge Spearman of model rankings", judges, grid))
         for note in data.get("notes") or []:
-            parts.append(f"<p class=\"notes\">{_e(note)}</p>")
+            parts.append(f'<p class="notes">{_e(note)}</p>')
     return parts
 
 
 def page(results: list[dict[str, Any]], title: str = "chainmark agreement") -> str:
     body = sections(results) or ["<p>No ratings to compare yet.</p>"]
-    return "\n".join([f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(title)}</title>",
-                      f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>", *body, "</body></html>\n"])
+    return "\n".join(
+        [
+            f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
+            f"<style>{STYLE}</style></head><body>",
+            f"<h1>{_e(title)}</h1>",
+            *body,
+            "</body></html>\n",
+        ]
+    )

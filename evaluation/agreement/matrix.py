@@ -41,8 +41,7 @@ class ScaleInfo:
 
     @property
     def numeric(self) -> bool:
-        return bool(self.values) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                         for v in self.values)
+        return bool(self.values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.values)
 
     @property
     def span(self) -> float:
@@ -126,24 +125,35 @@ class RatingMatrix:
 
     def ranked_rows(self, raters: list[str] | None = None) -> list[list[Any]]:
         """Rows as numbers for ordinal/interval statistics (ordinal: rank in scale order)."""
+
         def code(v: Any) -> Any:
             if v is None:
                 return None
             if self.scale.level == "ordinal" and v in self.scale.values:
                 return self.scale.rank(v)
             return float(v) if self.scale.numeric else None
+
         return [[code(v) for v in row] for row in self.rows(raters)]
 
     def values_of(self, unit: Unit, kind: str | None = None) -> dict[str, Any]:
-        return {r: self.cells[(r, unit)] for r in self.raters
-                if (r, unit) in self.cells and (kind is None or rater_kind(r) == kind)}
+        return {
+            r: self.cells[(r, unit)]
+            for r in self.raters
+            if (r, unit) in self.cells and (kind is None or rater_kind(r) == kind)
+        }
 
     def restrict(self, units: list[Unit]) -> RatingMatrix:
         keep = set(units)
-        return RatingMatrix(self.scale, self.dimension, self.raters, [u for u in self.units if u in keep],
-                            {k: v for k, v in self.cells.items() if k[1] in keep},
-                            {k: v for k, v in self.sources.items() if k[1] in keep}, self.stale_excluded,
-                            list(self.notes))
+        return RatingMatrix(
+            self.scale,
+            self.dimension,
+            self.raters,
+            [u for u in self.units if u in keep],
+            {k: v for k, v in self.cells.items() if k[1] in keep},
+            {k: v for k, v in self.sources.items() if k[1] in keep},
+            self.stale_excluded,
+            list(self.notes),
+        )
 
 
 def scale_info(session: Session, name: str) -> ScaleInfo:
@@ -209,9 +219,16 @@ def verdict_raw(verdict: Verdict, scale: ScaleInfo, dimension: str) -> Any:
     return verdict.label if verdict.label is not None else parsed.get("label")
 
 
-def collect(session: Session, scale: str, *, dimension: str | None = None, target_kind: str | None = None,
-            raters: list[str] | None = None, include_stale: bool = False,
-            include_judges: bool = True) -> list[RatingMatrix]:
+def collect(
+    session: Session,
+    scale: str,
+    *,
+    dimension: str | None = None,
+    target_kind: str | None = None,
+    raters: list[str] | None = None,
+    include_stale: bool = False,
+    include_judges: bool = True,
+) -> list[RatingMatrix]:
     """One matrix per dimension of the scale (one for a plain scale)."""
     info = scale_info(session, scale)
     if dimension and dimension not in info.dimensions:
@@ -219,20 +236,24 @@ def collect(session: Session, scale: str, *, dimension: str | None = None, targe
     dims = [dimension] if dimension else (info.dimensions or [""])
     wanted, explicit = _resolve_raters(session, raters)
 
-    stmt = select(HumanRating, Annotator.name).join(Annotator, Annotator.id == HumanRating.annotator_id) \
+    stmt = (
+        select(HumanRating, Annotator.name)
+        .join(Annotator, Annotator.id == HumanRating.annotator_id)
         .where(HumanRating.scale == info.name)
+    )
     if target_kind:
         stmt = stmt.where(HumanRating.target_kind == target_kind)
     latest: dict[tuple[str, Unit], HumanRating] = {}
-    for r, name in session.exec(stmt.order_by(HumanRating.id)).all():
+    for r, name in session.exec(stmt.order_by(HumanRating.id)).all():  # type: ignore[arg-type]
         latest[(f"{HUMAN}:{name}", Unit(r.target_kind, r.target_id, r.target_part))] = r
     task_ids = {r.task_id for r in latest.values() if r.task_id is not None}
-    revisions = dict(session.exec(select(Task.id, Task.revision).where(Task.id.in_(task_ids))).all()) \
-        if task_ids else {}  # type: ignore[union-attr]
+    revisions = (
+        dict(session.exec(select(Task.id, Task.revision).where(Task.id.in_(task_ids))).all()) if task_ids else {}  # type: ignore[union-attr]
+    )
 
     verdicts: dict[tuple[str, Unit], Verdict] = {}
     if include_judges:
-        vstmt = select(Verdict, Judge).join(Judge, Judge.id == Verdict.judge_id)
+        vstmt = select(Verdict, Judge).join(Judge, Judge.id == Verdict.judge_id)  # type: ignore[arg-type]
         if target_kind:
             vstmt = vstmt.where(Verdict.target_kind == target_kind)
         for v, j in session.exec(vstmt.order_by(Verdict.id)).all():
@@ -253,8 +274,12 @@ def collect(session: Session, scale: str, *, dimension: str | None = None, targe
             if value is None:
                 continue
             current_rev = revisions.get(r.task_id) if r.task_id is not None else None
-            if (not include_stale and r.task_revision is not None and current_rev is not None
-                    and r.task_revision < current_rev):
+            if (
+                not include_stale
+                and r.task_revision is not None
+                and current_rev is not None
+                and r.task_revision < current_rev
+            ):
                 stale += 1
                 continue
             cells[key] = value
@@ -272,8 +297,10 @@ def collect(session: Session, scale: str, *, dimension: str | None = None, targe
         if stale:
             notes.append(f"{stale} stale rating(s) left out (their task was edited after rating)")
         if unreadable:
-            notes.append(f"{unreadable} verdict(s) could not be read on scale {info.name}"
-                         + (f" (dimension {dim})" if dim else ""))
+            notes.append(
+                f"{unreadable} verdict(s) could not be read on scale {info.name}"
+                + (f" (dimension {dim})" if dim else "")
+            )
         rater_keys = sorted({k[0] for k in cells}, key=lambda k: (rater_kind(k) != HUMAN, k))
         units = sorted({k[1] for k in cells})
         out.append(RatingMatrix(info, dim, rater_keys, units, cells, sources, stale, notes))

@@ -45,9 +45,17 @@ class Judgement:
         return Unit("task", self.task_id, preference_pair_part(self.run_a, self.run_b))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"annotator": self.annotator, "task_id": self.task_id, "run_a": self.run_a, "run_b": self.run_b,
-                "model_a": self.model_a, "model_b": self.model_b, "choice": self.choice,
-                "shown_left": self.shown_left, "reason": self.reason}
+        return {
+            "annotator": self.annotator,
+            "task_id": self.task_id,
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "choice": self.choice,
+            "shown_left": self.shown_left,
+            "reason": self.reason,
+        }
 
 
 def judgements(session: Session, *, bench: str | None = None, run_ids: list[int] | None = None) -> list[Judgement]:
@@ -62,8 +70,14 @@ def judgements(session: Session, *, bench: str | None = None, run_ids: list[int]
         stmt = stmt.where(Preference.run_a_id.in_(runs), Preference.run_b_id.in_(runs))  # type: ignore[attr-defined]
     if run_ids is not None:
         stmt = stmt.where(Preference.run_a_id.in_(run_ids), Preference.run_b_id.in_(run_ids))  # type: ignore[attr-defined]
-    rows = session.exec(stmt.order_by(Preference.task_id, Preference.run_a_id, Preference.run_b_id,  # type: ignore[arg-type]
-                                      Annotator.name)).all()
+    rows = session.exec(
+        stmt.order_by(
+            Preference.task_id,  # type: ignore[arg-type]
+            Preference.run_a_id,  # type: ignore[arg-type]
+            Preference.run_b_id,  # type: ignore[arg-type]
+            Annotator.name,
+        )
+    ).all()
     models: dict[int, str] = {}
 
     def model(run_id: int) -> str:
@@ -71,8 +85,20 @@ def judgements(session: Session, *, bench: str | None = None, run_ids: list[int]
             models[run_id] = model_of_run(session, run_id) or f"run {run_id}"
         return models[run_id]
 
-    return [Judgement(name, p.task_id, p.run_a_id, p.run_b_id, model(p.run_a_id), model(p.run_b_id), p.choice,
-                      p.shown_left_run_id, p.reason) for p, name in rows]
+    return [
+        Judgement(
+            name,
+            p.task_id,
+            p.run_a_id,
+            p.run_b_id,
+            model(p.run_a_id),
+            model(p.run_b_id),
+            p.choice,
+            p.shown_left_run_id,
+            p.reason,
+        )
+        for p, name in rows
+    ]
 
 
 @dataclass
@@ -86,31 +112,57 @@ class Leaderboard:
     shown_first_won: int = 0  # of those, how many went to the answer shown as A (position bias)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": "bradley-terry (ties = half wins), MM fit, Elo-like scale 1000 ± 400·log10",
-                "resamples": self.resamples, "seed": self.seed, "judgements": self.judgements,
-                "models": [s.to_dict() for s in self.standings], "notes": self.notes,
-                "position": {"decisive": self.decisive, "shown_as_a_won": self.shown_first_won,
-                             "share": round(self.shown_first_won / self.decisive, 6) if self.decisive else None}}
+        return {
+            "method": "bradley-terry (ties = half wins), MM fit, Elo-like scale 1000 ± 400·log10",
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "judgements": self.judgements,
+            "models": [s.to_dict() for s in self.standings],
+            "notes": self.notes,
+            "position": {
+                "decisive": self.decisive,
+                "shown_as_a_won": self.shown_first_won,
+                "share": round(self.shown_first_won / self.decisive, 6) if self.decisive else None,
+            },
+        }
 
     def table(self) -> tuple[list[str], list[list[Any]]]:
         """Headers and rows as reports print them."""
         headers = ["rank", "model", "score", "95% CI", "comparisons", "wins", "ties", "losses", "win rate"]
-        rows = [[i + 1, s.model, round(s.score, 1), "–" if s.ci is None else f"{s.ci[0]:.0f} – {s.ci[1]:.0f}",
-                 s.comparisons, s.wins, s.ties, s.losses, None if s.win_rate is None else round(s.win_rate, 3)]
-                for i, s in enumerate(self.standings)]
+        rows = [
+            [
+                i + 1,
+                s.model,
+                round(s.score, 1),
+                "–" if s.ci is None else f"{s.ci[0]:.0f} – {s.ci[1]:.0f}",
+                s.comparisons,
+                s.wins,
+                s.ties,
+                s.losses,
+                None if s.win_rate is None else round(s.win_rate, 3),
+            ]
+            for i, s in enumerate(self.standings)
+        ]
         return headers, rows
 
 
-def preference_leaderboard(session: Session, *, bench: str | None = None, run_ids: list[int] | None = None,
-                           resamples: int = 1000, seed: int = 0) -> Leaderboard:
+def preference_leaderboard(
+    session: Session,
+    *,
+    bench: str | None = None,
+    run_ids: list[int] | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Leaderboard:
     found = judgements(session, bench=bench, run_ids=run_ids)
     same = [j for j in found if j.model_a == j.model_b]
     comps = [Comparison(j.model_a, j.model_b, j.choice) for j in found if j.model_a != j.model_b]
     notes = [f"{len(same)} judgement(s) between runs of the same model left out"] if same else []
     decisive = [j for j in found if j.model_a != j.model_b and j.choice != "tie"]
     first = sum(1 for j in decisive if (j.run_a if j.choice == "a" else j.run_b) == j.shown_left)
-    return Leaderboard(leaderboard(comps, resamples=resamples, seed=seed), len(comps), notes, resamples, seed,
-                       len(decisive), first)
+    return Leaderboard(
+        leaderboard(comps, resamples=resamples, seed=seed), len(comps), notes, resamples, seed, len(decisive), first
+    )
 
 
 def preference_matrix(found: list[Judgement]) -> RatingMatrix:
@@ -121,8 +173,9 @@ def preference_matrix(found: list[Judgement]) -> RatingMatrix:
     return RatingMatrix(SCALE, "", raters, units, cells, {})
 
 
-def preference_agreement(session: Session, *, bench: str | None = None, resamples: int = 1000,
-                         seed: int = 0) -> AgreementReport:
+def preference_agreement(
+    session: Session, *, bench: str | None = None, resamples: int = 1000, seed: int = 0
+) -> AgreementReport:
     return agreement_report(preference_matrix(judgements(session, bench=bench)), resamples=resamples, seed=seed)
 
 
@@ -132,9 +185,21 @@ def leaderboard_tables(session: Session, run_ids: list[int]) -> list[tuple[str, 
     if not board.standings:
         return []
     headers, rows = board.table()
-    return [(f"human preferences: Bradley–Terry leaderboard ({board.judgements} judgement(s), 95% bootstrap CI)",
-             headers, rows)]
+    return [
+        (
+            f"human preferences: Bradley–Terry leaderboard ({board.judgements} judgement(s), 95% bootstrap CI)",
+            headers,
+            rows,
+        )
+    ]
 
 
-__all__ = ["Judgement", "Leaderboard", "judgements", "leaderboard_tables", "preference_agreement",
-           "preference_leaderboard", "preference_matrix"]
+__all__ = [
+    "Judgement",
+    "Leaderboard",
+    "judgements",
+    "leaderboard_tables",
+    "preference_agreement",
+    "preference_leaderboard",
+    "preference_matrix",
+]

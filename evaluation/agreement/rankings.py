@@ -63,10 +63,13 @@ class ModelRanking:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scale": self.scale, "dimension": self.dimension,
-                "mean_scores": {j: {m: round(s, 6) for m, s in ms.items()} for j, ms in self.mean_scores.items()},
-                "spearman": {a: {b: e.to_dict() for b, e in row.items()} for a, row in self.spearman.items()},
-                "reason": self.reason}
+        return {
+            "scale": self.scale,
+            "dimension": self.dimension,
+            "mean_scores": {j: {m: round(s, 6) for m, s in ms.items()} for j, ms in self.mean_scores.items()},
+            "spearman": {a: {b: e.to_dict() for b, e in row.items()} for a, row in self.spearman.items()},
+            "reason": self.reason,
+        }
 
 
 def model_ranking(session: Session, matrix: RatingMatrix) -> ModelRanking:
@@ -116,5 +119,10 @@ def within_runs(session: Session, matrix: RatingMatrix, run_ids: set[int]) -> Ra
     kept = set(keep)
     cells = {k: v for k, v in matrix.cells.items() if k[1] in kept}
     raters = [r for r in matrix.raters if any((r, u) in cells for u in keep)]
-    return replace(matrix, units=keep, raters=raters, cells=cells,
-                   sources={k: v for k, v in matrix.sources.items() if k[1] in kept})
+    return replace(
+        matrix,
+        units=keep,
+        raters=raters,
+        cells=cells,
+        sources={k: v for k, v in matrix.sources.items() if k[1] in kept},
+    )

@@ -109,8 +109,9 @@ def _weight_matrix(k: int, weights: str | None) -> np.ndarray:
     raise ValueError(f"weights must be one of None, 'linear', 'quadratic'; got {weights!r}")
 
 
-def cohen_kappa(a: Sequence[Any], b: Sequence[Any], categories: Sequence[Hashable] | None = None,
-                weights: str | None = None) -> Estimate:
+def cohen_kappa(
+    a: Sequence[Any], b: Sequence[Any], categories: Sequence[Hashable] | None = None, weights: str | None = None
+) -> Estimate:
     """Cohen's κ for two raters; ``weights`` linear/quadratic need ``categories`` in scale order.
 
     κ_w = 1 − Σ w·O / Σ w·E with O the observed and E the chance (product of marginals) proportions.
@@ -167,8 +168,11 @@ def fleiss_kappa_counts(counts: Sequence[Sequence[float]]) -> Estimate:
 def fleiss_kappa(rows: Matrix, categories: Sequence[Hashable] | None = None) -> Estimate:
     """Fleiss' κ from a reliability matrix (raters × units, ``None`` = missing)."""
     cols = _columns(rows)
-    cats = list(categories) if categories is not None else sorted(
-        {v for c in cols for v in c}, key=lambda v: (str(type(v)), v))
+    cats = (
+        list(categories)
+        if categories is not None
+        else sorted({v for c in cols for v in c}, key=lambda v: (str(type(v)), v))
+    )
     index = {c: i for i, c in enumerate(cats)}
     table = np.zeros((len(cols), max(len(cats), 1)))
     for u, values in enumerate(cols):
@@ -260,7 +264,7 @@ def rankdata(values: Sequence[float]) -> np.ndarray:
         j = i
         while j + 1 < len(x) and sorted_x[j + 1] == sorted_x[i]:
             j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
         i = j + 1
     return ranks
 
@@ -284,8 +288,14 @@ def mae(a: Sequence[Any], b: Sequence[Any]) -> Estimate:
 # ------------------------------------------------------------------------------------------------
 
 
-def bootstrap_ci(rows: Matrix, statistic: Callable[[Matrix], Estimate], *, resamples: int = 1000,
-                 seed: int = 0, confidence: float = 0.95) -> tuple[float, float] | None:
+def bootstrap_ci(
+    rows: Matrix,
+    statistic: Callable[[Matrix], Estimate],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
     """Percentile CI from resampling units (columns) with replacement, seeded so reports repeat.
 
     Resamples on which the statistic is undefined are dropped; if more than half are, there is no CI.
@@ -310,8 +320,14 @@ def bootstrap_ci(rows: Matrix, statistic: Callable[[Matrix], Estimate], *, resam
     return float(lo), float(hi)
 
 
-def with_ci(rows: Matrix, statistic: Callable[[Matrix], Estimate], *, resamples: int = 1000,
-            seed: int = 0, confidence: float = 0.95) -> Estimate:
+def with_ci(
+    rows: Matrix,
+    statistic: Callable[[Matrix], Estimate],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Estimate:
     """The statistic on the data plus its bootstrap CI (none when the point value is undefined)."""
     est = statistic(rows)
     if est.value is None:
@@ -364,8 +380,9 @@ class ErrorCorrelation:
         }
 
 
-def error_correlation(values: dict[str, dict[Hashable, Any]], reference: dict[Hashable, Any], *,
-                      nominal: bool) -> ErrorCorrelation:
+def error_correlation(
+    values: dict[str, dict[Hashable, Any]], reference: dict[Hashable, Any], *, nominal: bool
+) -> ErrorCorrelation:
     """Correlate judges' errors on the units every judge rated and that have a reference value."""
     judges = sorted(values)
     units = [u for u in reference if all(u in values[j] for j in judges)]
@@ -378,11 +395,16 @@ def error_correlation(values: dict[str, dict[Hashable, Any]], reference: dict[Ha
     matrix = {a: {b: pearson(errors[a], errors[b]) for b in judges} for a in judges}
     if len(judges) < 2:
         return ErrorCorrelation(judges, matrix, None, None, len(units), "needs at least two judges")
-    off = [matrix[a][b].value for i, a in enumerate(judges) for b in judges[i + 1:]]
+    off = [matrix[a][b].value for i, a in enumerate(judges) for b in judges[i + 1 :]]
     if len(units) < 2 or any(v is None for v in off):
-        return ErrorCorrelation(judges, matrix, None, None, len(units),
-                                "some judges' errors do not vary (or too few shared units), so their "
-                                "correlation is undefined")
+        return ErrorCorrelation(
+            judges,
+            matrix,
+            None,
+            None,
+            len(units),
+            "some judges' errors do not vary (or too few shared units), so their correlation is undefined",
+        )
     r = np.array([[1.0 if a == b else matrix[a][b].value for b in judges] for a in judges], dtype=float)
     eig = np.clip(np.linalg.eigvalsh(r), 0.0, None)
     n_eff = float(eig.sum() ** 2 / (eig**2).sum())
@@ -439,9 +461,17 @@ def _row_ranks(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.take_along_axis(avg, sampled, axis=1)
 
 
-def pair_bootstrap(a: Sequence[Any], b: Sequence[Any], statistic: str, *, categories: Sequence[Hashable] | None = None,
-                   weights: str | None = None, resamples: int = 1000, seed: int = 0,
-                   confidence: float = 0.95) -> tuple[float, float] | None:
+def pair_bootstrap(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    statistic: str,
+    *,
+    categories: Sequence[Hashable] | None = None,
+    weights: str | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
     """Percentile CI of a paired statistic over units resampled with replacement (all resamples at once).
 
     ``a`` and ``b`` hold the paired values only (no missing). Gives the same numbers as resampling
@@ -464,8 +494,9 @@ def pair_bootstrap(a: Sequence[Any], b: Sequence[Any], statistic: str, *, catego
         w = _weight_matrix(k, weights)
         chance = (w * expected).sum(axis=(1, 2))
         with np.errstate(invalid="ignore", divide="ignore"):
-            kappa = np.where(chance > 1e-15, 1 - (w * observed).sum(axis=(1, 2)) / np.where(chance > 1e-15, chance, 1),
-                             np.nan)
+            kappa = np.where(
+                chance > 1e-15, 1 - (w * observed).sum(axis=(1, 2)) / np.where(chance > 1e-15, chance, 1), np.nan
+            )
         return _interval(kappa, confidence)
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
@@ -476,9 +507,17 @@ def pair_bootstrap(a: Sequence[Any], b: Sequence[Any], statistic: str, *, catego
     return _interval(_row_pearson(_row_ranks(x, idx), _row_ranks(y, idx)), confidence)
 
 
-def matrix_bootstrap(rows: Matrix, statistic: str, *, level: str = "nominal", domain: Sequence[Any] | None = None,
-                     categories: Sequence[Hashable] | None = None, resamples: int = 1000, seed: int = 0,
-                     confidence: float = 0.95) -> tuple[float, float] | None:
+def matrix_bootstrap(
+    rows: Matrix,
+    statistic: str,
+    *,
+    level: str = "nominal",
+    domain: Sequence[Any] | None = None,
+    categories: Sequence[Hashable] | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
     """Percentile CI of an all-raters statistic (percent_agreement, fleiss_kappa, krippendorff_alpha)
     over resampled pairable units (units rated at least twice; the others do not enter any of them)."""
     cols = _columns(rows)
@@ -487,8 +526,11 @@ def matrix_bootstrap(rows: Matrix, statistic: str, *, level: str = "nominal", do
         return None
     idx = _indices(len(keep), resamples, seed)
     if statistic in ("percent_agreement", "fleiss_kappa"):
-        cats = list(categories) if categories is not None else sorted(
-            {v for j in keep for v in cols[j]}, key=lambda v: (str(type(v)), v))
+        cats = (
+            list(categories)
+            if categories is not None
+            else sorted({v for j in keep for v in cols[j]}, key=lambda v: (str(type(v)), v))
+        )
         index = {c: i for i, c in enumerate(cats)}
         table = np.zeros((len(keep), len(cats)))
         for u, j in enumerate(keep):
@@ -513,8 +555,9 @@ def matrix_bootstrap(rows: Matrix, statistic: str, *, level: str = "nominal", do
         warnings.simplefilter("ignore", RuntimeWarning)
         for i, sample in enumerate(idx):
             try:
-                samples[i] = krippendorff.alpha(reliability_data=data[:, sample], value_domain=dom,
-                                                level_of_measurement=level)
+                samples[i] = krippendorff.alpha(
+                    reliability_data=data[:, sample], value_domain=dom, level_of_measurement=level
+                )
             except ValueError:  # a resample with no variation
                 pass
     return _interval(samples, confidence)

@@ -36,8 +36,14 @@ from evaluation.agreement.matrix import (
 from evaluation.agreement.rankings import model_ranking, trajectory_id
 from store.models import Judge, RatingScale, Task, Trajectory, Verdict
 
-LEVEL_NAMES = {"block_question": "Block", "image_question": "Image", "trajectory": "Holistic", "event": "Event",
-               "checkpoint_result": "Checkpoint", "task": "Task"}
+LEVEL_NAMES = {
+    "block_question": "Block",
+    "image_question": "Image",
+    "trajectory": "Holistic",
+    "event": "Event",
+    "checkpoint_result": "Checkpoint",
+    "task": "Task",
+}
 
 
 @dataclass
@@ -51,10 +57,15 @@ class StudyRow:
     distribution: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"level": self.level, "task": self.task, "metric": self.metric, "size": self.size,
-                "avg": None if self.avg is None else round(self.avg, 6),
-                "by_category": {k: None if v is None else round(v, 6) for k, v in self.by_category.items()},
-                "distribution": {k: round(v, 6) for k, v in self.distribution.items()}}
+        return {
+            "level": self.level,
+            "task": self.task,
+            "metric": self.metric,
+            "size": self.size,
+            "avg": None if self.avg is None else round(self.avg, 6),
+            "by_category": {k: None if v is None else round(v, 6) for k, v in self.by_category.items()},
+            "distribution": {k: round(v, 6) for k, v in self.distribution.items()},
+        }
 
 
 @dataclass
@@ -65,8 +76,12 @@ class Study:
     rankings: list[dict[str, Any]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"categories": self.categories, "endorsement": [r.to_dict() for r in self.endorsement],
-                "comparison": [r.to_dict() for r in self.comparison], "rankings": self.rankings}
+        return {
+            "categories": self.categories,
+            "endorsement": [r.to_dict() for r in self.endorsement],
+            "comparison": [r.to_dict() for r in self.comparison],
+            "rankings": self.rankings,
+        }
 
 
 def _category(session: Session, unit: Unit, cache: dict[Unit, str | None]) -> str | None:
@@ -118,9 +133,17 @@ def endorsement_rows(session: Session, scale_name: str, cats: dict[Unit, str | N
             counts: dict[str, int] = defaultdict(int)
             for _, val in items:
                 counts[str(val)] += 1
-            rows.append(StudyRow(level, judge, f"Agreement ({matrix.title})", len(scores),
-                                 _mean([s for _, s in scores]), {c: _mean(v) for c, v in per_cat.items()},
-                                 {str(k): counts.get(str(k), 0) / len(items) for k in matrix.scale.values}))
+            rows.append(
+                StudyRow(
+                    level,
+                    judge,
+                    f"Agreement ({matrix.title})",
+                    len(scores),
+                    _mean([s for _, s in scores]),
+                    {c: _mean(v) for c, v in per_cat.items()},
+                    {str(k): counts.get(str(k), 0) / len(items) for k in matrix.scale.values},
+                )
+            )
     return rows
 
 
@@ -154,9 +177,16 @@ def comparison_rows(session: Session, scale_name: str, cats: dict[Unit, str | No
                 size, avg = _judge_vs_humans(matrix, judge, units)
                 if size == 0:
                     continue
-                rows.append(StudyRow(LEVEL_NAMES.get(kind, kind), f"{judge.split(':', 1)[1]} ({matrix.title})",
-                                     metric, size, avg,
-                                     {c: _judge_vs_humans(matrix, judge, us)[1] for c, us in by_cat.items()}))
+                rows.append(
+                    StudyRow(
+                        LEVEL_NAMES.get(kind, kind),
+                        f"{judge.split(':', 1)[1]} ({matrix.title})",
+                        metric,
+                        size,
+                        avg,
+                        {c: _judge_vs_humans(matrix, judge, us)[1] for c, us in by_cat.items()},
+                    )
+                )
     return rows
 
 
@@ -191,18 +221,29 @@ def _fmt(v: float | None, pct: bool = False) -> str:
 def atp_table(study: Study) -> tuple[list[str], list[list[str]]]:
     values = sorted({k for r in study.endorsement for k in r.distribution})
     header = ["Judge", "Level", "Scale", "Rated", "Agreement rate"] + [f"share {v}" for v in values]
-    body = [[r.task, r.level, r.metric, str(r.size), _fmt(r.avg, pct=True)]
-            + [_fmt(r.distribution.get(v), pct=True) for v in values] for r in study.endorsement]
+    body = [
+        [r.task, r.level, r.metric, str(r.size), _fmt(r.avg, pct=True)]
+        + [_fmt(r.distribution.get(v), pct=True) for v in values]
+        for r in study.endorsement
+    ]
     return header, body
 
 
 def isg_table(study: Study) -> tuple[list[str], list[list[str]]]:
     header = ["Eval Level", "Eval Task", "Metric", "Size", "Avg."] + study.categories
-    rows = sorted(study.comparison + study.endorsement, key=lambda r: (list(LEVEL_NAMES.values()).index(r.level)
-                                                                       if r.level in LEVEL_NAMES.values() else 99,
-                                                                       r.metric, r.task))
-    body = [[r.level, r.task, r.metric.split(" (")[0], str(r.size), _fmt(r.avg)]
-            + [_fmt(r.by_category.get(c)) for c in study.categories] for r in rows]
+    rows = sorted(
+        study.comparison + study.endorsement,
+        key=lambda r: (
+            list(LEVEL_NAMES.values()).index(r.level) if r.level in LEVEL_NAMES.values() else 99,
+            r.metric,
+            r.task,
+        ),
+    )
+    body = [
+        [r.level, r.task, r.metric.split(" (")[0], str(r.size), _fmt(r.avg)]
+        + [_fmt(r.by_category.get(c)) for c in study.categories]
+        for r in rows
+    ]
     return header, body
 
 
@@ -211,8 +252,10 @@ def _ranking_tables(study: Study) -> list[tuple[str, list[str], list[list[str]]]
     for rk in study.rankings:
         judges = sorted(rk["spearman"])
         title = rk["scale"] + (f".{rk['dimension']}" if rk["dimension"] else "")
-        body = [[a.split(":", 1)[1]] + ["–" if a == b else _fmt(rk["spearman"][a][b]["value"]) for b in judges]
-                for a in judges]
+        body = [
+            [a.split(":", 1)[1]] + ["–" if a == b else _fmt(rk["spearman"][a][b]["value"]) for b in judges]
+            for a in judges
+        ]
         out.append((title, [""] + [j.split(":", 1)[1] for j in judges], body))
     return out
 
@@ -234,8 +277,10 @@ def render_markdown(study: Study, shape: str = "all") -> str:
             parts.append(_md(header, body))
     if shape in ("isg", "all"):
         parts.append("\n## Judges against human annotations (ISG-Bench Table 3 shape)\n")
-        parts.append("Pearson / Accuracy: judge vs the humans' consensus on the same targets; "
-                     "Agreement: share of judges' reports people endorsed.\n")
+        parts.append(
+            "Pearson / Accuracy: judge vs the humans' consensus on the same targets; "
+            "Agreement: share of judges' reports people endorsed.\n"
+        )
         header, body = isg_table(study)
         parts.append(_md(header, body) if body else "_No targets rated by both judges and people yet._")
     return "\n".join(parts).strip() + "\n"

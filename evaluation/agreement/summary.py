@@ -25,8 +25,13 @@ class PairReport:
     statistics: dict[str, stats.Estimate] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "kind": self.kind, "n": self.n,
-                "statistics": {k: v.to_dict() for k, v in self.statistics.items()}}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "kind": self.kind,
+            "n": self.n,
+            "statistics": {k: v.to_dict() for k, v in self.statistics.items()},
+        }
 
 
 @dataclass
@@ -41,9 +46,16 @@ class AgreementReport:
     notes: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scale": self.scale, "dimension": self.dimension, "level": self.level, "raters": self.raters,
-                "units": self.units, "overall": {k: v.to_dict() for k, v in self.overall.items()},
-                "pairs": [p.to_dict() for p in self.pairs], "notes": self.notes}
+        return {
+            "scale": self.scale,
+            "dimension": self.dimension,
+            "level": self.level,
+            "raters": self.raters,
+            "units": self.units,
+            "overall": {k: v.to_dict() for k, v in self.overall.items()},
+            "pairs": [p.to_dict() for p in self.pairs],
+            "notes": self.notes,
+        }
 
 
 def _guard(fn: Any, *args: Any, **kw: Any) -> Any:
@@ -61,8 +73,9 @@ def _ci(fn: Any, *args: Any, **kw: Any) -> tuple[float, float] | None:
         return None
 
 
-def _with_pair_ci(est: stats.Estimate, a: list[Any], b: list[Any], name: str, ci: dict[str, int], **kw: Any
-                  ) -> stats.Estimate:
+def _with_pair_ci(
+    est: stats.Estimate, a: list[Any], b: list[Any], name: str, ci: dict[str, int], **kw: Any
+) -> stats.Estimate:
     if est.value is None:
         return est
     return replace(est, ci=_ci(stats.pair_bootstrap, a, b, name, **kw, **ci) if ci["resamples"] else None)
@@ -81,8 +94,9 @@ def pair_statistics(matrix: RatingMatrix, a: str, b: str, *, resamples: int, see
     put["cohen_kappa"] = _with_pair_ci(_guard(stats.cohen_kappa, x, y), x, y, "cohen_kappa", ci)
     if scale.level in ("ordinal", "interval"):
         for w in ("linear", "quadratic"):
-            put[f"cohen_kappa_{w}"] = _with_pair_ci(_guard(stats.cohen_kappa, x, y, cats, w), x, y, "cohen_kappa", ci,
-                                                    categories=cats, weights=w)
+            put[f"cohen_kappa_{w}"] = _with_pair_ci(
+                _guard(stats.cohen_kappa, x, y, cats, w), x, y, "cohen_kappa", ci, categories=cats, weights=w
+            )
     if scale.numeric or scale.level == "ordinal":
         ranked = matrix.ranked_rows([a, b])
         nx, ny = [ranked[0][j] for j in shared], [ranked[1][j] for j in shared]
@@ -93,8 +107,9 @@ def pair_statistics(matrix: RatingMatrix, a: str, b: str, *, resamples: int, see
     return out
 
 
-def _with_matrix_ci(est: stats.Estimate, rows: list[list[Any]], name: str, ci: dict[str, int], **kw: Any
-                    ) -> stats.Estimate:
+def _with_matrix_ci(
+    est: stats.Estimate, rows: list[list[Any]], name: str, ci: dict[str, int], **kw: Any
+) -> stats.Estimate:
     if est.value is None or not ci["resamples"]:
         return est
     return replace(est, ci=_ci(stats.matrix_bootstrap, rows, name, **kw, **ci))
@@ -110,8 +125,9 @@ def agreement_report(matrix: RatingMatrix, *, resamples: int = 1000, seed: int =
         reason = f"needs two or more raters; {len(matrix.raters)} rated on {matrix.title}"
         for name in ("percent_agreement", "fleiss_kappa", f"krippendorff_alpha_{scale.level}"):
             overall[name] = stats.undefined(reason)
-        return AgreementReport(scale.name, matrix.dimension, scale.level, matrix.raters, len(matrix.units),
-                               overall, [], notes)
+        return AgreementReport(
+            scale.name, matrix.dimension, scale.level, matrix.raters, len(matrix.units), overall, [], notes
+        )
     for name, fn in (("percent_agreement", stats.percent_agreement), ("fleiss_kappa", stats.fleiss_kappa)):
         overall[name] = _with_matrix_ci(_guard(fn, rows), rows, name, ci)
     if scale.level == "nominal":
@@ -120,12 +136,18 @@ def agreement_report(matrix: RatingMatrix, *, resamples: int = 1000, seed: int =
         alpha_rows = matrix.ranked_rows()
         domain = list(range(len(scale.values))) if scale.level == "ordinal" else None
     overall[f"krippendorff_alpha_{scale.level}"] = _with_matrix_ci(
-        _guard(stats.krippendorff_alpha, alpha_rows, scale.level, domain), alpha_rows, "krippendorff_alpha", ci,
-        level=scale.level, domain=domain)
+        _guard(stats.krippendorff_alpha, alpha_rows, scale.level, domain),
+        alpha_rows,
+        "krippendorff_alpha",
+        ci,
+        level=scale.level,
+        domain=domain,
+    )
     pairs = []
     for a, b in combinations(matrix.raters, 2):
         report = pair_statistics(matrix, a, b, resamples=resamples, seed=seed)
         if report.n:
             pairs.append(report)
-    return AgreementReport(scale.name, matrix.dimension, scale.level, matrix.raters, len(matrix.units), overall,
-                           pairs, notes)
+    return AgreementReport(
+        scale.name, matrix.dimension, scale.level, matrix.raters, len(matrix.units), overall, pairs, notes
+    )

@@ -37,8 +37,11 @@ def golden_answer(item: Item) -> dict[str, Any]:
         return item.source["golden_answer"]
     spec = item.task.get("answer_spec") or {}
     kind = spec.get("kind")
-    return {"value": spec.get("value", ""), "match_type": kind if kind in ("exact", "numeric") else "contains",
-            "tolerance": spec.get("tolerance") or 0.0}
+    return {
+        "value": spec.get("value", ""),
+        "match_type": kind if kind in ("exact", "numeric") else "contains",
+        "tolerance": spec.get("tolerance") or 0.0,
+    }
 
 
 def level_of(item: Item, mode: str = "fixed") -> str | None:
@@ -84,12 +87,18 @@ def _usage(uses: list[dict[str, Any]]) -> dict[str, int]:
 
 def incomplete_eval(item: Item, uses: list[dict[str, Any]]) -> dict[str, Any]:
     """The reference's verdict on an incomplete run: S = V = 0, a wrong answer, no calls, no checkpoints."""
-    return {"checkpoint_results": {}, "ordering_results": [],
-            "scores": {"S": 0.0, "V": 0.0, "R": 0.0, "base": 0.0, "penalty": 0.0, "PQS": 0.0},
-            "efficiency": {"effective_tool_calls": 0, "reference_tool_calls": 0, "max_tool_calls": 0, "excess_calls": 0},
-            "final_answer_accuracy": {"correct": False, "model_answer": "", "golden_answer": ""},
-            "outcomes": [], "pending_judgements": 0, "tool_usage": _usage(uses), "incomplete": True,
-            "incomplete_run": True}
+    return {
+        "checkpoint_results": {},
+        "ordering_results": [],
+        "scores": {"S": 0.0, "V": 0.0, "R": 0.0, "base": 0.0, "penalty": 0.0, "PQS": 0.0},
+        "efficiency": {"effective_tool_calls": 0, "reference_tool_calls": 0, "max_tool_calls": 0, "excess_calls": 0},
+        "final_answer_accuracy": {"correct": False, "model_answer": "", "golden_answer": ""},
+        "outcomes": [],
+        "pending_judgements": 0,
+        "tool_usage": _usage(uses),
+        "incomplete": True,
+        "incomplete_run": True,
+    }
 
 
 def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
@@ -102,8 +111,11 @@ def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
     except ReferenceCrash as exc:
         return {"dropped": str(exc)}
     answer = item.final_answer()
-    ev["final_answer_accuracy"] = {"correct": amme_final_answer_correct(golden_answer(item), answer),
-                                   "model_answer": answer.strip(), "golden_answer": golden_answer(item).get("value")}
+    ev["final_answer_accuracy"] = {
+        "correct": amme_final_answer_correct(golden_answer(item), answer),
+        "model_answer": answer.strip(),
+        "golden_answer": golden_answer(item).get("value"),
+    }
     ev["tool_usage"] = _usage(uses)
     ev["incomplete"] = item.trajectory.get("status") not in ("done", None) and not item.events
     return ev
@@ -145,19 +157,27 @@ def aggregate(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> d
     return {
         "total_cases": n,
         "Acc": correct / n * 100,
-        "S": mean(s) * 100 if s else None, "V": mean(v) * 100 if v else None,
+        "S": mean(s) * 100 if s else None,  # type: ignore[operator]
+        "V": mean(v) * 100 if v else None,  # type: ignore[operator]
         "V_tool": v_tool[0] / v_tool[1] * 100 if v_tool[1] else None,
         "V_true": v_true[0] / v_true[1] * 100 if v_true[1] else None,
-        "total_s_cases": len(s), "total_v_cases": len(v),
+        "total_s_cases": len(s),
+        "total_v_cases": len(v),
         "final_answer_correct_count": correct,
         "avg_penalty": sum(ev["scores"]["penalty"] for _, ev in rows) / n,
-        "total_tool_calls": calls, "avg_tool_calls_per_case": calls / n,
+        "total_tool_calls": calls,
+        "avg_tool_calls_per_case": calls / n,
         "tool_usage": dict(sorted(usage.items(), key=lambda kv: -kv[1])),
         "perfect_cases": sum(ev["scores"]["PQS"] == 1.0 for _, ev in rows),
-        "checkpoint_pass_rate_50": pass50 / n * 100, "checkpoint_pass_rate_80": pass80 / n * 100,
-        "cases_pass_50_checkpoints": pass50, "cases_pass_80_checkpoints": pass80,
-        "search_checkpoint_pass_rate": search[0] / search[1] * 100 if search[1] else (0.0 if mode == "faithful" else None),
-        "search_checkpoints_total": search[1], "search_checkpoints_passed": search[0],
+        "checkpoint_pass_rate_50": pass50 / n * 100,
+        "checkpoint_pass_rate_80": pass80 / n * 100,
+        "cases_pass_50_checkpoints": pass50,
+        "cases_pass_80_checkpoints": pass80,
+        "search_checkpoint_pass_rate": search[0] / search[1] * 100
+        if search[1]
+        else (0.0 if mode == "faithful" else None),
+        "search_checkpoints_total": search[1],
+        "search_checkpoints_passed": search[0],
         "v_tool_counts": {"passed": v_tool[0], "total": v_tool[1]},
         "v_true_counts": {"passed": v_true[0], "total": v_true[1]},
     }
@@ -193,15 +213,26 @@ def overthink(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> d
             under += kind == "underthink"
             optimal += kind == "optimal"
             ratios.append(model / ref)
-            cases.append({"trajectory_id": it.trajectory.get("id"), "kind": kind, "model_calls": model,
-                          "reference_calls": ref, "ratio": model / ref})
+            cases.append(
+                {
+                    "trajectory_id": it.trajectory.get("id"),
+                    "kind": kind,
+                    "model_calls": model,
+                    "reference_calls": ref,
+                    "ratio": model / ref,
+                }
+            )
     return {
         "avg_overthink_ratio": sum(ratios) / len(ratios) if ratios else 0.0,
-        "cases_overthink": over, "cases_underthink": under, "cases_optimal": optimal,
+        "cases_overthink": over,
+        "cases_underthink": under,
+        "cases_optimal": optimal,
         "cases_exceeded_max": exceeded,
-        "pct_overthink": over / n * 100 if n else 0.0, "pct_underthink": under / n * 100 if n else 0.0,
+        "pct_overthink": over / n * 100 if n else 0.0,
+        "pct_underthink": under / n * 100 if n else 0.0,
         "pct_optimal": optimal / n * 100 if n else 0.0,
-        "human_total_reference_calls": ref_total, "model_total_calls": model_total,
+        "human_total_reference_calls": ref_total,
+        "model_total_calls": model_total,
         "human_total_s_checkpoints": s_checkpoints,
         "avg_excess_calls": (model_total - ref_total) / n if n else 0.0,
         "human_tool_usage": dict(sorted(human.items(), key=lambda kv: -kv[1])),
@@ -213,10 +244,16 @@ def overthink(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> d
 # agentic-mme PATH``); the reference's user turn is the image then the question, which is all the layout
 # says. (The search judge's prompt is an f-string assembled in code: not importable as a template.)
 REFERENCE_PROMPTS = [
-    PromptSource(VISUAL_JUDGE, "evaluation/eval_runs_search.py", "run_visual_judge", "sys_prompt", (),
-                 role="system", params={"temperature": 0, "max_tokens": 100}),
-    PromptSource(VISUAL_JUDGE, "evaluation/eval_runs_search.py", "run_visual_judge", "", (),
-                 layout="{{question}}"),
+    PromptSource(
+        VISUAL_JUDGE,
+        "evaluation/eval_runs_search.py",
+        "run_visual_judge",
+        "sys_prompt",
+        (),
+        role="system",
+        params={"temperature": 0, "max_tokens": 100},
+    ),
+    PromptSource(VISUAL_JUDGE, "evaluation/eval_runs_search.py", "run_visual_judge", "", (), layout="{{question}}"),
 ]
 
 
@@ -235,29 +272,58 @@ class AgenticMMEProfile:
         by_level = {lv: aggregate([r for r in rows if level_of(r[0], ctx.mode) == lv], ctx.mode) for lv in LEVELS}
         by_level = {k: v for k, v in by_level.items() if v.get("total_cases")}
         outcomes = [(int(it.trajectory.get("id") or 0), o) for it, ev in rows for o in ev["outcomes"]]
-        per_item = [{"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
-                     "source_id": it.task.get("source_id"), "level": level_of(it, ctx.mode),
-                     "incomplete_run": bool(ev.get("incomplete_run")),
-                     "scores": ev["scores"], "efficiency": ev["efficiency"],
-                     "final_answer_accuracy": ev["final_answer_accuracy"], "tool_usage": ev["tool_usage"],
-                     "checkpoint_results": ev["checkpoint_results"], "ordering_results": ev["ordering_results"]}
-                    for it, ev in rows]
-        per_item += [{"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
-                      "source_id": it.task.get("source_id"), "dropped": ev["dropped"]}
-                     for it, ev in scored if "dropped" in ev]
+        per_item = [
+            {
+                "trajectory_id": it.trajectory.get("id"),
+                "task_id": it.task.get("id"),
+                "source_id": it.task.get("source_id"),
+                "level": level_of(it, ctx.mode),
+                "incomplete_run": bool(ev.get("incomplete_run")),
+                "scores": ev["scores"],
+                "efficiency": ev["efficiency"],
+                "final_answer_accuracy": ev["final_answer_accuracy"],
+                "tool_usage": ev["tool_usage"],
+                "checkpoint_results": ev["checkpoint_results"],
+                "ordering_results": ev["ordering_results"],
+            }
+            for it, ev in rows
+        ]
+        per_item += [
+            {
+                "trajectory_id": it.trajectory.get("id"),
+                "task_id": it.task.get("id"),
+                "source_id": it.task.get("source_id"),
+                "dropped": ev["dropped"],
+            }
+            for it, ev in scored
+            if "dropped" in ev
+        ]
         notes = []
         incomplete = sum(bool(ev.get("incomplete_run")) for _, ev in rows)
         if incomplete:
-            notes.append(f"{incomplete} incomplete run(s) (no run_meta.json) scored as the reference does: "
-                         "S = V = 0, wrong answer, in every overall denominator, in no level and no overthink case")
+            notes.append(
+                f"{incomplete} incomplete run(s) (no run_meta.json) scored as the reference does: "
+                "S = V = 0, wrong answer, in every overall denominator, in no level and no overthink case"
+            )
         if dropped:
             names = ", ".join(str(it.task.get("source_id")) for it in dropped[:10])
-            notes.append(f"{len(dropped)} trajectorie(s) left out, as the reference evaluator raises on them "
-                         f"(a verifier it calls with the wrong arguments, or a metrics.json that is not an object): "
-                         f"{names}{' …' if len(dropped) > 10 else ''}")
-        return result(self.name, ctx, metrics, by_category=by_level, per_item=per_item, outcomes=outcomes,
-                      pending=sum(ev["pending_judgements"] for _, ev in rows), usage=usage_stats(items),
-                      category_label="level", notes=notes)
+            notes.append(
+                f"{len(dropped)} trajectorie(s) left out, as the reference evaluator raises on them "
+                f"(a verifier it calls with the wrong arguments, or a metrics.json that is not an object): "
+                f"{names}{' …' if len(dropped) > 10 else ''}"
+            )
+        return result(
+            self.name,
+            ctx,
+            metrics,
+            by_category=by_level,
+            per_item=per_item,
+            outcomes=outcomes,
+            pending=sum(ev["pending_judgements"] for _, ev in rows),
+            usage=usage_stats(items),
+            category_label="level",
+            notes=notes,
+        )
 
     def item_score(self, row: dict[str, Any]) -> float | None:
         """Per-task score in [0, 1] for run comparison: final-answer correctness (None when dropped)."""

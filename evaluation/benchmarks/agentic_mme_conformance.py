@@ -35,10 +35,16 @@ class _Silent(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
-        body = json.dumps({"id": "chainmark-no-judge", "object": "chat.completion", "created": 0,
-                           "model": "none", "choices": [{"index": 0, "finish_reason": "stop",
-                                                         "message": {"role": "assistant", "content": ""}}],
-                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}).encode()
+        body = json.dumps(
+            {
+                "id": "chainmark-no-judge",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "none",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -52,16 +58,25 @@ class _Silent(BaseHTTPRequestHandler):
 def _runs_root(export_dir: Path) -> Path:
     """The folder that holds one sub-folder per task: ``export_dir/runs`` if present, else ``export_dir``."""
     for cand in (export_dir / "runs", export_dir):
-        if cand.is_dir() and any((d / "run_meta.json").exists() or (d / "orig.png").exists()
-                                 for d in cand.iterdir() if d.is_dir()):
+        if cand.is_dir() and any(
+            (d / "run_meta.json").exists() or (d / "orig.png").exists() for d in cand.iterdir() if d.is_dir()
+        ):
             return cand
     raise FileNotFoundError(f"{export_dir}: no Agentic-MME run folders (each holds run_meta.json or orig.png)")
 
 
 def _task_json_dirs(export_dir: Path, runs: Path) -> list[Path]:
     """Where task files may be: in the export, or its sibling ``dataset/`` (``chainmark conformance``'s layout)."""
-    return [d for d in (export_dir / "json", export_dir / "dataset" / "json", runs.parent / "json",
-                        export_dir.parent / "dataset" / "json") if d.is_dir()]
+    return [
+        d
+        for d in (
+            export_dir / "json",
+            export_dir / "dataset" / "json",
+            runs.parent / "json",
+            export_dir.parent / "dataset" / "json",
+        )
+        if d.is_dir()
+    ]
 
 
 def _point_at_tasks(runs: Path, json_dirs: list[Path]) -> None:
@@ -84,8 +99,16 @@ def _point_at_tasks(runs: Path, json_dirs: list[Path]) -> None:
                 break
 
 
-def run_reference(export_dir: Path, reference: Path, python: str, *, judge_base_url: str | None = None,
-                  judge_model: str = "gpt-4o-mini", judge_api_key: str = "conformance", timeout: float = 3600) -> dict:
+def run_reference(
+    export_dir: Path,
+    reference: Path,
+    python: str,
+    *,
+    judge_base_url: str | None = None,
+    judge_model: str = "gpt-4o-mini",
+    judge_api_key: str = "conformance",
+    timeout: float = 3600,
+) -> dict:
     """Run the reference evaluator on a copy of the run folders; returns its ``--out_json`` document."""
     script = Path(reference) / EVALUATOR
     if not script.is_file():
@@ -105,10 +128,24 @@ def run_reference(export_dir: Path, reference: Path, python: str, *, judge_base_
             _point_at_tasks(copy, json_dirs)
             # No --out_json: with it the reference fails after scoring (it then reads a variable only its
             # default-path branch sets); by default it writes runs/scores/<mode>_<model>_scored.json under cwd.
-            proc = subprocess.run([python, str(script.resolve()), "--runs_dir", str(copy),
-                                   "--judge_model", judge_model, "--api_key", judge_api_key,
-                                   "--base_url", judge_base_url],
-                                  cwd=str(tmp), capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(
+                [
+                    python,
+                    str(script.resolve()),
+                    "--runs_dir",
+                    str(copy),
+                    "--judge_model",
+                    judge_model,
+                    "--api_key",
+                    judge_api_key,
+                    "--base_url",
+                    judge_base_url,
+                ],
+                cwd=str(tmp),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
             found = sorted((Path(tmp) / "runs" / "scores").glob("*_scored.json"))
             out = found[0] if found else Path(tmp) / "missing.json"
             if proc.returncode != 0 or not out.is_file():
@@ -150,10 +187,15 @@ def reference_view(doc: dict[str, Any]) -> dict[str, Any]:
         ev = r.get("eval") or {}
         sc, eff = ev.get("scores") or {}, ev.get("efficiency") or {}
         items[Path(str(r.get("run_dir"))).name] = {
-            "S": sc.get("S"), "V": sc.get("V"), "R": sc.get("R"), "penalty": sc.get("penalty"),
-            "PQS": sc.get("PQS"), "correct": bool((ev.get("final_answer_accuracy") or {}).get("correct")),
+            "S": sc.get("S"),
+            "V": sc.get("V"),
+            "R": sc.get("R"),
+            "penalty": sc.get("penalty"),
+            "PQS": sc.get("PQS"),
+            "correct": bool((ev.get("final_answer_accuracy") or {}).get("correct")),
             "effective_tool_calls": eff.get("effective_tool_calls"),
-            "reference_tool_calls": eff.get("reference_tool_calls")}
+            "reference_tool_calls": eff.get("reference_tool_calls"),
+        }
     return {"metrics": metrics, "items": items}
 
 
@@ -166,12 +208,18 @@ def _scores_view(m: dict[str, Any]) -> dict[str, Any]:
     n = m.get("total_cases") or 0
     usage = m.get("tool_usage") or {}
     out = {
-        "total_cases": n, "avg_S": _ratio(m.get("S")), "avg_V": _ratio(m.get("V")),
-        "total_s_cases": m.get("total_s_cases"), "total_v_cases": m.get("total_v_cases"),
-        "final_answer_accuracy": _ratio(m.get("Acc")), "final_answer_correct_count": m.get("final_answer_correct_count"),
-        "avg_penalty": round(m.get("avg_penalty") or 0.0, 4), "total_tool_calls": m.get("total_tool_calls"),
+        "total_cases": n,
+        "avg_S": _ratio(m.get("S")),
+        "avg_V": _ratio(m.get("V")),
+        "total_s_cases": m.get("total_s_cases"),
+        "total_v_cases": m.get("total_v_cases"),
+        "final_answer_accuracy": _ratio(m.get("Acc")),
+        "final_answer_correct_count": m.get("final_answer_correct_count"),
+        "avg_penalty": round(m.get("avg_penalty") or 0.0, 4),
+        "total_tool_calls": m.get("total_tool_calls"),
         "avg_tool_calls_per_case": round(m.get("avg_tool_calls_per_case") or 0.0, 2),
-        "unique_tool_types": len(usage), "perfect_cases": m.get("perfect_cases"),
+        "unique_tool_types": len(usage),
+        "perfect_cases": m.get("perfect_cases"),
         "checkpoint_pass_rate_50": _ratio(m.get("checkpoint_pass_rate_50")),
         "checkpoint_pass_rate_80": _ratio(m.get("checkpoint_pass_rate_80")),
         "cases_pass_50_checkpoints": m.get("cases_pass_50_checkpoints"),
@@ -186,24 +234,33 @@ def chainmark_view(res: dict[str, Any]) -> dict[str, Any]:
     m = res.get("metrics") or {}
     n = m.get("total_cases") or 0
     metrics = _scores_view(m)
-    metrics.update({"search_checkpoints_total": m.get("search_checkpoints_total"),
-                    "search_checkpoints_passed": m.get("search_checkpoints_passed"),
-                    "search_checkpoint_pass_rate": _ratio(m.get("search_checkpoint_pass_rate"))})
+    metrics.update(
+        {
+            "search_checkpoints_total": m.get("search_checkpoints_total"),
+            "search_checkpoints_passed": m.get("search_checkpoints_passed"),
+            "search_checkpoint_pass_rate": _ratio(m.get("search_checkpoint_pass_rate")),
+        }
+    )
     for level, vals in (res.get("by_category") or {}).items():
         metrics.update({f"{level}.{k}": v for k, v in _scores_view(vals).items()})
     o = m.get("overthink") or {}
     ref_total, model_total = o.get("human_total_reference_calls") or 0, o.get("model_total_calls") or 0
     over = {
-        "human_total_reference_calls": ref_total, "human_avg_reference_calls": round(ref_total / n, 2) if n else 0,
+        "human_total_reference_calls": ref_total,
+        "human_avg_reference_calls": round(ref_total / n, 2) if n else 0,
         "human_total_s_checkpoints": o.get("human_total_s_checkpoints"),
         "human_avg_s_checkpoints": round((o.get("human_total_s_checkpoints") or 0) / n, 2) if n else 0,
-        "model_total_calls": model_total, "model_avg_calls": round(model_total / n, 2) if n else 0,
+        "model_total_calls": model_total,
+        "model_avg_calls": round(model_total / n, 2) if n else 0,
         "total_excess_calls": model_total - ref_total,
         "avg_excess_calls": round((model_total - ref_total) / n, 2) if n else 0,
         "avg_overthink_ratio": round(o.get("avg_overthink_ratio") or 0, 2),
-        "cases_overthink": o.get("cases_overthink"), "cases_underthink": o.get("cases_underthink"),
-        "cases_optimal": o.get("cases_optimal"), "cases_exceeded_max": o.get("cases_exceeded_max"),
-        "pct_overthink": round(o.get("pct_overthink") or 0, 1), "pct_underthink": round(o.get("pct_underthink") or 0, 1),
+        "cases_overthink": o.get("cases_overthink"),
+        "cases_underthink": o.get("cases_underthink"),
+        "cases_optimal": o.get("cases_optimal"),
+        "cases_exceeded_max": o.get("cases_exceeded_max"),
+        "pct_overthink": round(o.get("pct_overthink") or 0, 1),
+        "pct_underthink": round(o.get("pct_underthink") or 0, 1),
         "pct_optimal": round(o.get("pct_optimal") or 0, 1),
     }
     over.update({f"human_tool_usage.{k}": v for k, v in (o.get("human_tool_usage") or {}).items()})
@@ -215,15 +272,21 @@ def chainmark_view(res: dict[str, Any]) -> dict[str, Any]:
             continue
         sc, eff = row.get("scores") or {}, row.get("efficiency") or {}
         items[str(row.get("source_id"))] = {
-            "S": sc.get("S"), "V": sc.get("V"), "R": sc.get("R"), "penalty": sc.get("penalty"), "PQS": sc.get("PQS"),
+            "S": sc.get("S"),
+            "V": sc.get("V"),
+            "R": sc.get("R"),
+            "penalty": sc.get("penalty"),
+            "PQS": sc.get("PQS"),
             "correct": bool((row.get("final_answer_accuracy") or {}).get("correct")),
             "effective_tool_calls": eff.get("effective_tool_calls"),
-            "reference_tool_calls": eff.get("reference_tool_calls")}
+            "reference_tool_calls": eff.get("reference_tool_calls"),
+        }
     return {"metrics": metrics, "items": items}
 
 
 def diff(ours: dict[str, Any], theirs: dict[str, Any], tol: float = 1e-9) -> dict[str, Any]:
     """Metric and item differences between two views (missing on one side counts as a difference)."""
+
     def same(a: Any, b: Any) -> bool:
         if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
             return a == b
@@ -231,9 +294,11 @@ def diff(ours: dict[str, Any], theirs: dict[str, Any], tol: float = 1e-9) -> dic
             return abs(a - b) <= tol
         return a == b
 
-    metrics = {k: (ours["metrics"].get(k), theirs["metrics"].get(k))
-               for k in sorted(set(ours["metrics"]) | set(theirs["metrics"]))
-               if not same(ours["metrics"].get(k), theirs["metrics"].get(k))}
+    metrics = {
+        k: (ours["metrics"].get(k), theirs["metrics"].get(k))
+        for k in sorted(set(ours["metrics"]) | set(theirs["metrics"]))
+        if not same(ours["metrics"].get(k), theirs["metrics"].get(k))
+    }
     items: dict[str, dict[str, Any]] = {}
     for key in sorted(set(ours["items"]) | set(theirs["items"])):
         a, b = ours["items"].get(key), theirs["items"].get(key)

@@ -22,8 +22,14 @@ from evaluation.benchmarks.base import ScoreContext, mean, pct, result, usage_st
 from evaluation.scoring.items import Item, JudgeRequest
 
 PRECISION, RECALL, CHIEF = "atp-precision", "atp-recall", "atp-chief"
-SUB_METRICS = (("1a", "necessity"), ("1b", "semantic_position"), ("1c", "structural_integrity"),
-               ("2a", "tool_choice"), ("2b", "parameter_accuracy"), ("2c", "format_correctness"))
+SUB_METRICS = (
+    ("1a", "necessity"),
+    ("1b", "semantic_position"),
+    ("1c", "structural_integrity"),
+    ("2a", "tool_choice"),
+    ("2b", "parameter_accuracy"),
+    ("2c", "format_correctness"),
+)
 TOOLS = ("reference", "diffusion", "search", "code", "edit")
 _TAG = re.compile(r"<tool>(.*?)</tool>", re.S)
 
@@ -91,8 +97,11 @@ class ATPProfile:
         for it in items:
             traj = int(it.trajectory.get("id") or 0)
             base = {"query": it.task.get("query") or "", "documents": documents_text(it), "answer": answer_text(it)}
-            row: dict[str, Any] = {"trajectory_id": traj, "task_id": it.task.get("id"),
-                                   "category": it.task.get("category") or "uncategorised"}
+            row: dict[str, Any] = {
+                "trajectory_id": traj,
+                "task_id": it.task.get("id"),
+                "category": it.task.get("category") or "uncategorised",
+            }
             calls = plan_calls(it)
             prec = ctx.oracle.ask(JudgeRequest.make(PRECISION, traj, "precision", base))
             rec = ctx.oracle.ask(JudgeRequest.make(RECALL, traj, "recall", base))
@@ -104,9 +113,15 @@ class ATPProfile:
                     if verdict is None and k < len(judged) and isinstance(judged[k], dict) and "index" not in judged[k]:
                         verdict = judged[k]
                     flags = {name: bool((verdict or {}).get(name)) for _, name in SUB_METRICS}
-                    call_rows.append({"trajectory_id": traj, "tool": canonical_tool(call.get("tool_name")),
-                                      "category": row["category"], "success": verdict is not None and all(flags.values()),
-                                      **flags})
+                    call_rows.append(
+                        {
+                            "trajectory_id": traj,
+                            "tool": canonical_tool(call.get("tool_name")),
+                            "category": row["category"],
+                            "success": verdict is not None and all(flags.values()),
+                            **flags,
+                        }
+                    )
                 row["precision_judged"] = True
             if rec is not None and isinstance(rec.parsed, dict):
                 missed = rec.parsed.get("missed_count")
@@ -114,8 +129,14 @@ class ATPProfile:
                     missed = len(rec.parsed.get("missed") or [])
                 row["missed_images"] = float(missed)
             if prec is not None and rec is not None:
-                chief = ctx.oracle.ask(JudgeRequest.make(CHIEF, traj, "chief", {
-                    **base, "precision_report": prec.raw_output or "", "recall_report": rec.raw_output or ""}))
+                chief = ctx.oracle.ask(
+                    JudgeRequest.make(
+                        CHIEF,
+                        traj,
+                        "chief",
+                        {**base, "precision_report": prec.raw_output or "", "recall_report": rec.raw_output or ""},
+                    )
+                )
                 if chief is None:
                     pending += 1
                 elif chief.score is not None:
@@ -143,17 +164,29 @@ class ATPProfile:
         metrics = agg(per_item, call_rows)
         adoption = Counter(t for r in per_item for t in r["tools"])
         metrics["tool_adoption"] = {t: pct(adoption.get(t, 0), len(per_item)) for t in TOOLS} if per_item else {}
-        metrics["tool_success_rate"] = {t: pct(sum(c["success"] for c in call_rows if c["tool"] == t),
-                                               sum(1 for c in call_rows if c["tool"] == t)) for t in TOOLS}
+        metrics["tool_success_rate"] = {
+            t: pct(sum(c["success"] for c in call_rows if c["tool"] == t), sum(1 for c in call_rows if c["tool"] == t))
+            for t in TOOLS
+        }
         hist = Counter(r["calls"] for r in per_item)
         metrics["calls_histogram"] = {str(k): hist[k] for k in sorted(hist)}
         cats: dict[str, list[dict[str, Any]]] = {}
         for r in per_item:
             cats.setdefault(str(r["category"]), []).append(r)
         by_cat = {c: agg(rows, [x for x in call_rows if x["category"] == c]) for c, rows in sorted(cats.items())}
-        return result(self.name, ctx, metrics, by_category=by_cat, per_item=per_item, pending=pending,
-                      usage=usage_stats(items), notes=["ATP metrics follow the paper; no reference code exists, "
-                                                       "so faithful and fixed modes give the same numbers"])
+        return result(
+            self.name,
+            ctx,
+            metrics,
+            by_category=by_cat,
+            per_item=per_item,
+            pending=pending,
+            usage=usage_stats(items),
+            notes=[
+                "ATP metrics follow the paper; no reference code exists, "
+                "so faithful and fixed modes give the same numbers"
+            ],
+        )
 
     def item_score(self, row: dict[str, Any]) -> float | None:
         """Per-task score in [0, 1] for run comparison: the Chief Judge's 0–100 score, scaled."""

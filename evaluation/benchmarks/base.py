@@ -44,6 +44,7 @@ class ScoreContext:
         if self._embedder is None:
             if self.embedder_factory is None:
                 from evaluation.scoring.embedding import get_embedder
+
                 self._embedder = get_embedder("minilm")
             else:
                 self._embedder = self.embedder_factory()
@@ -101,21 +102,41 @@ def usage_stats(items: list[Item], calls: Callable[[Item], list[str]] = tool_cal
     n = len(items)
     return {
         "items": n,
-        "tool_adoption": {k: v / n * 100 for k, v in sorted(adoption.items(), key=lambda kv: (-kv[1], kv[0]))} if n else {},
+        "tool_adoption": {k: v / n * 100 for k, v in sorted(adoption.items(), key=lambda kv: (-kv[1], kv[0]))}
+        if n
+        else {},
         "tool_calls": dict(sorted(total_calls.items(), key=lambda kv: (-kv[1], kv[0]))),
         "calls_histogram": {str(k): hist[k] for k in sorted(hist)},
         "tool_call_rate": (sum(v for k, v in hist.items() if k > 0) / n * 100) if n else None,
     }
 
 
-def result(profile: str, ctx: ScoreContext, metrics: dict[str, Any], *, by_category: dict[str, Any] | None = None,
-           per_item: list[dict[str, Any]] | None = None, outcomes: list[tuple[int, Any]] | None = None,
-           notes: list[str] | None = None, pending: int = 0, usage: dict[str, Any] | None = None,
-           category_label: str = "category") -> dict[str, Any]:
+def result(
+    profile: str,
+    ctx: ScoreContext,
+    metrics: dict[str, Any],
+    *,
+    by_category: dict[str, Any] | None = None,
+    per_item: list[dict[str, Any]] | None = None,
+    outcomes: list[tuple[int, Any]] | None = None,
+    notes: list[str] | None = None,
+    pending: int = 0,
+    usage: dict[str, Any] | None = None,
+    category_label: str = "category",
+) -> dict[str, Any]:
     """The common shape of every profile's answer; ``mode`` and ``embedder`` are always present."""
     return {
-        "profile": profile, "mode": ctx.mode, "run_mode": ctx.run_mode, "embedder": ctx.embedder_name,
-        "metrics": metrics, "by_category": by_category or {}, "category_label": category_label,
-        "per_item": per_item or [], "outcomes": outcomes or [], "pending_judgements": pending,
-        "usage": usage or {}, "notes": notes or [], "corrections": sorted(ctx.corrections),
+        "profile": profile,
+        "mode": ctx.mode,
+        "run_mode": ctx.run_mode,
+        "embedder": ctx.embedder_name,
+        "metrics": metrics,
+        "by_category": by_category or {},
+        "category_label": category_label,
+        "per_item": per_item or [],
+        "outcomes": outcomes or [],
+        "pending_judgements": pending,
+        "usage": usage or {},
+        "notes": notes or [],
+        "corrections": sorted(ctx.corrections),
     }

@@ -40,11 +40,11 @@ IMAGEGEN_TOOLS = ("DrawBox", "AddText", "Plot", "TextToImage", "ImageStylization
 CHECKPOINT_JUDGE = "gta-checkpoint"
 CORRECTIONS = {
     "gta-alias-lookaround": "whitelist/blacklist aliases match with look-arounds instead of \\b, so aliases "
-                            "that start or end with a non-word character (-3, $5, 3.) can match",
+    "that start or end with a non-word character (-3, $5, 3.) can match",
     "gta-instacc-all-turns": "InstAcc divides by every gold turn (the reference divides by tool turns + samples "
-                             "with a textual answer)",
+    "with a textual answer)",
     "gta-path-normalise": "ArgAcc maps image paths ending in a task file's relative path to that path before "
-                          "comparing (the reference compares arguments exactly)",
+    "comparing (the reference compares arguments exactly)",
 }
 
 
@@ -92,11 +92,25 @@ def gold_dialogs(item: Item) -> list[dict[str, Any]]:
         if s.get("is_final"):
             out.append({"role": "assistant", "content": s.get("final_answer") or ""})
         elif s.get("tool_name"):
-            out.append({"role": "assistant", "thought": s.get("thought"),
-                        "tool_calls": [{"type": "function", "function": {"name": s["tool_name"],
-                                                                         "arguments": s.get("tool_args") or {}}}]})
-            out.append({"role": "tool", "name": s["tool_name"],
-                        "content": {"type": "text", "content": s.get("result_text") or ""}})
+            out.append(
+                {
+                    "role": "assistant",
+                    "thought": s.get("thought"),
+                    "tool_calls": [
+                        {
+                            "type": "function",
+                            "function": {"name": s["tool_name"], "arguments": s.get("tool_args") or {}},
+                        }
+                    ],
+                }
+            )
+            out.append(
+                {
+                    "role": "tool",
+                    "name": s["tool_name"],
+                    "content": {"type": "text", "content": s.get("result_text") or ""},
+                }
+            )
     return out
 
 
@@ -124,8 +138,15 @@ def _canon_step(step: dict[str, Any], aliases: list[str]) -> dict[str, Any]:
     if not step.get("tool_calls") or not aliases:
         return step
     fn = step["tool_calls"][0]["function"]
-    return {**step, "tool_calls": [{"type": "function", "function": {
-        "name": fn.get("name"), "arguments": canonical_args(fn.get("arguments"), aliases)}}]}
+    return {
+        **step,
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": fn.get("name"), "arguments": canonical_args(fn.get("arguments"), aliases)},
+            }
+        ],
+    }
 
 
 def step_predictions(item: Item, n_gold: int) -> list[dict[str, Any]]:
@@ -149,8 +170,12 @@ def e2e_predictions(item: Item) -> list[dict[str, Any]]:
     for e in item.events:
         p = e.get("payload") or {}
         if e["kind"] == "tool_call":
-            step: dict[str, Any] = {"role": "assistant", "tool_calls": [
-                {"type": "function", "function": {"name": p.get("name"), "arguments": p.get("arguments")}}]}
+            step: dict[str, Any] = {
+                "role": "assistant",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": p.get("name"), "arguments": p.get("arguments")}}
+                ],
+            }
             res = results.get(str(p.get("call_id") or "")) if p.get("call_id") else None
             if e.get("failed") or (res is not None and not (res.get("payload") or {}).get("ok", True)):
                 err = (res or {}).get("payload", {}).get("error") if res else None
@@ -176,10 +201,20 @@ def _native(item: Item) -> tuple[list[Any], list[Any]] | None:
 # ------------------------------------------------------------------ the two evaluators
 
 
-STEP_COUNTS = ("metrics.inst_align", "metrics.tool_acc", "metrics.arg_acc", "metrics.answer_acc", "metrics.tool_call",
-               "metrics.tool_call_error", "total.tool", "total.answer")
-EMPTY_CALLS_NOTE = ("{n} predicted step(s) carry an empty tool_calls list; the reference raises IndexError on them, "
-                    "chainmark scores them as turns without a tool call")
+STEP_COUNTS = (
+    "metrics.inst_align",
+    "metrics.tool_acc",
+    "metrics.arg_acc",
+    "metrics.answer_acc",
+    "metrics.tool_call",
+    "metrics.tool_call_error",
+    "total.tool",
+    "total.answer",
+)
+EMPTY_CALLS_NOTE = (
+    "{n} predicted step(s) carry an empty tool_calls list; the reference raises IndexError on them, "
+    "chainmark scores them as turns without a tool call"
+)
 
 
 def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
@@ -200,8 +235,14 @@ def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], li
         c = dict.fromkeys(STEP_COUNTS, 0.0)
         if ref:
             c["total.answer"] += 1
-        row = {"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
-               "item_id": str(it.task.get("source_id")), "aligned": 0, "turns": 0, "counts": c}
+        row = {
+            "trajectory_id": it.trajectory.get("id"),
+            "task_id": it.task.get("id"),
+            "item_id": str(it.task.get("source_id")),
+            "aligned": 0,
+            "turns": 0,
+            "counts": c,
+        }
         pairs = list(zip(preds, gts))
         gold_turns += len(gts) if ctx.mode == "fixed" else len(pairs)
         for pred, gt in pairs:
@@ -242,18 +283,33 @@ def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], li
         per_item.append(row)
     inst_den = gold_turns if ctx.correct("gta-instacc-all-turns") else total["tool"] + total["answer"]
     metrics = {
-        "InstAcc": pct(m["inst_align"], inst_den), "ToolAcc": pct(m["tool_acc"], total["tool"]),
-        "ArgAcc": pct(m["arg_acc"], total["tool"]), "SummAcc": pct(m["answer_acc"], total["answer"]),
-        "tool_call": int(m["tool_call"]), "tool_call_error": int(m["tool_call_error"]),
-        "counts": {**{k: m[k] for k in ("inst_align", "tool_acc", "arg_acc", "answer_acc")},
-                   "total_tool": total["tool"], "total_answer": total["answer"], "inst_denominator": inst_den},
+        "InstAcc": pct(m["inst_align"], inst_den),
+        "ToolAcc": pct(m["tool_acc"], total["tool"]),
+        "ArgAcc": pct(m["arg_acc"], total["tool"]),
+        "SummAcc": pct(m["answer_acc"], total["answer"]),
+        "tool_call": int(m["tool_call"]),
+        "tool_call_error": int(m["tool_call_error"]),
+        "counts": {
+            **{k: m[k] for k in ("inst_align", "tool_acc", "arg_acc", "answer_acc")},
+            "total_tool": total["tool"],
+            "total_answer": total["answer"],
+            "inst_denominator": inst_den,
+        },
     }
     return metrics, per_item, [EMPTY_CALLS_NOTE.format(n=empty_calls)] if empty_calls else []
 
 
-E2E_COUNTS = ("metrics.answer_acc", "metrics.answer_acc_w_imggen", "metrics.tool_call", "metrics.tool_call_error",
-              *(f"metrics.{c}" for c in CATEGORIES), "total.all", "total.answer", *(f"total.{c}" for c in CATEGORIES),
-              *(f"total_predict.{c}" for c in CATEGORIES))
+E2E_COUNTS = (
+    "metrics.answer_acc",
+    "metrics.answer_acc_w_imggen",
+    "metrics.tool_call",
+    "metrics.tool_call_error",
+    *(f"metrics.{c}" for c in CATEGORIES),
+    "total.all",
+    "total.answer",
+    *(f"total.{c}" for c in CATEGORIES),
+    *(f"total_predict.{c}" for c in CATEGORIES),
+)
 
 
 def _calls(step: dict[str, Any]) -> list[Any] | None:
@@ -276,8 +332,12 @@ def score_e2e(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], lis
             preds, gts = e2e_predictions(it), gold_dialogs(it)
         c = dict.fromkeys(E2E_COUNTS, 0.0)
         c["total.all"] += 1
-        row: dict[str, Any] = {"trajectory_id": it.trajectory.get("id"), "task_id": it.task.get("id"),
-                               "item_id": str(it.task.get("source_id")), "counts": c}
+        row: dict[str, Any] = {
+            "trajectory_id": it.trajectory.get("id"),
+            "task_id": it.task.get("id"),
+            "item_id": str(it.task.get("source_id")),
+            "counts": c,
+        }
         if ref:
             c["total.answer"] += 1
         ptype, answer = response_type(preds[-1]) if preds else ("none", None)
@@ -306,8 +366,9 @@ def score_e2e(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], lis
                         if fn["name"] not in last_args:
                             score = 0.0
                             break
-                        score *= clipped_cosine(ctx.embedder, json.dumps(fn.get("arguments")),
-                                                json.dumps(last_args[fn["name"]]))
+                        score *= clipped_cosine(
+                            ctx.embedder, json.dumps(fn.get("arguments")), json.dumps(last_args[fn["name"]])
+                        )
             c["metrics.answer_acc_w_imggen"] += score
             row["imggen_score"] = score
         names = []
@@ -342,22 +403,38 @@ def score_e2e(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], lis
         precision = hit / (predicted + 1e-5)
         recall = hit / gold if gold else 0.0
         f1 = 2 * precision * recall / (precision + recall + 1e-5) if gold else 0.0
-        f1s[cat] = {"precision": precision * 100, "recall": recall * 100, "f1": f1 * 100,
-                    "hit": int(hit), "predicted": int(predicted), "gold": int(gold)}
+        f1s[cat] = {
+            "precision": precision * 100,
+            "recall": recall * 100,
+            "f1": f1 * 100,
+            "hit": int(hit),
+            "predicted": int(predicted),
+            "gold": int(gold),
+        }
     answered = totals["total.answer"]
     metrics = {
         "AnsAcc": (totals["metrics.answer_acc"] / answered * 100) if answered else 0.0,
         "AnsAcc+I": pct(totals["metrics.answer_acc_w_imggen"], totals["total.all"]),
-        "P": f1s["perception"]["f1"], "O": f1s["operation"]["f1"], "L": f1s["logic"]["f1"], "C": f1s["creativity"]["f1"],
-        "tool_call": int(totals["metrics.tool_call"]), "tool_call_error": int(totals["metrics.tool_call_error"]),
+        "P": f1s["perception"]["f1"],
+        "O": f1s["operation"]["f1"],
+        "L": f1s["logic"]["f1"],
+        "C": f1s["creativity"]["f1"],
+        "tool_call": int(totals["metrics.tool_call"]),
+        "tool_call_error": int(totals["metrics.tool_call_error"]),
         "tool_selection": f1s,
-        "counts": {"answer_acc": totals["metrics.answer_acc"], "answer_acc_w_imggen": totals["metrics.answer_acc_w_imggen"],
-                   "total_answer": answered, "total_all": totals["total.all"]},
+        "counts": {
+            "answer_acc": totals["metrics.answer_acc"],
+            "answer_acc_w_imggen": totals["metrics.answer_acc_w_imggen"],
+            "total_answer": answered,
+            "total_all": totals["total.all"],
+        },
     }
     notes = []
     if unknown:
-        notes.append(f"gold calls to tools outside GTA's four categories were skipped (the reference raises "
-                     f"KeyError): {', '.join(sorted(unknown))}")
+        notes.append(
+            f"gold calls to tools outside GTA's four categories were skipped (the reference raises "
+            f"KeyError): {', '.join(sorted(unknown))}"
+        )
     if empty_calls:
         notes.append(EMPTY_CALLS_NOTE.format(n=empty_calls))
     return metrics, per_item, notes
@@ -388,15 +465,34 @@ def checkpoint_judge_scores(items: list[Item], ctx: ScoreContext) -> tuple[float
                     return None
                 w = sum(wt for _, wt in vals)
                 return sum(v * wt for v, wt in vals) / w if w else None  # type: ignore[operator]
-            req = JudgeRequest.make(CHECKPOINT_JUDGE, traj, f"checkpoint:{cp['key']}", {
-                "task": it.task.get("query") or "", "answer": it.final_answer(),
-                "requirement": cp.get("description") or ""}, produced)
+            req = JudgeRequest.make(
+                CHECKPOINT_JUDGE,
+                traj,
+                f"checkpoint:{cp['key']}",
+                {
+                    "task": it.task.get("query") or "",
+                    "answer": it.final_answer(),
+                    "requirement": cp.get("description") or "",
+                },
+                produced,
+            )
             got = ctx.oracle.ask(req)
             if got is None or got.score is None:
                 pending += got is None
                 return None
-            outcomes.append((traj, CheckpointOutcome(cp.get("id"), cp["key"], got.score >= 5.0, None, "judge",
-                                                     {"score": got.score, "judge": got.judge_name})))
+            outcomes.append(
+                (
+                    traj,
+                    CheckpointOutcome(
+                        cp.get("id"),
+                        cp["key"],
+                        got.score >= 5.0,
+                        None,
+                        "judge",
+                        {"score": got.score, "judge": got.judge_name},
+                    ),
+                )
+            )
             return got.score
 
         vals = [value(r) for r in children.get(None, [])]
@@ -419,9 +515,16 @@ class GTAProfile:
         gpt, pending, outcomes = checkpoint_judge_scores(items, ctx)
         if gpt is not None:
             metrics["checkpoint_judge_score"] = gpt
-        return result(self.name, ctx, metrics, per_item=per_item, outcomes=outcomes, notes=notes,
-                      pending=pending if gpt is not None or any(it.checkpoints for it in items) else 0,
-                      usage=usage_stats(items))
+        return result(
+            self.name,
+            ctx,
+            metrics,
+            per_item=per_item,
+            outcomes=outcomes,
+            notes=notes,
+            pending=pending if gpt is not None or any(it.checkpoints for it in items) else 0,
+            usage=usage_stats(items),
+        )
 
     def item_score(self, row: dict[str, Any]) -> float | None:
         """Per-task score in [0, 1] for run comparison: the answer's score (or correctness), None if unanswered."""
@@ -438,12 +541,22 @@ PROFILE = GTAProfile()
 # ------------------------------------------------------------------ conformance with OpenCompass's evaluator
 
 REFERENCE_METRICS = {  # the reference's result key -> chainmark's metric
-    "inst_align": "InstAcc", "tool_acc": "ToolAcc", "arg_acc": "ArgAcc", "answer_acc": "SummAcc",
-    "tool_call": "tool_call", "tool_call_error": "tool_call_error",
+    "inst_align": "InstAcc",
+    "tool_acc": "ToolAcc",
+    "arg_acc": "ArgAcc",
+    "answer_acc": "SummAcc",
+    "tool_call": "tool_call",
+    "tool_call_error": "tool_call_error",
 }
 REFERENCE_E2E_METRICS = {
-    "answer_acc": "AnsAcc", "answer_acc_w_imggen": "AnsAcc+I", "p_f1": "P", "o_f1": "O", "l_f1": "L", "c_f1": "C",
-    "tool_call": "tool_call", "tool_call_error": "tool_call_error",
+    "answer_acc": "AnsAcc",
+    "answer_acc_w_imggen": "AnsAcc+I",
+    "p_f1": "P",
+    "o_f1": "O",
+    "l_f1": "L",
+    "c_f1": "C",
+    "tool_call": "tool_call",
+    "tool_call_error": "tool_call_error",
 }
 EMBEDDING_VALUES = ("SummAcc", "AnsAcc", "AnsAcc+I", "metrics.answer_acc", "metrics.answer_acc_w_imggen")
 
@@ -459,24 +572,37 @@ def reference_conformance(export_dir: Any, reference: Any, python: str) -> dict[
     export_dir = Path(export_dir)
     preds = export_dir / "gta_bench.json" if export_dir.is_dir() else export_dir
     dataset = export_dir.parent / "dataset"
-    out = run_driver(python, DRIVERS / "gta_driver.py", ["--reference", str(reference), "--dataset", str(dataset),
-                                                        "--predictions", str(preds)])
+    out = run_driver(
+        python,
+        DRIVERS / "gta_driver.py",
+        ["--reference", str(reference), "--dataset", str(dataset), "--predictions", str(preds)],
+    )
     names = REFERENCE_E2E_METRICS if out.get("mode") == "every" else REFERENCE_METRICS
     metrics = {ours: out["metrics"][theirs] for theirs, ours in names.items() if theirs in (out.get("metrics") or {})}
-    notes = [f"reference embedder: {out.get('embedder')} (chainmark's, injected)" if out.get("embedder") != "reference"
-             else "reference embedder: sentence-transformers all-mpnet-base-v2, as the reference loads it"]
+    notes = [
+        f"reference embedder: {out.get('embedder')} (chainmark's, injected)"
+        if out.get("embedder") != "reference"
+        else "reference embedder: sentence-transformers all-mpnet-base-v2, as the reference loads it"
+    ]
     if out.get("error"):
         notes.append(f"the reference evaluator failed: {out['error']}")
         metrics = {ours: None for ours in names.values()}
     tol = EMBEDDER_TOLERANCE if out.get("embedder") != "reference" else 1e-9
-    return {"metrics": metrics, "items": out.get("items") or {}, "notes": notes,
-            "tolerances": {name: tol for name in EMBEDDING_VALUES}}
+    return {
+        "metrics": metrics,
+        "items": out.get("items") or {},
+        "notes": notes,
+        "tolerances": {name: tol for name in EMBEDDING_VALUES},
+    }
 
 
 def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
     """chainmark's GTA numbers in the conformance shape: the paper metrics and each sample's counters."""
     keep = (*REFERENCE_METRICS.values(), *REFERENCE_E2E_METRICS.values())
     metrics = {k: v for k, v in (score_result.get("metrics") or {}).items() if k in keep}
-    items = {str(r["item_id"]): dict(r.get("counts") or {}) for r in score_result.get("per_item") or []
-             if r.get("item_id") is not None}
+    items = {
+        str(r["item_id"]): dict(r.get("counts") or {})
+        for r in score_result.get("per_item") or []
+        if r.get("item_id") is not None
+    }
     return {"metrics": metrics, "items": items}

@@ -39,15 +39,15 @@ SUM_CATEGORY = {
 BLOCK_JUDGE, IMAGE_JUDGE, HOLISTIC_JUDGE = "isg-block", "isg-image", "isg-holistic"
 CORRECTIONS = {
     "isg-other-category": "items whose subcategory is outside the aggregation's mapping count under 'Other' "
-                          "(the reference drops them)",
+    "(the reference drops them)",
     "isg-image-prerequisites": "an image question is asked when all its Preliminary questions were answered yes "
-                               "(the reference skips every question that has prerequisites)",
+    "(the reference skips every question that has prerequisites)",
     "isg-block-numeric-strings": "block scores given as numeric strings are read as numbers (the reference falls "
-                                 "back to 1 for the whole item)",
+    "back to 1 for the whole item)",
     "isg-item-errors": "a missing output image or an unusable judge reply fails only the questions it concerns "
-                       "(the reference fails the whole item: structure 0, image 0, block 1, holistic 1)",
+    "(the reference fails the whole item: structure 0, image 0, block 1, holistic 1)",
     "isg-lenient-judge-json": "judge replies are read as JSON even inside code fences or text (the reference "
-                              "treats them as invalid)",
+    "treats them as invalid)",
 }
 
 
@@ -64,8 +64,12 @@ def reply_of(got: JudgeAnswer, ctx: ScoreContext) -> Any:
         strict = json.loads(got.raw_output.strip())
     except json.JSONDecodeError:
         strict = {"error": "Invalid JSON response", "raw_output": got.raw_output}
-    if strict != got.parsed and isinstance(got.parsed, dict) and "error" not in got.parsed \
-            and ctx.correct("isg-lenient-judge-json"):
+    if (
+        strict != got.parsed
+        and isinstance(got.parsed, dict)
+        and "error" not in got.parsed
+        and ctx.correct("isg-lenient-judge-json")
+    ):
         return got.parsed
     return strict
 
@@ -89,6 +93,8 @@ def ask(ctx: ScoreContext, req: JudgeRequest, replies: dict[str, str]) -> JudgeA
     if got is not None and got.raw_output is not None:
         replies[req.target_part] = got.raw_output
     return got
+
+
 REQUIREMENTS = {
     "score": "Give a score from 1 to 10 for how well the relation holds (10 = perfectly).",
     "yes_no": "Answer 'Yes' if the relation holds and 'No' otherwise.",
@@ -174,8 +180,9 @@ def image_questions(item: Item) -> list[dict[str, Any]] | None:
     return []
 
 
-def score_image(item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreContext, traj: int,
-                replies: dict[str, str]) -> tuple[float, list[dict[str, Any]]]:
+def score_image(
+    item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreContext, traj: int, replies: dict[str, str]
+) -> tuple[float, list[dict[str, Any]]]:
     """Yes / all questions. Faithful: a prerequisite id (an int) is never a token, so every question with
     prerequisites is skipped; a prerequisite that is a token but no question id, a question without its
     keys, a missing image or a ``Judge`` that is not a string fails the item (ItemError), as there."""
@@ -239,12 +246,19 @@ def score_image(item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreConte
             if faithful or not ctx.correct("isg-item-errors"):
                 raise
         rows.append(row)
-    yes = sum(1 for r in rows if isinstance(r.get("judge"), dict) and isinstance(r["judge"].get("Judge"), str)
-              and r["judge"]["Judge"].lower() == "yes")
+    yes = sum(
+        1
+        for r in rows
+        if isinstance(r.get("judge"), dict)
+        and isinstance(r["judge"].get("Judge"), str)
+        and r["judge"]["Judge"].lower() == "yes"
+    )
     return yes / len(rows), rows
 
 
-def _block_request(i: int, q: dict[str, Any], renamed: dict[str, tuple[str, Any]], which: str, traj: int) -> JudgeRequest:
+def _block_request(
+    i: int, q: dict[str, Any], renamed: dict[str, tuple[str, Any]], which: str, traj: int
+) -> JudgeRequest:
     (skind, sval), (okind, oval) = renamed[q["subject"]], renamed[q["object"]]
     question = str(q.get("Question") or "")
     images = [v for k, v in ((skind, sval), (okind, oval)) if k == "image"]
@@ -257,12 +271,18 @@ def _block_request(i: int, q: dict[str, Any], renamed: dict[str, tuple[str, Any]
         text = sval if skind == "text" else oval
         question = question.replace(str(text), " `Text` ")
         inputs, texts = "One image is attached and one text is given below.", f"Text: {text}"
-    return JudgeRequest.make(BLOCK_JUDGE, traj, f"block:{i}:{which}", {
-        "inputs": inputs, "texts": texts, "question": question, "requirement": REQUIREMENTS[which]}, images)
+    return JudgeRequest.make(
+        BLOCK_JUDGE,
+        traj,
+        f"block:{i}:{which}",
+        {"inputs": inputs, "texts": texts, "question": question, "requirement": REQUIREMENTS[which]},
+        images,
+    )
 
 
-def score_block(item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreContext, traj: int,
-                replies: dict[str, str]) -> tuple[float | None, list[dict[str, Any]]]:
+def score_block(
+    item: Item, renamed: dict[str, tuple[str, Any]], ctx: ScoreContext, traj: int, replies: dict[str, str]
+) -> tuple[float | None, list[dict[str, Any]]]:
     """Mean of the Score judgements. Faithful, as the aggregation reads them: a reply that makes
     ``'Judge' in reply`` or ``reply['Judge']`` raise, or values that cannot be summed (strings, None),
     give the whole item 1; bools count as 0/1; no usable value gives 1. A question showing a missing
@@ -334,18 +354,28 @@ def _parts(blocks: list[dict[str, Any]], assets: list[int] | None = None) -> lis
     return out
 
 
-def score_holistic(item: Item, output: list[dict[str, Any]], ctx: ScoreContext, traj: int,
-                   replies: dict[str, str]) -> tuple[float, Any]:
+def score_holistic(
+    item: Item, output: list[dict[str, Any]], ctx: ScoreContext, traj: int, replies: dict[str, str]
+) -> tuple[float, Any]:
     """The overall score as the aggregation reads it: taken as given (a bool counts 0/1) when the reply has
     ``overall_score`` and the output's first block is not empty text; otherwise 1. An output image that
     cannot be read fails the judge call (the reference catches it): 1, nothing asked."""
     if any(p.get("type") == "image" and _ref(p) is None for p in output):
         return 1.0, {"error": "an output image cannot be read"}
-    golden_assets = [a["asset_id"] for a in sorted(item.task_assets, key=lambda a: a.get("ordinal", 0)) if a.get("role") == "golden"]
+    golden_assets = [
+        a["asset_id"] for a in sorted(item.task_assets, key=lambda a: a.get("ordinal", 0)) if a.get("role") == "golden"
+    ]
     query = item.source.get("Query") or [{"type": "text", "content": item.task.get("query") or ""}]
-    req = JudgeRequest.make(HOLISTIC_JUDGE, traj, "holistic", {
-        "query": _parts(query, item.query_assets()), "output": _parts(output),
-        "golden": _parts(golden_of(item), golden_assets)})
+    req = JudgeRequest.make(
+        HOLISTIC_JUDGE,
+        traj,
+        "holistic",
+        {
+            "query": _parts(query, item.query_assets()),
+            "output": _parts(output),
+            "golden": _parts(golden_of(item), golden_assets),
+        },
+    )
     got = ask(ctx, req, replies)
     if got is None:
         return 1.0, {"pending": True}
@@ -384,9 +414,12 @@ class ISGProfile:
         for it in items:
             traj = int(it.trajectory.get("id") or 0)
             output = output_of(it)
-            row: dict[str, Any] = {"trajectory_id": traj, "task_id": it.task.get("id"),
-                                   "item_id": str(it.task.get("source_id")),
-                                   "category": category_of(it, ctx.mode)}
+            row: dict[str, Any] = {
+                "trajectory_id": traj,
+                "task_id": it.task.get("id"),
+                "item_id": str(it.task.get("source_id")),
+                "category": category_of(it, ctx.mode),
+            }
             if output is None:
                 row.update(structure=False, image=0.0, block=1.0, holistic=1.0, no_output=True)
                 per_item.append(row)
@@ -411,10 +444,13 @@ class ISGProfile:
 
         def agg(rows: list[dict[str, Any]]) -> dict[str, Any]:
             blocks = [r["block"] for r in rows if r.get("block") is not None]
-            return {"items": len(rows),
-                    "structure": (sum(bool(r["structure"]) for r in rows) / len(rows)) if rows else None,
-                    "image": mean([r["image"] for r in rows]), "block": mean(blocks),
-                    "holistic": mean([r["holistic"] for r in rows])}
+            return {
+                "items": len(rows),
+                "structure": (sum(bool(r["structure"]) for r in rows) / len(rows)) if rows else None,
+                "image": mean([r["image"] for r in rows]),
+                "block": mean(blocks),
+                "holistic": mean([r["holistic"] for r in rows]),
+            }
 
         cats = {c: agg([r for r in per_item if r["category"] == c]) for c in list(SUM_CATEGORY) + ["Other"]}
         cats = {k: v for k, v in cats.items() if v["items"]}
@@ -423,11 +459,21 @@ class ISGProfile:
             ctx.correct("isg-other-category")
         notes = []
         if len(counted) < len(per_item):
-            notes.append(f"{len(per_item) - len(counted)} item(s) have a subcategory outside ISG's mapping and are "
-                         "dropped, as the reference aggregation drops them")
+            notes.append(
+                f"{len(per_item) - len(counted)} item(s) have a subcategory outside ISG's mapping and are "
+                "dropped, as the reference aggregation drops them"
+            )
         pending = len(getattr(ctx.oracle, "pending", [])) - pending_before
-        return result(self.name, ctx, agg(counted), by_category=cats, per_item=per_item, notes=notes,
-                      pending=pending, usage=usage_stats(items))
+        return result(
+            self.name,
+            ctx,
+            agg(counted),
+            by_category=cats,
+            per_item=per_item,
+            notes=notes,
+            pending=pending,
+            usage=usage_stats(items),
+        )
 
     def item_score(self, row: dict[str, Any]) -> float | None:
         """Per-task score in [0, 1] for run comparison: the holistic 1–10 score mapped onto [0, 1]."""
@@ -489,14 +535,31 @@ def reference_conformance(export_dir: Any, reference: Any, python: str) -> dict[
     saved = work / "chainmark-scores.json"
     replies = json.loads(saved.read_text(encoding="utf-8")).get("judge_replies", {}) if saved.exists() else {}
     (work / REPLIES_FILE).write_text(json.dumps(replies, ensure_ascii=False), encoding="utf-8")
-    out = run_driver(python, DRIVERS / "isg_driver.py", ["--reference", str(reference), "--gt",
-                     str(dataset / "ISG-Bench.jsonl"), "--predictions", str(preds), "--root", str(root),
-                     "--replies", str(work / REPLIES_FILE)])
+    out = run_driver(
+        python,
+        DRIVERS / "isg_driver.py",
+        [
+            "--reference",
+            str(reference),
+            "--gt",
+            str(dataset / "ISG-Bench.jsonl"),
+            "--predictions",
+            str(preds),
+            "--root",
+            str(root),
+            "--replies",
+            str(work / REPLIES_FILE),
+        ],
+    )
     notes = []
     if out.get("errors"):
-        notes.append(f"ISG-eval.py failed {len(out['errors'])} item(s) (scored at the defaults): "
-                     + "; ".join(f"{k}: {v}" for k, v in list(out["errors"].items())[:5]))
+        notes.append(
+            f"ISG-eval.py failed {len(out['errors'])} item(s) (scored at the defaults): "
+            + "; ".join(f"{k}: {v}" for k, v in list(out["errors"].items())[:5])
+        )
     if out.get("unanswered"):
-        notes.append(f"{out['unanswered']} reference judge call(s) had no chainmark verdict to replay "
-                     f"(e.g. {out.get('unanswered_sample', [])[:3]})")
+        notes.append(
+            f"{out['unanswered']} reference judge call(s) had no chainmark verdict to replay "
+            f"(e.g. {out.get('unanswered_sample', [])[:3]})"
+        )
     return {"metrics": out.get("metrics") or {}, "items": out.get("items") or {}, "notes": notes}

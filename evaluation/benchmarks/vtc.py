@@ -32,7 +32,7 @@ MCQ_JUDGE, OPEN_JUDGE = "vtc-mcq-extract", "vtc-open-judge"
 CORRECTIONS = {
     "vtc-no-sheet-round-trip": "cells are scored as written (no xlsx write and read-back)",
     "vtc-math-verify": "open answers also count when Math-Verify finds them equal (the reference computes this "
-                       "and drops the result)",
+    "and drops the result)",
     "vtc-judge-letters": "judge replies are read leniently, and an option-text answer is compared by its letter",
 }
 assert set(CORRECTIONS) == set(FIXED_CORRECTIONS)
@@ -43,10 +43,24 @@ assert set(CORRECTIONS) == set(FIXED_CORRECTIONS)
 _EVALUATE = "VTCBenchDataset.evaluate.VTCBench_auxeval"
 _IMAGE_VQA = "eval/eval/VLMEvalKit/vlmeval/dataset/image_vqa.py"
 REFERENCE_PROMPTS = [
-    PromptSource(MCQ_JUDGE, _IMAGE_VQA, _EVALUATE, "tmpl", ("question", "options", "prediction"), occurrence=0,
-                 params={"max_tokens": 128, "temperature": 0}),
-    PromptSource(OPEN_JUDGE, _IMAGE_VQA, _EVALUATE, "tmpl", ("answer", "prediction"), occurrence=1,
-                 params={"max_tokens": 128, "temperature": 0}),
+    PromptSource(
+        MCQ_JUDGE,
+        _IMAGE_VQA,
+        _EVALUATE,
+        "tmpl",
+        ("question", "options", "prediction"),
+        occurrence=0,
+        params={"max_tokens": 128, "temperature": 0},
+    ),
+    PromptSource(
+        OPEN_JUDGE,
+        _IMAGE_VQA,
+        _EVALUATE,
+        "tmpl",
+        ("answer", "prediction"),
+        occurrence=1,
+        params={"max_tokens": 128, "temperature": 0},
+    ),
 ]
 _EDITED = re.compile(r"Edited Image Path:\s*(\S+)")
 
@@ -139,11 +153,19 @@ class VTCProfile:
         for it, sheet in zip(items, rows):
             traj = int(it.trajectory.get("id") or 0)
             mcq = vtc_is_mcq(sheet.answer, sheet.options)
-            rule = vtc_rule_mcq(sheet.prediction, sheet.answer, sheet.options) if mcq \
+            rule = (
+                vtc_rule_mcq(sheet.prediction, sheet.answer, sheet.options)
+                if mcq
                 else vtc_rule_open(sheet.prediction, sheet.answer, ctx.mode)
-            row: dict[str, Any] = {"trajectory_id": traj, "task_id": it.task.get("id"),
-                                   "item_id": it.task.get("source_id"), "category": sheet.category,
-                                   "mcq": mcq, "rule": rule}
+            )
+            row: dict[str, Any] = {
+                "trajectory_id": traj,
+                "task_id": it.task.get("id"),
+                "item_id": it.task.get("source_id"),
+                "category": sheet.category,
+                "mcq": mcq,
+                "rule": rule,
+            }
             final = rule
             if rule < 0.5:
                 verdict = ask_judge(ctx, traj, sheet)
@@ -158,27 +180,42 @@ class VTCProfile:
             names = tool_calls_of(it)
             gt = gt_chain(it)
             eff, total = effective_chain(it)
-            row.update(calls=len(names), gt_chain=len(gt), abs_error=abs(len(names) - len(gt)),
-                       effective_steps=eff, efficiency=(eff / total) if total else None)
+            row.update(
+                calls=len(names),
+                gt_chain=len(gt),
+                abs_error=abs(len(names) - len(gt)),
+                effective_steps=eff,
+                efficiency=(eff / total) if total else None,
+            )
             per_item.append(row)
 
         def agg(rows: list[dict[str, Any]]) -> dict[str, Any]:
             effs = [r["efficiency"] for r in rows if r["efficiency"] is not None]
-            return {"items": len(rows), "APR": pct(sum(r["final"] >= 0.5 for r in rows), len(rows)),
-                    "rule_only_accuracy": pct(sum(r["rule"] >= 0.5 for r in rows), len(rows)),
-                    "TCR": pct(sum(r["calls"] > 0 for r in rows), len(rows)),
-                    "MAE": mean([float(r["abs_error"]) for r in rows]),
-                    "efficiency": mean(effs) * 100 if effs else None,
-                    "avg_calls": mean([float(r["calls"]) for r in rows])}
+            return {
+                "items": len(rows),
+                "APR": pct(sum(r["final"] >= 0.5 for r in rows), len(rows)),
+                "rule_only_accuracy": pct(sum(r["rule"] >= 0.5 for r in rows), len(rows)),
+                "TCR": pct(sum(r["calls"] > 0 for r in rows), len(rows)),
+                "MAE": mean([float(r["abs_error"]) for r in rows]),
+                "efficiency": mean(effs) * 100 if effs else None,
+                "avg_calls": mean([float(r["calls"]) for r in rows]),
+            }
 
         cats: dict[str, list[dict[str, Any]]] = {}
         for r in per_item:
             cats.setdefault(str(r["category"] or "uncategorised"), []).append(r)
         for name in FIXED_CORRECTIONS:  # each applies to the whole fixed-mode path
             ctx.correct(name)
-        out = result(self.name, ctx, agg(per_item), by_category={k: agg(v) for k, v in sorted(cats.items())},
-                     per_item=per_item, pending=pending, usage=usage_stats(items),
-                     notes=["TCR/MAE/efficiency follow the paper's definitions; the released code has none"])
+        out = result(
+            self.name,
+            ctx,
+            agg(per_item),
+            by_category={k: agg(v) for k, v in sorted(cats.items())},
+            per_item=per_item,
+            pending=pending,
+            usage=usage_stats(items),
+            notes=["TCR/MAE/efficiency follow the paper's definitions; the released code has none"],
+        )
         return out
 
     def item_score(self, row: dict[str, Any]) -> float | None:
@@ -203,6 +240,9 @@ def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
     metrics = {k: v for k, v in (score_result.get("metrics") or {}).items() if not isinstance(v, (dict, list))}
     for category, block in (score_result.get("by_category") or {}).items():
         metrics[f"APR[{category}]"] = (block or {}).get("APR")
-    items = {str(row["item_id"]): {k: v for k, v in row.items() if k != "item_id"}
-             for row in score_result.get("per_item") or [] if isinstance(row, dict) and row.get("item_id") is not None}
+    items = {
+        str(row["item_id"]): {k: v for k, v in row.items() if k != "item_id"}
+        for row in score_result.get("per_item") or []
+        if isinstance(row, dict) and row.get("item_id") is not None
+    }
     return {"metrics": metrics, "items": items}

@@ -57,8 +57,11 @@ def fixed_reply(sheet: Any, mcq: bool, got: JudgeAnswer) -> tuple[bool, float]:
         return False, 0.0
     if not mcq:
         return True, 1.0 if got.label.lower() == "yes" else 0.0
-    picked = sorted({str(c).lower() for c in ((got.parsed or {}).get("letters") or [])} - {"z"}) \
-        if isinstance(got.parsed, dict) else []
+    picked = (
+        sorted({str(c).lower() for c in ((got.parsed or {}).get("letters") or [])} - {"z"})
+        if isinstance(got.parsed, dict)
+        else []
+    )
     answer = sheet.answer.strip()
     by_text = [k.lower() for k, v in sheet.options.items() if v.strip().lower() == answer.lower()]
     wanted = [answer.lower()] if len(answer) == 1 else by_text or sorted(p.strip().lower() for p in answer.split(","))
@@ -79,7 +82,18 @@ def ask_judge(ctx: ScoreContext, traj: int, sheet: Any) -> dict[str, Any] | None
         ok, hit = faithful_reply(sheet.answer, mcq, got) if ctx.mode == "faithful" else fixed_reply(sheet, mcq, got)
         replies.append(got.raw_output)
         if ok:
-            return {"label": got.label, "judge": got.judge_name, "kind": "mcq" if mcq else "yes/no",
-                    "tries": attempt + 1, "hit": hit}
-    return {"label": None, "judge": judge, "kind": "mcq" if mcq else "yes/no", "tries": TRIES, "hit": 0.0,
-            "failed": f"no readable reply in {TRIES} tries: {replies!r}"[:300]}
+            return {
+                "label": got.label,
+                "judge": got.judge_name,
+                "kind": "mcq" if mcq else "yes/no",
+                "tries": attempt + 1,
+                "hit": hit,
+            }
+    return {
+        "label": None,
+        "judge": judge,
+        "kind": "mcq" if mcq else "yes/no",
+        "tries": TRIES,
+        "hit": 0.0,
+        "failed": f"no readable reply in {TRIES} tries: {replies!r}"[:300],
+    }

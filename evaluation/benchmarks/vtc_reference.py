@@ -40,27 +40,42 @@ def run_reference(export_dir: Path, reference: Path, python: str, timeout: float
     tsv = next((p for name in TSV_NAMES for d in tables for p in _find(d, name)), None)
     results = _find(export_dir, "results_*.jsonl")
     if tsv is None or len(results) != 1:
-        raise ReferenceRunError(f"{export_dir}: needs one task table ({' or '.join(TSV_NAMES)}) and one "
-                                f"results_*.jsonl; found {tsv or 'no table'} and {len(results)} results file(s)")
+        raise ReferenceRunError(
+            f"{export_dir}: needs one task table ({' or '.join(TSV_NAMES)}) and one "
+            f"results_*.jsonl; found {tsv or 'no table'} and {len(results)} results file(s)"
+        )
     judge = None
     if os.environ.get("CHAINMARK_VTC_JUDGE_BASE"):
-        judge = {"api_base": os.environ["CHAINMARK_VTC_JUDGE_BASE"],
-                 "key": os.environ.get("CHAINMARK_VTC_JUDGE_KEY", "sk-chainmark-conformance"),
-                 "model": os.environ.get("CHAINMARK_VTC_JUDGE_MODEL", "gpt-4o-mini")}
+        judge = {
+            "api_base": os.environ["CHAINMARK_VTC_JUDGE_BASE"],
+            "key": os.environ.get("CHAINMARK_VTC_JUDGE_KEY", "sk-chainmark-conformance"),
+            "model": os.environ.get("CHAINMARK_VTC_JUDGE_MODEL", "gpt-4o-mini"),
+        }
     work = export_dir / "reference_vtc"
     if work.exists():
         shutil.rmtree(work)  # the reference reuses judge results it finds next to the sheet
-    args = {"reference": str(reference.resolve()), "tsv": str(tsv), "results": str(results[0]),
-            "work": str(work), "judge": judge}
+    args = {
+        "reference": str(reference.resolve()),
+        "tsv": str(tsv),
+        "results": str(results[0]),
+        "work": str(work),
+        "judge": judge,
+    }
     try:
-        proc = subprocess.run([python, str(DRIVER), json.dumps(args)], capture_output=True, text=True,
-                              timeout=timeout, cwd=str(export_dir))
+        proc = subprocess.run(
+            [python, str(DRIVER), json.dumps(args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=str(export_dir),
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ReferenceRunError(f"could not run the reference scorer with {python}: {exc}") from None
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     if proc.returncode != 0 or not last.startswith("{"):
-        raise ReferenceRunError(f"the reference scorer failed (exit {proc.returncode}): "
-                                f"{(proc.stderr or proc.stdout)[-2000:]}")
+        raise ReferenceRunError(
+            f"the reference scorer failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-2000:]}"
+        )
     out = json.loads(last)
     metrics = {("APR" if k == "Overall" else f"APR[{k}]"): v for k, v in out["metrics"].items()}
     return {"metrics": metrics, "items": out["items"]}

@@ -59,8 +59,13 @@ def main() -> None:
     judge = args.get("judge")
     if judge:
         os.environ["OPENAI_API_KEY"] = judge["key"]
-        kwargs = {"model": judge.get("model", "gpt-4o-mini"), "nproc": 1, "api_base": judge["api_base"],
-                  "key": judge["key"], "api_key": judge["key"]}
+        kwargs = {
+            "model": judge.get("model", "gpt-4o-mini"),
+            "nproc": 1,
+            "api_base": judge["api_base"],
+            "key": judge["key"],
+            "api_key": judge["key"],
+        }
     else:
         kwargs = {"model": "exact_matching", "nproc": 1}
     table = dataset.evaluate(sheet, **kwargs)
@@ -74,7 +79,9 @@ def main() -> None:
     finals = {}
     if judge and os.path.exists(combined):
         comb = smp.load(combined)
-        finals = {str(i): (float(f), float(rs)) for i, f, rs in zip(comb["id"], comb["final_score"], comb["rule_score"])}
+        finals = {
+            str(i): (float(f), float(rs)) for i, f, rs in zip(comb["id"], comb["final_score"], comb["rule_score"])
+        }
     items = {}
     for _, row in data.iterrows():
         rule = float(dataset._evaluate_single_item(row))

@@ -69,20 +69,29 @@ def sheet_rows(items: list[Item], mode: str) -> list[SheetRow]:
     out = []
     for n in range(len(items)):
         cell = {c: v[n] for c, v in sheet.items()}
-        options = {L: vtc_sheet.as_text(cell[L]) for L in SHEET_OPTIONS
-                   if L in cell and cell[L] is not vtc_sheet.MISSING}
+        options = {
+            L: vtc_sheet.as_text(cell[L]) for L in SHEET_OPTIONS if L in cell and cell[L] is not vtc_sheet.MISSING
+        }
         category = cell.get("category")
-        out.append(SheetRow(answer=vtc_sheet.as_text(cell.get("answer")), options=options,
-                            prediction=vtc_sheet.as_text(cell["prediction"]),
-                            question=vtc_sheet.as_text(cell.get("question")),
-                            category=None if category is vtc_sheet.MISSING else vtc_sheet.as_text(category)))
+        out.append(
+            SheetRow(
+                answer=vtc_sheet.as_text(cell.get("answer")),
+                options=options,
+                prediction=vtc_sheet.as_text(cell["prediction"]),
+                question=vtc_sheet.as_text(cell.get("question")),
+                category=None if category is vtc_sheet.MISSING else vtc_sheet.as_text(category),
+            )
+        )
     return out
 
 
 def _fixed_row(row: dict[str, Any], item: Item) -> SheetRow:
     options = {L: str(row[L]) for L in "ABCDEFG" if str(row.get(L) or "").strip()}
     value = predicted_value(item)
-    return SheetRow(answer=str(row.get("answer") or ""), options=options,
-                    prediction=value if isinstance(value, str) else str(value),
-                    question=str(row.get("question") or item.task.get("query") or ""),
-                    category=str(row.get("category") or item.task.get("category") or "") or None)
+    return SheetRow(
+        answer=str(row.get("answer") or ""),
+        options=options,
+        prediction=value if isinstance(value, str) else str(value),
+        question=str(row.get("question") or item.task.get("query") or ""),
+        category=str(row.get("category") or item.task.get("category") or "") or None,
+    )

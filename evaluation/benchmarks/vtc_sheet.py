@@ -24,10 +24,29 @@ import re
 from typing import Any
 
 # pandas' default NA strings (read_csv and read_excel alike).
-NA_STRINGS = frozenset({
-    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
-    "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
-})
+NA_STRINGS = frozenset(
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
 MISSING = None  # a NaN cell
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
@@ -64,13 +83,18 @@ def infer_column(values: list[Any]) -> list[Any]:
         return list(values)
     if all(isinstance(v, bool) for v in present):
         return list(values)
-    numeric = all((isinstance(v, (int, float)) and not isinstance(v, bool))
-                  or (isinstance(v, str) and _NUMBER.match(v)) for v in present)
+    numeric = all(
+        (isinstance(v, (int, float)) and not isinstance(v, bool)) or (isinstance(v, str) and _NUMBER.match(v))
+        for v in present
+    )
     if not numeric:
         return list(values)
     ints = len(present) == len(values) and all(
-        (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and _INT.match(v))
-        or (isinstance(v, float) and v.is_integer()) for v in present)
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, str) and _INT.match(v))
+        or (isinstance(v, float) and v.is_integer())
+        for v in present
+    )
     if ints:
         return [int(v) if isinstance(v, str) else int(v) for v in values]
     return [MISSING if v is MISSING else float(v) for v in values]
@@ -140,7 +164,8 @@ def round_trip(columns: dict[str, list[Any]], tsv_columns: set[str]) -> dict[str
     """
     out = {}
     for name, cells in columns.items():
-        values = read_tsv_column(cells) if name in tsv_columns else [_na(c) if isinstance(c, float) else c
-                                                                   for c in cells]
+        values = (
+            read_tsv_column(cells) if name in tsv_columns else [_na(c) if isinstance(c, float) else c for c in cells]
+        )
         out[name] = read_xlsx_column(values)
     return out

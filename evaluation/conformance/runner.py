@@ -140,13 +140,22 @@ def compare(benchmark: str, ours: dict[str, Any], reference: dict[str, Any]) -> 
                 report.items.append(ItemDiff(str(item_id), metric, mine, ref_value))
     missing = sorted(set(map(str, our_items)) - set(map(str, reference.get("items") or {})))
     if missing and reference.get("items"):
-        report.notes.append(f"{len(missing)} item(s) scored by chainmark have no reference value: "
-                            f"{', '.join(missing[:10])}{' …' if len(missing) > 10 else ''}")
+        report.notes.append(
+            f"{len(missing)} item(s) scored by chainmark have no reference value: "
+            f"{', '.join(missing[:10])}{' …' if len(missing) > 10 else ''}"
+        )
     return report
 
 
-def run_conformance(benchmark: str, export_dir: Path, reference: Path, python: str | None = None, *,
-                    ours: dict[str, Any] | None = None, embedder: str | None = None) -> ConformanceReport:
+def run_conformance(
+    benchmark: str,
+    export_dir: Path,
+    reference: Path,
+    python: str | None = None,
+    *,
+    ours: dict[str, Any] | None = None,
+    embedder: str | None = None,
+) -> ConformanceReport:
     """Run ``benchmark``'s reference evaluator on ``export_dir`` and diff it against ``ours``.
 
     ``embedder`` (the name chainmark scored with) is handed to the reference through ``$CHAINMARK_CONFORMANCE_EMBEDDER``
@@ -157,8 +166,9 @@ def run_conformance(benchmark: str, export_dir: Path, reference: Path, python: s
     module = _profile_module(benchmark)
     hook = getattr(module, "reference_conformance", None)
     if hook is None:
-        raise LookupError(f"benchmark {benchmark!r} has no conformance check (its profile module defines no "
-                          f"reference_conformance)")
+        raise LookupError(
+            f"benchmark {benchmark!r} has no conformance check (its profile module defines no reference_conformance)"
+        )
     reference = Path(reference).expanduser()
     if not reference.is_dir():
         raise FileNotFoundError(f"reference checkout not found: {reference}")
@@ -181,8 +191,15 @@ def run_conformance(benchmark: str, export_dir: Path, reference: Path, python: s
     return compare(benchmark, ours, ref)
 
 
-def run_driver(python: str, driver: Path, args: list[str], *, cwd: Path | None = None,
-               env: dict[str, str] | None = None, timeout: float | None = 3600) -> dict[str, Any]:
+def run_driver(
+    python: str,
+    driver: Path,
+    args: list[str],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = 3600,
+) -> dict[str, Any]:
     """Run a driver script (ours, in ``drivers/``) with the reference's Python; return its result JSON.
 
     The driver prints ``RESULT_MARK`` + JSON on one line of stdout; anything else it (or the reference
@@ -195,18 +212,27 @@ def run_driver(python: str, driver: Path, args: list[str], *, cwd: Path | None =
     if env:
         full_env.update(env)
     try:
-        proc = subprocess.run([python, str(driver), *args], cwd=str(cwd) if cwd else None, env=full_env,
-                              capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=timeout)
+        proc = subprocess.run(
+            [python, str(driver), *args],
+            cwd=str(cwd) if cwd else None,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+        )
     except FileNotFoundError as exc:
         raise ReferenceError_(f"cannot start the reference's Python {python!r}: {exc}") from exc
     except subprocess.TimeoutExpired as exc:
         raise ReferenceError_(f"the reference evaluator did not finish within {timeout:.0f} s") from exc
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_MARK):
-            return json.loads(line[len(RESULT_MARK):])
+            return json.loads(line[len(RESULT_MARK) :])
     tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-    raise ReferenceError_(f"the reference evaluator ({driver.name}) exited with {proc.returncode} and no result:"
-                          f"\n{tail}")
+    raise ReferenceError_(
+        f"the reference evaluator ({driver.name}) exited with {proc.returncode} and no result:\n{tail}"
+    )
 
 
 DRIVERS = Path(__file__).with_name("drivers")

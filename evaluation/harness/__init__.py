@@ -8,9 +8,24 @@ from evaluation.harness.budgets import Budgets
 from evaluation.harness.client import ModelCallError, ReplayMiss, RetryPolicy
 from evaluation.harness.endpoints import EndpointError, EndpointSpec, add_endpoint, get_endpoint, list_endpoints
 from evaluation.harness.modes import MODES
-from evaluation.harness.runner import (RunError, RunProgress, RunSpec, create_run, execute_run, run_blocking,
-                                       start_run)
+from evaluation.harness.runner import RunError, RunProgress, RunSpec, create_run, execute_run, run_blocking, start_run
 
-__all__ = ["Budgets", "RetryPolicy", "ModelCallError", "ReplayMiss", "EndpointError", "EndpointSpec", "add_endpoint",
-           "get_endpoint", "list_endpoints", "MODES", "RunError", "RunProgress", "RunSpec", "create_run",
-           "execute_run", "run_blocking", "start_run"]
+__all__ = [
+    "Budgets",
+    "RetryPolicy",
+    "ModelCallError",
+    "ReplayMiss",
+    "EndpointError",
+    "EndpointSpec",
+    "add_endpoint",
+    "get_endpoint",
+    "list_endpoints",
+    "MODES",
+    "RunError",
+    "RunProgress",
+    "RunSpec",
+    "create_run",
+    "execute_run",
+    "run_blocking",
+    "start_run",
+]

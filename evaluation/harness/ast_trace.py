@@ -15,16 +15,73 @@ LOOP_CAP = 50
 
 _CV2_ROTATE = {"warpAffine", "getRotationMatrix2D", "warpPerspective", "rotate"}
 _CV2_ENHANCE = {
-    "cvtColor", "threshold", "adaptiveThreshold", "GaussianBlur", "blur", "medianBlur", "bilateralFilter",
-    "Canny", "Sobel", "Scharr", "Laplacian", "erode", "dilate", "morphologyEx", "equalizeHist", "createCLAHE",
-    "filter2D", "convertScaleAbs", "addWeighted", "normalize", "LUT", "inRange", "bitwise_and", "bitwise_or",
-    "bitwise_not", "bitwise_xor", "fastNlMeansDenoising", "fastNlMeansDenoisingColored", "rectangle", "circle",
-    "line", "putText", "drawContours", "polylines", "fillPoly", "arrowedLine", "ellipse", "inpaint",
-    "floodFill", "watershed", "grabCut", "pyrUp", "pyrDown", "detailEnhance", "edgePreservingFilter",
-    "stylization", "boxFilter", "copyMakeBorder", "applyColorMap",
+    "cvtColor",
+    "threshold",
+    "adaptiveThreshold",
+    "GaussianBlur",
+    "blur",
+    "medianBlur",
+    "bilateralFilter",
+    "Canny",
+    "Sobel",
+    "Scharr",
+    "Laplacian",
+    "erode",
+    "dilate",
+    "morphologyEx",
+    "equalizeHist",
+    "createCLAHE",
+    "filter2D",
+    "convertScaleAbs",
+    "addWeighted",
+    "normalize",
+    "LUT",
+    "inRange",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_not",
+    "bitwise_xor",
+    "fastNlMeansDenoising",
+    "fastNlMeansDenoisingColored",
+    "rectangle",
+    "circle",
+    "line",
+    "putText",
+    "drawContours",
+    "polylines",
+    "fillPoly",
+    "arrowedLine",
+    "ellipse",
+    "inpaint",
+    "floodFill",
+    "watershed",
+    "grabCut",
+    "pyrUp",
+    "pyrDown",
+    "detailEnhance",
+    "edgePreservingFilter",
+    "stylization",
+    "boxFilter",
+    "copyMakeBorder",
+    "applyColorMap",
 }
-_PIL_ENHANCE_METHODS = {"filter", "convert", "point", "paste", "putalpha", "quantize", "enhance", "alpha_composite",
-                        "putpixel", "draw", "rectangle", "ellipse", "line", "text", "polygon"}
+_PIL_ENHANCE_METHODS = {
+    "filter",
+    "convert",
+    "point",
+    "paste",
+    "putalpha",
+    "quantize",
+    "enhance",
+    "alpha_composite",
+    "putpixel",
+    "draw",
+    "rectangle",
+    "ellipse",
+    "line",
+    "text",
+    "polygon",
+}
 _PIL_ENHANCE_MODULES = {"ImageEnhance", "ImageDraw", "ImageFilter", "ImageOps", "ImageChops"}
 
 
@@ -44,8 +101,10 @@ def _const_str(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"  # type: ignore[attr-defined]
-                       for v in node.values)
+        return "".join(
+            v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"  # type: ignore[attr-defined]
+            for v in node.values
+        )
     if isinstance(node, ast.Call) and _dotted(node.func).endswith("path.join") and node.args:
         return _const_str(node.args[-1]) or ast.unparse(node.args[-1])
     return ast.unparse(node)
@@ -88,8 +147,11 @@ class _Walker:
         root = name.split(".")[0]
         if name.endswith("ImageDraw.Draw"):
             return None  # making a drawing context changes no pixel; its drawing calls do
-        if last == "enhance" and isinstance(call.func.value, ast.Call) and \
-                _dotted(call.func.value.func).split(".")[0] in _PIL_ENHANCE_MODULES:
+        if (
+            last == "enhance"
+            and isinstance(call.func.value, ast.Call)
+            and _dotted(call.func.value.func).split(".")[0] in _PIL_ENHANCE_MODULES
+        ):
             return None  # ImageEnhance.X(img).enhance(f) is one operation, counted at the constructor
         if root in _PIL_ENHANCE_MODULES or head.split(".")[-1] in _PIL_ENHANCE_MODULES:
             return "op", "enhance"
@@ -98,8 +160,7 @@ class _Walker:
         return None
 
     def visit_expr(self, node: ast.AST) -> None:
-        calls = sorted((n for n in ast.walk(node) if isinstance(n, ast.Call)),
-                       key=lambda n: (n.lineno, n.col_offset))
+        calls = sorted((n for n in ast.walk(node) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
         # inner calls first, as they run first: sort by end position
         calls.sort(key=lambda n: (getattr(n, "end_lineno", n.lineno), getattr(n, "end_col_offset", n.col_offset)))
         for call in calls:

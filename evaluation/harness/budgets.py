@@ -32,9 +32,12 @@ class Budgets:
     def for_mode(self, mode: str) -> "Budgets":
         """Fill unset limits with the mode's reference defaults."""
         d = MODE_DEFAULTS.get(mode, {})
-        return Budgets(self.max_rounds if self.max_rounds is not None else d.get("max_rounds"),  # type: ignore[arg-type]
-                       self.max_tool_calls if self.max_tool_calls is not None else d.get("max_tool_calls"),  # type: ignore[arg-type]
-                       self.max_tokens, self.max_seconds)
+        return Budgets(
+            self.max_rounds if self.max_rounds is not None else d.get("max_rounds"),  # type: ignore[arg-type]
+            self.max_tool_calls if self.max_tool_calls is not None else d.get("max_tool_calls"),  # type: ignore[arg-type]
+            self.max_tokens,
+            self.max_seconds,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,14 +49,20 @@ class Budgets:
         out = []
         for name, least in (("max_rounds", 1), ("max_tool_calls", 0), ("max_tokens", 1)):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least
-                                      or value > MAX_COUNT):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < least or value > MAX_COUNT
+            ):
                 out.append(f"{name} must be a whole number from {least} to {MAX_COUNT} (got {value!r})")
         seconds = self.max_seconds
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                    or not math.isfinite(seconds) or not 0 < seconds <= MAX_SECONDS):
-            out.append(f"max_seconds must be a finite number of seconds above 0 and at most {MAX_SECONDS:g} "
-                       f"(got {seconds!r})")
+        if seconds is not None and (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not math.isfinite(seconds)
+            or not 0 < seconds <= MAX_SECONDS
+        ):
+            out.append(
+                f"max_seconds must be a finite number of seconds above 0 and at most {MAX_SECONDS:g} (got {seconds!r})"
+            )
         return out
 
     @classmethod

@@ -105,8 +105,10 @@ class _CanonicalEncoder:
             if len(self._tools) >= self._KEEP:
                 self._tools.clear()
             known = self._tools[id(tools)] = (tools, canonical_request(tools))
-        members = (json.dumps(k, ensure_ascii=False) + ":" + (known[1] if k == "tools" else canonical_request(body[k]))
-                   for k in sorted(body))
+        members = (
+            json.dumps(k, ensure_ascii=False) + ":" + (known[1] if k == "tools" else canonical_request(body[k]))
+            for k in sorted(body)
+        )
         return ("{" + ",".join(members) + "}").encode()
 
 
@@ -116,8 +118,16 @@ CacheLookup = Callable[[str], Awaitable[dict[str, Any] | None]]
 class ModelClient:
     """Chat calls against one endpoint, or answered from the replay cache in replay mode."""
 
-    def __init__(self, endpoint: EndpointSpec, *, replay: bool = False, cache_lookup: CacheLookup | None = None,
-                 retry: RetryPolicy | None = None, concurrency: int = 8, tls: Any = None):
+    def __init__(
+        self,
+        endpoint: EndpointSpec,
+        *,
+        replay: bool = False,
+        cache_lookup: CacheLookup | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 8,
+        tls: Any = None,
+    ):
         self.endpoint = endpoint
         self.replay = replay
         self.retry = retry or RetryPolicy()
@@ -131,18 +141,31 @@ class ModelClient:
         self.answered = 0  # calls the endpoint answered (after retries), so far
         self._canonical = _CanonicalEncoder()
         if not replay:
-            http, self._pacer = _http_client(concurrency, self._timeout, tls if tls is not None else
-                                             (None if needs_tls(endpoint.base_url) else plain_http_tls()))
-            self._client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(), max_retries=0,
-                                              timeout=self._timeout, http_client=http)
+            http, self._pacer = _http_client(
+                concurrency,
+                self._timeout,
+                tls if tls is not None else (None if needs_tls(endpoint.base_url) else plain_http_tls()),
+            )
+            self._client = openai.AsyncOpenAI(
+                base_url=endpoint.base_url,
+                api_key=endpoint.api_key(),
+                max_retries=0,
+                timeout=self._timeout,
+                http_client=http,
+            )
             _preset_platform(self._client)
 
     async def close(self) -> None:
         if self._client is not None:
             await self._client.close()
 
-    def build_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                   tool_choice: Any = None, **overrides: Any) -> dict[str, Any]:
+    def build_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: Any = None,
+        **overrides: Any,
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.endpoint.model, "messages": messages, **self._params, **overrides}
         if tools:
             body["tools"] = tools
@@ -163,8 +186,9 @@ class ModelClient:
         if self._pacer is not None:
             self._pacer.end(turn)
 
-    async def _chat(self, body: dict[str, Any], on_retry: Callable[[RetryNote], None] | None,
-                    turn: object | None) -> ModelReply:
+    async def _chat(
+        self, body: dict[str, Any], on_retry: Callable[[RetryNote], None] | None, turn: object | None
+    ) -> ModelReply:
         """``turn``: this request's send turn (see ``send_pacer``), taken before its body is built;
         a retry waits for a new one."""
         payload = self._canonical(body)  # the keyed JSON, also sent as the request body
@@ -172,8 +196,11 @@ class ModelClient:
         if self.replay:
             cached = await self._lookup(key) if self._lookup else None
             if cached is None:
-                raise ReplayMiss(f"replay: no cached model response for request {key[:16]}… "
-                                 "(run once without --replay to record it)", kind="replay_miss")
+                raise ReplayMiss(
+                    f"replay: no cached model response for request {key[:16]}… "
+                    "(run once without --replay to record it)",
+                    kind="replay_miss",
+                )
             return ModelReply.from_cache(cached, key)
         assert self._client is not None
         send = dict(body)
@@ -193,20 +220,28 @@ class ModelClient:
                 try:
                     completion = response.json()
                 except ValueError as exc:
-                    raise ModelCallError(f"the reply of {self.endpoint.name} is not JSON: {response.text[:200]!r}",
-                                         kind="malformed") from exc
+                    raise ModelCallError(
+                        f"the reply of {self.endpoint.name} is not JSON: {response.text[:200]!r}", kind="malformed"
+                    ) from exc
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status not in RETRYABLE_STATUS or attempt >= self.retry.attempts:
-                    raise ModelCallError(f"HTTP {status} from {self.endpoint.name}: {error_message(exc)}",
-                                         status=status, attempts=attempt) from exc
+                    raise ModelCallError(
+                        f"HTTP {status} from {self.endpoint.name}: {error_message(exc)}",
+                        status=status,
+                        attempts=attempt,
+                    ) from exc
                 delay = self.retry.delay(attempt, exc.response.headers.get("retry-after"))
                 self._note(on_retry, RetryNote(attempt, status, error_message(exc), delay))
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 kind, reason = connection_failure(exc)
                 if attempt >= self.retry.attempts:
-                    raise ModelCallError(f"{kind} talking to {self.endpoint.name} ({self.endpoint.base_url}) "
-                                         f"after {attempt} attempts{reason}", attempts=attempt, kind=kind) from exc
+                    raise ModelCallError(
+                        f"{kind} talking to {self.endpoint.name} ({self.endpoint.base_url}) "
+                        f"after {attempt} attempts{reason}",
+                        attempts=attempt,
+                        kind=kind,
+                    ) from exc
                 delay = self.retry.delay(attempt)
                 self._note(on_retry, RetryNote(attempt, None, kind, delay))
             else:
@@ -284,6 +319,5 @@ def cacheable_request(body: dict[str, Any], digest: Callable[[str], str] = data_
     """What the cache row keeps of the request (images as digests; only messages can hold images).
     ``digest`` may remember digests: a trajectory resends the same images every round."""
     out = dict(body)
-    out["messages"] = [_strip_images(m, digest) if isinstance(m.get("content"), list) else m
-                       for m in body["messages"]]
+    out["messages"] = [_strip_images(m, digest) if isinstance(m.get("content"), list) else m for m in body["messages"]]
     return out

@@ -33,9 +33,16 @@ class GroupCommitter:
     """``submit`` queues a trajectory; the flusher commits what is queued once ``batch`` items wait
     or ``gather_s`` has passed since the first of them; ``drain`` commits the rest at once."""
 
-    def __init__(self, db: DbRunner, *, batch: int = 32, gather_s: float = 0.05,
-                 on_refused: Callable[[str], None] | None = None,
-                 commit: Callable[..., None] | None = None, mark: Callable[..., None] | None = None):
+    def __init__(
+        self,
+        db: DbRunner,
+        *,
+        batch: int = 32,
+        gather_s: float = 0.05,
+        on_refused: Callable[[str], None] | None = None,
+        commit: Callable[..., None] | None = None,
+        mark: Callable[..., None] | None = None,
+    ):
         self.db, self.batch, self.gather_s = db, max(1, batch), gather_s
         self._commit, self._mark = commit, mark  # queued runs pass claim-fenced ones (workqueue.Fenced)
         self.on_refused = on_refused

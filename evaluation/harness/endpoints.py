@@ -12,9 +12,21 @@ from evaluation.modelcall.endpoint import EndpointError, EndpointSpec
 from store.models import ModelEndpoint
 
 # Parameters that belong to the request body; anything else is refused so typos are caught early.
-SAMPLING_PARAMS = {"temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop",
-                   "presence_penalty", "frequency_penalty", "top_k", "timeout", "parallel_tool_calls",
-                   "reasoning_effort", "extra_body"}
+SAMPLING_PARAMS = {
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "top_k",
+    "timeout",
+    "parallel_tool_calls",
+    "reasoning_effort",
+    "extra_body",
+}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -39,13 +51,22 @@ def parse_param(text: str) -> tuple[str, Any]:
 def validate_params(params: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(params) - SAMPLING_PARAMS)
     if unknown:
-        raise EndpointError(f"unknown endpoint parameter(s): {', '.join(unknown)}; "
-                            f"allowed: {', '.join(sorted(SAMPLING_PARAMS))}")
+        raise EndpointError(
+            f"unknown endpoint parameter(s): {', '.join(unknown)}; allowed: {', '.join(sorted(SAMPLING_PARAMS))}"
+        )
     return params
 
 
-def add_endpoint(session: Session, name: str, base_url: str, model: str, *, api_key_env: str | None = None,
-                 params: dict[str, Any] | None = None, replace: bool = False) -> EndpointSpec:
+def add_endpoint(
+    session: Session,
+    name: str,
+    base_url: str,
+    model: str,
+    *,
+    api_key_env: str | None = None,
+    params: dict[str, Any] | None = None,
+    replace: bool = False,
+) -> EndpointSpec:
     """Create (or with ``replace`` overwrite) an endpoint. A value that looks like a key is refused."""
     if not name.strip():
         raise EndpointError("an endpoint needs a name")
@@ -53,8 +74,9 @@ def add_endpoint(session: Session, name: str, base_url: str, model: str, *, api_
         raise EndpointError(f"base URL must start with http:// or https://, got {base_url!r}")
     if api_key_env is not None:
         if not _ENV_NAME.match(api_key_env) or (len(api_key_env) >= 24 and not api_key_env.isupper()):
-            raise EndpointError("--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), "
-                                "not the key itself")
+            raise EndpointError(
+                "--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself"
+            )
     params = validate_params(dict(params or {}))
     row = session.exec(select(ModelEndpoint).where(ModelEndpoint.name == name)).first()
     if row is not None and not replace:
@@ -75,8 +97,9 @@ def get_endpoint(session: Session, name_or_id: str | int) -> EndpointSpec:
     row = session.exec(select(ModelEndpoint).where(ModelEndpoint.name == str(name_or_id))).first()
     if row is None:
         known = ", ".join(session.exec(select(ModelEndpoint.name)).all()) or "none yet"
-        raise EndpointError(f"no endpoint named {name_or_id!r} (known: {known}); "
-                            "add one with `chainmark endpoints add`")
+        raise EndpointError(
+            f"no endpoint named {name_or_id!r} (known: {known}); add one with `chainmark endpoints add`"
+        )
     return _spec(row)
 
 

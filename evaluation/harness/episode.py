@@ -114,8 +114,12 @@ class Episode:
         self._own: set[int] = set()
         self._image_refs: dict[str, dict[str, Any]] = {}
         self._digests: dict[str, str] = {}  # data URL → digest, for the cache rows of every later round
-        self.tool_ctx = ToolContext(images=[i.data for i in task.images], files={i.name: i.data for i in task.images},
-                                    settings=rc.tool_settings, allow_paths=False)
+        self.tool_ctx = ToolContext(
+            images=[i.data for i in task.images],
+            files={i.name: i.data for i in task.images},
+            settings=rc.tool_settings,
+            allow_paths=False,
+        )
         self.image_assets: list[int] = [i.asset_id for i in task.images]  # image index → asset id
         self.final_answer: str | None = None
         self.exhausted: str | None = None
@@ -123,7 +127,9 @@ class Episode:
 
     # ------------------------------------------------------------------ messages
 
-    def image_part(self, data: bytes, asset_id: int, index: int | None = None, mime: str | None = None) -> dict[str, Any]:
+    def image_part(
+        self, data: bytes, asset_id: int, index: int | None = None, mime: str | None = None
+    ) -> dict[str, Any]:
         """An ``image_url`` part; the event log records it as ``{"type": "image", "asset_id", ...}``."""
         url = data_url(data, mime)
         ref: dict[str, Any] = {"type": "image", "asset_id": asset_id}
@@ -141,9 +147,10 @@ class Episode:
         """The model's own reply, appended to the history (already logged as a model_message)."""
         msg: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
         if reply.tool_calls:
-            msg["tool_calls"] = [{"id": c["id"], "type": "function",
-                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
-                                 for c in reply.tool_calls]
+            msg["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in reply.tool_calls
+            ]
         self.messages.append(msg)
         self._own.add(id(msg))
         return msg
@@ -161,12 +168,15 @@ class Episode:
         return out
 
     def _record_outgoing(self) -> None:
-        for msg in self.messages[self._recorded:]:
+        for msg in self.messages[self._recorded :]:
             if id(msg) in self._own or msg["role"] == "tool":
                 continue
             content = self._loggable(msg.get("content"))
-            assets = [(p["asset_id"], "input") for p in content if isinstance(p, dict) and p.get("asset_id")] \
-                if isinstance(content, list) else []
+            assets = (
+                [(p["asset_id"], "input") for p in content if isinstance(p, dict) and p.get("asset_id")]
+                if isinstance(content, list)
+                else []
+            )
             payload = {"role": msg["role"], "content": content}
             if msg.get("replayed_gold"):
                 payload["replayed_gold"] = True
@@ -186,8 +196,9 @@ class Episode:
             return None
         return max(0.0, self.budgets.max_seconds - (time.monotonic() - self.usage.started))
 
-    async def chat(self, tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,
-                   **overrides: Any) -> ModelReply:
+    async def chat(
+        self, tools: list[dict[str, Any]] | None = None, tool_choice: Any = None, **overrides: Any
+    ) -> ModelReply:
         """Send the conversation; log what was sent and what came back; count the round."""
         check_hard_limits(self.budgets, self.usage)
         self._record_outgoing()
@@ -197,8 +208,16 @@ class Episode:
 
         def on_retry(note: RetryNote) -> None:
             self.usage.retries += 1
-            self.recorder.add(ev.ERROR, {"type": "retry", "message": note.message, "status": note.status,
-                                         "attempt": note.attempt, "delay_s": round(note.delay, 3)})
+            self.recorder.add(
+                ev.ERROR,
+                {
+                    "type": "retry",
+                    "message": note.message,
+                    "status": note.status,
+                    "attempt": note.attempt,
+                    "delay_s": round(note.delay, 3),
+                },
+            )
 
         remaining = self._remaining_seconds()
         try:
@@ -213,13 +232,17 @@ class Episode:
         if reply.replayed:
             self.usage.replayed_calls += 1
         else:
-            self.cache.append(CacheEntry(reply.cache_key, "model", cacheable_request(body, self._digest),
-                                         reply.to_cache()))
+            self.cache.append(
+                CacheEntry(reply.cache_key, "model", cacheable_request(body, self._digest), reply.to_cache())
+            )
         failed = False
-        payload: dict[str, Any] = {"content": reply.content, "reasoning": reply.reasoning,
-                                   "tool_calls": [{**c, "parsed": _parse_json_object(c["arguments"])}
-                                                  for c in reply.tool_calls],
-                                   "usage": reply.usage, "finish_reason": reply.finish_reason}
+        payload: dict[str, Any] = {
+            "content": reply.content,
+            "reasoning": reply.reasoning,
+            "tool_calls": [{**c, "parsed": _parse_json_object(c["arguments"])} for c in reply.tool_calls],
+            "usage": reply.usage,
+            "finish_reason": reply.finish_reason,
+        }
         if reply.content is not None and len(reply.content) > self.rc.max_reply_chars:
             size = len(reply.content)
             reply.content = reply.content[: self.rc.max_reply_chars]
@@ -229,8 +252,10 @@ class Episode:
             payload["replayed"] = True
         self.recorder.add(ev.MODEL_MESSAGE, payload, failed=failed, started_at=started)
         if failed:
-            self.recorder.error("oversized_reply", f"the reply had {payload['truncated_from']} characters; kept the "
-                                f"first {self.rc.max_reply_chars}")
+            self.recorder.error(
+                "oversized_reply",
+                f"the reply had {payload['truncated_from']} characters; kept the first {self.rc.max_reply_chars}",
+            )
         asked = [str(c.get("name")) for c in reply.tool_calls]
         self.live(f"model call {self.usage.api_calls}" + (f" → {', '.join(asked)}" if asked else ""))
         check_hard_limits(self.budgets, self.usage)
@@ -261,8 +286,9 @@ class Episode:
             schemas = self.rc.schemas[names] = [t.openai() for t in tools]
         return schemas
 
-    async def run_tool(self, name: str, arguments: Any, call_id: str = "", *,
-                       allowed: set[str] | None = None) -> ToolOutcome:
+    async def run_tool(
+        self, name: str, arguments: Any, call_id: str = "", *, allowed: set[str] | None = None
+    ) -> ToolOutcome:
         """Validate, execute (in the tool pool) and log one call; invalid calls are failed steps."""
         self.usage.tool_calls += 1
         allowed = allowed if allowed is not None else {t.name for t in self.offered_tools()}
@@ -277,11 +303,19 @@ class Episode:
         if name not in allowed:
             problem = f"unknown tool {name!r}; available tools: {', '.join(sorted(allowed)) or 'none'}"
         if problem is not None:
-            self.recorder.add(ev.TOOL_CALL, ev.tool_call(name, args if args is not None else {}, call_id,
-                                                         raw_arguments=arguments if not isinstance(arguments, dict) else None),
-                              failed=True)
-            self.recorder.add(ev.TOOL_RESULT, ev.tool_result(name, "", call_id=call_id, ok=False, error=problem),
-                              failed=True)
+            self.recorder.add(
+                ev.TOOL_CALL,
+                ev.tool_call(
+                    name,
+                    args if args is not None else {},
+                    call_id,
+                    raw_arguments=arguments if not isinstance(arguments, dict) else None,
+                ),
+                failed=True,
+            )
+            self.recorder.add(
+                ev.TOOL_RESULT, ev.tool_result(name, "", call_id=call_id, ok=False, error=problem), failed=True
+            )
             return ToolOutcome(False, "", error=problem)
         assert args is not None
         self.live(f"tool {name}")
@@ -289,7 +323,9 @@ class Episode:
         started = utcnow()
         loop = asyncio.get_running_loop()
         before = len(self.tool_ctx.images)
-        pool = self.rc.service_pool if self._is_service(name) and self.rc.service_pool is not None else self.rc.tool_pool
+        pool = (
+            self.rc.service_pool if self._is_service(name) and self.rc.service_pool is not None else self.rc.tool_pool
+        )
         result = await loop.run_in_executor(pool, self._execute, name, args)
         asset_ids = list(result.asset_ids)
         if result.images and len(asset_ids) != len(result.images):
@@ -304,11 +340,31 @@ class Episode:
             extra["error"] = result.error
         if getattr(result, "replayed", False):
             extra["replayed"] = True
-        self.recorder.add(ev.TOOL_RESULT, ev.tool_result(name, result.text or "", call_id=call_id, ok=result.ok,
-                                                         data=_jsonable(result.data), asset_ids=asset_ids, **extra),
-                          failed=not result.ok, started_at=started, assets=[(a, "output") for a in asset_ids])
-        return ToolOutcome(result.ok, result.text or "", dict(result.data or {}), result.error, list(result.images),
-                           asset_ids, indices, list(result.image_names))
+        self.recorder.add(
+            ev.TOOL_RESULT,
+            ev.tool_result(
+                name,
+                result.text or "",
+                call_id=call_id,
+                ok=result.ok,
+                data=_jsonable(result.data),
+                asset_ids=asset_ids,
+                **extra,
+            ),
+            failed=not result.ok,
+            started_at=started,
+            assets=[(a, "output") for a in asset_ids],
+        )
+        return ToolOutcome(
+            result.ok,
+            result.text or "",
+            dict(result.data or {}),
+            result.error,
+            list(result.images),
+            asset_ids,
+            indices,
+            list(result.image_names),
+        )
 
     def _is_service(self, name: str) -> bool:
         ts = self.rc.tool_set

@@ -35,8 +35,10 @@ class LeaseHeld(RuntimeError):
 
     def __init__(self, run_id: int, holder: LeaseInfo) -> None:
         self.run_id, self.holder = run_id, holder
-        super().__init__(f"run {run_id} is already being executed by pid {holder.pid} on {holder.host} "
-                         f"(heartbeat {holder.age:.0f} s ago); wait for it to finish, or cancel it there")
+        super().__init__(
+            f"run {run_id} is already being executed by pid {holder.pid} on {holder.host} "
+            f"(heartbeat {holder.age:.0f} s ago); wait for it to finish, or cancel it there"
+        )
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,15 @@ def describe(row: RunLease, now: datetime | None = None) -> LeaseInfo:
     now = now or utcnow()
     expired = _aware(row.expires_at) <= now
     gone = row.host == this_host() and not _pid_alive(row.pid)
-    return LeaseInfo(row.run_id, row.host, row.pid, _aware(row.heartbeat_at), _aware(row.expires_at),
-                     expired or gone, (now - _aware(row.heartbeat_at)).total_seconds())
+    return LeaseInfo(
+        row.run_id,
+        row.host,
+        row.pid,
+        _aware(row.heartbeat_at),
+        _aware(row.expires_at),
+        expired or gone,
+        (now - _aware(row.heartbeat_at)).total_seconds(),
+    )
 
 
 def leases(session: Session, run_ids: list[int] | None = None) -> dict[int, LeaseInfo]:
@@ -123,8 +132,17 @@ def _take(session: Session, run_id: int, token: str, ttl: float) -> bool:
         row = None
     expires = now + timedelta(seconds=ttl)
     if row is None:
-        session.add(RunLease(run_id=run_id, token=token, host=this_host(), pid=os.getpid(), acquired_at=now,
-                             heartbeat_at=now, expires_at=expires))
+        session.add(
+            RunLease(
+                run_id=run_id,
+                token=token,
+                host=this_host(),
+                pid=os.getpid(),
+                acquired_at=now,
+                heartbeat_at=now,
+                expires_at=expires,
+            )
+        )
     else:
         row.heartbeat_at, row.expires_at = now, expires
     session.flush()
@@ -182,4 +200,4 @@ def run_lease(engine: Engine, run_id: int, *, ttl: float | None = None) -> Itera
             with session_scope(engine) as s:
                 _release(s, run_id, token)
         except Exception:  # noqa: BLE001 - a store refusing writes (full, read-only, locked) must not hide
-            pass           # why the run stopped; our pid is gone soon, so the lease reads as stale anyway
+            pass  # why the run stopped; our pid is gone soon, so the lease reads as stale anyway

@@ -26,8 +26,9 @@ def write_live(session: Session, trajectory_id: int, usage: dict[str, Any]) -> N
     values: dict[str, Any] = {"status": "running", "usage": usage}
     if usage.get("step") == "starting":
         values["started_at"] = utcnow()
-    session.execute(sa.update(table).where(table.c.id == trajectory_id, table.c.status.in_(UNFINISHED))
-                    .values(**values))
+    session.execute(
+        sa.update(table).where(table.c.id == trajectory_id, table.c.status.in_(UNFINISHED)).values(**values)
+    )
 
 
 def report(db: Any, trajectory_id: int, usage: dict[str, Any], step: str) -> None:

@@ -25,7 +25,7 @@ def _load(text: str) -> tuple[Any, str | None]:
     start, end = body.find("{"), body.rfind("}")
     if start == -1 or end < start:
         return None, "no JSON object inside the <tool> tag"
-    body = body[start:end + 1]
+    body = body[start : end + 1]
     for candidate in (body, body.translate(_SMART), _TRAILING_COMMA.sub(r"\1", body.translate(_SMART))):
         try:
             return json.loads(candidate), None
@@ -106,8 +106,14 @@ def parse_and_validate(text: str, allowed: set[str] | None = None) -> list[dict[
                 ok, reason = False, f"validator failed: {exc}"
             valid, why = bool(ok), reason if not ok else None
         p = payload if isinstance(payload, dict) else {}
-        call = {"tool_name": p.get("tool_name"), "description": p.get("description"), "params": p.get("params"),
-                "raw": m.group(0), "valid": valid, "position": m.start()}
+        call = {
+            "tool_name": p.get("tool_name"),
+            "description": p.get("description"),
+            "params": p.get("params"),
+            "raw": m.group(0),
+            "valid": valid,
+            "position": m.start(),
+        }
         if why:
             call["error"] = why
         calls.append(call)

@@ -34,12 +34,16 @@ The code runs in a fresh Python process (PIL, numpy and cv2 are available; no ne
 
 CODE_SEARCH_NOTE = "Web search tools are available as function calls.\n"
 
-FINAL_ANSWER_REQUEST = ("You have used your budget of tool calls or rounds. Do not call any tools. Based on what "
-                        "you have so far, give your final answer now with this REQUIRED format: "
-                        "<answer>YOUR_FINAL_ANSWER</answer>")
+FINAL_ANSWER_REQUEST = (
+    "You have used your budget of tool calls or rounds. Do not call any tools. Based on what "
+    "you have so far, give your final answer now with this REQUIRED format: "
+    "<answer>YOUR_FINAL_ANSWER</answer>"
+)
 
-CODE_FORMAT_REMINDER = ("Your reply had neither a <code> block nor an <answer>. Reply with <code>...</code> to run "
-                        "code, or give the final answer as <answer>...</answer>.")
+CODE_FORMAT_REMINDER = (
+    "Your reply had neither a <code> block nor an <answer>. Reply with <code>...</code> to run "
+    "code, or give the final answer as <answer>...</answer>."
+)
 
 PLAN = """You write helpful answers that interleave text with images. You cannot draw images yourself; wherever an
 image would help, insert a tool call that obtains it, written exactly as
@@ -73,8 +77,14 @@ Begin!"""
 
 GTA_SUMMARISE = "Please summarize the chat history and give a final answer. Do not call any tools."
 
-DEFAULTS = {"atomic": ATOMIC_INDEXED, "atomic_files": ATOMIC_FILES, "code": CODE, "plan": PLAN, "react": REACT,
-            "step": REACT}
+DEFAULTS = {
+    "atomic": ATOMIC_INDEXED,
+    "atomic_files": ATOMIC_FILES,
+    "code": CODE,
+    "plan": PLAN,
+    "react": REACT,
+    "step": REACT,
+}
 
 
 def prompt_for(key: str, settings: dict[str, Any] | None) -> str:

@@ -36,8 +36,11 @@ def parse(text: str | None) -> ReactStep:
     actions = _ACTION.findall(text + "\n")
     inputs = _ACTION_INPUT.findall(text)
     if not actions:
-        return ReactStep("invalid", thought or text.strip(),
-                         error="no 'Action:' and no 'Final Answer:' in the reply; follow the format")
+        return ReactStep(
+            "invalid",
+            thought or text.strip(),
+            error="no 'Action:' and no 'Final Answer:' in the reply; follow the format",
+        )
     action_input = inputs[-1].strip() if inputs else ""
     if action_input.startswith("```"):
         action_input = action_input.strip("`").removeprefix("json").strip()
@@ -63,8 +66,9 @@ def tool_description(tools: list[Any]) -> str:
         props = t.parameters.get("properties") or {}
         inputs = (t.meta or {}).get("inputs")
         if inputs:
-            params = [{"name": p.get("name"), "description": p.get("description"), "type": p.get("type")}
-                      for p in inputs]
+            params = [
+                {"name": p.get("name"), "description": p.get("description"), "type": p.get("type")} for p in inputs
+            ]
             required = [p.get("name") for p in inputs if not p.get("optional")]
         else:
             params = [{"name": k, "description": v.get("description"), "type": v.get("type")} for k, v in props.items()]
@@ -74,8 +78,9 @@ def tool_description(tools: list[Any]) -> str:
 
 
 def system_prompt(tools: list[Any], settings: dict[str, Any] | None, key: str = "react") -> str:
-    return prompts.prompt_for(key, settings).format(tool_description=tool_description(tools),
-                                                    action_names=", ".join(t.name for t in tools))
+    return prompts.prompt_for(key, settings).format(
+        tool_description=tool_description(tools), action_names=", ".join(t.name for t in tools)
+    )
 
 
 def files_message(names: list[str]) -> str:

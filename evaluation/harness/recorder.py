@@ -34,8 +34,15 @@ class Recorder:
         self.events: list[PendingEvent] = []
         self.listener = listener
 
-    def add(self, kind: str, payload: dict[str, Any], *, failed: bool = False, started_at: datetime | None = None,
-            assets: list[tuple[int, str]] | None = None) -> PendingEvent:
+    def add(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        failed: bool = False,
+        started_at: datetime | None = None,
+        assets: list[tuple[int, str]] | None = None,
+    ) -> PendingEvent:
         assert kind in ev.KINDS, kind
         event = PendingEvent(kind, payload, failed, started_at or utcnow(), utcnow(), list(assets or []))
         self.events.append(event)
@@ -72,9 +79,9 @@ def begin_trajectory(session: Session, run_id: int, task_id: int, revision: int)
 def _delete_events(session: Session, trajectory_ids: list[int]) -> int:
     if not trajectory_ids:
         return 0
-    event_ids = select(Event.id).where(Event.trajectory_id.in_(trajectory_ids))  # type: ignore[union-attr]
-    session.exec(sa.delete(EventAsset).where(EventAsset.event_id.in_(event_ids)))  # type: ignore[call-overload,union-attr]
-    result = session.exec(sa.delete(Event).where(Event.trajectory_id.in_(trajectory_ids)))  # type: ignore[call-overload,union-attr]
+    event_ids = select(Event.id).where(Event.trajectory_id.in_(trajectory_ids))  # type: ignore[attr-defined]
+    session.exec(sa.delete(EventAsset).where(EventAsset.event_id.in_(event_ids)))  # type: ignore[attr-defined, call-overload,union-attr]
+    result = session.exec(sa.delete(Event).where(Event.trajectory_id.in_(trajectory_ids)))
     return result.rowcount or 0
 
 
@@ -86,20 +93,21 @@ def ensure_trajectories(session: Session, run_id: int, task_ids: list[int]) -> d
     if missing:  # multi-row INSERTs that return the new ids; no ORM objects, no JSON encoding per row
         created = session.execute(_NEW_TRAJECTORIES, [{"run_id": run_id, "task_id": t} for t in missing])
         existing.update(created.all())
-    return {t: existing[t] for t in task_ids}
+    return {t: existing[t] for t in task_ids}  # type: ignore[misc]
 
 
 _TRAJECTORY = Trajectory.__table__  # type: ignore[attr-defined]
-_NEW_TRAJECTORIES = (sa.insert(_TRAJECTORY)
-                     .values(task_revision=1, status="pending", usage=sa.literal_column("'{}'"))
-                     .returning(_TRAJECTORY.c.task_id, _TRAJECTORY.c.id))
+_NEW_TRAJECTORIES = (
+    sa.insert(_TRAJECTORY)
+    .values(task_revision=1, status="pending", usage=sa.literal_column("'{}'"))
+    .returning(_TRAJECTORY.c.task_id, _TRAJECTORY.c.id)
+)
 
 
 def reset_unfinished(session: Session, run_id: int) -> list[int]:
     """Unfinished trajectories of a run go back to ``pending`` with their partial events deleted, in
     the caller's transaction. Returns their task ids."""
-    rows = session.exec(select(Trajectory).where(Trajectory.run_id == run_id,
-                                                 Trajectory.status.not_in(FINISHED))).all()  # type: ignore[attr-defined]
+    rows = session.exec(select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status.not_in(FINISHED))).all()  # type: ignore[attr-defined]
     _delete_events(session, [r.id or 0 for r in rows])
     for r in rows:
         r.status, r.final_answer, r.error, r.usage, r.started_at, r.finished_at = "pending", None, None, {}, None, None
@@ -108,8 +116,11 @@ def reset_unfinished(session: Session, run_id: int) -> list[int]:
 
 
 def finished_task_ids(session: Session, run_id: int, statuses: tuple[str, ...] = FINISHED) -> set[int]:
-    return set(session.exec(select(Trajectory.task_id).where(Trajectory.run_id == run_id,
-                                                             Trajectory.status.in_(statuses))).all())  # type: ignore[attr-defined]
+    return set(
+        session.exec(
+            select(Trajectory.task_id).where(Trajectory.run_id == run_id, Trajectory.status.in_(statuses))  # type: ignore[attr-defined]
+        ).all()
+    )
 
 
 @dataclass
@@ -137,63 +148,123 @@ def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:
     if not items:
         return
     ids = [item.trajectory_id for item in items]
-    statuses = dict(session.execute(sa.select(Trajectory.id, Trajectory.status)
-                                    .where(Trajectory.id.in_(ids))).all())  # type: ignore[union-attr]
+    statuses = dict(session.execute(sa.select(Trajectory.id, Trajectory.status).where(Trajectory.id.in_(ids))).all())  # type: ignore[union-attr]
     vanished = [i for i in ids if i not in statuses]
     if vanished:
         raise LookupError(f"trajectory {vanished[0]} vanished")
     _delete_events(session, [i for i in ids if statuses[i] in FINISHED])  # re-running replaces a finished one
     _insert_events(session, items)
     now = utcnow()
-    session.execute(_FINISH_TRAJECTORY, [
-        {"tid": item.trajectory_id, "status": item.status, "final_answer": item.final_answer, "usage": item.usage,
-         "error": item.error, "finished_at": now, "task_revision": item.task_revision,
-         "started_at": item.started_at} for item in items])
+    session.execute(
+        _FINISH_TRAJECTORY,
+        [
+            {
+                "tid": item.trajectory_id,
+                "status": item.status,
+                "final_answer": item.final_answer,
+                "usage": item.usage,
+                "error": item.error,
+                "finished_at": now,
+                "task_revision": item.task_revision,
+                "started_at": item.started_at,
+            }
+            for item in items
+        ],
+    )
     store_cache(session, [entry for item in items for entry in item.cache])
 
 
 _FINISH_TRAJECTORY = (
     sa.update(Trajectory.__table__)  # type: ignore[attr-defined]
     .where(Trajectory.__table__.c.id == sa.bindparam("tid"))  # type: ignore[attr-defined]
-    .values(status=sa.bindparam("status"), final_answer=sa.bindparam("final_answer"),
-            usage=sa.bindparam("usage", type_=sa.JSON), error=sa.bindparam("error"),
-            finished_at=sa.bindparam("finished_at"),
-            task_revision=sa.func.coalesce(sa.bindparam("task_revision", type_=sa.Integer),
-                                           Trajectory.__table__.c.task_revision),  # type: ignore[attr-defined]
-            started_at=sa.func.coalesce(sa.bindparam("started_at", type_=sa.DateTime(timezone=True)),
-                                        Trajectory.__table__.c.started_at)))  # type: ignore[attr-defined]
+    .values(
+        status=sa.bindparam("status"),
+        final_answer=sa.bindparam("final_answer"),
+        usage=sa.bindparam("usage", type_=sa.JSON),
+        error=sa.bindparam("error"),
+        finished_at=sa.bindparam("finished_at"),
+        task_revision=sa.func.coalesce(
+            sa.bindparam("task_revision", type_=sa.Integer),
+            Trajectory.__table__.c.task_revision,  # type: ignore[attr-defined]
+        ),
+        started_at=sa.func.coalesce(
+            sa.bindparam("started_at", type_=sa.DateTime(timezone=True)),
+            Trajectory.__table__.c.started_at,  # type: ignore[attr-defined]
+        ),
+    )
+)  # type: ignore[attr-defined]
 
 
 def _insert_events(session: Session, items: list[FinishedTrajectory]) -> None:
     """All events of the batch in one executemany, then their asset links (ids looked up by the
     (trajectory, ordinal) key, which is unique)."""
-    rows = [{"trajectory_id": item.trajectory_id, "ordinal": i, "kind": e.kind, "payload": e.payload,
-             "failed": e.failed, "started_at": e.started_at, "finished_at": e.finished_at}
-            for item in items for i, e in enumerate(item.recorder.events)]
+    rows = [
+        {
+            "trajectory_id": item.trajectory_id,
+            "ordinal": i,
+            "kind": e.kind,
+            "payload": e.payload,
+            "failed": e.failed,
+            "started_at": e.started_at,
+            "finished_at": e.finished_at,
+        }
+        for item in items
+        for i, e in enumerate(item.recorder.events)
+    ]
     if not rows:
         return
     session.execute(sa.insert(Event.__table__), rows)  # type: ignore[attr-defined]
-    with_assets = {item.trajectory_id: item.recorder.events for item in items
-                   if any(e.assets for e in item.recorder.events)}
+    with_assets = {
+        item.trajectory_id: item.recorder.events for item in items if any(e.assets for e in item.recorder.events)
+    }
     if not with_assets:
         return
-    event_ids = {(t, o): i for i, t, o in session.execute(
-        sa.select(Event.id, Event.trajectory_id, Event.ordinal)
-        .where(Event.trajectory_id.in_(list(with_assets)))).all()}  # type: ignore[attr-defined]
-    links = [{"event_id": event_ids[(tid, i)], "asset_id": aid, "ordinal": j, "role": role}
-             for tid, events in with_assets.items() for i, e in enumerate(events)
-             for j, (aid, role) in enumerate(e.assets)]
+    event_ids = {
+        (t, o): i
+        for i, t, o in session.execute(
+            sa.select(Event.id, Event.trajectory_id, Event.ordinal).where(Event.trajectory_id.in_(list(with_assets)))  # type: ignore[attr-defined, call-overload]
+        ).all()
+    }
+    links = [
+        {"event_id": event_ids[(tid, i)], "asset_id": aid, "ordinal": j, "role": role}
+        for tid, events in with_assets.items()
+        for i, e in enumerate(events)
+        for j, (aid, role) in enumerate(e.assets)
+    ]
     session.execute(sa.insert(EventAsset.__table__), links)  # type: ignore[attr-defined]
 
 
-def commit_trajectory(session: Session, trajectory_id: int, recorder: Recorder, *, status: str,
-                      final_answer: str | None, usage: dict[str, Any], error: str | None,
-                      cache: list[CacheEntry], task_revision: int | None = None,
-                      started_at: datetime | None = None) -> None:
+def commit_trajectory(
+    session: Session,
+    trajectory_id: int,
+    recorder: Recorder,
+    *,
+    status: str,
+    final_answer: str | None,
+    usage: dict[str, Any],
+    error: str | None,
+    cache: list[CacheEntry],
+    task_revision: int | None = None,
+    started_at: datetime | None = None,
+) -> None:
     """Write all events, their asset links, the final state and the recorded cache entries at once.
     The trajectory has no events yet: runs reset unfinished trajectories before they start."""
-    commit_many(session, [FinishedTrajectory(trajectory_id, recorder, status, final_answer, usage, error, cache,
-                                             task_revision, started_at)])  # type: ignore[arg-type]
+    commit_many(
+        session,
+        [
+            FinishedTrajectory(
+                trajectory_id,
+                recorder,
+                status,
+                final_answer,
+                usage,
+                error,
+                cache,
+                task_revision,  # type: ignore[arg-type]
+                started_at,  # type: ignore[arg-type]
+            )
+        ],
+    )
 
 
 def store_cache(session: Session, entries: list[CacheEntry]) -> None:
@@ -203,8 +274,10 @@ def store_cache(session: Session, entries: list[CacheEntry]) -> None:
     upsert = _cache_upsert(session.get_bind().dialect.name)
     if upsert is not None:
         now = utcnow()
-        values = {e.key: {"key": e.key, "kind": e.kind, "request": e.request, "response": e.response,
-                          "created_at": now} for e in entries}  # the newest entry per key within the batch
+        values = {
+            e.key: {"key": e.key, "kind": e.kind, "request": e.request, "response": e.response, "created_at": now}
+            for e in entries
+        }  # the newest entry per key within the batch
         session.execute(upsert, list(values.values()))
         return
     for entry in entries:
@@ -230,9 +303,15 @@ def _cache_upsert(dialect: str) -> Any:
         else:
             from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
         stmt = insert(ReplayCache.__table__)  # type: ignore[attr-defined]
-        _UPSERTS[dialect] = stmt.on_conflict_do_update(index_elements=["key"], set_={
-            "kind": stmt.excluded.kind, "request": stmt.excluded.request, "response": stmt.excluded.response,
-            "created_at": stmt.excluded.created_at})
+        _UPSERTS[dialect] = stmt.on_conflict_do_update(
+            index_elements=["key"],
+            set_={
+                "kind": stmt.excluded.kind,
+                "request": stmt.excluded.request,
+                "response": stmt.excluded.response,
+                "created_at": stmt.excluded.created_at,
+            },
+        )
     return _UPSERTS[dialect]
 
 
@@ -252,16 +331,32 @@ def escaped_copy(item: FinishedTrajectory, *, nul: bool, why: str) -> FinishedTr
         return out
 
     recorder = Recorder()
-    recorder.events = [PendingEvent(e.kind, fix(e.payload), e.failed, e.started_at, e.finished_at, list(e.assets))
-                       for e in item.recorder.events]
+    recorder.events = [
+        PendingEvent(e.kind, fix(e.payload), e.failed, e.started_at, e.finished_at, list(e.assets))
+        for e in item.recorder.events
+    ]
     cache = [CacheEntry(fix(c.key), c.kind, fix(c.request), fix(c.response)) for c in item.cache]
-    copy = replace(item, recorder=recorder, final_answer=fix(item.final_answer), usage=fix(item.usage),
-                   error=fix(item.error), cache=cache)
+    copy = replace(
+        item,
+        recorder=recorder,
+        final_answer=fix(item.final_answer),
+        usage=fix(item.usage),
+        error=fix(item.error),
+        cache=cache,
+    )
     if notes:
-        recorder.events.append(PendingEvent(ev.ERROR, {
-            "type": "stored_escaped", "notes": sorted(notes), "store_error": fix(why),
-            "message": "part of this trajectory could not be stored as received and was stored escaped: "
-                       + ", ".join(sorted(notes))}))
+        recorder.events.append(
+            PendingEvent(
+                ev.ERROR,
+                {
+                    "type": "stored_escaped",
+                    "notes": sorted(notes),
+                    "store_error": fix(why),
+                    "message": "part of this trajectory could not be stored as received and was stored escaped: "
+                    + ", ".join(sorted(notes)),
+                },
+            )
+        )
     return copy
 
 
@@ -269,5 +364,8 @@ def mark_unstorable(session: Session, trajectory_id: int, reason: str) -> None:
     """Last resort when even the escaped trajectory cannot be written: the row says ``failed`` and
     why, with no events, instead of staying ``pending`` with no reason."""
     _delete_events(session, [trajectory_id])
-    session.execute(sa.update(_TRAJECTORY).where(_TRAJECTORY.c.id == trajectory_id).values(
-        status="failed", error=storable(reason)[0], finished_at=utcnow()))
+    session.execute(
+        sa.update(_TRAJECTORY)
+        .where(_TRAJECTORY.c.id == trajectory_id)
+        .values(status="failed", error=storable(reason)[0], finished_at=utcnow())
+    )

@@ -30,8 +30,13 @@ from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episod
 from evaluation.harness.heap import existing_objects_frozen
 from evaluation.harness.lease import run_lease
 from evaluation.harness.modes import MODES, mode_runner
-from evaluation.harness.recorder import (FinishedTrajectory, cache_lookup, ensure_trajectories, finished_task_ids,
-                                         reset_unfinished)
+from evaluation.harness.recorder import (
+    FinishedTrajectory,
+    cache_lookup,
+    ensure_trajectories,
+    finished_task_ids,
+    reset_unfinished,
+)
 from evaluation.harness.taskdata import TaskInput, load_tasks
 from evaluation.sandbox import SandboxUnavailable
 from store import read_only, session_scope
@@ -103,9 +108,11 @@ class RunProgress:
         todo = self.total - self.skipped
         if self.halted:
             return f"run {self.run_id}: {'failed' if self.halt_kind == 'store' else 'stopped'}, {self.halted}"
-        return (f"run {self.run_id}: {self.completed}/{todo} done={self.done} failed={self.failed} "
-                f"running={self.running} skipped={self.skipped} tokens={self.tokens} calls={self.api_calls} "
-                f"rate={self.rate:.2f}/s elapsed={self.elapsed:.1f}s")
+        return (
+            f"run {self.run_id}: {self.completed}/{todo} done={self.done} failed={self.failed} "
+            f"running={self.running} skipped={self.skipped} tokens={self.tokens} calls={self.api_calls} "
+            f"rate={self.rate:.2f}/s elapsed={self.elapsed:.1f}s"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -124,8 +131,9 @@ def create_run(session: Session, spec: RunSpec) -> Run:
         raise RunError(f"unknown mode {spec.mode!r}; modes: {', '.join(MODES)}")
     if spec.concurrency < 1:
         raise RunError("concurrency (-j) must be at least 1")
-    if spec.limit is not None and (isinstance(spec.limit, bool) or not isinstance(spec.limit, int)
-                                   or not 1 <= spec.limit <= MAX_LIMIT):
+    if spec.limit is not None and (
+        isinstance(spec.limit, bool) or not isinstance(spec.limit, int) or not 1 <= spec.limit <= MAX_LIMIT
+    ):
         raise RunError(f"limit must be a whole number from 1 to {MAX_LIMIT} (got {spec.limit!r})")
     problems = spec.budgets.problems()
     if problems:
@@ -141,19 +149,37 @@ def create_run(session: Session, spec: RunSpec) -> Run:
         endpoint.api_key()  # raises EndpointError naming the variable
     _check_sandbox(spec.mode, bench.tool_set, spec.unsafe_in_process_sandbox)
     budgets = spec.budgets.for_mode(spec.mode)
-    config = {"limit": spec.limit, "replay": spec.replay, "task_ids": spec.task_ids, "status": spec.status,
-              "retry": asdict(spec.retry), "max_reply_chars": spec.max_reply_chars, "tool_set": bench.tool_set,
-              "sandbox": spec.sandbox or {}, "unsafe_in_process_sandbox": bool(spec.unsafe_in_process_sandbox),
-              "endpoint": {"name": endpoint.name, "model": endpoint.model,
-                                                          "base_url": endpoint.base_url}}
-    run = Run(name=spec.name, benchmark_id=bench.id or 0, endpoint_id=endpoint.id, kind="model", mode=spec.mode,
-              prompt_version=prompts.prompt_version(spec.mode, bench.settings), budgets=budgets.to_dict(),
-              concurrency=spec.concurrency, status="pending", config=config)
+    config = {
+        "limit": spec.limit,
+        "replay": spec.replay,
+        "task_ids": spec.task_ids,
+        "status": spec.status,
+        "retry": asdict(spec.retry),
+        "max_reply_chars": spec.max_reply_chars,
+        "tool_set": bench.tool_set,
+        "sandbox": spec.sandbox or {},
+        "unsafe_in_process_sandbox": bool(spec.unsafe_in_process_sandbox),
+        "endpoint": {"name": endpoint.name, "model": endpoint.model, "base_url": endpoint.base_url},
+    }
+    run = Run(
+        name=spec.name,
+        benchmark_id=bench.id or 0,
+        endpoint_id=endpoint.id,
+        kind="model",
+        mode=spec.mode,
+        prompt_version=prompts.prompt_version(spec.mode, bench.settings),
+        budgets=budgets.to_dict(),
+        concurrency=spec.concurrency,
+        status="pending",
+        config=config,
+    )
     session.add(run)
     session.flush()
     if not _task_ids(session, run):
-        raise RunError(f"benchmark {bench.name!r} has no tasks to run" + (" in that selection" if
-                                                                            spec.task_ids or spec.status else ""))
+        raise RunError(
+            f"benchmark {bench.name!r} has no tasks to run"
+            + (" in that selection" if spec.task_ids or spec.status else "")
+        )
     return run
 
 
@@ -215,25 +241,32 @@ def read_head(session: Session, run_id: int) -> _Head:
     bench = session.get(Benchmark, run.benchmark_id)
     if run.endpoint_id is None:
         raise RunError(f"run {run_id} has no endpoint")
-    head = _Head(dict(run.config or {}), run.concurrency, run.mode, dict(run.budgets or {}),
-                 bench.tool_set if bench else None, dict((bench.settings if bench else None) or {}),
-                 get_endpoint(session, run.endpoint_id))
+    head = _Head(
+        dict(run.config or {}),
+        run.concurrency,
+        run.mode,
+        dict(run.budgets or {}),
+        bench.tool_set if bench else None,
+        dict((bench.settings if bench else None) or {}),
+        get_endpoint(session, run.endpoint_id),
+    )
     problems = Budgets.from_dict(head.budgets).problems()
     if problems:  # a run stored before budgets were checked
         raise RunError(f"run {run_id} has invalid budgets: {'; '.join(problems)}")
     return head
 
 
-def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore,
-             head_out: "Future[_Head]") -> _Plan:
+def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore, head_out: "Future[_Head]") -> _Plan:
     """Check the run and hand its settings to ``head_out`` at once (the loop builds the client
     meanwhile); then reset what a kill left unfinished, list what is left to do, make its trajectory
     rows, mark the run running and read the first wave of tasks."""
     try:
         head = read_head(session, run_id)
         if head.config.get("queue"):  # its trajectories belong to the workers' claims
-            raise RunError(f"run {run_id} is queued for `chainmark worker`; run workers, or give it back to "
-                           f"the queue with: chainmark run --resume {run_id} --queue")
+            raise RunError(
+                f"run {run_id} is queued for `chainmark worker`; run workers, or give it back to "
+                f"the queue with: chainmark run --resume {run_id} --queue"
+            )
     except BaseException as exc:
         head_out.set_exception(exc)
         raise
@@ -242,7 +275,9 @@ def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore
     assert run is not None
     reset_unfinished(session, run_id)
     if retry_failed:
-        failed = session.exec(select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status == "failed")).all()
+        failed = session.exec(
+            select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status == "failed")
+        ).all()
         for t in failed:
             t.status = "pending"
         session.flush()
@@ -254,12 +289,12 @@ def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore
     run.status, run.finished_at = "running", None
     run.started_at = run.started_at or utcnow()
     session.flush()
-    first = load_tasks(session, blobs, todo[:min(head.concurrency, FIRST_WAVE_MAX)])
+    first = load_tasks(session, blobs, todo[: min(head.concurrency, FIRST_WAVE_MAX)])
     return _Plan(todo, len(all_ids), len(all_ids) - len(todo), trajectories, first)
 
 
 def _batches(ids: list[int], size: int) -> list[list[int]]:
-    return [ids[i:i + size] for i in range(0, len(ids), size)]
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
 def _load_batch(engine: Engine, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
@@ -280,18 +315,33 @@ def _finish_run(session: Session, run_id: int, status: str, reason: str | None =
         session.flush()
 
 
-async def execute_run(engine: Engine, blobs: BlobStore, run_id: int, *, progress: ProgressCallback | None = None,
-                      listener: EventListener | None = None, stop: asyncio.Event | None = None,
-                      retry_failed: bool = False, actor: str | None = None) -> RunProgress:
+async def execute_run(
+    engine: Engine,
+    blobs: BlobStore,
+    run_id: int,
+    *,
+    progress: ProgressCallback | None = None,
+    listener: EventListener | None = None,
+    stop: asyncio.Event | None = None,
+    retry_failed: bool = False,
+    actor: str | None = None,
+) -> RunProgress:
     """Run (or resume) every task of the run that has no finished trajectory yet, as the run's only
     executor (``LeaseHeld`` if another live process has it; see ``lease.py``)."""
     with run_lease(engine, run_id), existing_objects_frozen():  # no full GC stalls the calls in flight
         return await _execute(engine, blobs, run_id, progress, listener, stop, retry_failed, actor)
 
 
-async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: ProgressCallback | None,
-                   listener: EventListener | None, stop: asyncio.Event | None, retry_failed: bool,
-                   actor: str | None) -> RunProgress:
+async def _execute(
+    engine: Engine,
+    blobs: BlobStore,
+    run_id: int,
+    progress: ProgressCallback | None,
+    listener: EventListener | None,
+    stop: asyncio.Event | None,
+    retry_failed: bool,
+    actor: str | None,
+) -> RunProgress:
     reserve = SpaceReserve.beside(engine)  # freed before the final status write if the disk fills
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
@@ -314,16 +364,22 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     cfg = head.config
     state = RunProgress(run_id)
     tool_pool = ThreadPoolExecutor(max(1, min(4, head.concurrency)), thread_name_prefix="chainmark-tools")
-    service_pool = ThreadPoolExecutor(max(1, min(SERVICE_THREADS_MAX, head.concurrency)),
-                                      thread_name_prefix="chainmark-service")
+    service_pool = ThreadPoolExecutor(
+        max(1, min(SERVICE_THREADS_MAX, head.concurrency)), thread_name_prefix="chainmark-service"
+    )
     client: ModelClient | None = None
     final_status = "running"
     try:
-        client = ModelClient(head.endpoint, replay=bool(cfg.get("replay")),
-                             cache_lookup=lambda key: db.call(cache_lookup, key),
-                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=head.concurrency,
-                             tls=await loop.run_in_executor(read_pool, tls_context)
-                             if needs_tls(head.endpoint.base_url) and not cfg.get("replay") else None)
+        client = ModelClient(
+            head.endpoint,
+            replay=bool(cfg.get("replay")),
+            cache_lookup=lambda key: db.call(cache_lookup, key),
+            retry=RetryPolicy(**(cfg.get("retry") or {})),
+            concurrency=head.concurrency,
+            tls=await loop.run_in_executor(read_pool, tls_context)
+            if needs_tls(head.endpoint.base_url) and not cfg.get("replay")
+            else None,
+        )
         rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, listener)
         plan: _Plan = await preparing
         state.total, state.skipped = plan.total, plan.skipped
@@ -350,7 +406,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
             with the plan)."""
             for task in plan.first_tasks:
                 await queue.put(task)
-            for chunk in _batches(plan.todo[len(plan.first_tasks):], max(16, head.concurrency)):
+            for chunk in _batches(plan.todo[len(plan.first_tasks) :], max(16, head.concurrency)):
                 if stop is not None and stop.is_set():
                     break
                 for task in await loop.run_in_executor(read_pool, _load_batch, engine, blobs, chunk):
@@ -388,6 +444,7 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
                 state.last_task_id, state.last_status, state.last_error = task_id, status, error
                 if progress:
                     progress(state)
+
             return done
 
         feeding = asyncio.ensure_future(producer())
@@ -437,19 +494,38 @@ async def _execute(engine: Engine, blobs: BlobStore, run_id: int, progress: Prog
     return state
 
 
-def build_context(run_id: int, head: _Head, engine: Engine, blobs: BlobStore, db: DbRunner, client: ModelClient,
-                  tool_pool: ThreadPoolExecutor, service_pool: ThreadPoolExecutor,
-                  listener: EventListener | None) -> RunContext:
+def build_context(
+    run_id: int,
+    head: _Head,
+    engine: Engine,
+    blobs: BlobStore,
+    db: DbRunner,
+    client: ModelClient,
+    tool_pool: ThreadPoolExecutor,
+    service_pool: ThreadPoolExecutor,
+    listener: EventListener | None,
+) -> RunContext:
     """What every trajectory of the run shares (one executor's, or one worker's)."""
     cfg = head.config
-    return RunContext(run_id=run_id, mode=head.mode, engine=engine, blobs=blobs, db=db, client=client,
-                      budgets=Budgets.from_dict(head.budgets), tool_pool=tool_pool, service_pool=service_pool,
-                      tool_set_name=head.tool_set, tool_set=_tool_set(head.tool_set) if head.tool_set else None,
-                      tool_settings=_tool_settings(bool(cfg.get("replay")), bool(cfg.get("unsafe_in_process_sandbox"))),
-                      settings=head.bench_settings,
-                      max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
-                      sandbox=cfg.get("sandbox") or {}, listener=listener,
-                      unsafe_in_process_sandbox=bool(cfg.get("unsafe_in_process_sandbox")))
+    return RunContext(
+        run_id=run_id,
+        mode=head.mode,
+        engine=engine,
+        blobs=blobs,
+        db=db,
+        client=client,
+        budgets=Budgets.from_dict(head.budgets),
+        tool_pool=tool_pool,
+        service_pool=service_pool,
+        tool_set_name=head.tool_set,
+        tool_set=_tool_set(head.tool_set) if head.tool_set else None,
+        tool_settings=_tool_settings(bool(cfg.get("replay")), bool(cfg.get("unsafe_in_process_sandbox"))),
+        settings=head.bench_settings,
+        max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
+        sandbox=cfg.get("sandbox") or {},
+        listener=listener,
+        unsafe_in_process_sandbox=bool(cfg.get("unsafe_in_process_sandbox")),
+    )
 
 
 def _unreachable(item: FinishedTrajectory, client: ModelClient) -> bool:
@@ -488,8 +564,9 @@ def _check_sandbox(mode: str, tool_set: str | None, unsafe: bool) -> None:
 
     backend, why = find_backend()
     if backend is None:
-        raise RunError(f"this run executes model-written code and there is no OS-level sandbox ({why}); "
-                       f"{NO_BACKEND_HELP}")
+        raise RunError(
+            f"this run executes model-written code and there is no OS-level sandbox ({why}); {NO_BACKEND_HELP}"
+        )
 
 
 async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProgress) -> FinishedTrajectory:
@@ -524,18 +601,24 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
         state.tokens += ep.usage.total_tokens
         state.api_calls += ep.usage.api_calls
     if status == "done" and ep.final_answer is None:  # nothing unanswered is called done
-        status, error = "failed", ep.failed_reason or (f"budget exhausted: {ep.exhausted}, no final answer"
-                                                       if ep.exhausted else "no final answer")
+        status, error = (
+            "failed",
+            ep.failed_reason
+            or (f"budget exhausted: {ep.exhausted}, no final answer" if ep.exhausted else "no final answer"),
+        )
     usage = ep.usage.to_dict(ep.exhausted)
-    return FinishedTrajectory(traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache, task.revision,
-                              started_at, failure_kind)
+    return FinishedTrajectory(
+        traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache, task.revision, started_at, failure_kind
+    )
 
 
 def run_blocking(engine: Engine, blobs: BlobStore, run_id: int, **kwargs: Any) -> RunProgress:
     return asyncio.run(execute_run(engine, blobs, run_id, **kwargs))
 
 
-def start_run(engine: Engine, blobs: BlobStore, spec: RunSpec, *, actor: str | None = None, **kwargs: Any) -> RunProgress:
+def start_run(
+    engine: Engine, blobs: BlobStore, spec: RunSpec, *, actor: str | None = None, **kwargs: Any
+) -> RunProgress:
     """Create and execute a run in one call (for scripts and tests)."""
     with session_scope(engine, actor) as s:
         run_id = create_run(s, spec).id or 0

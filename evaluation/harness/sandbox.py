@@ -71,14 +71,26 @@ def _slot(loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
     return held[1]
 
 
-async def run_python(code: str, workdir: Path, *, save_dir: Path, env: dict[str, str] | None = None,
-                     limits: Limits | None = None, allow_unsafe: bool = False) -> SandboxResult:
+async def run_python(
+    code: str,
+    workdir: Path,
+    *,
+    save_dir: Path,
+    env: dict[str, str] | None = None,
+    limits: Limits | None = None,
+    allow_unsafe: bool = False,
+) -> SandboxResult:
     """Run ``code`` with ``workdir`` as its folder; never raises for anything the code does (raises
     :class:`SandboxUnavailable` when there is no OS-level sandbox and ``allow_unsafe`` is off)."""
     limits = limits or Limits()
     cfg = {"workdir": str(workdir), "save_dir": str(save_dir)}
-    job = Job(BOOT, workdir, args=["{box}/config.json"], env=dict(env or {}),
-              files={"config.json": json.dumps(cfg).encode(), "code.py": code.encode("utf-8", "surrogatepass")})
+    job = Job(
+        BOOT,
+        workdir,
+        args=["{box}/config.json"],
+        env=dict(env or {}),
+        files={"config.json": json.dumps(cfg).encode(), "code.py": code.encode("utf-8", "surrogatepass")},
+    )
     cancel = threading.Event()
     try:
         async with _slot(asyncio.get_running_loop()):
@@ -94,6 +106,15 @@ async def run_python(code: str, workdir: Path, *, save_dir: Path, env: dict[str,
         line = next(ln for ln in stderr.splitlines() if f"{MARK} blocked:" in ln)
         why = "blocked: " + line.split(f"{MARK} blocked:", 1)[1].strip()
     isolation = [*outcome.isolation, "audit-guards"]
-    return SandboxResult(outcome.stdout.decode("utf-8", "replace"), stderr, outcome.exit_code, outcome.timed_out, why,
-                         outcome.stdout_truncated, outcome.stderr_truncated, outcome.duration_s, isolation,
-                         outcome.backend)
+    return SandboxResult(
+        outcome.stdout.decode("utf-8", "replace"),
+        stderr,
+        outcome.exit_code,
+        outcome.timed_out,
+        why,
+        outcome.stdout_truncated,
+        outcome.stderr_truncated,
+        outcome.duration_s,
+        isolation,
+        outcome.backend,
+    )

@@ -36,20 +36,61 @@ def _guards(cfg):
     save_dir = os.path.realpath(cfg["save_dir"])
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.base_prefix + "/lib", sys.prefix + "/lib"}
-    read_roots = [os.path.realpath(r) for r in roots] + ["/usr/share/fonts", "/etc/fonts", "/usr/share/zoneinfo",
-                                                         "/dev/null", "/dev/urandom", "/proc/self"]
+    read_roots = [os.path.realpath(r) for r in roots] + [
+        "/usr/share/fonts",
+        "/etc/fonts",
+        "/usr/share/zoneinfo",
+        "/dev/null",
+        "/dev/urandom",
+        "/proc/self",
+    ]
     blocked_events = {
-        "socket.__new__": "network access", "socket.connect": "network access", "socket.bind": "network access",
-        "socket.getaddrinfo": "network access", "subprocess.Popen": "starting programs", "os.system": "starting programs",
-        "os.exec": "starting programs", "os.posix_spawn": "starting programs", "os.spawn": "starting programs",
-        "os.fork": "forking", "os.forkpty": "forking", "ctypes.dlopen": "loading native code",
-        "ctypes.dlsym": "native symbol lookup", "ctypes.dlsym/handle": "native symbol lookup",
-        "os.kill": "signalling processes", "os.killpg": "signalling processes",
+        "socket.__new__": "network access",
+        "socket.connect": "network access",
+        "socket.bind": "network access",
+        "socket.getaddrinfo": "network access",
+        "subprocess.Popen": "starting programs",
+        "os.system": "starting programs",
+        "os.exec": "starting programs",
+        "os.posix_spawn": "starting programs",
+        "os.spawn": "starting programs",
+        "os.fork": "forking",
+        "os.forkpty": "forking",
+        "ctypes.dlopen": "loading native code",
+        "ctypes.dlsym": "native symbol lookup",
+        "ctypes.dlsym/handle": "native symbol lookup",
+        "os.kill": "signalling processes",
+        "os.killpg": "signalling processes",
     }
-    path_events = {"open", "os.listdir", "os.scandir", "os.remove", "os.rename", "os.rmdir", "os.mkdir",
-                   "os.chmod", "os.chown", "os.symlink", "os.link", "os.truncate", "shutil.rmtree", "os.utime"}
-    writes = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.symlink", "os.link",
-              "os.truncate", "shutil.rmtree", "os.utime"}
+    path_events = {
+        "open",
+        "os.listdir",
+        "os.scandir",
+        "os.remove",
+        "os.rename",
+        "os.rmdir",
+        "os.mkdir",
+        "os.chmod",
+        "os.chown",
+        "os.symlink",
+        "os.link",
+        "os.truncate",
+        "shutil.rmtree",
+        "os.utime",
+    }
+    writes = {
+        "os.remove",
+        "os.rename",
+        "os.rmdir",
+        "os.mkdir",
+        "os.chmod",
+        "os.chown",
+        "os.symlink",
+        "os.link",
+        "os.truncate",
+        "shutil.rmtree",
+        "os.utime",
+    }
 
     def check_path(path, write):
         if isinstance(path, int):
@@ -135,8 +176,11 @@ def main():
         code = fh.read()
     _block_process_creation()
     import ctypes  # noqa: F401  (numpy imports it; its own set-up opens the process image, allowed once here)
+
     os.chdir(cfg["workdir"])
-    sys.path[:] = [p for p in sys.path if p and not _inside(os.path.realpath(p), os.path.dirname(os.path.abspath(__file__)))]
+    sys.path[:] = [
+        p for p in sys.path if p and not _inside(os.path.realpath(p), os.path.dirname(os.path.abspath(__file__)))
+    ]
     _guards(cfg)
     namespace = {"__name__": "__main__", "__file__": "model_code.py"}
     try:

@@ -82,24 +82,59 @@ def load_tasks(session: Session, blobs: BlobStore, task_ids: list[int]) -> list[
     ORM objects: this runs on a reader thread that shares the GIL with the run's event loop."""
     if not task_ids:
         return []
-    tasks = session.execute(select(Task.id, Task.revision, Task.source_id, Task.query, Task.answer_spec,
-                                   Task.output_format, Task.tools_offered, Task.meta)
-                            .where(Task.id.in_(task_ids))).all()  # type: ignore[union-attr]
-    links = session.execute(select(TaskAsset.task_id, TaskAsset.role, TaskAsset.original_path,
-                                   TaskAsset.document_id, Asset.id, Asset.sha256, Asset.mime)
-                            .join(Asset, Asset.id == TaskAsset.asset_id)
-                            .where(TaskAsset.task_id.in_(task_ids),  # type: ignore[attr-defined]
-                                   TaskAsset.role.in_(("query_image", "document_image")))  # type: ignore[attr-defined]
-                            .order_by(TaskAsset.task_id, TaskAsset.role.desc(), TaskAsset.ordinal,  # type: ignore[attr-defined]
-                                      TaskAsset.id)).all()
-    docs = session.execute(select(Document.id, Document.task_id, Document.title, Document.text)
-                           .where(Document.task_id.in_(task_ids))  # type: ignore[attr-defined]
-                           .order_by(Document.task_id, Document.ordinal, Document.id)).all()
-    steps = session.execute(select(ReferenceStep.task_id, ReferenceStep.ordinal, ReferenceStep.thought,
-                                   ReferenceStep.tool_name, ReferenceStep.tool_args, ReferenceStep.result_text,
-                                   ReferenceStep.is_final, ReferenceStep.final_answer)
-                            .where(ReferenceStep.task_id.in_(task_ids))  # type: ignore[attr-defined]
-                            .order_by(ReferenceStep.task_id, ReferenceStep.ordinal)).all()
+    tasks = session.execute(
+        select(
+            Task.id,
+            Task.revision,
+            Task.source_id,
+            Task.query,
+            Task.answer_spec,
+            Task.output_format,
+            Task.tools_offered,
+            Task.meta,
+        ).where(Task.id.in_(task_ids))  # type: ignore[union-attr]
+    ).all()
+    links = session.execute(
+        select(  # type: ignore[call-overload]
+            TaskAsset.task_id,
+            TaskAsset.role,
+            TaskAsset.original_path,
+            TaskAsset.document_id,
+            Asset.id,
+            Asset.sha256,
+            Asset.mime,
+        )
+        .join(Asset, Asset.id == TaskAsset.asset_id)
+        .where(
+            TaskAsset.task_id.in_(task_ids),  # type: ignore[attr-defined]
+            TaskAsset.role.in_(("query_image", "document_image")),  # type: ignore[attr-defined]
+        )
+        .order_by(
+            TaskAsset.task_id,
+            TaskAsset.role.desc(),  # type: ignore[attr-defined]
+            TaskAsset.ordinal,
+            TaskAsset.id,
+        )
+    ).all()
+    docs = session.execute(
+        select(Document.id, Document.task_id, Document.title, Document.text)
+        .where(Document.task_id.in_(task_ids))  # type: ignore[attr-defined]
+        .order_by(Document.task_id, Document.ordinal, Document.id)  # type: ignore[arg-type]
+    ).all()
+    steps = session.execute(
+        select(  # type: ignore[call-overload, misc]
+            ReferenceStep.task_id,
+            ReferenceStep.ordinal,
+            ReferenceStep.thought,
+            ReferenceStep.tool_name,
+            ReferenceStep.tool_args,
+            ReferenceStep.result_text,
+            ReferenceStep.is_final,
+            ReferenceStep.final_answer,
+        )
+        .where(ReferenceStep.task_id.in_(task_ids))  # type: ignore[attr-defined]
+        .order_by(ReferenceStep.task_id, ReferenceStep.ordinal)
+    ).all()
     images: dict[int, list[TaskImage]] = {}
     by_doc: dict[int, list[TaskImage]] = {}
     counter: dict[int, int] = {}
@@ -121,7 +156,20 @@ def load_tasks(session: Session, blobs: BlobStore, task_ids: list[int]) -> list[
     for task_id, *step in steps:
         gold.setdefault(task_id, []).append(GoldStep(*step))
     by_id = {t.id: t for t in tasks}
-    return [TaskInput(t.id or 0, t.revision, t.source_id, t.query, dict(t.answer_spec or {}), t.output_format,
-                      list(t.tools_offered or []), dict(t.meta or {}), images.get(t.id or 0, []),
-                      documents.get(t.id or 0, []), gold.get(t.id or 0, []))
-            for t in (by_id.get(i) for i in task_ids) if t is not None]
+    return [
+        TaskInput(
+            t.id or 0,
+            t.revision,
+            t.source_id,
+            t.query,
+            dict(t.answer_spec or {}),
+            t.output_format,
+            list(t.tools_offered or []),
+            dict(t.meta or {}),
+            images.get(t.id or 0, []),
+            documents.get(t.id or 0, []),
+            gold.get(t.id or 0, []),
+        )
+        for t in (by_id.get(i) for i in task_ids)
+        if t is not None
+    ]

@@ -29,8 +29,16 @@ from evaluation.harness.episode import DbRunner
 from evaluation.harness.heap import existing_objects_frozen
 from evaluation.harness.live import write_live
 from evaluation.harness.recorder import FinishedTrajectory, cache_lookup
-from evaluation.harness.runner import (SERVICE_THREADS_MAX, RunProgress, _Head, _load_batch, _run_one, _unreachable,
-                                       build_context, read_head)
+from evaluation.harness.runner import (
+    SERVICE_THREADS_MAX,
+    RunProgress,
+    _Head,
+    _load_batch,
+    _run_one,
+    _unreachable,
+    build_context,
+    read_head,
+)
 from evaluation.harness.taskdata import TaskInput
 from store import read_only, session_scope
 from store.blobs import BlobStore
@@ -144,8 +152,15 @@ class _BatchedLiveDb(DbRunner):
         self.pool.shutdown(wait=True)
 
 
-async def work(engine: Engine, blobs: BlobStore, options: WorkerOptions, *, progress: Progress | None = None,
-               stop: asyncio.Event | None = None, actor: str | None = None) -> WorkerReport:
+async def work(
+    engine: Engine,
+    blobs: BlobStore,
+    options: WorkerOptions,
+    *,
+    progress: Progress | None = None,
+    stop: asyncio.Event | None = None,
+    actor: str | None = None,
+) -> WorkerReport:
     """Claim and run queued trajectories until ``stop`` (or, with ``until_empty``, until nothing is
     left); gives back whatever it holds when it ends."""
     wq.require_postgres(engine)
@@ -184,9 +199,17 @@ async def work(engine: Engine, blobs: BlobStore, options: WorkerOptions, *, prog
     return report
 
 
-async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: WorkerReport, options: WorkerOptions,
-                       beat: _Heartbeat, progress: Progress | None, stop: asyncio.Event,
-                       actor: str | None) -> str | None:
+async def _work_on_run(
+    engine: Engine,
+    blobs: BlobStore,
+    run_id: int,
+    report: WorkerReport,
+    options: WorkerOptions,
+    beat: _Heartbeat,
+    progress: Progress | None,
+    stop: asyncio.Event,
+    actor: str | None,
+) -> str | None:
     """Claim and run the run's trajectories until none is left to claim. Returns why this worker
     should not come back to the run (an endpoint it cannot reach, a store refusing writes), or None."""
     loop = asyncio.get_running_loop()
@@ -203,6 +226,7 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
     halted: list[str] = []
     fenced = wq.Fenced(report.token, run_id)
     client: ModelClient | None = None
+
     def stopped_elsewhere(status: str) -> None:
         loop.call_soon_threadsafe(leave.set)
 
@@ -213,11 +237,16 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
         except Exception as exc:  # noqa: BLE001 - a run that cannot be executed: leave it, say why
             return f"{type(exc).__name__}: {exc}"
         cfg = head.config
-        client = ModelClient(head.endpoint, replay=bool(cfg.get("replay")),
-                             cache_lookup=lambda key: db.call(cache_lookup, key),
-                             retry=RetryPolicy(**(cfg.get("retry") or {})), concurrency=j,
-                             tls=await loop.run_in_executor(read_pool, tls_context)
-                             if needs_tls(head.endpoint.base_url) and not cfg.get("replay") else None)
+        client = ModelClient(
+            head.endpoint,
+            replay=bool(cfg.get("replay")),
+            cache_lookup=lambda key: db.call(cache_lookup, key),
+            retry=RetryPolicy(**(cfg.get("retry") or {})),
+            concurrency=j,
+            tls=await loop.run_in_executor(read_pool, tls_context)
+            if needs_tls(head.endpoint.base_url) and not cfg.get("replay")
+            else None,
+        )
         rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, None)
 
         def refused(reason: str) -> None:
@@ -242,6 +271,7 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
                 state.last_status, state.last_error = item.status, item.error
                 if progress:
                     progress(state)
+
             return done
 
         async def runner() -> None:
@@ -280,8 +310,9 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
                 if want < prefetch and queue.qsize() > 0:
                     await _either(taken, leave, stop)
                     continue
-                got = await loop.run_in_executor(claim_pool, _claim_and_load, engine, blobs, run_id, report.token,
-                                                 max(1, want), options.ttl, actor)
+                got = await loop.run_in_executor(
+                    claim_pool, _claim_and_load, engine, blobs, run_id, report.token, max(1, want), options.ttl, actor
+                )
                 if got is None:  # cancelled, or finished by others
                     break
                 if not got:
@@ -329,8 +360,9 @@ async def _work_on_run(engine: Engine, blobs: BlobStore, run_id: int, report: Wo
         db_pool.shutdown(wait=True)
 
 
-def _claim_and_load(engine: Engine, blobs: BlobStore, run_id: int, token: str, n: int, ttl: float,
-                    actor: str | None) -> list[tuple[TaskInput, int, int]] | None:
+def _claim_and_load(
+    engine: Engine, blobs: BlobStore, run_id: int, token: str, n: int, ttl: float, actor: str | None
+) -> list[tuple[TaskInput, int, int]] | None:
     """Claim up to ``n`` trajectories (one short transaction) and read their tasks:
     [(task, trajectory id, attempt)]."""
     with session_scope(engine, actor) as s:

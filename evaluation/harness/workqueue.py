@@ -38,8 +38,10 @@ from sqlmodel import Session, select
 from evaluation.harness.recorder import FINISHED, FinishedTrajectory, _delete_events, commit_many, mark_unstorable
 from store.models import Run, Trajectory, TrajectoryClaim, utcnow
 
-NEEDS_POSTGRES = ("queued runs and `chainmark worker` need PostgreSQL (SKIP LOCKED, many writers); "
-                  "set the database URL to a postgresql+psycopg://… URL")
+NEEDS_POSTGRES = (
+    "queued runs and `chainmark worker` need PostgreSQL (SKIP LOCKED, many writers); "
+    "set the database URL to a postgresql+psycopg://… URL"
+)
 _C = TrajectoryClaim.__table__  # type: ignore[attr-defined]
 _T = Trajectory.__table__  # type: ignore[attr-defined]
 _R = Run.__table__  # type: ignore[attr-defined]
@@ -83,12 +85,17 @@ def enqueue(session: Session, run_id: int, task_ids: list[int], *, retry_failed:
     if retry_failed:
         failed = select(_T.c.id).where(_T.c.run_id == run_id, _T.c.status == "failed")
         session.execute(sa.update(_T).where(_T.c.id.in_(failed)).values(status="pending"))
-    unfinished = sa.select(_T.c.id, _T.c.run_id, sa.literal(0)).where(_T.c.run_id == run_id,
-                                                                        _T.c.status.not_in(FINISHED))
+    unfinished = sa.select(_T.c.id, _T.c.run_id, sa.literal(0)).where(
+        _T.c.run_id == run_id, _T.c.status.not_in(FINISHED)
+    )
     stmt = pg_insert(_C).from_select(["trajectory_id", "run_id", "attempts"], unfinished)
-    session.execute(stmt.on_conflict_do_update(
-        index_elements=["trajectory_id"], set_={"finished_at": None, "token": None, "expires_at": None},
-        where=_C.c.finished_at.is_not(None)))
+    session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["trajectory_id"],
+            set_={"finished_at": None, "token": None, "expires_at": None},
+            where=_C.c.finished_at.is_not(None),
+        )
+    )
     open_rows = open_count(session, run_id)
     held = live_claims(session, [run_id]).get(run_id, 0)
     run.config = {**{k: v for k, v in (run.config or {}).items() if k != "stopped_because"}, "queue": True}
@@ -99,24 +106,35 @@ def enqueue(session: Session, run_id: int, task_ids: list[int], *, retry_failed:
 
 
 def open_count(session: Session, run_id: int) -> int:
-    return int(session.execute(sa.select(sa.func.count()).select_from(_C)
-                               .where(_C.c.run_id == run_id, _C.c.finished_at.is_(None))).scalar() or 0)
+    return int(
+        session.execute(
+            sa.select(sa.func.count()).select_from(_C).where(_C.c.run_id == run_id, _C.c.finished_at.is_(None))
+        ).scalar()
+        or 0
+    )
 
 
 def live_claims(session: Session, run_ids: list[int]) -> dict[int, int]:
     """Run id → trajectories held right now by a worker whose claim has not expired."""
     if not run_ids:
         return {}
-    rows = session.execute(sa.select(_C.c.run_id, sa.func.count()).where(
-        _C.c.run_id.in_(run_ids), _C.c.finished_at.is_(None), _C.c.token.is_not(None),
-        _C.c.expires_at > _now()).group_by(_C.c.run_id)).all()
+    rows = session.execute(
+        sa.select(_C.c.run_id, sa.func.count())
+        .where(_C.c.run_id.in_(run_ids), _C.c.finished_at.is_(None), _C.c.token.is_not(None), _C.c.expires_at > _now())
+        .group_by(_C.c.run_id)
+    ).all()
     return {int(r): int(n) for r, n in rows}
 
 
 def queued_runs(session: Session, run_ids: list[int] | None = None) -> list[int]:
     """Queued runs (status queued or running) with open trajectories, oldest first."""
-    stmt = (sa.select(_C.c.run_id).join(_R, _R.c.id == _C.c.run_id)
-            .where(_C.c.finished_at.is_(None), _R.c.status.in_(CLAIMABLE)).distinct().order_by(_C.c.run_id))
+    stmt = (
+        sa.select(_C.c.run_id)
+        .join(_R, _R.c.id == _C.c.run_id)
+        .where(_C.c.finished_at.is_(None), _R.c.status.in_(CLAIMABLE))
+        .distinct()
+        .order_by(_C.c.run_id)
+    )
     if run_ids:
         stmt = stmt.where(_C.c.run_id.in_(run_ids))
     return [int(r) for r in session.execute(stmt).scalars().all()]
@@ -124,9 +142,18 @@ def queued_runs(session: Session, run_ids: list[int] | None = None) -> list[int]
 
 def claimable(session: Session, run_id: int) -> int:
     """Open trajectories of the run nobody holds (or whose holder's claim expired)."""
-    return int(session.execute(sa.select(sa.func.count()).select_from(_C).where(
-        _C.c.run_id == run_id, _C.c.finished_at.is_(None),
-        sa.or_(_C.c.token.is_(None), _C.c.expires_at <= _now()))).scalar() or 0)
+    return int(
+        session.execute(
+            sa.select(sa.func.count())
+            .select_from(_C)
+            .where(
+                _C.c.run_id == run_id,
+                _C.c.finished_at.is_(None),
+                sa.or_(_C.c.token.is_(None), _C.c.expires_at <= _now()),
+            )
+        ).scalar()
+        or 0
+    )
 
 
 def run_status(session: Session, run_id: int) -> str | None:
@@ -141,33 +168,73 @@ def claim(session: Session, run_id: int, token: str, n: int, ttl: float) -> list
     (cancelled, finished, failed)."""
     if run_status(session, run_id) not in CLAIMABLE:
         return None
-    ids = session.execute(sa.select(_C.c.trajectory_id).where(
-        _C.c.run_id == run_id, _C.c.finished_at.is_(None),
-        sa.or_(_C.c.token.is_(None), _C.c.expires_at <= _now()))
-        .order_by(_C.c.trajectory_id).limit(n).with_for_update(skip_locked=True)).scalars().all()
+    ids = (
+        session.execute(
+            sa.select(_C.c.trajectory_id)
+            .where(
+                _C.c.run_id == run_id,
+                _C.c.finished_at.is_(None),
+                sa.or_(_C.c.token.is_(None), _C.c.expires_at <= _now()),
+            )
+            .order_by(_C.c.trajectory_id)
+            .limit(n)
+            .with_for_update(skip_locked=True)
+        )
+        .scalars()
+        .all()
+    )
     if not ids:
         return []
     host, pid = this_worker()
-    session.execute(sa.update(_C).where(_C.c.trajectory_id.in_(ids)).values(
-        token=token, host=host, pid=pid, claimed_at=_now(), heartbeat_at=_now(), expires_at=_later(ttl),
-        attempts=_C.c.attempts + 1))
+    session.execute(
+        sa.update(_C)
+        .where(_C.c.trajectory_id.in_(ids))
+        .values(
+            token=token,
+            host=host,
+            pid=pid,
+            claimed_at=_now(),
+            heartbeat_at=_now(),
+            expires_at=_later(ttl),
+            attempts=_C.c.attempts + 1,
+        )
+    )
     _delete_events(session, list(ids))  # none unless written outside a claim; a takeover starts clean
-    session.execute(sa.update(_T).where(_T.c.id.in_(ids)).values(
-        status="running", final_answer=None, error=None, usage=sa.literal_column("'{}'"), finished_at=None,
-        started_at=_now()))
+    session.execute(
+        sa.update(_T)
+        .where(_T.c.id.in_(ids))
+        .values(
+            status="running",
+            final_answer=None,
+            error=None,
+            usage=sa.literal_column("'{}'"),
+            finished_at=None,
+            started_at=_now(),
+        )
+    )
     first = sa.select(_R.c.id).where(_R.c.id == run_id, _R.c.status == "queued").with_for_update(skip_locked=True)
     if session.execute(first).first() is not None:  # the run's first claim (a concurrent one may be it instead)
-        session.execute(sa.update(_R).where(_R.c.id == run_id).values(
-            status="running", started_at=sa.func.coalesce(_R.c.started_at, _now()), finished_at=None))
-    rows = session.execute(sa.select(_T.c.id, _T.c.task_id, _C.c.attempts).join(_C, _C.c.trajectory_id == _T.c.id)
-                           .where(_T.c.id.in_(ids)).order_by(_T.c.task_id)).all()
+        session.execute(
+            sa.update(_R)
+            .where(_R.c.id == run_id)
+            .values(status="running", started_at=sa.func.coalesce(_R.c.started_at, _now()), finished_at=None)
+        )
+    rows = session.execute(
+        sa.select(_T.c.id, _T.c.task_id, _C.c.attempts)
+        .join(_C, _C.c.trajectory_id == _T.c.id)
+        .where(_T.c.id.in_(ids))
+        .order_by(_T.c.task_id)
+    ).all()
     return [(int(t), int(k), int(a)) for t, k, a in rows]
 
 
 def renew(session: Session, token: str, ttl: float, run_ids: list[int]) -> dict[int, str]:
     """Push our claims' expiry forward; returns the status of each run we work on (cancel shows here)."""
-    session.execute(sa.update(_C).where(_C.c.token == token, _C.c.finished_at.is_(None)).values(
-        heartbeat_at=_now(), expires_at=_later(ttl)))
+    session.execute(
+        sa.update(_C)
+        .where(_C.c.token == token, _C.c.finished_at.is_(None))
+        .values(heartbeat_at=_now(), expires_at=_later(ttl))
+    )
     if not run_ids:
         return {}
     return {int(i): str(s) for i, s in session.execute(sa.select(_R.c.id, _R.c.status).where(_R.c.id.in_(run_ids)))}
@@ -179,11 +246,17 @@ def release(session: Session, token: str, trajectory_ids: list[int] | None = Non
     cond = [_C.c.token == token, _C.c.finished_at.is_(None)]
     if trajectory_ids is not None:
         cond.append(_C.c.trajectory_id.in_(trajectory_ids))
-    ids = session.execute(sa.update(_C).where(*cond).values(token=None, expires_at=None)
-                          .returning(_C.c.trajectory_id)).scalars().all()
+    ids = (
+        session.execute(sa.update(_C).where(*cond).values(token=None, expires_at=None).returning(_C.c.trajectory_id))
+        .scalars()
+        .all()
+    )
     if ids:
-        session.execute(sa.update(_T).where(_T.c.id.in_(ids), _T.c.status.not_in(FINISHED)).values(
-            status="pending", started_at=None))
+        session.execute(
+            sa.update(_T)
+            .where(_T.c.id.in_(ids), _T.c.status.not_in(FINISHED))
+            .values(status="pending", started_at=None)
+        )
     return len(ids)
 
 
@@ -191,9 +264,20 @@ def _fence(session: Session, token: str, claims: list[tuple[int, int]]) -> set[i
     """Mark our claims (trajectory id, attempt) finished and return the trajectories still ours."""
     if not claims:
         return set()
-    return set(session.execute(sa.update(_C).where(
-        sa.tuple_(_C.c.trajectory_id, _C.c.attempts).in_(claims), _C.c.token == token, _C.c.finished_at.is_(None))
-        .values(finished_at=_now(), heartbeat_at=_now()).returning(_C.c.trajectory_id)).scalars().all())
+    return set(
+        session.execute(
+            sa.update(_C)
+            .where(
+                sa.tuple_(_C.c.trajectory_id, _C.c.attempts).in_(claims),
+                _C.c.token == token,
+                _C.c.finished_at.is_(None),
+            )
+            .values(finished_at=_now(), heartbeat_at=_now())
+            .returning(_C.c.trajectory_id)
+        )
+        .scalars()
+        .all()
+    )
 
 
 def _finish_if_empty(session: Session, run_id: int) -> None:
@@ -201,8 +285,9 @@ def _finish_if_empty(session: Session, run_id: int) -> None:
     committing the last trajectories at once, the second sees the first's commit."""
     session.execute(sa.select(_R.c.id).where(_R.c.id == run_id).with_for_update())
     if open_count(session, run_id) == 0:
-        session.execute(sa.update(_R).where(_R.c.id == run_id, _R.c.status.in_(CLAIMABLE)).values(
-            status="done", finished_at=_now()))
+        session.execute(
+            sa.update(_R).where(_R.c.id == run_id, _R.c.status.in_(CLAIMABLE)).values(status="done", finished_at=_now())
+        )
 
 
 @dataclass
@@ -245,19 +330,29 @@ class WorkerRow:
     takeovers: int = 0  # trajectories this worker finished after another's claim expired
 
     def to_dict(self) -> dict[str, Any]:
-        return {"host": self.host, "pid": self.pid, "done": self.done, "failed": self.failed,
-                "holding": self.holding, "calls": self.calls, "tokens": self.tokens, "retries": self.retries,
-                "takeovers": self.takeovers}
+        return {
+            "host": self.host,
+            "pid": self.pid,
+            "done": self.done,
+            "failed": self.failed,
+            "holding": self.holding,
+            "calls": self.calls,
+            "tokens": self.tokens,
+            "retries": self.retries,
+            "takeovers": self.takeovers,
+        }
 
 
 def workers_of(session: Session, run_id: int) -> list[WorkerRow]:
     """Per host and pid: what each worker finished (done, failed, model calls, tokens, retries) and
     holds now. Empty for a run that was never queued."""
     live = sa.and_(_C.c.token.is_not(None), _C.c.finished_at.is_(None), _C.c.expires_at > _now())
-    rows = session.execute(sa.select(_C.c.host, _C.c.pid, _C.c.finished_at.is_not(None), live, _C.c.attempts,
-                                     _T.c.status, _T.c.usage).join(_T, _T.c.id == _C.c.trajectory_id)
-                           .where(_C.c.run_id == run_id, _C.c.host.is_not(None))
-                           .execution_options(yield_per=2000))
+    rows = session.execute(
+        sa.select(_C.c.host, _C.c.pid, _C.c.finished_at.is_not(None), live, _C.c.attempts, _T.c.status, _T.c.usage)
+        .join(_T, _T.c.id == _C.c.trajectory_id)
+        .where(_C.c.run_id == run_id, _C.c.host.is_not(None))
+        .execution_options(yield_per=2000)
+    )
     out: dict[tuple[str, int], WorkerRow] = {}
     for host, pid, finished, holding, attempts, status, usage in rows:
         w = out.setdefault((host, pid), WorkerRow(host, pid))

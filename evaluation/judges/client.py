@@ -77,8 +77,9 @@ def resolve_images(session: Session, blobs: BlobStore, messages: list[dict[str, 
     return out
 
 
-def complete(endpoint: EndpointSpec, messages: list[dict[str, Any]], params: dict[str, Any],
-             *, timeout: float = 120.0) -> dict[str, Any]:
+def complete(
+    endpoint: EndpointSpec, messages: list[dict[str, Any]], params: dict[str, Any], *, timeout: float = 120.0
+) -> dict[str, Any]:
     """One chat completion; returns ``{"content", "usage", "model"}`` or raises JudgeError (redacted)."""
     try:
         reply = chat(endpoint, messages, params={"timeout": timeout, **params})

@@ -58,8 +58,16 @@ class PromptBuilder:
 class StoreOracle:
     """Answers from Verdict rows of the given trajectories; remembers every unanswered request."""
 
-    def __init__(self, session: Session, items: list[Item], *, prefer: list[str] | None = None, only: bool = False,
-                 only_template: str | None = None, mode: str = "faithful"):
+    def __init__(
+        self,
+        session: Session,
+        items: list[Item],
+        *,
+        prefer: list[str] | None = None,
+        only: bool = False,
+        only_template: str | None = None,
+        mode: str = "faithful",
+    ):
         self.prefer = list(prefer or [])
         self.only = only
         self.only_template = only_template
@@ -72,10 +80,13 @@ class StoreOracle:
         self._index: dict[tuple[str, int, str, str], list[tuple[int, str, Verdict]]] = {}
         ids = [int(it.trajectory["id"]) for it in items if it.trajectory.get("id") is not None]
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            rows = session.exec(select(Verdict, Judge).join(Judge, Judge.id == Verdict.judge_id)
-                                .where(Verdict.target_kind == "trajectory", Verdict.target_id.in_(chunk))  # type: ignore[attr-defined]
-                                .order_by(Verdict.id)).all()
+            chunk = ids[start : start + 500]
+            rows = session.exec(
+                select(Verdict, Judge)
+                .join(Judge, Judge.id == Verdict.judge_id)
+                .where(Verdict.target_kind == "trajectory", Verdict.target_id.in_(chunk))  # type: ignore[attr-defined]
+                .order_by(Verdict.id)
+            ).all()
             for v, j in rows:
                 key = (j.template, v.target_id, v.target_part, v.prompt_hash or "")
                 self._index.setdefault(key, []).append((j.id or 0, j.name, v))
@@ -85,18 +96,22 @@ class StoreOracle:
             found = [f for f in found if f[1] in self.prefer]
         if not found:
             return None
-        ranked = sorted(found, key=lambda f: (self.prefer.index(f[1]) if f[1] in self.prefer else len(self.prefer),
-                                              f[0], -(f[2].id or 0)))
+        ranked = sorted(
+            found,
+            key=lambda f: (self.prefer.index(f[1]) if f[1] in self.prefer else len(self.prefer), f[0], -(f[2].id or 0)),
+        )
         return ranked[0][1], ranked[0][2]
 
     def ask(self, request: JudgeRequest) -> JudgeAnswer | None:
         _, _, h = self.prompts.build(request)
-        chosen = self._choose(self._index.get((request.judge, request.target_id, request.target_part, h), []),
-                              request.judge)
+        chosen = self._choose(
+            self._index.get((request.judge, request.target_id, request.target_part, h), []), request.judge
+        )
         if chosen is None:
             self.pending.append(request)
             return None
         name, v = chosen
         self.used_judges.add(name)
-        return JudgeAnswer(label=v.label, score=v.score, parsed=v.parsed, raw_output=v.raw_output,
-                           judge_name=name, verdict_id=v.id)
+        return JudgeAnswer(
+            label=v.label, score=v.score, parsed=v.parsed, raw_output=v.raw_output, judge_name=name, verdict_id=v.id
+        )

@@ -56,7 +56,7 @@ def extract_json(raw: str) -> Any:
                 depth -= 1
                 if depth == 0:
                     try:
-                        return json.loads(text[start:i + 1])
+                        return json.loads(text[start : i + 1])
                     except json.JSONDecodeError:
                         break
         start = text.find("{", start + 1)
@@ -88,7 +88,9 @@ def pass_fail(raw: str) -> Parsed:
     first = text.split("\n")[0].upper()
     passed = "PASS" in first
     reasoning = next((ln.split(":", 1)[1].strip() for ln in text.split("\n") if ln.startswith("REASONING:")), "")
-    return Parsed("PASS" if passed else "FAIL", 1.0 if passed else 0.0, reasoning, {"passed": passed, "reasoning": reasoning})
+    return Parsed(
+        "PASS" if passed else "FAIL", 1.0 if passed else 0.0, reasoning, {"passed": passed, "reasoning": reasoning}
+    )
 
 
 def json_judge(raw: str) -> Parsed:
@@ -100,7 +102,9 @@ def json_judge(raw: str) -> Parsed:
     if not isinstance(obj, dict):
         return _bad(raw, "JSON is not an object")
     judge = obj.get("Judge")
-    return Parsed(None if judge is None else str(judge)[:120], _num(judge), obj.get("Reason"), obj, ok=judge is not None)
+    return Parsed(
+        None if judge is None else str(judge)[:120], _num(judge), obj.get("Reason"), obj, ok=judge is not None
+    )
 
 
 def json_holistic(raw: str) -> Parsed:
@@ -155,13 +159,23 @@ def json_object(raw: str) -> Parsed:
         return _bad(raw, "JSON is not an object")
     score = _num(obj.get("score", obj.get("final_score")))
     label = obj.get("label") or obj.get("tier")
-    return Parsed(None if label is None else str(label)[:120], score,
-                  obj.get("rationale") or obj.get("reason") or obj.get("summary"), obj)
+    return Parsed(
+        None if label is None else str(label)[:120],
+        score,
+        obj.get("rationale") or obj.get("reason") or obj.get("summary"),
+        obj,
+    )
 
 
 PARSERS: dict[str, Callable[[str], Parsed]] = {
-    "free_text": free_text, "pass_fail": pass_fail, "json_judge": json_judge, "json_holistic": json_holistic,
-    "score_0_10": score_0_10, "letters": letters, "yes_no": yes_no, "json_object": json_object,
+    "free_text": free_text,
+    "pass_fail": pass_fail,
+    "json_judge": json_judge,
+    "json_holistic": json_holistic,
+    "score_0_10": score_0_10,
+    "letters": letters,
+    "yes_no": yes_no,
+    "json_object": json_object,
 }
 
 

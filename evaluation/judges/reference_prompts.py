@@ -83,11 +83,16 @@ def _assignments(node: ast.AST, variable: str) -> list[ast.AST]:
         for child in ast.iter_child_nodes(n):
             if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 continue
-            if isinstance(child, ast.Assign) and any(isinstance(t, ast.Name) and t.id == variable
-                                                     for t in child.targets):
+            if isinstance(child, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == variable for t in child.targets
+            ):
                 out.append(child.value)
-            elif isinstance(child, ast.AnnAssign) and isinstance(child.target, ast.Name) \
-                    and child.target.id == variable and child.value is not None:
+            elif (
+                isinstance(child, ast.AnnAssign)
+                and isinstance(child.target, ast.Name)
+                and child.target.id == variable
+                and child.value is not None
+            ):
                 out.append(child.value)
             visit(child)
 
@@ -115,8 +120,10 @@ def read_prompt(checkout: Path, src: PromptSource) -> str:
         raise PromptImportError(f"{path}: cannot be parsed as Python: {exc.msg} (line {exc.lineno})") from None
     values = _assignments(_scope_node(tree, src.scope, src.file), src.variable)
     if len(values) <= src.occurrence:
-        raise PromptImportError(f"{src.file}: {src.where} not found ({len(values)} assignment(s) to "
-                                f"{src.variable!r} in {src.scope or 'the module'})")
+        raise PromptImportError(
+            f"{src.file}: {src.where} not found ({len(values)} assignment(s) to "
+            f"{src.variable!r} in {src.scope or 'the module'})"
+        )
     return _string_value(values[src.occurrence], f"{src.file}: {src.where}")
 
 
@@ -130,8 +137,10 @@ def to_template_text(text: str, src: PromptSource) -> str:
         raise PromptImportError(f"{src.file}: {src.where}: not a format string ({exc})") from None
     for literal, name, spec, conversion in parsed:
         if _PLACEHOLDER.search(literal):
-            raise PromptImportError(f"{src.file}: {src.where}: the text itself contains '{{{{name}}}}', which "
-                                    "chainmark templates would read as a variable")
+            raise PromptImportError(
+                f"{src.file}: {src.where}: the text itself contains '{{{{name}}}}', which "
+                "chainmark templates would read as a variable"
+            )
         out.append(literal)
         if name is None:
             continue
@@ -146,8 +155,10 @@ def to_template_text(text: str, src: PromptSource) -> str:
             out.append(f"{{{{{name}}}}}")
             continue
         if index >= len(src.fields):
-            raise PromptImportError(f"{src.file}: {src.where}: has more fields than the {len(src.fields)} "
-                                    f"chainmark knows ({', '.join(src.fields)}); the reference changed")
+            raise PromptImportError(
+                f"{src.file}: {src.where}: has more fields than the {len(src.fields)} "
+                f"chainmark knows ({', '.join(src.fields)}); the reference changed"
+            )
         out.append(f"{{{{{src.fields[index]}}}}}")
     return "".join(out)
 
@@ -155,10 +166,16 @@ def to_template_text(text: str, src: PromptSource) -> str:
 def checkout_revision(checkout: Path, files: list[str]) -> dict[str, Any]:
     """The checkout's commit (and whether the prompt files differ from it), else a content hash."""
     try:
-        commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=30, check=True).stdout.strip()
-        status = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--", *files],
-                                capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(checkout), "status", "--porcelain", "--", *files],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
         if commit:
             return {"commit": commit, "dirty": bool(status)}
     except (OSError, subprocess.SubprocessError):
@@ -172,7 +189,9 @@ def checkout_revision(checkout: Path, files: list[str]) -> dict[str, Any]:
 # ------------------------------------------------------------------ storing and choosing
 
 
-def import_prompts(session: Session, benchmark: str, checkout: Path, sources: list[PromptSource]) -> list[dict[str, Any]]:
+def import_prompts(
+    session: Session, benchmark: str, checkout: Path, sources: list[PromptSource]
+) -> list[dict[str, Any]]:
     """Read every prompt of ``sources`` (all or nothing) and store new template versions; a re-import of
     the same text from the same revision adds nothing. Returns one summary per judge."""
     checkout = checkout.expanduser().resolve()
@@ -186,44 +205,77 @@ def import_prompts(session: Session, benchmark: str, checkout: Path, sources: li
     for judge, srcs in by_judge.items():
         texts = {"system": "", "user": ""}
         for src in srcs:
-            texts[src.role] = src.layout if src.layout is not None else to_template_text(read_prompt(checkout, src), src)
+            texts[src.role] = (
+                src.layout if src.layout is not None else to_template_text(read_prompt(checkout, src), src)
+            )
         base = load_template(judge)
         first = next(s for s in srcs if s.layout is None)
         params = {**base.params, **first.params}
-        source = {"repository": str(checkout), **revision, "file": first.file,
-                  "variable": ", ".join(f"{s.role}={s.where}" for s in srcs)}
+        source = {
+            "repository": str(checkout),
+            **revision,
+            "file": first.file,
+            "variable": ", ".join(f"{s.role}={s.where}" for s in srcs),
+        }
         prepared.append((judge, texts, first.parser or base.parser, params, source))
     out = []
     for judge, texts, parser, params, source in prepared:
-        rows = session.exec(select(JudgeTemplate).where(JudgeTemplate.judge == judge)
-                            .order_by(JudgeTemplate.id)).all()  # type: ignore[arg-type]
-        same = next((r for r in rows if r.system == texts["system"] and r.user == texts["user"]
-                     and r.parser == parser and r.params == params
-                     and {k: r.source.get(k) for k in ("commit", "content_sha256", "dirty")}
-                     == {k: source.get(k) for k in ("commit", "content_sha256", "dirty")}), None)
+        rows = session.exec(select(JudgeTemplate).where(JudgeTemplate.judge == judge).order_by(JudgeTemplate.id)).all()  # type: ignore[arg-type]
+        same = next(
+            (
+                r
+                for r in rows
+                if r.system == texts["system"]
+                and r.user == texts["user"]
+                and r.parser == parser
+                and r.params == params
+                and {k: r.source.get(k) for k in ("commit", "content_sha256", "dirty")}
+                == {k: source.get(k) for k in ("commit", "content_sha256", "dirty")}
+            ),
+            None,
+        )
         if same is not None and same.id == rows[-1].id:
             out.append({"judge": judge, "version": same.version, "new": False, "source": same.source})
             continue
         version = f"ref{len(rows) + 1}"
-        session.add(JudgeTemplate(judge=judge, version=version, parser=parser, system=texts["system"],
-                                  user=texts["user"], params=params, benchmark=benchmark, source=source))
+        session.add(
+            JudgeTemplate(
+                judge=judge,
+                version=version,
+                parser=parser,
+                system=texts["system"],
+                user=texts["user"],
+                params=params,
+                benchmark=benchmark,
+                source=source,
+            )
+        )
         out.append({"judge": judge, "version": version, "new": True, "source": source})
     session.flush()
     return out
 
 
 def imported_template(row: JudgeTemplate) -> Template:
-    return Template(judge=row.judge, version=row.version, parser=row.parser, system=row.system, user=row.user,
-                    params=dict(row.params or {}), path=f"judgetemplate:{row.id}",
-                    source=tuple(sorted((row.source or {}).items())), verbatim=True)
+    return Template(
+        judge=row.judge,
+        version=row.version,
+        parser=row.parser,
+        system=row.system,
+        user=row.user,
+        params=dict(row.params or {}),
+        path=f"judgetemplate:{row.id}",
+        source=tuple(sorted((row.source or {}).items())),
+        verbatim=True,
+    )
 
 
 def template_for(session: Session | None, judge: str, mode: str = "faithful") -> Template:
     """Faithful: the newest imported reference prompt of ``judge`` if there is one; otherwise (and in
     fixed mode) chainmark's own template file."""
     if mode == "faithful" and session is not None:
-        row = session.exec(select(JudgeTemplate).where(JudgeTemplate.judge == judge)
-                           .order_by(JudgeTemplate.id.desc())).first()  # type: ignore[union-attr]
+        row = session.exec(
+            select(JudgeTemplate).where(JudgeTemplate.judge == judge).order_by(JudgeTemplate.id.desc())  # type: ignore[union-attr]
+        ).first()
         if row is not None:
             return imported_template(row)
     return load_template(judge)

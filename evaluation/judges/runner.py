@@ -35,8 +35,9 @@ from store.blobs import BlobStore
 from store.models import Judge, ModelEndpoint, ReplayCache, Verdict
 
 
-def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = None,
-                 mode: str = "faithful") -> tuple[str, EndpointSpec]:
+def ensure_judge(
+    engine: Engine, judge: str, endpoint: str, actor: str | None = None, mode: str = "faithful"
+) -> tuple[str, EndpointSpec]:
     """The Judge row for (template, endpoint), named ``<judge>@<endpoint>``; created on first use."""
     with session_scope(engine, actor=actor) as s:
         tpl = template_for(s, judge, mode)
@@ -54,8 +55,18 @@ def ensure_judge(engine: Engine, judge: str, endpoint: str, actor: str | None = 
         return name, EndpointSpec.of(ep)
 
 
-def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoint: str, *, mode: str = "faithful",
-              max_rounds: int = 64, limit: int | None = None, actor: str | None = None) -> dict[str, Any]:
+def judge_run(
+    engine: Engine,
+    blobs: BlobStore,
+    run_id: int,
+    judge: str,
+    endpoint: str,
+    *,
+    mode: str = "faithful",
+    max_rounds: int = 64,
+    limit: int | None = None,
+    actor: str | None = None,
+) -> dict[str, Any]:
     judge_name, ep = ensure_judge(engine, judge, endpoint, actor, mode)
     with session_scope(read_only(engine)) as s:
         profile = profile_for(load_run(s, run_id))
@@ -63,8 +74,16 @@ def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoin
         raise JudgeError(f"the {profile.name} profile has no judge {judge!r}; its judges: {', '.join(profile.judges)}")
     with session_scope(read_only(engine)) as s:
         template = template_for(s, judge, mode).describe()
-    stats = {"judge": judge_name, "template": template, "asked": 0, "model_calls": 0,
-             "cache_hits": 0, "verdicts": 0, "unparsed": 0, "rounds": 0}
+    stats = {
+        "judge": judge_name,
+        "template": template,
+        "asked": 0,
+        "model_calls": 0,
+        "cache_hits": 0,
+        "verdicts": 0,
+        "unparsed": 0,
+        "rounds": 0,
+    }
     seen: set[tuple[int, str, str]] = set()
     for _ in range(max_rounds):
         with session_scope(read_only(engine)) as s:
@@ -73,8 +92,9 @@ def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoin
             # prompts built from them (ATP's chief reads the inspectors' reports).
             oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True, only_template=judge, mode=mode)
             # Judges never need embeddings; a hashing embedder keeps this pass light.
-            ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
-                               embedder_factory=HashingEmbedder)
+            ctx = ScoreContext(
+                mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle, embedder_factory=HashingEmbedder
+            )
             profile.score(loaded.items, ctx)
             todo = []
             for req in oracle.pending:
@@ -106,15 +126,37 @@ def judge_run(engine: Engine, blobs: BlobStore, run_id: int, judge: str, endpoin
             judge_row = s.exec(select(Judge).where(Judge.name == judge_name)).one()
             for req, tpl, h, params, key, text, reply in answers:
                 if reply is not None and s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
-                    s.add(ReplayCache(key=key, kind="judge", request={
-                        "prompt_hash": h, "template": tpl.ref, "endpoint": ep.name, "model": ep.model,
-                        "params": params, "target": [req.target_kind, req.target_id, req.target_part]},
-                        response={"content": text, "usage": reply.get("usage"), "model": reply.get("model")}))
+                    s.add(
+                        ReplayCache(
+                            key=key,
+                            kind="judge",
+                            request={
+                                "prompt_hash": h,
+                                "template": tpl.ref,
+                                "endpoint": ep.name,
+                                "model": ep.model,
+                                "params": params,
+                                "target": [req.target_kind, req.target_id, req.target_part],
+                            },
+                            response={"content": text, "usage": reply.get("usage"), "model": reply.get("model")},
+                        )
+                    )
                 p = parse(tpl.parser, text)
                 stats["unparsed"] += not p.ok
-                s.add(Verdict(judge_id=judge_row.id or 0, target_kind=req.target_kind, target_id=req.target_id,
-                              target_part=req.target_part, label=p.label, score=p.score, rationale=p.rationale,
-                              parsed=p.parsed, raw_output=text, prompt_hash=h))
+                s.add(
+                    Verdict(
+                        judge_id=judge_row.id or 0,
+                        target_kind=req.target_kind,
+                        target_id=req.target_id,
+                        target_part=req.target_part,
+                        label=p.label,
+                        score=p.score,
+                        rationale=p.rationale,
+                        parsed=p.parsed,
+                        raw_output=text,
+                        prompt_hash=h,
+                    )
+                )
                 stats["verdicts"] += 1
         stats["asked"] += len(answers)
         if limit is not None and stats["asked"] >= limit:

@@ -71,8 +71,11 @@ def load_template(judge: str, version: str | None = None) -> Template:
         files = [p for p in files if p.name == f"{judge}.v{version}.md"]
     if not files:
         known = ", ".join(available()) or "none"
-        raise TemplateError(f"no prompt template for judge {judge!r}"
-                            + (f" version {version}" if version else "") + f" (known judges: {known})")
+        raise TemplateError(
+            f"no prompt template for judge {judge!r}"
+            + (f" version {version}" if version else "")
+            + f" (known judges: {known})"
+        )
     path = files[-1]
     text = path.read_text(encoding="utf-8")
     m = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.S)
@@ -93,8 +96,15 @@ def load_template(judge: str, version: str | None = None) -> Template:
     params = {k: meta[k] for k in ("temperature", "max_tokens") if k in meta}
     if meta.get("json"):
         params["response_format"] = {"type": "json_object"}
-    return Template(judge=judge, version=str(path.name.split(".v")[1].split(".")[0]), parser=str(meta["parser"]),
-                    system=parts.get("system", ""), user=parts["user"], params=params, path=str(path))
+    return Template(
+        judge=judge,
+        version=str(path.name.split(".v")[1].split(".")[0]),
+        parser=str(meta["parser"]),
+        system=parts.get("system", ""),
+        user=parts["user"],
+        params=params,
+        path=str(path),
+    )
 
 
 def _scalar(v: str) -> Any:
@@ -119,13 +129,16 @@ def _fill(tpl: Template, text: str, variables: dict[str, Any]) -> str:
             items = [str(v) for v in value]
             return "\n".join(f"{i + 1}. {v}" for i, v in enumerate(items)) if style == "numbered" else "\n".join(items)
         return "" if value is None else str(value)
+
     return _PLACEHOLDER.sub(sub, text)
 
 
 ImageRef = Any  # an asset id or a file path; the caller resolves it
 
 
-def render(tpl: Template, variables: dict[str, Any], images: list[ImageRef] | tuple[ImageRef, ...] = ()) -> list[dict[str, Any]]:
+def render(
+    tpl: Template, variables: dict[str, Any], images: list[ImageRef] | tuple[ImageRef, ...] = ()
+) -> list[dict[str, Any]]:
     """Chat messages with image parts as ``{"type": "image", "ref": <ref>}`` (resolved later)."""
     messages: list[dict[str, Any]] = []
     if tpl.verbatim:
@@ -176,12 +189,18 @@ def render(tpl: Template, variables: dict[str, Any], images: list[ImageRef] | tu
 
 def prompt_hash(tpl: Template, messages: list[dict[str, Any]], image_sha: Callable[[ImageRef], str]) -> str:
     """sha256 of template id + version + rendered messages with every image replaced by its content hash."""
+
     def canon(part: Any) -> Any:
         if isinstance(part, dict) and part.get("type") == "image":
             return {"type": "image", "sha256": image_sha(part["ref"])}
         return part
 
-    body = [{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
-             else [canon(p) for p in m["content"]]} for m in messages]
+    body = [
+        {
+            "role": m["role"],
+            "content": m["content"] if isinstance(m["content"], str) else [canon(p) for p in m["content"]],
+        }
+        for m in messages
+    ]
     blob = json.dumps({"template": tpl.ref, "messages": body}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -29,8 +29,9 @@ class EndpointSpec:
     @staticmethod
     def of(row: Any) -> "EndpointSpec":
         """From a ``ModelEndpoint`` row (or anything with its fields)."""
-        return EndpointSpec(getattr(row, "id", None) or 0, row.name, row.base_url, row.model, row.api_key_env,
-                            dict(row.params or {}))
+        return EndpointSpec(
+            getattr(row, "id", None) or 0, row.name, row.base_url, row.model, row.api_key_env, dict(row.params or {})
+        )
 
     def api_key(self, required: bool = True) -> str:
         """The key from the environment; local servers without a key get a placeholder."""
@@ -41,11 +42,16 @@ class EndpointSpec:
         if value:
             return value
         if required:
-            raise EndpointError(f"endpoint {self.name!r} reads its API key from ${self.api_key_env}, "
-                                "which is not set")
+            raise EndpointError(f"endpoint {self.name!r} reads its API key from ${self.api_key_env}, which is not set")
         return "no-key"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "base_url": self.base_url, "model": self.model,
-                "api_key_env": self.api_key_env, "params": self.params,
-                "key_present": bool(self.api_key_env and os.environ.get(self.api_key_env))}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key_env": self.api_key_env,
+            "params": self.params,
+            "key_present": bool(self.api_key_env and os.environ.get(self.api_key_env)),
+        }

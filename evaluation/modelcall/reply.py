@@ -39,13 +39,26 @@ class ModelReply:
     cache_key: str = ""
 
     def to_cache(self) -> dict[str, Any]:
-        return {"content": self.content, "reasoning": self.reasoning, "tool_calls": self.tool_calls,
-                "usage": self.usage, "finish_reason": self.finish_reason}
+        return {
+            "content": self.content,
+            "reasoning": self.reasoning,
+            "tool_calls": self.tool_calls,
+            "usage": self.usage,
+            "finish_reason": self.finish_reason,
+        }
 
     @classmethod
     def from_cache(cls, data: dict[str, Any], key: str) -> "ModelReply":
-        return cls(data.get("content"), data.get("reasoning"), list(data.get("tool_calls") or []),
-                   dict(data.get("usage") or {}), data.get("finish_reason"), 0.0, True, key)
+        return cls(
+            data.get("content"),
+            data.get("reasoning"),
+            list(data.get("tool_calls") or []),
+            dict(data.get("usage") or {}),
+            data.get("finish_reason"),
+            0.0,
+            True,
+            key,
+        )
 
 
 def connection_failure(exc: openai.APIConnectionError) -> tuple[str, str]:
@@ -77,15 +90,21 @@ def normalise(completion: Any, key: str) -> ModelReply:
     choice = choices[0]
     msg = choice.get("message")
     if not isinstance(msg, dict):
-        raise ModelCallError("the endpoint answered a choice without a message (malformed completion)",
-                             kind="malformed")
+        raise ModelCallError(
+            "the endpoint answered a choice without a message (malformed completion)", kind="malformed"
+        )
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     calls = []
     for i, tc in enumerate(msg.get("tool_calls") or []):
         fn = (tc or {}).get("function") or {}
         arguments = fn.get("arguments", "")
-        calls.append({"id": (tc or {}).get("id") or f"call_{i}", "name": str(fn.get("name") or ""),
-                      "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)})
+        calls.append(
+            {
+                "id": (tc or {}).get("id") or f"call_{i}",
+                "name": str(fn.get("name") or ""),
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            }
+        )
     usage = {}
     u = completion.get("usage")
     if isinstance(u, dict):
@@ -93,6 +112,11 @@ def normalise(completion: Any, key: str) -> ModelReply:
     content = msg.get("content")
     if isinstance(content, list):  # some servers send content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ModelReply(content if isinstance(content, str) or content is None else str(content),
-                      reasoning if isinstance(reasoning, str) else None, calls, usage,
-                      choice.get("finish_reason"), cache_key=key)
+    return ModelReply(
+        content if isinstance(content, str) or content is None else str(content),
+        reasoning if isinstance(reasoning, str) else None,
+        calls,
+        usage,
+        choice.get("finish_reason"),
+        cache_key=key,
+    )

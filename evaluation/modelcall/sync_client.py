@@ -34,21 +34,35 @@ def _client(endpoint: EndpointSpec, timeout: float) -> Any:
         if client is None:
             import openai
 
-            client = _CLIENTS[ident] = openai.OpenAI(base_url=endpoint.base_url, api_key=key, timeout=timeout,
-                                                     max_retries=0)
+            client = _CLIENTS[ident] = openai.OpenAI(
+                base_url=endpoint.base_url, api_key=key, timeout=timeout, max_retries=0
+            )
         return client
 
 
 def _log_retry(endpoint: EndpointSpec) -> Callable[[RetryNote], None]:
     def note(n: RetryNote) -> None:
-        log.warning("retry %d of a call to %s in %.1f s: %s%s", n.attempt, endpoint.name, n.delay,
-                    f"HTTP {n.status} " if n.status else "", n.message)
+        log.warning(
+            "retry %d of a call to %s in %.1f s: %s%s",
+            n.attempt,
+            endpoint.name,
+            n.delay,
+            f"HTTP {n.status} " if n.status else "",
+            n.message,
+        )
+
     return note
 
 
-def chat(endpoint: EndpointSpec, messages: list[dict[str, Any]], *, params: dict[str, Any] | None = None,
-         retry: RetryPolicy | None = None, on_retry: Callable[[RetryNote], None] | None = None,
-         sleep: Callable[[float], None] = time.sleep) -> ModelReply:
+def chat(
+    endpoint: EndpointSpec,
+    messages: list[dict[str, Any]],
+    *,
+    params: dict[str, Any] | None = None,
+    retry: RetryPolicy | None = None,
+    on_retry: Callable[[RetryNote], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ModelReply:
     """One chat completion of ``endpoint.model`` on ``messages``; raises ``ModelCallError`` (redacted)
     once the policy gives up or on an error not worth retrying."""
     import httpx
@@ -69,20 +83,25 @@ def chat(endpoint: EndpointSpec, messages: list[dict[str, Any]], *, params: dict
             try:
                 completion = response.json()
             except ValueError as exc:
-                raise ModelCallError(f"the reply of {endpoint.name} is not JSON: {response.text[:200]!r}",
-                                     kind="malformed") from exc
+                raise ModelCallError(
+                    f"the reply of {endpoint.name} is not JSON: {response.text[:200]!r}", kind="malformed"
+                ) from exc
         except openai.APIStatusError as exc:
             status = exc.status_code
             if status not in RETRYABLE_STATUS or attempt >= retry.attempts:
-                raise ModelCallError(f"HTTP {status} from {endpoint.name}: {error_message(exc)}", status=status,
-                                     attempts=attempt) from exc
+                raise ModelCallError(
+                    f"HTTP {status} from {endpoint.name}: {error_message(exc)}", status=status, attempts=attempt
+                ) from exc
             delay = retry.delay(attempt, exc.response.headers.get("retry-after"))
             on_retry(RetryNote(attempt, status, error_message(exc), delay))
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             kind, reason = connection_failure(exc)
             if attempt >= retry.attempts:
-                raise ModelCallError(f"{kind} talking to {endpoint.name} ({endpoint.base_url}) after {attempt} "
-                                     f"attempts{reason}", attempts=attempt, kind=kind) from exc
+                raise ModelCallError(
+                    f"{kind} talking to {endpoint.name} ({endpoint.base_url}) after {attempt} attempts{reason}",
+                    attempts=attempt,
+                    kind=kind,
+                ) from exc
             delay = retry.delay(attempt)
             on_retry(RetryNote(attempt, None, kind, delay))
         else:

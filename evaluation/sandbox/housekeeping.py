@@ -45,8 +45,9 @@ def find_leftovers(min_age_s: float = DEFAULT_MIN_AGE_S, root: Path | None = Non
     return sorted(found, key=lambda x: x.path.name)
 
 
-def remove_leftovers(min_age_s: float = DEFAULT_MIN_AGE_S, root: Path | None = None,
-                     dry_run: bool = False) -> list[Leftover]:
+def remove_leftovers(
+    min_age_s: float = DEFAULT_MIN_AGE_S, root: Path | None = None, dry_run: bool = False
+) -> list[Leftover]:
     """Remove (or with ``dry_run`` only list) leftover sandbox folders; links inside are not followed."""
     found = find_leftovers(min_age_s, root)
     if not dry_run:

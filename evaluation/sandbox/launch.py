@@ -96,17 +96,31 @@ class Outcome:
 
 
 def base_env(workdir: Path, tmp: str) -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": tmp, "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "OMP_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": str(workdir / ".mpl"), "PYTHONHASHSEED": "0"}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(workdir),
+        "TMPDIR": tmp,
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": str(workdir / ".mpl"),
+        "PYTHONHASHSEED": "0",
+    }
 
 
 def _python_roots() -> list[str]:
     """Folders the interpreter and its packages live in, outside the system folders already mounted."""
     roots: list[str] = []
-    for p in (sys.base_prefix, sys.prefix, os.path.dirname(sys.executable),
-              os.path.dirname(os.path.realpath(sys.executable))):
+    for p in (
+        sys.base_prefix,
+        sys.prefix,
+        os.path.dirname(sys.executable),
+        os.path.dirname(os.path.realpath(sys.executable)),
+    ):
         for q in {os.path.abspath(p), os.path.realpath(p)}:
             if q.endswith("/bin"):
                 q = os.path.dirname(q)
@@ -126,9 +140,27 @@ def _supports_size(bwrap: str) -> bool:
 
 
 def bwrap_argv(bwrap: str, workdir: Path, box: Path, env: dict[str, str], limits: Limits) -> list[str]:
-    argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--uid", str(UID), "--gid", str(UID), "--disable-userns",
-            "--die-with-parent", "--new-session", "--hostname", "sandbox", "--cap-drop", "ALL", "--clearenv"]
+    argv = [
+        bwrap,
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--uid",
+        str(UID),
+        "--gid",
+        str(UID),
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+    ]
     for name in _SYSTEM_DIRS:
         path = f"/{name}"
         if os.path.islink(path):
@@ -139,16 +171,36 @@ def bwrap_argv(bwrap: str, workdir: Path, box: Path, env: dict[str, str], limits
     for path in _ETC_FILES:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    argv += ["--ro-bind", str(box / ".passwd"), "/etc/passwd", "--ro-bind", str(box / ".group"), "/etc/group",
-             "--proc", "/proc", "--dev", "/dev"]
+    argv += [
+        "--ro-bind",
+        str(box / ".passwd"),
+        "/etc/passwd",
+        "--ro-bind",
+        str(box / ".group"),
+        "/etc/group",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
     if _supports_size(bwrap):
         argv += ["--size", str(limits.tmp_mb * _MB)]
     argv += ["--tmpfs", "/tmp"]
     # After the fresh /tmp: an interpreter or venv that lives under /tmp (a checkout there) stays visible.
     for root in _python_roots():
         argv += ["--ro-bind", root, root]
-    argv += ["--bind", str(workdir), str(workdir), "--ro-bind", str(box), BOX,
-             "--remount-ro", "/", "--chdir", str(workdir)]
+    argv += [
+        "--bind",
+        str(workdir),
+        str(workdir),
+        "--ro-bind",
+        str(box),
+        BOX,
+        "--remount-ro",
+        "/",
+        "--chdir",
+        str(workdir),
+    ]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return argv
@@ -198,8 +250,9 @@ def _write_box(box: Path, job: Job, cfg: dict[str, Any]) -> None:
         (box / name).write_bytes(data)
 
 
-def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
-        cancel: threading.Event | None = None) -> Outcome:
+def run(
+    job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False, cancel: threading.Event | None = None
+) -> Outcome:
     """Run ``job`` and return what it printed and how it ended; never raises for anything the code
     does. Raises :class:`SandboxUnavailable` when no OS-level sandbox works and ``allow_unsafe`` is off."""
     limits = limits or Limits()
@@ -213,13 +266,31 @@ def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
             _write_box(box, job, {**asdict(limits), "max_processes": limits.max_processes + 2})
             env = {**base_env(job.workdir, "/tmp"), **job.env}
             args = [a.replace("{box}", BOX) for a in job.args]
-            argv = [*bwrap_argv(backend.bwrap, job.workdir, box, env, limits), "--", sys.executable, "-I", "-B",
-                    f"{BOX}/enter.py", f"{BOX}/limits.json", f"{BOX}/payload.py", *args]
+            argv = [
+                *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
+                "--",
+                sys.executable,
+                "-I",
+                "-B",
+                f"{BOX}/enter.py",
+                f"{BOX}/limits.json",
+                f"{BOX}/payload.py",
+                *args,
+            ]
             outer_env = {"PATH": "/usr/bin:/bin"}
-            isolation = ["bwrap", "user-namespace-uid-65534", "mount-namespace-read-only-system",
-                         "pid-namespace", "network-namespace-empty", "ipc-uts-namespaces", "clean-environment",
-                         "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""), "rlimits",
-                         "disk-quota-watchdog", "wall-clock-kill"]
+            isolation = [
+                "bwrap",
+                "user-namespace-uid-65534",
+                "mount-namespace-read-only-system",
+                "pid-namespace",
+                "network-namespace-empty",
+                "ipc-uts-namespaces",
+                "clean-environment",
+                "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
+                "rlimits",
+                "disk-quota-watchdog",
+                "wall-clock-kill",
+            ]
             isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
             isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
         else:
@@ -229,11 +300,24 @@ def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
             env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
             args = [a.replace("{box}", str(box)) for a in job.args]
             wrapper = network_wrapper()
-            argv = [*wrapper, sys.executable, "-I", "-B", str(box / "enter.py"), str(box / "limits.json"),
-                    str(box / "payload.py"), *args]
+            argv = [
+                *wrapper,
+                sys.executable,
+                "-I",
+                "-B",
+                str(box / "enter.py"),
+                str(box / "limits.json"),
+                str(box / "payload.py"),
+                *args,
+            ]
             outer_env = env
-            isolation = ["UNSAFE-in-process", "clean-environment", "rlimits", "disk-quota-watchdog",
-                         "process-group-kill"]
+            isolation = [
+                "UNSAFE-in-process",
+                "clean-environment",
+                "rlimits",
+                "disk-quota-watchdog",
+                "process-group-kill",
+            ]
             isolation += ["nproc-rlimit"] if nproc else []
             isolation += ["network-namespace-empty"] if wrapper else []
             try:
@@ -245,11 +329,26 @@ def run(job: Job, limits: Limits | None = None, *, allow_unsafe: bool = False,
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, cancel: threading.Event | None,
-               namespaced: bool, isolation: list[str]) -> Outcome:
+def _supervise(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    limits: Limits,
+    cancel: threading.Event | None,
+    namespaced: bool,
+    isolation: list[str],
+) -> Outcome:
     started = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, cwd=str(cwd), start_new_session=True, close_fds=True)
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=str(cwd),
+        start_new_session=True,
+        close_fds=True,
+    )
     reason: list[str] = []
 
     def kill(why: str) -> None:
@@ -325,9 +424,18 @@ def _supervise(argv: list[str], env: dict[str, str], cwd: Path, limits: Limits, 
     if namespaced and code is not None and code > 128:
         code = -(code - 128)  # bwrap reports a child killed by signal N as 128 + N
     why = reason[0] if reason else _signal_reason(code)
-    return Outcome(bytes(buffers[out_fd]), bytes(buffers[err_fd]), code, timed_out, why,
-                   totals[out_fd] > limits.output_bytes, totals[err_fd] > limits.output_bytes,
-                   round(time.monotonic() - started, 3), "bwrap" if namespaced else "in-process", isolation)
+    return Outcome(
+        bytes(buffers[out_fd]),
+        bytes(buffers[err_fd]),
+        code,
+        timed_out,
+        why,
+        totals[out_fd] > limits.output_bytes,
+        totals[err_fd] > limits.output_bytes,
+        round(time.monotonic() - started, 3),
+        "bwrap" if namespaced else "in-process",
+        isolation,
+    )
 
 
 def _kill_tagged(tag: str) -> None:
@@ -350,8 +458,13 @@ def _signal_reason(code: int | None) -> str | None:
     if code is None or code >= 0:
         return None
     sig = -code
-    names = {int(signal.SIGXCPU): "cpu_time", int(signal.SIGKILL): "killed", int(signal.SIGSEGV): "crashed (SIGSEGV)",
-             int(signal.SIGABRT): "aborted (possibly out of memory)", int(signal.SIGXFSZ): "file_size"}
+    names = {
+        int(signal.SIGXCPU): "cpu_time",
+        int(signal.SIGKILL): "killed",
+        int(signal.SIGSEGV): "crashed (SIGSEGV)",
+        int(signal.SIGABRT): "aborted (possibly out of memory)",
+        int(signal.SIGXFSZ): "file_size",
+    }
     return names.get(sig, f"signal {sig}")
 
 
@@ -432,8 +545,15 @@ def probe(bwrap: str) -> tuple[str, str | None]:
         box = Path(tmp) / "box"
         job = Job(ENTER, work)
         _write_box(box, job, {})
-        argv = [*bwrap_argv(bwrap, work, box, base_env(work, "/tmp"), Limits()), "--", sys.executable, "-I", "-B",
-                "-c", "import os; print(os.getuid())"]
+        argv = [
+            *bwrap_argv(bwrap, work, box, base_env(work, "/tmp"), Limits()),
+            "--",
+            sys.executable,
+            "-I",
+            "-B",
+            "-c",
+            "import os; print(os.getuid())",
+        ]
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
         except (OSError, subprocess.SubprocessError) as exc:

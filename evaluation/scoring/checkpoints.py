@@ -58,15 +58,23 @@ def _call_entry(call: dict[str, Any], result: dict[str, Any] | None) -> dict[str
     p = call.get("payload") or {}
     rp = (result or {}).get("payload") or {}
     data = rp.get("data") or {}
-    output = {**data, "ok": bool(rp.get("ok", not call.get("failed"))) and not call.get("failed"),
-              "asset_ids": list(rp.get("asset_ids") or [])}
+    output = {
+        **data,
+        "ok": bool(rp.get("ok", not call.get("failed"))) and not call.get("failed"),
+        "asset_ids": list(rp.get("asset_ids") or []),
+    }
     output.setdefault("context", rp.get("text") or "")
     if p.get("declared_only") or data.get("declared_only"):
         output["declared_only"] = True
     args = p.get("arguments")
-    return {"tool_name": p.get("name") or "", "raw_tool_name": p.get("raw_name") or p.get("name") or "",
-            "arguments": args if isinstance(args, dict) else {}, "output": output,
-            "event_id": call.get("id"), "ordinal": call.get("ordinal", 0)}
+    return {
+        "tool_name": p.get("name") or "",
+        "raw_tool_name": p.get("raw_name") or p.get("name") or "",
+        "arguments": args if isinstance(args, dict) else {},
+        "output": output,
+        "event_id": call.get("id"),
+        "ordinal": call.get("ordinal", 0),
+    }
 
 
 def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tuple[list[dict[str, Any]], int]:
@@ -79,8 +87,11 @@ def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tup
     check_mode(mode)
     events = item.events
     pairs = _paired_results(events)
-    calls = [(events[i].get("ordinal", 0), 0, _call_entry(events[i], pairs.get(i)))
-             for i, e in enumerate(events) if e["kind"] == "tool_call"]
+    calls = [
+        (events[i].get("ordinal", 0), 0, _call_entry(events[i], pairs.get(i)))
+        for i, e in enumerate(events)
+        if e["kind"] == "tool_call"
+    ]
     if not code_mode:
         entries = [c[2] for c in sorted(calls, key=lambda c: c[0])]
         for n, entry in enumerate(entries):
@@ -93,17 +104,41 @@ def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tup
             continue
         p = e.get("payload") or {}
         for k, op in enumerate(p.get("ops") or []):
-            ops.append((e.get("ordinal", 0), k, {
-                "tool_name": "python_image_processing", "raw_tool_name": "python_image_processing",
-                "arguments": {"op": op.get("op"), "save": op.get("save"), "line": op.get("line")},
-                "output": {"ok": True, "output_path": op.get("save"),
-                           **({"declared_only": True} if op.get("declared_only") else {})},
-                "event_id": e.get("id"), "ordinal": e.get("ordinal", 0)}))
-        runs.append((e.get("ordinal", 0), 10_000, {
-            "tool_name": "run_visual_processing_code", "raw_tool_name": "script_exec", "arguments": {},
-            "output": {"ok": p.get("exit_code") == 0 and not p.get("timed_out"),
-                       "asset_ids": list(p.get("asset_ids") or [])},
-            "event_id": e.get("id"), "ordinal": e.get("ordinal", 0)}))
+            ops.append(
+                (
+                    e.get("ordinal", 0),
+                    k,
+                    {
+                        "tool_name": "python_image_processing",
+                        "raw_tool_name": "python_image_processing",
+                        "arguments": {"op": op.get("op"), "save": op.get("save"), "line": op.get("line")},
+                        "output": {
+                            "ok": True,
+                            "output_path": op.get("save"),
+                            **({"declared_only": True} if op.get("declared_only") else {}),
+                        },
+                        "event_id": e.get("id"),
+                        "ordinal": e.get("ordinal", 0),
+                    },
+                )
+            )
+        runs.append(
+            (
+                e.get("ordinal", 0),
+                10_000,
+                {
+                    "tool_name": "run_visual_processing_code",
+                    "raw_tool_name": "script_exec",
+                    "arguments": {},
+                    "output": {
+                        "ok": p.get("exit_code") == 0 and not p.get("timed_out"),
+                        "asset_ids": list(p.get("asset_ids") or []),
+                    },
+                    "event_id": e.get("id"),
+                    "ordinal": e.get("ordinal", 0),
+                },
+            )
+        )
     if mode == "faithful":
         ordered = [c[2] for c in sorted(calls, key=lambda c: c[0])] + [o[2] for o in ops] + [r[2] for r in runs]
     else:
@@ -149,9 +184,17 @@ def native_tool_use_list(item: Item) -> tuple[list[dict[str, Any]], int] | None:
         assets = list(((result or ev).get("payload") or {}).get("asset_ids") or []) if ev else []
         out = entry.get("output") if isinstance(entry.get("output"), dict) else {}
         args = entry.get("arguments") if isinstance(entry.get("arguments"), dict) else {}
-        uses.append({"tool_name": entry.get("tool_name") or "", "raw_tool_name": entry.get("raw_tool_name") or "",
-                     "arguments": args, "output": {**out, "asset_ids": assets}, "index": int(entry.get("index", 0)),
-                     "event_id": ev.get("id"), "ordinal": ev.get("ordinal", 0)})
+        uses.append(
+            {
+                "tool_name": entry.get("tool_name") or "",
+                "raw_tool_name": entry.get("raw_tool_name") or "",
+                "arguments": args,
+                "output": {**out, "asset_ids": assets},
+                "index": int(entry.get("index", 0)),
+                "event_id": ev.get("id"),
+                "ordinal": ev.get("ordinal", 0),
+            }
+        )
     effective = meta.get("effective_tool_calls", len(raw)) if isinstance(meta, dict) else len(raw)
     return uses, int(effective)
 
@@ -162,7 +205,7 @@ def transformed_image_count(item: Item) -> int:
     files = _native_files(item)
     if files is None:
         return len(item.produced_assets())
-    return sum(1 for rel in files if rel.startswith("tool_images/") and _TRANSFORMED.match(rel[len("tool_images/"):]))
+    return sum(1 for rel in files if rel.startswith("tool_images/") and _TRANSFORMED.match(rel[len("tool_images/") :]))
 
 
 def produced_metrics(item: Item) -> dict[str, Any] | None:
@@ -237,9 +280,21 @@ def _require_op(uses: list[dict[str, Any]], op: str, used: set[int], one_to_one:
 # one raises TypeError (wrong signature, or a typing construct that cannot be instantiated).
 MODULE_PASSES = {"Path"}
 MODULE_REQUIRES_OP = {"example_custom_verifier": "crop"}
-MODULE_RAISES = {"require_op", "require_transformed_images", "auto_verifier_from_name", "dispatch_verifier",
-                 "_is_declared_only", "VerifyResult", "dataclass", "list_transformed_pngs", "read_json",
-                 "Any", "Dict", "List", "Optional"}
+MODULE_RAISES = {
+    "require_op",
+    "require_transformed_images",
+    "auto_verifier_from_name",
+    "dispatch_verifier",
+    "_is_declared_only",
+    "VerifyResult",
+    "dataclass",
+    "list_transformed_pngs",
+    "read_json",
+    "Any",
+    "Dict",
+    "List",
+    "Optional",
+}
 
 
 def _require_metrics(key: str | None, state: str, value: Any, mode: str) -> tuple[bool, int | None, dict[str, Any]]:
@@ -260,8 +315,15 @@ def _require_metrics(key: str | None, state: str, value: Any, mode: str) -> tupl
     return False, None, {"reason": "metrics.json is not an object"}
 
 
-def _dispatch_verifier(verifier: str, uses: list[dict[str, Any]], used: set[int], *, mode: str,
-                       produced_images: int, metrics: tuple[str, Any]) -> tuple[bool, int | None, dict[str, Any]]:
+def _dispatch_verifier(
+    verifier: str,
+    uses: list[dict[str, Any]],
+    used: set[int],
+    *,
+    mode: str,
+    produced_images: int,
+    metrics: tuple[str, Any],
+) -> tuple[bool, int | None, dict[str, Any]]:
     verifier = (verifier or "").strip()
     if not verifier:
         return True, None, {"note": "empty verifier counts as a pass"}
@@ -342,17 +404,31 @@ def _search_axis(cp: dict[str, Any], w: _Walk) -> _Verdict:
     key, v = cp["key"], _Verdict()
     tools = {str(t).lower() for t in cp.get("tools") or []}
     if "google_search" in tools:
-        searches = [ev for ev in w.unclaimed() if str(ev.get("tool_name") or "").lower() == "google_search"
-                    and (ev.get("arguments") or {}).get("query", "")]
+        searches = [
+            ev
+            for ev in w.unclaimed()
+            if str(ev.get("tool_name") or "").lower() == "google_search"
+            and (ev.get("arguments") or {}).get("query", "")
+        ]
         if not searches:
             return v
         queries = [str(ev["arguments"]["query"]) for ev in searches]
         contexts = [str((ev.get("output") or {}).get("context", "")) for ev in searches]
         v.method = "judge"
         desc = cp.get("description") or ""
-        got = w.oracle.ask(JudgeRequest.make(SEARCH_JUDGE, w.traj_id, f"search:{key}", {
-            "description": desc, "expected": amme_expected_from_description(desc) or "",
-            "queries": queries, "results": [c[:500] for c in contexts[:3]]}))
+        got = w.oracle.ask(
+            JudgeRequest.make(
+                SEARCH_JUDGE,
+                w.traj_id,
+                f"search:{key}",
+                {
+                    "description": desc,
+                    "expected": amme_expected_from_description(desc) or "",
+                    "queries": queries,
+                    "results": [c[:500] for c in contexts[:3]],
+                },
+            )
+        )
         if got is None:
             w.pending += 1
             v.extra["search_check"] = {"passed": False, "pending": True, "queries_evaluated": queries}
@@ -361,8 +437,12 @@ def _search_axis(cp: dict[str, Any], w: _Walk) -> _Verdict:
         if ok:
             v.passed, v.hit = True, searches[0]["index"]
             w.claim(v.hit)
-        v.extra["search_check"] = {"passed": ok, "judge_response": got.raw_output, "judge": got.judge_name,
-                                   "queries_evaluated": queries}
+        v.extra["search_check"] = {
+            "passed": ok,
+            "judge_response": got.raw_output,
+            "judge": got.judge_name,
+            "queries_evaluated": queries,
+        }
     elif "google_lens_search" in tools:
         for ev in w.unclaimed():
             if str(ev.get("tool_name") or "").lower() == "google_lens_search":
@@ -378,8 +458,9 @@ def _search_axis(cp: dict[str, Any], w: _Walk) -> _Verdict:
 def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
     """V's tool part: the verifier, else the operation the verifier names, else any listed tool."""
     verifier = str((cp.get("code_check") or {}).get("verifier") or "")
-    ok, vhit, vdetail = _dispatch_verifier(verifier, w.uses, w.used, mode=w.mode,
-                                           produced_images=w.produced_images(), metrics=w.metrics())
+    ok, vhit, vdetail = _dispatch_verifier(
+        verifier, w.uses, w.used, mode=w.mode, produced_images=w.produced_images(), metrics=w.metrics()
+    )
     if ok:
         v.hit = vhit
         w.claim(vhit)
@@ -435,13 +516,18 @@ def _visual_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
         judged.append({"asset_id": images[0], "passed": True, "note": "empty expected answer"})
         images = []
     for asset in images:
-        got = w.oracle.ask(JudgeRequest.make(VISUAL_JUDGE, w.traj_id, f"visual:{cp['key']}:{asset}",
-                                             {"question": vc.get("question") or ""}, [asset]))
+        got = w.oracle.ask(
+            JudgeRequest.make(
+                VISUAL_JUDGE, w.traj_id, f"visual:{cp['key']}:{asset}", {"question": vc.get("question") or ""}, [asset]
+            )
+        )
         if got is None:
             waiting += 1
             judged.append({"asset_id": asset, "pending": True, "passed": False})
             break
-        said = str((got.parsed or {}).get("answer") if isinstance(got.parsed, dict) else "") or str(got.raw_output or "")
+        said = str((got.parsed or {}).get("answer") if isinstance(got.parsed, dict) else "") or str(
+            got.raw_output or ""
+        )
         ok = expected.lower() in said.strip().lower()
         judged.append({"asset_id": asset, "judge_answer": said, "judge": got.judge_name, "passed": ok})
         if ok:
@@ -450,9 +536,18 @@ def _visual_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
     if waiting and not visual_ok:
         w.pending += waiting
     had_images = bool(images) or bool(judged)
-    v.extra["visual_check"] = ({"question": vc.get("question"), "expected_answer": expected, "judge_results": judged,
-                                "passed": visual_ok, "images_checked": len(judged), "fallback_to_original": fallback}
-                               if had_images else {"error": "no images to check", "passed": False})
+    v.extra["visual_check"] = (
+        {
+            "question": vc.get("question"),
+            "expected_answer": expected,
+            "judge_results": judged,
+            "passed": visual_ok,
+            "images_checked": len(judged),
+            "fallback_to_original": fallback,
+        }
+        if had_images
+        else {"error": "no images to check", "passed": False}
+    )
     return visual_ok
 
 
@@ -471,7 +566,9 @@ def _visual_axis(cp: dict[str, Any], w: _Walk) -> _Verdict:
     return v
 
 
-def _ordering(item: Item, results: dict[str, dict[str, Any]], hits: dict[str, int | None]) -> tuple[int, list[dict[str, Any]]]:
+def _ordering(
+    item: Item, results: dict[str, dict[str, Any]], hits: dict[str, int | None]
+) -> tuple[int, list[dict[str, Any]]]:
     """R: each ordering constraint passes when its checkpoints passed at increasing uses, gaps ≤ max_gap."""
     passed, details = 0, []
     for oc in item.ordering:
@@ -489,8 +586,9 @@ def _ordering(item: Item, results: dict[str, dict[str, Any]], hits: dict[str, in
     return passed, details
 
 
-def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: int, *, mode: str,
-                     oracle: JudgeOracle) -> dict[str, Any]:
+def evaluate_process(
+    item: Item, uses: list[dict[str, Any]], effective_calls: int, *, mode: str, oracle: JudgeOracle
+) -> dict[str, Any]:
     """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes."""
     check_mode(mode)
     w = _Walk(item, uses, mode, oracle, int(item.trajectory.get("id") or 0))
@@ -505,8 +603,16 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
         if axis == "V" and cp.get("answer_check") is not None:  # a final-answer check, kept out of V
             results[key] = {"axis": axis}
             hits[key] = None
-            outcomes.append(CheckpointOutcome(cp.get("id"), key, amme_check_answer(cp["answer_check"], answer), None,
-                                              "rule", {"final_answer_checkpoint": True, "excluded_from": "V"}))
+            outcomes.append(
+                CheckpointOutcome(
+                    cp.get("id"),
+                    key,
+                    amme_check_answer(cp["answer_check"], answer),
+                    None,
+                    "rule",
+                    {"final_answer_checkpoint": True, "excluded_from": "V"},
+                )
+            )
             continue
         method = "rule"
         if axis in ("S", "V"):
@@ -514,16 +620,28 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
             method = v.method
             results[key] = {"axis": axis, "passed": v.passed, "hit_index": v.hit, **v.extra}
         elif axis == "R" and cp.get("answer_check") is not None:
-            results[key] = {"axis": axis, "passed": amme_check_answer(cp["answer_check"], answer),
-                            "hit_index": len(uses), "answer_check": cp["answer_check"]}
+            results[key] = {
+                "axis": axis,
+                "passed": amme_check_answer(cp["answer_check"], answer),
+                "hit_index": len(uses),
+                "answer_check": cp["answer_check"],
+            }
         elif axis == "R":
             results[key] = {"axis": axis, "passed": False, "error": "R checkpoint without answer_check"}
         else:
             results[key] = {"axis": axis, "passed": False, "error": f"unknown axis {axis!r}"}
         hit = hits[key] = results[key].get("hit_index")
         event_id = by_index[hit]["event_id"] if hit is not None and hit in by_index else None
-        outcomes.append(CheckpointOutcome(cp.get("id"), key, bool(results[key].get("passed")), event_id, method,
-                                          {k: v for k, v in results[key].items() if k != "passed"}))
+        outcomes.append(
+            CheckpointOutcome(
+                cp.get("id"),
+                key,
+                bool(results[key].get("passed")),
+                event_id,
+                method,
+                {k: v for k, v in results[key].items() if k != "passed"},
+            )
+        )
 
     r_pass, order_details = _ordering(item, results, hits)
     r_total = len(item.ordering)
@@ -545,8 +663,12 @@ def evaluate_process(item: Item, uses: list[dict[str, Any]], effective_calls: in
         "checkpoint_results": results,
         "ordering_results": order_details,
         "scores": {"S": S, "V": V, "R": R, "base": base, "penalty": penalty, "PQS": base * (1.0 - penalty)},
-        "efficiency": {"effective_tool_calls": effective_calls, "reference_tool_calls": ref_calls,
-                       "max_tool_calls": max_calls, "excess_calls": excess},
+        "efficiency": {
+            "effective_tool_calls": effective_calls,
+            "reference_tool_calls": ref_calls,
+            "max_tool_calls": max_calls,
+            "excess_calls": excess,
+        },
         "outcomes": outcomes,
         "pending_judgements": w.pending,
     }

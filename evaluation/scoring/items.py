@@ -49,8 +49,11 @@ class Item:
         return str(self.trajectory.get("final_answer") or "")
 
     def query_assets(self) -> list[int]:
-        return [a["asset_id"] for a in sorted(self.task_assets, key=lambda a: a.get("ordinal", 0))
-                if a.get("role") == "query_image"]
+        return [
+            a["asset_id"]
+            for a in sorted(self.task_assets, key=lambda a: a.get("ordinal", 0))
+            if a.get("role") == "query_image"
+        ]
 
     def produced_assets(self) -> list[int]:
         """Images the model's tools produced, in event order (tool results and sandboxed code)."""
@@ -77,12 +80,24 @@ class JudgeRequest:
     params: tuple[tuple[str, Any], ...] = ()
 
     @staticmethod
-    def make(judge: str, target_id: int, target_part: str, variables: dict[str, Any],
-             images: list[Any] | tuple[Any, ...] = (), target_kind: str = "trajectory",
-             params: dict[str, Any] | None = None) -> "JudgeRequest":
-        return JudgeRequest(judge, target_kind, int(target_id), target_part,
-                            tuple(sorted((k, _freeze(v)) for k, v in variables.items())), tuple(images),
-                            tuple(sorted((params or {}).items())))
+    def make(
+        judge: str,
+        target_id: int,
+        target_part: str,
+        variables: dict[str, Any],
+        images: list[Any] | tuple[Any, ...] = (),
+        target_kind: str = "trajectory",
+        params: dict[str, Any] | None = None,
+    ) -> "JudgeRequest":
+        return JudgeRequest(
+            judge,
+            target_kind,
+            int(target_id),
+            target_part,
+            tuple(sorted((k, _freeze(v)) for k, v in variables.items())),
+            tuple(images),
+            tuple(sorted((params or {}).items())),
+        )
 
     @property
     def vars(self) -> dict[str, Any]:

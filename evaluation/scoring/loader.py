@@ -42,16 +42,47 @@ class LoadedRun:
     items: list[Item]
 
 
-TASK_FIELDS = ("id", "source_id", "query", "category", "subcategory", "intent", "level", "domain", "answer_spec",
-               "output_format", "tools_offered", "reference_tool_calls", "max_tool_calls",
-               "penalty_per_extra_call", "meta", "source_record", "revision")
-CP_FIELDS = ("id", "key", "ordinal", "axis", "description", "tools", "code_check", "visual_check", "gt_asset_id",
-             "search_check", "answer_check", "weight", "parent_id", "step_id", "meta")
+TASK_FIELDS = (
+    "id",
+    "source_id",
+    "query",
+    "category",
+    "subcategory",
+    "intent",
+    "level",
+    "domain",
+    "answer_spec",
+    "output_format",
+    "tools_offered",
+    "reference_tool_calls",
+    "max_tool_calls",
+    "penalty_per_extra_call",
+    "meta",
+    "source_record",
+    "revision",
+)
+CP_FIELDS = (
+    "id",
+    "key",
+    "ordinal",
+    "axis",
+    "description",
+    "tools",
+    "code_check",
+    "visual_check",
+    "gt_asset_id",
+    "search_check",
+    "answer_check",
+    "weight",
+    "parent_id",
+    "step_id",
+    "meta",
+)
 
 
 def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
     for i in range(0, len(ids), n):
-        yield ids[i:i + n]
+        yield ids[i : i + n]
 
 
 def _task_revisions(session: Session, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], dict[str, Any]]:
@@ -60,9 +91,11 @@ def _task_revisions(session: Session, wanted: set[tuple[int, int]]) -> dict[tupl
     out: dict[tuple[int, int], dict[str, Any]] = {}
     task_ids = sorted({t for t, _ in wanted})
     for chunk in _chunks(task_ids):
-        for a in session.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.action == "update",
-                                                       AuditEvent.entity_id.in_(chunk))  # type: ignore[union-attr]
-                              .order_by(AuditEvent.id)).all():
+        for a in session.exec(
+            select(AuditEvent)
+            .where(AuditEvent.entity == "task", AuditEvent.action == "update", AuditEvent.entity_id.in_(chunk))  # type: ignore[union-attr]
+            .order_by(AuditEvent.id)
+        ).all():
             before = a.before if isinstance(a.before, dict) else {}
             key = (a.entity_id or 0, int(before.get("revision") or 0))
             if key in wanted and key not in out:
@@ -70,7 +103,9 @@ def _task_revisions(session: Session, wanted: set[tuple[int, int]]) -> dict[tupl
     return out
 
 
-def _checkpoints_as_of(session: Session, task_id: int, since: Any, current: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _checkpoints_as_of(
+    session: Session, task_id: int, since: Any, current: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The task's checkpoints as they were at ``since`` (a trajectory's start): each edited later is
     taken from the first later edit's "before"; ones created later are left out."""
     if since is None:
@@ -78,9 +113,15 @@ def _checkpoints_as_of(session: Session, task_id: int, since: Any, current: list
     ids = [c["id"] for c in current]
     if not ids:
         return current
-    events = session.exec(select(AuditEvent).where(AuditEvent.entity == "checkpoint",
-                                                   AuditEvent.entity_id.in_(ids),  # type: ignore[union-attr]
-                                                   AuditEvent.created_at > since).order_by(AuditEvent.id)).all()
+    events = session.exec(
+        select(AuditEvent)
+        .where(
+            AuditEvent.entity == "checkpoint",
+            AuditEvent.entity_id.in_(ids),  # type: ignore[union-attr]
+            AuditEvent.created_at > since,
+        )
+        .order_by(AuditEvent.id)
+    ).all()
     first: dict[int, AuditEvent] = {}
     for a in events:
         first.setdefault(a.entity_id or 0, a)
@@ -134,8 +175,9 @@ class _Reader:
             is_json.append(j)
         return out, is_json
 
-    def rows(self, model: Any, fields: tuple[str, ...], where: Any, *order: Any,
-             lead: tuple[Any, ...] = ()) -> Iterable[tuple[tuple[Any, ...], dict[str, Any]]]:
+    def rows(
+        self, model: Any, fields: tuple[str, ...], where: Any, *order: Any, lead: tuple[Any, ...] = ()
+    ) -> Iterable[tuple[tuple[Any, ...], dict[str, Any]]]:
         """(leading column values, {field: value}) per row, JSON decoded."""
         cols, is_json = self.cols(model, fields)
         decode, n = self.decode, len(lead)
@@ -148,8 +190,7 @@ class _Reader:
 
 
 STEP_FIELDS = ("ordinal", "thought", "tool_name", "tool_args", "result_text", "result", "is_final", "final_answer")
-TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "error", "task_revision",
-               "started_at")
+TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "error", "task_revision", "started_at")
 
 
 def load_run(session: Session, run_id: int) -> LoadedRun:
@@ -174,22 +215,54 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
     for chunk in _chunks(task_ids):
         for _, t in db.rows(Task, TASK_FIELDS, Task.id.in_(chunk)):  # type: ignore[union-attr]
             tasks[t["id"]] = t
-        for (tid,), c in db.rows(Checkpoint, CP_FIELDS, Checkpoint.task_id.in_(chunk),  # type: ignore[attr-defined]
-                                 Checkpoint.ordinal, Checkpoint.id, lead=(Checkpoint.task_id,)):
+        for (tid,), c in db.rows(
+            Checkpoint,
+            CP_FIELDS,
+            Checkpoint.task_id.in_(chunk),  # type: ignore[attr-defined]
+            Checkpoint.ordinal,
+            Checkpoint.id,
+            lead=(Checkpoint.task_id,),
+        ):
             cps[tid].append(c)
-        for (tid,), o in db.rows(OrderingConstraint, ("key", "sequence", "max_gap"),
-                                 OrderingConstraint.task_id.in_(chunk), OrderingConstraint.id,  # type: ignore[attr-defined]
-                                 lead=(OrderingConstraint.task_id,)):
+        for (tid,), o in db.rows(
+            OrderingConstraint,
+            ("key", "sequence", "max_gap"),
+            OrderingConstraint.task_id.in_(chunk),  # type: ignore[attr-defined]
+            OrderingConstraint.id,
+            lead=(OrderingConstraint.task_id,),
+        ):
             orders[tid].append({"key": o["key"], "sequence": list(o["sequence"] or []), "max_gap": o["max_gap"]})
-        for (tid,), st in db.rows(ReferenceStep, STEP_FIELDS, ReferenceStep.task_id.in_(chunk),  # type: ignore[attr-defined]
-                                  ReferenceStep.ordinal, lead=(ReferenceStep.task_id,)):
+        for (tid,), st in db.rows(
+            ReferenceStep,
+            STEP_FIELDS,
+            ReferenceStep.task_id.in_(chunk),  # type: ignore[attr-defined]
+            ReferenceStep.ordinal,
+            lead=(ReferenceStep.task_id,),
+        ):
             steps[tid].append(st)
         for tid, aid, role, ordinal, path, doc, sha in db.execute(
-                sa.select(TaskAsset.task_id, TaskAsset.asset_id, TaskAsset.role, TaskAsset.ordinal,
-                          TaskAsset.original_path, TaskAsset.document_id, Asset.sha256)
-                .join(Asset, Asset.id == TaskAsset.asset_id).where(TaskAsset.task_id.in_(chunk))):  # type: ignore[attr-defined]
-            tassets[tid].append({"asset_id": aid, "role": role, "ordinal": ordinal, "original_path": path,
-                                 "document_id": doc, "sha256": sha})
+            sa.select(
+                TaskAsset.task_id,
+                TaskAsset.asset_id,
+                TaskAsset.role,
+                TaskAsset.ordinal,
+                TaskAsset.original_path,
+                TaskAsset.document_id,
+                Asset.sha256,
+            )
+            .join(Asset, Asset.id == TaskAsset.asset_id)
+            .where(TaskAsset.task_id.in_(chunk))  # type: ignore[attr-defined]
+        ):
+            tassets[tid].append(
+                {
+                    "asset_id": aid,
+                    "role": role,
+                    "ordinal": ordinal,
+                    "original_path": path,
+                    "document_id": doc,
+                    "sha256": sha,
+                }
+            )
 
     events: dict[int, list[dict[str, Any]]] = defaultdict(list)
     event_assets: dict[int, list[int]] = defaultdict(list)
@@ -199,16 +272,20 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
     for chunk in _chunks(traj_ids):
         ev_ids = []
         for tid, eid, ordinal, kind, payload, failed in db.execute(
-                sa.select(Event.trajectory_id, Event.id, Event.ordinal, Event.kind, payload_col, Event.failed)
-                .where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
-                .order_by(Event.trajectory_id, Event.ordinal)).all():
-            events[tid].append({"id": eid, "ordinal": ordinal, "kind": kind, "payload": decode(payload) or {},
-                                "failed": failed})
+            sa.select(Event.trajectory_id, Event.id, Event.ordinal, Event.kind, payload_col, Event.failed)
+            .where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
+            .order_by(Event.trajectory_id, Event.ordinal)
+        ).all():
+            events[tid].append(
+                {"id": eid, "ordinal": ordinal, "kind": kind, "payload": decode(payload) or {}, "failed": failed}
+            )
             ev_ids.append(eid)
         for sub in _chunks(ev_ids):
             for eid, aid, sha in db.execute(
-                    sa.select(EventAsset.event_id, EventAsset.asset_id, Asset.sha256)
-                    .join(Asset, Asset.id == EventAsset.asset_id).where(EventAsset.event_id.in_(sub))):  # type: ignore[attr-defined]
+                sa.select(EventAsset.event_id, EventAsset.asset_id, Asset.sha256)  # type: ignore[call-overload]
+                .join(Asset, Asset.id == EventAsset.asset_id)
+                .where(EventAsset.event_id.in_(sub))  # type: ignore[attr-defined]
+            ):
                 event_assets[eid].append(aid)
                 asset_sha[aid] = sha
 
@@ -220,8 +297,13 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
             asset_sha[aid] = sha
 
     # Files of an imported native record (e.g. an Agentic-MME run folder's orig.png) are stored assets too.
-    native_sha = {sha for tr in trajs if isinstance(tr["native"], dict)
-                  for sha in (tr["native"].get("blobs") or {}).values() if isinstance(sha, str)}
+    native_sha = {
+        sha
+        for tr in trajs
+        if isinstance(tr["native"], dict)
+        for sha in (tr["native"].get("blobs") or {}).values()
+        if isinstance(sha, str)
+    }
     id_by_sha: dict[str, int] = {}
     for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
         for aid, sha in db.execute(sa.select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))):  # type: ignore[attr-defined]
@@ -229,8 +311,11 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
 
     # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
     # prompts built from them) and the checkpoints as they were then.
-    edited = {(tr["task_id"], tr["task_revision"]) for tr in trajs
-              if tr["task_revision"] is not None and tr["task_revision"] < tasks[tr["task_id"]]["revision"]}
+    edited = {
+        (tr["task_id"], tr["task_revision"])
+        for tr in trajs
+        if tr["task_revision"] is not None and tr["task_revision"] < tasks[tr["task_id"]]["revision"]
+    }
     old_tasks = _task_revisions(session, edited) if edited else {}
 
     items: list[Item] = []
@@ -243,8 +328,12 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
             past = old_tasks.get((tr["task_id"], tr["task_revision"]))
             edit_state = "restored" if past is not None else "unrecorded"
             if past is not None:
-                task_row = {**past, "id": task["id"], "revision": tr["task_revision"],
-                            "current_revision": task["revision"]}
+                task_row = {
+                    **past,
+                    "id": task["id"],
+                    "revision": tr["task_revision"],
+                    "current_revision": task["revision"],
+                }
             checkpoints = _checkpoints_as_of(session, tr["task_id"], tr["started_at"], checkpoints)
         evs = events.get(tr["id"] or 0, [])
         for e in evs:  # EventAsset rows complete a payload that forgot its asset ids
@@ -254,25 +343,61 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
                 e["payload"] = {**e["payload"], "asset_ids": list(e["payload"].get("asset_ids") or []) + extra}
         ta = tassets.get(tr["task_id"], [])
         shas = {a["asset_id"]: a["sha256"] for a in ta}
-        shas.update({a: asset_sha[a] for e in evs for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
-                     if a in asset_sha})
+        shas.update(
+            {
+                a: asset_sha[a]
+                for e in evs
+                for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
+                if a in asset_sha
+            }
+        )
         native = tr["native"]
-        native_assets = {rel: id_by_sha[sha] for rel, sha in ((native or {}).get("blobs") or {}).items()
-                         if isinstance(native, dict) and sha in id_by_sha}
+        native_assets = {
+            rel: id_by_sha[sha]
+            for rel, sha in ((native or {}).get("blobs") or {}).items()
+            if isinstance(native, dict) and sha in id_by_sha
+        }
         shas.update({aid: sha for sha, aid in id_by_sha.items() if aid in native_assets.values()})
-        items.append(Item(
-            native_assets=native_assets,
-            task=task_row,
-            trajectory={"id": tr["id"], "task_id": tr["task_id"], "status": tr["status"],
-                        "final_answer": tr["final_answer"], "usage": tr["usage"] or {}, "native": native,
-                        "error": tr["error"], "task_revision": tr["task_revision"],
-                        "current_revision": task["revision"], "edited_after_run": edit_state},
-            events=evs, checkpoints=checkpoints, ordering=orders.get(tr["task_id"], []),
-            reference_steps=steps.get(tr["task_id"], []), task_assets=ta, asset_sha=shas))
+        items.append(
+            Item(
+                native_assets=native_assets,
+                task=task_row,
+                trajectory={
+                    "id": tr["id"],
+                    "task_id": tr["task_id"],
+                    "status": tr["status"],
+                    "final_answer": tr["final_answer"],
+                    "usage": tr["usage"] or {},
+                    "native": native,
+                    "error": tr["error"],
+                    "task_revision": tr["task_revision"],
+                    "current_revision": task["revision"],
+                    "edited_after_run": edit_state,
+                },
+                events=evs,
+                checkpoints=checkpoints,
+                ordering=orders.get(tr["task_id"], []),
+                reference_steps=steps.get(tr["task_id"], []),
+                task_assets=ta,
+                asset_sha=shas,
+            )
+        )
     return LoadedRun(
-        run={"id": run.id, "name": run.name, "mode": run.mode, "kind": run.kind, "status": run.status,
-             "config": run.config or {}, "prompt_version": run.prompt_version},
-        benchmark={"id": bench.id if bench else None, "name": bench.name if bench else "",
-                   "source_format": bench.source_format if bench else "", "settings": bench.settings if bench else {}},
+        run={
+            "id": run.id,
+            "name": run.name,
+            "mode": run.mode,
+            "kind": run.kind,
+            "status": run.status,
+            "config": run.config or {},
+            "prompt_version": run.prompt_version,
+        },
+        benchmark={
+            "id": bench.id if bench else None,
+            "name": bench.name if bench else "",
+            "source_format": bench.source_format if bench else "",
+            "settings": bench.settings if bench else {},
+        },
         model=(endpoint.model if endpoint else (run.config or {}).get("model") or run.name or f"run {run.id}"),
-        items=items)
+        items=items,
+    )

@@ -102,8 +102,11 @@ def vtc_rule_mcq(pred: str, answer: str, options: dict[str, Any]) -> float:
     """
     p = str(pred if pred is not None else "").strip().lower()
     a = str(answer if answer is not None else "").strip().lower()
-    opts = {str(k).strip().upper(): str(v).lower().strip() for k, v in (options or {}).items()
-            if v is not None and str(v) != ""}
+    opts = {
+        str(k).strip().upper(): str(v).lower().strip()
+        for k, v in (options or {}).items()
+        if v is not None and str(v) != ""
+    }
     first = p[:1]
     if len(a) == 1 and a in "abcdefg":
         if first == a and (len(p) == 1 or p[1] in _MCQ_SEPARATORS):
@@ -152,11 +155,11 @@ def vtc_math_equal(pred: str, answer: str) -> bool:
         return False  # words without a number or operator are no formula (and parsing costs ~2 ms)
     import logging
 
-    from math_verify import parse, verify
+    from math_verify import parse, verify  # type: ignore[import-untyped]
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)
     try:
-        gold = parse(answer, parsing_timeout=None)  # type: ignore[arg-type]
+        gold = parse(answer, parsing_timeout=None)
         guess = parse(pred, parsing_timeout=None)  # type: ignore[arg-type]
         return bool(gold) and bool(guess) and bool(verify(gold, guess, timeout_seconds=None))  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - an unparsable formula is simply not equal

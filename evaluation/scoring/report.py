@@ -11,7 +11,19 @@ import io
 from typing import Any
 
 HEADLINE = {
-    "gta": ("InstAcc", "ToolAcc", "ArgAcc", "SummAcc", "AnsAcc", "AnsAcc+I", "P", "O", "L", "C", "checkpoint_judge_score"),
+    "gta": (
+        "InstAcc",
+        "ToolAcc",
+        "ArgAcc",
+        "SummAcc",
+        "AnsAcc",
+        "AnsAcc+I",
+        "P",
+        "O",
+        "L",
+        "C",
+        "checkpoint_judge_score",
+    ),
     "agentic-mme": ("Acc", "S", "V", "V_tool", "V_true", "avg_penalty", "avg_tool_calls_per_case", "perfect_cases"),
     "isg": ("structure", "image", "block", "holistic"),
     "vtc": ("APR", "TCR", "MAE", "efficiency"),
@@ -34,31 +46,60 @@ def _label(res: dict[str, Any]) -> str:
     return f"{res.get('model') or '?'} (run {res.get('run_id')})"
 
 
-def tables(results: list[dict[str, Any]], category_metric: str | None = None) -> list[tuple[str, list[str], list[list[Any]]]]:
+def tables(
+    results: list[dict[str, Any]], category_metric: str | None = None
+) -> list[tuple[str, list[str], list[list[Any]]]]:
     """(title, headers, rows) for each table of the report."""
     out: list[tuple[str, list[str], list[list[Any]]]] = []
     for profile in dict.fromkeys(r["profile"] for r in results):
         group = [r for r in results if r["profile"] == profile]
         keys = [k for k in HEADLINE.get(profile, ()) if any(r["metrics"].get(k) is not None for r in group)]
-        out.append((f"{profile}: headline metrics",
-                    ["model", "run mode", "scoring mode", "embedder", *keys, "pending judgements"],
-                    [[_label(r), r.get("run_mode"), r["mode"], r.get("embedder"),
-                      *[r["metrics"].get(k) for k in keys],
-                      r.get("pending_judgements", 0)] for r in group]))
+        out.append(
+            (
+                f"{profile}: headline metrics",
+                ["model", "run mode", "scoring mode", "embedder", *keys, "pending judgements"],
+                [
+                    [
+                        _label(r),
+                        r.get("run_mode"),
+                        r["mode"],
+                        r.get("embedder"),
+                        *[r["metrics"].get(k) for k in keys],
+                        r.get("pending_judgements", 0),
+                    ]
+                    for r in group
+                ],
+            )
+        )
         metric = category_metric or CATEGORY_METRIC.get(profile)
         cats = list(dict.fromkeys(c for r in group for c in r.get("by_category") or {}))
         if metric and cats:
             label = group[0].get("category_label") or "category"
-            out.append((f"{profile}: {metric} by {label}", ["model", *cats],
-                        [[_label(r), *[(r["by_category"].get(c) or {}).get(metric) for c in cats]] for r in group]))
+            out.append(
+                (
+                    f"{profile}: {metric} by {label}",
+                    ["model", *cats],
+                    [[_label(r), *[(r["by_category"].get(c) or {}).get(metric) for c in cats]] for r in group],
+                )
+            )
         tools = list(dict.fromkeys(t for r in group for t in (r.get("usage") or {}).get("tool_adoption", {})))
         if tools:
-            out.append((f"{profile}: tool adoption (% of tasks using the tool at least once)", ["model", *tools],
-                        [[_label(r), *[(r["usage"]["tool_adoption"]).get(t, 0.0) for t in tools]] for r in group]))
+            out.append(
+                (
+                    f"{profile}: tool adoption (% of tasks using the tool at least once)",
+                    ["model", *tools],
+                    [[_label(r), *[(r["usage"]["tool_adoption"]).get(t, 0.0) for t in tools]] for r in group],
+                )
+            )
         counts = sorted({int(k) for r in group for k in (r.get("usage") or {}).get("calls_histogram", {})})
         if counts:
-            out.append((f"{profile}: tool calls per task (number of tasks)", ["model", *[str(c) for c in counts]],
-                        [[_label(r), *[(r["usage"]["calls_histogram"]).get(str(c), 0) for c in counts]] for r in group]))
+            out.append(
+                (
+                    f"{profile}: tool calls per task (number of tasks)",
+                    ["model", *[str(c) for c in counts]],
+                    [[_label(r), *[(r["usage"]["calls_histogram"]).get(str(c), 0) for c in counts]] for r in group],
+                )
+            )
     return out
 
 
@@ -74,8 +115,11 @@ def histogram_bars(res: dict[str, Any], width: int = 40) -> str:
     return "\n".join(lines)
 
 
-def to_markdown(results: list[dict[str, Any]], category_metric: str | None = None,
-                extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None) -> str:
+def to_markdown(
+    results: list[dict[str, Any]],
+    category_metric: str | None = None,
+    extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
+) -> str:
     """``extra_tables`` (e.g. the run comparison) follow the per-profile tables."""
     parts = []
     for title, headers, rows in [*tables(results, category_metric), *(extra_tables or [])]:
@@ -90,8 +134,11 @@ def to_markdown(results: list[dict[str, Any]], category_metric: str | None = Non
     notes = [f"- run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
     if notes:
         parts.append("\nNotes:\n" + "\n".join(notes))
-    prompts = [f"- run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}" for r in results
-               for judge, desc in (r.get("judge_prompts") or {}).items()]
+    prompts = [
+        f"- run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}"
+        for r in results
+        for judge, desc in (r.get("judge_prompts") or {}).items()
+    ]
     if prompts:
         parts.append("\nJudge prompts:\n" + "\n".join(prompts))
     return "\n".join(parts).rstrip() + "\n"
@@ -108,8 +155,11 @@ def csv_cell(value: Any) -> str:
     return str(value)
 
 
-def to_csv(results: list[dict[str, Any]], category_metric: str | None = None,
-           extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None) -> str:
+def to_csv(
+    results: list[dict[str, Any]],
+    category_metric: str | None = None,
+    extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
+) -> str:
     """Every table as a block: ``# title``, header row, rows, blank line (``extra_tables`` last)."""
     buf = io.StringIO()
     w = csv.writer(buf)

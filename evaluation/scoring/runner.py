@@ -36,18 +36,33 @@ def profile_for(loaded: LoadedRun) -> Profile:
         raise
 
 
-def score_loaded(session: Session, loaded: LoadedRun, *, mode: str = "faithful", embedder: str = "minilm",
-                 prefer_judges: list[str] | None = None) -> dict[str, Any]:
+def score_loaded(
+    session: Session,
+    loaded: LoadedRun,
+    *,
+    mode: str = "faithful",
+    embedder: str = "minilm",
+    prefer_judges: list[str] | None = None,
+) -> dict[str, Any]:
     profile = profile_for(loaded)
     oracle = StoreOracle(session, loaded.items, prefer=prefer_judges, mode=mode)
-    ctx = ScoreContext(mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle,
-                       embedder_factory=lambda: get_embedder(embedder))
+    ctx = ScoreContext(
+        mode=mode,
+        run_mode=loaded.run.get("mode") or "atomic",
+        oracle=oracle,
+        embedder_factory=lambda: get_embedder(embedder),
+    )
     res = profile.score(loaded.items, ctx)
     res["notes"] = list(res.get("notes") or []) + edited_notes(loaded)
-    res.update(run_id=loaded.run["id"], run_name=loaded.run.get("name"), benchmark=loaded.benchmark.get("name"),
-               model=loaded.model, judges_used=sorted(oracle.used_judges),
-               pending_by_judge=_count_by_judge(oracle.pending),
-               judge_prompts={j: t.describe() for j, t in sorted(oracle.prompts.templates.items())})
+    res.update(
+        run_id=loaded.run["id"],
+        run_name=loaded.run.get("name"),
+        benchmark=loaded.benchmark.get("name"),
+        model=loaded.model,
+        judges_used=sorted(oracle.used_judges),
+        pending_by_judge=_count_by_judge(oracle.pending),
+        judge_prompts={j: t.describe() for j, t in sorted(oracle.prompts.templates.items())},
+    )
     return res
 
 
@@ -62,11 +77,15 @@ def edited_notes(loaded: LoadedRun) -> list[str]:
         return ", ".join(ids[:10]) + (" …" if len(ids) > 10 else "")
 
     if restored:
-        notes.append(f"edited after this run: {len(restored)} task(s) ({names(restored)}); scored with the revision "
-                     f"each trajectory ran on")
+        notes.append(
+            f"edited after this run: {len(restored)} task(s) ({names(restored)}); scored with the revision "
+            f"each trajectory ran on"
+        )
     if unknown:
-        notes.append(f"edited after this run: {len(unknown)} task(s) ({names(unknown)}) whose old revision is not in "
-                     f"the audit trail; scored with the current task — re-run them for a faithful score")
+        notes.append(
+            f"edited after this run: {len(unknown)} task(s) ({names(unknown)}) whose old revision is not in "
+            f"the audit trail; scored with the current task — re-run them for a faithful score"
+        )
     return notes
 
 
@@ -88,8 +107,10 @@ def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str)
     existing: dict[tuple[int, int, str], int] = {}
     for start in range(0, len(traj_ids), 500):
         for rid, traj, cp, method in conn.execute(
-                sa.select(table.c.id, table.c.trajectory_id, table.c.checkpoint_id, table.c.method)
-                .where(table.c.trajectory_id.in_(traj_ids[start:start + 500]), table.c.scoring_mode == mode)):
+            sa.select(table.c.id, table.c.trajectory_id, table.c.checkpoint_id, table.c.method).where(
+                table.c.trajectory_id.in_(traj_ids[start : start + 500]), table.c.scoring_mode == mode
+            )
+        ):
             existing[(traj, cp, method)] = rid
     latest: dict[tuple[int, int, str], dict[str, Any]] = {}  # the last outcome per key wins
     n = 0
@@ -97,28 +118,53 @@ def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str)
         if o.checkpoint_id is None:
             continue
         score = o.detail.get("score") if isinstance(o.detail.get("score"), (int, float)) else None
-        latest[(traj, o.checkpoint_id, o.method)] = {"passed": o.passed, "score": score,
-                                                     "matched_event_id": o.matched_event_id, "detail": o.detail}
+        latest[(traj, o.checkpoint_id, o.method)] = {
+            "passed": o.passed,
+            "score": score,
+            "matched_event_id": o.matched_event_id,
+            "detail": o.detail,
+        }
         n += 1
     now = utcnow()
-    inserts = [{"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now,
-                **v} for k, v in latest.items() if k not in existing]
+    inserts = [
+        {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
+        for k, v in latest.items()
+        if k not in existing
+    ]
     updates = [{"_id": existing[k], **{f"_{f}": x for f, x in v.items()}} for k, v in latest.items() if k in existing]
     if inserts:
         conn.execute(sa.insert(table), inserts)
     if updates:
-        conn.execute(sa.update(table).where(table.c.id == sa.bindparam("_id")).values(
-            passed=sa.bindparam("_passed"), score=sa.bindparam("_score"),
-            matched_event_id=sa.bindparam("_matched_event_id"), detail=sa.bindparam("_detail")), updates)
+        conn.execute(
+            sa.update(table)
+            .where(table.c.id == sa.bindparam("_id"))
+            .values(
+                passed=sa.bindparam("_passed"),
+                score=sa.bindparam("_score"),
+                matched_event_id=sa.bindparam("_matched_event_id"),
+                detail=sa.bindparam("_detail"),
+            ),
+            updates,
+        )
     return n
 
 
-UNSAFE_SANDBOX_NOTE = ("model-written code in this run ran WITHOUT an OS-level sandbox "
-                       "(--unsafe-in-process-sandbox): in-process guards only")
+UNSAFE_SANDBOX_NOTE = (
+    "model-written code in this run ran WITHOUT an OS-level sandbox "
+    "(--unsafe-in-process-sandbox): in-process guards only"
+)
 
 
-def score_run(engine: Engine, run_id: int, *, mode: str = "faithful", embedder: str = "minilm",
-              prefer_judges: list[str] | None = None, write: bool = True, actor: str | None = None) -> dict[str, Any]:
+def score_run(
+    engine: Engine,
+    run_id: int,
+    *,
+    mode: str = "faithful",
+    embedder: str = "minilm",
+    prefer_judges: list[str] | None = None,
+    write: bool = True,
+    actor: str | None = None,
+) -> dict[str, Any]:
     with session_scope(read_only(engine), actor=actor) as s:
         loaded = load_run(s, run_id)
         res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)

@@ -10,12 +10,32 @@ registry. Callers use only these names::
 from __future__ import annotations
 
 from evaluation.tools.plan import parse_plan_calls, validate_plan_call
-from evaluation.tools.registry import (Tool, ToolSet, UnknownTool, UnknownToolSet, execute, get_tool_set,
-                                       parse_arguments, tool_set_names)
+from evaluation.tools.registry import (
+    Tool,
+    ToolSet,
+    UnknownTool,
+    UnknownToolSet,
+    execute,
+    get_tool_set,
+    parse_arguments,
+    tool_set_names,
+)
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput, ToolResult, ToolSettings
 
 __all__ = [
-    "Tool", "ToolSet", "ToolContext", "ToolResult", "ToolOutput", "ToolError", "ToolSettings",
-    "UnknownTool", "UnknownToolSet", "execute", "get_tool_set", "tool_set_names", "parse_arguments",
-    "validate_plan_call", "parse_plan_calls",
+    "Tool",
+    "ToolSet",
+    "ToolContext",
+    "ToolResult",
+    "ToolOutput",
+    "ToolError",
+    "ToolSettings",
+    "UnknownTool",
+    "UnknownToolSet",
+    "execute",
+    "get_tool_set",
+    "tool_set_names",
+    "parse_arguments",
+    "validate_plan_call",
+    "parse_plan_calls",
 ]

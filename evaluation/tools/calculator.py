@@ -19,16 +19,32 @@ MAX_INT_BITS = 100_000
 MAX_FACTORIAL = 1_000
 MAX_LENGTH = 2_000
 
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-        ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_BIN = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Not: operator.not_}
-_CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-        ast.Gt: operator.gt, ast.GtE: operator.ge}
+_CMP = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 
 
 def _bounded_pow(base: Any, exp: Any, mod: Any = None) -> Any:
-    if isinstance(exp, (int, float)) and abs(exp) > MAX_EXPONENT and not (isinstance(base, (int, float))
-                                                                         and abs(base) in (0, 1)):
+    if (
+        isinstance(exp, (int, float))
+        and abs(exp) > MAX_EXPONENT
+        and not (isinstance(base, (int, float)) and abs(base) in (0, 1))
+    ):
         raise ToolError(f"exponent {exp} is too large (limit {MAX_EXPONENT})")
     if isinstance(base, int) and isinstance(exp, int) and exp > 0 and base.bit_length() * exp > MAX_INT_BITS:
         raise ToolError(f"result of {base.bit_length()}-bit number to the power {exp} is too large")
@@ -60,8 +76,19 @@ def _round(x: Any, ndigits: Any = None) -> Any:
 def _functions() -> dict[str, Any]:
     funcs: dict[str, Any] = {k: v for k, v in vars(math).items() if not k.startswith("_")}
     funcs.update(comb=_bounded(math.comb, 100_000), perm=_bounded(math.perm, 100_000))
-    funcs.update(pow=_bounded_pow, factorial=_bounded_factorial, abs=abs, round=_round, min=min, max=max,
-                 sum=sum, int=int, float=float, divmod=divmod, bool=bool)
+    funcs.update(
+        pow=_bounded_pow,
+        factorial=_bounded_factorial,
+        abs=abs,
+        round=_round,
+        min=min,
+        max=max,
+        sum=sum,
+        int=int,
+        float=float,
+        divmod=divmod,
+        bool=bool,
+    )
     return funcs
 
 
@@ -86,7 +113,11 @@ def evaluate(expression: str) -> Any:
 
 def _eval(node: ast.AST) -> Any:
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool) or node.value in (True, False):
+        if (
+            isinstance(node.value, (int, float, complex))
+            and not isinstance(node.value, bool)
+            or node.value in (True, False)
+        ):
             return node.value
         raise ToolError(f"only numbers are allowed, not {type(node.value).__name__} literals")
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:

@@ -28,6 +28,7 @@ def _register(name: str) -> Callable[[Op], Op]:
     def wrap(fn: Op) -> Op:
         _OPS[name] = fn
         return fn
+
     return wrap
 
 
@@ -41,8 +42,9 @@ def run(op: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     names = [name] + [f"opencv/{op}_{ctx.next_index + 1 + k}.png" for k in range(len(extra_images))]
     text = f"{message} INFO: {json.dumps(info, ensure_ascii=False)}\n\nEdited Image Path: {name}"
     data = {"op": op, "info": info, "output_path": name, "size": [int(out.shape[1]), int(out.shape[0])]}
-    return ToolOutput(text=text, data=data, images=[encode_png(out)] + [encode_png(e) for e in extra_images],
-                      image_names=names)
+    return ToolOutput(
+        text=text, data=data, images=[encode_png(out)] + [encode_png(e) for e in extra_images], image_names=names
+    )
 
 
 def __getattr__(name: str) -> Callable[[dict[str, Any], ToolContext], ToolOutput]:
@@ -55,6 +57,7 @@ def __getattr__(name: str) -> Callable[[dict[str, Any], ToolContext], ToolOutput
 
 # ---------------------------------------------------------------------------------------------- helpers
 
+
 def _gray(img: np.ndarray) -> np.ndarray:
     return img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
 
@@ -63,8 +66,9 @@ def _bgr(img: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(img, cv2.COLOR_GRAY2BGR) if img.ndim == 2 else img
 
 
-def _int(p: dict[str, Any], key: str, default: int, lo: int | None = None, hi: int | None = None,
-         odd: bool = False) -> int:
+def _int(
+    p: dict[str, Any], key: str, default: int, lo: int | None = None, hi: int | None = None, odd: bool = False
+) -> int:
     value = p.get(key, default)
     if value is None:
         value = default
@@ -116,6 +120,7 @@ def _need(p: dict[str, Any], *keys: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- geometry
 
+
 @_register("colorspace_gray")
 def colorspace_gray(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     return _gray(img), "Converted the image to grayscale.", {"colorspace": "gray"}
@@ -123,14 +128,20 @@ def colorspace_gray(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tup
 
 @_register("colorspace_hsv")
 def colorspace_hsv(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
-    return cv2.cvtColor(_bgr(img), cv2.COLOR_BGR2HSV), "Converted the image to HSV (channels H, S, V).", {
-        "colorspace": "hsv"}
+    return (
+        cv2.cvtColor(_bgr(img), cv2.COLOR_BGR2HSV),
+        "Converted the image to HSV (channels H, S, V).",
+        {"colorspace": "hsv"},
+    )
 
 
 @_register("colorspace_lab")
 def colorspace_lab(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
-    return cv2.cvtColor(_bgr(img), cv2.COLOR_BGR2LAB), "Converted the image to LAB (channels L, a, b).", {
-        "colorspace": "lab"}
+    return (
+        cv2.cvtColor(_bgr(img), cv2.COLOR_BGR2LAB),
+        "Converted the image to LAB (channels L, a, b).",
+        {"colorspace": "lab"},
+    )
 
 
 @_register("resize")
@@ -168,8 +179,11 @@ def rotate(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.nda
         m[0, 2] += nw / 2 - w / 2
         m[1, 2] += nh / 2 - h / 2
         out = cv2.warpAffine(img, m, (nw, nh), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
-    return out, f"Rotated the image {angle:g} degrees clockwise.", {
-        "angle": angle, "center": [w / 2, h / 2], "original_size": [w, h], "new_size": [out.shape[1], out.shape[0]]}
+    return (
+        out,
+        f"Rotated the image {angle:g} degrees clockwise.",
+        {"angle": angle, "center": [w / 2, h / 2], "original_size": [w, h], "new_size": [out.shape[1], out.shape[0]]},
+    )
 
 
 @_register("translate")
@@ -179,8 +193,11 @@ def translate(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.
     dx, dy = {"left": (-dist, 0), "right": (dist, 0), "up": (0, -dist), "down": (0, dist)}[direction]
     h, w = img.shape[:2]
     out = cv2.warpAffine(img, np.float32([[1, 0, dx], [0, 1, dy]]), (w, h), borderValue=(0, 0, 0))
-    return out, f"Translated the image {dist} px {direction}.", {"direction": direction, "distance": dist,
-                                                                  "vector": [dx, dy]}
+    return (
+        out,
+        f"Translated the image {dist} px {direction}.",
+        {"direction": direction, "distance": dist, "vector": [dx, dy]},
+    )
 
 
 @_register("flip")
@@ -193,8 +210,11 @@ def flip(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarr
 @_register("crop")
 def crop(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     out, box = _crop_box(img, p)
-    return out, f"Cropped the region x={box[0]}, y={box[1]}, {box[2]}x{box[3]}.", {
-        "crop_box": box, "original_size": [img.shape[1], img.shape[0]]}
+    return (
+        out,
+        f"Cropped the region x={box[0]}, y={box[1]}, {box[2]}x{box[3]}.",
+        {"crop_box": box, "original_size": [img.shape[1], img.shape[0]]},
+    )
 
 
 def _crop_box(img: np.ndarray, p: dict[str, Any]) -> tuple[np.ndarray, list[int]]:
@@ -224,19 +244,26 @@ def zoom_in(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.nd
     if tw * th > MAX_PIXELS:
         raise ToolError(f"zoomed size {tw}x{th} is larger than {MAX_PIXELS} pixels")
     out = cv2.resize(region, (tw, th), interpolation=cv2.INTER_CUBIC)
-    return out, f"Zoomed into x={box[0]}, y={box[1]}, {box[2]}x{box[3]} and resized it to {tw}x{th}.", {
-        "crop_box": box, "new_size": [tw, th]}
+    return (
+        out,
+        f"Zoomed into x={box[0]}, y={box[1]}, {box[2]}x{box[3]} and resized it to {tw}x{th}.",
+        {"crop_box": box, "new_size": [tw, th]},
+    )
 
 
 @_register("pyramid")
 def pyramid(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     mode = _choice(p, "mode", "pyr_down", ("pyr_up", "pyr_down"))
     out = cv2.pyrUp(img) if mode == "pyr_up" else cv2.pyrDown(img)
-    return out, f"Applied {mode}.", {"mode": mode, "original_size": [img.shape[1], img.shape[0]],
-                                     "new_size": [out.shape[1], out.shape[0]]}
+    return (
+        out,
+        f"Applied {mode}.",
+        {"mode": mode, "original_size": [img.shape[1], img.shape[0]], "new_size": [out.shape[1], out.shape[0]]},
+    )
 
 
 # ---------------------------------------------------------------------------------------------- enhancement
+
 
 @_register("blur")
 def blur(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
@@ -244,8 +271,11 @@ def blur(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarr
     if method == "bilateral":
         d = _int(p, "d", 9, 1, 50)
         sc, ss = _float(p, "sigma_color", 75, 1, 200), _float(p, "sigma_space", 75, 1, 200)
-        return cv2.bilateralFilter(img, d, sc, ss), "Applied a bilateral filter.", {
-            "method": method, "d": d, "sigma_color": sc, "sigma_space": ss}
+        return (
+            cv2.bilateralFilter(img, d, sc, ss),
+            "Applied a bilateral filter.",
+            {"method": method, "d": d, "sigma_color": sc, "sigma_space": ss},
+        )
     k = _int(p, "ksize", 5, 3, 51, odd=True)
     if method in ("average", "avg"):
         out = cv2.blur(img, (k, k))
@@ -351,8 +381,11 @@ def denoise(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.nd
         out = _bgr(img).copy()
         for k in _channels(p):
             out[:, :, k] = cv2.fastNlMeansDenoising(np.ascontiguousarray(out[:, :, k]), None, h, tw, sw)
-    return out, f"Applied non-local means denoising ({mode}).", {"mode": mode, "h": h, "template_window": tw,
-                                                                 "search_window": sw}
+    return (
+        out,
+        f"Applied non-local means denoising ({mode}).",
+        {"mode": mode, "h": h, "template_window": tw, "search_window": sw},
+    )
 
 
 @_register("inpaint")
@@ -366,8 +399,11 @@ def inpaint(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.nd
     radius = _int(p, "radius", 3, 1, 10)
     method = _choice(p, "method", "telea", ("telea", "ns"))
     out = cv2.inpaint(_bgr(img), mask, radius, cv2.INPAINT_TELEA if method == "telea" else cv2.INPAINT_NS)
-    return out, f"Inpainted {int(np.count_nonzero(mask))} masked pixels ({preset} mask, {method}).", {
-        "preset": preset, "masked_pixels": int(np.count_nonzero(mask)), "radius": radius, "method": method}
+    return (
+        out,
+        f"Inpainted {int(np.count_nonzero(mask))} masked pixels ({preset} mask, {method}).",
+        {"preset": preset, "masked_pixels": int(np.count_nonzero(mask)), "radius": radius, "method": method},
+    )
 
 
 @_register("inrange_color")
@@ -382,8 +418,14 @@ def inrange_color(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple
     mask = cv2.inRange(src, np.array(lower, dtype=np.float64), np.array(upper, dtype=np.float64))
     count = int(np.count_nonzero(mask))
     masked = cv2.bitwise_and(_bgr(img), _bgr(img), mask=mask)
-    info: dict[str, Any] = {"colorspace": space, "lower": lower, "upper": upper, "matched_pixels": count,
-                            "matched_fraction": round(count / mask.size, 6), "output_format": fmt}
+    info: dict[str, Any] = {
+        "colorspace": space,
+        "lower": lower,
+        "upper": upper,
+        "matched_pixels": count,
+        "matched_fraction": round(count / mask.size, 6),
+        "output_format": fmt,
+    }
     if fmt == "both":
         info["_extra_images"] = [mask]
         return masked, "Created the color mask; the first image is the masked image, the second the mask.", info
@@ -401,16 +443,27 @@ def floodfill(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.
     flags = _int(p, "flags", 4 | cv2.FLOODFILL_FIXED_RANGE)
     mask = np.zeros((h + 2, w + 2), np.uint8)
     area, _, _, rect = cv2.floodFill(out, mask, (x, y), new, lo, up, flags)
-    return out, f"Flood-filled {area} pixels from ({x}, {y}).", {"seed": [x, y], "filled_area": int(area),
-                                                                 "bbox": [int(v) for v in rect]}
+    return (
+        out,
+        f"Flood-filled {area} pixels from ({x}, {y}).",
+        {"seed": [x, y], "filled_area": int(area), "bbox": [int(v) for v in rect]},
+    )
 
 
 @_register("convertscaleabs")
 def convertscaleabs(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     alpha, beta = _float(p, "alpha", 1.0), _float(p, "beta", 0.0)
     out = cv2.convertScaleAbs(img, alpha=alpha, beta=beta)
-    return out, f"Applied |alpha*x + beta| with alpha={alpha:g}, beta={beta:g}.", {
-        "alpha": alpha, "beta": beta, "mean_before": round(float(img.mean()), 3), "mean_after": round(float(out.mean()), 3)}
+    return (
+        out,
+        f"Applied |alpha*x + beta| with alpha={alpha:g}, beta={beta:g}.",
+        {
+            "alpha": alpha,
+            "beta": beta,
+            "mean_before": round(float(img.mean()), 3),
+            "mean_after": round(float(out.mean()), 3),
+        },
+    )
 
 
 @_register("sharpen")
@@ -425,6 +478,7 @@ def sharpen(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.nd
 
 # ---------------------------------------------------------------------------------------------- features
 
+
 @_register("gradients")
 def gradients(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     mode = _choice(p, "mode", "sobel_x", ("sobel_x", "sobel_y", "laplacian"))
@@ -433,8 +487,11 @@ def gradients(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.
         g = cv2.Laplacian(gray, cv2.CV_64F)
     else:
         g = cv2.Sobel(gray, cv2.CV_64F, 1 if mode == "sobel_x" else 0, 0 if mode == "sobel_x" else 1, ksize=3)
-    return cv2.convertScaleAbs(g), f"Computed {mode} gradients.", {
-        "mode": mode, "max_abs": round(float(np.abs(g).max()), 3), "mean_abs": round(float(np.abs(g).mean()), 3)}
+    return (
+        cv2.convertScaleAbs(g),
+        f"Computed {mode} gradients.",
+        {"mode": mode, "max_abs": round(float(np.abs(g).max()), 3), "mean_abs": round(float(np.abs(g).mean()), 3)},
+    )
 
 
 _CANNY_PRESETS = {"low": (50, 100), "medium": (100, 200), "high": (150, 250)}
@@ -453,9 +510,16 @@ def canny(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndar
         out = np.zeros_like(src)
         for k in _channels(p):
             out[:, :, k] = cv2.Canny(np.ascontiguousarray(src[:, :, k]), lo, hi)
-    return out, f"Detected edges with Canny ({lo}, {hi}).", {
-        "threshold_low": lo, "threshold_high": hi, "color_mode": color_mode,
-        "edge_pixels": int(np.count_nonzero(out))}
+    return (
+        out,
+        f"Detected edges with Canny ({lo}, {hi}).",
+        {
+            "threshold_low": lo,
+            "threshold_high": hi,
+            "color_mode": color_mode,
+            "edge_pixels": int(np.count_nonzero(out)),
+        },
+    )
 
 
 @_register("dft")
@@ -463,8 +527,11 @@ def dft(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarra
     spectrum = np.fft.fftshift(np.fft.fft2(_gray(img).astype(np.float64)))
     mag = 20 * np.log1p(np.abs(spectrum))
     out = cv2.normalize(mag, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
-    return out, "Computed the DFT magnitude spectrum (log scale, centred).", {
-        "max_log_magnitude": round(float(mag.max()), 3)}
+    return (
+        out,
+        "Computed the DFT magnitude spectrum (log scale, centred).",
+        {"max_log_magnitude": round(float(mag.max()), 3)},
+    )
 
 
 @_register("template_match")
@@ -482,40 +549,62 @@ def template_match(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tupl
     th, tw = tpl.shape[:2]
     out = src.copy()
     cv2.rectangle(out, loc, (loc[0] + tw, loc[1] + th), (0, 0, 255), 2)
-    return out, f"Best template match at {loc} (score {score:.4f}).", {
-        "method": method, "score": round(float(score), 6), "bbox": [int(loc[0]), int(loc[1]), int(tw), int(th)]}
+    return (
+        out,
+        f"Best template match at {loc} (score {score:.4f}).",
+        {"method": method, "score": round(float(score), 6), "bbox": [int(loc[0]), int(loc[1]), int(tw), int(th)]},
+    )
 
 
 @_register("hough_lines")
 def hough_lines(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     edges = cv2.Canny(_gray(img), _int(p, "canny_low", 80, 0, 255), _int(p, "canny_high", 200, 0, 255))
-    found = cv2.HoughLinesP(edges, 1, np.pi / 180, _int(p, "threshold", 80, 1),
-                            minLineLength=_int(p, "minLineLength", 50, 0), maxLineGap=_int(p, "maxLineGap", 10, 0))
+    found = cv2.HoughLinesP(
+        edges,
+        1,
+        np.pi / 180,
+        _int(p, "threshold", 80, 1),
+        minLineLength=_int(p, "minLineLength", 50, 0),
+        maxLineGap=_int(p, "maxLineGap", 10, 0),
+    )
     lines = [] if found is None else [[int(v) for v in ln] for ln in np.asarray(found).reshape(-1, 4)]
     lines.sort(key=lambda ln: -math.hypot(ln[2] - ln[0], ln[3] - ln[1]))
-    lines = lines[:_int(p, "max_lines", 20, 1)]
+    lines = lines[: _int(p, "max_lines", 20, 1)]
     out = _bgr(img).copy()
     for x1, y1, x2, y2 in lines:
         cv2.line(out, (x1, y1), (x2, y2), (0, 0, 255), 2)
-    info = {"count": len(lines), "lines": [{"x1": a, "y1": b, "x2": c, "y2": d,
-                                            "length": round(math.hypot(c - a, d - b), 2)} for a, b, c, d in lines]}
+    info = {
+        "count": len(lines),
+        "lines": [
+            {"x1": a, "y1": b, "x2": c, "y2": d, "length": round(math.hypot(c - a, d - b), 2)} for a, b, c, d in lines
+        ],
+    }
     return out, f"Detected {len(lines)} line segments with the probabilistic Hough transform.", info
 
 
 @_register("hough_circles")
 def hough_circles(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     gray = cv2.medianBlur(_gray(img), 5)
-    found = cv2.HoughCircles(gray, cv2.HOUGH_GRADIENT, _float(p, "dp", 1.2, 0.1), _float(p, "minDist", 50, 1),
-                             param1=_float(p, "param1", 100, 1), param2=_float(p, "param2", 50, 1),
-                             minRadius=_int(p, "minRadius", 10, 0), maxRadius=_int(p, "maxRadius", 0, 0))
+    found = cv2.HoughCircles(
+        gray,
+        cv2.HOUGH_GRADIENT,
+        _float(p, "dp", 1.2, 0.1),
+        _float(p, "minDist", 50, 1),
+        param1=_float(p, "param1", 100, 1),
+        param2=_float(p, "param2", 50, 1),
+        minRadius=_int(p, "minRadius", 10, 0),
+        maxRadius=_int(p, "maxRadius", 0, 0),
+    )
     circles = [] if found is None else [[float(v) for v in c] for c in np.asarray(found).reshape(-1, 3)]
-    circles = circles[:_int(p, "max_circles", 20, 1)]
+    circles = circles[: _int(p, "max_circles", 20, 1)]
     out = _bgr(img).copy()
     for x, y, r in circles:
         cv2.circle(out, (round(x), round(y)), round(r), (0, 255, 0), 2)
         cv2.circle(out, (round(x), round(y)), 2, (0, 0, 255), 3)
-    info = {"count": len(circles), "circles": [{"x": round(x, 2), "y": round(y, 2), "radius": round(r, 2)}
-                                               for x, y, r in circles]}
+    info = {
+        "count": len(circles),
+        "circles": [{"x": round(x, 2), "y": round(y, 2), "radius": round(r, 2)} for x, y, r in circles],
+    }
     return out, f"Detected {len(circles)} circles with the Hough gradient method.", info
 
 
@@ -525,21 +614,29 @@ def features(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.n
     limit = _int(p, "max_points", 100, 1, 100_000)
     gray = _gray(img)
     if method in ("surf", "brief"):
-        raise ToolError(f"{method} needs OpenCV's non-free contrib modules, which this build does not have; "
-                        "use sift, orb, fast, harris or shi_tomasi")
+        raise ToolError(
+            f"{method} needs OpenCV's non-free contrib modules, which this build does not have; "
+            "use sift, orb, fast, harris or shi_tomasi"
+        )
     if method in ("harris", "shi_tomasi"):
         pts = cv2.goodFeaturesToTrack(gray, limit, 0.01, 10, useHarrisDetector=(method == "harris"))
         points = [] if pts is None else [[float(x), float(y)] for x, y in pts.reshape(-1, 2)]
     else:
-        detector = {"sift": lambda: cv2.SIFT_create(nfeatures=limit), "fast": cv2.FastFeatureDetector_create,
-                    "orb": lambda: cv2.ORB_create(nfeatures=limit)}[method]()
+        detector = {
+            "sift": lambda: cv2.SIFT_create(nfeatures=limit),
+            "fast": cv2.FastFeatureDetector_create,
+            "orb": lambda: cv2.ORB_create(nfeatures=limit),
+        }[method]()
         kps = sorted(detector.detect(gray, None), key=lambda k: -k.response)[:limit]
         points = [[float(k.pt[0]), float(k.pt[1])] for k in kps]
     out = _bgr(img).copy()
     for x, y in points:
         cv2.circle(out, (round(x), round(y)), 3, (0, 255, 0), 1)
-    return out, f"Detected {len(points)} {method} keypoints.", {
-        "method": method, "count": len(points), "keypoints": [[round(x, 2), round(y, 2)] for x, y in points]}
+    return (
+        out,
+        f"Detected {len(points)} {method} keypoints.",
+        {"method": method, "count": len(points), "keypoints": [[round(x, 2), round(y, 2)] for x, y in points]},
+    )
 
 
 @_register("watershed")
@@ -559,7 +656,7 @@ def watershed(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.
     markers = cv2.watershed(src, markers)
     src[markers == -1] = (0, 0, 255)
     labels, counts = np.unique(markers[markers > 1], return_counts=True)
-    order = np.argsort(-counts)[:_int(p, "max_regions", 20, 1)]
+    order = np.argsort(-counts)[: _int(p, "max_regions", 20, 1)]
     regions = [{"label": int(labels[k]), "area": int(counts[k])} for k in order]
     return src, f"Watershed found {len(labels)} regions.", {"region_count": int(len(labels)), "regions": regions}
 
@@ -575,18 +672,26 @@ def grabcut(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.nd
     m = _GRABCUT_MARGIN[preset]
     rect = (int(w * m), int(h * m), max(1, int(w * (1 - 2 * m))), max(1, int(h * (1 - 2 * m))))
     mask = np.zeros((h, w), np.uint8)
-    cv2.grabCut(src, mask, rect, np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64), 5,
-                cv2.GC_INIT_WITH_RECT)
+    cv2.grabCut(src, mask, rect, np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64), 5, cv2.GC_INIT_WITH_RECT)
     fg = np.where((mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD), 255, 0).astype(np.uint8)
     out = cv2.bitwise_and(src, src, mask=fg)
     count = int(np.count_nonzero(fg))
-    return out, f"GrabCut kept {count} foreground pixels.", {
-        "preset": preset, "rect": list(rect), "foreground_pixels": count, "foreground_fraction": round(count / fg.size, 6)}
+    return (
+        out,
+        f"GrabCut kept {count} foreground pixels.",
+        {
+            "preset": preset,
+            "rect": list(rect),
+            "foreground_pixels": count,
+            "foreground_fraction": round(count / fg.size, 6),
+        },
+    )
 
 
 @_register("connected_components_with_stats")
-def connected_components_with_stats(img: np.ndarray, p: dict[str, Any],
-                                    ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
+def connected_components_with_stats(
+    img: np.ndarray, p: dict[str, Any], ctx: ToolContext
+) -> tuple[np.ndarray, str, dict[str, Any]]:
     mode = _choice(p, "threshold_mode", "otsu", ("otsu", "binary", "none"))
     gray = _gray(img)
     if mode == "otsu":
@@ -599,10 +704,16 @@ def connected_components_with_stats(img: np.ndarray, p: dict[str, Any],
     if conn not in (4, 8):
         raise ToolError(f"param.connectivity must be 4 or 8, got {conn}")
     n, labels, stats, centroids = cv2.connectedComponentsWithStats(binary, connectivity=conn)
-    order = sorted(range(1, n), key=lambda k: -stats[k, cv2.CC_STAT_AREA])[:_int(p, "max_components", 20, 1)]
-    comps = [{"label": k, "area": int(stats[k, cv2.CC_STAT_AREA]),
-              "bbox": [int(stats[k, 0]), int(stats[k, 1]), int(stats[k, 2]), int(stats[k, 3])],
-              "centroid": [round(float(centroids[k, 0]), 2), round(float(centroids[k, 1]), 2)]} for k in order]
+    order = sorted(range(1, n), key=lambda k: -stats[k, cv2.CC_STAT_AREA])[: _int(p, "max_components", 20, 1)]
+    comps = [
+        {
+            "label": k,
+            "area": int(stats[k, cv2.CC_STAT_AREA]),
+            "bbox": [int(stats[k, 0]), int(stats[k, 1]), int(stats[k, 2]), int(stats[k, 3])],
+            "centroid": [round(float(centroids[k, 0]), 2), round(float(centroids[k, 1]), 2)],
+        }
+        for k in order
+    ]
     rng = np.random.default_rng(0)
     palette = rng.integers(64, 256, size=(max(n, 1), 3), dtype=np.uint8)
     palette[0] = 0
@@ -612,24 +723,30 @@ def connected_components_with_stats(img: np.ndarray, p: dict[str, Any],
 
 # ---------------------------------------------------------------------------------------------- contours & drawing
 
+
 def _contours(img: np.ndarray, p: dict[str, Any]) -> list[np.ndarray]:
     mode = _choice(p, "mode", "external", ("external", "list"))
     edges = cv2.Canny(_gray(img), _int(p, "canny_low", 100, 0, 255), _int(p, "canny_high", 200, 0, 255))
-    found, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL if mode == "external" else cv2.RETR_LIST,
-                                cv2.CHAIN_APPROX_SIMPLE)
+    found, _ = cv2.findContours(
+        edges, cv2.RETR_EXTERNAL if mode == "external" else cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE
+    )
     ranked = sorted(found, key=lambda c: -cv2.contourArea(c))
     if p.get("rank") is not None:
         rank = _int(p, "rank", 1, 1)
         if rank > len(ranked):
             raise ToolError(f"param.rank {rank} is larger than the number of contours found ({len(ranked)})")
         return [ranked[rank - 1]]
-    return ranked[:_int(p, "max_contours", 20, 1)]
+    return ranked[: _int(p, "max_contours", 20, 1)]
 
 
 def _describe(c: np.ndarray, rank: int) -> dict[str, Any]:
     x, y, w, h = cv2.boundingRect(c)
-    return {"rank": rank, "area": round(float(cv2.contourArea(c)), 2),
-            "perimeter": round(float(cv2.arcLength(c, True)), 2), "bbox": [x, y, w, h]}
+    return {
+        "rank": rank,
+        "area": round(float(cv2.contourArea(c)), 2),
+        "perimeter": round(float(cv2.arcLength(c, True)), 2),
+        "bbox": [x, y, w, h],
+    }
 
 
 def _label(out: np.ndarray, c: np.ndarray, text: str, color: tuple[int, int, int]) -> None:
@@ -642,8 +759,11 @@ def contours(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.n
     found = _contours(img, p)
     out = _bgr(img).copy()
     cv2.drawContours(out, found, -1, (0, 255, 0), 2)
-    return out, f"Found {len(found)} contours from Canny edges.", {
-        "count": len(found), "contours": [_describe(c, k + 1) for k, c in enumerate(found)]}
+    return (
+        out,
+        f"Found {len(found)} contours from Canny edges.",
+        {"count": len(found), "contours": [_describe(c, k + 1) for k, c in enumerate(found)]},
+    )
 
 
 @_register("draw_contours")
@@ -663,8 +783,11 @@ def contour_area(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[
     areas = [round(float(cv2.contourArea(c)), 2) for c in found]
     for c, a in zip(found, areas):
         _label(out, c, f"{a:g}", color)
-    return out, "Calculated contour areas with cv2.contourArea.", {
-        "count": len(found), "areas": areas, "contours": [_describe(c, k + 1) for k, c in enumerate(found)]}
+    return (
+        out,
+        "Calculated contour areas with cv2.contourArea.",
+        {"count": len(found), "areas": areas, "contours": [_describe(c, k + 1) for k, c in enumerate(found)]},
+    )
 
 
 @_register("arc_length")
@@ -676,8 +799,11 @@ def arc_length(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np
     perims = [round(float(cv2.arcLength(c, True)), 2) for c in found]
     for c, v in zip(found, perims):
         _label(out, c, f"{v:g}", color)
-    return out, "Calculated contour perimeters with cv2.arcLength.", {
-        "count": len(found), "perimeters": perims, "contours": [_describe(c, k + 1) for k, c in enumerate(found)]}
+    return (
+        out,
+        "Calculated contour perimeters with cv2.arcLength.",
+        {"count": len(found), "perimeters": perims, "contours": [_describe(c, k + 1) for k, c in enumerate(found)]},
+    )
 
 
 @_register("approx_poly")
@@ -690,10 +816,23 @@ def approx_poly(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[n
     cv2.drawContours(out, polys, -1, color, _int(p, "thickness", 2))
     for poly in polys:
         _label(out, poly, str(len(poly)), color)
-    return out, "Approximated contours with cv2.approxPolyDP.", {
-        "count": len(polys), "epsilon_ratio": eps,
-        "polygons": [{"rank": k + 1, "vertices": len(poly), "points": poly.reshape(-1, 2).tolist(),
-                      "area": round(float(cv2.contourArea(poly)), 2)} for k, poly in enumerate(polys)]}
+    return (
+        out,
+        "Approximated contours with cv2.approxPolyDP.",
+        {
+            "count": len(polys),
+            "epsilon_ratio": eps,
+            "polygons": [
+                {
+                    "rank": k + 1,
+                    "vertices": len(poly),
+                    "points": poly.reshape(-1, 2).tolist(),
+                    "area": round(float(cv2.contourArea(poly)), 2),
+                }
+                for k, poly in enumerate(polys)
+            ],
+        },
+    )
 
 
 @_register("draw_line")
@@ -702,8 +841,11 @@ def draw_line(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.
     a, b = (_int(p, "x1", 0), _int(p, "y1", 0)), (_int(p, "x2", 0), _int(p, "y2", 0))
     out = _bgr(img).copy()
     cv2.line(out, a, b, _color(p, "color", (0, 0, 255)), _int(p, "thickness", 2, 1, 100))
-    return out, f"Drew a line from {a} to {b}.", {"start": list(a), "end": list(b),
-                                                  "length": round(math.hypot(b[0] - a[0], b[1] - a[1]), 2)}
+    return (
+        out,
+        f"Drew a line from {a} to {b}.",
+        {"start": list(a), "end": list(b), "length": round(math.hypot(b[0] - a[0], b[1] - a[1]), 2)},
+    )
 
 
 @_register("draw_circle")
@@ -712,5 +854,8 @@ def draw_circle(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[n
     center, r = (_int(p, "x", 0), _int(p, "y", 0)), _int(p, "radius", 1, 1)
     out = _bgr(img).copy()
     cv2.circle(out, center, r, _color(p, "color", (0, 255, 0)), _int(p, "thickness", 2, -1, 100))
-    return out, f"Drew a circle at {center} with radius {r}.", {"center": list(center), "radius": r,
-                                                                "area": round(math.pi * r * r, 2)}
+    return (
+        out,
+        f"Drew a circle at {center} with radius {r}.",
+        {"center": list(center), "radius": r, "area": round(math.pi * r * r, 2)},
+    )

@@ -55,8 +55,12 @@ def draw_box(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         draw.rectangle((x1, ty, x1 + right - left + 2 * width, ty + bottom - top + 2 * width), fill=(255, 0, 0))
         draw.text((x1 + width - left, ty + width - top), note, fill=(255, 255, 255), font=font)
     name = _name(ctx, "drawbox")
-    return ToolOutput(text=f"[image]({name})", data={"bbox": [x1, y1, x2, y2], "annotation": note, "path": name},
-                      images=[png_bytes(im)], image_names=[name])
+    return ToolOutput(
+        text=f"[image]({name})",
+        data={"bbox": [x1, y1, x2, y2], "annotation": note, "path": name},
+        images=[png_bytes(im)],
+        image_names=[name],
+    )
 
 
 _H = {"l": 0.0, "m": 0.5, "r": 1.0}
@@ -82,7 +86,14 @@ def add_text(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolError(f"position must be '(x, y)' or two letters like 'mt' (l/m/r then t/m/b), got {position!r}")
     draw.text((anchor_x - left, anchor_y - top), text, fill=color, font=font)
     name = _name(ctx, "addtext")
-    return ToolOutput(text=f"[image]({name})",
-                      data={"text": text, "box": [round(anchor_x), round(anchor_y), round(anchor_x + tw),
-                                                  round(anchor_y + th)], "color": list(color), "path": name},
-                      images=[png_bytes(im)], image_names=[name])
+    return ToolOutput(
+        text=f"[image]({name})",
+        data={
+            "text": text,
+            "box": [round(anchor_x), round(anchor_y), round(anchor_x + tw), round(anchor_y + th)],
+            "color": list(color),
+            "path": name,
+        },
+        images=[png_bytes(im)],
+        image_names=[name],
+    )

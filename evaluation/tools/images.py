@@ -94,8 +94,11 @@ def decode_bgr(data: bytes) -> np.ndarray:
 
 
 def encode_png(arr: np.ndarray) -> bytes:
-    ok, buf = cv2.imencode(".png", arr, [cv2.IMWRITE_PNG_COMPRESSION, PNG_LEVEL,
-                                         cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_HUFFMAN_ONLY])
+    ok, buf = cv2.imencode(
+        ".png",
+        arr,
+        [cv2.IMWRITE_PNG_COMPRESSION, PNG_LEVEL, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_HUFFMAN_ONLY],
+    )
     if not ok:
         raise ToolError("could not encode the result image as PNG")
     return buf.tobytes()

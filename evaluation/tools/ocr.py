@@ -41,8 +41,13 @@ def recognize(image_bytes: bytes) -> list[dict[str, Any]]:
         pts = np.asarray(box, dtype=float)
         x1, y1 = pts.min(axis=0)
         x2, y2 = pts.max(axis=0)
-        lines.append({"bbox": [int(round(x1)), int(round(y1)), int(round(x2)), int(round(y2))], "text": str(text),
-                      "score": round(float(score), 4)})
+        lines.append(
+            {
+                "bbox": [int(round(x1)), int(round(y1)), int(round(x2)), int(round(y2))],
+                "text": str(text),
+                "score": round(float(score), 4),
+            }
+        )
     return lines
 
 

@@ -17,8 +17,12 @@ from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 def denormalize_bbox(bbox: list[float], width: int, height: int) -> list[int]:
     """0–1000 coordinates → pixel box, truncated toward zero, ordered and clamped to the image."""
-    x1, y1, x2, y2 = (int(bbox[0] / 1000 * width), int(bbox[1] / 1000 * height),
-                      int(bbox[2] / 1000 * width), int(bbox[3] / 1000 * height))
+    x1, y1, x2, y2 = (
+        int(bbox[0] / 1000 * width),
+        int(bbox[1] / 1000 * height),
+        int(bbox[2] / 1000 * width),
+        int(bbox[3] / 1000 * height),
+    )
     x1, x2 = sorted((x1, x2))
     y1, y2 = sorted((y1, y2))
     return [max(0, min(x1, width)), max(0, min(y1, height)), max(0, min(x2, width)), max(0, min(y2, height))]
@@ -28,10 +32,22 @@ def _produce(op: str, args: dict[str, Any], ctx: ToolContext, out: Image.Image, 
     src = args["image_index"]
     new = ctx.next_index
     name = f"transformed_image_{new}.png"
-    data: dict[str, Any] = {"ok": "true", "op": op, "source_image_index": src, "new_image_index": new,
-                            "output_path": name, **extra, "label": args.get("label", ""), "size": list(out.size)}
-    return ToolOutput(text=f"Created image {new} ({op} of image {src}), size {out.size[0]}x{out.size[1]}.",
-                      data=data, images=[png_bytes(out)], image_names=[name])
+    data: dict[str, Any] = {
+        "ok": "true",
+        "op": op,
+        "source_image_index": src,
+        "new_image_index": new,
+        "output_path": name,
+        **extra,
+        "label": args.get("label", ""),
+        "size": list(out.size),
+    }
+    return ToolOutput(
+        text=f"Created image {new} ({op} of image {src}), size {out.size[0]}x{out.size[1]}.",
+        data=data,
+        images=[png_bytes(out)],
+        image_names=[name],
+    )
 
 
 def _src(args: dict[str, Any], ctx: ToolContext) -> Image.Image:
@@ -82,12 +98,22 @@ def resize(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 def enhance(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     im = _src(args, ctx)
-    for key, cls in (("brightness", ImageEnhance.Brightness), ("contrast", ImageEnhance.Contrast),
-                     ("sharpness", ImageEnhance.Sharpness)):
+    for key, cls in (
+        ("brightness", ImageEnhance.Brightness),
+        ("contrast", ImageEnhance.Contrast),
+        ("sharpness", ImageEnhance.Sharpness),
+    ):
         if args.get(key) is not None:
             im = cls(im).enhance(float(args[key]))
-    return _produce("enhance", args, ctx, im, brightness=args.get("brightness"), contrast=args.get("contrast"),
-                    sharpness=args.get("sharpness"))
+    return _produce(
+        "enhance",
+        args,
+        ctx,
+        im,
+        brightness=args.get("brightness"),
+        contrast=args.get("contrast"),
+        sharpness=args.get("sharpness"),
+    )
 
 
 def grayscale(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -96,14 +122,14 @@ def grayscale(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 def autocontrast(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     cutoff = args.get("cutoff", 0)
-    return _produce("autocontrast", args, ctx, ImageOps.autocontrast(_src(args, ctx), cutoff=float(cutoff)),
-                    cutoff=cutoff)
+    return _produce(
+        "autocontrast", args, ctx, ImageOps.autocontrast(_src(args, ctx), cutoff=float(cutoff)), cutoff=cutoff
+    )
 
 
 def blur(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     radius = int(args.get("radius", 2))
-    return _produce("blur", args, ctx, _src(args, ctx).filter(ImageFilter.GaussianBlur(radius=radius)),
-                    radius=radius)
+    return _produce("blur", args, ctx, _src(args, ctx).filter(ImageFilter.GaussianBlur(radius=radius)), radius=radius)
 
 
 def sharpen(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -113,8 +139,9 @@ def sharpen(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 def denoise(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     strength = int(args.get("strength", 10))
     arr = np.asarray(_src(args, ctx))
-    out = cv2.fastNlMeansDenoisingColored(arr, None, h=strength, hColor=strength, templateWindowSize=7,
-                                          searchWindowSize=21)
+    out = cv2.fastNlMeansDenoisingColored(
+        arr, None, h=strength, hColor=strength, templateWindowSize=7, searchWindowSize=21
+    )
     return _produce("denoise", args, ctx, Image.fromarray(out), strength=strength)
 
 
@@ -153,5 +180,6 @@ def threshold(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         out = np.where(above, gray, 0)
     else:
         out = np.where(above, 255, 0)
-    return _produce("threshold", args, ctx, Image.fromarray(out.astype(np.uint8)).convert("RGB"), value=value,
-                    mode=mode)
+    return _produce(
+        "threshold", args, ctx, Image.fromarray(out.astype(np.uint8)).convert("RGB"), value=value, mode=mode
+    )

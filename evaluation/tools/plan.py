@@ -34,8 +34,16 @@ def parse_plan_calls(text: str) -> list[dict[str, Any]]:
         raw = m.group(1)
         closed = m.group(0).lower().endswith("</tool>")
         payload, repaired, error = _decode(raw)
-        call: dict[str, Any] = {"index": k, "start": m.start(), "end": m.end(), "raw": raw, "payload": payload,
-                                "repaired": repaired or not closed, "closed": closed, "parse_error": error}
+        call: dict[str, Any] = {
+            "index": k,
+            "start": m.start(),
+            "end": m.end(),
+            "raw": raw,
+            "payload": payload,
+            "repaired": repaired or not closed,
+            "closed": closed,
+            "parse_error": error,
+        }
         if isinstance(payload, dict):
             call["tool_name"] = payload.get("tool_name")
             call["description"] = payload.get("description")
@@ -53,7 +61,7 @@ def _decode(raw: str) -> tuple[Any, bool, str | None]:
     candidate = _FENCE.sub("", body)
     start, end = candidate.find("{"), candidate.rfind("}")
     if start != -1 and end > start:
-        candidate = candidate[start:end + 1]
+        candidate = candidate[start : end + 1]
     candidate = _TRAILING_COMMA.sub(r"\1", candidate)
     try:
         return json.loads(candidate), True, None

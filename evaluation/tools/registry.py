@@ -12,8 +12,19 @@ from evaluation.tools.result import StoreBusy, ToolContext, ToolError, ToolOutpu
 from evaluation.tools.schema import SchemaError, check_object
 from evaluation.tools.toolset import KINDS, Impl, Tool, ToolSet, UnknownTool, UnknownToolSet
 
-__all__ = ["KINDS", "Impl", "Tool", "ToolSet", "UnknownTool", "UnknownToolSet", "execute", "get_tool_set",
-           "parse_arguments", "register_set", "tool_set_names"]
+__all__ = [
+    "KINDS",
+    "Impl",
+    "Tool",
+    "ToolSet",
+    "UnknownTool",
+    "UnknownToolSet",
+    "execute",
+    "get_tool_set",
+    "parse_arguments",
+    "register_set",
+    "tool_set_names",
+]
 
 _SETS: dict[str, Callable[[], ToolSet]] = {}
 _BUILT: dict[str, ToolSet] = {}
@@ -77,8 +88,9 @@ def execute(tool_set: str, tool_name: str, args: Any, ctx: ToolContext | None = 
     try:
         parsed = check_object(parse_arguments(args), tool.parameters, tool.name)
         if tool.kind == "plan" or tool.impl is None:
-            raise ToolError(f"{tool.name} is a plan-only tool of the {ts.name!r} set: calls are recorded "
-                            "and judged, never executed")
+            raise ToolError(
+                f"{tool.name} is a plan-only tool of the {ts.name!r} set: calls are recorded and judged, never executed"
+            )
         out = tool.implementation()(parsed, ctx)  # type: ignore[misc]
     except (ToolError, SchemaError) as exc:
         return ToolResult(ok=False, error=str(exc), **base)
@@ -102,5 +114,13 @@ def _finish(out: ToolOutput, ctx: ToolContext, base: dict[str, Any]) -> ToolResu
             from store.blobs import put_asset
 
             asset_ids.append(put_asset(ctx.session, ctx.blobs, data).id)  # type: ignore[arg-type]
-    return ToolResult(ok=True, text=out.text, data=out.data, images=list(out.images), asset_ids=asset_ids,
-                      image_names=names, replayed=out.replayed, **base)
+    return ToolResult(
+        ok=True,
+        text=out.text,
+        data=out.data,
+        images=list(out.images),
+        asset_ids=asset_ids,
+        image_names=names,
+        replayed=out.replayed,
+        **base,
+    )

@@ -75,7 +75,8 @@ def lookup(ctx: ToolContext, kind: str, request: dict[str, Any]) -> Any | None:
         return None
     key = request_key(kind, request)
     return in_short_transaction(
-        ctx, lambda s: s.exec(select(ReplayCache.response).where(ReplayCache.key == key)).first(), write=False)
+        ctx, lambda s: s.exec(select(ReplayCache.response).where(ReplayCache.key == key)).first(), write=False
+    )
 
 
 def record(ctx: ToolContext, kind: str, request: dict[str, Any], response: Any) -> None:
@@ -98,8 +99,14 @@ def record(ctx: ToolContext, kind: str, request: dict[str, Any], response: Any) 
         pass  # recorded meanwhile by a concurrent call with the same request
 
 
-def call(ctx: ToolContext, tool: str, kind: str, request: dict[str, Any], live: Callable[[], Any],
-         missing_backend: str | None) -> tuple[Any, bool]:
+def call(
+    ctx: ToolContext,
+    tool: str,
+    kind: str,
+    request: dict[str, Any],
+    live: Callable[[], Any],
+    missing_backend: str | None,
+) -> tuple[Any, bool]:
     """The response for ``request`` and whether it was replayed.
 
     ``missing_backend`` is None when the live backend is configured, else the sentence telling the
@@ -109,8 +116,10 @@ def call(ctx: ToolContext, tool: str, kind: str, request: dict[str, Any], live: 
     if cached is not None:
         return cached, True
     if ctx.settings.replay_only:
-        raise ToolError(f"{tool}: no recorded response for this call and replay-only mode is on "
-                        "(CHAINMARK_REPLAY_ONLY); record it first with the service configured")
+        raise ToolError(
+            f"{tool}: no recorded response for this call and replay-only mode is on "
+            "(CHAINMARK_REPLAY_ONLY); record it first with the service configured"
+        )
     if missing_backend is not None:
         where = "" if _has_store(ctx) else " (no database session, so no recorded calls either)"
         raise ToolError(f"{tool}: no backend configured and no recorded response{where}: {missing_backend}")

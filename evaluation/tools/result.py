@@ -136,6 +136,14 @@ class ToolResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (image bytes are left out; they are assets or files)."""
-        return {"ok": self.ok, "tool_set": self.tool_set, "tool": self.tool, "text": self.text,
-                "data": self.data, "asset_ids": self.asset_ids, "image_names": self.image_names,
-                "error": self.error, "replayed": self.replayed}
+        return {
+            "ok": self.ok,
+            "tool_set": self.tool_set,
+            "tool": self.tool,
+            "text": self.text,
+            "data": self.data,
+            "asset_ids": self.asset_ids,
+            "image_names": self.image_names,
+            "error": self.error,
+            "replayed": self.replayed,
+        }

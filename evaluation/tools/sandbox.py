@@ -34,9 +34,14 @@ class Limits:
     max_processes: int = 32
 
     def for_sandbox(self) -> SandboxLimits:
-        return SandboxLimits(cpu_seconds=self.cpu_seconds, wall_seconds=self.wall_seconds,
-                             memory_mb=max(1, self.memory_bytes // 1024**2), file_mb=max(1, self.file_bytes // 1024**2),
-                             max_processes=self.max_processes, output_bytes=4000)
+        return SandboxLimits(
+            cpu_seconds=self.cpu_seconds,
+            wall_seconds=self.wall_seconds,
+            memory_mb=max(1, self.memory_bytes // 1024**2),
+            file_mb=max(1, self.file_bytes // 1024**2),
+            max_processes=self.max_processes,
+            output_bytes=4000,
+        )
 
 
 DEFAULT_LIMITS = Limits()
@@ -106,5 +111,9 @@ def run_solver(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 def run_plot(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     result = _run("plot", args, ctx, "Plot")
     name = f"image/plot_{ctx.next_index}.png"
-    return ToolOutput(text=f"[image]({name})", data={"path": name, "isolation": result["isolation"]},
-                      images=[result["image_bytes"]], image_names=[name])
+    return ToolOutput(
+        text=f"[image]({name})",
+        data={"path": name, "isolation": result["isolation"]},
+        images=[result["image_bytes"]],
+        image_names=[name],
+    )

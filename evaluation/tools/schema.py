@@ -70,8 +70,9 @@ def check_object(value: dict[str, Any], schema: dict[str, Any], where: str) -> d
     props: dict[str, Any] = schema.get("properties", {})
     missing = [k for k in schema.get("required", []) if k not in value or value[k] is None]
     if missing:
-        raise SchemaError(f"{where} is missing required {'field' if len(missing) == 1 else 'fields'} "
-                          f"{', '.join(missing)}")
+        raise SchemaError(
+            f"{where} is missing required {'field' if len(missing) == 1 else 'fields'} {', '.join(missing)}"
+        )
     out: dict[str, Any] = {}
     for key, val in value.items():
         sub = props.get(key)

@@ -35,8 +35,10 @@ class Tool:
         return self.impl
 
     def openai(self) -> dict[str, Any]:
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
 
 
 class UnknownToolSet(KeyError):
@@ -79,16 +81,28 @@ class ToolSet:
 
     def toolmeta(self) -> dict[str, Any]:
         """GTA ``toolmeta.json`` shape: name → {name, description, inputs, outputs}."""
-        return {t.name: {"name": t.name, "description": t.description,
-                         "inputs": t.meta.get("inputs") or _inputs_from_schema(t.parameters),
-                         "outputs": t.meta.get("outputs") or [_param("text")]}
-                for t in self.all_tools()}
+        return {
+            t.name: {
+                "name": t.name,
+                "description": t.description,
+                "inputs": t.meta.get("inputs") or _inputs_from_schema(t.parameters),
+                "outputs": t.meta.get("outputs") or [_param("text")],
+            }
+            for t in self.all_tools()
+        }
 
 
-def _param(kind: str, name: str | None = None, description: str | None = None, optional: bool = False,
-           default: Any = None) -> dict[str, Any]:
-    return {"type": kind, "name": name, "description": description, "optional": optional,
-            "default": default, "filetype": None}
+def _param(
+    kind: str, name: str | None = None, description: str | None = None, optional: bool = False, default: Any = None
+) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "name": name,
+        "description": description,
+        "optional": optional,
+        "default": default,
+        "filetype": None,
+    }
 
 
 _JSON_TO_META = {"string": "text", "integer": "int", "number": "float", "boolean": "bool"}
@@ -96,6 +110,13 @@ _JSON_TO_META = {"string": "text", "integer": "int", "number": "float", "boolean
 
 def _inputs_from_schema(schema: dict[str, Any]) -> list[dict[str, Any]]:
     required = set(schema.get("required", []))
-    return [_param(_JSON_TO_META.get(p.get("type", ""), p.get("type", "text")), k, p.get("description"),
-                   k not in required, p.get("default"))
-            for k, p in schema.get("properties", {}).items()]
+    return [
+        _param(
+            _JSON_TO_META.get(p.get("type", ""), p.get("type", "text")),
+            k,
+            p.get("description"),
+            k not in required,
+            p.get("default"),
+        )
+        for k, p in schema.get("properties", {}).items()
+    ]

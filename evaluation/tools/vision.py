@@ -23,10 +23,14 @@ from evaluation.tools.drawing import parse_numbers
 from evaluation.tools.images import open_rgb, png_bytes
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
-_VLM_MISSING = ("configure a vision-language model: set CHAINMARK_VLM_BASE_URL and CHAINMARK_VLM_MODEL "
-                "(ToolSettings.vlm_base_url / vlm_model; key in the env var named by vlm_api_key_env)")
-_IMAGE_MISSING = ("configure an image-generation endpoint: set CHAINMARK_IMAGE_BASE_URL and CHAINMARK_IMAGE_MODEL "
-                  "(ToolSettings.image_gen_base_url / image_gen_model)")
+_VLM_MISSING = (
+    "configure a vision-language model: set CHAINMARK_VLM_BASE_URL and CHAINMARK_VLM_MODEL "
+    "(ToolSettings.vlm_base_url / vlm_model; key in the env var named by vlm_api_key_env)"
+)
+_IMAGE_MISSING = (
+    "configure an image-generation endpoint: set CHAINMARK_IMAGE_BASE_URL and CHAINMARK_IMAGE_MODEL "
+    "(ToolSettings.image_gen_base_url / image_gen_model)"
+)
 
 
 def _sha(data: bytes) -> str:
@@ -56,17 +60,29 @@ def _client(base_url: str, key_env: str, timeout: float) -> Any:
 def ask_vlm(ctx: ToolContext, tool: str, prompt: str, image: bytes, max_tokens: int = 512) -> tuple[str, bool]:
     """One image + one question to the VLM, temperature 0; returns (answer text, replayed)."""
     s = ctx.settings
-    request = {"model": s.vlm_model, "prompt": prompt, "image_sha256": [_sha(image)], "temperature": 0,
-               "max_tokens": max_tokens}
+    request = {
+        "model": s.vlm_model,
+        "prompt": prompt,
+        "image_sha256": [_sha(image)],
+        "temperature": 0,
+        "max_tokens": max_tokens,
+    }
 
     def live() -> dict[str, Any]:
         url = "data:image/png;base64," + base64.b64encode(png_bytes(open_rgb(image))).decode("ascii")
         key_env = s.vlm_api_key_env if s.vlm_api_key_env and os.environ.get(s.vlm_api_key_env) else None
         endpoint = EndpointSpec(0, "the vision model", s.vlm_base_url or "", s.vlm_model or "", key_env)
         try:
-            reply = chat(endpoint, [{"role": "user", "content": [{"type": "text", "text": prompt},
-                                                                 {"type": "image_url", "image_url": {"url": url}}]}],
-                         params={"temperature": 0, "max_tokens": max_tokens, "timeout": s.timeout_s})
+            reply = chat(
+                endpoint,
+                [
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": prompt}, {"type": "image_url", "image_url": {"url": url}}],
+                    }
+                ],
+                params={"temperature": 0, "max_tokens": max_tokens, "timeout": s.timeout_s},
+            )
         except ModelCallError as exc:
             raise ToolError(f"{tool}: the vision model endpoint failed: {exc}") from exc
         return {"content": reply.content or ""}
@@ -77,22 +93,31 @@ def ask_vlm(ctx: ToolContext, tool: str, prompt: str, image: bytes, max_tokens: 
 
 
 def image_description(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    text, replayed = ask_vlm(ctx, "ImageDescription", "Describe this image briefly, in one or two sentences.",
-                             ctx.resolve_image(args["image"]))
+    text, replayed = ask_vlm(
+        ctx,
+        "ImageDescription",
+        "Describe this image briefly, in one or two sentences.",
+        ctx.resolve_image(args["image"]),
+    )
     return ToolOutput(text=text, data={"description": text}, replayed=replayed)
 
 
 def region_attribute_description(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     im = open_rgb(ctx.resolve_image(args["image"]))
     x1, y1, x2, y2 = parse_numbers(args["bbox"], 4, "bbox")
-    box = (max(0, int(min(x1, x2))), max(0, int(min(y1, y2))), min(im.width, int(max(x1, x2))),
-           min(im.height, int(max(y1, y2))))
+    box = (
+        max(0, int(min(x1, x2))),
+        max(0, int(min(y1, y2))),
+        min(im.width, int(max(x1, x2))),
+        min(im.height, int(max(y1, y2))),
+    )
     if box[2] <= box[0] or box[3] <= box[1]:
         raise ToolError(f"bbox {args['bbox']!r} is empty or outside the {im.width}x{im.height} image")
     prompt = f"Describe the {args['attribute']} of the main object in this image region. Answer briefly."
     text, replayed = ask_vlm(ctx, "RegionAttributeDescription", prompt, png_bytes(im.crop(box)))
-    return ToolOutput(text=text, data={"bbox": list(box), "attribute": args["attribute"], "description": text},
-                      replayed=replayed)
+    return ToolOutput(
+        text=text, data={"bbox": list(box), "attribute": args["attribute"], "description": text}, replayed=replayed
+    )
 
 
 def _parse_boxes(reply: str) -> list[dict[str, Any]]:
@@ -101,22 +126,30 @@ def _parse_boxes(reply: str) -> list[dict[str, Any]]:
     if match:
         try:
             items = json.loads(match.group(0))
-            boxes = [{"bbox": [round(float(v)) for v in it["bbox"]], "score": float(it.get("score", 1.0))}
-                     for it in items if isinstance(it, dict) and len(it.get("bbox", [])) == 4]
+            boxes = [
+                {"bbox": [round(float(v)) for v in it["bbox"]], "score": float(it.get("score", 1.0))}
+                for it in items
+                if isinstance(it, dict) and len(it.get("bbox", [])) == 4
+            ]
             if boxes or items == []:
                 return boxes
         except (ValueError, TypeError, KeyError):
             pass
-    groups = re.findall(r"\(\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*"
-                        r"(-?\d+(?:\.\d+)?)\s*\)", reply)
+    groups = re.findall(
+        r"\(\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*"
+        r"(-?\d+(?:\.\d+)?)\s*\)",
+        reply,
+    )
     return [{"bbox": [round(float(v)) for v in g], "score": 1.0} for g in groups]
 
 
 def text_to_bbox(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     image = ctx.resolve_image(args["image"])
     im = open_rgb(image)
-    prompt = (f"Find every '{args['text']}' in this {im.width}x{im.height} image. Reply with JSON only: a list of "
-              '{"bbox": [x1, y1, x2, y2], "score": confidence 0-1} in pixel coordinates; [] if there is none.')
+    prompt = (
+        f"Find every '{args['text']}' in this {im.width}x{im.height} image. Reply with JSON only: a list of "
+        '{"bbox": [x1, y1, x2, y2], "score": confidence 0-1} in pixel coordinates; [] if there is none.'
+    )
     reply, replayed = ask_vlm(ctx, "TextToBbox", prompt, image)
     boxes = sorted(_parse_boxes(reply), key=lambda b: -b["score"])
     if not boxes and "[]" not in reply:
@@ -124,8 +157,9 @@ def text_to_bbox(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     if args.get("top1", True):
         boxes = boxes[:1]
     text = "\n".join(f"({', '.join(map(str, b['bbox']))}), score {b['score']:.2f}" for b in boxes)
-    return ToolOutput(text=text or f"No {args['text']} was detected.", data={"objects": boxes, "raw": reply},
-                      replayed=replayed)
+    return ToolOutput(
+        text=text or f"No {args['text']} was detected.", data={"objects": boxes, "raw": reply}, replayed=replayed
+    )
 
 
 def count_given_object(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -159,8 +193,11 @@ def _generate(ctx: ToolContext, tool: str, request: dict[str, Any], call: Any) -
             raise ToolError(redact(f"{tool}: the image endpoint failed: {type(exc).__name__}: {exc}")) from exc
         if ctx.blobs is not None:
             blobs = ctx.blobs
-            return {"image_sha256": replay.in_short_transaction(ctx, lambda s: blobs.put(data, s), write=True)
-                    if ctx.engine is not None or ctx.session is not None else blobs.put(data)}
+            return {
+                "image_sha256": replay.in_short_transaction(ctx, lambda s: blobs.put(data, s), write=True)
+                if ctx.engine is not None or ctx.session is not None
+                else blobs.put(data)
+            }
         return {"image_b64": base64.b64encode(data).decode("ascii")}
 
     missing = None if (s.image_gen_base_url and s.image_gen_model) else _IMAGE_MISSING
@@ -189,20 +226,39 @@ def _first_image(resp: Any) -> bytes:
 def text_to_image(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     model = ctx.settings.image_gen_model
     request = {"model": model, "prompt": args["keywords"], "op": "generate"}
-    data, replayed = _generate(ctx, "TextToImage", request, lambda c: _first_image(
-        c.images.generate(model=model, prompt=args["keywords"], n=1, response_format="b64_json")))
+    data, replayed = _generate(
+        ctx,
+        "TextToImage",
+        request,
+        lambda c: _first_image(
+            c.images.generate(model=model, prompt=args["keywords"], n=1, response_format="b64_json")
+        ),
+    )
     name = f"image/generated_{ctx.next_index}.png"
-    return ToolOutput(text=f"[image]({name})", data={"path": name}, images=[data], image_names=[name],
-                      replayed=replayed)
+    return ToolOutput(
+        text=f"[image]({name})", data={"path": name}, images=[data], image_names=[name], replayed=replayed
+    )
 
 
 def image_stylization(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     source = png_bytes(open_rgb(ctx.resolve_image(args["image"])))
     model = ctx.settings.image_gen_model
     request = {"model": model, "prompt": args["instruction"], "op": "edit", "image_sha256": _sha(source)}
-    data, replayed = _generate(ctx, "ImageStylization", request, lambda c: _first_image(
-        c.images.edit(model=model, image=("image.png", source, "image/png"), prompt=args["instruction"], n=1,
-                      response_format="b64_json")))
+    data, replayed = _generate(
+        ctx,
+        "ImageStylization",
+        request,
+        lambda c: _first_image(
+            c.images.edit(
+                model=model,
+                image=("image.png", source, "image/png"),
+                prompt=args["instruction"],
+                n=1,
+                response_format="b64_json",
+            )
+        ),
+    )
     name = f"image/stylized_{ctx.next_index}.png"
-    return ToolOutput(text=f"[image]({name})", data={"path": name}, images=[data], image_names=[name],
-                      replayed=replayed)
+    return ToolOutput(
+        text=f"[image]({name})", data={"path": name}, images=[data], image_names=[name], replayed=replayed
+    )

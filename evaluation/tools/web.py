@@ -84,12 +84,25 @@ def google_search(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     """Agentic-MME ``google_search``: the reference's dict shape, context text for the model."""
     query, gl, hl = args["query"], args.get("gl") or "us", args.get("hl") or "en"
     request = {"endpoint": "search", "q": query, "gl": gl, "hl": hl, "page": 1}
-    raw, replayed = replay.call(ctx, "google_search", "search", request,
-                                lambda: _serper(ctx, "search", {"q": query, "gl": gl, "hl": hl, "page": 1}),
-                                _serper_missing(ctx))
+    raw, replayed = replay.call(
+        ctx,
+        "google_search",
+        "search",
+        request,
+        lambda: _serper(ctx, "search", {"q": query, "gl": gl, "hl": hl, "page": 1}),
+        _serper_missing(ctx),
+    )
     pruned = _prune(raw)
-    data = {"tool": "google_search", "query": query, "gl": gl, "hl": hl, "page": 1, "type": "search",
-            "context": _context(pruned), "raw": pruned}
+    data = {
+        "tool": "google_search",
+        "query": query,
+        "gl": gl,
+        "hl": hl,
+        "page": 1,
+        "type": "search",
+        "context": _context(pruned),
+        "raw": pruned,
+    }
     return ToolOutput(text=data["context"], data=data, replayed=replayed)
 
 
@@ -99,17 +112,25 @@ def gta_google_search(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     if not 1 <= k <= 100:
         raise ToolError(f"GoogleSearch.k must be between 1 and 100, got {k}")
     request = {"endpoint": "search", "q": query, "num": k}
-    raw, replayed = replay.call(ctx, "GoogleSearch", "search", request,
-                                lambda: _serper(ctx, "search", {"q": query, "num": k}), _serper_missing(ctx))
+    raw, replayed = replay.call(
+        ctx,
+        "GoogleSearch",
+        "search",
+        request,
+        lambda: _serper(ctx, "search", {"q": query, "num": k}),
+        _serper_missing(ctx),
+    )
     pruned = _prune(raw, limit=k)
     results = pruned.get("organic", [])[:k]
-    lines = [f"{n} - {r.get('title', '')}: {r.get('snippet', '')} ({r.get('link', '')})" for n, r in
-             enumerate(results, 1)]
+    lines = [
+        f"{n} - {r.get('title', '')}: {r.get('snippet', '')} ({r.get('link', '')})" for n, r in enumerate(results, 1)
+    ]
     box = pruned.get("answerBox")
     if box and (box.get("answer") or box.get("snippet")):
         lines.insert(0, f"Answer: {box.get('answer') or box.get('snippet')}")
-    return ToolOutput(text="\n".join(lines) or "No results.", data={"query": query, "k": k, "results": results},
-                      replayed=replayed)
+    return ToolOutput(
+        text="\n".join(lines) or "No results.", data={"query": query, "k": k, "results": results}, replayed=replayed
+    )
 
 
 def _upload_imgbb(ctx: ToolContext, image: bytes) -> str:
@@ -117,8 +138,12 @@ def _upload_imgbb(ctx: ToolContext, image: bytes) -> str:
 
     key = _key(ctx.settings.imgbb_api_key_env)
     try:
-        resp = httpx.post(ctx.settings.imgbb_base_url, params={"key": key},
-                          data={"image": base64.b64encode(image).decode("ascii")}, timeout=ctx.settings.timeout_s)
+        resp = httpx.post(
+            ctx.settings.imgbb_base_url,
+            params={"key": key},
+            data={"image": base64.b64encode(image).decode("ascii")},
+            timeout=ctx.settings.timeout_s,
+        )
         resp.raise_for_status()
         return str(resp.json()["data"]["url"])
     except (httpx.HTTPError, KeyError, ValueError) as exc:
@@ -139,12 +164,23 @@ def google_lens_search(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     missing = _serper_missing(ctx)
     if missing is None and not _key(ctx.settings.imgbb_api_key_env):
         missing = f"set the {ctx.settings.imgbb_api_key_env} environment variable (local images are uploaded to ImgBB)"
-    raw, replayed = replay.call(ctx, "google_lens_search", "search", request,
-                                lambda: _serper(ctx, "lens", {"url": _upload_imgbb(ctx, image)}), missing)
+    raw, replayed = replay.call(
+        ctx,
+        "google_lens_search",
+        "search",
+        request,
+        lambda: _serper(ctx, "lens", {"url": _upload_imgbb(ctx, image)}),
+        missing,
+    )
     pruned = _prune(raw)
-    data = {"tool": "google_lens_search", "page": 1, "num": len(pruned.get("organic") or
-                                                                 pruned.get("visual_matches") or []),
-            "image_sha256": digest, "context": _context(pruned), "raw": pruned}
+    data = {
+        "tool": "google_lens_search",
+        "page": 1,
+        "num": len(pruned.get("organic") or pruned.get("visual_matches") or []),
+        "image_sha256": digest,
+        "context": _context(pruned),
+        "raw": pruned,
+    }
     return ToolOutput(text=data["context"], data=data, replayed=replayed)
 
 
@@ -188,8 +224,12 @@ def _fetch(ctx: ToolContext, url: str) -> dict[str, Any]:
     via = ctx.settings.fetch_via
     target = url if via == "direct" else via.rstrip("/") + "/" + url
     try:
-        resp = httpx.get(target, follow_redirects=True, timeout=ctx.settings.timeout_s,
-                         headers={"User-Agent": "chainmark/0.1 (+benchmark tool runtime)"})
+        resp = httpx.get(
+            target,
+            follow_redirects=True,
+            timeout=ctx.settings.timeout_s,
+            headers={"User-Agent": "chainmark/0.1 (+benchmark tool runtime)"},
+        )
     except httpx.HTTPError as exc:
         raise ToolError(f"fetch_webpage: could not fetch {url}: {exc}") from exc
     if resp.status_code >= 400:

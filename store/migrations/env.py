@@ -38,8 +38,9 @@ def _run(connection: Connection) -> None:
     _sqlite_foreign_keys(connection, on=False)
     try:
         with connection.begin():
-            context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True,
-                              compare_type=True)
+            context.configure(
+                connection=connection, target_metadata=target_metadata, render_as_batch=True, compare_type=True
+            )
             context.run_migrations()
             _refuse_broken_references(connection)
     finally:
@@ -49,8 +50,10 @@ def _run(connection: Connection) -> None:
 def _sqlite_foreign_keys(connection: Connection, *, on: bool) -> None:
     """Set the pragma on the driver connection, outside any transaction (where SQLite honours it)."""
     if connection.in_transaction():
-        raise RuntimeError("SQLite migrations need a connection outside a transaction "
-                           "(PRAGMA foreign_keys is ignored inside one): pass engine.connect(), not engine.begin()")
+        raise RuntimeError(
+            "SQLite migrations need a connection outside a transaction "
+            "(PRAGMA foreign_keys is ignored inside one): pass engine.connect(), not engine.begin()"
+        )
     driver = connection.connection.driver_connection
     assert driver is not None, "a checked-out connection has its driver connection"
     driver.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
@@ -65,8 +68,7 @@ def _refuse_broken_references(connection: Connection) -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      literal_binds=True)
+    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, literal_binds=True)
     with context.begin_transaction():
         context.run_migrations()
 else:

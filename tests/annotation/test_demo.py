@@ -43,8 +43,9 @@ def test_demo_tasks_have_images_chains_and_checkpoints(engine, blobs):
         assert crop.size == (256, 152)
         assert s.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == mme.id)).one().max_gap == 2
         gta = rows[("demo-gta", "0")]
-        steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == gta.id)
-                       .order_by(ReferenceStep.ordinal)).all()
+        steps = s.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == gta.id).order_by(ReferenceStep.ordinal)
+        ).all()
         assert [st.tool_name for st in steps[:2]] == ["OCR", "Calculator"] and steps[2].final_answer == "5.27"
         link = s.exec(select(TaskAsset).where(TaskAsset.task_id == gta.id)).one()
         receipt = Image.open(io.BytesIO(blobs.get(s.get(Asset, link.asset_id).sha256)))

@@ -15,11 +15,16 @@ def _state(engine, task_id: int):  # type: ignore[no-untyped-def]
     with session_scope(engine) as s:
         t = s.get(Task, task_id)
         assert t is not None
-        steps = [(st.ordinal, st.thought, st.tool_name, st.result_text)
-                 for st in s.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
-                                  .order_by(ReferenceStep.ordinal)).all()]  # type: ignore[arg-type]
-        cps = sorted((c.key, c.axis, c.description) for c in s.exec(select(Checkpoint)
-                                                                     .where(Checkpoint.task_id == task_id)).all())
+        steps = [
+            (st.ordinal, st.thought, st.tool_name, st.result_text)
+            for st in s.exec(
+                select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)  # type: ignore[arg-type]
+            ).all()
+        ]  # type: ignore[arg-type]
+        cps = sorted(
+            (c.key, c.axis, c.description)
+            for c in s.exec(select(Checkpoint).where(Checkpoint.task_id == task_id)).all()
+        )
         return (t.query, t.category, t.answer_spec), steps, cps
 
 
@@ -40,8 +45,9 @@ def test_revert_takes_back_edits_step_moves_deletes_and_checkpoints(engine) -> N
     saved = _state(engine, task_id)
 
     with session_scope(engine, "ann") as s:
-        authoring.edit_task(s, task_id, query="How many mugs?", category="counting",
-                            answer_spec={"kind": "exact", "value": "4"})
+        authoring.edit_task(
+            s, task_id, query="How many mugs?", category="counting", answer_spec={"kind": "exact", "value": "4"}
+        )
         steps = authoring.steps_of(s, task_id)
         authoring.move_step(s, int(steps[2].id or 0), 0)
         authoring.delete_step(s, int(steps[1].id or 0))
@@ -56,8 +62,12 @@ def test_revert_takes_back_edits_step_moves_deletes_and_checkpoints(engine) -> N
     assert taken_back > 5
     assert _state(engine, task_id) == saved
     with session_scope(engine) as s:
-        assert s.exec(select(AuditEvent).where(AuditEvent.id > point,  # type: ignore[operator]
-                                               AuditEvent.actor == "reviewer")).first()
+        assert s.exec(
+            select(AuditEvent).where(
+                AuditEvent.id > point,  # type: ignore[operator]
+                AuditEvent.actor == "reviewer",
+            )
+        ).first()
 
 
 def test_a_point_before_the_task_existed_is_refused(engine) -> None:  # type: ignore[no-untyped-def]

@@ -25,8 +25,10 @@ def test_the_same_line_changed_differently_is_marked_with_both_sides():
     theirs = "Count the blue cups.\nUse the receipt.\nAnswer with a number.\n"
     merged = merge_text(BASE, mine, theirs, who="bob")
     assert merged.conflicts == 1
-    assert merged.text == ("<<<<<<< yours\nCount the red cups.\n=======\nCount the blue cups.\n>>>>>>> bob's\n"
-                           "Use the receipt.\nAnswer with a number.\n")
+    assert merged.text == (
+        "<<<<<<< yours\nCount the red cups.\n=======\nCount the blue cups.\n>>>>>>> bob's\n"
+        "Use the receipt.\nAnswer with a number.\n"
+    )
     with pytest.raises(UnresolvedMerge, match="lines 1, 3, 5"):
         resolve(merged.text, "")
 
@@ -68,9 +70,13 @@ def test_merge_laws(base, mine, theirs):
 
 def test_an_answer_key_both_changed_is_marked_and_resolves_to_the_side_kept():
     base = {"kind": "number", "value": 3}
-    merged = merge_values(base, {"kind": "number", "value": 4}, {"kind": "number", "value": 5, "unit": "cups"},
-                          who="bob")
+    merged = merge_values(
+        base, {"kind": "number", "value": 4}, {"kind": "number", "value": 5, "unit": "cups"}, who="bob"
+    )
     assert merged.conflicts == 1
-    kept_mine = "\n".join(line for line in merged.text.splitlines()
-                          if not line.startswith(("<<<", "===", ">>>")) and '"value": 5' not in line)
+    kept_mine = "\n".join(
+        line
+        for line in merged.text.splitlines()
+        if not line.startswith(("<<<", "===", ">>>")) and '"value": 5' not in line
+    )
     assert resolve(kept_mine, base) == {"kind": "number", "value": 4, "unit": "cups"}

@@ -35,8 +35,9 @@ def test_time_sensitive_search_and_its_fix():
 
 def test_search_that_memory_could_answer():
     steps = [{"tool_name": "GoogleSearch"}, {"tool_name": "Calculator"}]
-    assert "search-not-needed" in codes("In which city is the university in the photo?", ANSWER, steps,
-                                        image_count=1, evidence_count=1)
+    assert "search-not-needed" in codes(
+        "In which city is the university in the photo?", ANSWER, steps, image_count=1, evidence_count=1
+    )
 
 
 def test_missing_answer_unless_the_task_generates_an_image():
@@ -49,6 +50,7 @@ def test_gta_image_count_language_and_alias_boundaries():
     assert "no-image" in codes("How many?", ANSWER, TWO_STEPS)
     assert "too-many-images" in codes("How many?", ANSWER, TWO_STEPS, image_count=3)
     assert "non-english" in codes("这是什么?", ANSWER, TWO_STEPS, image_count=1)
-    assert "alias-boundary" in codes("What temperature?", {"kind": "whitelist", "groups": [["-3"]]}, TWO_STEPS,
-                                     image_count=1)
+    assert "alias-boundary" in codes(
+        "What temperature?", {"kind": "whitelist", "groups": [["-3"]]}, TWO_STEPS, image_count=1
+    )
     assert "no-image" not in codes("How many?", ANSWER, TWO_STEPS, style="atp")

@@ -15,8 +15,9 @@ from store.models import Asset, AuditEvent, Task
 def task_id(engine):
     with session_scope(engine, actor="ann") as s:
         b = authoring.ensure_benchmark(s, "bench", "gta", tool_set="gta")
-        t = authoring.create_task(s, b, "How many days will the bottle last?",
-                                  answer_spec={"kind": "whitelist", "groups": [["58"]]})
+        t = authoring.create_task(
+            s, b, "How many days will the bottle last?", answer_spec={"kind": "whitelist", "groups": [["58"]]}
+        )
         authoring.add_step(s, t.id, tool_name="OCR", tool_args={"image": "a.jpg"}, result_text="290 SOFTGELS")
         authoring.add_step(s, t.id, final_answer="58")
         return t.id
@@ -72,14 +73,18 @@ def test_invalid_answer_spec_is_refused_and_nothing_changes(engine, task_id):
 
 def test_steps_insert_before_the_final_answer_reorder_and_delete(engine, task_id):
     with session_scope(engine) as s:
-        calc = authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "290/5"},
-                                  result_text="58")
+        calc = authoring.add_step(
+            s, task_id, tool_name="Calculator", tool_args={"expression": "290/5"}, result_text="58"
+        )
         chain = [(st.ordinal, st.tool_name or "answer") for st in authoring.steps_of(s, task_id)]
         assert chain == [(0, "OCR"), (1, "Calculator"), (2, "answer")]
         authoring.move_step(s, calc.id, 0)
         assert [st.tool_name or "answer" for st in authoring.steps_of(s, task_id)] == ["Calculator", "OCR", "answer"]
         authoring.delete_step(s, calc.id)
-        assert [(st.ordinal, st.tool_name or "answer") for st in authoring.steps_of(s, task_id)] == [(0, "OCR"), (1, "answer")]
+        assert [(st.ordinal, st.tool_name or "answer") for st in authoring.steps_of(s, task_id)] == [
+            (0, "OCR"),
+            (1, "answer"),
+        ]
     assert _task(engine, task_id).revision == 4
     with pytest.raises(authoring.AuthoringError, match="already has a final answer"):
         with session_scope(engine) as s:
@@ -219,8 +224,15 @@ def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task
     from store.models import Checkpoint, ReferenceStep, TaskAsset
 
     with session_scope(engine, "ann") as s:
-        first = authoring.add_step(s, task_id, tool_name="OCR", tool_args={"image": "a.png"}, result_text="58",
-                                   result={"text": "58"}, meta={"elapsed": 1.5})
+        first = authoring.add_step(
+            s,
+            task_id,
+            tool_name="OCR",
+            tool_args={"image": "a.png"},
+            result_text="58",
+            result={"text": "58"},
+            meta={"elapsed": 1.5},
+        )
         authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"}, result_text="2")
         link = authoring.attach_asset(s, blobs, task_id, _png(), role="artifact", step_id=first.id)
         cp = authoring.add_checkpoint(s, task_id, "cp1", axis="V", step_id=first.id)
@@ -233,7 +245,12 @@ def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task
     with session_scope(engine) as s:
         step = s.get(ReferenceStep, new_id)
         assert (step.ordinal, step.tool_name, step.result, step.result_text, step.meta) == (
-            snapshot["ordinal"], "OCR", {"text": "58"}, "58", {"elapsed": 1.5})
+            snapshot["ordinal"],
+            "OCR",
+            {"text": "58"},
+            "58",
+            {"elapsed": 1.5},
+        )
         assert s.get(TaskAsset, ids[1]).step_id == new_id
         assert s.get(Checkpoint, ids[2]).step_id == new_id
         chain = authoring.steps_of(s, task_id)
@@ -244,8 +261,9 @@ def test_the_final_answer_cannot_move_above_tool_steps(engine, task_id):
     """Issue 16 item 8: moving the final answer up (or a tool step below it) was accepted."""
     with session_scope(engine, "ann") as s:
         authoring.add_step(s, task_id, tool_name="Calculator", tool_args={"expression": "1+1"}, result_text="2")
-        final = next((x for x in authoring.steps_of(s, task_id) if x.is_final), None) \
-            or authoring.add_step(s, task_id, final_answer="2")
+        final = next((x for x in authoring.steps_of(s, task_id) if x.is_final), None) or authoring.add_step(
+            s, task_id, final_answer="2"
+        )
         tool = authoring.steps_of(s, task_id)[0]
         final_id, tool_id, before = final.id, tool.id, [x.id for x in authoring.steps_of(s, task_id)]
     for step_id, to in ((final_id, 0), (tool_id, len(before) - 1)):
@@ -290,8 +308,11 @@ def test_one_editing_session_is_one_revision_however_many_saves(engine, task_id)
     _edit(engine, task_id, None, category="counting")
     assert _task(engine, task_id).revision == 5
     with session_scope(engine) as s:
-        audits = s.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id,
-                                                 AuditEvent.action == "update")).all()
+        audits = s.exec(
+            select(AuditEvent).where(
+                AuditEvent.entity == "task", AuditEvent.entity_id == task_id, AuditEvent.action == "update"
+            )
+        ).all()
         assert len(audits) == 15  # history still has every save, only the revision number groups them
 
 

@@ -15,8 +15,10 @@ def test_adding_an_existing_annotator_never_promotes_them(tmp_path: Path) -> Non
     assert run(cli, ["--db", db, "annotators", "add", "ann"]).exit_code == 0
     r = run(cli, ["--db", db, "annotators", "add", "ann", "--role", "admin"])
     assert r.exit_code == 1
-    assert ("ann is already an annotator with role annotator; adding does not change roles. "
-            "To make them admin: `chainmark annotators set-role ann admin`") in r.stderr
+    assert (
+        "ann is already an annotator with role annotator; adding does not change roles. "
+        "To make them admin: `chainmark annotators set-role ann admin`"
+    ) in r.stderr
     assert run(cli, ["--db", db, "annotators", "add", "ann"]).exit_code == 0  # same role: nothing to do
     assert '"role": "annotator"' in run(cli, ["--db", db, "annotators", "list", "--json"]).stdout
     r = run(cli, ["--db", db, "--as", "boss", "annotators", "set-role", "ann", "reviewer"])

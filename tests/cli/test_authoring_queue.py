@@ -20,8 +20,9 @@ def test_assign_by_id_and_by_benchmark_and_the_queue_puts_work_to_do_first(tmp_p
     ids = _setup(db)
     out = json.loads(run(db, "tasks", "assign", str(ids[2]), str(ids[0]), "--to", "ann", "--json").output)
     assert out == {"annotator": "ann", "assigned": [ids[2], ids[0]], "already": 0}
-    out = json.loads(run(db, "tasks", "assign", "--benchmark", "receipts", "--limit", "3", "--to", "ann",
-                         "--json").output)
+    out = json.loads(
+        run(db, "tasks", "assign", "--benchmark", "receipts", "--limit", "3", "--to", "ann", "--json").output
+    )
     assert out["assigned"] == [ids[1]] and out["already"] == 2
     run(db, "tasks", "edit", str(ids[0]), "--answer", '{"kind": "exact", "value": "4"}')
     run(db, "tasks", "status", str(ids[0]), "submitted")
@@ -32,7 +33,9 @@ def test_assign_by_id_and_by_benchmark_and_the_queue_puts_work_to_do_first(tmp_p
     assert text.splitlines()[0] == "ann: 2 of 3 assigned tasks to do"
     assert json.loads(run(db, "tasks", "unassign", str(ids[2]), "--to", "ann", "--json").output)["removed"] == 1
     assert [t["id"] for t in json.loads(run(db, "tasks", "queue", "--to", "ann", "--json").output)["tasks"]] == [
-        ids[1], ids[0]]
+        ids[1],
+        ids[0],
+    ]
 
 
 def test_unknown_tasks_and_people_are_refused_and_nothing_is_assigned(tmp_path: Path) -> None:

@@ -25,8 +25,9 @@ def run(db: Path, *args: str, ok: bool = True):
 def test_console_script_demo_then_tasks_list_json_has_all_five_styles(tmp_path):
     env = {**os.environ, "CHAINMARK_DB": str(tmp_path / "demo.db")}
     subprocess.run([str(CHAINMARK), "demo"], check=True, env=env, capture_output=True, cwd=tmp_path)
-    out = subprocess.run([str(CHAINMARK), "tasks", "list", "--json"], check=True, env=env,
-                         capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [str(CHAINMARK), "tasks", "list", "--json"], check=True, env=env, capture_output=True, text=True, cwd=tmp_path
+    )
     tasks = json.loads(out.stdout)
     assert {t["benchmark"] for t in tasks} == {"demo-gta", "demo-agentic-mme", "demo-vtc", "demo-isg", "demo-atp"}
     assert "textual" not in out.stderr
@@ -47,8 +48,17 @@ def test_init_creates_then_reports_current(tmp_path):
 def test_author_a_task_from_the_cli(tmp_path):
     db = tmp_path / "x.db"
     run(db, "demo")
-    tid = run(db, "tasks", "add", "-b", "demo-gta", "-q", "How many cups are on the table?",
-              "--answer", '{"kind":"whitelist","groups":[["3","three"]]}').output.strip()
+    tid = run(
+        db,
+        "tasks",
+        "add",
+        "-b",
+        "demo-gta",
+        "-q",
+        "How many cups are on the table?",
+        "--answer",
+        '{"kind":"whitelist","groups":[["3","three"]]}',
+    ).output.strip()
     assert "revision 2" in run(db, "tasks", "edit", tid, "--query", "How many cups are there?").output
     assert "submitted" in run(db, "tasks", "status", tid, "submitted").output
     shown = json.loads(run(db, "tasks", "show", tid, "--json").output)
@@ -103,8 +113,10 @@ def test_opening_a_current_database_does_not_import_alembic(tmp_path):
 
     db = tmp_path / "a.db"
     upgrade(make_engine(db))
-    code = ("import sys; from tui.context import AppContext; AppContext(db=sys.argv[1]).engine; "
-            "print(any(m == 'alembic' or m.startswith('alembic.') for m in sys.modules))")
+    code = (
+        "import sys; from tui.context import AppContext; AppContext(db=sys.argv[1]).engine; "
+        "print(any(m == 'alembic' or m.startswith('alembic.') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -67,19 +67,30 @@ def test_a_tsv_field_over_the_csv_limit_is_one_line_naming_the_dataset(tmp_path:
     cells = row.split("\t")
     cells[head.split("\t").index("question")] = "x" * 200_000
     tsv.write_text("\n".join([head, "\t".join(cells), *rest]) + "\n")
-    line = _one_error_line(CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "import", "vtc",
-                                                    str(tmp_path / "vtc")]))
-    assert line == f"Error: {tmp_path / 'vtc'}: the CSV/TSV reader refused the file (field larger than field limit (131072))"
+    line = _one_error_line(
+        CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "import", "vtc", str(tmp_path / "vtc")])
+    )
+    assert (
+        line
+        == f"Error: {tmp_path / 'vtc'}: the CSV/TSV reader refused the file (field larger than field limit (131072))"
+    )
 
 
 @pytest.mark.postgres
-@pytest.mark.parametrize("args, meaning", [
-    (["endpoints", "add", "bad\x00name", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
-     "PostgreSQL cannot store the NUL character in text"),
-    (["endpoints", "add", "n" * 300, "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
-     "a value is longer than its column allows"),
-    (["annotators", "add", "a" * 300], "a value is longer than its column allows"),
-])
+@pytest.mark.parametrize(
+    "args, meaning",
+    [
+        (
+            ["endpoints", "add", "bad\x00name", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+            "PostgreSQL cannot store the NUL character in text",
+        ),
+        (
+            ["endpoints", "add", "n" * 300, "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+            "a value is longer than its column allows",
+        ),
+        (["annotators", "add", "a" * 300], "a value is longer than its column allows"),
+    ],
+)
 def test_values_postgresql_refuses_are_one_line(pg_cluster, args: list[str], meaning: str) -> None:  # noqa: F811
     url = pg_cluster.new_database()
     line = _one_error_line(CliRunner().invoke(cli, ["--db", url, *args]))

@@ -27,8 +27,9 @@ def test_init_demo_and_task_authoring_print_one_json_document(tmp_path: Path) ->
     assert set(demo["created"]) >= {"demo-gta", "demo-vtc"} and demo["created"]["demo-gta"] > 0
     assert sum(run_json(db, "demo")["existing"].values()) == sum(demo["created"].values())
 
-    added = run_json(db, "tasks", "add", "-b", "demo-gta", "-q", "How many cups?",
-                     "--answer", '{"kind":"exact","value":"3"}')
+    added = run_json(
+        db, "tasks", "add", "-b", "demo-gta", "-q", "How many cups?", "--answer", '{"kind":"exact","value":"3"}'
+    )
     assert (added["benchmark"], added["status"], added["revision"]) == ("demo-gta", "draft", 1)
     edited = run_json(db, "tasks", "edit", str(added["id"]), "--query", "How many cups are there?")
     assert (edited["id"], edited["revision"]) == (added["id"], 2)

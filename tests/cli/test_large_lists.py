@@ -39,8 +39,7 @@ def standard_sqlite_limit() -> Iterator[None]:
 
 def rows(model, items):  # type: ignore[no-untyped-def]
     """Column values with the model's defaults filled in, for a Core bulk insert."""
-    return [{k: v for k, v in model(**kw).model_dump().items() if v is not None or k not in ("id",)}
-            for kw in items]
+    return [{k: v for k, v in model(**kw).model_dump().items() if v is not None or k not in ("id",)} for kw in items]
 
 
 @pytest.fixture(scope="module")
@@ -50,20 +49,67 @@ def big_db(tmp_path_factory) -> Path:
     engine = make_engine(db)
     upgrade(engine)
     with engine.begin() as c:
-        bench_id = c.execute(sa.insert(Benchmark.__table__), rows(Benchmark, [dict(name="big", source_format="chainmark")])).inserted_primary_key[0]
-        c.execute(sa.insert(Task.__table__), rows(Task, [
-            {"benchmark_id": bench_id, "source_id": f"t{i:05d}", "query": f"Question number {i}?",
-             "answer_spec": {"kind": "exact", "value": str(i)}} for i in range(N_TASKS)]))
+        bench_id = c.execute(
+            sa.insert(Benchmark.__table__), rows(Benchmark, [dict(name="big", source_format="chainmark")])
+        ).inserted_primary_key[0]
+        c.execute(
+            sa.insert(Task.__table__),
+            rows(
+                Task,
+                [
+                    {
+                        "benchmark_id": bench_id,
+                        "source_id": f"t{i:05d}",
+                        "query": f"Question number {i}?",
+                        "answer_spec": {"kind": "exact", "value": str(i)},
+                    }
+                    for i in range(N_TASKS)
+                ],
+            ),
+        )
         ids = [r[0] for r in c.execute(sa.select(Task.id).order_by(Task.id))]
-        c.execute(sa.insert(ReferenceStep.__table__), rows(ReferenceStep, [
-            {"task_id": tid, "ordinal": 1, "thought": "t", "tool_name": "OCR", "tool_args": {}} for tid in ids[::1000]]))
-        ep = c.execute(sa.insert(ModelEndpoint.__table__), rows(ModelEndpoint, [
-            dict(name="ep", base_url="http://127.0.0.1:9/v1", model="m")])).inserted_primary_key[0]
-        run_id = c.execute(sa.insert(Run.__table__), rows(Run, [dict(
-            benchmark_id=bench_id, endpoint_id=ep, kind="model", mode="atomic", concurrency=4, status="done")])).inserted_primary_key[0]
-        c.execute(sa.insert(Trajectory.__table__), rows(Trajectory, [
-            {"run_id": run_id, "task_id": tid, "task_revision": 1, "status": "done", "final_answer": str(i),
-             "usage": {"total_tokens": 2}} for i, tid in enumerate(ids)]))
+        c.execute(
+            sa.insert(ReferenceStep.__table__),
+            rows(
+                ReferenceStep,
+                [
+                    {"task_id": tid, "ordinal": 1, "thought": "t", "tool_name": "OCR", "tool_args": {}}
+                    for tid in ids[::1000]
+                ],
+            ),
+        )
+        ep = c.execute(
+            sa.insert(ModelEndpoint.__table__),
+            rows(ModelEndpoint, [dict(name="ep", base_url="http://127.0.0.1:9/v1", model="m")]),
+        ).inserted_primary_key[0]
+        run_id = c.execute(
+            sa.insert(Run.__table__),
+            rows(
+                Run,
+                [
+                    dict(
+                        benchmark_id=bench_id, endpoint_id=ep, kind="model", mode="atomic", concurrency=4, status="done"
+                    )
+                ],
+            ),
+        ).inserted_primary_key[0]
+        c.execute(
+            sa.insert(Trajectory.__table__),
+            rows(
+                Trajectory,
+                [
+                    {
+                        "run_id": run_id,
+                        "task_id": tid,
+                        "task_revision": 1,
+                        "status": "done",
+                        "final_answer": str(i),
+                        "usage": {"total_tokens": 2},
+                    }
+                    for i, tid in enumerate(ids)
+                ],
+            ),
+        )
     engine.dispose()
     return db
 
@@ -104,7 +150,7 @@ def test_runs_show_pages_its_trajectories(big_db, standard_sqlite_limit):
     out = run(big_db, "runs", "show", "1").output.splitlines()
     assert f"done {N_TASKS}" in out[2] and f"tokens {2 * N_TASKS}" in out[2]
     header = next(i for i, line in enumerate(out) if line.startswith("task"))
-    rows = out[header + 2:-1]
+    rows = out[header + 2 : -1]
     assert len(rows) == 200 and rows[0].split()[-1] == "0" and rows[-1].split()[-1] == "199"
     assert out[-1] == f"… {N_TASKS - 200} more trajectories not shown (use --offset 200, --limit N or --all)"
     page = json.loads(run(big_db, "runs", "show", "1", "--json", "--offset", "39990", "--limit", "50").stdout)

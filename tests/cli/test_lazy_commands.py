@@ -50,5 +50,6 @@ def test_the_index_sees_every_registered_command_with_its_help() -> None:
     assert index.opaque_modules == []  # otherwise --help imports those modules: make register plain
     assert set(index.commands) == set(registered)
     for name, entry in index.commands.items():
-        assert click.Command(name, help=entry.help).get_short_help_str(80) == \
-            registered[name].get_short_help_str(80), name
+        assert click.Command(name, help=entry.help).get_short_help_str(80) == registered[name].get_short_help_str(80), (
+            name
+        )

@@ -83,14 +83,16 @@ def test_json_output_is_the_exact_value(db: Path) -> None:
 
 def test_runs_show_escapes_model_answers(db: Path, tmp_path: Path) -> None:
     (tmp_path / "outputs.jsonl").write_text(json.dumps({"trace_id": "trace-0", "output": HOSTILE}) + "\n")
-    run_id = json.loads(run(db, "import-run", "atp", str(tmp_path / "outputs.jsonl"), "-b", "atp", "--json")
-                        .output)["run_id"]
+    run_id = json.loads(run(db, "import-run", "atp", str(tmp_path / "outputs.jsonl"), "-b", "atp", "--json").output)[
+        "run_id"
+    ]
     shown = run(db, "runs", "show", str(run_id)).output
     for ch in RAW_CONTROLS:
         assert ch not in shown
     assert "\\x1b]0;pwned\\x07" in shown
-    assert json.loads(run(db, "runs", "show", str(run_id), "--json").output)["trajectories"][0]["final_answer"] \
-        == HOSTILE
+    assert (
+        json.loads(run(db, "runs", "show", str(run_id), "--json").output)["trajectories"][0]["final_answer"] == HOSTILE
+    )
 
 
 def test_error_messages_quoting_data_are_escaped(tmp_path: Path) -> None:

@@ -18,9 +18,14 @@ from tui.cli import cli
 def run(run_id: int, scores: dict[int, float | None], answers: dict[int, str] | None = None) -> RunResults:
     r = RunResults(run_id=run_id, label=f"m{run_id} (run {run_id})", benchmark="b", mode="faithful")
     for task, score in scores.items():
-        r.tasks[task] = TaskResult(task_id=task, trajectory_id=run_id * 100 + task,
-                                   status="done" if score is not None else "failed",
-                                   answer=(answers or {}).get(task, ""), score=score, query=f"q{task}")
+        r.tasks[task] = TaskResult(
+            task_id=task,
+            trajectory_id=run_id * 100 + task,
+            status="done" if score is not None else "failed",
+            answer=(answers or {}).get(task, ""),
+            score=score,
+            query=f"q{task}",
+        )
     return r
 
 
@@ -54,9 +59,11 @@ def test_missing_score_counts_as_zero_and_three_runs_pairwise() -> None:
     a, b, c = run(1, {1: None}), run(2, {1: 1.0}), run(3, {1: 0.5})
     out = compare([a, b, c])
     assert out.rows[0].spread == 1.0 and out.rows[0].cells[0].status == "failed"
-    assert out.summary["pairwise"] == [{"a": 1, "b": 2, "wins": 0, "ties": 0, "losses": 1},
-                                       {"a": 1, "b": 3, "wins": 0, "ties": 0, "losses": 1},
-                                       {"a": 2, "b": 3, "wins": 1, "ties": 0, "losses": 0}]
+    assert out.summary["pairwise"] == [
+        {"a": 1, "b": 2, "wins": 0, "ties": 0, "losses": 1},
+        {"a": 1, "b": 3, "wins": 0, "ties": 0, "losses": 1},
+        {"a": 2, "b": 3, "wins": 1, "ties": 0, "losses": 0},
+    ]
     with pytest.raises(ValueError, match="exactly two"):
         compare([a, b, c], filter="a-right-b-wrong")
 
@@ -67,8 +74,10 @@ def test_different_task_sets_compare_shared_tasks_with_a_note() -> None:
     out = compare([a, b])
     assert sorted(r.task_id for r in out.rows) == [1, 2]
     assert out.summary["shared_tasks"] == 2
-    assert out.notes == ["run 1 has 1 task(s) not in every run; compared on the 2 shared task(s) only",
-                         "run 2 has 2 task(s) not in every run; compared on the 2 shared task(s) only"]
+    assert out.notes == [
+        "run 1 has 1 task(s) not in every run; compared on the 2 shared task(s) only",
+        "run 2 has 2 task(s) not in every run; compared on the 2 shared task(s) only",
+    ]
 
 
 def test_compare_needs_two_runs() -> None:
@@ -86,8 +95,9 @@ def two_gta_runs(engine) -> tuple[int, int, dict[str, int]]:
         b = stored_run(s, "gta-mini", "gta", mode="react", model="beta")
         tasks = {}
         for n, (query, gold) in enumerate([("What is 1+1?", "2"), ("What is 2+3?", "5"), ("What is 3*3?", "9")]):
-            t = authoring.create_task(s, "gta-mini", query, source_id=str(n),
-                                      answer_spec={"kind": "whitelist", "groups": [[gold]]})
+            t = authoring.create_task(
+                s, "gta-mini", query, source_id=str(n), answer_spec={"kind": "whitelist", "groups": [[gold]]}
+            )
             authoring.add_step(s, t.id, final_answer=gold)
             tasks[f"t{n}"] = t.id
         stored_trajectory(s, a, tasks["t0"], [answer("2")])
@@ -113,10 +123,13 @@ def test_cli_compare_json_on_stored_runs(engine, db_path) -> None:
     assert doc["summary"]["pairwise"] == [{"a": a, "b": b, "wins": 1, "ties": 1, "losses": 1}]
     assert [r["task_id"] for r in doc["rows"]] == [tasks["t1"], tasks["t2"], tasks["t0"]]
     first = doc["rows"][0]["cells"]
-    assert [(c["answer"], c["score"], c["right"], c["status"]) for c in first] == [("5", 1.0, True, "done"),
-                                                                                 ("4", 0.0, False, "done")]
-    only = json.loads(invoke(db_path, "compare", str(a), str(b), "--json", "--embedder", "hashing",
-                             "--filter", "b-right-a-wrong"))
+    assert [(c["answer"], c["score"], c["right"], c["status"]) for c in first] == [
+        ("5", 1.0, True, "done"),
+        ("4", 0.0, False, "done"),
+    ]
+    only = json.loads(
+        invoke(db_path, "compare", str(a), str(b), "--json", "--embedder", "hashing", "--filter", "b-right-a-wrong")
+    )
     assert [r["task_id"] for r in only["rows"]] == [tasks["t2"]]
 
 

@@ -10,5 +10,8 @@ from tui.screens.runs.compare import CompareScreen
 
 def test_compare_screen_80x24(snap_compare, make_tui, engine) -> None:  # type: ignore[no-untyped-def]
     a, b, _ = two_gta_runs(engine)
-    assert snap_compare(make_tui(), terminal_size=(80, 24),
-                        run_before=_run_before(lambda app: CompareScreen([a, b], embedder="hashing")))
+    assert snap_compare(
+        make_tui(),
+        terminal_size=(80, 24),
+        run_before=_run_before(lambda app: CompareScreen([a, b], embedder="hashing")),
+    )

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from bench.conformance.gen_agentic_mme import sets
 
-EVALUATOR = '''
+EVALUATOR = """
 import argparse, json, os, urllib.request
 from pathlib import Path
 
@@ -38,7 +38,7 @@ out = Path("runs") / "scores" / "atomic_standin_scored.json"
 out.parent.mkdir(parents=True, exist_ok=True)
 out.write_text(json.dumps({"overall_scores": {"total_cases": cases}, "count": cases, "results": [],
                            "overthink_analysis": {"human_total_reference_calls": reference_calls}}))
-'''
+"""
 
 
 def test_conformance_cli_hands_the_run_folders_and_tasks_to_the_agentic_mme_evaluator(db_path, tmp_path: Path) -> None:
@@ -57,11 +57,17 @@ def test_conformance_cli_hands_the_run_folders_and_tasks_to_the_agentic_mme_eval
     ref = tmp_path / "ref"
     (ref / "evaluation").mkdir(parents=True)
     (ref / "evaluation" / "eval_runs_search.py").write_text(EVALUATOR, encoding="utf-8")
-    out = runner.invoke(cli, ["conformance", "agentic-mme", str(run_id), "--reference", str(ref),
-                              "--python", sys.executable, "--json"], env=env)
+    out = runner.invoke(
+        cli,
+        ["conformance", "agentic-mme", str(run_id), "--reference", str(ref), "--python", sys.executable, "--json"],
+        env=env,
+    )
     assert out.exit_code == 0, out.output[-3000:]
     report = json.loads(out.output)
     assert report["ok"]
     expected_calls = sum(t["process_evaluation"]["efficiency"]["reference_tool_calls"] for t in scored)
     assert {m["name"]: m["reference"] for m in report["metrics"]} == {
-        "total_cases": len(scored), "count": len(scored), "overthink.human_total_reference_calls": expected_calls}
+        "total_cases": len(scored),
+        "count": len(scored),
+        "overthink.human_total_reference_calls": expected_calls,
+    }

@@ -22,8 +22,11 @@ ABS = "/abs/data/gta_dataset"
 
 
 def tc(name, args, **extra):
-    return {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}],
-            **extra}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}],
+        **extra,
+    }
 
 
 def step_file(path: Path, records: dict) -> Path:
@@ -54,8 +57,9 @@ def gta4(engine, blobs, tmp_path: Path) -> dict:
     return data
 
 
-def test_argacc_compares_arguments_exactly_in_faithful_and_normalises_paths_only_in_fixed(engine, blobs, gta4,
-                                                                                           tmp_path: Path) -> None:
+def test_argacc_compares_arguments_exactly_in_faithful_and_normalises_paths_only_in_fixed(
+    engine, blobs, gta4, tmp_path: Path
+) -> None:
     spellings = [f"{ABS}/image/image_0.jpg", "image/image_1.jpg", "wrong/image/image_2.jpg", "/tmp/image/image_3.jpg"]
     preds = {}
     for i, spelled in enumerate(spellings):
@@ -86,13 +90,16 @@ def test_empty_tool_calls_step_scores_with_a_note(engine, blobs, gta4, tmp_path:
     assert any("empty tool_calls" in n for n in res["notes"])
 
 
-def test_duplicate_keys_keep_the_last_record_and_numbers_are_read_as_strings(engine, blobs, gta4,
-                                                                            tmp_path: Path) -> None:
+def test_duplicate_keys_keep_the_last_record_and_numbers_are_read_as_strings(
+    engine, blobs, gta4, tmp_path: Path
+) -> None:
     gold = gold_of(gta4["0"])
-    first = json.dumps({"gold": gold, "prediction": [tc("OCR", {}), tc("Calculator", {}), {"role": "assistant",
-                                                                                            "content": "wrong"}]})
-    last = json.dumps({"gold": gold, "prediction": [tc("OCR", {}), tc("Calculator", {}),
-                                                    {"role": "assistant", "content": 145}]})
+    first = json.dumps(
+        {"gold": gold, "prediction": [tc("OCR", {}), tc("Calculator", {}), {"role": "assistant", "content": "wrong"}]}
+    )
+    last = json.dumps(
+        {"gold": gold, "prediction": [tc("OCR", {}), tc("Calculator", {}), {"role": "assistant", "content": 145}]}
+    )
     (tmp_path / "p.json").write_text('{"0": %s, "0": %s}' % (first, last), encoding="utf-8")
     summary = import_run(engine, blobs, "gta", tmp_path / "p.json", "gta")
     assert summary.trajectories == 1
@@ -110,26 +117,37 @@ def _own_e2e_run(engine, tasks_events) -> int:
         s.flush()
         for t in tasks:
             evs = tasks_events(t)
-            traj = Trajectory(run_id=run.id, task_id=t.id, status="done",
-                              final_answer=next((p["text"] for k, p, _ in evs if k == ev.ANSWER), None))
+            traj = Trajectory(
+                run_id=run.id,
+                task_id=t.id,
+                status="done",
+                final_answer=next((p["text"] for k, p, _ in evs if k == ev.ANSWER), None),
+            )
             s.add(traj)
             s.flush()
-            s.add_all([Event(trajectory_id=traj.id, ordinal=i, kind=k, payload=p, failed=f)
-                       for i, (k, p, f) in enumerate(evs)])
+            s.add_all(
+                [
+                    Event(trajectory_id=traj.id, ordinal=i, kind=k, payload=p, failed=f)
+                    for i, (k, p, f) in enumerate(evs)
+                ]
+            )
         s.commit()
         return run.id
 
 
-def test_export_run_keeps_error_on_failed_tool_calls_so_the_reference_counts_them(engine, blobs, gta4,
-                                                                                  tmp_path: Path) -> None:
+def test_export_run_keeps_error_on_failed_tool_calls_so_the_reference_counts_them(
+    engine, blobs, gta4, tmp_path: Path
+) -> None:
     def events(t):
         tool = "DrawBox" if t.source_id == "2" else "Calculator"
         args = {"image": "image/image_2.jpg", "bbox": "(1, 2, 3, 4)"} if tool == "DrawBox" else {"expression": "1+1"}
-        return [(ev.TOOL_CALL, ev.tool_call("OCR", {"image": f"image/image_{t.source_id}.jpg"}, "c1"), False),
-                (ev.TOOL_RESULT, ev.tool_result("OCR", "290 SOFTGELS", call_id="c1"), False),
-                (ev.TOOL_CALL, ev.tool_call(tool, args, "c2"), False),
-                (ev.TOOL_RESULT, ev.tool_result(tool, "", call_id="c2", ok=False, error="boom"), True),
-                (ev.ANSWER, ev.answer("no idea"), False)]
+        return [
+            (ev.TOOL_CALL, ev.tool_call("OCR", {"image": f"image/image_{t.source_id}.jpg"}, "c1"), False),
+            (ev.TOOL_RESULT, ev.tool_result("OCR", "290 SOFTGELS", call_id="c1"), False),
+            (ev.TOOL_CALL, ev.tool_call(tool, args, "c2"), False),
+            (ev.TOOL_RESULT, ev.tool_result(tool, "", call_id="c2", ok=False, error="boom"), True),
+            (ev.ANSWER, ev.answer("no idea"), False),
+        ]
 
     run = _own_e2e_run(engine, events)
     export_run(engine, blobs, "gta", run, tmp_path / "out.json")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evaluation.conformance.runner import DRIVERS, run_driver
 
-VQA = '''
+VQA = """
 import json, yaml
 from openai import OpenAI
 
@@ -29,8 +29,8 @@ class VQA_Model:
             return json.loads(text)
         except json.JSONDecodeError:
             return {"error": text}
-'''
-EVAL = '''
+"""
+EVAL = """
 import argparse, json
 from ISG_eval.vqa_model import VQA_Model
 
@@ -68,8 +68,8 @@ def main():
             item["result"] = {"structure": True, "image": evaluate_image(g, vqa), "block": evaluate_block(g, vqa),
                               "holistic": evaluate_response(item, vqa)}
             f.write(json.dumps(item) + "\\n")
-'''
-PERF = '''
+"""
+PERF = """
 import json
 
 def read_input_file(path):
@@ -87,7 +87,7 @@ def analyze_data(data):
         s["block"].append(sum(scores) / len(scores) if scores else 1)
         s["holistic"].append((r["holistic"] or {}).get("overall_score", 1))
     return stats
-'''
+"""
 
 
 def stand_in(root: Path) -> Path:
@@ -103,21 +103,44 @@ def stand_in(root: Path) -> Path:
 
 def test_each_judge_call_gets_chainmarks_reply_for_its_item_and_question(tmp_path: Path) -> None:
     ref = stand_in(tmp_path)
-    predict = {"image_qa": [{"id": 0, "Question": "a?"}, {"id": 5, "Question": "b?"}],
-               "block_qa": {"questions": [{"Question": "x"}, {"Question": "y"}]}}
+    predict = {
+        "image_qa": [{"id": 0, "Question": "a?"}, {"id": 5, "Question": "b?"}],
+        "block_qa": {"questions": [{"Question": "x"}, {"Question": "y"}]},
+    }
     lines = [{"id": i, "Category": "Prediction", "predict": predict, "output": []} for i in ("a", "b")]
     for name in ("gt.jsonl", "preds.jsonl"):
         (tmp_path / name).write_text("".join(json.dumps(x) + "\n" for x in lines))
-    replies = {"a": {"image:0": '{"Judge": "Yes"}', "image:5": '{"Judge": "No"}', "block:0:score": '{"Judge": 2}',
-                     "block:1:score": '{"Judge": 6}', "block:0:yes_no": "{}", "block:1:yes_no": "{}",
-                     "holistic": '{"overall_score": 9}'},
-               "b": {"image:5": '{"Judge": "Yes"}', "block:1:score": '{"Judge": 10}', "holistic": "{}"}}
+    replies = {
+        "a": {
+            "image:0": '{"Judge": "Yes"}',
+            "image:5": '{"Judge": "No"}',
+            "block:0:score": '{"Judge": 2}',
+            "block:1:score": '{"Judge": 6}',
+            "block:0:yes_no": "{}",
+            "block:1:yes_no": "{}",
+            "holistic": '{"overall_score": 9}',
+        },
+        "b": {"image:5": '{"Judge": "Yes"}', "block:1:score": '{"Judge": 10}', "holistic": "{}"},
+    }
     (tmp_path / "replies.json").write_text(json.dumps(replies))
     import sys
 
-    out = run_driver(sys.executable, DRIVERS / "isg_driver.py", [
-        "--reference", str(ref), "--gt", str(tmp_path / "gt.jsonl"), "--predictions", str(tmp_path / "preds.jsonl"),
-        "--root", str(tmp_path), "--replies", str(tmp_path / "replies.json")])
+    out = run_driver(
+        sys.executable,
+        DRIVERS / "isg_driver.py",
+        [
+            "--reference",
+            str(ref),
+            "--gt",
+            str(tmp_path / "gt.jsonl"),
+            "--predictions",
+            str(tmp_path / "preds.jsonl"),
+            "--root",
+            str(tmp_path),
+            "--replies",
+            str(tmp_path / "replies.json"),
+        ],
+    )
     assert out["items"]["a"] == {"structure": 1, "image": 0.5, "block": 4.0, "holistic": 9}
     assert out["items"]["b"] == {"structure": 1, "image": 0.5, "block": 10.0, "holistic": 1}
     assert out["unanswered"] == 4  # b: image:0, block:0:score, block:0:yes_no, block:1:yes_no

@@ -19,9 +19,16 @@ def _predictions(tmp_path: Path, lines: list) -> Path:
     root = tmp_path / "ISG_eval"
     preds = []
     for i, line in enumerate(lines):
-        preds.append({**line, "output": [{"type": "text", "content": f"next {i}"},
-                                         {"type": "image", "content": f"gen/{i}_a.png"},
-                                         {"type": "image", "content": str(root / "abs" / f"{i}_b.png")}]})
+        preds.append(
+            {
+                **line,
+                "output": [
+                    {"type": "text", "content": f"next {i}"},
+                    {"type": "image", "content": f"gen/{i}_a.png"},
+                    {"type": "image", "content": str(root / "abs" / f"{i}_b.png")},
+                ],
+            }
+        )
         (root / "gen").mkdir(parents=True, exist_ok=True)
         (root / "gen" / f"{i}_a.png").write_bytes(png(700 + i))
         (root / "abs").mkdir(exist_ok=True)
@@ -63,8 +70,11 @@ def test_drop_last_leaves_out_the_last_line_like_end_minus_one(engine, blobs, tm
     lines = write_isg(tmp_path / "src")
     import_dataset(engine, blobs, "isg", tmp_path / "src")
     file = _predictions(tmp_path, lines)
-    out = CliRunner().invoke(cli, ["import-run", "isg", str(file), "-b", "isg", "--root", str(tmp_path / "ISG_eval"),
-                                   "--drop-last"], env={"CHAINMARK_DB": str(db_path)})
+    out = CliRunner().invoke(
+        cli,
+        ["import-run", "isg", str(file), "-b", "isg", "--root", str(tmp_path / "ISG_eval"), "--drop-last"],
+        env={"CHAINMARK_DB": str(db_path)},
+    )
     assert out.exit_code == 0, out.output
     assert "2 trajectories" in out.output and "--end -1" in out.output
 
@@ -87,8 +97,9 @@ def test_with_root_a_missing_output_image_is_kept_as_missing_with_a_note(engine,
     (tmp_path / "ISG_eval" / "gen" / "1_a.png").unlink()
     summary = import_run(engine, blobs, "isg", file, "isg", root=str(tmp_path / "ISG_eval"))
     assert summary.trajectories == 3 and summary.assets == 5
-    assert any("1 output image(s) found neither as given nor under --root" in n and "gen/1_a.png" in n
-               for n in summary.notes)
+    assert any(
+        "1 output image(s) found neither as given nor under --root" in n and "gen/1_a.png" in n for n in summary.notes
+    )
     with Session(engine) as s:
         blocks = [e.payload["blocks"] for e in s.exec(select(Event).where(Event.kind == "answer")).all()]
     assert sum(1 for bl in blocks for b in bl if b.get("missing")) == 1
@@ -105,4 +116,6 @@ def test_export_of_an_imported_run_puts_output_images_beside_the_lines(engine, b
     export_run(engine, blobs, "isg", summary.run_id, tmp_path / "out")
     exported = [json.loads(x) for x in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
     assert exported == [json.loads(x) for x in file.read_text().splitlines()]
-    assert (tmp_path / "out" / "gen" / "2_a.png").read_bytes() == (tmp_path / "ISG_eval" / "gen" / "2_a.png").read_bytes()
+    assert (tmp_path / "out" / "gen" / "2_a.png").read_bytes() == (
+        tmp_path / "ISG_eval" / "gen" / "2_a.png"
+    ).read_bytes()

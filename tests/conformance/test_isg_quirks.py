@@ -18,18 +18,34 @@ from evaluation.judges.parsers import json_holistic, json_judge
 from evaluation.scoring.items import DictOracle, JudgeAnswer
 from tests.scoring.builders import ev, item
 
-GOLDEN = [{"type": "text", "content": "t"}, {"type": "image", "content": "images/g1.png"},
-          {"type": "image", "content": "images/g2.png"}]
+GOLDEN = [
+    {"type": "text", "content": "t"},
+    {"type": "image", "content": "images/g1.png"},
+    {"type": "image", "content": "images/g2.png"},
+]
 GOOD = [{"type": "text", "content": "washing"}, {"type": "image", "asset_id": 21}, {"type": "image", "asset_id": 22}]
-BLOCKS = {"questions": [
-    {"subject": "<gen_text1>", "object": "<gen_img1>", "relation": "r", "Question": "Does <gen_text1> fit?"},
-    {"subject": "<gen_img1>", "object": "<gen_img2>", "relation": "r", "Question": "Same person?"}]}
-IMAGES = {"questions": [{"image": "<gen_img1>", "Question": "Hands?", "id": 0, "Preliminary": []},
-                        {"image": "<gen_img1>", "Question": "Wet?", "id": 1, "Preliminary": [0]},
-                        {"image": "<gen_img2>", "Question": "Soap?", "id": 2, "Preliminary": []}]}
-NORMAL = {"image:0": '{"Judge": "Yes"}', "image:2": '{"Judge": "No"}', "block:0:score": '{"Judge": 8}',
-          "block:0:yes_no": '{"Judge": "Yes"}', "block:1:score": '{"Judge": 6}', "block:1:yes_no": '{"Judge": "No"}',
-          "holistic": '{"overall_score": 7}'}
+BLOCKS = {
+    "questions": [
+        {"subject": "<gen_text1>", "object": "<gen_img1>", "relation": "r", "Question": "Does <gen_text1> fit?"},
+        {"subject": "<gen_img1>", "object": "<gen_img2>", "relation": "r", "Question": "Same person?"},
+    ]
+}
+IMAGES = {
+    "questions": [
+        {"image": "<gen_img1>", "Question": "Hands?", "id": 0, "Preliminary": []},
+        {"image": "<gen_img1>", "Question": "Wet?", "id": 1, "Preliminary": [0]},
+        {"image": "<gen_img2>", "Question": "Soap?", "id": 2, "Preliminary": []},
+    ]
+}
+NORMAL = {
+    "image:0": '{"Judge": "Yes"}',
+    "image:2": '{"Judge": "No"}',
+    "block:0:score": '{"Judge": 8}',
+    "block:0:yes_no": '{"Judge": "Yes"}',
+    "block:1:score": '{"Judge": 6}',
+    "block:1:yes_no": '{"Judge": "No"}',
+    "holistic": '{"overall_score": 7}',
+}
 ERROR_DEFAULTS = {"structure": False, "image": 0.0, "block": 1.0, "holistic": 1.0}
 
 
@@ -38,17 +54,32 @@ def answer(raw: str, holistic: bool) -> JudgeAnswer:
     return JudgeAnswer(label=p.label, score=p.score, parsed=p.parsed, raw_output=raw, judge_name="scripted")
 
 
-def score(replies: dict[str, str], *, output: list[dict[str, Any]] | None = None, image_qa: Any = IMAGES,
-          mode: str = "faithful") -> dict[str, Any]:
+def score(
+    replies: dict[str, str],
+    *,
+    output: list[dict[str, Any]] | None = None,
+    image_qa: Any = IMAGES,
+    mode: str = "faithful",
+) -> dict[str, Any]:
     raw = {**NORMAL, **replies}
     judge = {"image": "isg-image", "block": "isg-block", "holistic": "isg-holistic"}
-    oracle = DictOracle({(judge[part.split(":")[0]], part): answer(text, part == "holistic")
-                         for part, text in raw.items()})
-    it = item({"subcategory": "Prediction", "source_id": "0001", "query": "Next?",
-               "answer_spec": {"kind": "interleaved", "golden": GOLDEN},
-               "source_record": {"Query": [{"type": "text", "content": "Next?"}],
-                                 "predict": {"block_qa": BLOCKS, "image_qa": image_qa}}},
-              [ev("answer", {"text": "", "blocks": output or GOOD})], traj_id=1)
+    oracle = DictOracle(
+        {(judge[part.split(":")[0]], part): answer(text, part == "holistic") for part, text in raw.items()}
+    )
+    it = item(
+        {
+            "subcategory": "Prediction",
+            "source_id": "0001",
+            "query": "Next?",
+            "answer_spec": {"kind": "interleaved", "golden": GOLDEN},
+            "source_record": {
+                "Query": [{"type": "text", "content": "Next?"}],
+                "predict": {"block_qa": BLOCKS, "image_qa": image_qa},
+            },
+        },
+        [ev("answer", {"text": "", "blocks": output or GOOD})],
+        traj_id=1,
+    )
     ctx = ScoreContext(mode=mode, oracle=oracle)
     row = isg.PROFILE.score([it], ctx)["per_item"][0]
     return {k: row[k] for k in ("structure", "image", "block", "holistic")} | {"corrections": ctx.corrections}
@@ -65,8 +96,13 @@ def test_the_normal_item() -> None:
 def test_a_fenced_reply_is_invalid_json_for_the_reference() -> None:
     # json.loads fails → {"error", "raw_output"}: no Judge, so the image question counts no; the
     # fenced block score is not counted and the holistic reply has no overall_score → 1
-    out = score({"image:0": '```json\n{"Judge": "Yes"}\n```', "block:0:score": '```json\n{"Judge": 2}\n```',
-                 "holistic": '```json\n{"overall_score": 8}\n```'})
+    out = score(
+        {
+            "image:0": '```json\n{"Judge": "Yes"}\n```',
+            "block:0:score": '```json\n{"Judge": 2}\n```',
+            "holistic": '```json\n{"overall_score": 8}\n```',
+        }
+    )
     assert values(out) == {"structure": True, "image": 0.0, "block": 6.0, "holistic": 1.0}
     fixed = score({"image:0": '```json\n{"Judge": "Yes"}\n```'}, mode="fixed")
     assert fixed["image"] == pytest.approx(1 / 3) and "isg-lenient-judge-json" in fixed["corrections"]

@@ -18,8 +18,9 @@ from evaluation.scoring.runner import score_run
 from tests.conformance import test_gta_quirks as quirks
 
 REFERENCE = os.environ.get("CHAINMARK_REFERENCE_GTA")
-pytestmark = pytest.mark.skipif(not REFERENCE, reason="CHAINMARK_REFERENCE_GTA (a checkout of open-compass/GTA) "
-                                                      "is not set")
+pytestmark = pytest.mark.skipif(
+    not REFERENCE, reason="CHAINMARK_REFERENCE_GTA (a checkout of open-compass/GTA) is not set"
+)
 
 
 @pytest.mark.parametrize("layout", ["step", "e2e"])
@@ -43,8 +44,11 @@ def _check(engine, blobs, run_id: int, tmp_path: Path) -> dict:
     res = score_run(engine, run_id, mode="faithful", embedder="hashing", write=False)
     os.environ["CHAINMARK_CONFORMANCE_EMBEDDER"] = "hashing"
     try:
-        ref = reference_conformance(tmp_path / "x" / "run", Path(REFERENCE), os.environ.get(
-            "CHAINMARK_REFERENCE_PYTHON") or __import__("sys").executable)
+        ref = reference_conformance(
+            tmp_path / "x" / "run",
+            Path(REFERENCE),
+            os.environ.get("CHAINMARK_REFERENCE_PYTHON") or __import__("sys").executable,
+        )
     finally:
         os.environ.pop("CHAINMARK_CONFORMANCE_EMBEDDER", None)
     report = compare("gta", ours_view("gta", res), ref)
@@ -55,8 +59,12 @@ def _check(engine, blobs, run_id: int, tmp_path: Path) -> dict:
 def test_quirk_values_are_the_reference_values(engine, blobs, tmp_path: Path) -> None:
     data = quirks.write_gta(tmp_path / "src", n=4)
     import_dataset(engine, blobs, "gta", tmp_path / "src")
-    spellings = [f"{quirks.ABS}/image/image_0.jpg", "image/image_1.jpg", "wrong/image/image_2.jpg",
-                 "/tmp/image/image_3.jpg"]
+    spellings = [
+        f"{quirks.ABS}/image/image_0.jpg",
+        "image/image_1.jpg",
+        "wrong/image/image_2.jpg",
+        "/tmp/image/image_3.jpg",
+    ]
     preds = {}
     for i, spelled in enumerate(spellings):
         gold = quirks.gold_of(data[str(i)])
@@ -75,11 +83,13 @@ def test_failed_tool_calls_of_an_own_run_count_in_the_reference(engine, blobs, t
     def events(t):
         tool = "DrawBox" if t.source_id == "2" else "Calculator"
         args = {"image": "image/image_2.jpg", "bbox": "(1, 2, 3, 4)"} if tool == "DrawBox" else {"expression": "1+1"}
-        return [(ev.TOOL_CALL, ev.tool_call("OCR", {"image": f"image/image_{t.source_id}.jpg"}, "c1"), False),
-                (ev.TOOL_RESULT, ev.tool_result("OCR", "290 SOFTGELS", call_id="c1"), False),
-                (ev.TOOL_CALL, ev.tool_call(tool, args, "c2"), False),
-                (ev.TOOL_RESULT, ev.tool_result(tool, "", call_id="c2", ok=False, error="boom"), True),
-                (ev.ANSWER, ev.answer("no idea"), False)]
+        return [
+            (ev.TOOL_CALL, ev.tool_call("OCR", {"image": f"image/image_{t.source_id}.jpg"}, "c1"), False),
+            (ev.TOOL_RESULT, ev.tool_result("OCR", "290 SOFTGELS", call_id="c1"), False),
+            (ev.TOOL_CALL, ev.tool_call(tool, args, "c2"), False),
+            (ev.TOOL_RESULT, ev.tool_result(tool, "", call_id="c2", ok=False, error="boom"), True),
+            (ev.ANSWER, ev.answer("no idea"), False),
+        ]
 
     run = quirks._own_e2e_run(engine, events)
     m = _check(engine, blobs, run, tmp_path / "b")

@@ -13,8 +13,11 @@ from evaluation.conformance.runner import RESULT_MARK
 
 def test_compare_reports_metric_and_item_differences_with_tolerances() -> None:
     ours = {"metrics": {"ArgAcc": 50.0, "SummAcc": 70.00001}, "items": {"0": {"a": 1.0}, "1": {"a": 0.0}, "2": {}}}
-    ref = {"metrics": {"ArgAcc": 50.0, "SummAcc": 70.0, "Missing": 3}, "items": {"0": {"a": 1}, "1": {"a": 1}},
-           "tolerances": {"SummAcc": 1e-4}}
+    ref = {
+        "metrics": {"ArgAcc": 50.0, "SummAcc": 70.0, "Missing": 3},
+        "items": {"0": {"a": 1}, "1": {"a": 1}},
+        "tolerances": {"SummAcc": 1e-4},
+    }
     report = compare("gta", ours, ref)
     assert [(m.name, m.equal) for m in report.metrics] == [("ArgAcc", True), ("SummAcc", True), ("Missing", False)]
     assert [(d.item_id, d.metric, d.ours, d.reference) for d in report.items] == [("1", "a", 0.0, 1)]

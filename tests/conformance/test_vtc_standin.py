@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from bench.conformance.gen_vtc import COLUMNS, tiny_jpeg
 
-IMAGE_VQA = '''
+IMAGE_VQA = """
 import pandas as pd
 
 class VTCBenchDataset:
@@ -27,8 +27,8 @@ class VTCBenchDataset:
         for cat, rows in data.groupby("category"):
             out[cat] = [rows["score"].mean() * 100]
         return pd.DataFrame(out)
-'''
-SMP = '''
+"""
+SMP = """
 import pandas as pd
 
 def dump(df, path):
@@ -36,10 +36,15 @@ def dump(df, path):
 
 def load(path):
     return pd.read_json(path, orient="records", dtype=False)
-'''
+"""
 GPT = "class OpenAIWrapper:\n    pass\n"
-TASKS = [("ocr_1", "ocr", "A", "A"), ("ocr_2", "ocr", "B", "zzz"), ("spatial_3", "spatial", "Paris", "Paris"),
-         ("spatial_4", "spatial", "7", "7"), ("spatial_5", "spatial", "C", "zzz")]
+TASKS = [
+    ("ocr_1", "ocr", "A", "A"),
+    ("ocr_2", "ocr", "B", "zzz"),
+    ("spatial_3", "spatial", "Paris", "Paris"),
+    ("spatial_4", "spatial", "7", "7"),
+    ("spatial_5", "spatial", "C", "zzz"),
+]
 
 
 def standin(root: Path) -> Path:
@@ -57,13 +62,26 @@ def dataset(out: Path) -> tuple[Path, Path]:
         (out / image).parent.mkdir(parents=True, exist_ok=True)
         (out / image).write_bytes(tiny_jpeg(n))
         opts = ["alpha", "beta", "gamma", "delta"] if len(answer) == 1 and answer.isalpha() else [""] * 4
-        row = {"index": str(n + 1), "id": ident, "category": cat, "image": image, "question": "Which?",
-               "answer": answer, **dict(zip("ABCD", opts)), "model_tools_gt": json.dumps(["Crop"])}
+        row = {
+            "index": str(n + 1),
+            "id": ident,
+            "category": cat,
+            "image": image,
+            "question": "Which?",
+            "answer": answer,
+            **dict(zip("ABCD", opts)),
+            "model_tools_gt": json.dumps(["Crop"]),
+        }
         rows.append("\t".join(row[c] for c in COLUMNS))
     (out / "VTC-Bench_GTToolChain.tsv").write_text("\n".join(["\t".join(COLUMNS), *rows]) + "\n", encoding="utf-8")
     preds = out / "results_standin.jsonl"
-    preds.write_text("".join(json.dumps({"item_id": ident, "agent_answer": pred, "category": cat}) + "\n"
-                             for ident, cat, _, pred in TASKS), encoding="utf-8")
+    preds.write_text(
+        "".join(
+            json.dumps({"item_id": ident, "agent_answer": pred, "category": cat}) + "\n"
+            for ident, cat, _, pred in TASKS
+        ),
+        encoding="utf-8",
+    )
     return out, preds
 
 
@@ -80,13 +98,30 @@ def test_conformance_cli_hands_the_dataset_and_run_exports_to_the_vtc_scorer(db_
     assert out.exit_code == 0, out.output
     run_id = json.loads(out.output)["run_id"]
     work = tmp_path / "work"
-    out = runner.invoke(cli, ["conformance", "vtc", str(run_id), "--reference", str(standin(tmp_path / "ref")),
-                              "--python", sys.executable, "--keep", str(work), "--json"], env=env)
+    out = runner.invoke(
+        cli,
+        [
+            "conformance",
+            "vtc",
+            str(run_id),
+            "--reference",
+            str(standin(tmp_path / "ref")),
+            "--python",
+            sys.executable,
+            "--keep",
+            str(work),
+            "--json",
+        ],
+        env=env,
+    )
     assert out.exit_code == 0, out.output[-3000:]
     report = json.loads(out.output)
     assert report["ok"]
-    assert {m["name"]: m["reference"] for m in report["metrics"]} == {"APR": 60.0, "APR[ocr]": 50.0,
-                                                                        "APR[spatial]": 2 / 3 * 100}
+    assert {m["name"]: m["reference"] for m in report["metrics"]} == {
+        "APR": 60.0,
+        "APR[ocr]": 50.0,
+        "APR[spatial]": 2 / 3 * 100,
+    }
     assert report["per_metric_items"] == {"rule": {"equal": 5, "different": 0}, "final": {"equal": 5, "different": 0}}
     assert (work / "dataset" / "VTC-Bench_GTToolChain.tsv").is_file()  # the table came from the dataset export
     assert not list((work / "run").glob("*.tsv"))

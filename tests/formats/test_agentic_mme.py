@@ -93,6 +93,7 @@ def test_run_folder_imports_every_call_and_answer_and_exports_exactly(engine, bl
         assert traj.usage["total_tokens"] == 1020 and traj.status == "done"
         link = s.exec(select(EventAsset)).one()
         from store.models import Asset
+
         assert blobs.get(s.get(Asset, link.asset_id).sha256) == png(77)
     out = tmp_path / "again"
     export_run(engine, blobs, "agentic-mme", summary.run_id, out)
@@ -109,18 +110,29 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
         run = Run(name="native", benchmark_id=task.benchmark_id, mode="atomic", status="done")
         s.add(run)
         s.flush()
-        traj = Trajectory(run_id=run.id, task_id=task.id, status="done", final_answer="100",
-                          usage={"total_tokens": 50})
+        traj = Trajectory(run_id=run.id, task_id=task.id, status="done", final_answer="100", usage={"total_tokens": 50})
         s.add(traj)
         s.flush()
         art = put_asset(s, blobs, png(55))
         rows = [
-            Event(trajectory_id=traj.id, ordinal=0, kind=ev.TOOL_CALL,
-                  payload=ev.tool_call("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, "c1")),
-            Event(trajectory_id=traj.id, ordinal=1, kind=ev.TOOL_RESULT,
-                  payload=ev.tool_result("crop", "cropped", call_id="c1",
-                                         data={"ok": "true", "op": "crop", "new_image_index": 1},
-                                         asset_ids=[art.id])),
+            Event(
+                trajectory_id=traj.id,
+                ordinal=0,
+                kind=ev.TOOL_CALL,
+                payload=ev.tool_call("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, "c1"),
+            ),
+            Event(
+                trajectory_id=traj.id,
+                ordinal=1,
+                kind=ev.TOOL_RESULT,
+                payload=ev.tool_result(
+                    "crop",
+                    "cropped",
+                    call_id="c1",
+                    data={"ok": "true", "op": "crop", "new_image_index": 1},
+                    asset_ids=[art.id],
+                ),
+            ),
             Event(trajectory_id=traj.id, ordinal=2, kind=ev.ANSWER, payload=ev.answer("100")),
         ]
         s.add_all(rows)
@@ -134,12 +146,16 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
     assert tool_list[0]["tool_name"] == "crop" and tool_list[0]["output"]["new_image_index"] == 1
     back = import_run(engine, blobs, "agentic-mme", out, "agentic-mme")
     events = next(iter(run_events(engine, back.run_id).values()))
-    assert [(k, p.get("name")) for k, p, _ in events] == [(ev.TOOL_CALL, "crop"), (ev.TOOL_RESULT, "crop"),
-                                                          (ev.ANSWER, None)]
+    assert [(k, p.get("name")) for k, p, _ in events] == [
+        (ev.TOOL_CALL, "crop"),
+        (ev.TOOL_RESULT, "crop"),
+        (ev.ANSWER, None),
+    ]
     assert events[0][1]["arguments"] == {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}
     assert events[1][1]["data"]["op"] == "crop" and events[2][1]["text"] == "100"
     with Session(engine) as s:
         from store.models import Asset
+
         (aid,) = events[1][1]["asset_ids"]
         assert blobs.get(s.get(Asset, aid).sha256) == png(55)
         meta = json.loads((out / "0000" / "run_meta.json").read_text())

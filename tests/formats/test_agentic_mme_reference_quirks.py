@@ -21,13 +21,15 @@ def _by_source(res: dict) -> dict:
     return {row["source_id"]: row for row in res["per_item"]}
 
 
-def test_incomplete_run_folder_is_a_failed_trajectory_in_every_overall_denominator(engine, blobs, tmp_path: Path) -> None:
+def test_incomplete_run_folder_is_a_failed_trajectory_in_every_overall_denominator(
+    engine, blobs, tmp_path: Path
+) -> None:
     write_mme(tmp_path / "src", n=3, multi=None)
     import_dataset(engine, blobs, "agentic-mme", tmp_path / "src")
     runs = tmp_path / "runs"
     write_mme_run(runs, "0000")
-    _write(runs / "0001", "orig.png", png(11))                      # the run died: only the copied image
-    _write(runs / "0002", "tool_use_list.json", b"[]")              # neither run_meta.json nor orig.png
+    _write(runs / "0001", "orig.png", png(11))  # the run died: only the copied image
+    _write(runs / "0002", "tool_use_list.json", b"[]")  # neither run_meta.json nor orig.png
     summary = import_run(engine, blobs, "agentic-mme", runs, "agentic-mme")
     assert summary.trajectories == 2
     assert summary.notes[0].startswith("1 incomplete run(s) without run_meta.json imported as failed trajectories")
@@ -55,16 +57,24 @@ def test_incomplete_run_folder_is_a_failed_trajectory_in_every_overall_denominat
 def _verifier_task(ident: str, verifier: str) -> dict:
     rec = mme_record(0)
     rec["task_id"] = f"verifier_{ident}"
-    rec["process_evaluation"] = {"checkpoints": [{"id": "V1", "axis": "V", "tools": [],
-                                                 "code_check": {"verifier": verifier}}]}
+    rec["process_evaluation"] = {
+        "checkpoints": [{"id": "V1", "axis": "V", "tools": [], "code_check": {"verifier": verifier}}]
+    }
     return rec
 
 
 def test_verifiers_metrics_json_and_reference_module_names(engine, blobs, tmp_path: Path) -> None:
-    cases = {"0000": ("require_metrics:psnr", '{"psnr": 31.5}'), "0001": ("require_metrics:psnr", '{"ssim": 1}'),
-             "0002": ("require_metrics", "{psnr: broken"), "0003": ("require_metrics_json", '{"a": 1}'),
-             "0004": ("example_custom_verifier", None), "0005": ("require_op", None),
-             "0006": ("require_metrics", '["psnr"]'), "0007": ("Path", None), "0008": ("PRIMITIVES", None)}
+    cases = {
+        "0000": ("require_metrics:psnr", '{"psnr": 31.5}'),
+        "0001": ("require_metrics:psnr", '{"ssim": 1}'),
+        "0002": ("require_metrics", "{psnr: broken"),
+        "0003": ("require_metrics_json", '{"a": 1}'),
+        "0004": ("example_custom_verifier", None),
+        "0005": ("require_op", None),
+        "0006": ("require_metrics", '["psnr"]'),
+        "0007": ("Path", None),
+        "0008": ("PRIMITIVES", None),
+    }
     src, runs = tmp_path / "src", tmp_path / "runs"
     for ident, (verifier, metrics) in cases.items():
         _write(src, f"json/{ident}.json", json.dumps(_verifier_task(ident, verifier)).encode())

@@ -97,8 +97,7 @@ def test_failed_blob_writes_roll_the_import_back(engine, tmp_path: Path, forks) 
     assert len(forks) == 1 and _all_reaped(forks)
 
 
-def test_import_that_fails_after_the_fork_leaves_no_child(engine, blobs, tmp_path: Path, forks,
-                                                          monkeypatch) -> None:
+def test_import_that_fails_after_the_fork_leaves_no_child(engine, blobs, tmp_path: Path, forks, monkeypatch) -> None:
     from annotation.formats import writer
 
     write_gta(tmp_path / "src", n=4)

@@ -77,12 +77,30 @@ def test_import_with_checkpoints_and_orderings_round_trips_on_both_databases(any
 def _audit_case() -> tuple[list[str], list[dict[str, Any]]]:
     now = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=timezone.utc)
     rows = [
-        {"task_id": 3, "ordinal": 0, "thought": 'say "hi"\n\tüñ€ \x7f \x00', "is_final": False, "weight": 1.5,
-         "tool_args": {"b": [1, 2.5, None, True], "a": "é"}, "result": None, "recorded_at": now,
-         "source_record": {"anything": 1}, "meta": {}},
-        {"task_id": 4, "ordinal": 1, "thought": None, "is_final": True, "weight": float("inf"),
-         "tool_args": JsonText(["x"], json.dumps(["x"])), "result": "plain text", "recorded_at": now,
-         "source_record": None, "meta": {"dialog_index": 2}},
+        {
+            "task_id": 3,
+            "ordinal": 0,
+            "thought": 'say "hi"\n\tüñ€ \x7f \x00',
+            "is_final": False,
+            "weight": 1.5,
+            "tool_args": {"b": [1, 2.5, None, True], "a": "é"},
+            "result": None,
+            "recorded_at": now,
+            "source_record": {"anything": 1},
+            "meta": {},
+        },
+        {
+            "task_id": 4,
+            "ordinal": 1,
+            "thought": None,
+            "is_final": True,
+            "weight": float("inf"),
+            "tool_args": JsonText(["x"], json.dumps(["x"])),
+            "result": "plain text",
+            "recorded_at": now,
+            "source_record": None,
+            "meta": {"dialog_index": 2},
+        },
     ]
     return list(rows[0]), rows
 
@@ -91,8 +109,10 @@ def test_audit_texts_are_json_dumps_of_the_rows() -> None:
     cols, rows = _audit_case()
     json_cols = {"tool_args", "result", "source_record", "meta"}
     table = sa.Table("t", sa.MetaData(), *(sa.Column(c, sa.JSON if c in json_cols else sa.String) for c in cols))
-    columns = [[(str.__str__(r[c]) if type(r[c]) is JsonText else json.dumps(r[c])) if c in json_cols else r[c]
-                for r in rows] for c in cols]
+    columns = [
+        [(str.__str__(r[c]) if type(r[c]) is JsonText else json.dumps(r[c])) if c in json_cols else r[c] for r in rows]
+        for c in cols
+    ]
     texts = _audit_texts(table, cols, rows, columns, [11, 12])
     for text, row, rid in zip(texts, rows, [11, 12]):
         plain = {k: v.value if type(v) is JsonText else v for k, v in row.items()}
@@ -102,12 +122,16 @@ def test_audit_texts_are_json_dumps_of_the_rows() -> None:
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(record=json_values, meta=st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=3),
-       extra=st.sampled_from(["", "ü", "\x7f", "\x1f", "中文", "\u2028"]))
+@given(
+    record=json_values,
+    meta=st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+    extra=st.sampled_from(["", "ü", "\x7f", "\x1f", "中文", "\u2028"]),
+)
 def test_fingerprint_is_the_hash_of_one_json_dumps(record: Any, meta: Any, extra: str) -> None:
     record = {"r": record, "x": extra}
     spec = TaskSpec("1", record, {"meta": meta}, assets=[AssetSpec(b"\x89PNG...", "image/a.png", url=None)])

@@ -28,7 +28,9 @@ def test_an_image_attached_by_absolute_path_exports(engine, blobs, tmp_path: Pat
     data = _png()
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "authored", fmt)
-        task = authoring.create_task(s, "authored", "What colour is it?", answer_spec={"kind": "exact", "value": "green"})
+        task = authoring.create_task(
+            s, "authored", "What colour is it?", answer_spec={"kind": "exact", "value": "green"}
+        )
         authoring.attach_asset(s, blobs, task.id, data, original_path=str(tmp_path / "photos" / "leaf.png"))
         authoring.add_step(s, task.id, final_answer="green")
     out = tmp_path / "export"

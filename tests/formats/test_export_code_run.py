@@ -37,10 +37,13 @@ def _handler(req: Any) -> Any:
 def _checkpoints(db: Path, run_id: int) -> dict[tuple[str, str], bool]:
     """(task source id, checkpoint key) → passed, as scoring wrote them."""
     with session_scope(make_engine(str(db))) as s:
-        rows = s.exec(select(Task.source_id, Checkpoint.key, CheckpointResult.passed)
-                      .join(Trajectory, Trajectory.id == CheckpointResult.trajectory_id)
-                      .join(Checkpoint, Checkpoint.id == CheckpointResult.checkpoint_id)
-                      .join(Task, Task.id == Trajectory.task_id).where(Trajectory.run_id == run_id)).all()
+        rows = s.exec(
+            select(Task.source_id, Checkpoint.key, CheckpointResult.passed)
+            .join(Trajectory, Trajectory.id == CheckpointResult.trajectory_id)
+            .join(Checkpoint, Checkpoint.id == CheckpointResult.checkpoint_id)
+            .join(Task, Task.id == Trajectory.task_id)
+            .where(Trajectory.run_id == run_id)
+        ).all()
     return {(sid, key): passed for sid, key, passed in rows}
 
 
@@ -67,15 +70,18 @@ def test_code_mode_export_scores_the_same_as_the_run(tmp_path: Path) -> None:
     assert (folder / "tool_images" / "transformed_image_1.png").is_file()
     uses = json.loads((folder / "tool_use_list.json").read_text())
     assert [(u["index"], u["tool_name"], u["arguments"].get("op")) for u in uses] == [
-        (0, "python_image_processing", "enhance"), (1, "python_image_processing", "crop"),
-        (2, "run_visual_processing_code", None)]
+        (0, "python_image_processing", "enhance"),
+        (1, "python_image_processing", "crop"),
+        (2, "run_visual_processing_code", None),
+    ]
     assert uses[1]["output"]["output_path"] == "tool_images/transformed_image_1.png"
     meta = json.loads((folder / "run_meta.json").read_text())
     assert meta["mode"] == "general" and meta["effective_tool_calls"] == 2 and meta["total_images"] == 1
 
     ours = json.loads(run("score", run_id, "--json").stdout)
-    imported = json.loads(run("import-run", "agentic-mme", str(out), "--benchmark", "demo-agentic-mme",
-                              "--json").stdout)
+    imported = json.loads(
+        run("import-run", "agentic-mme", str(out), "--benchmark", "demo-agentic-mme", "--json").stdout
+    )
     theirs = json.loads(run("score", str(imported["run_id"]), "--json").stdout)
     mine, reread = _checkpoints(db, int(run_id)), _checkpoints(db, int(imported["run_id"]))
     assert mine and mine == reread

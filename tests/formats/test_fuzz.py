@@ -18,11 +18,17 @@ from annotation.formats.api import import_dataset, import_run
 from tests.formats.conftest import row_counts
 from tests.formats.fixtures import gta_step_predictions, write_atp, write_gta, write_isg, write_mme, write_vtc
 
-FUZZ = settings(max_examples=int(os.environ.get("CHAINMARK_FUZZ_EXAMPLES", "30")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=int(os.environ.get("CHAINMARK_FUZZ_EXAMPLES", "30")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
-                                                                                      max_size=3), max_leaves=6)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
@@ -48,8 +54,12 @@ def _replace(value: Any, path: tuple, new: Any) -> Any:
 
 
 def _same_kind(a: Any, b: Any) -> bool:
-    return type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                                  and not isinstance(a, bool) and not isinstance(b, bool))
+    return type(a) is type(b) or (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    )
 
 
 def _expect_clean(engine, blobs, action: Callable[[], Any], *, must_fail: bool) -> None:
@@ -96,8 +106,9 @@ def test_wrong_types_in_gta_records(engine, blobs, work: Path, data) -> None:
     mutated["1"] = _replace(original["1"], path, new)
     (root / "dataset.json").write_text(json.dumps(mutated), encoding="utf-8")
     try:
-        _expect_clean(engine, blobs, lambda: import_dataset(engine, blobs, "gta", root, benchmark="fuzz"),
-                      must_fail=False)
+        _expect_clean(
+            engine, blobs, lambda: import_dataset(engine, blobs, "gta", root, benchmark="fuzz"), must_fail=False
+        )
     finally:
         (root / "dataset.json").write_text(json.dumps(original), encoding="utf-8")
 
@@ -116,8 +127,9 @@ def test_wrong_types_in_agentic_mme_tasks(engine, blobs, work: Path, data) -> No
     new = data.draw(json_values.filter(lambda v: not _same_kind(v, old)), label="new value")
     (root / "json/0000.json").write_text(json.dumps(_replace(original, path, new)))
     try:
-        _expect_clean(engine, blobs, lambda: import_dataset(engine, blobs, "agentic-mme", root, benchmark="fuzz"),
-                      must_fail=False)
+        _expect_clean(
+            engine, blobs, lambda: import_dataset(engine, blobs, "agentic-mme", root, benchmark="fuzz"), must_fail=False
+        )
     finally:
         (root / "json/0000.json").write_text(json.dumps(original))
 
@@ -127,8 +139,13 @@ def test_wrong_types_in_agentic_mme_tasks(engine, blobs, work: Path, data) -> No
 def test_missing_images(engine, blobs, work: Path, which: int) -> None:
     # (Agentic-MME's reference finds image_N_1..k by counting up, so a missing *last* image of a
     # multi-image task is indistinguishable from a shorter list; the fixture here has single images.)
-    for name, writer in (("gta", write_gta), ("agentic-mme", lambda r: write_mme(r, multi=None)), ("isg", write_isg),
-                         ("vtc", write_vtc), ("atp", write_atp)):
+    for name, writer in (
+        ("gta", write_gta),
+        ("agentic-mme", lambda r: write_mme(r, multi=None)),
+        ("isg", write_isg),
+        ("vtc", write_vtc),
+        ("atp", write_atp),
+    ):
         root = work / name
         if not root.exists():
             writer(root)
@@ -143,8 +160,11 @@ def test_missing_images(engine, blobs, work: Path, which: int) -> None:
 
 
 @FUZZ
-@given(row=st.integers(1, 4), cells=st.lists(st.text(alphabet="ab\t\"“”[]", max_size=6), min_size=1, max_size=14),
-       target=st.sampled_from(["VTC-Bench.tsv", "VTC-Bench_GTToolChain.tsv"]))
+@given(
+    row=st.integers(1, 4),
+    cells=st.lists(st.text(alphabet='ab\t"“”[]', max_size=6), min_size=1, max_size=14),
+    target=st.sampled_from(["VTC-Bench.tsv", "VTC-Bench_GTToolChain.tsv"]),
+)
 def test_bad_tsv_rows(engine, blobs, work: Path, row: int, cells: list[str], target: str) -> None:
     root = work / "vtc"
     if not root.exists():
@@ -155,8 +175,9 @@ def test_bad_tsv_rows(engine, blobs, work: Path, row: int, cells: list[str], tar
     lines.insert(row, "\t".join(cells) + "\n")
     path.write_text("".join(lines), encoding="utf-8")
     try:
-        _expect_clean(engine, blobs, lambda: import_dataset(engine, blobs, "vtc", root, benchmark="fuzz"),
-                      must_fail=False)
+        _expect_clean(
+            engine, blobs, lambda: import_dataset(engine, blobs, "vtc", root, benchmark="fuzz"), must_fail=False
+        )
     finally:
         path.write_text(original, encoding="utf-8")
 
@@ -173,8 +194,12 @@ def test_broken_jsonl_lines(engine, blobs, work: Path, line: int, junk: str) -> 
         lines[line] = lines[line][: len(lines[line]) // 2] + junk
         (root / rel).write_text("\n".join(lines) + "\n", encoding="utf-8")
         try:
-            _expect_clean(engine, blobs, lambda: import_dataset(engine, blobs, name, root,
-                                                                benchmark=f"fuzz-{name}"), must_fail=False)
+            _expect_clean(
+                engine,
+                blobs,
+                lambda: import_dataset(engine, blobs, name, root, benchmark=f"fuzz-{name}"),
+                must_fail=False,
+            )
         finally:
             (root / rel).write_text(original, encoding="utf-8")
 

@@ -28,11 +28,14 @@ def test_import_maps_fields_and_export_reproduces(engine, blobs, tmp_path: Path)
         assert tasks["0"].query.startswith("Question 0")
         links = s.exec(select(TaskAsset).where(TaskAsset.task_id == tasks["0"].id)).all()
         assert [(l.role, l.original_path, l.url) for l in links] == [
-            ("query_image", "image/image_0.jpg", "https://example.invalid/0.jpg")]
+            ("query_image", "image/image_0.jpg", "https://example.invalid/0.jpg")
+        ]
     out = tmp_path / "out"
     export_dataset(engine, blobs, "gta", "gta", out)
     assert json.loads((out / "dataset.json").read_text()) == data
-    assert json.loads((out / "toolmeta.json").read_text()) == json.loads((tmp_path / "src" / "toolmeta.json").read_text())
+    assert json.loads((out / "toolmeta.json").read_text()) == json.loads(
+        (tmp_path / "src" / "toolmeta.json").read_text()
+    )
     for i in range(4):
         assert (out / f"image/image_{i}.jpg").read_bytes() == (tmp_path / f"src/image/image_{i}.jpg").read_bytes()
 
@@ -76,22 +79,29 @@ def test_authored_task_exports_as_gta(engine, blobs, tmp_path: Path) -> None:
 
     with session_scope(engine, "ann") as s:
         b = authoring.ensure_benchmark(s, "mine", "gta", tool_set="gta")
-        t = authoring.create_task(s, b, "What is 2+3?", answer_spec={"kind": "whitelist", "groups": [["5"]]},
-                                  tools_offered=["Calculator"])
+        t = authoring.create_task(
+            s, b, "What is 2+3?", answer_spec={"kind": "whitelist", "groups": [["5"]]}, tools_offered=["Calculator"]
+        )
         authoring.attach_asset(s, blobs, t.id, png(1))
-        authoring.add_step(s, t.id, thought="add", tool_name="Calculator", tool_args={"expression": "2+3"},
-                           result_text="5")
+        authoring.add_step(
+            s, t.id, thought="add", tool_name="Calculator", tool_args={"expression": "2+3"}, result_text="5"
+        )
         authoring.add_step(s, t.id, final_answer="5")
     export_dataset(engine, blobs, "gta", "mine", tmp_path / "out")
     data = json.loads((tmp_path / "out" / "dataset.json").read_text())
     rec = data["cm-00001"]
     assert rec["dialogs"] == [
         {"role": "user", "content": "What is 2+3?"},
-        {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "Calculator",
-                                                                               "arguments": {"expression": "2+3"}}}],
-         "thought": "add"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "Calculator", "arguments": {"expression": "2+3"}}}
+            ],
+            "thought": "add",
+        },
         {"role": "tool", "name": "Calculator", "content": {"type": "text", "content": "5"}},
-        {"role": "assistant", "content": "5"}]
+        {"role": "assistant", "content": "5"},
+    ]
     assert rec["gt_answer"] == {"whitelist": [["5"]], "blacklist": None}
     assert (tmp_path / "out" / rec["files"][0]["path"]).read_bytes() == png(1)
     # and the export imports back as GTA
@@ -107,7 +117,11 @@ def test_step_predictions_import_as_run_and_export_back(engine, blobs, tmp_path:
     pfile.parent.mkdir()
     pfile.write_text(json.dumps(preds), encoding="utf-8")
     summary = import_run(engine, blobs, "gta", pfile, "gta", name="step run")
-    assert (summary.mode, summary.trajectories, summary.events) == ("step", 4, sum(len(p["prediction"]) for p in preds.values()))
+    assert (summary.mode, summary.trajectories, summary.events) == (
+        "step",
+        4,
+        sum(len(p["prediction"]) for p in preds.values()),
+    )
     events = run_events(engine, summary.run_id)
     with Session(engine) as s:
         ids = {t.source_id: t.id for t in s.exec(select(Task)).all()}
@@ -135,8 +149,14 @@ def test_e2e_predictions_import_every_call_and_answer(engine, blobs, tmp_path: P
     with Session(engine) as s:
         ids = {t.source_id: t.id for t in s.exec(select(Task)).all()}
     e0 = events[ids["0"]]
-    assert [k for k, _, _ in e0] == [ev.MODEL_MESSAGE, ev.TOOL_CALL, ev.TOOL_RESULT, ev.TOOL_CALL, ev.TOOL_RESULT,
-                                     ev.ANSWER]
+    assert [k for k, _, _ in e0] == [
+        ev.MODEL_MESSAGE,
+        ev.TOOL_CALL,
+        ev.TOOL_RESULT,
+        ev.TOOL_CALL,
+        ev.TOOL_RESULT,
+        ev.ANSWER,
+    ]
     assert e0[1][1]["name"] == "OCR" and e0[1][1]["arguments"] == {"image": "image/image_0.jpg"}
     assert e0[2][1]["call_id"] == e0[1][1]["call_id"] and e0[2][1]["text"] == "(1, 2, 3, 4) 290 SOFTGELS"
     assert e0[3][1]["arguments"] == {"expression": "290 / 2"}
@@ -157,8 +177,9 @@ def test_malformed_dataset_names_record_and_field_and_writes_nothing(engine, blo
     assert counts() == before
 
 
-def test_unknown_ids_are_ignored_and_listed_but_a_file_of_only_unknown_ids_is_refused(engine, blobs, tmp_path: Path,
-                                                                                      counts) -> None:
+def test_unknown_ids_are_ignored_and_listed_but_a_file_of_only_unknown_ids_is_refused(
+    engine, blobs, tmp_path: Path, counts
+) -> None:
     data = write_gta(tmp_path / "src", n=2)
     import_dataset(engine, blobs, "gta", tmp_path / "src")
     preds = gta_step_predictions(data)
@@ -194,10 +215,16 @@ def _make_run(engine, mode: str, events_for) -> int:
 
 
 def _semantic(engine, run_id: int) -> list:
-    keep = {ev.TOOL_CALL: ("name", "arguments"), ev.TOOL_RESULT: ("name", "text"), ev.ANSWER: ("text",),
-            ev.STEP_PREDICTION: ("gold_index", "prediction")}
-    return [[(k, {f: p.get(f) for f in keep[k]}) for k, p, _ in evs if k in keep]
-            for _, evs in sorted(run_events(engine, run_id).items())]
+    keep = {
+        ev.TOOL_CALL: ("name", "arguments"),
+        ev.TOOL_RESULT: ("name", "text"),
+        ev.ANSWER: ("text",),
+        ev.STEP_PREDICTION: ("gold_index", "prediction"),
+    }
+    return [
+        [(k, {f: p.get(f) for f in keep[k]}) for k, p, _ in evs if k in keep]
+        for _, evs in sorted(run_events(engine, run_id).items())
+    ]
 
 
 def test_chainmark_e2e_run_exports_and_reads_back_equal(engine, blobs, tmp_path: Path) -> None:
@@ -205,19 +232,23 @@ def test_chainmark_e2e_run_exports_and_reads_back_equal(engine, blobs, tmp_path:
     import_dataset(engine, blobs, "gta", tmp_path / "src")
 
     def events_for(t):
-        return [(ev.MODEL_MESSAGE, {"content": "Thought: read it", "tool_calls": []}),
-                (ev.TOOL_CALL, ev.tool_call("OCR", {"image": "image/x.jpg"}, "a1")),
-                (ev.TOOL_RESULT, ev.tool_result("OCR", f"text of {t.source_id}", call_id="a1")),
-                (ev.TOOL_CALL, ev.tool_call("Calculator", {"expression": "1+1"}, "a2")),
-                (ev.TOOL_RESULT, ev.tool_result("Calculator", "2", call_id="a2")),
-                (ev.ANSWER, ev.answer(f"answer {t.source_id}"))]
+        return [
+            (ev.MODEL_MESSAGE, {"content": "Thought: read it", "tool_calls": []}),
+            (ev.TOOL_CALL, ev.tool_call("OCR", {"image": "image/x.jpg"}, "a1")),
+            (ev.TOOL_RESULT, ev.tool_result("OCR", f"text of {t.source_id}", call_id="a1")),
+            (ev.TOOL_CALL, ev.tool_call("Calculator", {"expression": "1+1"}, "a2")),
+            (ev.TOOL_RESULT, ev.tool_result("Calculator", "2", call_id="a2")),
+            (ev.ANSWER, ev.answer(f"answer {t.source_id}")),
+        ]
 
     run_id = _make_run(engine, "react", events_for)
     export_run(engine, blobs, "gta", run_id, tmp_path / "e2e.json")
     exported = json.loads((tmp_path / "e2e.json").read_text())
     assert exported["0"]["gold"] == [json.loads((tmp_path / "src/dataset.json").read_text())["0"]["dialogs"][1:]]
-    assert exported["0"]["prediction"][0][1] == {"role": "assistant", "tool_calls": [
-        {"type": "function", "function": {"name": "OCR", "arguments": {"image": "image/x.jpg"}}}]}
+    assert exported["0"]["prediction"][0][1] == {
+        "role": "assistant",
+        "tool_calls": [{"type": "function", "function": {"name": "OCR", "arguments": {"image": "image/x.jpg"}}}],
+    }
     back = import_run(engine, blobs, "gta", tmp_path / "e2e.json", "gta")
     assert _semantic(engine, back.run_id) == _semantic(engine, run_id)
 
@@ -227,11 +258,23 @@ def test_chainmark_step_run_exports_and_reads_back_equal(engine, blobs, tmp_path
     import_dataset(engine, blobs, "gta", tmp_path / "src")
 
     def events_for(t):
-        return [(ev.STEP_PREDICTION, {"gold_index": 0, "prediction": {"role": "assistant", "tool_calls": [
-                    {"type": "function", "function": {"name": "OCR", "arguments": {"image": "a"}}}]}}),
-                (ev.STEP_PREDICTION, {"gold_index": 1, "prediction": {"role": "assistant", "content": "x"}}),
-                (ev.STEP_PREDICTION, {"gold_index": 2, "prediction": {"role": "assistant",
-                                                                      "content": f"final {t.source_id}"}})]
+        return [
+            (
+                ev.STEP_PREDICTION,
+                {
+                    "gold_index": 0,
+                    "prediction": {
+                        "role": "assistant",
+                        "tool_calls": [{"type": "function", "function": {"name": "OCR", "arguments": {"image": "a"}}}],
+                    },
+                },
+            ),
+            (ev.STEP_PREDICTION, {"gold_index": 1, "prediction": {"role": "assistant", "content": "x"}}),
+            (
+                ev.STEP_PREDICTION,
+                {"gold_index": 2, "prediction": {"role": "assistant", "content": f"final {t.source_id}"}},
+            ),
+        ]
 
     run_id = _make_run(engine, "step", events_for)
     export_run(engine, blobs, "gta", run_id, tmp_path / "step.json")

@@ -21,7 +21,11 @@ from store.models import Trajectory
 from tests.formats.fixtures import png, write_atp, write_gta, write_isg, write_mme, write_mme_run, write_vtc
 
 WRITERS: dict[str, Callable[[Path], object]] = {
-    "gta": write_gta, "agentic-mme": write_mme, "isg": write_isg, "vtc": write_vtc, "atp": write_atp,
+    "gta": write_gta,
+    "agentic-mme": write_mme,
+    "isg": write_isg,
+    "vtc": write_vtc,
+    "atp": write_atp,
 }
 IMPORT_TIMEOUT = 60  # seconds; only reached when an import hangs (the FIFO case before the fix)
 
@@ -33,14 +37,19 @@ def first_image(root: Path) -> Path:
 
 def bomb_png(side: int = 20000) -> bytes:
     """A 1-bit PNG of ``side``² pixels (400 million by default) that compresses to about 50 KB."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
     row = b"\0" * (1 + (side + 7) // 8)
     comp = zlib.compressobj(9)
     idat = b"".join(comp.compress(row) for _ in range(side)) + comp.flush()
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0))
-            + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0))
+        + chunk(b"IDAT", idat)
+        + chunk(b"IEND", b"")
+    )
 
 
 def call_with_timeout(fn: Callable[[], object]) -> object:
@@ -78,6 +87,7 @@ def link_to(target: str) -> Callable[[Path, Path], None]:
     def make(image: Path, tmp: Path) -> None:
         image.unlink()
         image.symlink_to(target)
+
     return make
 
 
@@ -115,8 +125,9 @@ HOSTILE = {
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_hostile_image_is_refused_naming_file_record_and_field(engine, blobs, tmp_path: Path, counts, fmt: str,
-                                                               case: str) -> None:
+def test_hostile_image_is_refused_naming_file_record_and_field(
+    engine, blobs, tmp_path: Path, counts, fmt: str, case: str
+) -> None:
     root = tmp_path / "src"
     WRITERS[fmt](root)
     image = first_image(root)
@@ -159,8 +170,9 @@ def test_root_reached_through_a_link_is_fine(engine, blobs, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("case", ["link to /etc/passwd", "FIFO", "link to /dev/zero"])
-def test_the_dataset_file_itself_must_be_a_regular_file_inside(engine, blobs, tmp_path: Path, counts,
-                                                              case: str) -> None:
+def test_the_dataset_file_itself_must_be_a_regular_file_inside(
+    engine, blobs, tmp_path: Path, counts, case: str
+) -> None:
     root = tmp_path / "src"
     write_isg(root)
     data = root / "ISG-Bench.jsonl"
@@ -185,7 +197,9 @@ def test_record_cap_counts_all_files_of_a_record(engine, blobs, tmp_path: Path, 
 def test_bad_limit_setting_is_one_clear_error(engine, blobs, tmp_path: Path, monkeypatch) -> None:
     write_gta(tmp_path / "src")
     monkeypatch.setenv("CHAINMARK_MAX_IMAGE_MB", "lots")
-    with pytest.raises(FormatError, match="CHAINMARK_MAX_IMAGE_MB .setting max_image_mb.: input should be a valid integer"):
+    with pytest.raises(
+        FormatError, match="CHAINMARK_MAX_IMAGE_MB .setting max_image_mb.: input should be a valid integer"
+    ):
         import_dataset(engine, blobs, "gta", tmp_path / "src")
 
 
@@ -198,10 +212,19 @@ def mme_run(engine, blobs, tmp_path: Path) -> Path:
     return write_mme_run(tmp_path / "runs")
 
 
-@pytest.mark.parametrize("case", ["link to /proc/self/environ", "link to /etc/passwd", "link to /dev/zero", "FIFO",
-                                  "link to a file outside the root"])
-def test_agentic_mme_run_folder_with_a_hostile_entry_stores_nothing(engine, blobs, tmp_path: Path, counts,
-                                                                   monkeypatch, case: str) -> None:
+@pytest.mark.parametrize(
+    "case",
+    [
+        "link to /proc/self/environ",
+        "link to /etc/passwd",
+        "link to /dev/zero",
+        "FIFO",
+        "link to a file outside the root",
+    ],
+)
+def test_agentic_mme_run_folder_with_a_hostile_entry_stores_nothing(
+    engine, blobs, tmp_path: Path, counts, monkeypatch, case: str
+) -> None:
     monkeypatch.setenv("CHAINMARK_CANARY", "sk-canary-7f3a")
     run_dir = mme_run(engine, blobs, tmp_path)
     target = run_dir / "leak.txt"
@@ -250,12 +273,18 @@ def test_isg_output_image_link_is_refused(engine, blobs, tmp_path: Path, counts)
     assert (info.value.record, info.value.field) == ("line 1", "output[0].content")
 
 
-@pytest.mark.parametrize("fmt,write_data,file", [
-    ("gta", write_gta, "gta_bench.json"), ("atp", write_atp, "outputs.jsonl"), ("vtc", write_vtc, "results_1.jsonl"),
-])
+@pytest.mark.parametrize(
+    "fmt,write_data,file",
+    [
+        ("gta", write_gta, "gta_bench.json"),
+        ("atp", write_atp, "outputs.jsonl"),
+        ("vtc", write_vtc, "results_1.jsonl"),
+    ],
+)
 @pytest.mark.parametrize("case", ["FIFO", "link to /proc/self/environ"])
-def test_predictions_file_must_be_a_regular_file_inside(engine, blobs, tmp_path: Path, counts, fmt: str,
-                                                        write_data, file: str, case: str) -> None:
+def test_predictions_file_must_be_a_regular_file_inside(
+    engine, blobs, tmp_path: Path, counts, fmt: str, write_data, file: str, case: str
+) -> None:
     write_data(tmp_path / "src")
     import_dataset(engine, blobs, fmt, tmp_path / "src")
     pred = tmp_path / "pred"
@@ -304,8 +333,9 @@ def test_gta_predictions_duplicate_key_is_a_listed_note(engine, blobs, tmp_path:
 
 
 @pytest.mark.parametrize("fmt,file", [("isg", "ISG-Bench.jsonl"), ("atp", "data.jsonl")])
-def test_jsonl_duplicate_key_names_file_line_and_key(engine, blobs, tmp_path: Path, counts, fmt: str,
-                                                     file: str) -> None:
+def test_jsonl_duplicate_key_names_file_line_and_key(
+    engine, blobs, tmp_path: Path, counts, fmt: str, file: str
+) -> None:
     root = tmp_path / "src"
     WRITERS[fmt](root)
     lines = (root / file).read_text().splitlines()

@@ -38,10 +38,17 @@ def test_isg_round_trip(engine, blobs, tmp_path: Path) -> None:
         t = s.exec(select(Task).where(Task.source_id == "0001")).one()
         assert (t.subcategory, t.category) == ("HowTo", "Image-Text Complementation")
         assert t.answer_spec["kind"] == "interleaved" and len(t.answer_spec["golden"]) == 3
-        roles = [(l.role, l.original_path) for l in s.exec(select(TaskAsset).where(TaskAsset.task_id == t.id)
-                                                            .order_by(TaskAsset.role, TaskAsset.ordinal)).all()]
-        assert roles == [("golden", "images/0001_g1.png"), ("golden", "images/0001_g2.png"),
-                         ("query_image", "images/0001_q1.png")]
+        roles = [
+            (l.role, l.original_path)
+            for l in s.exec(
+                select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(TaskAsset.role, TaskAsset.ordinal)
+            ).all()
+        ]
+        assert roles == [
+            ("golden", "images/0001_g1.png"),
+            ("golden", "images/0001_g2.png"),
+            ("query_image", "images/0001_q1.png"),
+        ]
     export_dataset(engine, blobs, "isg", "isg", tmp_path / "out")
     assert _jsonl(tmp_path / "out" / "ISG-Bench.jsonl") == lines
     assert (tmp_path / "out/images/0002_g2.png").read_bytes() == (tmp_path / "src/images/0002_g2.png").read_bytes()
@@ -56,8 +63,11 @@ def test_isg_prediction_lines_import_as_run(engine, blobs, tmp_path: Path) -> No
     preds = []
     for i, line in enumerate(lines):
         out = dict(line)
-        out["output"] = None if i == 2 else [{"type": "text", "content": f"It goes on {i}."},
-                                             {"type": "image", "content": f"gen/{i}.png"}]
+        out["output"] = (
+            None
+            if i == 2
+            else [{"type": "text", "content": f"It goes on {i}."}, {"type": "image", "content": f"gen/{i}.png"}]
+        )
         preds.append(out)
         if i != 2:
             (tmp_path / "pred" / "gen").mkdir(parents=True, exist_ok=True)
@@ -114,16 +124,21 @@ def test_vtc_joins_by_id_and_exports_cell_equal(engine, blobs, tmp_path: Path) -
     assert any("only in VTC-Bench.tsv" in n for n in summary.notes)
     with Session(engine) as s:
         tasks = {t.source_id: t for t in s.exec(select(Task)).all()}
-        assert tasks["counting_1"].answer_spec == {"kind": "mcq", "options": {"A": "6", "B": "5", "C": "3", "D": "4"},
-                                                   "letter": "B"}
+        assert tasks["counting_1"].answer_spec == {
+            "kind": "mcq",
+            "options": {"A": "6", "B": "5", "C": "3", "D": "4"},
+            "letter": "B",
+        }
         assert tasks["math_1"].answer_spec["letter"] == "A"  # answer given as the option text
         assert tasks["ocr_1"].answer_spec == {"kind": "contains", "value": "光陽機車"}
         assert tasks["perceptual_Restoration_1"].answer_spec["kind"] == "exact"
-        steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == tasks["counting_1"].id)
-                       .order_by(ReferenceStep.ordinal)).all()
+        steps = s.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == tasks["counting_1"].id).order_by(ReferenceStep.ordinal)
+        ).all()
         assert [st.tool_name for st in steps] == ["Convert Color", "Binarize", "Draw Contours"]  # curly quotes repaired
-        math_steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == tasks["math_1"].id)
-                            .order_by(ReferenceStep.ordinal)).all()
+        math_steps = s.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == tasks["math_1"].id).order_by(ReferenceStep.ordinal)
+        ).all()
         assert (math_steps[0].tool_name, math_steps[0].meta) == ("Crop", {"source_name": "Zoom in"})
         assert s.exec(select(ReferenceStep).where(ReferenceStep.task_id == tasks["spatial_1"].id)).all() == []
     for out, bump in (("out", False), ("rebuilt", True)):
@@ -132,7 +147,9 @@ def test_vtc_joins_by_id_and_exports_cell_equal(engine, blobs, tmp_path: Path) -
         export_dataset(engine, blobs, "vtc", "vtc", tmp_path / out)
         for f in ("VTC-Bench.tsv", "VTC-Bench_GTToolChain.tsv"):
             assert read_tsv_cells(tmp_path / out / f) == read_tsv_cells(tmp_path / "src" / f), (out, f)
-    assert (tmp_path / "out/images/math/math_1.jpg").read_bytes() == (tmp_path / "src/images/math/math_1.jpg").read_bytes()
+    assert (tmp_path / "out/images/math/math_1.jpg").read_bytes() == (
+        tmp_path / "src/images/math/math_1.jpg"
+    ).read_bytes()
 
 
 def test_vtc_bad_rows(engine, blobs, tmp_path: Path, counts) -> None:
@@ -155,18 +172,40 @@ def test_vtc_results_import_and_export(engine, blobs, tmp_path: Path) -> None:
     import_dataset(engine, blobs, "vtc", tmp_path / "src")
     res = tmp_path / "res"
     res.mkdir()
-    line = {"status": "success", "row_index": 0, "item_index": 2, "item_id": "counting_1", "category": "counting",
-            "image_path": "/abs/counting_1.jpg", "image_size": [20, 20], "question": "How many?",
-            "ground_truth": "B", "agent_answer": "B", "full_response": "<think>x</think><answer>B</answer>",
-            "options": {"A": "6", "B": "5", "C": "3", "D": "4", "E": ""},
-            "conversation": [{"role": "user", "content": "How many?"}, {"role": "assistant", "content": "B"}],
-            "timestamp": "2026-01-01"}
+    line = {
+        "status": "success",
+        "row_index": 0,
+        "item_index": 2,
+        "item_id": "counting_1",
+        "category": "counting",
+        "image_path": "/abs/counting_1.jpg",
+        "image_size": [20, 20],
+        "question": "How many?",
+        "ground_truth": "B",
+        "agent_answer": "B",
+        "full_response": "<think>x</think><answer>B</answer>",
+        "options": {"A": "6", "B": "5", "C": "3", "D": "4", "E": ""},
+        "conversation": [{"role": "user", "content": "How many?"}, {"role": "assistant", "content": "B"}],
+        "timestamp": "2026-01-01",
+    }
     (res / "results_1.jsonl").write_text(json.dumps(line) + "\n")
-    rl = {"timestamp": "t", "response_list": [[
-        {"role": "assistant", "content": "", "function_call": {"name": "opencv_threshold",
-                                                               "arguments": "{\"image\": \"/a.jpg\", \"param\": {\"mode\": \"otsu\"}}"}},
-        {"role": "function", "name": "opencv_threshold", "content": "done\n\nEdited Image Path: /b.png"},
-        {"role": "assistant", "content": "<answer>B</answer>", "reasoning_content": "count"}]]}
+    rl = {
+        "timestamp": "t",
+        "response_list": [
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "function_call": {
+                        "name": "opencv_threshold",
+                        "arguments": '{"image": "/a.jpg", "param": {"mode": "otsu"}}',
+                    },
+                },
+                {"role": "function", "name": "opencv_threshold", "content": "done\n\nEdited Image Path: /b.png"},
+                {"role": "assistant", "content": "<answer>B</answer>", "reasoning_content": "count"},
+            ]
+        ],
+    }
     (res / "response_list_counting_1.json").write_text(json.dumps(rl))
     summary = import_run(engine, blobs, "vtc", res, "vtc")
     events = next(iter(run_events(engine, summary.run_id).values()))
@@ -189,15 +228,20 @@ def test_atp_documents_images_and_gt_steps(engine, blobs, tmp_path: Path) -> Non
         t = s.exec(select(Task).where(Task.source_id == "trace-0")).one()
         steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(ReferenceStep.ordinal)).all()
         assert [(st.tool_name, st.tool_args) for st in steps[:3]] == [
-            ("Reference", {"img_index": 1}), ("Edit", {"img_index": 0, "prompt": "circle the two bolts"}),
-            ("Search", {"query": "model X 0"})]
+            ("Reference", {"img_index": 1}),
+            ("Edit", {"img_index": 0, "prompt": "circle the two bolts"}),
+            ("Search", {"query": "model X 0"}),
+        ]
         assert steps[3].is_final and steps[3].final_answer == lines[0]["gt"]
         assert [b["type"] for b in t.answer_spec["golden"]] == ["text", "image", "text", "image", "text", "image"]
         docs = s.exec(select(Document).where(Document.task_id == t.id).order_by(Document.ordinal)).all()
         assert [d.text for d in docs] == lines[0]["doc"]
         t1 = s.exec(select(Task).where(Task.source_id == "trace-1")).one()
-        links = s.exec(select(TaskAsset).where(TaskAsset.task_id == t1.id, TaskAsset.role == "document_image")
-                       .order_by(TaskAsset.ordinal)).all()
+        links = s.exec(
+            select(TaskAsset)
+            .where(TaskAsset.task_id == t1.id, TaskAsset.role == "document_image")
+            .order_by(TaskAsset.ordinal)
+        ).all()
         doc_ids = [d.id for d in s.exec(select(Document).where(Document.task_id == t1.id).order_by(Document.ordinal))]
         assert [l.document_id for l in links] == doc_ids
         assert t.meta["vqa"] is True and t1.meta["vqa"] is False
@@ -211,9 +255,15 @@ def test_atp_documents_images_and_gt_steps(engine, blobs, tmp_path: Path) -> Non
 def test_atp_outputs_become_plan_calls(engine, blobs, tmp_path: Path) -> None:
     write_atp(tmp_path / "src", n=2)
     import_dataset(engine, blobs, "atp", tmp_path / "src")
-    outputs = [{"trace_id": "trace-0", "model": "m", "output": 'Text.<tool>{"tool_name": "Diffusion", '
-                '"description": "a shelf", "params": {"prompt": "shelf"},}</tool>More.<tool>{broken</tool>'},
-               {"trace_id": "trace-1", "model": "m", "output": "No images needed."}]
+    outputs = [
+        {
+            "trace_id": "trace-0",
+            "model": "m",
+            "output": 'Text.<tool>{"tool_name": "Diffusion", '
+            '"description": "a shelf", "params": {"prompt": "shelf"},}</tool>More.<tool>{broken</tool>',
+        },
+        {"trace_id": "trace-1", "model": "m", "output": "No images needed."},
+    ]
     (tmp_path / "outputs.jsonl").write_text("".join(json.dumps(o) + "\n" for o in outputs))
     summary = import_run(engine, blobs, "atp", tmp_path / "outputs.jsonl", "atp")
     assert summary.mode == "plan"
@@ -230,7 +280,7 @@ def test_atp_outputs_become_plan_calls(engine, blobs, tmp_path: Path) -> None:
 
 def test_atp_invalid_gt_tag_is_refused(engine, blobs, tmp_path: Path, counts) -> None:
     lines = write_atp(tmp_path / "src", n=2)
-    lines[1]["gt"] = "Look: <tool>{\"description\": \"no name\"}</tool>"
+    lines[1]["gt"] = 'Look: <tool>{"description": "no name"}</tool>'
     (tmp_path / "src" / "data.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
     before = counts()
     with pytest.raises(FormatError) as err:
@@ -239,12 +289,15 @@ def test_atp_invalid_gt_tag_is_refused(engine, blobs, tmp_path: Path, counts) ->
     assert counts() == before
 
 
-@pytest.mark.parametrize("fmt,spec", [
-    ("agentic-mme", {"kind": "numeric", "value": "12", "tolerance": 0.5}),
-    ("isg", {"kind": "interleaved", "golden": [{"type": "text", "content": "a story"}]}),
-    ("vtc", {"kind": "mcq", "options": {"A": "3", "B": "4"}, "letter": "B"}),
-    ("atp", {"kind": "none"}),
-])
+@pytest.mark.parametrize(
+    "fmt,spec",
+    [
+        ("agentic-mme", {"kind": "numeric", "value": "12", "tolerance": 0.5}),
+        ("isg", {"kind": "interleaved", "golden": [{"type": "text", "content": "a story"}]}),
+        ("vtc", {"kind": "mcq", "options": {"A": "3", "B": "4"}, "letter": "B"}),
+        ("atp", {"kind": "none"}),
+    ],
+)
 def test_authored_tasks_export_and_import_back(engine, blobs, tmp_path: Path, fmt: str, spec: dict) -> None:
     """A task made in chainmark (no source record) exports in each format and that export imports cleanly."""
     from annotation import tasks as authoring
@@ -264,8 +317,7 @@ def test_authored_tasks_export_and_import_back(engine, blobs, tmp_path: Path, fm
     summary = import_dataset(engine, blobs, fmt, tmp_path / "out", benchmark="again")
     assert summary.created == 1
     with Session(engine) as s:
-        again = s.exec(select(Task).where(Task.source_id == "cm-00001")
-                       .order_by(Task.id.desc())).first()
+        again = s.exec(select(Task).where(Task.source_id == "cm-00001").order_by(Task.id.desc())).first()
         assert again.query == "How many bolts?"
         assert again.answer_spec["kind"] == spec["kind"]
         if fmt == "agentic-mme":

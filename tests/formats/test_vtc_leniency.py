@@ -28,10 +28,12 @@ def test_results_file_read_as_the_reference_reads_it(engine, blobs, tmp_path: Pa
     import_dataset(engine, blobs, "vtc", tmp_path / "src")
     res = tmp_path / "res"
     res.mkdir()
-    lines = [{"item_id": "counting_1", "agent_answer": "A"},
-             {"item_id": "nowhere_9", "agent_answer": "x"},
-             {"item_id": "counting_1", "agent_answer": "B"},
-             {"item_id": "ocr_1", "agent_answer": 42}]
+    lines = [
+        {"item_id": "counting_1", "agent_answer": "A"},
+        {"item_id": "nowhere_9", "agent_answer": "x"},
+        {"item_id": "counting_1", "agent_answer": "B"},
+        {"item_id": "ocr_1", "agent_answer": 42},
+    ]
     (res / "results_1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     summary = import_run(engine, blobs, "vtc", res, "vtc")
     notes = "\n".join(summary.notes)

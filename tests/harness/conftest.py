@@ -30,14 +30,26 @@ def png(width: int = 100, height: int = 80, color: tuple[int, int, int] = (200, 
 def make_bench(engine: Engine, blobs: Any) -> Callable[..., list[int]]:
     """``make_bench(name, tool_set, n=1, images=1, answer=..., **task_fields)`` → task ids."""
 
-    def make(name: str = "bench", tool_set: str | None = "agentic-mme", n: int = 1, images: int = 1,
-             source_format: str = "chainmark", answer: dict[str, Any] | None = None, **fields: Any) -> list[int]:
+    def make(
+        name: str = "bench",
+        tool_set: str | None = "agentic-mme",
+        n: int = 1,
+        images: int = 1,
+        source_format: str = "chainmark",
+        answer: dict[str, Any] | None = None,
+        **fields: Any,
+    ) -> list[int]:
         ids = []
         with session_scope(engine, "tester") as s:
             authoring.ensure_benchmark(s, name, source_format, tool_set=tool_set)
             for i in range(n):
-                t = authoring.create_task(s, name, f"What colour is the left half? (task {i})",
-                                          answer_spec=answer or {"kind": "contains", "value": "red"}, **fields)
+                t = authoring.create_task(
+                    s,
+                    name,
+                    f"What colour is the left half? (task {i})",
+                    answer_spec=answer or {"kind": "contains", "value": "red"},
+                    **fields,
+                )
                 for k in range(images):
                     authoring.attach_asset(s, blobs, t.id, png(100 + k, 80), original_path=f"image/image_{i}_{k}.png")
                 ids.append(t.id)
@@ -71,6 +83,10 @@ def events_fit_their_schema(request: pytest.FixtureRequest) -> Any:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'event'").fetchone():
             return
         rows = conn.execute("SELECT id, kind, payload FROM event").fetchall()
-    bad = [(eid, kind, problems) for eid, kind, payload in rows
-           for problems in [event_problems(kind, json.loads(payload))] if problems]
+    bad = [
+        (eid, kind, problems)
+        for eid, kind, payload in rows
+        for problems in [event_problems(kind, json.loads(payload))]
+        if problems
+    ]
     assert not bad, f"events that do not fit `chainmark schema events`: {bad[:5]}"

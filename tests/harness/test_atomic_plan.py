@@ -23,15 +23,25 @@ def events_of(engine, run_id):
 
 def test_atomic_crop_then_answer(engine, blobs, make_bench, endpoint, scripted_openai: ScriptedOpenAI):
     make_bench("mme")
-    scripted_openai.push(tool_calls(("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 1000]})),
-                         text("The crop is red. <answer>red</answer>"))
+    scripted_openai.push(
+        tool_calls(("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 1000]})),
+        text("The crop is red. <answer>red</answer>"),
+    )
     progress = start_run(engine, blobs, RunSpec("mme", endpoint, "atomic", concurrency=1))
     assert (progress.done, progress.failed) == (1, 0)
     traj, evs = events_of(engine, progress.run_id)
     assert traj.status == "done" and traj.final_answer == "red"
     kinds = [e.kind for e in evs]
-    assert kinds == ["user_message", "user_message", "model_message", "tool_call", "tool_result",
-                     "user_message", "model_message", "answer"]
+    assert kinds == [
+        "user_message",
+        "user_message",
+        "model_message",
+        "tool_call",
+        "tool_result",
+        "user_message",
+        "model_message",
+        "answer",
+    ]
     assert evs[0].payload["role"] == "system" and "<answer>" in evs[0].payload["content"]
     assert evs[1].payload["content"][1]["type"] == "image" and evs[1].payload["content"][1]["image_index"] == 0
     call, result = evs[3].payload, evs[4].payload
@@ -54,12 +64,15 @@ def test_atomic_crop_then_answer(engine, blobs, make_bench, endpoint, scripted_o
     assert second["temperature"] == 0
 
 
-def test_atomic_garbage_is_a_failed_step_and_budget_forces_final_answer(engine, blobs, make_bench, endpoint,
-                                                                        scripted_openai):
+def test_atomic_garbage_is_a_failed_step_and_budget_forces_final_answer(
+    engine, blobs, make_bench, endpoint, scripted_openai
+):
     make_bench("mme")
-    scripted_openai.push(tool_calls(("crop", "{not json"), ("teleport", {"x": 1})),
-                         tool_calls(("rotate", {"image_index": 0, "angle": 90})),
-                         text("I think it is red"))
+    scripted_openai.push(
+        tool_calls(("crop", "{not json"), ("teleport", {"x": 1})),
+        tool_calls(("rotate", {"image_index": 0, "angle": 90})),
+        text("I think it is red"),
+    )
     spec = RunSpec("mme", endpoint, "atomic")
     spec.budgets.max_tool_calls = 3
     progress = start_run(engine, blobs, spec)
@@ -78,8 +91,7 @@ def test_atomic_garbage_is_a_failed_step_and_budget_forces_final_answer(engine, 
 
 def test_retries_then_replay_offline(engine, blobs, make_bench, endpoint, scripted_openai):
     make_bench("mme")
-    scripted_openai.push(error(429, "slow down", retry_after=0), error(503, "busy"),
-                         text("<answer>red</answer>"))
+    scripted_openai.push(error(429, "slow down", retry_after=0), error(503, "busy"), text("<answer>red</answer>"))
     spec = RunSpec("mme", endpoint, "atomic", retry=RetryPolicy(attempts=4, base_delay=0.01))
     first = start_run(engine, blobs, spec)
     traj, evs = events_of(engine, first.run_id)
@@ -96,8 +108,9 @@ def test_retries_then_replay_offline(engine, blobs, make_bench, endpoint, script
     assert [e.kind for e in revs] == [e.kind for e in evs if e.kind != "error"]
 
 
-def test_replay_miss_and_hard_http_error_fail_the_trajectory_not_the_run(engine, blobs, make_bench, endpoint,
-                                                                         scripted_openai):
+def test_replay_miss_and_hard_http_error_fail_the_trajectory_not_the_run(
+    engine, blobs, make_bench, endpoint, scripted_openai
+):
     make_bench("mme", n=2)
     replay = start_run(engine, blobs, RunSpec("mme", endpoint, "atomic", replay=True))
     assert (replay.done, replay.failed) == (0, 2)
@@ -130,10 +143,12 @@ def test_plan_mode_parses_tool_tags_without_executing(engine, blobs, make_bench,
     with session_scope(engine, "tester") as s:
         doc = authoring.add_document(s, ids[0], "Assemble the shelf: attach panel A to B.", title="Manual")
         authoring.attach_asset(s, blobs, ids[0], png(60, 60, (0, 200, 0)), role="document_image", document_id=doc.id)
-    answer = ('First attach the panels. <tool>{"tool_name": "Reference", "description": "the manual figure", '
-              '"params": {"img_index": 1}}</tool> Then admire it. '
-              "<tool>{'tool_name': 'Diffusion', 'description': 'finished shelf', 'params': {'prompt': 'a shelf',}}</tool>"
-              ' <tool>{"tool_name": "Teleport", "description": "x", "params": {}}</tool> <tool>oops')
+    answer = (
+        'First attach the panels. <tool>{"tool_name": "Reference", "description": "the manual figure", '
+        '"params": {"img_index": 1}}</tool> Then admire it. '
+        "<tool>{'tool_name': 'Diffusion', 'description': 'finished shelf', 'params': {'prompt': 'a shelf',}}</tool>"
+        ' <tool>{"tool_name": "Teleport", "description": "x", "params": {}}</tool> <tool>oops'
+    )
     scripted_openai.push(text(answer))
     progress = start_run(engine, blobs, RunSpec("atp", endpoint, "plan"))
     traj, evs = events_of(engine, progress.run_id)

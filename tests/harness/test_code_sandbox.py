@@ -45,8 +45,11 @@ def test_code_mode_runs_code_traces_ops_and_shows_images(engine, blobs, make_ben
     second = scripted_openai.chat_requests()[1]
     assert len(second.images()) == 2 and "Exit code: 0" in str(second.json["messages"][-1]["content"])
     # image ops are code now; only the search tools stay native function calls
-    assert {t["function"]["name"] for t in second.json["tools"]} == {"google_search", "google_lens_search",
-                                                                      "fetch_webpage"}
+    assert {t["function"]["name"] for t in second.json["tools"]} == {
+        "google_search",
+        "google_lens_search",
+        "fetch_webpage",
+    }
     first_system = scripted_openai.chat_requests()[0].json["messages"][0]["content"]
     assert "PROCESSED_IMAGE_SAVE_PATH" in first_system
 
@@ -67,11 +70,14 @@ b = a[0:5, 0:5]
 img.transpose(Image.FLIP_LEFT_RIGHT)
 """
     ops = [(o["op"], o["save"]) for o in trace_ops(code)]
-    assert ops == [("crop", "transformed_image_1.png"),  # resize after a crop is not counted (reference rule)
-                   *[("rotate", "transformed_image_{i + 2}.png")] * 3,
-                   ("enhance", "transformed_image_5.png"),
-                   ("resize", "transformed_image_6.png"), ("flip", "transformed_image_6.png"),
-                   ("flip", None)]  # numpy slicing is not an op
+    assert ops == [
+        ("crop", "transformed_image_1.png"),  # resize after a crop is not counted (reference rule)
+        *[("rotate", "transformed_image_{i + 2}.png")] * 3,
+        ("enhance", "transformed_image_5.png"),
+        ("resize", "transformed_image_6.png"),
+        ("flip", "transformed_image_6.png"),
+        ("flip", None),
+    ]  # numpy slicing is not an op
     assert trace_ops("def (:") == []
     # hostile nesting must not crash the harness that parses it (the sandbox runs it, not the tracer)
     assert trace_ops("x = " + "-" * 200_000 + "1") == [] and trace_ops("x = " + "[" * 5000 + "]" * 5000) == []
@@ -81,21 +87,30 @@ img.transpose(Image.FLIP_LEFT_RIGHT)
 def _run(code: str, tmp_path: Path, **limits) -> tuple:
     work = tmp_path / "work"
     (work / "tool_images").mkdir(parents=True)
-    result = asyncio.run(run_python(code, work, save_dir=work / "tool_images",
-                                    limits=SandboxLimits(**{"cpu_seconds": 2, "wall_seconds": 8, **limits})))
+    result = asyncio.run(
+        run_python(
+            code,
+            work,
+            save_dir=work / "tool_images",
+            limits=SandboxLimits(**{"cpu_seconds": 2, "wall_seconds": 8, **limits}),
+        )
+    )
     return result, work
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("import socket\ns = socket.socket()\ns.connect(('1.1.1.1', 80))", "blocked: network access"),
-    ("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:1')", "blocked: network access"),
-    ("print(open('/etc/passwd').read())", "blocked: file access outside"),
-    ("import os\nprint(os.listdir('/'))", "blocked: file access outside"),
-    ("import os\nwhile True:\n    os.fork()", "blocked: forking"),
-    ("import subprocess\nsubprocess.run(['sh', '-c', ':(){ :|:& };:'])", "blocked: starting programs"),
-    ("import os\nos.system('echo hi')", "blocked: starting programs"),
-    ("import ctypes\nctypes.CDLL(None).fork()", "blocked:"),
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("import socket\ns = socket.socket()\ns.connect(('1.1.1.1', 80))", "blocked: network access"),
+        ("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:1')", "blocked: network access"),
+        ("print(open('/etc/passwd').read())", "blocked: file access outside"),
+        ("import os\nprint(os.listdir('/'))", "blocked: file access outside"),
+        ("import os\nwhile True:\n    os.fork()", "blocked: forking"),
+        ("import subprocess\nsubprocess.run(['sh', '-c', ':(){ :|:& };:'])", "blocked: starting programs"),
+        ("import os\nos.system('echo hi')", "blocked: starting programs"),
+        ("import ctypes\nctypes.CDLL(None).fork()", "blocked:"),
+    ],
+)
 def test_sandbox_refuses_and_records(code, reason, tmp_path):
     result, _ = _run(code, tmp_path)
     assert result.exit_code != 0 and result.killed_reason and result.killed_reason.startswith(reason), result
@@ -115,8 +130,10 @@ def test_sandbox_stops_memory_bombs_loops_sleepers_and_floods(tmp_path):
 def test_saves_outside_are_redirected_and_the_host_is_unharmed(tmp_path):
     canary = tmp_path / "canary.txt"
     canary.write_text("intact")
-    code = (f"from PIL import Image\nImage.new('RGB', (3, 3)).save({str(tmp_path / 'evil.png')!r})\n"
-            f"open({str(canary)!r}, 'w').write('pwned')")
+    code = (
+        f"from PIL import Image\nImage.new('RGB', (3, 3)).save({str(tmp_path / 'evil.png')!r})\n"
+        f"open({str(canary)!r}, 'w').write('pwned')"
+    )
     result, work = _run(code, tmp_path / "r")
     assert (work / "tool_images" / "evil.png").exists() and not (tmp_path / "evil.png").exists()
     assert "redirected save" in result.stderr and result.killed_reason.startswith("blocked: file access")
@@ -127,20 +144,26 @@ def test_saves_outside_are_redirected_and_the_host_is_unharmed(tmp_path):
     assert os.waitpid(pid, 0)[1] == 0
 
 
-def test_hostile_code_in_code_mode_is_recorded_and_the_run_goes_on(engine, blobs, make_bench, endpoint,
-                                                                  scripted_openai):
+def test_hostile_code_in_code_mode_is_recorded_and_the_run_goes_on(
+    engine, blobs, make_bench, endpoint, scripted_openai
+):
     make_bench("mme")
-    scripted_openai.push(text("<code>\nimport os\nwhile True:\n    os.fork()\n</code>"),
-                         text("<code>\nprint(open('/etc/shadow').read())\n</code>"),
-                         text("<answer>red</answer>"))
+    scripted_openai.push(
+        text("<code>\nimport os\nwhile True:\n    os.fork()\n</code>"),
+        text("<code>\nprint(open('/etc/shadow').read())\n</code>"),
+        text("<answer>red</answer>"),
+    )
     progress = start_run(engine, blobs, RunSpec("mme", endpoint, "code"))
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == progress.run_id)).one()
-        execs = s.exec(select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec")
-                       .order_by(Event.ordinal)).all()
+        execs = s.exec(
+            select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(Event.ordinal)
+        ).all()
         assert [e.failed for e in execs] == [True, True]
-        assert [e.payload["killed_reason"].split(" (")[0] for e in execs] == ["blocked: forking",
-                                                                                "blocked: file access outside the sandbox folder"]
+        assert [e.payload["killed_reason"].split(" (")[0] for e in execs] == [
+            "blocked: forking",
+            "blocked: file access outside the sandbox folder",
+        ]
         assert traj.status == "done" and traj.final_answer == "red"
 
 

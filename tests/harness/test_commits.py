@@ -15,8 +15,14 @@ from sqlmodel import select
 
 from evaluation.harness.committer import GroupCommitter
 from evaluation.harness.heap import existing_objects_frozen
-from evaluation.harness.recorder import (CacheEntry, FinishedTrajectory, Recorder, commit_many, mark_unstorable,
-                                         ensure_trajectories)
+from evaluation.harness.recorder import (
+    CacheEntry,
+    FinishedTrajectory,
+    Recorder,
+    commit_many,
+    mark_unstorable,
+    ensure_trajectories,
+)
 from store import session_scope
 from store.models import Benchmark, Event, EventAsset, ReplayCache, Run, TaskAsset, Trajectory, utcnow
 
@@ -106,13 +112,26 @@ def test_commit_many_writes_events_links_state_and_cache(engine: Engine, make_be
     items = []
     for n, task_id in enumerate(task_ids):
         rec = Recorder()
-        rec.add("user_message", {"role": "user", "content": [{"type": "image", "asset_id": asset_id}]},
-                started_at=t0, assets=[(asset_id, "input")])
+        rec.add(
+            "user_message",
+            {"role": "user", "content": [{"type": "image", "asset_id": asset_id}]},
+            started_at=t0,
+            assets=[(asset_id, "input")],
+        )
         rec.add("model_message", {"content": f"<answer>{n}</answer>"}, started_at=t0 + timedelta(seconds=1))
-        items.append(FinishedTrajectory(trajectories[task_id], rec, "done" if n else "failed", str(n) if n else None,
-                                        {"api_calls": 1}, None if n else "boom",
-                                        [CacheEntry(f"k{n}", "model", {"q": n}, {"a": n}),
-                                         CacheEntry("shared", "model", {"q": n}, {"a": n})], 3, t0))
+        items.append(
+            FinishedTrajectory(
+                trajectories[task_id],
+                rec,
+                "done" if n else "failed",
+                str(n) if n else None,
+                {"api_calls": 1},
+                None if n else "boom",
+                [CacheEntry(f"k{n}", "model", {"q": n}, {"a": n}), CacheEntry("shared", "model", {"q": n}, {"a": n})],
+                3,
+                t0,
+            )
+        )
     with session_scope(engine) as s:
         commit_many(s, items)
     with session_scope(engine) as s:  # committing a finished trajectory again replaces its events
@@ -120,7 +139,9 @@ def test_commit_many_writes_events_links_state_and_cache(engine: Engine, make_be
     with session_scope(engine) as s:
         rows = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all()
         assert [(r.status, r.final_answer, r.error, r.task_revision, r.usage) for r in rows] == [
-            ("failed", None, "boom", 3, {"api_calls": 1}), ("done", "1", None, 3, {"api_calls": 1})]
+            ("failed", None, "boom", 3, {"api_calls": 1}),
+            ("done", "1", None, 3, {"api_calls": 1}),
+        ]
         assert all(r.finished_at is not None and r.started_at is not None for r in rows)
         for r in rows:
             events = s.exec(select(Event).where(Event.trajectory_id == r.id).order_by(Event.ordinal)).all()

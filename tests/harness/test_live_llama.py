@@ -22,8 +22,9 @@ from evaluation.harness import RunSpec, add_endpoint, start_run
 from store import session_scope
 from store.models import Event, Trajectory
 
-pytestmark = pytest.mark.skipif(os.environ.get("CHAINMARK_LIVE_LLM") != "1",
-                                reason="live llama.cpp test: set CHAINMARK_LIVE_LLM=1 to run it")
+pytestmark = pytest.mark.skipif(
+    os.environ.get("CHAINMARK_LIVE_LLM") != "1", reason="live llama.cpp test: set CHAINMARK_LIVE_LLM=1 to run it"
+)
 
 
 def _gguf() -> str:
@@ -44,10 +45,28 @@ def _free_port() -> int:
 def llama_server():
     pytest.importorskip("llama_cpp")
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", _gguf(), "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
-                             "--chat_format", "chatml-function-calling"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            _gguf(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--n_threads",
+            "2",
+            "--chat_format",
+            "chatml-function-calling",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

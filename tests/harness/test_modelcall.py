@@ -27,9 +27,13 @@ def test_retry_after_is_honoured_and_each_retry_is_reported(scripted_openai, mon
     scripted_openai.push(error(429, "slow down", retry_after=7), error(503, "busy"), text("fine"))
     notes: list[RetryNote] = []
     slept: list[float] = []
-    reply = chat(_endpoint(scripted_openai.base_url), [{"role": "user", "content": "hi"}],
-                 retry=RetryPolicy(attempts=3, base_delay=0.01, max_delay=30), on_retry=notes.append,
-                 sleep=slept.append)
+    reply = chat(
+        _endpoint(scripted_openai.base_url),
+        [{"role": "user", "content": "hi"}],
+        retry=RetryPolicy(attempts=3, base_delay=0.01, max_delay=30),
+        on_retry=notes.append,
+        sleep=slept.append,
+    )
     assert reply.content == "fine"
     assert [(n.attempt, n.status) for n in notes] == [(1, 429), (2, 503)]
     assert slept[0] == 7.0 and slept[1] < 1  # the server's Retry-After, then our own backoff

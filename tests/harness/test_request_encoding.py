@@ -10,11 +10,23 @@ from hypothesis import strategies as st
 from evaluation.harness.client import _CanonicalEncoder, canonical_request, request_key
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
-tool_lists = st.lists(st.fixed_dictionaries({"type": st.just("function"), "function": st.fixed_dictionaries(
-    {"name": st.text(max_size=10), "description": st.text(max_size=30), "parameters": json_values})}), min_size=1,
-    max_size=4)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+tool_lists = st.lists(
+    st.fixed_dictionaries(
+        {
+            "type": st.just("function"),
+            "function": st.fixed_dictionaries(
+                {"name": st.text(max_size=10), "description": st.text(max_size=30), "parameters": json_values}
+            ),
+        }
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 @settings(max_examples=200, deadline=None)

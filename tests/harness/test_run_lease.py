@@ -63,8 +63,16 @@ def test_two_processes_resuming_one_run_execute_it_once(engine, db_path, make_be
     with ScriptedOpenAI(handler=handler) as server:
         run_id = _new_run(engine, db_path, server, retry=RetryPolicy(attempts=100000, base_delay=0.05, max_delay=0.1))
         env = {**os.environ, "CHAINMARK_DB": str(db_path)}
-        procs = [subprocess.Popen([*CHAINMARK, "run", "--resume", str(run_id)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                [*CHAINMARK, "run", "--resume", str(run_id)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for _ in range(2)
+        ]
         _wait_for(lambda: any(p.poll() is not None for p in procs), "one executor to give up", timeout=120)
         gate.set()
         outs = [p.communicate(timeout=120) for p in procs]
@@ -80,18 +88,21 @@ def test_two_processes_resuming_one_run_execute_it_once(engine, db_path, make_be
 
 
 def test_second_executor_refuses_while_the_first_runs_then_kill_9_shows_interrupted_and_resume_takes_over(
-        engine, db_path, make_bench) -> None:  # type: ignore[no-untyped-def]
+    engine, db_path, make_bench
+) -> None:  # type: ignore[no-untyped-def]
     make_bench("mme", n=N_TASKS)
     # the first executor's first call hangs (long latency) so it is surely still executing when the
     # second starts; it is killed before the reply would come
     with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>"), latency=60) as server:
         run_id = _new_run(engine, db_path, server)
         env = {**os.environ, "CHAINMARK_DB": str(db_path)}
-        first = subprocess.Popen([*CHAINMARK, "run", "--resume", str(run_id)], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, env=env)
+        first = subprocess.Popen(
+            [*CHAINMARK, "run", "--resume", str(run_id)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        )
         _wait_for(lambda: len(server.chat_requests()) >= 1, "the first executor's first call")
-        second = subprocess.run([*CHAINMARK, "run", "--resume", str(run_id)], capture_output=True, text=True,
-                                env=env, timeout=60)
+        second = subprocess.run(
+            [*CHAINMARK, "run", "--resume", str(run_id)], capture_output=True, text=True, env=env, timeout=60
+        )
         assert second.returncode != 0 and f"already being executed by pid {first.pid}" in second.stderr
         listed = json.loads(invoke(db_path, "runs", "list", "--json").output)
         assert [r["status"] for r in listed] == ["running"]
@@ -104,8 +115,9 @@ def test_second_executor_refuses_while_the_first_runs_then_kill_9_shows_interrup
         shown = invoke(db_path, "runs", "show", str(run_id)).output
         assert "interrupted" in shown and f"chainmark run --resume {run_id}" in shown
 
-        done = subprocess.run([*CHAINMARK, "run", "--resume", str(run_id)], capture_output=True, text=True,
-                              env=env, timeout=120)
+        done = subprocess.run(
+            [*CHAINMARK, "run", "--resume", str(run_id)], capture_output=True, text=True, env=env, timeout=120
+        )
         assert done.returncode == 0, done.stderr
     with session_scope(engine) as s:
         trajs = s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all()
@@ -119,8 +131,17 @@ def test_lease_of_another_host_is_respected_until_it_expires(engine, db_path, ma
         run_id = _new_run(engine, db_path, server)
     now = utcnow()
     with session_scope(engine) as s:
-        s.add(RunLease(run_id=run_id, token="elsewhere", host="other-host.example", pid=4242, acquired_at=now,
-                       heartbeat_at=now, expires_at=now + timedelta(seconds=300)))
+        s.add(
+            RunLease(
+                run_id=run_id,
+                token="elsewhere",
+                host="other-host.example",
+                pid=4242,
+                acquired_at=now,
+                heartbeat_at=now,
+                expires_at=now + timedelta(seconds=300),
+            )
+        )
     with pytest.raises(LeaseHeld, match="pid 4242 on other-host.example"):
         with run_lease(engine, run_id):
             pass

@@ -29,7 +29,9 @@ from tui.cli import cli
 
 needs_os_sandbox = requires_os_sandbox()
 
-SYMLINKS = BYPASS + r'''
+SYMLINKS = (
+    BYPASS
+    + r"""
 import os
 from PIL import Image
 os.makedirs("tool_images", exist_ok=True)
@@ -44,7 +46,8 @@ try:
 except OSError as e:
     print("no hard link", type(e).__name__)
 print("planted")
-'''
+"""
+)
 
 
 @pytest.fixture
@@ -70,8 +73,9 @@ def _files_without(root: Path, needle: bytes, skip: set[Path]) -> list[Path]:
 
 
 @needs_os_sandbox
-def test_code_mode_escape_suite(engine, blobs, db_path, make_bench, scripted_openai, listener, tmp_path,
-                                tmp_path_factory, monkeypatch):
+def test_code_mode_escape_suite(
+    engine, blobs, db_path, make_bench, scripted_openai, listener, tmp_path, tmp_path_factory, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     secret_dir = tmp_path_factory.mktemp("host-secret")
     host_file = secret_dir / "secret.txt"
@@ -87,14 +91,28 @@ def test_code_mode_escape_suite(engine, blobs, db_path, make_bench, scripted_ope
         text("<code>\n" + f"HOST_FILE = {str(host_file)!r}\n" + SYMLINKS + "</code>"),
         text("<code>\n" + detach(marker_wall, then="time.sleep(600)") + "</code>"),
         text("<code>\n" + detach(marker_fast) + "</code>"),
-        text("<answer>red</answer>"))
+        text("<answer>red</answer>"),
+    )
     wall = 3.0
-    progress = start_run(engine, blobs, RunSpec("mme", "keyed", "code", budgets=Budgets(10, 10, None, 300),
-                                                sandbox={"wall_seconds": wall, "cpu_seconds": 10}))
+    progress = start_run(
+        engine,
+        blobs,
+        RunSpec(
+            "mme",
+            "keyed",
+            "code",
+            budgets=Budgets(10, 10, None, 300),
+            sandbox={"wall_seconds": wall, "cpu_seconds": 10},
+        ),
+    )
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == progress.run_id)).one()
-        execs = [e.payload for e in s.exec(select(Event).where(Event.trajectory_id == traj.id,
-                                                               Event.kind == "code_exec").order_by(Event.ordinal))]
+        execs = [
+            e.payload
+            for e in s.exec(
+                select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(Event.ordinal)
+            )
+        ]
         assert traj.status == "done" and traj.final_answer == "red"
     assert len(execs) == 4
     report = execs[0]["stdout"]
@@ -121,15 +139,23 @@ def test_code_mode_escape_suite(engine, blobs, db_path, make_bench, scripted_ope
 def _run(code: str, tmp_path: Path, **limits) -> tuple:
     work = tmp_path / "work"
     (work / "tool_images").mkdir(parents=True)
-    result = asyncio.run(run_python(code, work, save_dir=work / "tool_images",
-                                    limits=SandboxLimits(**{"cpu_seconds": 5, "wall_seconds": 20, **limits})))
+    result = asyncio.run(
+        run_python(
+            code,
+            work,
+            save_dir=work / "tool_images",
+            limits=SandboxLimits(**{"cpu_seconds": 5, "wall_seconds": 20, **limits}),
+        )
+    )
     return result, work
 
 
 @needs_os_sandbox
 def test_limits_hold_with_the_guard_switched_off(tmp_path):
     marker = f"cm-nproc-{uuid.uuid4().hex}"
-    forks = BYPASS + f'''
+    forks = (
+        BYPASS
+        + f"""
 import os, time
 n = 0
 try:
@@ -140,18 +166,24 @@ try:
 except OSError as e:
     print("fork refused", type(e).__name__)
 print("forked", n)
-'''
+"""
+    )
     procs, _ = _run(forks, tmp_path / "p", max_processes=12)
-    assert procs.killed_reason == "processes" or ("fork refused" in procs.stdout and
-                                                  int(procs.stdout.split("forked")[1]) <= 12), procs
+    assert procs.killed_reason == "processes" or (
+        "fork refused" in procs.stdout and int(procs.stdout.split("forked")[1]) <= 12
+    ), procs
     assert wait_until_gone(marker) == []
-    mem, _ = _run(BYPASS + "a = []\nwhile True:\n    a.append(bytearray(50 * 1024 * 1024))", tmp_path / "m",
-                  memory_mb=300)
+    mem, _ = _run(
+        BYPASS + "a = []\nwhile True:\n    a.append(bytearray(50 * 1024 * 1024))", tmp_path / "m", memory_mb=300
+    )
     assert mem.killed_reason == "memory"
     cpu, _ = _run(BYPASS + "while True:\n    pass", tmp_path / "c", cpu_seconds=1)
     assert cpu.killed_reason == "cpu_time" and cpu.duration_s < 10
-    fill, work = _run(BYPASS + "f = open('big.bin', 'wb')\nfor _ in range(64):\n    f.write(b'x' * 1024 * 1024)",
-                      tmp_path / "d", file_mb=4)
+    fill, work = _run(
+        BYPASS + "f = open('big.bin', 'wb')\nfor _ in range(64):\n    f.write(b'x' * 1024 * 1024)",
+        tmp_path / "d",
+        file_mb=4,
+    )
     assert "File too large" in fill.stderr and (work / "big.bin").stat().st_size <= 4 * 1024 * 1024
     tmpfill, _ = _run(BYPASS + "open('/tmp/x', 'wb').write(b'x' * 8 * 1024 * 1024)", tmp_path / "t", file_mb=4)
     assert "File too large" in tmpfill.stderr
@@ -184,9 +216,9 @@ def test_output_reader_never_follows_links_even_when_swapped_after_the_scan(tmp_
     assert time.monotonic() - started < 5 and list(scan_outputs(folder, {".png"})) == ["real/big.png"]
 
 
-def test_without_a_backend_model_code_is_refused_unless_the_user_says_unsafe(engine, blobs, db_path, make_bench,
-                                                                            endpoint, scripted_openai, tmp_path,
-                                                                            monkeypatch):
+def test_without_a_backend_model_code_is_refused_unless_the_user_says_unsafe(
+    engine, blobs, db_path, make_bench, endpoint, scripted_openai, tmp_path, monkeypatch
+):
     monkeypatch.setenv(ENV_BWRAP, "none")
     with pytest.raises(SandboxUnavailable, match="--unsafe-in-process-sandbox"):
         _run("print(1)", tmp_path)
@@ -196,8 +228,9 @@ def test_without_a_backend_model_code_is_refused_unless_the_user_says_unsafe(eng
     r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "-b", "mme", "-e", endpoint, "-m", "code"])
     assert r.exit_code != 0 and "--unsafe-in-process-sandbox" in r.output and not scripted_openai.chat_requests()
     scripted_openai.push(text("<code>\nprint('hello from', 6 * 7)\n</code>"), text("<answer>red</answer>"))
-    r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "-b", "mme", "-e", endpoint, "-m", "code",
-                                 "--unsafe-in-process-sandbox"])
+    r = CliRunner().invoke(
+        cli, ["--db", str(db_path), "run", "-b", "mme", "-e", endpoint, "-m", "code", "--unsafe-in-process-sandbox"]
+    )
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.splitlines()[0])
     with session_scope(engine) as s:
@@ -208,8 +241,9 @@ def test_without_a_backend_model_code_is_refused_unless_the_user_says_unsafe(eng
     shown = CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id)])
     assert "sandbox: UNSAFE in-process" in shown.output
     assert "unsafe-sandbox" in CliRunner().invoke(cli, ["--db", str(db_path), "runs", "list"]).output
-    shown_json = json.loads(CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id),
-                                                     "--json"]).output)
+    shown_json = json.loads(
+        CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id), "--json"]).output
+    )
     assert shown_json["unsafe_in_process_sandbox"] is True
     scored = CliRunner().invoke(cli, ["--db", str(db_path), "score", str(run_id), "--no-write"])
     assert "WITHOUT an OS-level sandbox" in scored.output, scored.output
@@ -238,8 +272,11 @@ def test_unsafe_mode_still_kills_detached_children_it_can_find(tmp_path, monkeyp
     marker = f"cm-unsafe-{uuid.uuid4().hex}"
     work = tmp_path / "work"
     (work / "tool_images").mkdir(parents=True)
-    result = asyncio.run(run_python(detach(marker), work, save_dir=work / "tool_images",
-                                    limits=SandboxLimits(wall_seconds=5), allow_unsafe=True))
+    result = asyncio.run(
+        run_python(
+            detach(marker), work, save_dir=work / "tool_images", limits=SandboxLimits(wall_seconds=5), allow_unsafe=True
+        )
+    )
     assert result.backend == "in-process" and result.duration_s < 5
     assert wait_until_gone(marker) == []
 
@@ -251,9 +288,11 @@ def test_fresh_tmp_is_size_capped_where_bwrap_can(tmp_path):
 
     if not _supports_size(find_backend()[0].bwrap):
         pytest.skip("this bwrap has no --size (before 0.10): /tmp is capped per file only")
-    code = BYPASS + ("import os\nfor i in range(6):\n    try:\n"
-                     "        open(f'/tmp/f{i}', 'wb').write(b'x' * 3 * 1024 * 1024)\n"
-                     "    except OSError as e:\n        print('refused', i, e.errno)\n        break\n")
+    code = BYPASS + (
+        "import os\nfor i in range(6):\n    try:\n"
+        "        open(f'/tmp/f{i}', 'wb').write(b'x' * 3 * 1024 * 1024)\n"
+        "    except OSError as e:\n        print('refused', i, e.errno)\n        break\n"
+    )
     result, _ = _run(code, tmp_path, file_mb=4, tmp_mb=8)
     assert "refused 2 28" in result.stdout, result  # ENOSPC on the third 3 MB file
 
@@ -268,9 +307,11 @@ def test_the_sandbox_dies_with_a_killed_harness(tmp_path):
 
     marker = f"cm-orphan-{uuid.uuid4().hex}"
     (tmp_path / "p.py").write_text(f"import os\nos.execv('/bin/sh', ['/bin/sh', '-c', 'sleep 120; : {marker}'])\n")
-    script = ("import pathlib\nfrom evaluation.sandbox import Job, Limits, run\n"
-              f"run(Job(pathlib.Path({str(tmp_path / 'p.py')!r}), pathlib.Path({str(tmp_path)!r})), "
-              "Limits(wall_seconds=120))")
+    script = (
+        "import pathlib\nfrom evaluation.sandbox import Job, Limits, run\n"
+        f"run(Job(pathlib.Path({str(tmp_path / 'p.py')!r}), pathlib.Path({str(tmp_path)!r})), "
+        "Limits(wall_seconds=120))"
+    )
     repo = str(Path(__file__).resolve().parents[2])
     host = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": repo})
     try:

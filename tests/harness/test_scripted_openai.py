@@ -17,9 +17,18 @@ def client(server: ScriptedOpenAI, retries: int = 0) -> openai.OpenAI:
 def test_text_and_tool_calls_round_trip_and_requests_are_recorded(scripted_openai: ScriptedOpenAI) -> None:
     scripted_openai.push(tool_calls(("crop", {"image_index": 0})), text("<answer>7</answer>"))
     c = client(scripted_openai)
-    first = c.chat.completions.create(model="m", messages=[
-        {"role": "user", "content": [{"type": "text", "text": "hi"},
-                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}])
+    first = c.chat.completions.create(
+        model="m",
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "hi"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                ],
+            }
+        ],
+    )
     call = first.choices[0].message.tool_calls[0]
     assert call.function.name == "crop" and json.loads(call.function.arguments) == {"image_index": 0}
     assert first.choices[0].finish_reason == "tool_calls"
@@ -37,8 +46,13 @@ def test_models_endpoint(scripted_openai: ScriptedOpenAI) -> None:
 
 def test_errors_are_http_errors_and_client_retries_see_them(scripted_openai: ScriptedOpenAI) -> None:
     scripted_openai.push(error(429, "slow down", retry_after=0), text("ok"))
-    assert client(scripted_openai, retries=1).chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "x"}]).choices[0].message.content == "ok"
+    assert (
+        client(scripted_openai, retries=1)
+        .chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        .choices[0]
+        .message.content
+        == "ok"
+    )
     assert len(scripted_openai.chat_requests()) == 2
     scripted_openai.push(error(500, "boom"))
     with pytest.raises(openai.InternalServerError):

@@ -91,6 +91,7 @@ def test_a_request_whose_turn_lapsed_cannot_end_or_shorten_the_next_turn() -> No
 def test_concurrent_calls_go_out_in_order_and_each_turn_ends_when_its_request_is_written() -> None:
     latency, n = 0.3, 8
     with ScriptedOpenAI(handler=lambda req: text("<answer>ok</answer>"), latency=latency) as server:
+
         async def scenario() -> tuple[list[float], float, float]:
             client = ModelClient(_endpoint(server.base_url), concurrency=n)
             pacer = client._pacer

@@ -22,9 +22,18 @@ from store import session_scope
 from store.models import Event, ReplayCache, Trajectory
 from tests.support.scripted_openai import Request, ScriptedOpenAI, text, tool_calls
 
-COLOURS = {"red": (220, 20, 20), "green": (20, 200, 20), "blue": (20, 20, 220), "yellow": (230, 230, 20),
-           "white": (255, 255, 255), "black": (0, 0, 0), "grey": (128, 128, 128), "cyan": (20, 220, 220),
-           "magenta": (220, 20, 220), "orange": (250, 150, 10)}
+COLOURS = {
+    "red": (220, 20, 20),
+    "green": (20, 200, 20),
+    "blue": (20, 20, 220),
+    "yellow": (230, 230, 20),
+    "white": (255, 255, 255),
+    "black": (0, 0, 0),
+    "grey": (128, 128, 128),
+    "cyan": (20, 220, 220),
+    "magenta": (220, 20, 220),
+    "orange": (250, 150, 10),
+}
 
 
 def solid_png(rgb: tuple[int, int, int]) -> bytes:
@@ -63,15 +72,15 @@ def make_gta_tasks(engine, blobs, names: list[str]) -> dict[int, str]:
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "gta-svc", "chainmark", tool_set="gta")
         for i, name in enumerate(names):
-            t = authoring.create_task(s, "gta-svc", f"What colour is the image? ({i})",
-                                      answer_spec={"kind": "contains", "value": name})
+            t = authoring.create_task(
+                s, "gta-svc", f"What colour is the image? ({i})", answer_spec={"kind": "contains", "value": name}
+            )
             authoring.attach_asset(s, blobs, t.id, solid_png(COLOURS[name]), original_path=f"image/image_{i}.png")
             expected[t.id] = name
     return expected
 
 
-def test_concurrent_service_calls_are_in_flight_at_once_and_never_locked(engine, blobs, endpoint, scripted_openai,
-                                                                          vlm):
+def test_concurrent_service_calls_are_in_flight_at_once_and_never_locked(engine, blobs, endpoint, scripted_openai, vlm):
     names = list(COLOURS)  # 10 tasks, 10 different images, so 10 different cache keys
     expected = make_gta_tasks(engine, blobs, names)
     scripted_openai.handler = model_turn
@@ -107,8 +116,13 @@ def test_a_locked_database_is_raised_not_returned_as_a_tool_result(engine, blobs
     holder = sqlite3.connect(db_path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        ctx = ToolContext(images=[solid_png(COLOURS["red"])], engine=engine, blobs=blobs,
-                          settings=ToolSettings.from_env(), allow_paths=False)
+        ctx = ToolContext(
+            images=[solid_png(COLOURS["red"])],
+            engine=engine,
+            blobs=blobs,
+            settings=ToolSettings.from_env(),
+            allow_paths=False,
+        )
         with pytest.raises(StoreBusy):
             execute("gta", "ImageDescription", {"image": "0"}, ctx)
         assert len(vlm.chat_requests()) == 1  # the call itself happened, outside any transaction
@@ -151,12 +165,20 @@ def test_the_database_is_writable_while_a_service_call_is_in_flight(engine, blob
     with ScriptedOpenAI(handler=vlm_turn) as vlm:
         monkeypatch.setenv("CHAINMARK_VLM_BASE_URL", vlm.base_url)
         monkeypatch.setenv("CHAINMARK_VLM_MODEL", "scripted-vlm")
-        ctx = ToolContext(images=[solid_png(COLOURS["blue"])], engine=engine, blobs=blobs,
-                          settings=ToolSettings.from_env(), allow_paths=False)
+        ctx = ToolContext(
+            images=[solid_png(COLOURS["blue"])],
+            engine=engine,
+            blobs=blobs,
+            settings=ToolSettings.from_env(),
+            allow_paths=False,
+        )
         assert execute("gta", "ImageDescription", {"image": "0"}, ctx).ok
         image = tmp_path / "green.png"
         image.write_bytes(solid_png(COLOURS["green"]))
-        result = CliRunner().invoke(cli, ["--db", str(db_path), "tools", "run", "ImageDescription", "--image",
-                                          str(image)], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            ["--db", str(db_path), "tools", "run", "ImageDescription", "--image", str(image)],
+            catch_exceptions=False,
+        )
         assert result.exit_code == 0 and "green" in result.output, result.output
     assert seen == [True, True]

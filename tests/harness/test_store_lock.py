@@ -46,10 +46,26 @@ def test_a_write_lock_held_past_the_busy_timeout_fails_the_run(engine, db_path: 
     try:
         with ScriptedOpenAI(handler=handler) as server:
             runner = CliRunner()
-            assert runner.invoke(cli, ["--db", str(db_path), "endpoints", "add", "scripted", "--base-url",
-                                       server.base_url, "--model", "scripted-model"]).exit_code == 0
-            r = runner.invoke(cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "scripted", "-m", "atomic",
-                                    "-j", "1"], env=env)
+            assert (
+                runner.invoke(
+                    cli,
+                    [
+                        "--db",
+                        str(db_path),
+                        "endpoints",
+                        "add",
+                        "scripted",
+                        "--base-url",
+                        server.base_url,
+                        "--model",
+                        "scripted-model",
+                    ],
+                ).exit_code
+                == 0
+            )
+            r = runner.invoke(
+                cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "scripted", "-m", "atomic", "-j", "1"], env=env
+            )
             calls = len(server.chat_requests())
     finally:
         for conn in holder:
@@ -60,13 +76,19 @@ def test_a_write_lock_held_past_the_busy_timeout_fails_the_run(engine, db_path: 
     assert f"run {run_id} failed: the database refused a write (database is locked)" in r.stderr
     assert calls < 10  # stopped before the end: no more calls whose results cannot be kept
     with session_scope(engine) as s:
-        statuses = [t.status for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)
-                                             .order_by(Trajectory.task_id)).all()]
+        statuses = [
+            t.status
+            for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+        ]
         assert statuses[:2] == ["done", "done"] and "done" not in statuses[2:]
         assert s.get(Run, run_id).status != "done"
 
 
 def test_the_busy_timeout_setting_is_checked(tmp_path: Path) -> None:
-    r = CliRunner().invoke(cli, ["--db", str(tmp_path / "x.db"), "runs", "list"],
-                           env={"CHAINMARK_BUSY_TIMEOUT_MS": "soon"})
-    assert r.exit_code == 1 and "CHAINMARK_BUSY_TIMEOUT_MS (setting busy_timeout_ms): input should be a valid integer" in r.stderr
+    r = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "x.db"), "runs", "list"], env={"CHAINMARK_BUSY_TIMEOUT_MS": "soon"}
+    )
+    assert (
+        r.exit_code == 1
+        and "CHAINMARK_BUSY_TIMEOUT_MS (setting busy_timeout_ms): input should be a valid integer" in r.stderr
+    )

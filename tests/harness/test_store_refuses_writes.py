@@ -28,8 +28,12 @@ def _mount_tmpfs(where: Path, size: str) -> None:
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root")
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
 
@@ -84,7 +88,8 @@ def _trajectories(engine: Any, run_id: int) -> list[Trajectory]:
 
 
 def test_disk_full_mid_run_fails_the_run_keeps_what_finished_and_stops_calling(
-        engine, db_path: Path, small_disk: Path, make_bench) -> None:
+    engine, db_path: Path, small_disk: Path, make_bench
+) -> None:
     make_bench(n=12)
     saved_before_full = 3
     filler: list[Path] = []
@@ -97,10 +102,26 @@ def test_disk_full_mid_run_fails_the_run_keeps_what_finished_and_stops_calling(
 
     with ScriptedOpenAI(handler=handler) as server:
         runner = CliRunner()
-        assert runner.invoke(cli, ["--db", str(db_path), "endpoints", "add", "scripted", "--base-url", server.base_url,
-                                   "--model", "scripted-model"]).exit_code == 0
-        r = runner.invoke(cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "scripted", "-m", "atomic",
-                                "-j", "1"])
+        assert (
+            runner.invoke(
+                cli,
+                [
+                    "--db",
+                    str(db_path),
+                    "endpoints",
+                    "add",
+                    "scripted",
+                    "--base-url",
+                    server.base_url,
+                    "--model",
+                    "scripted-model",
+                ],
+            ).exit_code
+            == 0
+        )
+        r = runner.invoke(
+            cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "scripted", "-m", "atomic", "-j", "1"]
+        )
         calls = len(server.chat_requests())
     assert r.exit_code == 1, r.output
     assert "Traceback" not in r.output and isinstance(r.exception, SystemExit)
@@ -116,35 +137,77 @@ def test_disk_full_mid_run_fails_the_run_keeps_what_finished_and_stops_calling(
     with session_scope(engine) as s:
         assert all(s.exec(select(Event).where(Event.trajectory_id == t.id)).all() for t in done)
         run = s.get(Run, run_id)  # … and nothing unfinished is called done: the disk reserve let this be written
-        assert run.status == "failed" and run.config["stopped_because"] == \
-            "the database refused a write (database or disk is full)"
+        assert (
+            run.status == "failed"
+            and run.config["stopped_because"] == "the database refused a write (database or disk is full)"
+        )
     assert "could not be recorded" not in r.stderr
     shown = CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id)]).stdout
-    assert "[atomic, failed]" in shown and "stopped because the database refused a write (database or disk is full)" in shown
+    assert (
+        "[atomic, failed]" in shown
+        and "stopped because the database refused a write (database or disk is full)" in shown
+    )
     assert not list(small_disk.glob("*.reserve-*"))  # the reserve is given back
 
     with ScriptedOpenAI(handler=lambda req: text(ANSWER)) as server:  # space again: a resume finishes it
-        assert CliRunner().invoke(cli, ["--db", str(db_path), "endpoints", "add", "scripted", "--base-url",
-                                        server.base_url, "--model", "scripted-model", "--replace"]).exit_code == 0
+        assert (
+            CliRunner()
+            .invoke(
+                cli,
+                [
+                    "--db",
+                    str(db_path),
+                    "endpoints",
+                    "add",
+                    "scripted",
+                    "--base-url",
+                    server.base_url,
+                    "--model",
+                    "scripted-model",
+                    "--replace",
+                ],
+            )
+            .exit_code
+            == 0
+        )
         r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "--resume", str(run_id)])
     assert r.exit_code == 0, r.output
     assert [t.status for t in _trajectories(engine, run_id)] == ["done"] * 12
 
 
-def test_a_read_only_database_is_one_clear_line_and_no_model_call(engine, db_path: Path, small_disk: Path,
-                                                                   make_bench) -> None:
+def test_a_read_only_database_is_one_clear_line_and_no_model_call(
+    engine, db_path: Path, small_disk: Path, make_bench
+) -> None:
     make_bench(n=2)
     with ScriptedOpenAI(handler=lambda req: text(ANSWER)) as server:
-        assert CliRunner().invoke(cli, ["--db", str(db_path), "endpoints", "add", "scripted", "--base-url",
-                                        server.base_url, "--model", "scripted-model"]).exit_code == 0
+        assert (
+            CliRunner()
+            .invoke(
+                cli,
+                [
+                    "--db",
+                    str(db_path),
+                    "endpoints",
+                    "add",
+                    "scripted",
+                    "--base-url",
+                    server.base_url,
+                    "--model",
+                    "scripted-model",
+                ],
+            )
+            .exit_code
+            == 0
+        )
         engine.dispose()
         view = small_disk.parent / "read-only-view"  # the same files through a read-only bind mount
         view.mkdir()
         subprocess.run(["mount", "--bind", str(small_disk), str(view)], check=True)
         try:
             subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True)
-            r = CliRunner().invoke(cli, ["--db", str(view / db_path.name), "run", "-b", "bench", "-e", "scripted",
-                                         "-m", "atomic"])
+            r = CliRunner().invoke(
+                cli, ["--db", str(view / db_path.name), "run", "-b", "bench", "-e", "scripted", "-m", "atomic"]
+            )
         finally:
             subprocess.run(["umount", "-l", str(view)], check=False)
         calls = len(server.chat_requests())

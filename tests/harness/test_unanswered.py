@@ -22,13 +22,28 @@ from tui.cli import cli
 
 def _statuses(engine, run_id: int) -> list[tuple[str, str | None]]:
     with session_scope(engine) as s:
-        return [(t.status, t.error) for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)
-                                                     .order_by(Trajectory.task_id)).all()]
+        return [
+            (t.status, t.error)
+            for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+        ]
 
 
 def _add_endpoint(db: Path, base_url: str, replace: bool = False) -> None:
-    r = CliRunner().invoke(cli, ["--db", str(db), "endpoints", "add", "ep", "--base-url", base_url, "--model", "m",
-                                 *(["--replace"] if replace else [])])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db),
+            "endpoints",
+            "add",
+            "ep",
+            "--base-url",
+            base_url,
+            "--model",
+            "m",
+            *(["--replace"] if replace else []),
+        ],
+    )
     assert r.exit_code == 0, r.output
 
 
@@ -65,12 +80,29 @@ def slow_loris() -> Iterator[str]:
 
 
 def test_an_endpoint_that_never_answers_fails_the_trajectory_and_retry_failed_redoes_it(
-        engine, db_path: Path, make_bench) -> None:
+    engine, db_path: Path, make_bench
+) -> None:
     make_bench(n=2)
     with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>", delay=3600)) as server:
         _add_endpoint(db_path, server.base_url)
-        r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "ep", "-m", "atomic",
-                                     "--max-seconds", "0.3", "--retries", "1"])
+        r = CliRunner().invoke(
+            cli,
+            [
+                "--db",
+                str(db_path),
+                "run",
+                "-b",
+                "bench",
+                "-e",
+                "ep",
+                "-m",
+                "atomic",
+                "--max-seconds",
+                "0.3",
+                "--retries",
+                "1",
+            ],
+        )
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.splitlines()[0])
     assert _statuses(engine, run_id) == [("failed", "budget exhausted: seconds, no final answer")] * 2
@@ -86,46 +118,68 @@ def test_an_endpoint_that_never_answers_fails_the_trajectory_and_retry_failed_re
 def test_a_slow_loris_endpoint_fails_the_trajectory(engine, db_path: Path, make_bench, slow_loris: str) -> None:
     make_bench(n=1)
     _add_endpoint(db_path, slow_loris)
-    r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "ep", "-m", "atomic",
-                                 "--max-seconds", "0.5", "--retries", "1"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "run",
+            "-b",
+            "bench",
+            "-e",
+            "ep",
+            "-m",
+            "atomic",
+            "--max-seconds",
+            "0.5",
+            "--retries",
+            "1",
+        ],
+    )
     assert r.exit_code == 0, r.output
-    (status, error), = _statuses(engine, int(r.stdout.splitlines()[0]))
+    ((status, error),) = _statuses(engine, int(r.stdout.splitlines()[0]))
     assert status == "failed" and error
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("--max-seconds", "nan", "must be a finite number of seconds above 0"),
-    ("--max-seconds", "inf", "must be a finite number of seconds above 0"),
-    ("--max-seconds", "-1", "must be a finite number of seconds above 0"),
-    ("--max-seconds", "0", "must be a finite number of seconds above 0"),
-    ("--max-rounds", "0", "must be a whole number from 1 to"),
-    ("--max-tokens", "-5", "must be a whole number from 1 to"),
-    ("--max-tool-calls", "-1", "must be a whole number from 0 to"),
-    ("--limit", "0", "must be a whole number from 1 to"),
-    ("--limit", "-5", "must be a whole number from 1 to"),
-    ("--limit", "100000000000000000000", "must be a whole number from 1 to"),
-    ("--limit", "1e20", "is not a valid integer"),
-    ("--retries", "0", "must be a whole number from 1 to"),
-])
-def test_budgets_and_limit_are_checked_with_a_clear_message(engine, db_path: Path, make_bench, option: str,
-                                                            value: str, message: str) -> None:
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--max-seconds", "nan", "must be a finite number of seconds above 0"),
+        ("--max-seconds", "inf", "must be a finite number of seconds above 0"),
+        ("--max-seconds", "-1", "must be a finite number of seconds above 0"),
+        ("--max-seconds", "0", "must be a finite number of seconds above 0"),
+        ("--max-rounds", "0", "must be a whole number from 1 to"),
+        ("--max-tokens", "-5", "must be a whole number from 1 to"),
+        ("--max-tool-calls", "-1", "must be a whole number from 0 to"),
+        ("--limit", "0", "must be a whole number from 1 to"),
+        ("--limit", "-5", "must be a whole number from 1 to"),
+        ("--limit", "100000000000000000000", "must be a whole number from 1 to"),
+        ("--limit", "1e20", "is not a valid integer"),
+        ("--retries", "0", "must be a whole number from 1 to"),
+    ],
+)
+def test_budgets_and_limit_are_checked_with_a_clear_message(
+    engine, db_path: Path, make_bench, option: str, value: str, message: str
+) -> None:
     make_bench(n=2)
     _add_endpoint(db_path, "http://127.0.0.1:9/v1")
-    r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "ep", "-m", "atomic",
-                                 option, value])
+    r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "ep", "-m", "atomic", option, value])
     assert r.exit_code == 2, r.output
     assert f"Invalid value for '{option}'" in r.stderr and message in r.stderr and "Traceback" not in r.output
     with session_scope(engine) as s:
         assert s.exec(select(Run)).all() == []  # nothing was created, nothing ran
 
 
-@pytest.mark.parametrize("spec_change, message", [
-    ({"limit": 0}, "limit must be a whole number from 1"),
-    ({"limit": 10**20}, "limit must be a whole number from 1"),
-    ({"budgets": Budgets(max_seconds=float("nan"))}, "max_seconds must be a finite number"),
-    ({"budgets": Budgets(max_seconds=-1)}, "max_seconds must be a finite number"),
-    ({"budgets": Budgets(max_rounds=0)}, "max_rounds must be a whole number from 1"),
-])
+@pytest.mark.parametrize(
+    "spec_change, message",
+    [
+        ({"limit": 0}, "limit must be a whole number from 1"),
+        ({"limit": 10**20}, "limit must be a whole number from 1"),
+        ({"budgets": Budgets(max_seconds=float("nan"))}, "max_seconds must be a finite number"),
+        ({"budgets": Budgets(max_seconds=-1)}, "max_seconds must be a finite number"),
+        ({"budgets": Budgets(max_rounds=0)}, "max_rounds must be a whole number from 1"),
+    ],
+)
 def test_the_harness_refuses_the_same_values_from_any_caller(session, make_bench, spec_change, message) -> None:
     make_bench(n=1)
     from evaluation.harness import add_endpoint

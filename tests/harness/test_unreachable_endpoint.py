@@ -29,16 +29,19 @@ def _closed_port() -> int:
 
 def _statuses(engine, run_id: int) -> list[str]:
     with session_scope(engine) as s:
-        return [t.status for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)
-                                         .order_by(Trajectory.task_id)).all()]
+        return [
+            t.status
+            for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+        ]
 
 
 def test_a_dead_endpoint_stops_the_run_and_a_resume_finishes_it(engine, blobs, make_bench, db_path: Path) -> None:
     make_bench(n=6)
     with session_scope(engine, "tester") as s:
         add_endpoint(s, "local", f"http://127.0.0.1:{_closed_port()}/v1", "scripted-model")
-        run_id = create_run(s, RunSpec("bench", "local", "atomic", concurrency=2,
-                                       retry=RetryPolicy(attempts=2, base_delay=0.01))).id
+        run_id = create_run(
+            s, RunSpec("bench", "local", "atomic", concurrency=2, retry=RetryPolicy(attempts=2, base_delay=0.01))
+        ).id
     summary = run_blocking(engine, blobs, run_id)
     assert summary.halted and "Connection refused" in summary.halted
     assert summary.status == "failed" and summary.done == 0
@@ -48,8 +51,21 @@ def test_a_dead_endpoint_stops_the_run_and_a_resume_finishes_it(engine, blobs, m
         assert s.get(Run, run_id).status == "failed"
 
     with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>")) as server:
-        r = CliRunner().invoke(cli, ["--db", str(db_path), "endpoints", "add", "local", "--base-url", server.base_url,
-                                     "--model", "scripted-model", "--replace"])
+        r = CliRunner().invoke(
+            cli,
+            [
+                "--db",
+                str(db_path),
+                "endpoints",
+                "add",
+                "local",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "scripted-model",
+                "--replace",
+            ],
+        )
         assert r.exit_code == 0, r.output
         r = CliRunner().invoke(cli, ["--db", str(db_path), "run", "--resume", str(run_id), "--retry-failed"])
         assert r.exit_code == 0, r.output
@@ -60,10 +76,26 @@ def test_the_cli_says_why_it_stopped_and_how_to_go_on(engine, make_bench, db_pat
     make_bench(n=3)
     port = _closed_port()
     runner = CliRunner()
-    assert runner.invoke(cli, ["--db", str(db_path), "endpoints", "add", "dead", "--base-url",
-                               f"http://127.0.0.1:{port}/v1", "--model", "m"]).exit_code == 0
-    r = runner.invoke(cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "dead", "-m", "atomic", "-j", "1",
-                            "--retries", "1"])
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "--db",
+                str(db_path),
+                "endpoints",
+                "add",
+                "dead",
+                "--base-url",
+                f"http://127.0.0.1:{port}/v1",
+                "--model",
+                "m",
+            ],
+        ).exit_code
+        == 0
+    )
+    r = runner.invoke(
+        cli, ["--db", str(db_path), "run", "-b", "bench", "-e", "dead", "-m", "atomic", "-j", "1", "--retries", "1"]
+    )
     assert r.exit_code == 1
     run_id = int(r.stdout.splitlines()[0])
     assert "the endpoint cannot be reached" in r.stderr and "Connection refused" in r.stderr

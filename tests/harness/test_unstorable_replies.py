@@ -39,8 +39,9 @@ def _only_trajectory(engine: Engine, run_id: int) -> tuple[Trajectory, list[Even
 
 
 @pytest.mark.parametrize("bad", ["\ud800", "\x00", "\udfff\x00"], ids=["surrogate", "nul", "both"])
-def test_an_unstorable_reply_is_stored_escaped_with_a_note(engine, blobs, make_bench, endpoint,
-                                                           scripted_openai: ScriptedOpenAI, bad: str) -> None:
+def test_an_unstorable_reply_is_stored_escaped_with_a_note(
+    engine, blobs, make_bench, endpoint, scripted_openai: ScriptedOpenAI, bad: str
+) -> None:
     make_bench(n=1)
     scripted_openai.push(text(f"<answer>red{bad}</answer>"))
     summary = start_run(engine, blobs, RunSpec("bench", "scripted", "atomic"))
@@ -62,8 +63,9 @@ def test_an_unstorable_reply_is_stored_escaped_with_a_note(engine, blobs, make_b
     assert [e.kind for e in events][:3] == ["user_message", "user_message", "model_message"]
 
 
-def test_plan_mode_never_puts_a_python_set_in_a_payload(engine, blobs, make_bench, endpoint,
-                                                        scripted_openai: ScriptedOpenAI) -> None:
+def test_plan_mode_never_puts_a_python_set_in_a_payload(
+    engine, blobs, make_bench, endpoint, scripted_openai: ScriptedOpenAI
+) -> None:
     """A small model echoes the prompt's tag with set-like content: the call is an invalid plan call
     with the reason, the trajectory is stored and done, and every payload is plain JSON."""
     make_bench("atp", tool_set="atp", n=1)
@@ -84,7 +86,8 @@ def test_the_plan_parser_keeps_json_and_refuses_python_only_literals() -> None:
         return parse_and_validate(f"<tool>{s}</tool>")[0]
 
     assert first("{'tool_name': 'Search', 'description': 'd', 'params': {'q': ('a', 'b')}}")["params"] == {
-        "q": ["a", "b"]}  # a tuple reads back as the list JSON has
+        "q": ["a", "b"]
+    }  # a tuple reads back as the list JSON has
     for literal, what in (("{'a', 'b'}", "set"), ("b'x'", "bytes"), ("1j", "complex"), ("{1: 2}", "int key")):
         call = first(f"{{'tool_name': 'Search', 'description': 'd', 'params': {{'q': {literal}}}}}")
         assert call["valid"] is False and call["params"] is None
@@ -92,7 +95,8 @@ def test_the_plan_parser_keeps_json_and_refuses_python_only_literals() -> None:
 
 
 def test_a_trajectory_that_cannot_be_stored_even_escaped_is_failed_with_the_reason(
-        engine, blobs, make_bench, endpoint, scripted_openai: ScriptedOpenAI, monkeypatch) -> None:
+    engine, blobs, make_bench, endpoint, scripted_openai: ScriptedOpenAI, monkeypatch
+) -> None:
     """If escaping does not help either, the row still says ``failed`` and why (never ``pending``)."""
     from evaluation.harness import committer
 

@@ -36,25 +36,56 @@ def cli(db: Path, *args: str) -> Any:
 
 
 def _spec(source_ids: list[str], image: bytes) -> RunSpec:
-    first = TrajectorySpec(source_ids[0], "t0", [
-        EventSpec(ev.USER_MESSAGE, {"role": "user", "content": "How many apples?"}),
-        EventSpec(ev.MODEL_MESSAGE, {"content": "Let me count.", "reasoning": None, "finish_reason": "tool_calls",
-                                     "tool_calls": [{"id": "c1", "name": "CountGivenObject",
-                                                     "arguments": '{"image": "a.png", "text": "apple"}',
-                                                     "parsed": {"image": "a.png", "text": "apple"}}],
-                                     "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}),
-        EventSpec(ev.TOOL_CALL, ev.tool_call("CountGivenObject", {"image": "a.png", "text": "apple"}, "c1")),
-        EventSpec(ev.TOOL_RESULT, ev.tool_result("CountGivenObject", "3", call_id="c1"), assets=[image]),
-        EventSpec(ev.ERROR, {"type": "Timeout", "message": "OCR took too long"}),
-        EventSpec(ev.MODEL_MESSAGE, {"content": "There are 3 apples.", "reasoning": None, "tool_calls": [],
-                                     "finish_reason": "stop",
-                                     "usage": {"prompt_tokens": 200, "completion_tokens": 10, "total_tokens": 210}}),
-        EventSpec(ev.ANSWER, ev.answer("3")),
-    ], final_answer="3", usage={"prompt_tokens": 320, "completion_tokens": 40, "total_tokens": 360,
-                                "tool_calls": 1, "latency_s": 1.25})
-    second = TrajectorySpec(source_ids[1], "t1", [
-        EventSpec(ev.USER_MESSAGE, {"role": "user", "content": "What colour?"}),
-    ], status="failed", error="budget exhausted", usage={"prompt_tokens": 50})
+    first = TrajectorySpec(
+        source_ids[0],
+        "t0",
+        [
+            EventSpec(ev.USER_MESSAGE, {"role": "user", "content": "How many apples?"}),
+            EventSpec(
+                ev.MODEL_MESSAGE,
+                {
+                    "content": "Let me count.",
+                    "reasoning": None,
+                    "finish_reason": "tool_calls",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "name": "CountGivenObject",
+                            "arguments": '{"image": "a.png", "text": "apple"}',
+                            "parsed": {"image": "a.png", "text": "apple"},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+                },
+            ),
+            EventSpec(ev.TOOL_CALL, ev.tool_call("CountGivenObject", {"image": "a.png", "text": "apple"}, "c1")),
+            EventSpec(ev.TOOL_RESULT, ev.tool_result("CountGivenObject", "3", call_id="c1"), assets=[image]),
+            EventSpec(ev.ERROR, {"type": "Timeout", "message": "OCR took too long"}),
+            EventSpec(
+                ev.MODEL_MESSAGE,
+                {
+                    "content": "There are 3 apples.",
+                    "reasoning": None,
+                    "tool_calls": [],
+                    "finish_reason": "stop",
+                    "usage": {"prompt_tokens": 200, "completion_tokens": 10, "total_tokens": 210},
+                },
+            ),
+            EventSpec(ev.ANSWER, ev.answer("3")),
+        ],
+        final_answer="3",
+        usage={"prompt_tokens": 320, "completion_tokens": 40, "total_tokens": 360, "tool_calls": 1, "latency_s": 1.25},
+    )
+    second = TrajectorySpec(
+        source_ids[1],
+        "t1",
+        [
+            EventSpec(ev.USER_MESSAGE, {"role": "user", "content": "What colour?"}),
+        ],
+        status="failed",
+        error="budget exhausted",
+        usage={"prompt_tokens": 50},
+    )
     return RunSpec("atomic", [first, second], name="interop run")
 
 

@@ -25,9 +25,12 @@ def _tasks(engine: Any, bench: str) -> dict[str, tuple[Any, list[str]]]:
         b = s.exec(select(Benchmark).where(Benchmark.name == bench)).one()
         out = {}
         for t in s.exec(select(Task).where(Task.benchmark_id == b.id)).all():
-            shas = s.exec(select(Asset.sha256).join(TaskAsset, col(TaskAsset.asset_id) == col(Asset.id))
-                          .where(TaskAsset.task_id == t.id)
-                          .order_by(col(TaskAsset.role), col(TaskAsset.ordinal))).all()
+            shas = s.exec(
+                select(Asset.sha256)
+                .join(TaskAsset, col(TaskAsset.asset_id) == col(Asset.id))
+                .where(TaskAsset.task_id == t.id)
+                .order_by(col(TaskAsset.role), col(TaskAsset.ordinal))
+            ).all()
             s.expunge(t)
             out[t.source_id] = (t, list(shas))
         return out
@@ -47,7 +50,7 @@ def test_export_loads_with_datasets_and_imports_back(tmp_path: Path, engine: Any
     assert json.loads(res.output)["tasks"] == 4
 
     card = (out / "README.md").read_text()
-    assert card.startswith("---\nlicense: \"cc-by-4.0\"\n") and "General tool agents, four tasks." in card
+    assert card.startswith('---\nlicense: "cc-by-4.0"\n') and "General tool agents, four tasks." in card
     assert "path: data/test-*.parquet" in card
 
     ds = datasets.load_dataset(str(out), split="test")
@@ -71,8 +74,12 @@ def test_export_loads_with_datasets_and_imports_back(tmp_path: Path, engine: Any
     assert set(back) == set(stored)
     for sid, (task, shas) in stored.items():
         got, got_shas = back[sid]
-        assert (got.query, got.category, got.answer_spec, got.tools_offered) == \
-            (task.query, task.category, task.answer_spec, task.tools_offered)
+        assert (got.query, got.category, got.answer_spec, got.tools_offered) == (
+            task.query,
+            task.category,
+            task.answer_spec,
+            task.tools_offered,
+        )
         assert got_shas == shas  # GTA tasks have only query images
     assert back["0"][1] == [sha256_of(jpg(0))]
     with session_scope(engine) as s:
@@ -85,8 +92,13 @@ def test_a_hostile_image_is_refused_naming_the_row(tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     folder = tmp_path / "bad"
     (folder / "data").mkdir(parents=True)
-    table = pa.table({"source_id": ["a", "b"], "query": ["q1", "q2"],
-                      "images": [[{"bytes": jpg(1), "path": "a.jpg"}], [{"bytes": b"not an image", "path": "b.png"}]]})
+    table = pa.table(
+        {
+            "source_id": ["a", "b"],
+            "query": ["q1", "q2"],
+            "images": [[{"bytes": jpg(1), "path": "a.jpg"}], [{"bytes": b"not an image", "path": "b.png"}]],
+        }
+    )
     pq.write_table(table, folder / "data" / "test-00000-of-00001.parquet")
     res = cli(tmp_path / "cm.db", "import", "hf", str(folder))
     assert res.exit_code == 1

@@ -24,8 +24,9 @@ inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai comes wit
 def _score(engine: Any, recorded: RecordedRun) -> None:
     """Two checkpoints on the first task, one passed: the sample's score is 0.5."""
     with session_scope(engine) as s:
-        traj = s.exec(select(Trajectory).where(Trajectory.run_id == recorded.run_id)
-                      .order_by(col(Trajectory.id))).first()
+        traj = s.exec(
+            select(Trajectory).where(Trajectory.run_id == recorded.run_id).order_by(col(Trajectory.id))
+        ).first()
         assert traj is not None and traj.id is not None
         for key, passed in (("count-tool", True), ("answer", False)):
             cp = Checkpoint(task_id=traj.task_id, key=f"interop-{key}", axis="V")
@@ -82,8 +83,11 @@ def test_an_inspect_log_comes_in_as_a_run(recorded_run: RecordedRun, engine: Any
     kinds = [k for k, _, _ in events[first_task]]
     assert kinds == ["user_message", "model_message", "tool_call", "tool_result", "model_message", "answer"]
     call = events[first_task][2][1]
-    assert (call["name"], call["arguments"], call["call_id"]) == \
-        ("CountGivenObject", {"image": "a.png", "text": "apple"}, "c1")
+    assert (call["name"], call["arguments"], call["call_id"]) == (
+        "CountGivenObject",
+        {"image": "a.png", "text": "apple"},
+        "c1",
+    )
     assert events[first_task][3][1]["text"] == "3" and events[first_task][5][1]["text"] == "3"
     with session_scope(engine) as s:  # the tool's image came back as the same blob
         (asset_id,) = events[first_task][3][1]["asset_ids"]
@@ -93,8 +97,11 @@ def test_an_inspect_log_comes_in_as_a_run(recorded_run: RecordedRun, engine: Any
     (second_task,) = [t for t in trajs if t != first_task]
     assert [k for k, _, _ in events[second_task]] == ["user_message", "error"]  # no answer: none invented
     assert events[second_task][1][1]["message"] == "budget exhausted"
-    assert (trajs[second_task].final_answer, trajs[second_task].status, trajs[second_task].error) == \
-        (None, "failed", "budget exhausted")
+    assert (trajs[second_task].final_answer, trajs[second_task].status, trajs[second_task].error) == (
+        None,
+        "failed",
+        "budget exhausted",
+    )
 
 
 def test_a_file_that_is_not_a_log_is_one_line(recorded_run: RecordedRun, tmp_path: Path) -> None:
@@ -110,8 +117,12 @@ def test_a_hostile_image_in_a_log_is_refused(recorded_run: RecordedRun, tmp_path
     out = tmp_path / "run.json"
     assert cli(recorded_run.db, "export-run", "inspect", str(recorded_run.run_id), str(out)).exit_code == 0
     log = inspect_log.read_eval_log(str(out))
-    log.samples[0].messages[0] = model.ChatMessageUser(content=[
-        model.ContentText(text="look"), model.ContentImage(image="data:image/png;base64," + base64.b64encode(b"no").decode())])
+    log.samples[0].messages[0] = model.ChatMessageUser(
+        content=[
+            model.ContentText(text="look"),
+            model.ContentImage(image="data:image/png;base64," + base64.b64encode(b"no").decode()),
+        ]
+    )
     inspect_log.write_eval_log(log, str(out), format="json")
     res = cli(recorded_run.db, "import-run", "inspect", str(out), "--benchmark", "gta")
     assert res.exit_code == 1 and "Traceback" not in res.output

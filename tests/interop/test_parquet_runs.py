@@ -29,8 +29,15 @@ def test_events_and_trajectories_tables(recorded_run: RecordedRun, tmp_path: Pat
     assert events.schema.field("asset_sha256").type == pa.list_(pa.string())
     rows = events.to_pylist()
     first = [r for r in rows if r["source_id"] == recorded_run.source_ids[0]]
-    assert [r["kind"] for r in first] == ["user_message", "model_message", "tool_call", "tool_result", "error",
-                                          "model_message", "answer"]
+    assert [r["kind"] for r in first] == [
+        "user_message",
+        "model_message",
+        "tool_call",
+        "tool_result",
+        "error",
+        "model_message",
+        "answer",
+    ]
     assert [r["ordinal"] for r in first] == list(range(7))
     assert {r["run_id"] for r in rows} == {recorded_run.run_id}
     assert first[0]["text"] == "How many apples?"
@@ -52,8 +59,12 @@ def test_events_and_trajectories_tables(recorded_run: RecordedRun, tmp_path: Pat
     assert (done["status"], done["final_answer"], done["events"], done["tool_calls"]) == ("done", "3", 7, 1)
     assert (done["prompt_tokens"], done["total_tokens"], done["latency_s"]) == (320, 360, 1.25)
     assert done["benchmark"] == "gta" and done["run_name"] == "interop run" and done["mode"] == "atomic"
-    assert (failed["status"], failed["error"], failed["events"], failed["prompt_tokens"]) == \
-        ("failed", "budget exhausted", 1, 50)
+    assert (failed["status"], failed["error"], failed["events"], failed["prompt_tokens"]) == (
+        "failed",
+        "budget exhausted",
+        1,
+        50,
+    )
     assert failed["completion_tokens"] is None
 
 
@@ -68,8 +79,9 @@ def test_pandas_reads_the_tables(recorded_run: RecordedRun, tmp_path: Path) -> N
     assert str(df["started_at"].dt.tz) == "UTC"
 
 
-def test_without_pyarrow_the_error_names_the_extra(recorded_run: RecordedRun, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_pyarrow_the_error_names_the_extra(
+    recorded_run: RecordedRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     for mod in [m for m in sys.modules if m == "pyarrow" or m.startswith("pyarrow.")]:

@@ -47,10 +47,21 @@ def world(engine: Engine) -> World:
                 s.add(traj)
                 s.flush()
                 w.trajectories.append(traj.id)
-                s.add(Event(trajectory_id=traj.id, ordinal=0, kind="tool_call",
-                            payload={"name": "crop", "arguments": {"box": [0, 0, 1, 1]}}))
-                cr = CheckpointResult(trajectory_id=traj.id, checkpoint_id=checkpoint_of[tid], passed=True,
-                                      method="judge", detail={"judge_said": "PASS"})
+                s.add(
+                    Event(
+                        trajectory_id=traj.id,
+                        ordinal=0,
+                        kind="tool_call",
+                        payload={"name": "crop", "arguments": {"box": [0, 0, 1, 1]}},
+                    )
+                )
+                cr = CheckpointResult(
+                    trajectory_id=traj.id,
+                    checkpoint_id=checkpoint_of[tid],
+                    passed=True,
+                    method="judge",
+                    detail={"judge_said": "PASS"},
+                )
                 s.add(cr)
                 s.flush()
                 w.checkpoint_results.append(cr.id)
@@ -60,12 +71,19 @@ def world(engine: Engine) -> World:
         s.add(strict)
         s.add(lenient)
         s.flush()
-        labels = {"strict": ["yes", "no", "no", "yes", "no", "no", "yes", "no"],
-                  "lenient": ["yes", "yes", "no", "yes", "yes", "yes", "yes", "no"]}
+        labels = {
+            "strict": ["yes", "no", "no", "yes", "no", "no", "yes", "no"],
+            "lenient": ["yes", "yes", "no", "yes", "yes", "yes", "yes", "no"],
+        }
         for judge in (strict, lenient):
             for traj_id, label in zip(w.trajectories, labels[judge.name]):
-                v = Verdict(judge_id=judge.id, target_kind="trajectory", target_id=traj_id, label=label,
-                            rationale=f"{judge.name} thinks {label}")
+                v = Verdict(
+                    judge_id=judge.id,
+                    target_kind="trajectory",
+                    target_id=traj_id,
+                    label=label,
+                    rationale=f"{judge.name} thinks {label}",
+                )
                 s.add(v)
                 s.flush()
                 w.verdicts[(judge.name, traj_id)] = v.id

@@ -11,14 +11,35 @@ def _est(value: float | None) -> dict:
 
 
 def _report(level: str) -> dict:
-    return {"scale": "quality", "dimension": "", "level": level, "raters": ["ann", "bob", "judge:<x>"], "units": 5,
-            "overall": {"percent_agreement": _est(0.8)}, "notes": ["a <note>"],
-            "pairs": [{"a": "ann", "b": "bob", "kind": "human-human", "n": 5,
-                       "statistics": {"cohen_kappa": _est(0.5), "cohen_kappa_quadratic": _est(0.7)}},
-                      {"a": "ann", "b": "judge:<x>", "kind": "human-judge", "n": 5,
-                       "statistics": {"cohen_kappa": _est(-0.2), "cohen_kappa_quadratic": _est(None)}}],
-            "model_ranking": {"spearman": {"j1": {"j1": _est(1.0), "j2": _est(0.4)},
-                                           "j2": {"j1": _est(0.4), "j2": _est(1.0)}}, "reason": None}}
+    return {
+        "scale": "quality",
+        "dimension": "",
+        "level": level,
+        "raters": ["ann", "bob", "judge:<x>"],
+        "units": 5,
+        "overall": {"percent_agreement": _est(0.8)},
+        "notes": ["a <note>"],
+        "pairs": [
+            {
+                "a": "ann",
+                "b": "bob",
+                "kind": "human-human",
+                "n": 5,
+                "statistics": {"cohen_kappa": _est(0.5), "cohen_kappa_quadratic": _est(0.7)},
+            },
+            {
+                "a": "ann",
+                "b": "judge:<x>",
+                "kind": "human-judge",
+                "n": 5,
+                "statistics": {"cohen_kappa": _est(-0.2), "cohen_kappa_quadratic": _est(None)},
+            },
+        ],
+        "model_ranking": {
+            "spearman": {"j1": {"j1": _est(1.0), "j2": _est(0.4)}, "j2": {"j1": _est(0.4), "j2": _est(1.0)}},
+            "reason": None,
+        },
+    }
 
 
 def test_the_statistic_follows_the_level_and_pairs_fill_both_cells() -> None:

@@ -98,8 +98,15 @@ def _isg_judges(engine: Engine, world: World) -> None:
             s.add(j)
             s.flush()
             for traj, v in zip(world.trajectories, values):
-                s.add(Verdict(judge_id=j.id, target_kind="trajectory", target_id=traj, score=v / 10,
-                              parsed={"coherence": {"score": v}, "overall_score": v}))
+                s.add(
+                    Verdict(
+                        judge_id=j.id,
+                        target_kind="trajectory",
+                        target_id=traj,
+                        score=v / 10,
+                        parsed={"coherence": {"score": v}, "overall_score": v},
+                    )
+                )
 
 
 def test_dimensional_scale_model_ranking_and_error_correlation(engine: Engine, world: World) -> None:
@@ -110,8 +117,14 @@ def test_dimensional_scale_model_ranking_and_error_correlation(engine: Engine, w
             rate(s, "ann", "isg-1-10", Target("trajectory", traj), {"coherence": v, "overall": v})
     with session_scope(engine, "t") as s:
         ms = {m.dimension: m for m in collect(s, "isg-1-10")}
-        assert set(ms) == {"coherence", "content_accuracy", "relevance_and_responsiveness",
-                           "visual_textual_alignment", "creativity_and_originality", "overall"}
+        assert set(ms) == {
+            "coherence",
+            "content_accuracy",
+            "relevance_and_responsiveness",
+            "visual_textual_alignment",
+            "creativity_and_originality",
+            "overall",
+        }
         overall = ms["overall"]
         assert overall.raters == ["human:ann", "judge:isg-a", "judge:isg-b", "judge:isg-c"]
         assert overall.cells[("judge:isg-a", Unit("trajectory", world.trajectories[0]))] == 8

@@ -30,16 +30,72 @@ def test_cli_listings_hold_blind(db_path: Path, engine: Engine, world: World) ->
     for name in ("ann", "bob"):
         run(db_path, "admin", "annotators", "add", name)
     run(db_path, "admin", "annotators", "add", "rev", "--role", "reviewer")
-    run(db_path, "admin", "assign", "--scale", "yes-no", "--target-kind", "trajectory", "--run", str(world.runs[0]),
-        "--annotators", "ann,bob", "--overlap", "2")
+    run(
+        db_path,
+        "admin",
+        "assign",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--run",
+        str(world.runs[0]),
+        "--annotators",
+        "ann,bob",
+        "--overlap",
+        "2",
+    )
     t0, t1 = world.trajectories[0], world.trajectories[1]
     for tid, value in ((t0, "no"), (t1, "no")):
-        run(db_path, "bob", "rate", "--as-annotator", "bob", "--scale", "yes-no", "--target-kind", "trajectory",
-            "--target-id", str(tid), "--value", value, "--comment", "bob-secret")
-    run(db_path, "ann", "rate", "--as-annotator", "ann", "--scale", "yes-no", "--target-kind", "trajectory",
-        "--target-id", str(t0), "--value", "yes")
-    run(db_path, "rev", "adjudicate", "--reviewer", "rev", "--target-kind", "trajectory", "--target-id", str(t1),
-        "--scale", "yes-no", "--value", "no", "--rationale", "rev-secret")
+        run(
+            db_path,
+            "bob",
+            "rate",
+            "--as-annotator",
+            "bob",
+            "--scale",
+            "yes-no",
+            "--target-kind",
+            "trajectory",
+            "--target-id",
+            str(tid),
+            "--value",
+            value,
+            "--comment",
+            "bob-secret",
+        )
+    run(
+        db_path,
+        "ann",
+        "rate",
+        "--as-annotator",
+        "ann",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t0),
+        "--value",
+        "yes",
+    )
+    run(
+        db_path,
+        "rev",
+        "adjudicate",
+        "--reviewer",
+        "rev",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+        "--scale",
+        "yes-no",
+        "--value",
+        "no",
+        "--rationale",
+        "rev-secret",
+    )
 
     # ann rated t0, still owes t1: bob's t1 rating, the judges on t1 and the adjudication stay hidden
     mine = run_json(db_path, "ann", "ratings", "list")
@@ -57,18 +113,35 @@ def test_cli_listings_hold_blind(db_path: Path, engine: Engine, world: World) ->
     # someone with nothing blind to do sees it all
     everything = run_json(db_path, "rev", "ratings", "list")
     assert ("bob", t1) in {(r["annotator"], r["target"]["id"]) for r in everything}
-    assert t1 in {d["target"]["id"] for d in run_json(db_path, "rev", "disagreements", "--scale", "yes-no",
-                                                        "--include-adjudicated")}
+    assert t1 in {
+        d["target"]["id"]
+        for d in run_json(db_path, "rev", "disagreements", "--scale", "yes-no", "--include-adjudicated")
+    }
     assert [a["target"]["id"] for a in run_json(db_path, "rev", "review", "adjudications")] == [t1]
 
 
-def test_study_export_refuses_someone_still_rating_blind(db_path: Path, engine: Engine, world: World,
-                                                         tmp_path: Path) -> None:
+def test_study_export_refuses_someone_still_rating_blind(
+    db_path: Path, engine: Engine, world: World, tmp_path: Path
+) -> None:
     run(db_path, "admin", "annotators", "add", "ann")
-    run(db_path, "admin", "assign", "--scale", "yes-no", "--target-kind", "trajectory", "--run", str(world.runs[0]),
-        "--annotators", "ann", "--overlap", "1")
-    refused = CliRunner().invoke(cli, ["--db", str(db_path), "--as", "ann", "study", "export", "--format", "md",
-                                       str(tmp_path / "s.md")])
+    run(
+        db_path,
+        "admin",
+        "assign",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--run",
+        str(world.runs[0]),
+        "--annotators",
+        "ann",
+        "--overlap",
+        "1",
+    )
+    refused = CliRunner().invoke(
+        cli, ["--db", str(db_path), "--as", "ann", "study", "export", "--format", "md", str(tmp_path / "s.md")]
+    )
     assert refused.exit_code == 1 and "to rate blind" in refused.output and not (tmp_path / "s.md").exists()
     run(db_path, "admin", "study", "export", "--format", "md", str(tmp_path / "s.md"))
     assert (tmp_path / "s.md").exists()

@@ -45,8 +45,9 @@ def test_transitive_three_players_recover_strengths_4_2_1() -> None:
     assert [s.model for s in standings] == ["x", "y", "z"]
     board = by_model(standings)
     assert [board[m].strength for m in "xyz"] == pytest.approx([2.0, 1.0, 0.5])  # geometric mean 1
-    assert [board[m].score for m in "xyz"] == pytest.approx([1000 + 400 * math.log10(2), 1000,
-                                                             1000 - 400 * math.log10(2)])
+    assert [board[m].score for m in "xyz"] == pytest.approx(
+        [1000 + 400 * math.log10(2), 1000, 1000 - 400 * math.log10(2)]
+    )
 
 
 def test_prior_is_virtual_ties_and_keeps_an_unbeaten_player_finite() -> None:

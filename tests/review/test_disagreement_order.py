@@ -25,10 +25,34 @@ def test_largest_split_first_across_scales(db_path: Path, engine: Engine, world:
     run(db_path, "scales", "add", "fs", "--level", "interval", "--values", "0..100")  # sorts before yes-no
     t0, t1 = world.trajectories[0], world.trajectories[1]
     for who, fs, yn in (("ann", "50", "yes"), ("bob", "60", "no")):
-        run(db_path, "rate", "--as-annotator", who, "--scale", "fs", "--target-kind", "trajectory",
-            "--target-id", str(t0), "--value", fs)
-        run(db_path, "rate", "--as-annotator", who, "--scale", "yes-no", "--target-kind", "trajectory",
-            "--target-id", str(t1), "--value", yn)
+        run(
+            db_path,
+            "rate",
+            "--as-annotator",
+            who,
+            "--scale",
+            "fs",
+            "--target-kind",
+            "trajectory",
+            "--target-id",
+            str(t0),
+            "--value",
+            fs,
+        )
+        run(
+            db_path,
+            "rate",
+            "--as-annotator",
+            who,
+            "--scale",
+            "yes-no",
+            "--target-kind",
+            "trajectory",
+            "--target-id",
+            str(t1),
+            "--value",
+            yn,
+        )
     items = json.loads(run(db_path, "disagreements", "--between", "human-human", "--json").stdout)
     splits = [d["split"] for d in items]
     assert splits == sorted(splits, reverse=True) and len(splits) >= 2

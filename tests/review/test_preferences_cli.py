@@ -63,10 +63,14 @@ def test_assign_judge_blind_leaderboard_and_agreement(db_path: Path, engine: Eng
         run(db_path, "annotators", "add", name)
     out = run_json(db_path, "prefs", "assign", str(r1), str(r0), "--annotators", "ann,bob", "--overlap", "2")
     assert out["runs"] == [r0, r1] and out["tasks"] == world.tasks and len(out["items"]) == 8
-    assert run_json(db_path, "prefs", "assign", str(r0), str(r1), "--annotators", "ann,bob", "--overlap", "2")[
-        "items"] == []  # nothing twice
-    assert "4 new preference item(s) for 4 task(s)" in run(
-        db_path, "prefs", "assign", str(r1), str(r2), "--annotators", "ann,bob").output
+    assert (
+        run_json(db_path, "prefs", "assign", str(r0), str(r1), "--annotators", "ann,bob", "--overlap", "2")["items"]
+        == []
+    )  # nothing twice
+    assert (
+        "4 new preference item(s) for 4 task(s)"
+        in run(db_path, "prefs", "assign", str(r1), str(r2), "--annotators", "ann,bob").output
+    )
     with session_scope(engine) as s:  # the ratings' balancing: 2 + 2 of the single-overlap items each
         rows = s.exec(select(Assignment).where(Assignment.scale == "preference")).all()
         assert sorted(sum(1 for a in rows if a.annotator_id == i) for i in (1, 2)) == [6, 6]
@@ -95,8 +99,12 @@ def test_assign_judge_blind_leaderboard_and_agreement(db_path: Path, engine: Eng
             choice = better_side(view)
             if n == 3 and view["task"]["id"] == world.tasks[3]:
                 choice = "tie"
-            if who == "bob" and view["task"]["id"] == world.tasks[2] and "seven" in json.dumps(view) \
-                    and "forty-two" in json.dumps(view):
+            if (
+                who == "bob"
+                and view["task"]["id"] == world.tasks[2]
+                and "seven" in json.dumps(view)
+                and "forty-two" in json.dumps(view)
+            ):
                 choice = "b" if choice == "a" else "a"
             run(db_path, "prefs", "add", str(item["item"]), choice, "--as-annotator", who, "--reason", "clearer")
     assert run_json(db_path, "prefs", "queue", "ann") == []
@@ -144,8 +152,17 @@ def test_assign_judge_blind_leaderboard_and_agreement(db_path: Path, engine: Eng
 def test_judging_again_replaces_and_withdraw_reopens(db_path: Path, engine: Engine, world: World) -> None:
     for name in ("ann", "bob"):
         run(db_path, "annotators", "add", name)
-    run(db_path, "prefs", "assign", str(world.runs[0]), str(world.runs[1]), "--annotators", "ann",
-        "--tasks", str(world.tasks[0]))
+    run(
+        db_path,
+        "prefs",
+        "assign",
+        str(world.runs[0]),
+        str(world.runs[1]),
+        "--annotators",
+        "ann",
+        "--tasks",
+        str(world.tasks[0]),
+    )
     item = run_json(db_path, "prefs", "queue", "ann")[0]["item"]
     assert f"ann judged item {item} a" in run(db_path, "prefs", "add", str(item), "a", "--as-annotator", "ann").output
     second = run_json(db_path, "prefs", "add", str(item), "tie", "--as-annotator", "ann")
@@ -154,8 +171,12 @@ def test_judging_again_replaces_and_withdraw_reopens(db_path: Path, engine: Engi
     refused = run(db_path, "prefs", "add", str(item), "a", "--as-annotator", "bob", ok=False)
     assert refused.exit_code != 0 and "not bob's" in refused.output
     assert run(db_path, "prefs", "add", str(item), "left", "--as-annotator", "ann", ok=False).exit_code != 0
-    assert "two different runs" in run(db_path, "prefs", "assign", str(world.runs[0]), str(world.runs[0]),
-                                       "--annotators", "ann", ok=False).output
+    assert (
+        "two different runs"
+        in run(
+            db_path, "prefs", "assign", str(world.runs[0]), str(world.runs[0]), "--annotators", "ann", ok=False
+        ).output
+    )
     assert run_json(db_path, "prefs", "withdraw", str(item), "--as-annotator", "ann")["status"] == "open"
     assert [i["status"] for i in run_json(db_path, "prefs", "queue", "ann")] == ["open"]
     with session_scope(engine) as s:

@@ -38,8 +38,10 @@ def _people(db: Path) -> None:
 def test_annotators_and_scales(db_path: Path, engine: Engine) -> None:
     _people(db_path)
     assert run_json(db_path, "annotators", "list") == [
-        {"id": 1, "name": "ann", "role": "annotator"}, {"id": 2, "name": "bob", "role": "annotator"},
-        {"id": 3, "name": "rev", "role": "reviewer"}]
+        {"id": 1, "name": "ann", "role": "annotator"},
+        {"id": 2, "name": "bob", "role": "annotator"},
+        {"id": 3, "name": "rev", "role": "reviewer"},
+    ]
     bad = run(db_path, "annotators", "add", "eve", "--role", "boss", ok=False)
     assert bad.exit_code != 0 and "boss" in bad.output
     names = {s["name"]: s for s in run_json(db_path, "scales", "list")}
@@ -53,33 +55,106 @@ def test_annotators_and_scales(db_path: Path, engine: Engine) -> None:
 def test_blind_rating_stale_agreement_and_adjudication(db_path: Path, engine: Engine, world: World) -> None:
     _people(db_path)
     t0, t1 = world.trajectories[0], world.trajectories[1]
-    out = run(db_path, "assign", "--scale", "yes-no", "--target-kind", "trajectory", "--run", str(world.runs[0]),
-              "--annotators", "ann,bob", "--overlap", "2").output
+    out = run(
+        db_path,
+        "assign",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--run",
+        str(world.runs[0]),
+        "--annotators",
+        "ann,bob",
+        "--overlap",
+        "2",
+    ).output
     assert "8 new assignment(s) for 4 target(s)" in out
     assert len(run_json(db_path, "review", "queue", "ann")) == 4
 
     # blind: before ann rates, her view holds no verdicts and no other ratings
-    run(db_path, "rate", "--as-annotator", "bob", "--scale", "yes-no", "--target-kind", "trajectory",
-        "--target-id", str(t1), "--value", "no", "--comment", "misses the chart")
-    view = ["review", "view", "--as-annotator", "ann", "--scale", "yes-no", "--target-kind", "trajectory",
-            "--target-id", str(t1)]
+    run(
+        db_path,
+        "rate",
+        "--as-annotator",
+        "bob",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+        "--value",
+        "no",
+        "--comment",
+        "misses the chart",
+    )
+    view = [
+        "review",
+        "view",
+        "--as-annotator",
+        "ann",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+    ]
     before = run_json(db_path, *view)
     assert before["blind"] is True and before["rated"] is False
     assert before["verdicts"] == [] and before["other_ratings"] == []
     assert "misses the chart" not in json.dumps(before) and "thinks" not in json.dumps(before)
     assert "hidden until you rate" in run(db_path, *view).output
-    run(db_path, "rate", "--as-annotator", "ann", "--scale", "yes-no", "--target-kind", "trajectory",
-        "--target-id", str(t1), "--value", "yes")
+    run(
+        db_path,
+        "rate",
+        "--as-annotator",
+        "ann",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+        "--value",
+        "yes",
+    )
     after = run_json(db_path, *view)
     assert after["rated"] and {v["judge"] for v in after["verdicts"]} == {"strict", "lenient"}
     assert [r["comment"] for r in after["other_ratings"]] == ["misses the chart"]
     assert len(run_json(db_path, "review", "queue", "ann")) == 3
 
     for who, value in (("ann", "yes"), ("bob", "yes")):
-        run(db_path, "rate", "--as-annotator", who, "--scale", "yes-no", "--target-kind", "trajectory",
-            "--target-id", str(t0), "--value", value)
-    bad = run(db_path, "rate", "--as-annotator", "ann", "--scale", "yes-no", "--target-kind", "trajectory",
-              "--target-id", str(t0), "--value", "maybe", ok=False)
+        run(
+            db_path,
+            "rate",
+            "--as-annotator",
+            who,
+            "--scale",
+            "yes-no",
+            "--target-kind",
+            "trajectory",
+            "--target-id",
+            str(t0),
+            "--value",
+            value,
+        )
+    bad = run(
+        db_path,
+        "rate",
+        "--as-annotator",
+        "ann",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t0),
+        "--value",
+        "maybe",
+        ok=False,
+    )
     assert bad.exit_code == 1 and "'maybe' is not on scale yes-no" in bad.output
 
     # agreement: ann and bob agree on t0, split on t1
@@ -101,26 +176,59 @@ def test_blind_rating_stale_agreement_and_adjudication(db_path: Path, engine: En
     assert len(raw) == 4 and {r["annotator"] for r in raw} == {"ann", "bob"}
     bob_t1 = next(r for r in raw if r["annotator"] == "bob" and r["target_id"] == str(t1))
     assert (bob_t1["scale"], bob_t1["value"], bob_t1["comment"], bob_t1["dimension"]) == (
-        "yes-no", "no", "misses the chart", "")
+        "yes-no",
+        "no",
+        "misses the chart",
+        "",
+    )
     assert {r["stale"] for r in raw if r["target_id"] == str(t0)} == {"true"}
     rep = run_json(db_path, "agreement", "--scale", "yes-no", "--raters", "ann,bob", "--bootstrap", "0")
     assert rep[0]["pairs"][0]["n"] == 1 and "2 stale rating(s) left out" in rep[0]["notes"][0]
-    rep = run_json(db_path, "agreement", "--scale", "yes-no", "--raters", "ann,bob", "--bootstrap", "0",
-                   "--include-stale")
+    rep = run_json(
+        db_path, "agreement", "--scale", "yes-no", "--raters", "ann,bob", "--bootstrap", "0", "--include-stale"
+    )
     assert rep[0]["pairs"][0]["n"] == 2
 
     # the queue: t1 splits people and judges; human-human only
     queue = run_json(db_path, "disagreements", "--scale", "yes-no", "--between", "human-human")
     assert [(d["target"]["id"], d["pair_kinds"]) for d in queue] == [(t1, ["human-human"])]
-    assert queue[0]["values"] == {"human:ann": "yes", "human:bob": "no", "judge:lenient": "yes",
-                                  "judge:strict": "no"}
+    assert queue[0]["values"] == {"human:ann": "yes", "human:bob": "no", "judge:lenient": "yes", "judge:strict": "no"}
 
     # adjudication: a plain annotator may not; a reviewer's decision records what it overrode
-    refused = run(db_path, "adjudicate", "--reviewer", "ann", "--target-kind", "trajectory", "--target-id", str(t1),
-                  "--scale", "yes-no", "--value", "no", "--rationale", "x", ok=False)
+    refused = run(
+        db_path,
+        "adjudicate",
+        "--reviewer",
+        "ann",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+        "--scale",
+        "yes-no",
+        "--value",
+        "no",
+        "--rationale",
+        "x",
+        ok=False,
+    )
     assert "only reviewers and admins" in refused.output
-    out = run(db_path, "adjudicate", "--reviewer", "rev", "--target-kind", "trajectory", "--target-id", str(t1),
-              "--scale", "yes-no", "--value", "no", "--rationale", "the chart is missing").output
+    out = run(
+        db_path,
+        "adjudicate",
+        "--reviewer",
+        "rev",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+        "--scale",
+        "yes-no",
+        "--value",
+        "no",
+        "--rationale",
+        "the chart is missing",
+    ).output
     assert "adjudication 1" in out
     (adj,) = run_json(db_path, "review", "adjudications")
     with session_scope(engine, "check") as s:
@@ -138,8 +246,9 @@ def test_blind_rating_stale_agreement_and_adjudication(db_path: Path, engine: En
         assert s.exec(select(AuditEvent).where(AuditEvent.entity == "adjudication")).one().actor == "tester"
     queue = run_json(db_path, "disagreements", "--scale", "yes-no")
     assert t1 not in [d["target"]["id"] for d in queue]
-    assert t1 in [d["target"]["id"] for d in run_json(db_path, "disagreements", "--scale", "yes-no",
-                                                       "--include-adjudicated")]
+    assert t1 in [
+        d["target"]["id"] for d in run_json(db_path, "disagreements", "--scale", "yes-no", "--include-adjudicated")
+    ]
 
 
 def test_import_agreement_text_and_study_export(db_path: Path, engine: Engine, world: World, tmp_path: Path) -> None:
@@ -172,8 +281,9 @@ def test_import_agreement_text_and_study_export(db_path: Path, engine: Engine, w
     assert html.count('src="data:image/svg+xml;base64,') == 1 and "<script" not in html
     assert "Agreement on yes-no (nominal): 4 raters, 8 targets" in html
     # a run's agreement: only the targets in that run's trajectories (t[:4] are run 0's)
-    scoped = json.loads(run(db_path, "agreement", "--scale", "yes-no", "--run", str(world.runs[0]), "--bootstrap", "0",
-                            "--json").output)
+    scoped = json.loads(
+        run(db_path, "agreement", "--scale", "yes-no", "--run", str(world.runs[0]), "--bootstrap", "0", "--json").output
+    )
     assert scoped[0]["units"] == 4
 
     md = tmp_path / "study.md"
@@ -183,6 +293,10 @@ def test_import_agreement_text_and_study_export(db_path: Path, engine: Engine, w
     assert "| strict | Holistic | Agreement (atp-agreement) | 4 | 62.50% |" in body
     csv_path = tmp_path / "atp.csv"
     run(db_path, "study", "export", "--format", "csv", "--shape", "atp", str(csv_path))
-    assert csv_path.read_text(encoding="utf-8").splitlines()[1].startswith("strict,Holistic,Agreement (atp-agreement),4,62.50%")
+    assert (
+        csv_path.read_text(encoding="utf-8")
+        .splitlines()[1]
+        .startswith("strict,Holistic,Agreement (atp-agreement),4,62.50%")
+    )
     refused = run(db_path, "study", "export", "--format", "csv", str(csv_path), ok=False)
     assert refused.exit_code == 2 and "--shape" in refused.output

@@ -26,20 +26,57 @@ def test_mutating_review_commands_print_one_json_document(db_path: Path, world: 
     scale = run_json(db_path, "scales", "add", "fs", "--level", "interval", "--values", "0..3")
     assert (scale["name"], scale["level"], scale["values"]) == ("fs", "interval", [0, 1, 2, 3])
 
-    made = run_json(db_path, "assign", "--scale", "yes-no", "--target-kind", "trajectory", "--run",
-                    str(world.runs[0]), "--annotators", "ann,bob", "--overlap", "2")
+    made = run_json(
+        db_path,
+        "assign",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--run",
+        str(world.runs[0]),
+        "--annotators",
+        "ann,bob",
+        "--overlap",
+        "2",
+    )
     assert made["targets"] == 4 and len(made["assignments"]) == 8
 
     t0, t1 = world.trajectories[0], world.trajectories[1]
-    rated = run_json(db_path, "rate", "--as-annotator", "ann", "--scale", "yes-no", "--target-kind", "trajectory",
-                     "--target-id", str(t1), "--value", "yes")
+    rated = run_json(
+        db_path,
+        "rate",
+        "--as-annotator",
+        "ann",
+        "--scale",
+        "yes-no",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+        "--value",
+        "yes",
+    )
     assert (rated["annotator"], rated["target_id"], rated["value"]) == ("ann", t1, "yes")
     labels = tmp_path / "labels.csv"
-    labels.write_text(f"annotator,scale,target_kind,target_id,value\nbob,yes-no,trajectory,{t0},no\n",
-                      encoding="utf-8")
+    labels.write_text(f"annotator,scale,target_kind,target_id,value\nbob,yes-no,trajectory,{t0},no\n", encoding="utf-8")
     imported = run_json(db_path, "rate", "--import", str(labels))
     assert imported["imported"] == 1 and len(imported["ratings"]) == 1
 
-    adjudicated = run_json(db_path, "adjudicate", "--reviewer", "rev", "--target-kind", "trajectory",
-                           "--target-id", str(t1), "--scale", "yes-no", "--value", "no", "--rationale", "why")
+    adjudicated = run_json(
+        db_path,
+        "adjudicate",
+        "--reviewer",
+        "rev",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t1),
+        "--scale",
+        "yes-no",
+        "--value",
+        "no",
+        "--rationale",
+        "why",
+    )
     assert adjudicated["final_value"] == "no" and rated["id"] in adjudicated["overrides"]["ratings"]

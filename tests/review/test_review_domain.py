@@ -164,8 +164,15 @@ def test_adjudication_needs_a_reviewer_and_keeps_originals(engine: Engine, world
             adjudicate(s, "rev", target, "yes-no", "yes", "  ")
         v_strict = world.verdicts[("strict", target.id)]
         v_len = world.verdicts[("lenient", target.id)]
-        a = adjudicate(s, "rev", target, "yes-no", "no", "the answer misses the second image",
-                       verdict_values={v_strict: "no", v_len: "yes"})
+        a = adjudicate(
+            s,
+            "rev",
+            target,
+            "yes-no",
+            "no",
+            "the answer misses the second image",
+            verdict_values={v_strict: "no", v_len: "yes"},
+        )
         assert a.overrides["ratings"] == [r1.id] and a.overrides["verdicts"] == [v_len]
         assert a.overrides["confirmed"] == {"ratings": [r2.id], "verdicts": [v_strict]}
     with session_scope(engine, "t") as s:
@@ -174,13 +181,19 @@ def test_adjudication_needs_a_reviewer_and_keeps_originals(engine: Engine, world
 
 def test_csv_import_is_all_or_nothing(engine: Engine, world: World, tmp_path: Path) -> None:
     good = tmp_path / "labels.csv"
-    good.write_text("annotator,scale,target_kind,target_id,value,comment\n"
-                    f"ann,yes-no,trajectory,{world.trajectories[0]},Yes,ok\n"
-                    f"bob,yes-no,trajectory,{world.trajectories[0]},0,\n", encoding="utf-8")
+    good.write_text(
+        "annotator,scale,target_kind,target_id,value,comment\n"
+        f"ann,yes-no,trajectory,{world.trajectories[0]},Yes,ok\n"
+        f"bob,yes-no,trajectory,{world.trajectories[0]},0,\n",
+        encoding="utf-8",
+    )
     bad = tmp_path / "bad.csv"
-    bad.write_text("annotator,scale,target_kind,target_id,coherence,overall\n"
-                   f"ann,isg-1-10,trajectory,{world.trajectories[0]},7,6\n"
-                   f"ann,isg-1-10,trajectory,{world.trajectories[1]},7,12\n", encoding="utf-8")
+    bad.write_text(
+        "annotator,scale,target_kind,target_id,coherence,overall\n"
+        f"ann,isg-1-10,trajectory,{world.trajectories[0]},7,6\n"
+        f"ann,isg-1-10,trajectory,{world.trajectories[1]},7,12\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ReviewError, match=r"bad.csv line 3: .*overall.*outside scale"):
         with session_scope(engine, "t") as s:
             add_annotator(s, "ann")

@@ -61,8 +61,16 @@ def test_weighted_kappa_by_hand() -> None:
 
 def test_fleiss_kappa_wikipedia_example() -> None:
     counts = [
-        [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-        [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
     ]
     assert stats.fleiss_kappa_counts(counts).value == pytest.approx(0.210, abs=5e-4)
     # the same data as a 14 raters × 10 units reliability matrix
@@ -99,8 +107,11 @@ def test_edge_cases_are_defined_or_explained() -> None:
     a = stats.krippendorff_alpha(one_cat, "nominal")
     assert a.value is None and a.reason
     single = [["yes", "no", "yes"]]
-    for est in (stats.percent_agreement(single), stats.fleiss_kappa(single),
-                stats.krippendorff_alpha(single, "nominal")):
+    for est in (
+        stats.percent_agreement(single),
+        stats.fleiss_kappa(single),
+        stats.krippendorff_alpha(single, "nominal"),
+    ):
         assert est.value is None and "two or more" in (est.reason or "")
     assert stats.cohen_kappa(["a", None], [None, "b"]).value is None
     assert stats.pearson([1, 1, 1], [1, 2, 3]).value is None
@@ -126,8 +137,9 @@ def test_rank_correlation_of_model_rankings() -> None:
     gemini = [70.24, 78.73, 68.23, 60.35, 63.5, 53.88, 50.14, 29.6]
     gpt = [72.19, 72.42, 74.99, 68.37, 68.37, 62.68, 63.13, 57.03]
     models = [f"m{i}" for i in range(8)]
-    m = stats.rank_correlation_matrix({"claude": dict(zip(models, claude)), "gemini": dict(zip(models, gemini)),
-                                       "gpt": dict(zip(models, gpt))})
+    m = stats.rank_correlation_matrix(
+        {"claude": dict(zip(models, claude)), "gemini": dict(zip(models, gemini)), "gpt": dict(zip(models, gpt))}
+    )
     assert m["claude"]["gpt"].value == pytest.approx(0.970, abs=5e-4)
     assert m["claude"]["gemini"].value == pytest.approx(0.952, abs=5e-4)
     assert m["gemini"]["gpt"].value == pytest.approx(0.898, abs=5e-4)
@@ -144,8 +156,9 @@ def test_error_correlation_and_effective_judges() -> None:
     ec2 = stats.error_correlation(indep, {u: 5 for u in range(4)}, nominal=False)
     assert ec2.mean_offdiagonal == pytest.approx(0.0)
     assert ec2.effective_judges == pytest.approx(2.0)
-    nom = stats.error_correlation({"a": {0: "x", 1: "y", 2: "x"}, "b": {0: "x", 1: "y", 2: "y"}},
-                                  {0: "x", 1: "x", 2: "x"}, nominal=True)
+    nom = stats.error_correlation(
+        {"a": {0: "x", 1: "y", 2: "x"}, "b": {0: "x", 1: "y", 2: "y"}}, {0: "x", 1: "x", 2: "x"}, nominal=True
+    )
     # errors a=[0,1,0], b=[0,1,1]: r = 0.5
     assert nom.matrix["a"]["b"].value == pytest.approx(0.5)
     json.dumps(nom.to_dict(), allow_nan=False)
@@ -157,18 +170,23 @@ def test_vectorised_bootstrap_equals_the_scalar_loop() -> None:
     rnd = random.Random(3)
     a = [rnd.choice([0, 1, 2]) for _ in range(40)]
     b = [v if rnd.random() < 0.6 else rnd.choice([0, 1, 2]) for v in a]
-    for name, scalar in (("percent_agreement", lambda m: stats.percent_agreement(m)),
-                         ("cohen_kappa", lambda m: stats.cohen_kappa(m[0], m[1], [0, 1, 2], "quadratic")),
-                         ("pearson", lambda m: stats.pearson(m[0], m[1])),
-                         ("spearman", lambda m: stats.spearman(m[0], m[1])),
-                         ("mae", lambda m: stats.mae(m[0], m[1]))):
+    for name, scalar in (
+        ("percent_agreement", lambda m: stats.percent_agreement(m)),
+        ("cohen_kappa", lambda m: stats.cohen_kappa(m[0], m[1], [0, 1, 2], "quadratic")),
+        ("pearson", lambda m: stats.pearson(m[0], m[1])),
+        ("spearman", lambda m: stats.spearman(m[0], m[1])),
+        ("mae", lambda m: stats.mae(m[0], m[1])),
+    ):
         kw = {"categories": [0, 1, 2], "weights": "quadratic"} if name == "cohen_kappa" else {}
         fast = stats.pair_bootstrap(a, b, name, resamples=200, seed=5, **kw)
         slow = stats.bootstrap_ci([a, b], scalar, resamples=200, seed=5)
         assert fast == pytest.approx(slow), name
     rows = [KRIPP[0][:11], KRIPP[1][:11], KRIPP[2][:11], KRIPP[3][:11]]  # unit 12 is rated once
-    for name, scalar in (("percent_agreement", stats.percent_agreement), ("fleiss_kappa", stats.fleiss_kappa),
-                         ("krippendorff_alpha", lambda m: stats.krippendorff_alpha(m, "interval"))):
+    for name, scalar in (
+        ("percent_agreement", stats.percent_agreement),
+        ("fleiss_kappa", stats.fleiss_kappa),
+        ("krippendorff_alpha", lambda m: stats.krippendorff_alpha(m, "interval")),
+    ):
         fast = stats.matrix_bootstrap(rows, name, level="interval", resamples=200, seed=5)
         slow = stats.bootstrap_ci(rows, scalar, resamples=200, seed=5)
         assert fast == pytest.approx(slow), name

@@ -11,6 +11,7 @@ from typing import Any, Iterable
 from sqlmodel import Session, select
 
 from evaluation.scoring.items import Item
+
 # Reading the audit trail for a past revision is shared; what this oracle re-implements is the loading.
 from evaluation.scoring.loader import _checkpoints_as_of, _task_revisions
 from store.models import (
@@ -45,16 +46,47 @@ def _row(obj: Any, fields: Iterable[str]) -> dict[str, Any]:
     return {f: getattr(obj, f) for f in fields}
 
 
-TASK_FIELDS = ("id", "source_id", "query", "category", "subcategory", "intent", "level", "domain", "answer_spec",
-               "output_format", "tools_offered", "reference_tool_calls", "max_tool_calls",
-               "penalty_per_extra_call", "meta", "source_record", "revision")
-CP_FIELDS = ("id", "key", "ordinal", "axis", "description", "tools", "code_check", "visual_check", "gt_asset_id",
-             "search_check", "answer_check", "weight", "parent_id", "step_id", "meta")
+TASK_FIELDS = (
+    "id",
+    "source_id",
+    "query",
+    "category",
+    "subcategory",
+    "intent",
+    "level",
+    "domain",
+    "answer_spec",
+    "output_format",
+    "tools_offered",
+    "reference_tool_calls",
+    "max_tool_calls",
+    "penalty_per_extra_call",
+    "meta",
+    "source_record",
+    "revision",
+)
+CP_FIELDS = (
+    "id",
+    "key",
+    "ordinal",
+    "axis",
+    "description",
+    "tools",
+    "code_check",
+    "visual_check",
+    "gt_asset_id",
+    "search_check",
+    "answer_check",
+    "weight",
+    "parent_id",
+    "step_id",
+    "meta",
+)
 
 
 def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
     for i in range(0, len(ids), n):
-        yield ids[i:i + n]
+        yield ids[i : i + n]
 
 
 def load_run(session: Session, run_id: int) -> LoadedRun:
@@ -75,35 +107,74 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
     for chunk in _chunks(task_ids):
         for t in session.exec(select(Task).where(Task.id.in_(chunk))).all():  # type: ignore[union-attr]
             tasks[t.id] = t  # type: ignore[index]
-        for c in session.exec(select(Checkpoint).where(Checkpoint.task_id.in_(chunk))  # type: ignore[attr-defined]
-                              .order_by(Checkpoint.ordinal, Checkpoint.id)).all():
+        for c in session.exec(
+            select(Checkpoint)
+            .where(Checkpoint.task_id.in_(chunk))  # type: ignore[attr-defined]
+            .order_by(Checkpoint.ordinal, Checkpoint.id)
+        ).all():
             cps[c.task_id].append(_row(c, CP_FIELDS))
-        for o in session.exec(select(OrderingConstraint).where(OrderingConstraint.task_id.in_(chunk))  # type: ignore[attr-defined]
-                              .order_by(OrderingConstraint.id)).all():
+        for o in session.exec(
+            select(OrderingConstraint)
+            .where(OrderingConstraint.task_id.in_(chunk))  # type: ignore[attr-defined]
+            .order_by(OrderingConstraint.id)
+        ).all():
             orders[o.task_id].append({"key": o.key, "sequence": list(o.sequence or []), "max_gap": o.max_gap})
-        for s in session.exec(select(ReferenceStep).where(ReferenceStep.task_id.in_(chunk))  # type: ignore[attr-defined]
-                              .order_by(ReferenceStep.ordinal)).all():
-            steps[s.task_id].append(_row(s, ("ordinal", "thought", "tool_name", "tool_args", "result_text",
-                                              "result", "is_final", "final_answer")))
-        for link, sha in session.exec(select(TaskAsset, Asset.sha256).join(Asset, Asset.id == TaskAsset.asset_id)
-                                      .where(TaskAsset.task_id.in_(chunk))).all():  # type: ignore[attr-defined]
-            tassets[link.task_id].append({"asset_id": link.asset_id, "role": link.role, "ordinal": link.ordinal,
-                                          "original_path": link.original_path, "document_id": link.document_id,
-                                          "sha256": sha})
+        for s in session.exec(
+            select(ReferenceStep)
+            .where(ReferenceStep.task_id.in_(chunk))  # type: ignore[attr-defined]
+            .order_by(ReferenceStep.ordinal)
+        ).all():
+            steps[s.task_id].append(
+                _row(
+                    s,
+                    (
+                        "ordinal",
+                        "thought",
+                        "tool_name",
+                        "tool_args",
+                        "result_text",
+                        "result",
+                        "is_final",
+                        "final_answer",
+                    ),
+                )
+            )
+        for link, sha in session.exec(
+            select(TaskAsset, Asset.sha256)
+            .join(Asset, Asset.id == TaskAsset.asset_id)
+            .where(TaskAsset.task_id.in_(chunk))  # type: ignore[attr-defined]
+        ).all():  # type: ignore[attr-defined]
+            tassets[link.task_id].append(
+                {
+                    "asset_id": link.asset_id,
+                    "role": link.role,
+                    "ordinal": link.ordinal,
+                    "original_path": link.original_path,
+                    "document_id": link.document_id,
+                    "sha256": sha,
+                }
+            )
 
     events: dict[int, list[dict[str, Any]]] = defaultdict(list)
     event_assets: dict[int, list[int]] = defaultdict(list)
     asset_sha: dict[int, str] = {}
     for chunk in _chunks(traj_ids):
-        rows = session.exec(select(Event).where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
-                            .order_by(Event.trajectory_id, Event.ordinal)).all()
+        rows = session.exec(
+            select(Event)
+            .where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
+            .order_by(Event.trajectory_id, Event.ordinal)
+        ).all()
         for e in rows:
-            events[e.trajectory_id].append({"id": e.id, "ordinal": e.ordinal, "kind": e.kind,
-                                            "payload": e.payload or {}, "failed": e.failed})
+            events[e.trajectory_id].append(
+                {"id": e.id, "ordinal": e.ordinal, "kind": e.kind, "payload": e.payload or {}, "failed": e.failed}
+            )
         ev_ids = [e.id for e in rows]
         for sub in _chunks(ev_ids):  # type: ignore[arg-type]
-            for ea, sha in session.exec(select(EventAsset, Asset.sha256).join(Asset, Asset.id == EventAsset.asset_id)
-                                        .where(EventAsset.event_id.in_(sub))).all():  # type: ignore[attr-defined]
+            for ea, sha in session.exec(
+                select(EventAsset, Asset.sha256)
+                .join(Asset, Asset.id == EventAsset.asset_id)
+                .where(EventAsset.event_id.in_(sub))  # type: ignore[attr-defined]
+            ).all():  # type: ignore[attr-defined]
                 event_assets[ea.event_id].append(ea.asset_id)
                 asset_sha[ea.asset_id] = sha
 
@@ -115,8 +186,13 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
             asset_sha[aid] = sha
 
     # Files of an imported native record (e.g. an Agentic-MME run folder's orig.png) are stored assets too.
-    native_sha = {sha for tr in trajs if isinstance(tr.native, dict)
-                  for sha in (tr.native.get("blobs") or {}).values() if isinstance(sha, str)}
+    native_sha = {
+        sha
+        for tr in trajs
+        if isinstance(tr.native, dict)
+        for sha in (tr.native.get("blobs") or {}).values()
+        if isinstance(sha, str)
+    }
     id_by_sha: dict[str, int] = {}
     for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
         for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():  # type: ignore[attr-defined]
@@ -147,24 +223,60 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
                 e["payload"] = {**e["payload"], "asset_ids": list(e["payload"].get("asset_ids") or []) + extra}
         ta = tassets.get(tr.task_id, [])
         shas = {a["asset_id"]: a["sha256"] for a in ta}
-        shas.update({a: asset_sha[a] for e in evs for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
-                     if a in asset_sha})
-        native_assets = {rel: id_by_sha[sha] for rel, sha in ((tr.native or {}).get("blobs") or {}).items()
-                         if isinstance(tr.native, dict) and sha in id_by_sha}
+        shas.update(
+            {
+                a: asset_sha[a]
+                for e in evs
+                for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
+                if a in asset_sha
+            }
+        )
+        native_assets = {
+            rel: id_by_sha[sha]
+            for rel, sha in ((tr.native or {}).get("blobs") or {}).items()
+            if isinstance(tr.native, dict) and sha in id_by_sha
+        }
         shas.update({aid: sha for sha, aid in id_by_sha.items() if aid in native_assets.values()})
-        items.append(Item(
-            native_assets=native_assets,
-            task=task_row,
-            trajectory={"id": tr.id, "task_id": tr.task_id, "status": tr.status, "final_answer": tr.final_answer,
-                        "usage": tr.usage or {}, "native": tr.native, "error": tr.error,
-                        "task_revision": tr.task_revision, "current_revision": task.revision,
-                        "edited_after_run": edit_state},
-            events=evs, checkpoints=checkpoints, ordering=orders.get(tr.task_id, []),
-            reference_steps=steps.get(tr.task_id, []), task_assets=ta, asset_sha=shas))
+        items.append(
+            Item(
+                native_assets=native_assets,
+                task=task_row,
+                trajectory={
+                    "id": tr.id,
+                    "task_id": tr.task_id,
+                    "status": tr.status,
+                    "final_answer": tr.final_answer,
+                    "usage": tr.usage or {},
+                    "native": tr.native,
+                    "error": tr.error,
+                    "task_revision": tr.task_revision,
+                    "current_revision": task.revision,
+                    "edited_after_run": edit_state,
+                },
+                events=evs,
+                checkpoints=checkpoints,
+                ordering=orders.get(tr.task_id, []),
+                reference_steps=steps.get(tr.task_id, []),
+                task_assets=ta,
+                asset_sha=shas,
+            )
+        )
     return LoadedRun(
-        run={"id": run.id, "name": run.name, "mode": run.mode, "kind": run.kind, "status": run.status,
-             "config": run.config or {}, "prompt_version": run.prompt_version},
-        benchmark={"id": bench.id if bench else None, "name": bench.name if bench else "",
-                   "source_format": bench.source_format if bench else "", "settings": bench.settings if bench else {}},
+        run={
+            "id": run.id,
+            "name": run.name,
+            "mode": run.mode,
+            "kind": run.kind,
+            "status": run.status,
+            "config": run.config or {},
+            "prompt_version": run.prompt_version,
+        },
+        benchmark={
+            "id": bench.id if bench else None,
+            "name": bench.name if bench else "",
+            "source_format": bench.source_format if bench else "",
+            "settings": bench.settings if bench else {},
+        },
         model=(endpoint.model if endpoint else (run.config or {}).get("model") or run.name or f"run {run.id}"),
-        items=items)
+        items=items,
+    )

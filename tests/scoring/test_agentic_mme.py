@@ -10,38 +10,70 @@ from evaluation.scoring.items import DictOracle
 from tests.scoring.builders import answer, call, ev, item, ja, res
 
 CHECKPOINTS = [
-    {"id": 1, "key": "V1", "axis": "V", "tools": ["crop"], "code_check": {"verifier": "verify_crop_ast"},
-     "visual_check": {"question": "Is the text readable?", "expected_answer": "yes"}},
-    {"id": 2, "key": "S1", "axis": "S", "tools": ["google_search"],
-     "description": "Search the operator (expected to find: 1962)"},
+    {
+        "id": 1,
+        "key": "V1",
+        "axis": "V",
+        "tools": ["crop"],
+        "code_check": {"verifier": "verify_crop_ast"},
+        "visual_check": {"question": "Is the text readable?", "expected_answer": "yes"},
+    },
+    {
+        "id": 2,
+        "key": "S1",
+        "axis": "S",
+        "tools": ["google_search"],
+        "description": "Search the operator (expected to find: 1962)",
+    },
     {"id": 3, "key": "V2", "axis": "V", "tools": [], "code_check": {"verifier": "require_op:rotate"}},
     {"id": 4, "key": "V3", "axis": "V", "visual_check": {"question": "Colour?", "expected_answer": "red"}},
     {"id": 5, "key": "VF", "axis": "V", "answer_check": {"match_type": "contains", "target": "1962"}},
     {"id": 6, "key": "R1", "axis": "R", "answer_check": {"match_type": "contains", "target": "1962"}},
 ]
-ORDERING = [{"key": "O1", "sequence": ["V1", "S1"], "max_gap": 0}, {"key": "O2", "sequence": ["S1", "V2"], "max_gap": 5}]
-TASK = {"level": "2", "reference_tool_calls": 2, "max_tool_calls": 6, "penalty_per_extra_call": 0.1,
-        "source_record": {"golden_answer": {"value": "1962", "match_type": "contains"}}}
+ORDERING = [
+    {"key": "O1", "sequence": ["V1", "S1"], "max_gap": 0},
+    {"key": "O2", "sequence": ["S1", "V2"], "max_gap": 5},
+]
+TASK = {
+    "level": "2",
+    "reference_tool_calls": 2,
+    "max_tool_calls": 6,
+    "penalty_per_extra_call": 0.1,
+    "source_record": {"golden_answer": {"value": "1962", "match_type": "contains"}},
+}
 
 
 def main_item():
-    return item(TASK, [
-        call("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, "a"), res("crop", "a", asset_ids=[11]),
-        call("crop", {"image_index": 1, "bbox_2d": [0, 0, 900, 900]}, "b"), res("crop", "b", asset_ids=[12]),
-        call("google_search", {"query": "airline founded"}, "c"), res("google_search", "c", "Founded in 1962 ..."),
-        call("enhance", {"image_index": 2, "contrast": 2}, "d"), res("enhance", "d", asset_ids=[13]),
-        answer("It was founded in 1962.")], checkpoints=CHECKPOINTS, ordering=ORDERING, traj_id=7)
+    return item(
+        TASK,
+        [
+            call("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, "a"),
+            res("crop", "a", asset_ids=[11]),
+            call("crop", {"image_index": 1, "bbox_2d": [0, 0, 900, 900]}, "b"),
+            res("crop", "b", asset_ids=[12]),
+            call("google_search", {"query": "airline founded"}, "c"),
+            res("google_search", "c", "Founded in 1962 ..."),
+            call("enhance", {"image_index": 2, "contrast": 2}, "d"),
+            res("enhance", "d", asset_ids=[13]),
+            answer("It was founded in 1962."),
+        ],
+        checkpoints=CHECKPOINTS,
+        ordering=ORDERING,
+        traj_id=7,
+    )
 
 
 def oracle():
-    return DictOracle({
-        ("amme-visual", "visual:V1:11"): ja("No", parsed={"answer": "No, too blurry"}),
-        ("amme-visual", "visual:V1:12"): ja("Yes", parsed={"answer": "Yes, it reads JA8089"}),
-        ("amme-visual", "visual:V3:11"): ja(parsed={"answer": "blue"}),
-        ("amme-visual", "visual:V3:12"): ja(parsed={"answer": "blue"}),
-        ("amme-visual", "visual:V3:13"): ja(parsed={"answer": "dark blue"}),
-        ("amme-search", "search:S1"): ja("PASS", raw="VERDICT: PASS\nREASONING: found 1962"),
-    })
+    return DictOracle(
+        {
+            ("amme-visual", "visual:V1:11"): ja("No", parsed={"answer": "No, too blurry"}),
+            ("amme-visual", "visual:V1:12"): ja("Yes", parsed={"answer": "Yes, it reads JA8089"}),
+            ("amme-visual", "visual:V3:11"): ja(parsed={"answer": "blue"}),
+            ("amme-visual", "visual:V3:12"): ja(parsed={"answer": "blue"}),
+            ("amme-visual", "visual:V3:13"): ja(parsed={"answer": "dark blue"}),
+            ("amme-search", "search:S1"): ja("PASS", raw="VERDICT: PASS\nREASONING: found 1962"),
+        }
+    )
 
 
 def test_process_scores_any_pass_ordering_penalty() -> None:
@@ -84,26 +116,45 @@ def test_missing_verdicts_fail_and_are_reported_pending() -> None:
 
 
 def test_require_op_reuse_is_faithful_and_one_to_one_is_fixed() -> None:
-    cps = [{"id": 1, "key": "A", "axis": "V", "code_check": {"verifier": "verify_crop_ast"}},
-           {"id": 2, "key": "B", "axis": "V", "code_check": {"verifier": "verify_crop_ast"}}]
-    it = item({}, [call("crop", {"image_index": 0}, "a"), res("crop", "a", asset_ids=[5]), answer("x")], checkpoints=cps)
+    cps = [
+        {"id": 1, "key": "A", "axis": "V", "code_check": {"verifier": "verify_crop_ast"}},
+        {"id": 2, "key": "B", "axis": "V", "code_check": {"verifier": "verify_crop_ast"}},
+    ]
+    it = item(
+        {}, [call("crop", {"image_index": 0}, "a"), res("crop", "a", asset_ids=[5]), answer("x")], checkpoints=cps
+    )
     faithful = PROFILE.score([it], ScoreContext(mode="faithful"))["per_item"][0]["scores"]["V"]
     fixed = PROFILE.score([it], ScoreContext(mode="fixed"))["per_item"][0]["scores"]["V"]
     assert (faithful, fixed) == (1.0, 0.5)
 
 
 def test_code_mode_order_quirk_changes_the_ordering_constraint() -> None:
-    cps = [{"id": 1, "key": "Vc", "axis": "V", "code_check": {"verifier": "verify_crop_ast"}},
-           {"id": 2, "key": "Ss", "axis": "S", "tools": ["google_search"], "description": "find it"}]
+    cps = [
+        {"id": 1, "key": "Vc", "axis": "V", "code_check": {"verifier": "verify_crop_ast"}},
+        {"id": 2, "key": "Ss", "axis": "S", "tools": ["google_search"], "description": "find it"},
+    ]
     order = [{"key": "O", "sequence": ["Vc", "Ss"], "max_gap": 1}]
-    events = [ev("code_exec", {"code": "...", "exit_code": 0, "ops": [{"op": "crop", "save": "transformed_image_1.png"}],
-                               "asset_ids": [9]}),
-              call("google_search", {"query": "q"}, "s"), res("google_search", "s", "ctx"), answer("a")]
+    events = [
+        ev(
+            "code_exec",
+            {
+                "code": "...",
+                "exit_code": 0,
+                "ops": [{"op": "crop", "save": "transformed_image_1.png"}],
+                "asset_ids": [9],
+            },
+        ),
+        call("google_search", {"query": "q"}, "s"),
+        res("google_search", "s", "ctx"),
+        answer("a"),
+    ]
     o = DictOracle({("amme-search", "search:Ss"): ja("PASS")})
-    faithful = PROFILE.score([item({}, events, checkpoints=cps, ordering=order)],
-                             ScoreContext(mode="faithful", run_mode="code", oracle=o))["per_item"][0]
-    fixed = PROFILE.score([item({}, events, checkpoints=cps, ordering=order)],
-                          ScoreContext(mode="fixed", run_mode="code", oracle=o))["per_item"][0]
+    faithful = PROFILE.score(
+        [item({}, events, checkpoints=cps, ordering=order)], ScoreContext(mode="faithful", run_mode="code", oracle=o)
+    )["per_item"][0]
+    fixed = PROFILE.score(
+        [item({}, events, checkpoints=cps, ordering=order)], ScoreContext(mode="fixed", run_mode="code", oracle=o)
+    )["per_item"][0]
     # faithful list: [search 0, crop op 1, code run 2] → crop after search → order broken
     assert faithful["ordering_results"][0]["indices"] == [1, 0] and faithful["scores"]["R"] == 0.0
     # fixed (chronological): [crop 0, code run 1, search 2] → gap 1 ≤ 1
@@ -114,8 +165,7 @@ def test_code_mode_order_quirk_changes_the_ordering_constraint() -> None:
 
 def test_visual_check_falls_back_to_the_original_image() -> None:
     cps = [{"id": 1, "key": "V", "axis": "V", "visual_check": {"question": "q", "expected_answer": "Yes"}}]
-    it = item({}, [answer("a")], checkpoints=cps,
-              task_assets=[{"asset_id": 3, "role": "query_image", "ordinal": 0}])
+    it = item({}, [answer("a")], checkpoints=cps, task_assets=[{"asset_id": 3, "role": "query_image", "ordinal": 0}])
     o = DictOracle({("amme-visual", "visual:V:3"): ja(parsed={"answer": "yes."})})
     row = PROFILE.score([it], ScoreContext(oracle=o))["per_item"][0]
     assert row["checkpoint_results"]["V"]["passed"]
@@ -124,13 +174,23 @@ def test_visual_check_falls_back_to_the_original_image() -> None:
 
 def test_faithful_visual_fallback_is_the_run_folders_own_orig_png() -> None:
     """With no produced image the reference judges ``<run_dir>/orig.png``, not the dataset's image."""
-    it = item({"source_id": "0001"}, [answer("x")],
-              checkpoints=[{"id": 1, "key": "V1", "axis": "V",
-                            "visual_check": {"question": "Which colour?", "expected_answer": "blue"}}],
-              task_assets=[{"asset_id": 5, "role": "query_image", "ordinal": 0}],
-              native_assets={"orig.png": 7, "tool_use_list.json": 8})
-    oracle = DictOracle({("amme-visual", "visual:V1:7"): ja(raw="mostly blue"),
-                         ("amme-visual", "visual:V1:5"): ja(raw="mostly red")})
+    it = item(
+        {"source_id": "0001"},
+        [answer("x")],
+        checkpoints=[
+            {
+                "id": 1,
+                "key": "V1",
+                "axis": "V",
+                "visual_check": {"question": "Which colour?", "expected_answer": "blue"},
+            }
+        ],
+        task_assets=[{"asset_id": 5, "role": "query_image", "ordinal": 0}],
+        native_assets={"orig.png": 7, "tool_use_list.json": 8},
+    )
+    oracle = DictOracle(
+        {("amme-visual", "visual:V1:7"): ja(raw="mostly blue"), ("amme-visual", "visual:V1:5"): ja(raw="mostly red")}
+    )
     faithful = PROFILE.score([it], ScoreContext(mode="faithful", oracle=oracle))
     assert faithful["per_item"][0]["scores"]["V"] == 1.0
     fixed = PROFILE.score([it], ScoreContext(mode="fixed", oracle=oracle))
@@ -140,11 +200,15 @@ def test_faithful_visual_fallback_is_the_run_folders_own_orig_png() -> None:
 def test_faithful_visual_check_with_an_empty_expected_answer_passes_unjudged() -> None:
     """The reference tests ``expected in answer``: with ``""`` expected any answer, an error text too, passes;
     faithful passes it without a verdict, fixed still asks the judge (no verdict: failed, pending)."""
-    it = item({"source_id": "0001"}, [answer("x")],
-              checkpoints=[{"id": 1, "key": "V1", "axis": "V",
-                            "visual_check": {"question": "Which colour?", "expected_answer": " "}}],
-              task_assets=[{"asset_id": 5, "role": "query_image", "ordinal": 0}],
-              native_assets={"orig.png": 7})
+    it = item(
+        {"source_id": "0001"},
+        [answer("x")],
+        checkpoints=[
+            {"id": 1, "key": "V1", "axis": "V", "visual_check": {"question": "Which colour?", "expected_answer": " "}}
+        ],
+        task_assets=[{"asset_id": 5, "role": "query_image", "ordinal": 0}],
+        native_assets={"orig.png": 7},
+    )
     faithful = PROFILE.score([it], ScoreContext(mode="faithful"))
     assert faithful["per_item"][0]["scores"]["V"] == 1.0 and faithful["pending_judgements"] == 0
     fixed = PROFILE.score([it], ScoreContext(mode="fixed"))

@@ -28,11 +28,13 @@ def test_generated_runs_load_and_score_identically(engine, monkeypatch, profile)
     run_id = write_run(engine, profile, 300)
     new, old = both(engine, run_id)
     assert len(new.items) == 300 and vars(new) == vars(old)  # two LoadedRun classes: compare fields
-    core = json.dumps(public(score_run(engine, run_id, embedder="hashing", write=False), per_item=True),
-                      sort_keys=True, default=str)
+    core = json.dumps(
+        public(score_run(engine, run_id, embedder="hashing", write=False), per_item=True), sort_keys=True, default=str
+    )
     monkeypatch.setattr(runner, "load_run", orm_loader_reference.load_run)
-    orm = json.dumps(public(score_run(engine, run_id, embedder="hashing", write=False), per_item=True),
-                     sort_keys=True, default=str)
+    orm = json.dumps(
+        public(score_run(engine, run_id, embedder="hashing", write=False), per_item=True), sort_keys=True, default=str
+    )
     assert core == orm
 
 
@@ -47,9 +49,13 @@ def test_assets_steps_ordering_and_native_records_load_identically(engine, blobs
         authoring.add_step(s, t.id, final_answer="red")
         s.add(OrderingConstraint(task_id=t.id, key="O", sequence=["V1"], max_gap=None))
         linked, named = stored_png(s, blobs, (0, 200, 0)), stored_png(s, blobs, (0, 0, 200))
-        traj = stored_trajectory(s, run, t.id, [call("crop", {"image_index": 0}, "1"),
-                                                res("crop", "1", "done", asset_ids=[named]), answer("red")],
-                                 final_answer="red")
+        traj = stored_trajectory(
+            s,
+            run,
+            t.id,
+            [call("crop", {"image_index": 0}, "1"), res("crop", "1", "done", asset_ids=[named]), answer("red")],
+            final_answer="red",
+        )
         result_event = s.exec(select(Event).where(Event.trajectory_id == traj.id, Event.ordinal == 1)).one()
         s.add(EventAsset(event_id=result_event.id, asset_id=linked, role="output"))
         sha = s.get(Asset, linked).sha256
@@ -59,7 +65,9 @@ def test_assets_steps_ordering_and_native_records_load_identically(engine, blobs
     assert vars(new) == vars(old)
     item = new.items[0]
     assert item.native_assets == {"orig.png": linked} and set(item.asset_sha) >= {linked, named}
-    assert item.events[1]["payload"]["asset_ids"] == [named, linked] and item.reference_steps[1]["final_answer"] == "red"
+    assert (
+        item.events[1]["payload"]["asset_ids"] == [named, linked] and item.reference_steps[1]["final_answer"] == "red"
+    )
     assert item.ordering == [{"key": "O", "sequence": ["V1"], "max_gap": None}] and item.task_assets[0]["role"]
 
 
@@ -79,7 +87,8 @@ def test_checkpoint_results_are_upserted_once_per_key(engine):
     fixed = score_run(engine, run_id, mode="fixed", embedder="hashing")
     with session_scope(engine) as s:
         rows = s.exec(select(CheckpointResult)).all()
-        faithful = {(r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows
-                    if r.scoring_mode == "faithful"}
+        faithful = {
+            (r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows if r.scoring_mode == "faithful"
+        }
         assert faithful == before and again["checkpoint_results_written"] == len(before)
         assert len(rows) == len(before) + fixed["checkpoint_results_written"]

@@ -19,8 +19,9 @@ def test_minilm_embedder_is_offline_and_named() -> None:
     assert v.shape == (3, 384) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     close, far = float(v[0] @ v[1]), float(v[0] @ v[2])
     assert close > 0.6 and far < 0.2
-    assert simscore(emb, "A man is eating food.", ["The sky is blue.", "A man is eating a piece of bread."]) == \
-        pytest.approx(close, abs=1e-6)
+    assert simscore(
+        emb, "A man is eating food.", ["The sky is blue.", "A man is eating a piece of bread."]
+    ) == pytest.approx(close, abs=1e-6)
 
 
 def test_hashing_embedder_is_deterministic_and_unknown_names_fail() -> None:
@@ -33,17 +34,28 @@ def test_hashing_embedder_is_deterministic_and_unknown_names_fail() -> None:
 def test_stored_gta_e2e_run_scores_from_events(engine) -> None:
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "gta-mini", "gta", mode="react")
-        t1 = authoring.create_task(s, "gta-mini", "How many days?", source_id="0",
-                                   answer_spec={"kind": "whitelist", "groups": [["58"]]})
+        t1 = authoring.create_task(
+            s, "gta-mini", "How many days?", source_id="0", answer_spec={"kind": "whitelist", "groups": [["58"]]}
+        )
         authoring.add_step(s, t1.id, tool_name="OCR", tool_args={"image": "image/image_96.jpg"}, result_text="290")
         authoring.add_step(s, t1.id, tool_name="Calculator", tool_args={"expression": "290/5"}, result_text="58")
         authoring.add_step(s, t1.id, final_answer="58")
-        t2 = authoring.create_task(s, "gta-mini", "What is -1 - 2?", source_id="1",
-                                   answer_spec={"kind": "whitelist", "groups": [["-3"]]})
+        t2 = authoring.create_task(
+            s, "gta-mini", "What is -1 - 2?", source_id="1", answer_spec={"kind": "whitelist", "groups": [["-3"]]}
+        )
         authoring.add_step(s, t2.id, final_answer="-3")
-        stored_trajectory(s, run, t1.id, [call("OCR", {"image": "/x/image/image_96.jpg"}, "1"), res("OCR", "1", "290"),
-                                          call("Calculator", {"expression": "290/5"}, "2"), res("Calculator", "2", "58"),
-                                          answer("58 days")])
+        stored_trajectory(
+            s,
+            run,
+            t1.id,
+            [
+                call("OCR", {"image": "/x/image/image_96.jpg"}, "1"),
+                res("OCR", "1", "290"),
+                call("Calculator", {"expression": "290/5"}, "2"),
+                res("Calculator", "2", "58"),
+                answer("58 days"),
+            ],
+        )
         stored_trajectory(s, run, t2.id, [answer("-3")])
         run_id = run.id
     faithful = score_run(engine, run_id, mode="faithful", embedder="hashing")

@@ -11,23 +11,42 @@ from tests.scoring.builders import answer, call, ev, item, res
 
 
 def tc(name, args, **extra):
-    return {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}], **extra}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}],
+        **extra,
+    }
 
 
 def tool(name, text="x"):
     return {"role": "tool", "name": name, "content": {"type": "text", "content": text}}
 
 
-FISH = {"files": [{"type": "image", "path": "image/image_96.jpg"}],
-        "dialogs": [{"role": "user", "content": "How many days?"},
-                    tc("OCR", {"image": "image/image_96.jpg"}), tool("OCR"),
-                    tc("Calculator", {"expression": "290 / 5"}), tool("Calculator", "58"),
-                    {"role": "assistant", "content": "58"}],
-        "gt_answer": {"whitelist": [["58"]], "blacklist": None}}
-CAT = {"dialogs": [{"role": "user", "content": "Draw a cat"}, tc("TextToImage", {"keywords": "cat"}), tool("TextToImage"),
-                   {"role": "assistant", "content": "done"}], "gt_answer": None}
-MINUS = {"dialogs": [{"role": "user", "content": "x?"}, {"role": "assistant", "content": "-3"}],
-         "gt_answer": {"whitelist": [["-3"]], "blacklist": None}}
+FISH = {
+    "files": [{"type": "image", "path": "image/image_96.jpg"}],
+    "dialogs": [
+        {"role": "user", "content": "How many days?"},
+        tc("OCR", {"image": "image/image_96.jpg"}),
+        tool("OCR"),
+        tc("Calculator", {"expression": "290 / 5"}),
+        tool("Calculator", "58"),
+        {"role": "assistant", "content": "58"},
+    ],
+    "gt_answer": {"whitelist": [["58"]], "blacklist": None},
+}
+CAT = {
+    "dialogs": [
+        {"role": "user", "content": "Draw a cat"},
+        tc("TextToImage", {"keywords": "cat"}),
+        tool("TextToImage"),
+        {"role": "assistant", "content": "done"},
+    ],
+    "gt_answer": None,
+}
+MINUS = {
+    "dialogs": [{"role": "user", "content": "x?"}, {"role": "assistant", "content": "-3"}],
+    "gt_answer": {"whitelist": [["-3"]], "blacklist": None},
+}
 
 
 def step(i, pred):
@@ -35,13 +54,23 @@ def step(i, pred):
 
 
 def step_items():
-    a = item({"source_record": FISH}, [
-        step(0, tc("OCR", {"image": "/data/gta/image/image_96.jpg"})),  # same file, absolute path
-        step(1, tc("Calculator", {"expression": "290/5"})),  # arguments differ
-        step(2, {"role": "assistant", "content": "The answer is 58 days"})], traj_id=1)
-    b = item({"source_record": CAT}, [
-        step(0, tc("TextToImage", {"keywords": "cat"}, error={"type": "ActionError", "msg": "x"})),
-        step(1, {"role": "assistant", "content": "here"})], traj_id=2)
+    a = item(
+        {"source_record": FISH},
+        [
+            step(0, tc("OCR", {"image": "/data/gta/image/image_96.jpg"})),  # same file, absolute path
+            step(1, tc("Calculator", {"expression": "290/5"})),  # arguments differ
+            step(2, {"role": "assistant", "content": "The answer is 58 days"}),
+        ],
+        traj_id=1,
+    )
+    b = item(
+        {"source_record": CAT},
+        [
+            step(0, tc("TextToImage", {"keywords": "cat"}, error={"type": "ActionError", "msg": "x"})),
+            step(1, {"role": "assistant", "content": "here"}),
+        ],
+        traj_id=2,
+    )
     c = item({"source_record": MINUS}, [step(0, {"role": "assistant", "content": "-3"})], traj_id=3)
     return [a, b, c]
 
@@ -69,17 +98,35 @@ def test_step_mode_fixed() -> None:
 
 
 def e2e_items():
-    one = item({"source_record": FISH}, [
-        call("OCR", {"image": "image/image_96.jpg"}, "c1"), res("OCR", "c1", "290 SOFTGELS"),
-        call("Calculator", {"expression": "290/5"}, "c2"), res("Calculator", "c2", "58"),
-        call("GoogleSearch", {"query": "fish oil"}, "c3"), res("GoogleSearch", "c3", "..."),
-        answer("It lasts 58 days.")], traj_id=1)
-    two = item({"source_record": CAT}, [
-        call("TextToImage", {"keywords": "blue dog"}, "d1"), res("TextToImage", "d1"),
-        call("TextToImage", {"keywords": "cat"}, "d2"), res("TextToImage", "d2"),
-        answer("done")], traj_id=2)
-    three = item({"source_record": {"dialogs": [tc("DrawBox", {"image": "a.jpg", "bbox": "(1,2,3,4)"})],
-                                    "gt_answer": None}}, [answer("I cannot")], traj_id=3)
+    one = item(
+        {"source_record": FISH},
+        [
+            call("OCR", {"image": "image/image_96.jpg"}, "c1"),
+            res("OCR", "c1", "290 SOFTGELS"),
+            call("Calculator", {"expression": "290/5"}, "c2"),
+            res("Calculator", "c2", "58"),
+            call("GoogleSearch", {"query": "fish oil"}, "c3"),
+            res("GoogleSearch", "c3", "..."),
+            answer("It lasts 58 days."),
+        ],
+        traj_id=1,
+    )
+    two = item(
+        {"source_record": CAT},
+        [
+            call("TextToImage", {"keywords": "blue dog"}, "d1"),
+            res("TextToImage", "d1"),
+            call("TextToImage", {"keywords": "cat"}, "d2"),
+            res("TextToImage", "d2"),
+            answer("done"),
+        ],
+        traj_id=2,
+    )
+    three = item(
+        {"source_record": {"dialogs": [tc("DrawBox", {"image": "a.jpg", "bbox": "(1,2,3,4)"})], "gt_answer": None}},
+        [answer("I cannot")],
+        traj_id=3,
+    )
     return [one, two, three]
 
 
@@ -101,15 +148,20 @@ def test_e2e_answer_accuracy_and_tool_f1() -> None:
 
 
 def test_e2e_subjective_answer_uses_clipped_cosine() -> None:
-    it = item({"source_record": {"dialogs": [], "gt_answer": ["a red sports car", "a car"]}}, [answer("a red sports car")])
+    it = item(
+        {"source_record": {"dialogs": [], "gt_answer": ["a red sports car", "a car"]}}, [answer("a red sports car")]
+    )
     m = PROFILE.score([it], ScoreContext(run_mode="atomic", embedder_factory=HashingEmbedder))["metrics"]
     assert m["AnsAcc"] == pytest.approx(100.0, abs=1e-3)
 
 
 def test_native_opencompass_record_is_scored_verbatim() -> None:
-    native = {"gold": [tc("OCR", {"image": "/abs/i.jpg"}), {"role": "assistant", "content": "7"}],
-              "prediction": [tc("OCR", {"image": "/abs/i.jpg"}), {"role": "assistant", "content": "7 apples"}]}
-    it = item({"source_record": {"gt_answer": {"whitelist": [["7"]], "blacklist": None}}}, [],
-              trajectory={"native": native})
+    native = {
+        "gold": [tc("OCR", {"image": "/abs/i.jpg"}), {"role": "assistant", "content": "7"}],
+        "prediction": [tc("OCR", {"image": "/abs/i.jpg"}), {"role": "assistant", "content": "7 apples"}],
+    }
+    it = item(
+        {"source_record": {"gt_answer": {"whitelist": [["7"]], "blacklist": None}}}, [], trajectory={"native": native}
+    )
     m = PROFILE.score([it], ScoreContext(run_mode="step"))["metrics"]
     assert (m["InstAcc"], m["ArgAcc"], m["SummAcc"]) == (100.0, 100.0, 100.0)

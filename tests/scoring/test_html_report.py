@@ -21,21 +21,35 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shuti
 
 def _runs(engine) -> list[int]:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
-        runs = [stored_run(s, "mme", "agentic-mme", mode=mode, model=model)
-                for mode, model in (("atomic", HOSTILE), ("code", "beta"))]
+        runs = [
+            stored_run(s, "mme", "agentic-mme", mode=mode, model=model)
+            for mode, model in (("atomic", HOSTILE), ("code", "beta"))
+        ]
         for n, cat in enumerate(["L1", "L2", "L1"]):
-            t = authoring.create_task(s, "mme", f"Question {n}?", source_id=f"q{n}", level=cat,
-                                      category=f"cat {n % 2}", answer_spec={"kind": "contains", "value": "red"})
+            t = authoring.create_task(
+                s,
+                "mme",
+                f"Question {n}?",
+                source_id=f"q{n}",
+                level=cat,
+                category=f"cat {n % 2}",
+                answer_spec={"kind": "contains", "value": "red"},
+            )
             for r, said in zip(runs, ("red", "blue" if n else "red")):
-                stored_trajectory(s, r, int(t.id or 0), [call("crop", {"bbox_2d": [0, 0, 9, 9]}, "c1"), res("crop", "c1", "ok"),
-                                                         answer(said)])
+                stored_trajectory(
+                    s,
+                    r,
+                    int(t.id or 0),
+                    [call("crop", {"bbox_2d": [0, 0, 9, 9]}, "c1"), res("crop", "c1", "ok"), answer(said)],
+                )
         return [int(r.id or 0) for r in runs]
 
 
 def test_csv_cells_are_empty_where_there_is_no_value(engine, db_path) -> None:  # type: ignore[no-untyped-def]
     ids = _runs(engine)
-    out = CliRunner().invoke(cli, ["--db", str(db_path), "report", *map(str, ids), "--format", "csv",
-                                   "--embedder", "hashing"])
+    out = CliRunner().invoke(
+        cli, ["--db", str(db_path), "report", *map(str, ids), "--format", "csv", "--embedder", "hashing"]
+    )
     assert out.exit_code == 0, out.output
     assert "–" not in out.output and "None" not in out.output and "nan" not in out.output
     header = next(line for line in out.output.splitlines() if line.startswith("model,"))
@@ -58,11 +72,20 @@ def test_html_report_shows_agreement_on_the_runs_targets_only(engine, db_path, t
             for person, flip in zip(people, (False, True)):
                 for tid, value in zip(trajectories, values):
                     said = value if not flip or tid != trajectories[0] else ("no" if value == "yes" else "yes")
-                    s.add(HumanRating(annotator_id=person.id or 0, target_kind="trajectory", target_id=tid,
-                                      scale="yes-no", value=said))
+                    s.add(
+                        HumanRating(
+                            annotator_id=person.id or 0,
+                            target_kind="trajectory",
+                            target_id=tid,
+                            scale="yes-no",
+                            value=said,
+                        )
+                    )
     target = tmp_path / "report.html"
-    out = CliRunner().invoke(cli, ["--db", str(db_path), "report", str(ids[0]), "--format", "html",
-                                   "--embedder", "hashing", "-o", str(target)])
+    out = CliRunner().invoke(
+        cli,
+        ["--db", str(db_path), "report", str(ids[0]), "--format", "html", "--embedder", "hashing", "-o", str(target)],
+    )
     assert out.exit_code == 0, out.output
     page = target.read_text(encoding="utf-8")
     assert "Agreement on yes-no (nominal): 2 raters, 3 targets" in page  # run 0's three, not all six
@@ -72,8 +95,21 @@ def test_html_report_shows_agreement_on_the_runs_targets_only(engine, db_path, t
 def test_html_report_is_one_file_with_tables_plots_and_escaped_data(engine, db_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ids = _runs(engine)
     target = tmp_path / "report.html"
-    out = CliRunner().invoke(cli, ["--db", str(db_path), "report", *map(str, ids), "--format", "html",
-                                   "--embedder", "hashing", "-o", str(target)])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "report",
+            *map(str, ids),
+            "--format",
+            "html",
+            "--embedder",
+            "hashing",
+            "-o",
+            str(target),
+        ],
+    )
     assert out.exit_code == 0, out.output
     page = target.read_text(encoding="utf-8")
     assert "<script" not in page.replace("&lt;script", "")  # the hostile name is text, not markup
@@ -87,12 +123,37 @@ def test_html_report_is_one_file_with_tables_plots_and_escaped_data(engine, db_p
 def test_html_report_opens_in_headless_chromium_and_runs_no_data_as_script(engine, db_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ids = _runs(engine)
     target = tmp_path / "report.html"
-    CliRunner().invoke(cli, ["--db", str(db_path), "report", *map(str, ids), "--format", "html",
-                             "--embedder", "hashing", "-o", str(target)])
+    CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "report",
+            *map(str, ids),
+            "--format",
+            "html",
+            "--embedder",
+            "hashing",
+            "-o",
+            str(target),
+        ],
+    )
     profile = tmp_path / "chromium-profile"
-    dom = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                          f"--user-data-dir={profile}", "--dump-dom", target.as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    dom = subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            target.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "<table>" in dom.stdout and "headline metrics" in dom.stdout
     assert "data-pwned" not in dom.stdout.replace("data-pwned&quot;", "").replace('data-pwned", "1")', "")

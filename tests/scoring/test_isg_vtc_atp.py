@@ -11,45 +11,69 @@ from tests.scoring.builders import answer, call, ev, item, ja, res
 
 # ------------------------------------------------------------------ ISG
 
-GOLDEN = [{"type": "text", "content": "t"}, {"type": "image", "content": "images/g1.png"},
-          {"type": "image", "content": "images/g2.png"}]
+GOLDEN = [
+    {"type": "text", "content": "t"},
+    {"type": "image", "content": "images/g1.png"},
+    {"type": "image", "content": "images/g2.png"},
+]
 PREDICT = {
-    "block_qa": {"questions": [
-        {"subject": "<gen_text1>", "object": "<gen_img1>", "relation": "r", "Question": "Does <gen_text1> fit?"},
-        {"subject": "<gen_img1>", "object": "<gen_img2>", "relation": "r", "Question": "Same person?"},
-        {"subject": "<all>", "object": "<gen_img2>", "relation": "r", "Question": "Skipped: <all> is never mapped"}]},
-    "image_qa": {"questions": [
-        {"image": "<gen_img1>", "Question": "Hands?", "id": 0, "Preliminary": []},
-        {"image": "<gen_img1>", "Question": "Wet hands?", "id": 1, "Preliminary": [0]},
-        {"image": "<gen_img2>", "Question": "Soap?", "id": 2, "Preliminary": []}]},
+    "block_qa": {
+        "questions": [
+            {"subject": "<gen_text1>", "object": "<gen_img1>", "relation": "r", "Question": "Does <gen_text1> fit?"},
+            {"subject": "<gen_img1>", "object": "<gen_img2>", "relation": "r", "Question": "Same person?"},
+            {"subject": "<all>", "object": "<gen_img2>", "relation": "r", "Question": "Skipped: <all> is never mapped"},
+        ]
+    },
+    "image_qa": {
+        "questions": [
+            {"image": "<gen_img1>", "Question": "Hands?", "id": 0, "Preliminary": []},
+            {"image": "<gen_img1>", "Question": "Wet hands?", "id": 1, "Preliminary": [0]},
+            {"image": "<gen_img2>", "Question": "Soap?", "id": 2, "Preliminary": []},
+        ]
+    },
 }
 
 
 def isg_item(traj, sub, blocks):
     events = [ev("answer", {"text": "", "blocks": blocks})] if blocks is not None else []
-    return item({"subcategory": sub, "query": "Show what happens next",
-                 "answer_spec": {"kind": "interleaved", "golden": GOLDEN},
-                 "source_record": {"Query": [{"type": "text", "content": "Show what happens next"}], "predict": PREDICT}},
-                events, traj_id=traj)
+    return item(
+        {
+            "subcategory": sub,
+            "query": "Show what happens next",
+            "answer_spec": {"kind": "interleaved", "golden": GOLDEN},
+            "source_record": {"Query": [{"type": "text", "content": "Show what happens next"}], "predict": PREDICT},
+        },
+        events,
+        traj_id=traj,
+    )
 
 
 def isg_items():
-    good = [{"type": "text", "content": "washing"}, {"type": "image", "asset_id": 21}, {"type": "image", "asset_id": 22}]
-    return [isg_item(1, "Prediction", good), isg_item(2, "HowTo", [{"type": "text", "content": "only text"}]),
-            isg_item(3, "Prediction", None)]
+    good = [
+        {"type": "text", "content": "washing"},
+        {"type": "image", "asset_id": 21},
+        {"type": "image", "asset_id": 22},
+    ]
+    return [
+        isg_item(1, "Prediction", good),
+        isg_item(2, "HowTo", [{"type": "text", "content": "only text"}]),
+        isg_item(3, "Prediction", None),
+    ]
 
 
 def isg_oracle():
-    return DictOracle({
-        ("isg-image", "image:0"): ja(parsed={"Judge": "Yes", "Reason": ""}),
-        ("isg-image", "image:1"): ja(parsed={"Judge": "Yes", "Reason": ""}),
-        ("isg-image", "image:2"): ja(parsed={"Judge": "No", "Reason": ""}),
-        ("isg-block", "block:0:score"): ja(parsed={"Judge": 8}),
-        ("isg-block", "block:0:yes_no"): ja(parsed={"Judge": "Yes"}),
-        ("isg-block", "block:1:score"): ja(parsed={"Judge": "6"}),  # a string score
-        ("isg-block", "block:1:yes_no"): ja(parsed={"Judge": "No"}),
-        ("isg-holistic", "holistic") : ja(score=7.0, parsed={"overall_score": 7}),
-    })
+    return DictOracle(
+        {
+            ("isg-image", "image:0"): ja(parsed={"Judge": "Yes", "Reason": ""}),
+            ("isg-image", "image:1"): ja(parsed={"Judge": "Yes", "Reason": ""}),
+            ("isg-image", "image:2"): ja(parsed={"Judge": "No", "Reason": ""}),
+            ("isg-block", "block:0:score"): ja(parsed={"Judge": 8}),
+            ("isg-block", "block:0:yes_no"): ja(parsed={"Judge": "Yes"}),
+            ("isg-block", "block:1:score"): ja(parsed={"Judge": "6"}),  # a string score
+            ("isg-block", "block:1:yes_no"): ja(parsed={"Judge": "No"}),
+            ("isg-holistic", "holistic"): ja(score=7.0, parsed={"overall_score": 7}),
+        }
+    )
 
 
 def test_isg_faithful_prerequisite_bug_and_block_default() -> None:
@@ -61,7 +85,9 @@ def test_isg_faithful_prerequisite_bug_and_block_default() -> None:
     assert (rows[2]["structure"], rows[2]["image"], rows[2]["block"], rows[2]["holistic"]) == (False, 0.0, 1.0, 7.0)
     assert (rows[3]["image"], rows[3]["block"], rows[3]["holistic"]) == (0.0, 1.0, 1.0)  # no output at all
     tp = out["by_category"]["Temporal Prediction"]
-    assert tp["structure"] == 0.5 and tp["image"] == pytest.approx(1 / 6) and tp["block"] == 1.0 and tp["holistic"] == 4.0
+    assert (
+        tp["structure"] == 0.5 and tp["image"] == pytest.approx(1 / 6) and tp["block"] == 1.0 and tp["holistic"] == 4.0
+    )
     assert out["by_category"]["Image-Text Complementation"]["holistic"] == 7.0
 
 
@@ -78,8 +104,15 @@ def test_isg_unjudged_blocks_default_to_one_and_requests_are_rendered() -> None:
     out = isg.PROFILE.score(isg_items()[:1], ScoreContext(oracle=o))
     assert out["per_item"][0]["block"] == 1.0 and out["per_item"][0]["image"] == 0.0
     parts = sorted(r.target_part for r in o.pending)
-    assert parts == ["block:0:score", "block:0:yes_no", "block:1:score", "block:1:yes_no", "holistic",
-                     "image:0", "image:2"]
+    assert parts == [
+        "block:0:score",
+        "block:0:yes_no",
+        "block:1:score",
+        "block:1:yes_no",
+        "holistic",
+        "image:0",
+        "image:2",
+    ]
     text_image = next(r for r in o.pending if r.target_part == "block:0:score")
     assert text_image.images == (21,) and "washing" in text_image.vars["texts"]
 
@@ -89,29 +122,65 @@ def test_isg_unjudged_blocks_default_to_one_and_requests_are_rendered() -> None:
 
 def vtc_items():
     mcq = {"kind": "mcq", "letter": "B", "options": {"A": "6", "B": "5", "C": "3", "D": "4"}}
-    one = item({"category": "attention", "query": "How many?", "answer_spec": mcq,
-                "source_record": {"model_tools_gt": "[“Crop”, “Flip”, “Resize”, “Sharpen”]"}}, [
-        call("opencv_crop", {"image": "/data/in.jpg", "param": {}}, "1"),
-        res("opencv_crop", "1", "ok\n\nEdited Image Path: /w/a.png"),
-        call("opencv_flip", {"image": "/data/in.jpg", "param": {}}, "2"),
-        res("opencv_flip", "2", "ok\n\nEdited Image Path: /w/b.png"),
-        call("opencv_resize", {"image": "/w/a.png", "param": {}}, "3"),
-        res("opencv_resize", "3", "ok\n\nEdited Image Path: /w/c.png"),
-        answer("B. 5")], traj_id=1)
-    two = item({"category": "ocr", "query": "Read it", "answer_spec": {"kind": "exact", "value": "光陽機車"},
-                "source_record": {"model_tools_gt": '["Crop", "Flip"]'}}, [answer("It says 光陽機車")], traj_id=2)
-    three = item({"category": "attention", "query": "Which?", "answer_spec": {**mcq, "letter": "C"},
-                  "source_record": {"model_tools_gt": '["Crop"]'}}, [
-        call("opencv_crop", {"image": "/data/in.jpg", "param": {}}, "1"),
-        res("opencv_crop", "1", "Edited Image Path: /w/z.png"), answer("I think the answer is C")], traj_id=3)
-    four = item({"category": "counting", "query": "Count", "answer_spec": {"kind": "exact", "value": "12"},
-                 "source_record": {"model_tools_gt": '["Crop", "Binarize"]'}}, [answer("twelve")], traj_id=4)
+    one = item(
+        {
+            "category": "attention",
+            "query": "How many?",
+            "answer_spec": mcq,
+            "source_record": {"model_tools_gt": "[“Crop”, “Flip”, “Resize”, “Sharpen”]"},
+        },
+        [
+            call("opencv_crop", {"image": "/data/in.jpg", "param": {}}, "1"),
+            res("opencv_crop", "1", "ok\n\nEdited Image Path: /w/a.png"),
+            call("opencv_flip", {"image": "/data/in.jpg", "param": {}}, "2"),
+            res("opencv_flip", "2", "ok\n\nEdited Image Path: /w/b.png"),
+            call("opencv_resize", {"image": "/w/a.png", "param": {}}, "3"),
+            res("opencv_resize", "3", "ok\n\nEdited Image Path: /w/c.png"),
+            answer("B. 5"),
+        ],
+        traj_id=1,
+    )
+    two = item(
+        {
+            "category": "ocr",
+            "query": "Read it",
+            "answer_spec": {"kind": "exact", "value": "光陽機車"},
+            "source_record": {"model_tools_gt": '["Crop", "Flip"]'},
+        },
+        [answer("It says 光陽機車")],
+        traj_id=2,
+    )
+    three = item(
+        {
+            "category": "attention",
+            "query": "Which?",
+            "answer_spec": {**mcq, "letter": "C"},
+            "source_record": {"model_tools_gt": '["Crop"]'},
+        },
+        [
+            call("opencv_crop", {"image": "/data/in.jpg", "param": {}}, "1"),
+            res("opencv_crop", "1", "Edited Image Path: /w/z.png"),
+            answer("I think the answer is C"),
+        ],
+        traj_id=3,
+    )
+    four = item(
+        {
+            "category": "counting",
+            "query": "Count",
+            "answer_spec": {"kind": "exact", "value": "12"},
+            "source_record": {"model_tools_gt": '["Crop", "Binarize"]'},
+        },
+        [answer("twelve")],
+        traj_id=4,
+    )
     return [one, two, three, four]
 
 
 def test_vtc_apr_judge_fallback_tcr_mae_efficiency() -> None:
-    o = DictOracle({("vtc-mcq-extract", "answer"): ja("C", parsed={"letters": ["C"]}),
-                    ("vtc-open-judge", "answer"): ja("no")})
+    o = DictOracle(
+        {("vtc-mcq-extract", "answer"): ja("C", parsed={"letters": ["C"]}), ("vtc-open-judge", "answer"): ja("no")}
+    )
     out = vtc.PROFILE.score(vtc_items(), ScoreContext(oracle=o))
     m = out["metrics"]
     assert m["APR"] == 75.0 and m["rule_only_accuracy"] == 50.0
@@ -134,24 +203,42 @@ def test_vtc_without_judges_rule_failures_are_pending() -> None:
 
 
 def plan(tool, k, valid=True):
-    return ev("plan_call", {"tool_name": tool, "description": "d", "params": {}, "raw": "", "valid": valid, "position": k})
+    return ev(
+        "plan_call", {"tool_name": tool, "description": "d", "params": {}, "raw": "", "valid": valid, "position": k}
+    )
 
 
 def test_atp_metrics() -> None:
     gt1 = 'text <tool>{"tool_name": "Reference", "params": {"img_index": 1}}</tool> more <tool>{"tool_name": "Search"}</tool>'
-    one = item({"category": "Recipe", "query": "q1", "source_record": {"gt": gt1}},
-               [plan("Reference", 0), plan("Diffusion", 1), answer("a1")], traj_id=1)
-    two = item({"category": "Travel", "query": "q2", "source_record": {"gt": '<tool>{"tool_name": "Search"}</tool>'}},
-               [plan("Search", 0), answer("a2")], traj_id=2)
-    all_true = {k: True for k in ("necessity", "semantic_position", "structural_integrity", "tool_choice",
-                                  "parameter_accuracy", "format_correctness")}
+    one = item(
+        {"category": "Recipe", "query": "q1", "source_record": {"gt": gt1}},
+        [plan("Reference", 0), plan("Diffusion", 1), answer("a1")],
+        traj_id=1,
+    )
+    two = item(
+        {"category": "Travel", "query": "q2", "source_record": {"gt": '<tool>{"tool_name": "Search"}</tool>'}},
+        [plan("Search", 0), answer("a2")],
+        traj_id=2,
+    )
+    all_true = {
+        k: True
+        for k in (
+            "necessity",
+            "semantic_position",
+            "structural_integrity",
+            "tool_choice",
+            "parameter_accuracy",
+            "format_correctness",
+        )
+    }
 
     class O(DictOracle):
         def ask(self, req):
             key = (req.judge, req.target_part, req.target_id)
             table = {
-                ("atp-precision", "precision", 1): ja(parsed={"calls": [{"index": 0, **all_true},
-                                                                        {"index": 1, **all_true, "necessity": False}]}),
+                ("atp-precision", "precision", 1): ja(
+                    parsed={"calls": [{"index": 0, **all_true}, {"index": 1, **all_true, "necessity": False}]}
+                ),
                 ("atp-recall", "recall", 1): ja(parsed={"missed": [{"where": "x"}], "missed_count": 1}),
                 ("atp-chief", "chief", 1): ja(score=70.0, parsed={"score": 70}),
                 ("atp-precision", "precision", 2): ja(parsed={"calls": [{"index": 0, **all_true}]}),
@@ -172,8 +259,11 @@ def test_atp_metrics() -> None:
 
 
 def test_isg_output_images_come_from_the_answer_event_assets() -> None:
-    blocks = [{"type": "text", "content": "washing"}, {"type": "image", "content": "out/1.png"},
-              {"type": "image", "content": "out/2.png"}]
+    blocks = [
+        {"type": "text", "content": "washing"},
+        {"type": "image", "content": "out/1.png"},
+        {"type": "image", "content": "out/2.png"},
+    ]
     it = isg_item(1, "Prediction", blocks)
     it.events[0]["assets"] = [31, 32]  # what the loader puts there from EventAsset rows
     o = DictOracle({})

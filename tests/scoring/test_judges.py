@@ -24,18 +24,41 @@ def amme_run(engine, blobs, base_url: str):
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "amme-demo", "agentic-mme")
         s.add(ModelEndpoint(name="judge-ep", base_url=base_url, model="judge-model", api_key_env="CM_TEST_JUDGE_KEY"))
-        task = authoring.create_task(s, "amme-demo", "Read the tail registration", source_id="0044",
-                                     answer_spec={"kind": "contains", "value": "JA8089"}, level="1")
-        authoring.add_checkpoint(s, task.id, "V1", axis="V", tools=["crop"], code_check={"verifier": "verify_crop_ast"},
-                                 visual_check={"question": "Is the registration readable?", "expected_answer": "yes"})
-        authoring.add_checkpoint(s, task.id, "S1", axis="S", tools=["google_search"],
-                                 description="Find the operator (expected to find: JAL)")
+        task = authoring.create_task(
+            s,
+            "amme-demo",
+            "Read the tail registration",
+            source_id="0044",
+            answer_spec={"kind": "contains", "value": "JA8089"},
+            level="1",
+        )
+        authoring.add_checkpoint(
+            s,
+            task.id,
+            "V1",
+            axis="V",
+            tools=["crop"],
+            code_check={"verifier": "verify_crop_ast"},
+            visual_check={"question": "Is the registration readable?", "expected_answer": "yes"},
+        )
+        authoring.add_checkpoint(
+            s, task.id, "S1", axis="S", tools=["google_search"], description="Find the operator (expected to find: JAL)"
+        )
         a1, a2 = stored_png(s, blobs, (255, 0, 0)), stored_png(s, blobs, (0, 0, 255))
-        traj = stored_trajectory(s, run, task.id, [
-            call("crop", {"image_index": 0, "bbox_2d": [0, 0, 10, 10]}, "a"), res("crop", "a", asset_ids=[a1]),
-            call("crop", {"image_index": 1, "bbox_2d": [0, 0, 5, 5]}, "b"), res("crop", "b", asset_ids=[a2]),
-            call("google_search", {"query": "JA8089 operator"}, "c"), res("google_search", "c", "JA8089 is flown by JAL"),
-            answer("JA8089, operated by JAL")])
+        traj = stored_trajectory(
+            s,
+            run,
+            task.id,
+            [
+                call("crop", {"image_index": 0, "bbox_2d": [0, 0, 10, 10]}, "a"),
+                res("crop", "a", asset_ids=[a1]),
+                call("crop", {"image_index": 1, "bbox_2d": [0, 0, 5, 5]}, "b"),
+                res("crop", "b", asset_ids=[a2]),
+                call("google_search", {"query": "JA8089 operator"}, "c"),
+                res("google_search", "c", "JA8089 is flown by JAL"),
+                answer("JA8089, operated by JAL"),
+            ],
+        )
         return run.id, traj.id, (a1, a2)
 
 
@@ -90,8 +113,9 @@ def test_malformed_output_is_stored_unparsed_and_counts_as_failed(engine, blobs,
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "vtc-demo", "vtc")
         s.add(ModelEndpoint(name="j", base_url=scripted_openai.base_url, model="m"))
-        task = authoring.create_task(s, "vtc-demo", "What is written?", answer_spec={"kind": "exact", "value": "12"},
-                                     category="ocr")
+        task = authoring.create_task(
+            s, "vtc-demo", "What is written?", answer_spec={"kind": "exact", "value": "12"}, category="ocr"
+        )
         stored_trajectory(s, run, task.id, [answer("twelve")])
         run_id = run.id
     scripted_openai.push(*[text("I am not sure, maybe")] * 5)
@@ -150,7 +174,9 @@ def test_cli_score_judge_report(engine, db_path, blobs, scripted_openai, monkeyp
     data = json.loads(out.output)
     assert data["mode"] == "faithful" and data["profile"] == "agentic-mme" and data["pending_judgements"] == 2
     scripted_openai.push(text("yes"), text("yes"))
-    out = runner.invoke(cli, ["--db", str(db_path), "judge", str(run_id), "--judge", "amme-visual", "--endpoint", "judge-ep"])
+    out = runner.invoke(
+        cli, ["--db", str(db_path), "judge", str(run_id), "--judge", "amme-visual", "--endpoint", "judge-ep"]
+    )
     assert out.exit_code == 0, out.output
     assert "1 verdict(s) stored" in out.output  # any-pass stops at the first image that passes
     out = runner.invoke(cli, ["--db", str(db_path), "score", str(run_id), "--mode", "fixed"])
@@ -168,29 +194,47 @@ def atp_run(engine, base_url: str) -> int:
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "atp-demo", "atp", mode="plan")
         s.add(ModelEndpoint(name="judge-ep", base_url=base_url, model="judge-model", api_key_env="CM_TEST_JUDGE_KEY"))
-        task = authoring.create_task(s, "atp-demo", "Show how to fold a paper crane", source_id="q1",
-                                     category="craft")
-        stored_trajectory(s, run, task.id, [
-            {"kind": "plan_call", "payload": {"tool_name": "Search", "arguments": {"query": "paper crane"}}},
-            answer('Fold the square. <tool>{"tool_name": "Search", "query": "paper crane"}</tool>')])
+        task = authoring.create_task(s, "atp-demo", "Show how to fold a paper crane", source_id="q1", category="craft")
+        stored_trajectory(
+            s,
+            run,
+            task.id,
+            [
+                {"kind": "plan_call", "payload": {"tool_name": "Search", "arguments": {"query": "paper crane"}}},
+                answer('Fold the square. <tool>{"tool_name": "Search", "query": "paper crane"}</tool>'),
+            ],
+        )
         return run.id
 
 
-def test_cli_atp_chief_sees_the_inspectors_verdicts_so_final_score_is_computed(engine, db_path, scripted_openai,
-                                                                               monkeypatch) -> None:
+def test_cli_atp_chief_sees_the_inspectors_verdicts_so_final_score_is_computed(
+    engine, db_path, scripted_openai, monkeypatch
+) -> None:
     from tui.cli import cli
 
     monkeypatch.setenv("CM_TEST_JUDGE_KEY", "k")
     run_id = atp_run(engine, scripted_openai.base_url)
     runner = CliRunner()
-    checks = {k: True for k in ("necessity", "semantic_position", "structural_integrity", "tool_choice",
-                                "parameter_accuracy", "format_correctness")}
-    scripted_openai.push(text(json.dumps({"calls": [{"index": 0, **checks}]})),
-                         text(json.dumps({"missed": [], "missed_count": 0})),
-                         text(json.dumps({"score": 72, "tier": "good but flawed", "rationale": "fine"})))
+    checks = {
+        k: True
+        for k in (
+            "necessity",
+            "semantic_position",
+            "structural_integrity",
+            "tool_choice",
+            "parameter_accuracy",
+            "format_correctness",
+        )
+    }
+    scripted_openai.push(
+        text(json.dumps({"calls": [{"index": 0, **checks}]})),
+        text(json.dumps({"missed": [], "missed_count": 0})),
+        text(json.dumps({"score": 72, "tier": "good but flawed", "rationale": "fine"})),
+    )
     for judge in ("atp-precision", "atp-recall", "atp-chief"):
-        out = runner.invoke(cli, ["--db", str(db_path), "judge", str(run_id), "--judge", judge,
-                                  "--endpoint", "judge-ep", "--json"])
+        out = runner.invoke(
+            cli, ["--db", str(db_path), "judge", str(run_id), "--judge", judge, "--endpoint", "judge-ep", "--json"]
+        )
         assert out.exit_code == 0, out.output
         assert json.loads(out.output)["verdicts"] == 1, (judge, out.output)
     chief_prompt = "".join(p.get("text", "") for p in scripted_openai.chat_requests()[2].messages[0]["content"])

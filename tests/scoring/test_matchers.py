@@ -66,20 +66,25 @@ def test_amme_answer_check_types() -> None:
     assert not amme_check_answer({"match_type": "contains", "target": "Paris"}, "paris")  # case-sensitive
     assert amme_check_answer({"match_type": "string", "target": "Paris France"}, "paris")
     assert amme_check_answer({"match_type": "numeric", "target": "3.5", "tolerance": 0.2}, "3.6")
-    assert amme_check_answer({"match_type": "keyword_inclusion", "keywords": ["red", "car", "x"], "min_matches": 2},
-                             "A RED car")
-    assert amme_check_answer({"match_type": "extraction_match", "targets": [{"value": 12, "tolerance": 0.5},
-                                                                            {"value": 3}]}, "12.4 and 3")
+    assert amme_check_answer(
+        {"match_type": "keyword_inclusion", "keywords": ["red", "car", "x"], "min_matches": 2}, "A RED car"
+    )
+    assert amme_check_answer(
+        {"match_type": "extraction_match", "targets": [{"value": 12, "tolerance": 0.5}, {"value": 3}]}, "12.4 and 3"
+    )
     assert not amme_check_answer({"match_type": "extraction_match", "targets": []}, "1")
     assert amme_check_answer({"match_type": "whatever", "target": "Bo"}, "bob")
 
 
-@pytest.mark.parametrize("answer,ok", [
-    ("The answer is 1.", True),
-    ("In 2017 there were 2 cars", False),
-    ("Founded 2017. Final answer: 1", True),
-    ("1", True),
-])
+@pytest.mark.parametrize(
+    "answer,ok",
+    [
+        ("The answer is 1.", True),
+        ("In 2017 there were 2 cars", False),
+        ("Founded 2017. Final answer: 1", True),
+        ("1", True),
+    ],
+)
 def test_amme_final_answer_two_char_numeric_rule(answer: str, ok: bool) -> None:
     assert amme_final_answer_correct({"value": "1", "match_type": "contains"}, answer) is ok
 

@@ -23,7 +23,7 @@ from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.support.scripted_openai import text
 
 SCORER = "eval/eval/VLMEvalKit/vlmeval/dataset/image_vqa.py"
-FIXTURE = '''raise SystemExit("this file is read, never run")
+FIXTURE = """raise SystemExit("this file is read, never run")
 
 
 class VTCBenchDataset:
@@ -42,7 +42,7 @@ class VTCBenchDataset:
                         "Truth: {}\\n" + "Guess: {}\\n"
                     )
         return None
-'''
+"""
 
 
 def checkout(root: Path, body: str = FIXTURE, git: bool = True) -> Path:
@@ -62,8 +62,14 @@ def cli(db: Path, *args: str):
 
 def test_prompts_are_read_by_file_and_variable_without_running_the_file(tmp_path: Path) -> None:
     root = checkout(tmp_path / "ref", git=False)
-    src = PromptSource("vtc-open-judge", SCORER, "VTCBenchDataset.evaluate.VTCBench_auxeval", "tmpl",
-                       ("answer", "prediction"), occurrence=1)
+    src = PromptSource(
+        "vtc-open-judge",
+        SCORER,
+        "VTCBenchDataset.evaluate.VTCBench_auxeval",
+        "tmpl",
+        ("answer", "prediction"),
+        occurrence=1,
+    )
     raw = read_prompt(root, src)
     assert raw.startswith("Our yes/no check") and raw.endswith("Guess: {}\n")
     assert to_template_text(raw, src) == "Our yes/no check, {braces} kept.\nTruth: {{answer}}\nGuess: {{prediction}}\n"
@@ -73,12 +79,15 @@ def test_prompts_are_read_by_file_and_variable_without_running_the_file(tmp_path
         read_prompt(root, PromptSource("x", SCORER, "Nope", "tmpl", ()))
 
 
-def test_import_prompts_then_faithful_judging_uses_them(tmp_path: Path, engine, blobs, scripted_openai,
-                                                         monkeypatch) -> None:
+def test_import_prompts_then_faithful_judging_uses_them(
+    tmp_path: Path, engine, blobs, scripted_openai, monkeypatch
+) -> None:
     monkeypatch.setenv("CM_TEST_JUDGE_KEY", "k")
     db = Path(str(engine.url.database))
     root = checkout(tmp_path / "ref")
-    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     out = cli(db, "judges", "import-prompts", "vtc", str(root))
     assert out.exit_code == 0, out.output
     assert f"vtc-open-judge.vref1: imported from {SCORER}" in out.output and commit[:12] in out.output
@@ -87,16 +96,16 @@ def test_import_prompts_then_faithful_judging_uses_them(tmp_path: Path, engine, 
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "vtc-demo", "vtc")
         s.add(ModelEndpoint(name="j", base_url=scripted_openai.base_url, model="m", api_key_env="CM_TEST_JUDGE_KEY"))
-        task = authoring.create_task(s, "vtc-demo", "What is written?", answer_spec={"kind": "exact", "value": "12"},
-                                     category="ocr")
+        task = authoring.create_task(
+            s, "vtc-demo", "What is written?", answer_spec={"kind": "exact", "value": "12"}, category="ocr"
+        )
         stored_trajectory(s, run, task.id, [answer("twelve")])
         run_id = run.id
     scripted_openai.push(text("yes"))
     stats = judge_run(engine, blobs, run_id, "vtc-open-judge", "j")
     assert "vtc-open-judge.vref1" in stats["template"]
     request = scripted_openai.chat_requests()[0]
-    assert request.messages[-1]["content"][-1]["text"] == \
-        "Our yes/no check, {braces} kept.\nTruth: 12\nGuess: twelve\n"
+    assert request.messages[-1]["content"][-1]["text"] == "Our yes/no check, {braces} kept.\nTruth: 12\nGuess: twelve\n"
     assert request.json["max_tokens"] == 128
     res = score_run(engine, run_id, write=False)
     assert res["metrics"]["APR"] == 100.0
@@ -136,14 +145,23 @@ def test_isg_and_agentic_mme_prompts(tmp_path: Path, engine) -> None:
     isg.write_text('_OTHER = "x"\n_DSG_PROMPT = """Our image check.\nReply {{"Judge": "Yes"}}\nQ: {question}\n"""\n')
     amme = tmp_path / "amme" / "evaluation" / "eval_runs_search.py"
     amme.parent.mkdir(parents=True)
-    amme.write_text("def run_visual_judge(client, judge_model, question, image_path):\n"
-                    "    sys_prompt = 'Our visual system prompt.'\n    return None\n")
+    amme.write_text(
+        "def run_visual_judge(client, judge_model, question, image_path):\n"
+        "    sys_prompt = 'Our visual system prompt.'\n    return None\n"
+    )
     assert cli(db, "judges", "import-prompts", "isg", str(tmp_path / "isg")).exit_code == 0
     assert cli(db, "judges", "import-prompts", "agentic-mme", str(tmp_path / "amme")).exit_code == 0
     with session_scope(read_only(engine)) as s:
         msgs = render(template_for(s, "isg-image"), {"question": "Is it blue?"}, ["img"])
-        assert msgs == [{"role": "user", "content": [{"type": "image", "ref": "img"}, {
-            "type": "text", "text": 'Our image check.\nReply {"Judge": "Yes"}\nQ: Is it blue?\n'}]}]
+        assert msgs == [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "ref": "img"},
+                    {"type": "text", "text": 'Our image check.\nReply {"Judge": "Yes"}\nQ: Is it blue?\n'},
+                ],
+            }
+        ]
         msgs = render(template_for(s, "amme-visual"), {"question": "Is it blue?"}, ["img"])
         assert msgs[0] == {"role": "system", "content": "Our visual system prompt."}
         assert msgs[1]["content"] == [{"type": "image", "ref": "img"}, {"type": "text", "text": "Is it blue?"}]

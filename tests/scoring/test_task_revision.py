@@ -19,10 +19,12 @@ def test_editing_the_query_after_a_judged_run_keeps_its_score(engine, blobs, scr
         run = stored_run(s, "vtc-demo", "vtc")
         s.add(ModelEndpoint(name="j", base_url=scripted_openai.base_url, model="m"))
         ids = []
-        for _n, (query, gold, said) in enumerate([("What is written?", "12", "twelve"),
-                                                 ("How many dots?", "3", "five")]):
-            task = authoring.create_task(s, "vtc-demo", query, answer_spec={"kind": "exact", "value": gold},
-                                         category="ocr")
+        for _n, (query, gold, said) in enumerate(
+            [("What is written?", "12", "twelve"), ("How many dots?", "3", "five")]
+        ):
+            task = authoring.create_task(
+                s, "vtc-demo", query, answer_spec={"kind": "exact", "value": gold}, category="ocr"
+            )
             stored_trajectory(s, run, task.id, [answer(said)]).task_revision = task.revision
             ids.append(task.id)
         run_id = run.id

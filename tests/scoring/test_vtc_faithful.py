@@ -12,13 +12,30 @@ GT = "VTC-Bench_GTToolChain.tsv"
 
 
 def vtc_item(row: dict[str, str], prediction: object, traj_id: int = 1):
-    full = {"index": "1", "id": "t1", "category": "color", "question": "Which one?", "A": "", "B": "", "C": "",
-            "D": "", **row}
+    full = {
+        "index": "1",
+        "id": "t1",
+        "category": "color",
+        "question": "Which one?",
+        "A": "",
+        "B": "",
+        "C": "",
+        "D": "",
+        **row,
+    }
     native = {"result": {"item_id": full["id"], "agent_answer": prediction}}
     text = prediction if isinstance(prediction, str) else str(prediction)
-    return item({"source_id": full["id"], "source_record": {GT: full}, "category": full["category"],
-                 "answer_spec": {"kind": "exact", "value": full["answer"]}},
-                [answer(text)], traj_id=traj_id, trajectory={"id": traj_id, "native": native})
+    return item(
+        {
+            "source_id": full["id"],
+            "source_record": {GT: full},
+            "category": full["category"],
+            "answer_spec": {"kind": "exact", "value": full["answer"]},
+        },
+        [answer(text)],
+        traj_id=traj_id,
+        trajectory={"id": traj_id, "native": native},
+    )
 
 
 def score(items, mode="faithful", oracle=None):
@@ -70,20 +87,27 @@ def test_mcq_judge_reply_acceptance_and_retry() -> None:
     assert oracle.pending[0].target_part == "answer#try2" and dict(oracle.pending[0].params) == {"temperature": 0.1}
     # A reply of upper-case letters is read; letters beyond D count (up to G and more): "C" hits, "G" misses.
     for reply, final in (("C", 1.0), ("G", 0.0), ("CA", 0.0)):
-        oracle = DictOracle({("vtc-mcq-extract", "answer"): ja("x", raw="A."),
-                             ("vtc-mcq-extract", "answer#try2"): ja("x", raw=reply)})
+        oracle = DictOracle(
+            {("vtc-mcq-extract", "answer"): ja("x", raw="A."), ("vtc-mcq-extract", "answer#try2"): ja("x", raw=reply)}
+        )
         assert score([it], oracle=oracle)["per_item"][0]["final"] == final, reply
 
 
 def test_yes_no_reply_acceptance() -> None:
     it = vtc_item({"answer": "Paris"}, "the capital")
     for replies, final in ((["Yes."] * 5, 0.0), (["Yes.", " yes "], 1.0), (["YES"], 1.0), (["no"], 0.0)):
-        answers = {("vtc-open-judge", "answer" if n == 0 else f"answer#try{n + 1}"): ja("x", raw=r)
-                   for n, r in enumerate(replies)}
+        answers = {
+            ("vtc-open-judge", "answer" if n == 0 else f"answer#try{n + 1}"): ja("x", raw=r)
+            for n, r in enumerate(replies)
+        }
         got = score([it], oracle=DictOracle(answers))["per_item"][0]
         assert got["final"] == final, replies
-    got = score([it], oracle=DictOracle({("vtc-open-judge", "answer" if n == 0 else f"answer#try{n + 1}"):
-                                         ja("x", raw="Yes.") for n in range(5)}))["per_item"][0]
+    got = score(
+        [it],
+        oracle=DictOracle(
+            {("vtc-open-judge", "answer" if n == 0 else f"answer#try{n + 1}"): ja("x", raw="Yes.") for n in range(5)}
+        ),
+    )["per_item"][0]
     assert got["judge"]["tries"] == 5 and "failed" in got["judge"]
 
 
@@ -98,8 +122,24 @@ def test_mcq_judge_prompt_lists_options_as_the_reference_does() -> None:
 
 
 def test_round_trip_cells() -> None:
-    col = read_xlsx_column(["=1+1", "{=A1}", "", None, "NA", "None", "x" * 40000, "a\x01b", "mailto:me@x.org",
-                            "internal:Sheet1!A1", "http://" + "a" * 2100, 3.0, True, "keep"])
+    col = read_xlsx_column(
+        [
+            "=1+1",
+            "{=A1}",
+            "",
+            None,
+            "NA",
+            "None",
+            "x" * 40000,
+            "a\x01b",
+            "mailto:me@x.org",
+            "internal:Sheet1!A1",
+            "http://" + "a" * 2100,
+            3.0,
+            True,
+            "keep",
+        ]
+    )
     assert col[:6] == [0, 0, None, None, None, None]
     assert len(col[6]) == 32767 and col[7] == "a_x0001_b" and col[8] == "me@x.org" and col[9] == "Sheet1!A1"
     assert col[10] is None and col[11] == 3 and col[12] is True and col[13] == "keep"
@@ -108,10 +148,12 @@ def test_round_trip_cells() -> None:
 
 
 def test_faithful_reproduces_the_round_trip_and_fixed_does_not() -> None:
-    items = [vtc_item({"id": "f", "answer": "0"}, "=SUM(A1:A2)", 1),
-             vtc_item({"id": "long", "answer": "END"}, "x" * 40000 + "END", 2),
-             vtc_item({"id": "empty", "answer": "NA"}, "", 3),
-             vtc_item({"id": "num", "answer": "3"}, 3.0, 4)]
+    items = [
+        vtc_item({"id": "f", "answer": "0"}, "=SUM(A1:A2)", 1),
+        vtc_item({"id": "long", "answer": "END"}, "x" * 40000 + "END", 2),
+        vtc_item({"id": "empty", "answer": "NA"}, "", 3),
+        vtc_item({"id": "num", "answer": "3"}, 3.0, 4),
+    ]
     faithful = [r["rule"] for r in score(items)["per_item"]]
     fixed = [r["rule"] for r in score(items, "fixed")["per_item"]]
     assert faithful == [1.0, 0.0, 1.0, 1.0]
@@ -136,8 +178,9 @@ def test_fixed_mode_does_the_math_check_and_names_its_corrections() -> None:
 def test_fixed_mode_reads_judge_letters_leniently_and_maps_option_text() -> None:
     row = {"answer": "triangle", "A": "circle", "B": "triangle", "C": "square", "D": "star"}
     it = vtc_item(row, "my pick is the three-sided one")
-    fixed = score([it], "fixed", DictOracle({("vtc-mcq-extract", "answer"): ja("B", parsed={"letters": ["B"]},
-                                                                             raw="B.")}))
+    fixed = score(
+        [it], "fixed", DictOracle({("vtc-mcq-extract", "answer"): ja("B", parsed={"letters": ["B"]}, raw="B.")})
+    )
     assert fixed["per_item"][0]["final"] == 1.0
     assert fixed["corrections"] == sorted(["vtc-no-sheet-round-trip", "vtc-math-verify", "vtc-judge-letters"])
     # Faithful: "B." is not read; and even "B" would not equal the text answer's letters.

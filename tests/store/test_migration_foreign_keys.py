@@ -44,13 +44,19 @@ def engine_with_a_task(tmp_path: Path) -> Engine:
     eng = make_engine(tmp_path / "fk.db")
     upgrade(eng)
     with eng.begin() as conn:
-        conn.execute(sa.text(
-            "INSERT INTO benchmark (id, name, source_format, settings, created_at) "
-            "VALUES (1, 'b', 'gta', '{}', '2026-01-01')"))
-        conn.execute(sa.text(
-            "INSERT INTO task (id, benchmark_id, source_id, query, answer_spec, status, revision, tools_offered, "
-            "meta, created_at, updated_at) VALUES (7, 1, 's1', 'q?', '{}', 'draft', 1, '[]', '{}', "
-            "'2026-01-01', '2026-01-01')"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO benchmark (id, name, source_format, settings, created_at) "
+                "VALUES (1, 'b', 'gta', '{}', '2026-01-01')"
+            )
+        )
+        conn.execute(
+            sa.text(
+                "INSERT INTO task (id, benchmark_id, source_id, query, answer_spec, status, revision, tools_offered, "
+                "meta, created_at, updated_at) VALUES (7, 1, 's1', 'q?', '{}', 'draft', 1, '[]', '{}', "
+                "'2026-01-01', '2026-01-01')"
+            )
+        )
     return eng
 
 
@@ -69,7 +75,8 @@ def _with_extra_migration(monkeypatch: pytest.MonkeyPatch, folder: Path, head: s
 
 
 def test_a_migration_can_rebuild_a_referenced_table_on_sqlite(
-        engine_with_a_task: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine_with_a_task: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     eng = engine_with_a_task
     _with_extra_migration(monkeypatch, tmp_path / "versions", head_revision(eng))
 
@@ -92,8 +99,11 @@ def test_foreign_keys_are_enforced_again_after_any_migration(tmp_path: Path) -> 
         conn.rollback()
         with pytest.raises(sa.exc.IntegrityError):
             with conn.begin():
-                conn.execute(sa.text(
-                    "INSERT INTO task (benchmark_id, source_id, query, answer_spec, status, revision, "
-                    "tools_offered, meta, created_at, updated_at) VALUES (999, 's', 'q', '{}', 'draft', 1, '[]', "
-                    "'{}', '2026-01-01', '2026-01-01')"))
+                conn.execute(
+                    sa.text(
+                        "INSERT INTO task (benchmark_id, source_id, query, answer_spec, status, revision, "
+                        "tools_offered, meta, created_at, updated_at) VALUES (999, 's', 'q', '{}', 'draft', 1, '[]', "
+                        "'{}', '2026-01-01', '2026-01-01')"
+                    )
+                )
     eng.dispose()

@@ -46,4 +46,3 @@ def test_revision_check_agrees_with_alembic(any_url):
     with eng.connect() as conn:
         assert current_revision(eng) == MigrationContext.configure(conn).get_current_revision() == head_revision(eng)
     eng.dispose()
-

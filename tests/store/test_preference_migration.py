@@ -21,8 +21,10 @@ ROWS = [
     "VALUES (2, 1, 'model', 'atomic', '{}', 1, 'done', '{}', '2026-01-01')",
     "INSERT INTO annotator (id, name, role, created_at) VALUES (1, 'ann', 'annotator', '2026-01-01')",
 ]
-PREFERENCE = ("INSERT INTO preference (annotator_id, task_id, run_a_id, run_b_id, shown_left_run_id, choice, "
-              "revision, created_at, updated_at) VALUES (1, 7, 1, 2, 2, 'tie', 1, '2026-01-01', '2026-01-01')")
+PREFERENCE = (
+    "INSERT INTO preference (annotator_id, task_id, run_a_id, run_b_id, shown_left_run_id, choice, "
+    "revision, created_at, updated_at) VALUES (1, 7, 1, 2, 2, 'tie', 1, '2026-01-01', '2026-01-01')"
+)
 
 
 def test_preferences_up_and_down(any_url: str) -> None:
@@ -31,7 +33,7 @@ def test_preferences_up_and_down(any_url: str) -> None:
     with eng.begin() as conn:
         for sql in ROWS:
             conn.execute(sa.text(sql))
-    assert upgrade(eng) == "0006_preferences"
+    assert upgrade(eng, "0006_preferences") == "0006_preferences"
     with eng.begin() as conn:
         conn.execute(sa.text(PREFERENCE))
     with pytest.raises(IntegrityError), eng.begin() as conn:  # one judgement per person, task and pair

@@ -13,8 +13,14 @@ def test_storable_escapes_surrogates_everywhere_and_nul_only_when_asked() -> Non
     value = {"a\ud800": ["x\udfff", {"k": "n\x00"}], "n": float("nan"), "s": {2, 1}, 3: (1, b"z")}
     out, notes = storable(value, nul=True)
     assert out == {"a\\ud800": ["x\\udfff", {"k": "n\\u0000"}], "n": "nan", "s": [1, 2], "3": [1, "b'z'"]}
-    assert notes == ["NUL escaped", "bytes stored as text", "int key stored as text", "lone surrogate escaped",
-                     "non-finite number stored as text", "set stored as a list"]
+    assert notes == [
+        "NUL escaped",
+        "bytes stored as text",
+        "int key stored as text",
+        "lone surrogate escaped",
+        "non-finite number stored as text",
+        "set stored as a list",
+    ]
     assert storable("n\x00", nul=False) == ("n\x00", [])
     assert storable({"plain": [1, 2.5, None, True]}) == ({"plain": [1, 2.5, None, True]}, [])
 

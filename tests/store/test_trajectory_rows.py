@@ -16,8 +16,10 @@ from store.models import Trajectory
 def test_one_pending_row_per_task_and_a_second_call_keeps_them(any_engine: Engine) -> None:
     with session_scope(any_engine, "tester") as s:
         authoring.ensure_benchmark(s, "bench", tool_set="agentic-mme")
-        task_ids = [authoring.create_task(s, "bench", f"question {i}", answer_spec={"kind": "contains", "value": "x"}).id
-                    for i in range(5)]
+        task_ids = [
+            authoring.create_task(s, "bench", f"question {i}", answer_spec={"kind": "contains", "value": "x"}).id
+            for i in range(5)
+        ]
         add_endpoint(s, "local", "http://127.0.0.1:9/v1", "model")
         run_id = create_run(s, RunSpec("bench", "local", "atomic")).id
     with session_scope(any_engine, "tester") as s:
@@ -28,4 +30,5 @@ def test_one_pending_row_per_task_and_a_second_call_keeps_them(any_engine: Engin
     with session_scope(any_engine) as s:
         rows = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
         assert [(r.id, r.task_id, r.status, r.task_revision, r.usage, r.native) for r in rows] == [
-            (every[t], t, "pending", 1, {}, None) for t in task_ids]
+            (every[t], t, "pending", 1, {}, None) for t in task_ids
+        ]

@@ -51,8 +51,17 @@ class ThrowawayCluster:
     def start(self) -> str:
         data = self.root / "data"
         self._run("initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
-        self._run("pg_ctl", "-D", str(data), "-l", str(self.root / "pg.log"), "-w", "-o",
-                  f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(data),
+            "-l",
+            str(self.root / "pg.log"),
+            "-w",
+            "-o",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
+        )
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
 
     def stop(self) -> None:
@@ -65,7 +74,6 @@ class ThrowawayCluster:
         import psycopg
 
         name = f"t_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres", autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{name}"

@@ -21,7 +21,9 @@ import termios
 import time
 from typing import Sequence
 
-ESCAPES = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|_[^\x1b]*\x1b\\|P[^\x1b]*\x1b\\|[@-Z\\-_])")
+ESCAPES = re.compile(
+    rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|_[^\x1b]*\x1b\\|P[^\x1b]*\x1b\\|[@-Z\\-_])"
+)
 DEVICE_ATTRIBUTES_QUERY = b"\x1b[c"
 CELL_SIZE_QUERY = b"\x1b[16t"
 XTERM_ATTRIBUTES = b"\x1b[?62;22c"  # a VT220-class terminal with colour and no Sixel (like xterm)
@@ -43,10 +45,18 @@ def pty_or_skip() -> None:
 class PtyTerminal:
     """One process on a pty of a fixed size; ``wait_for`` returns when a pattern is on screen."""
 
-    def __init__(self, argv: Sequence[str], *, size: tuple[int, int] = (140, 44),
-                 env: dict[str, str] | None = None, device_attributes: bytes | None = XTERM_ATTRIBUTES,
-                 kitty_graphics: bool = False, pixels: bool = True, cell_size: tuple[int, int] = (10, 20),
-                 cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        size: tuple[int, int] = (140, 44),
+        env: dict[str, str] | None = None,
+        device_attributes: bytes | None = XTERM_ATTRIBUTES,
+        kitty_graphics: bool = False,
+        pixels: bool = True,
+        cell_size: tuple[int, int] = (10, 20),
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> None:
         """``device_attributes``: the answer to ``ESC [ c`` (None: stay silent); ``kitty_graphics``:
         answer kitty's graphics query with OK; ``pixels``: report the window size in pixels in the
         kernel's window size (else only the ``ESC [ 16 t`` answer tells the ``cell_size``)."""
@@ -58,8 +68,16 @@ class PtyTerminal:
         self.kitty_graphics = kitty_graphics
         self.cell_size = cell_size
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, close_fds=True,
-                                     start_new_session=True, env=env, cwd=cwd)
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            close_fds=True,
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
+        )
         os.close(slave)
         self.master = master
         self.raw = bytearray()
@@ -104,8 +122,7 @@ class PtyTerminal:
         while not rx.search(self.text, self._seen):
             left = deadline - time.perf_counter()
             if left <= 0:
-                raise TimeoutError(f"{pattern!r} did not appear within {timeout} s; last output:\n"
-                                   + self.text[-1500:])
+                raise TimeoutError(f"{pattern!r} did not appear within {timeout} s; last output:\n" + self.text[-1500:])
             self._pump(min(left, 0.05))
         found = time.perf_counter()
         self._seen = len(self.text)

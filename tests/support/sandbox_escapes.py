@@ -12,7 +12,7 @@ from __future__ import annotations
 
 CANARY = "canary-sk-5f1d2c9e8b7a"
 
-_ATTACK = r'''
+_ATTACK = r"""
 import builtins, gc, os, socket, sys, types
 LOG = []
 def note(*a):
@@ -77,9 +77,9 @@ try:
 except Exception as e:
     note("no shell", type(e).__name__)
 REPORT = "\n".join(LOG)
-'''
+"""
 
-_DETACH = r'''
+_DETACH = r"""
 import os, sys, time
 if os.fork() == 0:
     os.setsid()
@@ -87,7 +87,7 @@ if os.fork() == 0:
         os.execv("/bin/sh", ["/bin/sh", "-c", "sleep 120; : MARKER"])
     os._exit(0)
 time.sleep(0.5)
-'''
+"""
 
 
 def attack(port: int, outside: str, host_file: str) -> str:
@@ -116,7 +116,7 @@ def surviving(marker: str) -> list[int]:
     return found
 
 
-BYPASS = r'''
+BYPASS = r"""
 import gc, types
 for _obj in gc.get_objects():
     if isinstance(_obj, types.FunctionType) and _obj.__closure__:
@@ -129,7 +129,7 @@ for _obj in gc.get_objects():
                 _value.clear()
             if _obj.__name__ == "check_path" and isinstance(_value, str) and _value.startswith("/"):
                 _cell.cell_contents = "/"
-'''
+"""
 """The gc/closure trick alone: empties the guard's block list and widens its folder to ``/`` (enough to
 fork, symlink and open anything as far as the in-process guard is concerned)."""
 

@@ -88,27 +88,38 @@ class Request:
         return urls
 
 
-def text(content: str, *, reasoning: str | None = None, delay: float = 0.0,
-         usage: dict[str, int] | None = None, finish_reason: str = "stop") -> Reply:
+def text(
+    content: str,
+    *,
+    reasoning: str | None = None,
+    delay: float = 0.0,
+    usage: dict[str, int] | None = None,
+    finish_reason: str = "stop",
+) -> Reply:
     return Reply(content=content, reasoning=reasoning, delay=delay, usage=usage, finish_reason=finish_reason)
 
 
-def tool_calls(*calls: tuple[str, Any], content: str | None = None, delay: float = 0.0,
-               usage: dict[str, int] | None = None) -> Reply:
+def tool_calls(
+    *calls: tuple[str, Any], content: str | None = None, delay: float = 0.0, usage: dict[str, int] | None = None
+) -> Reply:
     """Native tool calls; each ``(name, args)`` with args a dict (JSON-encoded) or a raw string."""
     out = []
     for i, (name, args) in enumerate(calls):
         arguments = args if isinstance(args, str) else json.dumps(args)
-        out.append({"id": f"call_{i}_{name}", "type": "function",
-                    "function": {"name": name, "arguments": arguments}})
+        out.append({"id": f"call_{i}_{name}", "type": "function", "function": {"name": name, "arguments": arguments}})
     return Reply(content=content, tool_calls=out, delay=delay, usage=usage, finish_reason="tool_calls")
 
 
-def error(status: int, message: str = "scripted error", *, retry_after: float | None = None,
-          delay: float = 0.0) -> Reply:
+def error(
+    status: int, message: str = "scripted error", *, retry_after: float | None = None, delay: float = 0.0
+) -> Reply:
     headers = {"retry-after": str(retry_after)} if retry_after is not None else {}
-    return Reply(status=status, delay=delay, headers=headers,
-                 body={"error": {"message": message, "type": "scripted", "code": status}})
+    return Reply(
+        status=status,
+        delay=delay,
+        headers=headers,
+        body={"error": {"message": message, "type": "scripted", "code": status}},
+    )
 
 
 def raw(status: int, body: Any, *, delay: float = 0.0) -> Reply:
@@ -229,24 +240,34 @@ class ScriptedOpenAI:
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
         prompt_tokens = max(1, request.size // 4)
-        completion_tokens = max(1, len(reply.content or "") // 4
-                                + sum(len(c["function"]["arguments"]) // 4 for c in reply.tool_calls))
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                 "total_tokens": prompt_tokens + completion_tokens}
+        completion_tokens = max(
+            1, len(reply.content or "") // 4 + sum(len(c["function"]["arguments"]) // 4 for c in reply.tool_calls)
+        )
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         usage.update(reply.usage or {})
         return {
             "id": f"chatcmpl-scripted-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": (request.json or {}).get("model", self.model),
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"),
+                }
+            ],
             "usage": usage,
         }
 
     def _record(self, http: web.Request, body: Any, size: int = 0) -> Request:
-        req = Request(http.method, http.path_qs, {k.lower(): v for k, v in http.headers.items()}, body, time.time(),
-                      size)
+        req = Request(
+            http.method, http.path_qs, {k.lower(): v for k, v in http.headers.items()}, body, time.time(), size
+        )
         with self._lock:
             self.requests.append(req)
         return req
@@ -257,8 +278,13 @@ class ScriptedOpenAI:
         if http.method == "GET":
             self._record(http, None)
             if path.endswith("/models"):
-                return _response(200, {"object": "list", "data": [{"id": self.model, "object": "model",
-                                                                   "created": 0, "owned_by": "chainmark-tests"}]})
+                return _response(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "chainmark-tests"}],
+                    },
+                )
             return _response(404, {"error": {"message": f"no route {http.path_qs}"}})
         if http.method != "POST":
             return _response(501, {"error": {"message": f"unsupported method {http.method}"}})

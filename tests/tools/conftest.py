@@ -57,8 +57,13 @@ SEARCH_PAYLOAD = {
     "searchParameters": {"q": "fish oil softgels", "type": "search"},
     "answerBox": {"title": "Nature Made Fish Oil", "snippet": "1200 mg, 290 softgels per bottle"},
     "organic": [
-        {"title": "Fish Oil 1200 mg", "link": "https://example.org/a", "snippet": "290 softgels", "position": 1,
-         "sitelinks": [{"title": "ignored"}]},
+        {
+            "title": "Fish Oil 1200 mg",
+            "link": "https://example.org/a",
+            "snippet": "290 softgels",
+            "position": 1,
+            "sitelinks": [{"title": "ignored"}],
+        },
         {"title": "Omega-3 guide", "link": "https://example.org/b", "snippet": "How much per day", "position": 2},
     ],
 }
@@ -82,8 +87,12 @@ def server() -> Iterator[ScriptedServer]:
         def do_GET(self) -> None:  # noqa: N802
             state.requests.append({"method": "GET", "path": self.path, "headers": dict(self.headers)})
             if self.path.startswith("/page"):
-                self._reply(200, b"<html><head><script>var x=1;</script><title>t</title></head><body>"
-                                 b"<h1>Fish oil</h1><p>Take one softgel&nbsp;daily.</p></body></html>", "text/html")
+                self._reply(
+                    200,
+                    b"<html><head><script>var x=1;</script><title>t</title></head><body>"
+                    b"<h1>Fish oil</h1><p>Take one softgel&nbsp;daily.</p></body></html>",
+                    "text/html",
+                )
             else:
                 self._reply(404, b"{}")
 
@@ -97,11 +106,25 @@ def server() -> Iterator[ScriptedServer]:
                 self._reply(200, json.dumps(state.search_payload).encode())
             elif self.path.endswith("/chat/completions"):
                 content = state.chat_replies.pop(0) if state.chat_replies else ""
-                self._reply(200, json.dumps({
-                    "id": "cmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode())
+                self._reply(
+                    200,
+                    json.dumps(
+                        {
+                            "id": "cmpl-1",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": body.get("model", "m"),
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": content},
+                                }
+                            ],
+                            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                        }
+                    ).encode(),
+                )
             else:
                 self._reply(404, b"{}")
 

@@ -35,11 +35,23 @@ def test_run_saves_images_and_records_assets(tmp_path: Path) -> None:
     image = tmp_path / "q.png"
     image.write_bytes(png(Image.fromarray(quadrants())))
     out = tmp_path / "out"
-    r = invoke("tools", "run", "crop", "--image", str(image), "--args", '{"bbox_2d": [0, 0, 500, 500]}',
-               "--out", str(out), db=tmp_path / "c.db")
+    r = invoke(
+        "tools",
+        "run",
+        "crop",
+        "--image",
+        str(image),
+        "--args",
+        '{"bbox_2d": [0, 0, 500, 500]}',
+        "--out",
+        str(out),
+        db=tmp_path / "c.db",
+    )
     assert r.exit_code == 0, r.output
-    assert r.output.splitlines() == ["Created image 1 (crop of image 0), size 100x50.",
-                                     f"saved image: {out / 'transformed_image_1.png'} (asset 1)"]
+    assert r.output.splitlines() == [
+        "Created image 1 (crop of image 0), size 100x50.",
+        f"saved image: {out / 'transformed_image_1.png'} (asset 1)",
+    ]
     with Image.open(out / "transformed_image_1.png") as im:
         assert im.size == (100, 50) and im.getpixel((5, 5)) == (255, 0, 0)
 
@@ -49,8 +61,18 @@ def test_run_json_and_errors(tmp_path: Path) -> None:
     assert r.exit_code == 0 and json.loads(r.output)["text"] == "58"
     image = tmp_path / "q.png"
     image.write_bytes(png(quadrants()))
-    r = invoke("tools", "run", "opencv_flip", "--image", str(image), "--args", '{"param": {"direction": "up"}}',
-               "--no-db", "--out", str(tmp_path / "o"))
+    r = invoke(
+        "tools",
+        "run",
+        "opencv_flip",
+        "--image",
+        str(image),
+        "--args",
+        '{"param": {"direction": "up"}}',
+        "--no-db",
+        "--out",
+        str(tmp_path / "o"),
+    )
     assert r.exit_code == 1 and "param.direction must be one of horizontal, vertical" in r.output
     r = invoke("tools", "run", "Nope", "--no-db")
     assert r.exit_code == 2 and "no tool set has a tool 'Nope'" in r.output

@@ -52,8 +52,9 @@ def test_rotate_counter_clockwise_with_expanded_canvas() -> None:
     assert rgb(same.images[0]).shape == (100, 200, 3)
 
 
-@pytest.mark.parametrize("direction,top_left,bottom_right", [
-    ("horizontal", GREEN, BLUE), ("vertical", BLUE, GREEN), ("both", WHITE, RED)])
+@pytest.mark.parametrize(
+    "direction,top_left,bottom_right", [("horizontal", GREEN, BLUE), ("vertical", BLUE, GREEN), ("both", WHITE, RED)]
+)
 def test_flip(direction: str, top_left: tuple[int, int, int], bottom_right: tuple[int, int, int]) -> None:
     r = execute("agentic-mme", "flip", {"image_index": 0, "direction": direction}, mme_ctx())
     px = rgb(r.images[0])
@@ -63,8 +64,9 @@ def test_flip(direction: str, top_left: tuple[int, int, int], bottom_right: tupl
 def test_resize_threshold_invert_grayscale() -> None:
     ctx = mme_ctx()
     assert rgb(execute("agentic-mme", "resize", {"image_index": 0, "scale": 0.5}, ctx).images[0]).shape == (50, 100, 3)
-    assert rgb(execute("agentic-mme", "resize", {"image_index": 0, "width": 30, "height": 40}, ctx).images[0]).shape \
-        == (40, 30, 3)
+    assert rgb(
+        execute("agentic-mme", "resize", {"image_index": 0, "width": 30, "height": 40}, ctx).images[0]
+    ).shape == (40, 30, 3)
     assert "requires (width, height) or scale" in execute("agentic-mme", "resize", {"image_index": 0}, ctx).error
     inv = rgb(execute("agentic-mme", "invert", {"image_index": 0}, ctx).images[0])
     assert tuple(inv[5, 5]) == (0, 255, 255) and tuple(inv[95, 195]) == (0, 0, 0)
@@ -78,9 +80,15 @@ def test_resize_threshold_invert_grayscale() -> None:
 
 def test_every_mme_op_produces_an_image() -> None:
     ctx = mme_ctx()
-    for op, extra in [("enhance", {"brightness": 1.5}), ("autocontrast", {}), ("blur", {"radius": 3}),
-                      ("sharpen", {}), ("denoise", {"strength": 5}), ("edge_detect", {"method": "sobel"}),
-                      ("equalize", {})]:
+    for op, extra in [
+        ("enhance", {"brightness": 1.5}),
+        ("autocontrast", {}),
+        ("blur", {"radius": 3}),
+        ("sharpen", {}),
+        ("denoise", {"strength": 5}),
+        ("edge_detect", {"method": "sobel"}),
+        ("equalize", {}),
+    ]:
         r = execute("agentic-mme", op, {"image_index": 0, **extra}, ctx)
         assert r.ok and rgb(r.images[0]).shape == (100, 200, 3), (op, r.error)
     edges = rgb(execute("agentic-mme", "edge_detect", {"image_index": 0}, ctx).images[0])
@@ -99,6 +107,7 @@ def test_produced_images_become_assets(session, blobs) -> None:  # type: ignore[
 
 
 # ------------------------------------------------------------------------------------------------ VTC
+
 
 def vtc(tool: str, image: np.ndarray, param: dict | None = None, ctx: ToolContext | None = None):  # type: ignore[no-untyped-def]
     ctx = ctx or ToolContext()
@@ -128,8 +137,12 @@ def test_vtc_reply_shape_and_chaining_by_output_name() -> None:
     r = vtc("opencv_colorspace_gray", bgr_quadrants(), ctx=ctx)
     assert r.text.startswith("Converted the image to grayscale. INFO: {")
     assert r.text.endswith(f"\n\nEdited Image Path: {r.data['output_path']}")
-    nxt = execute("vtc", "opencv_threshold", {"image": r.data["output_path"], "param": {"mode": "binary",
-                                                                                        "threshold_value": 100}}, ctx)
+    nxt = execute(
+        "vtc",
+        "opencv_threshold",
+        {"image": r.data["output_path"], "param": {"mode": "binary", "threshold_value": 100}},
+        ctx,
+    )
     assert nxt.ok and nxt.data["info"]["white_pixels"] == 2 * 50 * 100
 
 
@@ -162,7 +175,7 @@ def test_vtc_hough_finds_the_drawn_circles_and_line() -> None:
 
 def test_vtc_connected_components_count_and_areas() -> None:
     img = np.zeros((200, 300, 3), np.uint8)
-    cv2.rectangle(img, (10, 10), (59, 39), (255, 255, 255), -1)    # 50 x 30 = 1500
+    cv2.rectangle(img, (10, 10), (59, 39), (255, 255, 255), -1)  # 50 x 30 = 1500
     cv2.rectangle(img, (100, 100), (119, 119), (255, 255, 255), -1)  # 20 x 20 = 400
     cv2.circle(img, (220, 60), 25, (255, 255, 255), -1)
     info = vtc("opencv_connected_components_with_stats", img).data["info"]

@@ -35,6 +35,10 @@ def test_ocr_reads_rendered_text_with_boxes() -> None:
 
 
 def test_ocr_on_a_blank_image_says_so() -> None:
-    r = execute("gta", "OCR", {"image": "blank.png"}, ToolContext(files={"blank.png": png(Image.new("RGB", (200, 80),
-                                                                                                     "white"))}))
+    r = execute(
+        "gta",
+        "OCR",
+        {"image": "blank.png"},
+        ToolContext(files={"blank.png": png(Image.new("RGB", (200, 80), "white"))}),
+    )
     assert r.ok and r.data["lines"] == [] and r.text == "No text was recognized in the image."

@@ -4,14 +4,49 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.tools import (ToolContext, UnknownToolSet, execute, get_tool_set, parse_plan_calls,
-                              tool_set_names, validate_plan_call)
+from evaluation.tools import (
+    ToolContext,
+    UnknownToolSet,
+    execute,
+    get_tool_set,
+    parse_plan_calls,
+    tool_set_names,
+    validate_plan_call,
+)
 from evaluation.tools.sets.vtc import VOCABULARY_NAMES, tools_for, vocabulary_of
 
-GTA_NAMES = ["OCR", "ImageDescription", "RegionAttributeDescription", "TextToBbox", "CountGivenObject", "MathOCR",
-             "Calculator", "Solver", "Plot", "GoogleSearch", "DrawBox", "AddText", "TextToImage", "ImageStylization"]
-MME_OPS = ["crop", "rotate", "flip", "resize", "enhance", "grayscale", "autocontrast", "blur", "sharpen", "denoise",
-           "edge_detect", "invert", "equalize", "threshold"]
+GTA_NAMES = [
+    "OCR",
+    "ImageDescription",
+    "RegionAttributeDescription",
+    "TextToBbox",
+    "CountGivenObject",
+    "MathOCR",
+    "Calculator",
+    "Solver",
+    "Plot",
+    "GoogleSearch",
+    "DrawBox",
+    "AddText",
+    "TextToImage",
+    "ImageStylization",
+]
+MME_OPS = [
+    "crop",
+    "rotate",
+    "flip",
+    "resize",
+    "enhance",
+    "grayscale",
+    "autocontrast",
+    "blur",
+    "sharpen",
+    "denoise",
+    "edge_detect",
+    "invert",
+    "equalize",
+    "threshold",
+]
 
 
 def test_sets_and_exact_names() -> None:
@@ -37,13 +72,23 @@ def test_openai_format_and_gta_toolmeta() -> None:
     assert fn["type"] == "function" and fn["function"]["name"] == "TextToBbox"
     params = fn["function"]["parameters"]
     assert params["required"] == ["image", "text"] and params["properties"]["top1"] == {
-        "type": "boolean", "description": params["properties"]["top1"]["description"], "default": True}
+        "type": "boolean",
+        "description": params["properties"]["top1"]["description"],
+        "default": True,
+    }
     meta = ts.toolmeta()
     assert list(meta) == GTA_NAMES
-    assert meta["GoogleSearch"]["inputs"][1] == {"type": "int", "name": "k", "description": "Select the first k results",
-                                                  "optional": True, "default": 10, "filetype": None}
-    assert meta["Plot"]["outputs"] == [{"type": "image", "name": None, "description": None, "optional": False,
-                                        "default": None, "filetype": None}]
+    assert meta["GoogleSearch"]["inputs"][1] == {
+        "type": "int",
+        "name": "k",
+        "description": "Select the first k results",
+        "optional": True,
+        "default": 10,
+        "filetype": None,
+    }
+    assert meta["Plot"]["outputs"] == [
+        {"type": "image", "name": None, "description": None, "optional": False, "default": None, "filetype": None}
+    ]
     assert meta["CountGivenObject"]["outputs"][0]["type"] == "int"
     assert {t.name: t.category for t in ts.all_tools()}["CountGivenObject"] == "logic"
 
@@ -75,22 +120,31 @@ def test_bad_calls_come_back_as_errors() -> None:
 
 
 def test_plan_calls_parse_and_validate() -> None:
-    text = ('Intro. <tool>{"tool_name": "Reference", "description": "the diagram", "params": {"img_index": 2}}</tool>'
-            " middle <tool>```json\n{'tool_name': 'Search', 'description': 'photo', 'params': {'query': 'x'},}\n```"
-            '</tool> end <tool>{"tool_name": "Diffusion", "description": "d", "params": {"prompt": "a cat"}}')
+    text = (
+        'Intro. <tool>{"tool_name": "Reference", "description": "the diagram", "params": {"img_index": 2}}</tool>'
+        " middle <tool>```json\n{'tool_name': 'Search', 'description': 'photo', 'params': {'query': 'x'},}\n```"
+        '</tool> end <tool>{"tool_name": "Diffusion", "description": "d", "params": {"prompt": "a cat"}}'
+    )
     calls = parse_plan_calls(text)
     assert [c["tool_name"] for c in calls] == ["Reference", "Search", "Diffusion"]
     assert [c["repaired"] for c in calls] == [False, True, True]
     assert calls[2]["closed"] is False
-    assert text[calls[0]["start"]:calls[0]["end"]].startswith("<tool>") and text[:calls[0]["end"]].endswith("</tool>")
+    assert text[calls[0]["start"] : calls[0]["end"]].startswith("<tool>") and text[: calls[0]["end"]].endswith(
+        "</tool>"
+    )
     assert all(validate_plan_call(c["payload"]) == (True, None) for c in calls)
     assert parse_plan_calls("<tool>not json</tool>")[0]["parse_error"].startswith("not a JSON object")
 
     ok, err = validate_plan_call({"tool_name": "search", "description": "d", "params": {"query": "q"}})
     assert not ok and "did you mean 'Search'" in err
     assert validate_plan_call({"tool_name": "Edit", "description": "d", "params": {"img_index": 1}}) == (
-        False, "Edit.params is missing required field prompt")
+        False,
+        "Edit.params is missing required field prompt",
+    )
     assert validate_plan_call({"tool_name": "Reference", "params": {"img_index": 1}}) == (
-        False, "payload is missing description")
+        False,
+        "payload is missing description",
+    )
     assert validate_plan_call('{"tool_name": "Reference", "description": "d", "params": {"img_index": "a"}}')[1] == (
-        "Reference.params.img_index must be integer, got str 'a'")
+        "Reference.params.img_index must be integer, got str 'a'"
+    )

@@ -9,20 +9,20 @@ from PIL import Image
 from evaluation.tools import ToolContext, execute
 from evaluation.tools.sandbox import Limits, extract_code, run_code
 
-SOLVER = '''```python
+SOLVER = """```python
 from sympy import symbols, Eq, solve
 def solution():
     x, y = symbols('x y')
     return str(solve((Eq(x + y, 10), Eq(x - y, 4)), (x, y), dict=True))
-```'''
+```"""
 
-PLOT = '''```python
+PLOT = """```python
 import matplotlib.pyplot as plt
 def solution():
     figure = plt.figure(figsize=(4, 3))
     plt.bar(['a', 'b'], [3, 5])
     return figure
-```'''
+```"""
 
 
 def test_solver_solves_with_sympy() -> None:
@@ -50,10 +50,16 @@ def test_errors_and_limits_are_reported() -> None:
     assert "pid-namespace" in r["isolation"] and r["sandbox_backend"] == "bwrap"
     r = run_code("solver", "def solution():\n    return 1 / 0")
     assert _verdict(r) == {"ok": False, "error": "ZeroDivisionError: division by zero (line 2)"}
-    assert run_code("solver", "def solution():\n    while True:\n        pass",
-                    Limits(cpu_seconds=1, wall_seconds=20))["error"] == "CPU time limit of 1 s exceeded"
-    assert run_code("solver", "def solution():\n    return len(bytearray(4 * 1024**3))")["error"] \
+    assert (
+        run_code("solver", "def solution():\n    while True:\n        pass", Limits(cpu_seconds=1, wall_seconds=20))[
+            "error"
+        ]
+        == "CPU time limit of 1 s exceeded"
+    )
+    assert (
+        run_code("solver", "def solution():\n    return len(bytearray(4 * 1024**3))")["error"]
         == "memory limit exceeded"
+    )
     env = run_code("solver", "import os\ndef solution():\n    return ' '.join(sorted(os.environ))")
     assert env["ok"] and "SERPER_API_KEY" not in env["text"] and "PATH" in env["text"]
     plot = execute("gta", "Plot", {"command": "def solution():\n    return 42"}, ToolContext())

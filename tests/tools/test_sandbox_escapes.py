@@ -44,8 +44,11 @@ def test_solver_and_plot_escape_suite(tool, listener, tmp_path, monkeypatch):
     host_file.write_text(CANARY)
     code = attack(listener.getsockname()[1], str(outside), str(host_file))
     # Solver hands the report back as its answer; Plot's only text channel is its error message
-    tail = "\ndef solution():\n    return REPORT\n" if tool == "Solver" else \
-        "\ndef solution():\n    raise RuntimeError(REPORT)\n"
+    tail = (
+        "\ndef solution():\n    return REPORT\n"
+        if tool == "Solver"
+        else "\ndef solution():\n    raise RuntimeError(REPORT)\n"
+    )
     r = execute("gta", tool, {"command": "```python\n" + code + tail + "```"}, ToolContext())
     report = r.text if tool == "Solver" else r.error
     assert r.ok == (tool == "Solver"), r.error
@@ -57,26 +60,32 @@ def test_detached_pipe_holders_die_and_do_not_stretch_the_wall_limit():
     wall = 2.0
     marker = f"cm-solver-{uuid.uuid4().hex}"
     started = time.monotonic()
-    r = run_code("solver", detach(marker, then="time.sleep(600)\ndef solution():\n    return 'x'\n"),
-                 Limits(wall_seconds=wall, cpu_seconds=5))
+    r = run_code(
+        "solver",
+        detach(marker, then="time.sleep(600)\ndef solution():\n    return 'x'\n"),
+        Limits(wall_seconds=wall, cpu_seconds=5),
+    )
     elapsed = time.monotonic() - started
     assert r["ok"] is False and r["error"] == f"wall-clock limit of {wall:g} s exceeded"
     assert wall <= elapsed < wall + 3
     assert wait_until_gone(marker) == []
     marker = f"cm-solver-fast-{uuid.uuid4().hex}"
     started = time.monotonic()
-    r = run_code("solver", detach(marker, then="def solution():\n    return 'done'\n"),
-                 Limits(wall_seconds=wall, cpu_seconds=5))
+    r = run_code(
+        "solver", detach(marker, then="def solution():\n    return 'done'\n"), Limits(wall_seconds=wall, cpu_seconds=5)
+    )
     assert r["ok"] and r["text"] == "done" and time.monotonic() - started < wall
     assert wait_until_gone(marker) == []
 
 
 @needs_os_sandbox
 def test_plot_output_that_is_a_link_is_not_followed():
-    code = ("import os\nimport matplotlib.pyplot as plt\ndef solution():\n"
-            "    fig = plt.figure()\n"
-            "    fig.savefig = lambda *a, **k: os.symlink('/proc/self/environ', 'plot.png')\n"
-            "    return fig\n")
+    code = (
+        "import os\nimport matplotlib.pyplot as plt\ndef solution():\n"
+        "    fig = plt.figure()\n"
+        "    fig.savefig = lambda *a, **k: os.symlink('/proc/self/environ', 'plot.png')\n"
+        "    return fig\n"
+    )
     r = run_code("plot", code)
     assert r["ok"] is False and "could not be collected" in r["error"] and CANARY not in str(r)
 
@@ -86,8 +95,9 @@ def test_solver_without_a_backend_is_refused_unless_unsafe(monkeypatch):
     command = "def solution():\n    return str(6 * 7)"
     r = execute("gta", "Solver", {"command": command}, ToolContext(settings=ToolSettings()))
     assert not r.ok and "no OS-level sandbox" in r.error and "--unsafe-in-process-sandbox" in r.error
-    r = execute("gta", "Solver", {"command": command},
-                ToolContext(settings=ToolSettings(unsafe_in_process_sandbox=True)))
+    r = execute(
+        "gta", "Solver", {"command": command}, ToolContext(settings=ToolSettings(unsafe_in_process_sandbox=True))
+    )
     assert r.ok and r.text == "42" and "UNSAFE-in-process" in r.data["isolation"]
 
 

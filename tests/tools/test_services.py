@@ -29,14 +29,26 @@ def settings(server: ScriptedServer | None = None, **extra) -> ToolSettings:  # 
     return s
 
 
-def test_search_records_then_replays_offline_byte_identically(session, server, search_key,  # type: ignore[no-untyped-def]
-                                                              monkeypatch) -> None:
-    live = execute("agentic-mme", "google_search", {"query": "fish oil softgels"},
-                   ToolContext(session=session, settings=settings(server)))
+def test_search_records_then_replays_offline_byte_identically(
+    session,
+    server,
+    search_key,  # type: ignore[no-untyped-def]
+    monkeypatch,
+) -> None:
+    live = execute(
+        "agentic-mme",
+        "google_search",
+        {"query": "fish oil softgels"},
+        ToolContext(session=session, settings=settings(server)),
+    )
     assert live.ok and not live.replayed, live.error
     assert live.data["context"].startswith("Answer box: Nature Made Fish Oil | 1200 mg, 290 softgels per bottle")
-    assert live.data["raw"]["organic"][0] == {"title": "Fish Oil 1200 mg", "link": "https://example.org/a",
-                                              "snippet": "290 softgels", "position": 1}
+    assert live.data["raw"]["organic"][0] == {
+        "title": "Fish Oil 1200 mg",
+        "link": "https://example.org/a",
+        "snippet": "290 softgels",
+        "position": 1,
+    }
     sent = server.requests[-1]
     assert sent["body"] == {"q": "fish oil softgels", "gl": "us", "hl": "en", "page": 1}
     assert sent["headers"]["X-API-KEY"] == search_key
@@ -51,8 +63,9 @@ def test_search_records_then_replays_offline_byte_identically(session, server, s
     n_requests = len(server.requests)
     offline = settings(replay_only=True)
     offline.search_base_url = "http://127.0.0.1:9"
-    replayed = execute("agentic-mme", "google_search", {"query": "fish oil softgels"},
-                       ToolContext(session=session, settings=offline))
+    replayed = execute(
+        "agentic-mme", "google_search", {"query": "fish oil softgels"}, ToolContext(session=session, settings=offline)
+    )
     assert replayed.ok and replayed.replayed
     assert replayed.text.encode() == live.text.encode()
     assert json.dumps(replayed.data, sort_keys=True) == json.dumps(live.data, sort_keys=True)
@@ -61,15 +74,21 @@ def test_search_records_then_replays_offline_byte_identically(session, server, s
 
 def test_missing_backend_names_the_setting(session) -> None:  # type: ignore[no-untyped-def]
     r = execute("gta", "GoogleSearch", {"query": "never recorded"}, ToolContext(session=session, settings=settings()))
-    assert not r.ok and r.error == ("GoogleSearch: no backend configured and no recorded response: set the "
-                                    f"{KEY_ENV} environment variable to a Serper API key")
+    assert not r.ok and r.error == (
+        "GoogleSearch: no backend configured and no recorded response: set the "
+        f"{KEY_ENV} environment variable to a Serper API key"
+    )
     ctx = ToolContext(files={"a.png": png(quadrants())}, session=session, settings=settings())
     r = execute("gta", "ImageDescription", {"image": "a.png"}, ctx)
     assert not r.ok and "set CHAINMARK_VLM_BASE_URL and CHAINMARK_VLM_MODEL" in r.error
     r = execute("gta", "TextToImage", {"keywords": "a red fox"}, ctx)
     assert not r.ok and "set CHAINMARK_IMAGE_BASE_URL and CHAINMARK_IMAGE_MODEL" in r.error
-    r = execute("agentic-mme", "fetch_webpage", {"url": "https://example.org/"},
-                ToolContext(session=session, settings=settings(replay_only=True)))
+    r = execute(
+        "agentic-mme",
+        "fetch_webpage",
+        {"url": "https://example.org/"},
+        ToolContext(session=session, settings=settings(replay_only=True)),
+    )
     assert not r.ok and "replay-only mode is on (CHAINMARK_REPLAY_ONLY)" in r.error
     assert session.exec(select(ReplayCache)).all() == []
 
@@ -83,16 +102,19 @@ def test_wrong_key_is_a_clear_error_and_nothing_is_recorded(session, server, mon
 
 def test_gta_search_formats_the_first_k_results(server, search_key) -> None:  # type: ignore[no-untyped-def]
     r = execute("gta", "GoogleSearch", {"query": "fish oil", "k": 1}, ToolContext(settings=settings(server)))
-    assert r.ok and r.text == ("Answer: 1200 mg, 290 softgels per bottle\n"
-                               "1 - Fish Oil 1200 mg: 290 softgels (https://example.org/a)")
+    assert r.ok and r.text == (
+        "Answer: 1200 mg, 290 softgels per bottle\n1 - Fish Oil 1200 mg: 290 softgels (https://example.org/a)"
+    )
     assert server.requests[-1]["body"] == {"q": "fish oil", "num": 1}
 
 
 def test_vlm_tools_call_the_endpoint_and_replay(session, server) -> None:  # type: ignore[no-untyped-def]
     vlm = settings(vlm_base_url=server.url + "/v1", vlm_model="scripted-vlm")
     ctx = ToolContext(files={"cups.png": png(quadrants())}, session=session, settings=vlm)
-    server.chat_replies = ["There are 3 cups.", '[{"bbox": [10, 20, 110, 90], "score": 0.9}, '
-                                                '{"bbox": [120, 5, 190, 60], "score": 0.95}]']
+    server.chat_replies = [
+        "There are 3 cups.",
+        '[{"bbox": [10, 20, 110, 90], "score": 0.9}, {"bbox": [120, 5, 190, 60], "score": 0.95}]',
+    ]
     count = execute("gta", "CountGivenObject", {"image": "cups.png", "text": "cup"}, ctx)
     assert count.ok and count.text == "3" and count.data["count"] == 3
     sent = server.requests[-1]["body"]
@@ -108,7 +130,10 @@ def test_vlm_tools_call_the_endpoint_and_replay(session, server) -> None:  # typ
     ctx.settings = settings(replay_only=True, vlm_model="scripted-vlm")
     assert execute("gta", "CountGivenObject", {"image": "cups.png", "text": "cup"}, ctx).text == "3"
     again = execute("gta", "TextToBbox", {"image": "cups.png", "text": "cup", "top1": False}, ctx)
-    assert again.replayed and again.text.splitlines() == ["(120, 5, 190, 60), score 0.95", "(10, 20, 110, 90), score 0.90"]
+    assert again.replayed and again.text.splitlines() == [
+        "(120, 5, 190, 60), score 0.95",
+        "(10, 20, 110, 90), score 0.90",
+    ]
     assert len(server.requests) == n
     row = session.exec(select(ReplayCache).where(ReplayCache.kind == "vlm")).first()
     assert "base64" not in json.dumps(row.request) and len(row.request["image_sha256"][0]) == 64

@@ -27,8 +27,9 @@ def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def make_tui(engine: Engine, db_path: Path) -> Callable[..., ChainmarkApp]:
     def build(**kwargs) -> ChainmarkApp:  # type: ignore[no-untyped-def]
-        return make_app(AppContext(db=str(db_path), actor="tester"), image_widget=HalfcellImage,
-                        engine=engine, **kwargs)
+        return make_app(
+            AppContext(db=str(db_path), actor="tester"), image_widget=HalfcellImage, engine=engine, **kwargs
+        )
 
     return build
 

@@ -108,16 +108,23 @@ async def test_full_authoring_flow(make_tui, engine, blobs, tmp_path: Path) -> N
         task = s.get(Task, task_id)
         assert task is not None
         assert (task.query, task.status, task.answer_spec) == (
-            "How many white squares are there?", "submitted", {"kind": "exact", "value": "1"})
-        steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
-                       .order_by(ReferenceStep.ordinal)).all()
+            "How many white squares are there?",
+            "submitted",
+            {"kind": "exact", "value": "1"},
+        )
+        steps = s.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)
+        ).all()
         assert [(st.ordinal, st.tool_name, st.tool_args, st.thought) for st in steps] == [
             (0, "crop", {"image_index": 0, "bbox_2d": [200, 250, 675, 750], "zoom_scale": 1}, "zoom on the square"),
             (1, "rotate", {"image_index": 1, "angle": 90}, None),
         ]
         links = s.exec(select(TaskAsset).where(TaskAsset.task_id == task_id).order_by(TaskAsset.id)).all()
         assert [(link.role, link.step_id) for link in links] == [
-            ("query_image", None), ("artifact", steps[0].id), ("artifact", steps[1].id)]
+            ("query_image", None),
+            ("artifact", steps[0].id),
+            ("artifact", steps[1].id),
+        ]
         assert links[0].original_path == str(image_path)
         crop = Image.open(io.BytesIO(blobs.get(_sha(s, links[1].asset_id))))
         assert crop.size == (190, 100)  # 400×200 image, x 80..270, y 50..150
@@ -127,12 +134,19 @@ async def test_full_authoring_flow(make_tui, engine, blobs, tmp_path: Path) -> N
         assert len(cps) == 1
         cp = cps[0]
         assert (cp.key, cp.axis, cp.step_id, cp.gt_asset_id, cp.tools, cp.visual_check, cp.weight) == (
-            "cp1", "V", steps[0].id, links[1].asset_id, ["crop"],
-            {"question": "Is there a white square?", "expected_answer": "yes"}, 1.0)
+            "cp1",
+            "V",
+            steps[0].id,
+            links[1].asset_id,
+            ["crop"],
+            {"question": "Is there a white square?", "expected_answer": "yes"},
+            1.0,
+        )
         assert steps[0].result["asset_ids"] == [links[1].asset_id]
         # every edit went through the audit trail as the acting user
-        actors = set(s.exec(select(AuditEvent.actor).where(AuditEvent.entity == "task",
-                                                           AuditEvent.entity_id == task_id)).all())
+        actors = set(
+            s.exec(select(AuditEvent.actor).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)).all()
+        )
         assert actors == {"tester"}
 
 

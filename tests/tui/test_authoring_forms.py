@@ -36,8 +36,11 @@ async def until(pilot, condition, timeout: float = 20.0) -> None:  # type: ignor
 
 
 def _form_shows(builder, form, name: str, paths: list[str]):  # type: ignore[no-untyped-def]
-    return lambda: (builder.tool_name == name and [f.path for f in form.fields] == paths
-                    and len(form.query(".arg-row")) == len(paths))
+    return lambda: (
+        builder.tool_name == name
+        and [f.path for f in form.fields] == paths
+        and len(form.query(".arg-row")) == len(paths)
+    )
 
 
 def _task_for(engine, blobs, tool_set: str) -> int:  # type: ignore[no-untyped-def]
@@ -48,8 +51,11 @@ def _task_for(engine, blobs, tool_set: str) -> int:  # type: ignore[no-untyped-d
         return t.id
 
 
-@pytest.mark.parametrize(("size", "blind"), [((80, 24), False), ((160, 48), False), ((80, 24), True)],
-                         ids=["builder-80x24", "builder-160x48", "blind-80x24"])
+@pytest.mark.parametrize(
+    ("size", "blind"),
+    [((80, 24), False), ((160, 48), False), ((80, 24), True)],
+    ids=["builder-80x24", "builder-160x48", "blind-80x24"],
+)
 async def test_every_tool_form_opens_by_arrowing(make_tui, engine, blobs, size, blind) -> None:  # type: ignore[no-untyped-def]
     tasks = {name: _task_for(engine, blobs, name) for name in tool_set_names()}
     app = make_tui()
@@ -75,8 +81,20 @@ async def test_every_tool_form_opens_by_arrowing(make_tui, engine, blobs, size, 
 def _rows(engine, task_id: int) -> list[tuple]:  # type: ignore[no-untyped-def]
     with session_scope(engine) as s:
         cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(Checkpoint.id)).all()
-        return [(c.key, c.axis, c.step_id, c.gt_asset_id, c.description, c.code_check, c.visual_check,
-                 c.search_check, c.answer_check) for c in cps]
+        return [
+            (
+                c.key,
+                c.axis,
+                c.step_id,
+                c.gt_asset_id,
+                c.description,
+                c.code_check,
+                c.visual_check,
+                c.search_check,
+                c.answer_check,
+            )
+            for c in cps
+        ]
 
 
 async def _fill(pilot, app, values: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
@@ -111,8 +129,17 @@ async def test_every_checkpoint_kind_saves_edits_and_deletes(make_tui, engine, b
         choose(ed.query_one("#axis"), "V")
         choose(ed.query_one("#step"), step_id)
         choose(ed.query_one("#gt"), art_id)
-        await _fill(pilot, app, {"tools": "crop", "code_tool": "crop", "code_verifier": "require_op:crop",
-                                 "v_question": "Is it red?", "v_answer": "yes"})
+        await _fill(
+            pilot,
+            app,
+            {
+                "tools": "crop",
+                "code_tool": "crop",
+                "code_verifier": "require_op:crop",
+                "v_question": "Is it red?",
+                "v_answer": "yes",
+            },
+        )
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         assert ed.query_one("#cp-key").value == "cp3"
@@ -123,12 +150,39 @@ async def test_every_checkpoint_kind_saves_edits_and_deletes(make_tui, engine, b
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         assert _rows(engine, task_id) == [
-            ("cp1", "S", None, None, "finds the shop", None, None,
-             {"keywords": ["shop", "name"], "urls": [], "expected_answer": "Acme"}, None),
-            ("cp2", "V", step_id, art_id, None, {"tool": "crop", "verifier": "require_op:crop"},
-             {"question": "Is it red?", "expected_answer": "yes"}, None, None),
-            ("cp3", "R", None, None, None, None, None, None,
-             {"match_type": "numeric", "target": "42", "tolerance": 0.5}),
+            (
+                "cp1",
+                "S",
+                None,
+                None,
+                "finds the shop",
+                None,
+                None,
+                {"keywords": ["shop", "name"], "urls": [], "expected_answer": "Acme"},
+                None,
+            ),
+            (
+                "cp2",
+                "V",
+                step_id,
+                art_id,
+                None,
+                {"tool": "crop", "verifier": "require_op:crop"},
+                {"question": "Is it red?", "expected_answer": "yes"},
+                None,
+                None,
+            ),
+            (
+                "cp3",
+                "R",
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                {"match_type": "numeric", "target": "42", "tolerance": 0.5},
+            ),
         ]
         # open each existing checkpoint from the list (the blank selects once crashed here) and edit it
         cps = ed.query_one("#checkpoint-list")

@@ -47,8 +47,12 @@ async def test_my_queue_then_next_and_previous_with_n_of_n(make_tui, engine) -> 
         box = editor.query_one("#meta-category", Input)
         box.focus()
         await pilot.press(*"tables", "ctrl+down")  # typing right before moving on is kept
-        await until(pilot, lambda: isinstance(app.screen, TaskEditorScreen) and app.screen is not editor
-                    and app.screen.detail is not None)
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, TaskEditorScreen) and app.screen is not editor and app.screen.detail is not None
+            ),
+        )
         assert app.screen.task_id == ids[3] and " · 2 of 3" in app.screen.sub_title
         await pilot.press("alt+down")
         await until(pilot, lambda: app.screen.task_id == ids[4] and app.screen.detail is not None)

@@ -169,8 +169,9 @@ async def test_merge_of_a_field_both_edited_keeps_both_changes(make_tui, engine,
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        editor = await _conflict_on_query(pilot, app, engine, task_id, QUERY.replace("cups", "red cups"),
-                                          QUERY.replace("a number", "an integer"))
+        editor = await _conflict_on_query(
+            pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), QUERY.replace("a number", "an integer")
+        )
         await pilot.press("m")
         await until(pilot, lambda: isinstance(app.screen, MergeScreen))
         assert "merged cleanly" in str(app.screen.query_one("#merge-help").render())
@@ -181,7 +182,9 @@ async def test_merge_of_a_field_both_edited_keeps_both_changes(make_tui, engine,
         await until(pilot, lambda: editor.query_one("#query").text == expected)
 
 
-async def test_a_merge_with_markers_left_is_not_saved_and_escape_goes_back_to_the_choice(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+async def test_a_merge_with_markers_left_is_not_saved_and_escape_goes_back_to_the_choice(
+    make_tui, engine, blobs
+) -> None:  # type: ignore[no-untyped-def]
     from tui.screens.merge import MergeScreen
 
     task_id = _task(engine, blobs)

@@ -39,11 +39,16 @@ def test_answer_forms_round_trip_every_kind() -> None:
 
 
 def test_arg_form_conversion_follows_the_schema() -> None:
-    schema = {"type": "object", "required": ["image", "param"], "properties": {
-        "image": {"type": "string"}, "param": {"type": "object", "properties": {
-            "x": {"type": "integer"}, "scale": {"type": "number"}}},
-        "bbox_2d": {"type": "array", "description": "Bounding box [x1, y1, x2, y2] in 0-1000 normalized"},
-        "bbox": {"type": "string", "description": "The bbox coordinate in the format of `(x1, y1, x2, y2)`"}}}
+    schema = {
+        "type": "object",
+        "required": ["image", "param"],
+        "properties": {
+            "image": {"type": "string"},
+            "param": {"type": "object", "properties": {"x": {"type": "integer"}, "scale": {"type": "number"}}},
+            "bbox_2d": {"type": "array", "description": "Bounding box [x1, y1, x2, y2] in 0-1000 normalized"},
+            "bbox": {"type": "string", "description": "The bbox coordinate in the format of `(x1, y1, x2, y2)`"},
+        },
+    }
     fields = {f.path: f for f in fields_of(schema)}
     assert list(fields) == ["image", "param.x", "param.scale", "bbox_2d", "bbox"]
     assert convert(fields["param.x"], "12") == 12 and convert(fields["param.scale"], "1.5") == 1.5
@@ -61,15 +66,23 @@ def test_arg_form_conversion_follows_the_schema() -> None:
 def test_region_box_moves_within_the_image() -> None:
     assert moved((900, 0, 1000, 100), 50, -50) == (900, 0, 1000, 100)
     assert resized((0, 0, 100, 100), -200, 2000) == (0, 0, 10, 1000)
-    assert bbox_argument((250, 500, 750, 1000), normalised=False, as_text=True, size=(400, 200)) == "(100, 100, 300, 200)"
-    assert bbox_argument((250, 500, 750, 1000), normalised=True, as_text=False, size=(400, 200)) == [250, 500, 750, 1000]
+    assert (
+        bbox_argument((250, 500, 750, 1000), normalised=False, as_text=True, size=(400, 200)) == "(100, 100, 300, 200)"
+    )
+    assert bbox_argument((250, 500, 750, 1000), normalised=True, as_text=False, size=(400, 200)) == [
+        250,
+        500,
+        750,
+        1000,
+    ]
 
 
 def _task(engine, blobs, tool_set: str = "agentic-mme") -> int:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set=tool_set, guidelines="# Rules\nBe precise.")
-        t = authoring.create_task(s, "mme", "What colour is the square?",
-                                  answer_spec={"kind": "exact", "value": "white"})
+        t = authoring.create_task(
+            s, "mme", "What colour is the square?", answer_spec={"kind": "exact", "value": "white"}
+        )
         authoring.attach_asset(s, blobs, t.id, png(300, 300))
         return t.id
 
@@ -107,8 +120,13 @@ async def test_edit_then_undo_restores_the_store(make_tui, engine, blobs) -> Non
 async def test_blind_attempt_is_a_human_trajectory(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
     task_id = _task(engine, blobs)
     with session_scope(engine, "tester") as s:  # a reference chain the blind solver must not see
-        authoring.add_step(s, task_id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]},
-                           result_text="secret")
+        authoring.add_step(
+            s,
+            task_id,
+            tool_name="crop",
+            tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]},
+            result_text="secret",
+        )
     app = make_tui()
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot, app)

@@ -14,8 +14,13 @@ def _seed(engine, n: int = 150) -> None:  # type: ignore[no-untyped-def]
         authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
         for i in range(n):
-            t = authoring.create_task(s, "gta" if i % 3 else "mme", f"Query number {i} about cups",
-                                      category="perception" if i % 2 else "logic", level=f"L{i % 3 + 1}")
+            t = authoring.create_task(
+                s,
+                "gta" if i % 3 else "mme",
+                f"Query number {i} about cups",
+                category="perception" if i % 2 else "logic",
+                level=f"L{i % 3 + 1}",
+            )
             if i % 10 == 0:
                 authoring.set_status(s, t.id, "submitted")
 
@@ -71,8 +76,12 @@ async def test_list_height_and_scrollbar_follow_the_filter(make_tui, engine) -> 
         window = table.scrollable_content_region.height
 
         def shown() -> tuple[int, bool, int, int]:
-            return (table.virtual_size.height, table.show_vertical_scrollbar,
-                    table.vertical_scrollbar.window_virtual_size, table.max_scroll_y)
+            return (
+                table.virtual_size.height,
+                table.show_vertical_scrollbar,
+                table.vertical_scrollbar.window_virtual_size,
+                table.max_scroll_y,
+            )
 
         assert shown() == (150, True, 150, 150 - window)
         await pilot.press("slash", *"number 1")  # 61 rows: the scrollbar stays

@@ -50,8 +50,7 @@ def _chainmark_screens() -> list[type]:
     for info in pkgutil.walk_packages(tui.__path__, "tui."):
         module = importlib.import_module(info.name)
         for obj in vars(module).values():
-            if (inspect.isclass(obj) and obj.__module__ == module.__name__
-                    and issubclass(obj, (Screen, App))):
+            if inspect.isclass(obj) and obj.__module__ == module.__name__ and issubclass(obj, (Screen, App)):
                 found[f"{obj.__module__}.{obj.__qualname__}"] = obj
     return list(found.values())
 
@@ -62,8 +61,18 @@ def _is_editing_key(key: str) -> bool:
 
 def test_the_enumeration_sees_every_authoring_screen() -> None:
     names = {cls.__name__ for cls in _chainmark_screens()}
-    assert {"ChainmarkApp", "TaskEditorScreen", "ChainBuilderScreen", "CheckpointEditorScreen", "DraftingScreen",
-            "NewTaskScreen", "TaskListScreen", "HomeScreen", "PromptScreen", "ConfirmDiscardScreen"} <= names
+    assert {
+        "ChainmarkApp",
+        "TaskEditorScreen",
+        "ChainBuilderScreen",
+        "CheckpointEditorScreen",
+        "DraftingScreen",
+        "NewTaskScreen",
+        "TaskListScreen",
+        "HomeScreen",
+        "PromptScreen",
+        "ConfirmDiscardScreen",
+    } <= names
     assert {"ctrl+k", "ctrl+e", "ctrl+d", "ctrl+a", "ctrl+u", "ctrl+w", "ctrl+z", "ctrl+y"} <= _text_keys()
 
 

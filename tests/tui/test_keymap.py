@@ -48,7 +48,9 @@ async def test_an_unknown_binding_id_is_reported_not_ignored(make_tui, project_k
     app = make_tui()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, app)
-        assert app.keymap_problems == ["[keymap] 'chainmark.hlep' is not a binding id (chainmark config keys lists them)"]
+        assert app.keymap_problems == [
+            "[keymap] 'chainmark.hlep' is not a binding id (chainmark config keys lists them)"
+        ]
         assert any("chainmark.hlep" in str(n.message) for n in app._notifications)
 
 

@@ -45,8 +45,12 @@ def _task(engine: Engine, query: str = "How many?") -> int:
 
 
 def _app(engine: Engine, tmp_path: Path, **kwargs):  # type: ignore[no-untyped-def]
-    return make_app(AppContext(db=str(engine.url.render_as_string(hide_password=False)), actor="ann"),
-                    image_widget=HalfcellImage, engine=engine, **kwargs)
+    return make_app(
+        AppContext(db=str(engine.url.render_as_string(hide_password=False)), actor="ann"),
+        image_widget=HalfcellImage,
+        engine=engine,
+        **kwargs,
+    )
 
 
 async def test_an_open_editor_shows_a_commit_from_elsewhere_at_once(pg_engine, tmp_path, no_polling) -> None:  # type: ignore[no-untyped-def]

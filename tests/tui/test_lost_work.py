@@ -22,7 +22,9 @@ from tui.widgets.arg_form import ArgForm
 def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
-        t = authoring.create_task(s, "mme", "What colour is the square?", answer_spec={"kind": "exact", "value": "white"})
+        t = authoring.create_task(
+            s, "mme", "What colour is the square?", answer_spec={"kind": "exact", "value": "white"}
+        )
         authoring.attach_asset(s, blobs, t.id, png(300, 300))
         return t.id
 
@@ -40,8 +42,11 @@ def _task_updates(engine, task_id: int) -> int:  # type: ignore[no-untyped-def]
     from store.models import AuditEvent
 
     with session_scope(engine) as s:
-        return s.exec(select(func.count()).select_from(AuditEvent).where(
-            AuditEvent.entity == "task", AuditEvent.entity_id == task_id, AuditEvent.action == "update")).one()
+        return s.exec(
+            select(func.count())
+            .select_from(AuditEvent)
+            .where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id, AuditEvent.action == "update")
+        ).one()
 
 
 def _stored(engine, task_id: int) -> Task:  # type: ignore[no-untyped-def]
@@ -67,6 +72,26 @@ async def test_quit_right_after_typing_saves_the_typing(make_tui, engine, blobs,
     task = _stored(engine, task_id)
     assert task.category == "colour"
     assert task.query == "What colour is the square? Answer in one word."
+
+
+async def test_keys_typed_faster_than_the_field_handles_them_are_saved_on_quit(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Keys that arrive in one burst (a fast typist, a paste, a slow machine) sit in the field's queue
+    while the app reads the next ones; ctrl+q once jumped that queue (a priority binding) and quit with
+    the field's value from before the burst. Found walking the editor in tmux: "counting" typed and
+    quit at once was stored as an empty category."""
+    from textual import events
+
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        box = app.screen.query_one("#meta-category")
+        box.focus()
+        await pilot.pause()
+        for key in [*"counting", "ctrl+q"]:  # posted together, as a terminal delivers a burst
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, task_id).category == "counting"
 
 
 async def test_screen_change_and_undo_flush_pending_typing(make_tui, engine, blobs, slow_debounce) -> None:  # type: ignore[no-untyped-def]

@@ -60,8 +60,25 @@ def _screens() -> dict[str, Any]:
 
 SCREENS = _screens()
 NEVER = {"ctrl+q", "ctrl+c", "ctrl+p", "question_mark"}  # quitting and the palette/help end the walk
-COMMON = ["tab", "shift+tab", "up", "down", "left", "right", "enter", "escape", "delete", "backspace",
-          "space", "a", "1", "[", "V", "]", "ctrl+z"]
+COMMON = [
+    "tab",
+    "shift+tab",
+    "up",
+    "down",
+    "left",
+    "right",
+    "enter",
+    "escape",
+    "delete",
+    "backspace",
+    "space",
+    "a",
+    "1",
+    "[",
+    "V",
+    "]",
+    "ctrl+z",
+]
 
 
 def _keys(screen_class: type) -> list[str]:
@@ -80,8 +97,9 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
         t = authoring.create_task(s, "mme", "What colour is the square?")
         authoring.attach_asset(s, blobs, t.id, png(120, 80))
-        step = authoring.add_step(s, t.id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]},
-                                  result_text="ok")
+        step = authoring.add_step(
+            s, t.id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, result_text="ok"
+        )
         authoring.add_checkpoint(s, t.id, "cp1", axis="V", step_id=step.id)
         ids: dict[str, Any] = {"task": t.id}
         runs = [stored_run(s, "mme", "agentic-mme", mode="atomic", model=m) for m in ("alpha", "beta")]
@@ -104,8 +122,12 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
 
 @pytest.mark.parametrize("screen_name", list(SCREENS))
 def test_monkey_never_kills_the_app(make_tui, engine, blobs, screen_name: str) -> None:  # type: ignore[no-untyped-def]
-    @settings(max_examples=2, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @settings(
+        max_examples=2,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(st.lists(st.sampled_from(_keys(SCREENS[screen_name][0])), min_size=10, max_size=40))
     def run(keys: list[str]) -> None:
         asyncio.run(_walk(make_tui, engine, blobs, screen_name, keys))

@@ -21,8 +21,14 @@ def _task(engine, blobs, status: str = "draft", author: str = "author") -> int: 
         t = authoring.create_task(s, "mme", f"Query {TRICKY}", category=TRICKY)
         authoring.attach_asset(s, blobs, t.id, png())
         authoring.add_document(s, t.id, f"doc {TRICKY}", title=f"title {TRICKY}")
-        authoring.add_step(s, t.id, tool_name="crop", tool_args={"image_index": 0}, result_text=f"saw {TRICKY}",
-                           thought=f"think {TRICKY}")
+        authoring.add_step(
+            s,
+            t.id,
+            tool_name="crop",
+            tool_args={"image_index": 0},
+            result_text=f"saw {TRICKY}",
+            thought=f"think {TRICKY}",
+        )
         authoring.add_step(s, t.id, final_answer=f"answer {TRICKY}")
         authoring.add_checkpoint(s, t.id, "cp1", axis="V", description=TRICKY)
         task_id = t.id

@@ -27,20 +27,51 @@ FIXED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 @pytest.fixture
 def snapshot_db(engine, blobs):  # type: ignore[no-untyped-def]
     with session_scope(engine, "annotator") as s:
-        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme",
-                                   guidelines="# Checkpoint rules\n\n- One V checkpoint per visual step.")
+        authoring.ensure_benchmark(
+            s,
+            "mme",
+            "agentic-mme",
+            tool_set="agentic-mme",
+            guidelines="# Checkpoint rules\n\n- One V checkpoint per visual step.",
+        )
         authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
         for i in range(30):
-            authoring.create_task(s, "gta" if i % 2 else "mme", f"Sample question {i}: how many cups are on the table?",
-                                  category="perception", level=f"L{i % 3 + 1}", source_id=f"s-{i:03d}")
-        t = authoring.create_task(s, "mme", "What is written on the white card?", source_id="card",
-                                  answer_spec={"kind": "exact", "value": "OPEN"}, category="ocr", level="L2")
+            authoring.create_task(
+                s,
+                "gta" if i % 2 else "mme",
+                f"Sample question {i}: how many cups are on the table?",
+                category="perception",
+                level=f"L{i % 3 + 1}",
+                source_id=f"s-{i:03d}",
+            )
+        t = authoring.create_task(
+            s,
+            "mme",
+            "What is written on the white card?",
+            source_id="card",
+            answer_spec={"kind": "exact", "value": "OPEN"},
+            category="ocr",
+            level="L2",
+        )
         authoring.attach_asset(s, blobs, t.id, png(320, 200, text="OPEN"))
-        step = authoring.add_step(s, t.id, thought="zoom on the card", tool_name="crop",
-                                  tool_args={"image_index": 0, "bbox_2d": [250, 250, 500, 500]}, result_text="cropped")
+        step = authoring.add_step(
+            s,
+            t.id,
+            thought="zoom on the card",
+            tool_name="crop",
+            tool_args={"image_index": 0, "bbox_2d": [250, 250, 500, 500]},
+            result_text="cropped",
+        )
         authoring.attach_asset(s, blobs, t.id, png(80, 50, colour="#ffffff"), role="artifact", step_id=step.id)
-        authoring.add_checkpoint(s, t.id, "cp1", axis="V", step_id=step.id, tools=["crop"],
-                                 visual_check={"question": "Is the card visible?", "expected_answer": "yes"})
+        authoring.add_checkpoint(
+            s,
+            t.id,
+            "cp1",
+            axis="V",
+            step_id=step.id,
+            tools=["crop"],
+            visual_check={"question": "Is the card visible?", "expected_answer": "yes"},
+        )
         task_id = t.id
     with session_scope(engine) as s:
         s.exec(update(AuditEvent).values(created_at=FIXED))
@@ -72,18 +103,19 @@ def test_task_editor(snap_compare, make_tui, snapshot_db) -> None:  # type: igno
 
 
 def test_chain_builder(snap_compare, make_tui, snapshot_db) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_tui(), terminal_size=SIZE,
-                        run_before=_run_before(lambda app: ChainBuilderScreen(snapshot_db)))
+    assert snap_compare(
+        make_tui(), terminal_size=SIZE, run_before=_run_before(lambda app: ChainBuilderScreen(snapshot_db))
+    )
 
 
 def test_checkpoint_editor(snap_compare, make_tui, snapshot_db) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_tui(), terminal_size=SIZE,
-                        run_before=_run_before(lambda app: CheckpointEditorScreen(snapshot_db)))
+    assert snap_compare(
+        make_tui(), terminal_size=SIZE, run_before=_run_before(lambda app: CheckpointEditorScreen(snapshot_db))
+    )
 
 
 def test_help(snap_compare, make_tui, snapshot_db) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_tui(), terminal_size=SIZE,
-                        run_before=_run_before(lambda app: HelpScreen(app.screen)))
+    assert snap_compare(make_tui(), terminal_size=SIZE, run_before=_run_before(lambda app: HelpScreen(app.screen)))
 
 
 def test_region_picker(snap_compare, make_tui, snapshot_db) -> None:  # type: ignore[no-untyped-def]
@@ -97,13 +129,13 @@ def test_region_picker(snap_compare, make_tui, snapshot_db) -> None:  # type: ig
 
 SMALL = (80, 24)
 AUTHORING_SCREENS = {
-    "task_list": lambda task_id: (lambda app: TaskListScreen("mme")),
+    "task_list": lambda task_id: lambda app: TaskListScreen("mme"),
     "task_editor": lambda task_id: None,
-    "new_task": lambda task_id: (lambda app: _new_task()),
-    "chain_builder": lambda task_id: (lambda app: ChainBuilderScreen(task_id)),
-    "checkpoint_editor": lambda task_id: (lambda app: CheckpointEditorScreen(task_id)),
-    "drafting": lambda task_id: (lambda app: _drafting(task_id)),
-    "guidelines": lambda task_id: (lambda app: _guidelines()),
+    "new_task": lambda task_id: lambda app: _new_task(),
+    "chain_builder": lambda task_id: lambda app: ChainBuilderScreen(task_id),
+    "checkpoint_editor": lambda task_id: lambda app: CheckpointEditorScreen(task_id),
+    "drafting": lambda task_id: lambda app: _drafting(task_id),
+    "guidelines": lambda task_id: lambda app: _guidelines(),
 }
 
 

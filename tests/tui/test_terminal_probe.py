@@ -13,8 +13,10 @@ from tests.support.pty_terminal import PtyTerminal, pty_or_skip
 from tui.terminal_probe import TerminalGraphics, parse_replies
 
 ROOT = Path(__file__).resolve().parents[2]
-ASK = ("import json, tui.terminal_probe as p; p.start(); a = p.answer(); "
-       "print('ANSWER=' + json.dumps(a and [a.protocol, a.cell]))")
+ASK = (
+    "import json, tui.terminal_probe as p; p.start(); a = p.answer(); "
+    "print('ANSWER=' + json.dumps(a and [a.protocol, a.cell]))"
+)
 
 
 def test_replies_are_read_only_once_the_device_attributes_are_in():
@@ -29,8 +31,9 @@ def test_replies_are_read_only_once_the_device_attributes_are_in():
 
 def _ask_on_pty(**terminal) -> tuple[object, str]:
     pty_or_skip()
-    term = PtyTerminal([sys.executable, "-c", ASK], size=(80, 24), env={**os.environ, "PYTHONPATH": str(ROOT)},
-                       **terminal)
+    term = PtyTerminal(
+        [sys.executable, "-c", ASK], size=(80, 24), env={**os.environ, "PYTHONPATH": str(ROOT)}, **terminal
+    )
     try:
         term.wait_for(r"ANSWER=.*\n", timeout=20)
         answer = json.loads(term.text.split("ANSWER=")[1].splitlines()[0])
@@ -39,31 +42,37 @@ def _ask_on_pty(**terminal) -> tuple[object, str]:
     return answer, term.raw.decode("latin-1")
 
 
-@pytest.mark.parametrize(("terminal", "expected"), [
-    ({}, ["halfcell", [10, 20]]),
-    ({"device_attributes": b"\x1b[?62;4;22c"}, ["sixel", [10, 20]]),
-    ({"kitty_graphics": True}, ["tgp", [10, 20]]),
-    ({"pixels": False, "cell_size": (9, 19)}, ["halfcell", [9, 19]]),
-    ({"device_attributes": None}, None),  # a terminal that never answers: give up, draw half-cells
-])
+@pytest.mark.parametrize(
+    ("terminal", "expected"),
+    [
+        ({}, ["halfcell", [10, 20]]),
+        ({"device_attributes": b"\x1b[?62;4;22c"}, ["sixel", [10, 20]]),
+        ({"kitty_graphics": True}, ["tgp", [10, 20]]),
+        ({"pixels": False, "cell_size": (9, 19)}, ["halfcell", [9, 19]]),
+        ({"device_attributes": None}, None),  # a terminal that never answers: give up, draw half-cells
+    ],
+)
 def test_probe_asks_a_real_terminal(terminal, expected):
     answer, raw = _ask_on_pty(**terminal)
     assert answer == expected
     assert raw.count("\x1b[c") == 1  # every question asked once, in one go
 
 
-LOAD = ("import json, sys, tui.image_widgets as w; from tui.terminal_probe import TerminalGraphics; "
-        "cls = w.widget_class('auto', TerminalGraphics('sixel', (7, 15))); "
-        "from textual_image._terminal import get_cell_size; "
-        "import textual_image.widget as tw; "
-        "print('LOADED=' + json.dumps([cls is tw.SixelImage, list(get_cell_size()), w.widget_class('auto', None) "
-        "is tw.HalfcellImage]))")
+LOAD = (
+    "import json, sys, tui.image_widgets as w; from tui.terminal_probe import TerminalGraphics; "
+    "cls = w.widget_class('auto', TerminalGraphics('sixel', (7, 15))); "
+    "from textual_image._terminal import get_cell_size; "
+    "import textual_image.widget as tw; "
+    "print('LOADED=' + json.dumps([cls is tw.SixelImage, list(get_cell_size()), w.widget_class('auto', None) "
+    "is tw.HalfcellImage]))"
+)
 
 
 def test_image_widgets_load_on_a_terminal_without_asking_it_again():
     pty_or_skip()
-    term = PtyTerminal([sys.executable, "-c", LOAD], size=(80, 24), env={**os.environ, "PYTHONPATH": str(ROOT)},
-                       device_attributes=None)  # if textual-image asked anyway, it would wait and see no answer
+    term = PtyTerminal(
+        [sys.executable, "-c", LOAD], size=(80, 24), env={**os.environ, "PYTHONPATH": str(ROOT)}, device_attributes=None
+    )  # if textual-image asked anyway, it would wait and see no answer
     try:
         term.wait_for(r"LOADED=.*\n", timeout=20)
     finally:

@@ -35,7 +35,8 @@ async def test_an_edit_is_undone_after_a_restart(make_tui, engine, blobs) -> Non
     with session_scope(engine) as s:
         assert getattr(s.get(Task, task_id), "category", None) == "counting"
         assert [(u.actor, u.scope, u.op) for u in s.exec(select(UndoEntry)).all()] == [
-            ("tester", f"task {task_id}", "edit_task")]
+            ("tester", f"task {task_id}", "edit_task")
+        ]
 
     again = make_tui(start_task=task_id)  # a new session of the same person
     async with again.run_test(size=(140, 48)) as pilot:
@@ -58,8 +59,9 @@ async def test_another_person_does_not_get_my_undo_stack(engine, blobs, db_path)
     task_id = _task(engine, blobs)
     with session_scope(engine, "tester") as s:
         record(s, f"task {task_id}", Edit("category", "edit_task", {"task_id": task_id, "fields": {"category": None}}))
-    other = make_app(AppContext(db=str(db_path), actor="someone-else"), image_widget=HalfcellImage, engine=engine,
-                     start_task=task_id)
+    other = make_app(
+        AppContext(db=str(db_path), actor="someone-else"), image_widget=HalfcellImage, engine=engine, start_task=task_id
+    )
     async with other.run_test(size=(140, 48)) as pilot:
         await settle(pilot, other)
         assert "ctrl+z undoes" not in str(other.screen.sub_title)
@@ -70,8 +72,15 @@ def test_a_deleted_step_comes_back_whole_from_the_stored_stack(engine, blobs) ->
     """The stored arguments are plain JSON: a step delete's snapshot survives the round trip."""
     task_id = _task(engine, blobs)
     with session_scope(engine, "tester") as s:
-        step = authoring.add_step(s, task_id, thought="read it", tool_name="OCR", tool_args={"image": "a.png"},
-                                  result_text="3 cups", result={"data": {"text": "3 cups"}})
+        step = authoring.add_step(
+            s,
+            task_id,
+            thought="read it",
+            tool_name="OCR",
+            tool_args={"image": "a.png"},
+            result_text="3 cups",
+            result={"data": {"text": "3 cups"}},
+        )
         step_id = int(step.id or 0)
     with session_scope(engine, "tester") as s:
         snapshot = authoring.delete_step(s, step_id)
@@ -83,7 +92,11 @@ def test_a_deleted_step_comes_back_whole_from_the_stored_stack(engine, blobs) ->
     with session_scope(engine, "tester") as s:
         (back,) = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)).all()
         assert (back.thought, back.tool_name, back.result_text, back.result) == (
-            "read it", "OCR", "3 cups", {"data": {"text": "3 cups"}})
+            "read it",
+            "OCR",
+            "3 cups",
+            {"data": {"text": "3 cups"}},
+        )
         assert s.exec(select(UndoEntry)).all() == []
 
 

@@ -30,8 +30,12 @@ async def test_adjudicate_one_disagreement(make_tui, engine, study) -> None:  # 
         assert [d.unit.id for d in screen.items] == t[1:]
         item = screen.item
         assert item is not None and item.disagreement.unit.id == t[1]
-        assert item.disagreement.values == {"human:ann": "no", "human:bob": "yes", "judge:judge-a": "no",
-                                            "judge:judge-b": "yes"}
+        assert item.disagreement.values == {
+            "human:ann": "no",
+            "human:bob": "yes",
+            "judge:judge-a": "no",
+            "judge:judge-b": "yes",
+        }
         cards = screen.query_one(JudgementsPanel).query(VerdictCard)
         texts = [str(c.render()) for c in cards]
         assert len(cards) == 4 and any("differs from the reference" in x for x in texts)  # rationales shown
@@ -97,8 +101,9 @@ async def test_an_adjudication_is_undone_with_ctrl_z_and_withdrawn_in_the_cli(ma
         assert [d.unit.id for d in screen.items] == t[1:]  # queued again
     with session_scope(engine) as s:
         assert s.exec(select(Adjudication)).all() == []
-        gone = s.exec(select(AuditEvent).where(AuditEvent.entity == "adjudication",
-                                               AuditEvent.action == "delete")).one()
+        gone = s.exec(
+            select(AuditEvent).where(AuditEvent.entity == "adjudication", AuditEvent.action == "delete")
+        ).one()
         assert gone.actor == "rev" and (gone.before or {}).get("rationale") == "three is right"
 
     def cli_run(*args: str) -> str:
@@ -106,8 +111,21 @@ async def test_an_adjudication_is_undone_with_ctrl_z_and_withdrawn_in_the_cli(ma
         assert out.exit_code == 0, out.output
         return out.output
 
-    cli_run("adjudicate", "--reviewer", "rev", "--target-kind", "trajectory", "--target-id", str(t[1]),
-            "--scale", "yes-no", "--value", "no", "--rationale", "on reflection")
+    cli_run(
+        "adjudicate",
+        "--reviewer",
+        "rev",
+        "--target-kind",
+        "trajectory",
+        "--target-id",
+        str(t[1]),
+        "--scale",
+        "yes-no",
+        "--value",
+        "no",
+        "--rationale",
+        "on reflection",
+    )
     with session_scope(engine) as s:
         adj_id = s.exec(select(Adjudication.id)).one()
     assert "withdrawn" in cli_run("withdraw-adjudication", str(adj_id), "--reviewer", "rev")

@@ -18,8 +18,9 @@ RESAMPLES = 300  # fewer than the default 1000 to keep the test fast; both sides
 
 
 def _cli_agreement(db_path, *args: str) -> list[dict]:  # type: ignore[no-untyped-def]
-    result = CliRunner().invoke(cli, ["--db", str(db_path), "agreement", "--json", "--bootstrap", str(RESAMPLES), *args],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["--db", str(db_path), "agreement", "--json", "--bootstrap", str(RESAMPLES), *args], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -40,18 +41,24 @@ async def test_dashboard_values_equal_cli(make_tui, engine, db_path, study) -> N
         assert report["raters"] == ["human:ann", "human:bob", "judge:judge-a", "judge:judge-b"]
         # the same κ and α, CIs included, as `chainmark agreement --json`
         assert report["overall"] == cli_report["overall"]
-        assert [p["statistics"]["cohen_kappa"] for p in report["pairs"]] == \
-            [p["statistics"]["cohen_kappa"] for p in cli_report["pairs"]]
+        assert [p["statistics"]["cohen_kappa"] for p in report["pairs"]] == [
+            p["statistics"]["cohen_kappa"] for p in cli_report["pairs"]
+        ]
         overall = screen.query_one("#dash-overall")
         shown = {overall.get_row_at(i)[0]: overall.get_row_at(i)[1] for i in range(overall.row_count)}
         assert shown["fleiss_kappa"] == est_text(cli_report["overall"]["fleiss_kappa"])
         assert shown["krippendorff_alpha_nominal"] == est_text(cli_report["overall"]["krippendorff_alpha_nominal"])
         assert shown["krippendorff_alpha_nominal"].startswith(
-            f"{cli_report['overall']['krippendorff_alpha_nominal']['value']:.3f}")
+            f"{cli_report['overall']['krippendorff_alpha_nominal']['value']:.3f}"
+        )
         # confusion ann × bob over five shared targets: yes/yes 1, yes/no 2, no/yes 1, no/no 1
         first = screen.data.confusions[0]
-        assert (first.a, first.b, first.categories, first.counts) == ("human:ann", "human:bob", ["yes", "no"],
-                                                                      [[1, 2], [1, 1]])
+        assert (first.a, first.b, first.categories, first.counts) == (
+            "human:ann",
+            "human:bob",
+            ["yes", "no"],
+            [[1, 2], [1, 1]],
+        )
         assert screen.query_one(ConfusionMatrix).caption == "human:ann (rows) × human:bob (columns)"
         assert screen.data.distribution["human:ann"] == [3, 2]
         # one task category: its agreement is the mean over targets of agreeing rater pairs, (1+⅓+½+⅓+⅓)/5

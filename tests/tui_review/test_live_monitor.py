@@ -30,7 +30,8 @@ async def _until(pilot: Any, done: Any, what: str, timeout: float = 60.0) -> Non
 
 
 async def test_monitor_counts_calls_of_a_trajectory_still_running_in_another_process(
-        make_tui, engine, blobs, db_path) -> None:  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, db_path
+) -> None:  # type: ignore[no-untyped-def]
     _bench(engine, blobs, 1)
     gate = threading.Event()
     answered: list[int] = []
@@ -46,11 +47,23 @@ async def test_monitor_counts_calls_of_a_trajectory_still_running_in_another_pro
     with ScriptedOpenAI(handler=handler, latency=0.05) as server:
         with session_scope(engine, "tester") as s:
             add_endpoint(s, "scripted", server.base_url, "scripted-model")
-            run_id = create_run(s, RunSpec("mme", "scripted", "atomic", concurrency=1,
-                                           retry=RetryPolicy(attempts=100000, base_delay=0.05, max_delay=0.1))).id
+            run_id = create_run(
+                s,
+                RunSpec(
+                    "mme",
+                    "scripted",
+                    "atomic",
+                    concurrency=1,
+                    retry=RetryPolicy(attempts=100000, base_delay=0.05, max_delay=0.1),
+                ),
+            ).id
         env = {**os.environ, "CHAINMARK_DB": str(db_path)}
-        proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "run", "--resume", str(run_id)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tui.cli", "run", "--resume", str(run_id)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         try:
             app = make_tui()
             async with app.run_test(size=(150, 44)) as pilot:
@@ -59,8 +72,11 @@ async def test_monitor_counts_calls_of_a_trajectory_still_running_in_another_pro
                 await settle(pilot, app)
                 monitor = app.screen
                 stats = monitor.query_one("#run-stats")
-                await _until(pilot, lambda: f"{CALLS_BEFORE_GATE} call(s)" in str(stats.render()),
-                             "the monitor to count the calls")
+                await _until(
+                    pilot,
+                    lambda: f"{CALLS_BEFORE_GATE} call(s)" in str(stats.render()),
+                    "the monitor to count the calls",
+                )
                 shown = str(stats.render())
                 assert "in flight" in shown and "running 1" in shown
                 assert f"model calls {CALLS_BEFORE_GATE}" in shown

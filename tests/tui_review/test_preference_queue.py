@@ -26,13 +26,13 @@ def second_run(engine: Engine, study: dict[str, Any]) -> int:
         ep = ModelEndpoint(name="secretmodel", base_url="http://127.0.0.1:1/v1", model="secretmodel-large")
         s.add(ep)
         s.flush()
-        rival = Run(name="rival run", benchmark_id=first.benchmark_id, endpoint_id=ep.id, mode="atomic",
-                    status="done")
+        rival = Run(name="rival run", benchmark_id=first.benchmark_id, endpoint_id=ep.id, mode="atomic", status="done")
         s.add(rival)
         s.flush()
         for n, task_id in enumerate(study["tasks"]):
-            traj = Trajectory(run_id=rival.id or 0, task_id=task_id, status="done",
-                              final_answer=f"secretmodel-large thinks {n + 9}")
+            traj = Trajectory(
+                run_id=rival.id or 0, task_id=task_id, status="done", final_answer=f"secretmodel-large thinks {n + 9}"
+            )
             s.add(traj)
             s.flush()
             s.add(Event(trajectory_id=traj.id or 0, ordinal=0, kind="answer", payload={"text": f"{n + 9}"}))
@@ -82,8 +82,9 @@ async def test_judge_pairs_with_keys_blind(make_tui, engine, study) -> None:  # 
         assert getattr(screen.query_one("#pref-answers").styles.layout, "name", None) == "vertical"
     with session_scope(engine) as s:
         rows = s.exec(select(Preference).order_by(col(Preference.id))).all()
-        assert [(r.task_id, r.run_a_id, r.run_b_id) for r in rows] == [(t, study["run"], rival)
-                                                                        for t in study["tasks"][:3]]
+        assert [(r.task_id, r.run_a_id, r.run_b_id) for r in rows] == [
+            (t, study["run"], rival) for t in study["tasks"][:3]
+        ]
         scripted = study["run"]
         for row, key, left_answer in zip(rows, ("a", "b", "t"), shown_left):
             left_is_rival = "[model]" in (left_answer or "")
@@ -94,8 +95,9 @@ async def test_judge_pairs_with_keys_blind(make_tui, engine, study) -> None:  # 
                 winner = row.shown_left_run_id if key == "a" else ({scripted, rival} - {row.shown_left_run_id}).pop()
                 assert row.choice == ("a" if winner == scripted else "b")
         assert [r.reason for r in rows] == [None, "clearer steps", None]
-        done = s.exec(select(Assignment.status).where(Assignment.scale == "preference")
-                      .order_by(col(Assignment.id))).all()
+        done = s.exec(
+            select(Assignment.status).where(Assignment.scale == "preference").order_by(col(Assignment.id))
+        ).all()
         assert done == ["done", "done", "done", "open", "open"]
 
 
@@ -167,8 +169,9 @@ def test_reports_carry_the_leaderboard(engine, db_path, study, tmp_path) -> None
     out: dict[str, str] = {}
     for fmt in ("md", "csv", "html"):
         path = tmp_path / f"report.{fmt}"
-        result = CliRunner().invoke(cli, ["--db", str(db_path), "report", *runs, "--format", fmt, "-o", str(path)],
-                                    catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli, ["--db", str(db_path), "report", *runs, "--format", fmt, "-o", str(path)], catch_exceptions=False
+        )
         assert result.exit_code == 0, result.output
         out[fmt] = path.read_text(encoding="utf-8")
     assert "Bradley–Terry leaderboard (4 judgement(s)" in out["md"]

@@ -55,7 +55,8 @@ async def test_rate_five_targets_blind_with_keys(make_tui, engine, study) -> Non
     with session_scope(engine) as s:
         rows = s.exec(select(HumanRating).order_by(HumanRating.id)).all()
         assert [(r.target_id, r.value, r.blind) for r in rows] == [
-            (t, v, True) for t, v in zip(study["trajectories"], ["yes", "no", "yes", "yes", "no"])]
+            (t, v, True) for t, v in zip(study["trajectories"], ["yes", "no", "yes", "yes", "no"])
+        ]
         assert rows[3].comment == "too short" and rows[0].comment is None
         revisions = dict(s.exec(select(Task.id, Task.revision)).all())
         assert all(r.task_revision == revisions[r.task_id] for r in rows)
@@ -107,5 +108,10 @@ async def test_dimensions_rated_with_digits_zero_is_ten(make_tui, engine, study)
     with session_scope(engine) as s:
         row = s.exec(select(HumanRating).where(HumanRating.scale == "isg-1-10")).one()
         assert row.scale == "isg-1-10" and row.value == {
-            "coherence": 7, "content_accuracy": 10, "relevance_and_responsiveness": 9,
-            "visual_textual_alignment": 5, "creativity_and_originality": 6, "overall": 4}
+            "coherence": 7,
+            "content_accuracy": 10,
+            "relevance_and_responsiveness": 9,
+            "visual_textual_alignment": 5,
+            "creativity_and_originality": 6,
+            "overall": 4,
+        }

@@ -27,16 +27,20 @@ async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_pat
             await pilot.press("enter")
             await settle(pilot, app)
     for fmt in ("md", "csv"):
-        result = CliRunner().invoke(cli, ["--db", str(db_path), "report", str(study["run"]), "--format", fmt,
-                                          "--embedder", "hashing"], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            ["--db", str(db_path), "report", str(study["run"]), "--format", fmt, "--embedder", "hashing"],
+            catch_exceptions=False,
+        )
         assert result.exit_code == 0, result.output
         assert (tmp_path / f"report.{fmt}").read_text(encoding="utf-8") == result.output
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert page.startswith("<!doctype html>") and "headline metrics" in page and "<table>" in page
 
 
-async def test_atp_report_shows_the_final_score_after_the_three_judges(make_tui, engine, blobs, scripted_openai,
-                                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_atp_report_shows_the_final_score_after_the_three_judges(
+    make_tui, engine, blobs, scripted_openai, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     import json
 
     from evaluation.judges.runner import judge_run
@@ -45,10 +49,22 @@ async def test_atp_report_shows_the_final_score_after_the_three_judges(make_tui,
 
     monkeypatch.setenv("CM_TEST_JUDGE_KEY", "k")
     run_id = atp_run(engine, scripted_openai.base_url)
-    checks = {k: True for k in ("necessity", "semantic_position", "structural_integrity", "tool_choice",
-                                "parameter_accuracy", "format_correctness")}
-    scripted_openai.push(text(json.dumps({"calls": [{"index": 0, **checks}]})), text('{"missed": []}'),
-                         text('{"score": 64, "tier": "good but flawed"}'))
+    checks = {
+        k: True
+        for k in (
+            "necessity",
+            "semantic_position",
+            "structural_integrity",
+            "tool_choice",
+            "parameter_accuracy",
+            "format_correctness",
+        )
+    }
+    scripted_openai.push(
+        text(json.dumps({"calls": [{"index": 0, **checks}]})),
+        text('{"missed": []}'),
+        text('{"score": 64, "tier": "good but flawed"}'),
+    )
     for judge in ("atp-precision", "atp-recall", "atp-chief"):
         judge_run(engine, blobs, run_id, judge, "judge-ep")
     app = make_tui()

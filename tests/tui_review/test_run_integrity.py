@@ -28,7 +28,8 @@ async def _until(pilot: Any, done: Any, what: str, timeout: float = 30.0) -> Non
 
 
 async def test_resume_pressed_twice_runs_once_and_the_monitor_follows_the_newest_session(
-        make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs
+) -> None:  # type: ignore[no-untyped-def]
     _bench(engine, blobs, 5)
     with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>"), latency=0.1) as server:
         with session_scope(engine, "tester") as s:
@@ -55,8 +56,11 @@ async def test_resume_pressed_twice_runs_once_and_the_monitor_follows_the_newest
             assert sessions[-1].state == "finished"
             assert len(server.chat_requests()) == 5  # every task asked once
             assert manager.by_run_id(run_id) is sessions[-1]
-            await _until(pilot, lambda: "skipped 2" in str(monitor.query_one("#run-stats").render()),
-                         "the monitor to show the newest session")
+            await _until(
+                pilot,
+                lambda: "skipped 2" in str(monitor.query_one("#run-stats").render()),
+                "the monitor to show the newest session",
+            )
 
 
 async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
@@ -67,8 +71,17 @@ async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blo
         run.status = "running"
         now = utcnow()
         s.flush()
-        s.add(RunLease(run_id=run.id, token="t", host=os.uname().nodename, pid=2 ** 22 + 7, acquired_at=now,
-                       heartbeat_at=now, expires_at=now + timedelta(seconds=600)))  # that pid does not exist
+        s.add(
+            RunLease(
+                run_id=run.id,
+                token="t",
+                host=os.uname().nodename,
+                pid=2**22 + 7,
+                acquired_at=now,
+                heartbeat_at=now,
+                expires_at=now + timedelta(seconds=600),
+            )
+        )  # that pid does not exist
         run_id = run.id
     app = make_tui()
     async with app.run_test(size=(150, 44)) as pilot:

@@ -25,8 +25,9 @@ def _bench(engine, blobs, n: int) -> None:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "chainmark", tool_set="agentic-mme")
         for i in range(n):
-            t = authoring.create_task(s, "mme", f"What colour is it? ({i})",
-                                      answer_spec={"kind": "contains", "value": "red"})
+            t = authoring.create_task(
+                s, "mme", f"What colour is it? ({i})", answer_spec={"kind": "contains", "value": "red"}
+            )
             authoring.attach_asset(s, blobs, t.id or 0, png())
 
 
@@ -132,8 +133,7 @@ async def test_a_dead_endpoint_stops_the_run_and_the_monitor_says_why(make_tui, 
         await settle(pilot, app)
         app.push_screen(RunMonitorScreen())
         await settle(pilot, app)
-        live = run_manager(app).start(RunSpec("mme", "dead", "atomic", concurrency=1,
-                                              retry=RetryPolicy(attempts=1)))
+        live = run_manager(app).start(RunSpec("mme", "dead", "atomic", concurrency=1, retry=RetryPolicy(attempts=1)))
         monitor = app.screen
         monitor.follow(live.key)  # what the launcher does for the run it starts
         await _until(pilot, app, lambda: not live.active)

@@ -51,8 +51,11 @@ def _read_url(proc: subprocess.Popen, deadline: float) -> str:
 
 def test_serve_answers_http_only_with_the_token(engine, db_path) -> None:  # type: ignore[no-untyped-def]
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "--db", str(db_path), "serve", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "--db", str(db_path), "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         url = _read_url(proc, deadline)

@@ -20,9 +20,14 @@ SERVED = "SERVED"  # stands for the served origin, http://127.0.0.1:<port>
 
 def guarded(db_path, port: int) -> GuardedServer:
     app = AppContext(db=str(db_path), actor="ann")
-    return GuardedServer([Login.with_token("ann", "tok-ann-secret", serve_command(app)),
-                          Login.with_token("bob", "tok-bob-secret", serve_command(app, "bob"))],
-                         host="127.0.0.1", port=port)
+    return GuardedServer(
+        [
+            Login.with_token("ann", "tok-ann-secret", serve_command(app)),
+            Login.with_token("bob", "tok-bob-secret", serve_command(app, "bob")),
+        ],
+        host="127.0.0.1",
+        port=port,
+    )
 
 
 async def handshake(db_path, token: str, origin: str | None = SERVED, want_output: bool = False) -> int | bytes:
@@ -37,8 +42,9 @@ async def handshake(db_path, token: str, origin: str | None = SERVED, want_outpu
     try:
         async with aiohttp.ClientSession() as http:
             try:
-                async with http.ws_connect(f"http://127.0.0.1:{port}/ws/{token}?width=100&height=30",
-                                           headers=headers) as ws:
+                async with http.ws_connect(
+                    f"http://127.0.0.1:{port}/ws/{token}?width=100&height=30", headers=headers
+                ) as ws:
                     if not want_output:
                         return 101
                     while True:
@@ -113,6 +119,9 @@ def test_stored_accounts_log_in_by_their_token_and_only_its_hash_is_kept(engine,
 def test_origins() -> None:
     assert origin_of("http://127.0.0.1:8000/x") == "http://127.0.0.1:8000"
     assert origin_of("https://lab.example:443") == "https://lab.example"
-    assert allowed_origins("http://127.0.0.1:8000") == {"http://127.0.0.1:8000", "http://localhost:8000",
-                                                         "http://[::1]:8000"}
+    assert allowed_origins("http://127.0.0.1:8000") == {
+        "http://127.0.0.1:8000",
+        "http://localhost:8000",
+        "http://[::1]:8000",
+    }
     assert allowed_origins("https://lab.example") == {"https://lab.example"}

@@ -38,8 +38,17 @@ async def test_launch_without_an_endpoint_asks_for_one_and_keeps_the_form(make_t
 
 def test_a_judge_report_being_rated_shows_the_report() -> None:
     report = "Precision inspector\nsupported claims: 3 of 4\nthe second step is not backed by the documents"
-    content = {"verdict": {"id": 9, "judge": "atp-precision", "label": None, "score": None, "rationale": "ok",
-                           "parsed": {"supported": 3, "total": 4}, "raw_output": report}}
+    content = {
+        "verdict": {
+            "id": 9,
+            "judge": "atp-precision",
+            "label": None,
+            "score": None,
+            "rationale": "ok",
+            "parsed": {"supported": 3, "total": 4},
+            "raw_output": report,
+        }
+    }
     text = content_text(content).plain
     assert report in text and "label None" not in text and "score None" not in text
     parsed_only = content_text({"verdict": {**content["verdict"], "raw_output": None}}).plain

@@ -49,21 +49,29 @@ def rated(engine, study):  # type: ignore[no-untyped-def]
 
 
 def test_rating_queue_blind(snap_compare, make_tui, study) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_tui(actor="ann"), terminal_size=SIZE, run_before=_run_before(lambda app: RatingQueueScreen()))
+    assert snap_compare(
+        make_tui(actor="ann"), terminal_size=SIZE, run_before=_run_before(lambda app: RatingQueueScreen())
+    )
 
 
 def test_rating_queue_after_rating(snap_compare, make_tui, study) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_tui(actor="ann"), terminal_size=SIZE,
-                        run_before=_run_before(lambda app: RatingQueueScreen(), "n"))
+    assert snap_compare(
+        make_tui(actor="ann"), terminal_size=SIZE, run_before=_run_before(lambda app: RatingQueueScreen(), "n")
+    )
 
 
 def test_adjudication(snap_compare, make_tui, rated) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_tui(actor="rev"), terminal_size=SIZE, run_before=_run_before(lambda app: AdjudicationScreen()))
+    assert snap_compare(
+        make_tui(actor="rev"), terminal_size=SIZE, run_before=_run_before(lambda app: AdjudicationScreen())
+    )
 
 
 def test_dashboard(snap_compare, make_tui, rated) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_tui(actor="rev"), terminal_size=SIZE,
-                        run_before=_run_before(lambda app: DashboardScreen(scale="yes-no", resamples=200)))
+    assert snap_compare(
+        make_tui(actor="rev"),
+        terminal_size=SIZE,
+        run_before=_run_before(lambda app: DashboardScreen(scale="yes-no", resamples=200)),
+    )
 
 
 def test_trajectory(snap_compare, make_tui, rated) -> None:  # type: ignore[no-untyped-def]
@@ -83,13 +91,16 @@ def test_launcher(snap_compare, make_tui, engine, study) -> None:  # type: ignor
 
 def test_reports(snap_compare, make_tui, study) -> None:  # type: ignore[no-untyped-def]
     run = study["run"]
-    assert snap_compare(make_tui(), terminal_size=SIZE,
-                        run_before=_run_before(lambda app: ReportsScreen((run,), embedder="hashing")))
+    assert snap_compare(
+        make_tui(), terminal_size=SIZE, run_before=_run_before(lambda app: ReportsScreen((run,), embedder="hashing"))
+    )
 
 
 def test_trajectory_transcript(snap_compare, make_tui, transcript) -> None:  # type: ignore[no-untyped-def]
     """Code highlighted with its newlines, a long output collapsed, timing, a search with its matches."""
     tid = transcript["trajectory"]
-    assert snap_compare(make_tui(), terminal_size=(160, 48),
-                        run_before=_run_before(lambda app: TrajectoryScreen(tid), "slash",
-                                               *"sympy", "enter"))
+    assert snap_compare(
+        make_tui(),
+        terminal_size=(160, 48),
+        run_before=_run_before(lambda app: TrajectoryScreen(tid), "slash", *"sympy", "enter"),
+    )

@@ -24,7 +24,10 @@ def test_alignment_and_marks(engine, study) -> None:  # type: ignore[no-untyped-
     assert [(m.key, m.passed) for m in view.rows[1].marks] == [("cp2", False)]  # unmatched: on its reference step
     assert [(j.who, j.value) for j in ocr.judgements] == [("judge-a", "faithful")]  # event verdict beside the step
     assert {(j.who, j.value, j.human) for j in view.judgements} == {
-        ("judge-a", "yes (1)", False), ("judge-b", "yes (1)", False), ("ann (yes-no)", "yes", True)}
+        ("judge-a", "yes (1)", False),
+        ("judge-b", "yes (1)", False),
+        ("ann (yes-no)", "yes", True),
+    }
     assert (view.passed, view.checkpoints) == (1, 2)
 
 
@@ -54,8 +57,12 @@ async def test_header_counts_tokens_once(make_tui, engine, study) -> None:  # ty
 
     tid = study["trajectories"][0]
     with session_scope(engine) as s:
-        s.get(Trajectory, tid).usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
-                                        "api_calls": 2}
+        s.get(Trajectory, tid).usage = {
+            "prompt_tokens": 100,
+            "completion_tokens": 20,
+            "total_tokens": 120,
+            "api_calls": 2,
+        }
     app = make_tui(actor="rev")
     async with app.run_test(size=(150, 44)) as pilot:
         await settle(pilot, app)

@@ -20,8 +20,9 @@ async def test_z_zooms_the_rows_images_and_i_the_tasks_input(make_tui, engine, b
         first = authoring.attach_asset(s, blobs, transcript["task"], png(64, 48, "#c03030"))
         second = authoring.attach_asset(s, blobs, transcript["task"], png(64, 48, "#30c030"))
         shas = [s.get(Asset, link.asset_id).sha256 for link in (first, second)]  # type: ignore[union-attr]
-        result = s.exec(select(Event).where(Event.trajectory_id == transcript["trajectory"],
-                                            Event.kind == "tool_result")).one()
+        result = s.exec(
+            select(Event).where(Event.trajectory_id == transcript["trajectory"], Event.kind == "tool_result")
+        ).one()
         result.payload = {**result.payload, "asset_ids": [first.asset_id]}  # the Solver row "produced" one
     app = make_tui()
     async with app.run_test(size=(160, 48)) as pilot:

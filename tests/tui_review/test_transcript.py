@@ -144,8 +144,9 @@ async def test_search_moves_to_matching_steps(make_tui, transcript) -> None:  # 
         assert screen.cursor == 0 and "1 of 1 match" in drawn(status) and "cup 17" in model_text(screen, 0)
 
 
-async def test_code_output_and_raw_view_show_controls_escaped_and_markup_literally(make_tui, engine,
-                                                                                 transcript) -> None:  # type: ignore[no-untyped-def]
+async def test_code_output_and_raw_view_show_controls_escaped_and_markup_literally(
+    make_tui, engine, transcript
+) -> None:  # type: ignore[no-untyped-def]
     from sqlmodel import select
 
     from store.models import Event
@@ -183,18 +184,37 @@ def test_react_and_step_mode_code_is_not_repeated_in_the_thought() -> None:
 
     react = f"Thought: solve it with sympy.\nAction: Solver\nAction Input: {json.dumps({'command': SOLVER_CODE})}"
     assert without_code(react, SOLVER_CODE) == "Thought: solve it with sympy."
-    assert without_code(f"Run this:\n{SOLVER_CODE}\nthen answer.", SOLVER_CODE) == \
-        "Run this:\n(the code below)\nthen answer."
+    assert (
+        without_code(f"Run this:\n{SOLVER_CODE}\nthen answer.", SOLVER_CODE)
+        == "Run this:\n(the code below)\nthen answer."
+    )
     assert split_code("Plot", {"command": "plot()", "dpi": 90}) == ({"dpi": 90}, "plot()")
     assert split_code("OCR", {"command": "not code"}) == ({"command": "not code"}, "")
     t = datetime(2025, 1, 1, tzinfo=timezone.utc)
-    pred = {"role": "assistant", "thought": "use the solver",
-            "tool_calls": [{"type": "function", "function": {"name": "Solver", "arguments": {"command": SOLVER_CODE}}}]}
-    events = [Event(id=1, trajectory_id=1, ordinal=0, kind=ev.MODEL_MESSAGE, payload={"content": react}, started_at=t),
-              Event(id=2, trajectory_id=1, ordinal=1, kind=ev.STEP_PREDICTION,
-                    payload={"gold_index": 0, "prediction": pred}, started_at=t),
-              Event(id=3, trajectory_id=1, ordinal=2, kind=ev.STEP_PREDICTION,
-                    payload={"gold_index": 1, "prediction": {"role": "assistant", "content": "42"}}, started_at=t)]
+    pred = {
+        "role": "assistant",
+        "thought": "use the solver",
+        "tool_calls": [{"type": "function", "function": {"name": "Solver", "arguments": {"command": SOLVER_CODE}}}],
+    }
+    events = [
+        Event(id=1, trajectory_id=1, ordinal=0, kind=ev.MODEL_MESSAGE, payload={"content": react}, started_at=t),
+        Event(
+            id=2,
+            trajectory_id=1,
+            ordinal=1,
+            kind=ev.STEP_PREDICTION,
+            payload={"gold_index": 0, "prediction": pred},
+            started_at=t,
+        ),
+        Event(
+            id=3,
+            trajectory_id=1,
+            ordinal=2,
+            kind=ev.STEP_PREDICTION,
+            payload={"gold_index": 1, "prediction": {"role": "assistant", "content": "42"}},
+            started_at=t,
+        ),
+    ]
     step, answer = model_steps(events)
     assert (step.name, step.call, step.code, step.thought) == ("Solver", "", SOLVER_CODE, "use the solver")
     assert (answer.name, answer.call) == ("answer", "42")

@@ -43,8 +43,9 @@ def make_bench(engine: Engine, blobs: FolderBlobStore, base_url: str, n: int) ->
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "chainmark", tool_set="agentic-mme")
         for i in range(n):
-            t = authoring.create_task(s, "mme", f"What colour is the left half? (task {i})",
-                                      answer_spec={"kind": "contains", "value": "red"})
+            t = authoring.create_task(
+                s, "mme", f"What colour is the left half? (task {i})", answer_spec={"kind": "contains", "value": "red"}
+            )
             authoring.attach_asset(s, blobs, int(t.id or 0), png(), original_path=f"image/image_{i}.png")
             ids.append(int(t.id or 0))
         add_endpoint(s, "local", base_url, "scripted-model")

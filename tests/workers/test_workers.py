@@ -38,8 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def invoke(db: str, blobs: Path, *args: str):
-    return CliRunner().invoke(cli, ["--db", db, *args], env={"CHAINMARK_BLOBS": str(blobs)},
-                              catch_exceptions=False)
+    return CliRunner().invoke(cli, ["--db", db, *args], env={"CHAINMARK_BLOBS": str(blobs)}, catch_exceptions=False)
 
 
 def red(req):  # type: ignore[no-untyped-def]
@@ -48,8 +47,11 @@ def red(req):  # type: ignore[no-untyped-def]
 
 def _events_by_trajectory(s: Session, run_id: int) -> dict[int, Counter[str]]:
     out: dict[int, Counter[str]] = {}
-    for tid, kind in s.execute(sa.select(EVENT.trajectory_id, EVENT.kind).join(
-            TRAJECTORIES, TRAJ.id == EVENT.trajectory_id).where(TRAJ.run_id == run_id)).all():
+    for tid, kind in s.execute(
+        sa.select(EVENT.trajectory_id, EVENT.kind)
+        .join(TRAJECTORIES, TRAJ.id == EVENT.trajectory_id)
+        .where(TRAJ.run_id == run_id)
+    ).all():
         out.setdefault(tid, Counter())[kind] += 1
     return out
 
@@ -87,19 +89,23 @@ def test_three_worker_processes_one_killed_mid_run_every_trajectory_done_exactly
             deadline = time.monotonic() + 60
             while len(procs) < 3 or not _held_by(pg_engine, victim.pid):  # the others start once it works
                 if len(procs) < 3 and _held_by(pg_engine, victim.pid):
-                    procs += [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                               cwd=ROOT) for _ in range(2)]
+                    procs += [
+                        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+                        for _ in range(2)
+                    ]
                 assert victim.poll() is None and time.monotonic() < deadline, victim.communicate()
                 time.sleep(0.02)
             while True:  # kill the first worker while it holds claims and some work is finished
                 with session_scope(pg_engine) as s:
-                    finished = int(s.execute(sa.select(sa.func.count()).where(
-                        CLAIM.finished_at.is_not(None))).scalar() or 0)
+                    finished = int(
+                        s.execute(sa.select(sa.func.count()).where(CLAIM.finished_at.is_not(None))).scalar() or 0
+                    )
                 held = _held_by(pg_engine, victim.pid)
                 if held and finished >= 2:
                     break
-                assert victim.poll() is None and time.monotonic() < deadline, \
+                assert victim.poll() is None and time.monotonic() < deadline, (
                     f"the first worker never held work: {victim.communicate()}"
+                )
                 time.sleep(0.02)
             os.kill(victim.pid, signal.SIGKILL)
             victim.wait(10)
@@ -129,8 +135,14 @@ def test_three_worker_processes_one_killed_mid_run_every_trajectory_done_exactly
 
 def _held_by(engine, pid: int) -> int:
     with session_scope(engine) as s:
-        return int(s.execute(sa.select(sa.func.count()).where(
-            CLAIM.pid == pid, CLAIM.finished_at.is_(None), CLAIM.token.is_not(None))).scalar() or 0)
+        return int(
+            s.execute(
+                sa.select(sa.func.count()).where(
+                    CLAIM.pid == pid, CLAIM.finished_at.is_(None), CLAIM.token.is_not(None)
+                )
+            ).scalar()
+            or 0
+        )
 
 
 def _queued_run(engine, blobs, base_url: str, n: int) -> int:
@@ -156,8 +168,11 @@ def test_skip_locked_claims_expiry_takeover_and_the_commit_fence(pg_engine, pg_b
             assert wq.claim(s, run_id, "C", 10, 60) == []  # all held, none expired
             assert s.get(Run, run_id).status == "running"  # type: ignore[union-attr]
             # A dies: its heartbeat stops and its claims expire
-            s.execute(sa.update(CLAIMS).where(CLAIM.token == "A").values(
-                expires_at=sa.func.now() - sa.text("interval '1 second'")))
+            s.execute(
+                sa.update(CLAIMS)
+                .where(CLAIM.token == "A")
+                .values(expires_at=sa.func.now() - sa.text("interval '1 second'"))
+            )
         with session_scope(pg_engine) as s:
             c = wq.claim(s, run_id, "C", 10, 60)
         assert sorted((t, k) for t, k, _ in c or []) == sorted((t, k) for t, k, _ in a)

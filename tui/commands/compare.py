@@ -11,7 +11,7 @@ from tui.context import AppContext, emit_json, pass_ctx, table
 
 def _short(text: str, width: int = 40) -> str:
     one_line = " ".join(str(text).split())
-    return one_line if len(one_line) <= width else one_line[:width - 1] + "…"
+    return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
 
 
 def _score(value: float | None) -> str:
@@ -20,18 +20,37 @@ def _score(value: float | None) -> str:
 
 def render(cmp: Comparison) -> str:
     """The plain-text report: header, summary, then one line per task."""
-    lines = [f"comparing {', '.join(r['label'] for r in cmp.runs)} · scoring mode {cmp.summary['scoring_mode']} · "
-             f"{cmp.summary['shared_tasks']} shared task(s), {cmp.summary['differing']} differ"]
-    lines.append(table([[r["label"], _score(cmp.summary["mean"][r["run_id"]]), cmp.summary["right"][r["run_id"]]]
-                        for r in cmp.runs], ["run", "mean score", "right"]))
+    lines = [
+        f"comparing {', '.join(r['label'] for r in cmp.runs)} · scoring mode {cmp.summary['scoring_mode']} · "
+        f"{cmp.summary['shared_tasks']} shared task(s), {cmp.summary['differing']} differ"
+    ]
+    lines.append(
+        table(
+            [
+                [r["label"], _score(cmp.summary["mean"][r["run_id"]]), cmp.summary["right"][r["run_id"]]]
+                for r in cmp.runs
+            ],
+            ["run", "mean score", "right"],
+        )
+    )
     lines.append("")
-    lines.append(table([[f"run {p['a']} vs run {p['b']}", p["wins"], p["ties"], p["losses"]]
-                        for p in cmp.summary["pairwise"]], ["pair", "wins", "ties", "losses"]))
+    lines.append(
+        table(
+            [[f"run {p['a']} vs run {p['b']}", p["wins"], p["ties"], p["losses"]] for p in cmp.summary["pairwise"]],
+            ["pair", "wins", "ties", "losses"],
+        )
+    )
     lines.append("")
     headers = ["task", "spread"] + [f"run {r['run_id']}" for r in cmp.runs] + ["query"]
-    rows = [[row.source_id or row.task_id, _score(row.spread),
-             *[f"{c.status} {_score(c.score)} {_short(c.answer, 24)}" for c in row.cells], _short(row.query)]
-            for row in cmp.rows]
+    rows = [
+        [
+            row.source_id or row.task_id,
+            _score(row.spread),
+            *[f"{c.status} {_score(c.score)} {_short(c.answer, 24)}" for c in row.cells],
+            _short(row.query),
+        ]
+        for row in cmp.rows
+    ]
     lines.append(table(rows, headers) if rows else "no tasks match")
     lines.extend(f"note: {n}" for n in cmp.notes)
     return "\n".join(lines)
@@ -39,23 +58,45 @@ def render(cmp: Comparison) -> str:
 
 @click.command("compare")
 @click.argument("run_ids", type=int, nargs=-1, required=True)
-@click.option("--mode", type=click.Choice(MODES), default="faithful", show_default=True,
-              help="Scoring mode of the per-task scores.")
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="faithful",
+    show_default=True,
+    help="Scoring mode of the per-task scores.",
+)
 @click.option("--embedder", default="minilm", show_default=True, help="Embedder for similarity-scored answers.")
-@click.option("--filter", "filter_", type=click.Choice(FILTERS), default=None,
-              help="Keep only these tasks (A and B are the first two runs).")
-@click.option("--sort", type=click.Choice(SORTS), default="disagreement", show_default=True,
-              help="disagreement: largest spread of per-task scores first; task: by task id.")
+@click.option(
+    "--filter",
+    "filter_",
+    type=click.Choice(FILTERS),
+    default=None,
+    help="Keep only these tasks (A and B are the first two runs).",
+)
+@click.option(
+    "--sort",
+    type=click.Choice(SORTS),
+    default="disagreement",
+    show_default=True,
+    help="disagreement: largest spread of per-task scores first; task: by task id.",
+)
 @click.option("--limit", type=int, default=None, help="Show at most N tasks.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @pass_ctx
-def compare_cmd(app: AppContext, run_ids: tuple[int, ...], mode: str, embedder: str, filter_: str | None,
-                sort: str, limit: int | None, as_json: bool) -> None:
+def compare_cmd(
+    app: AppContext,
+    run_ids: tuple[int, ...],
+    mode: str,
+    embedder: str,
+    filter_: str | None,
+    sort: str,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """Compare two or more RUN_IDS on their shared tasks: outcome, answer and per-task score of each."""
     if len(run_ids) < 2:
         raise click.UsageError("give at least two run ids")
-    cmp = compare_runs(app.engine, list(run_ids), mode=mode, embedder=embedder, sort=sort, filter=filter_,
-                       limit=limit)
+    cmp = compare_runs(app.engine, list(run_ids), mode=mode, embedder=embedder, sort=sort, filter=filter_, limit=limit)
     if as_json:
         emit_json(cmp.to_json())
         return

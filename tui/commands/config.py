@@ -30,10 +30,10 @@ def show(as_json: bool) -> None:
     if as_json:
         emit_json({"files": [str(p) for p in config_files()], "settings": rows})
         return
-    click.echo(table([[r["name"], _shown_value(r["value"]), r["source"]] for r in rows],
-                     ["setting", "value", "source"]))
-    click.echo("files read (later wins; the environment wins over both): "
-               + ", ".join(str(p) for p in config_files()))
+    click.echo(
+        table([[r["name"], _shown_value(r["value"]), r["source"]] for r in rows], ["setting", "value", "source"])
+    )
+    click.echo("files read (later wins; the environment wins over both): " + ", ".join(str(p) for p in config_files()))
 
 
 @config_group.command("keys")
@@ -46,12 +46,29 @@ def keys(as_json: bool) -> None:
     rows = chainmark_bindings()
     keymap = current().keymap
     if as_json:
-        emit_json({"bindings": [{"id": r.id, "keys": keymap.get(r.id or "", r.key), "default": r.key,
-                                 "action": r.action, "description": r.description, "owner": r.owner}
-                                for r in rows], "unknown_ids": unknown_ids(keymap)})
+        emit_json(
+            {
+                "bindings": [
+                    {
+                        "id": r.id,
+                        "keys": keymap.get(r.id or "", r.key),
+                        "default": r.key,
+                        "action": r.action,
+                        "description": r.description,
+                        "owner": r.owner,
+                    }
+                    for r in rows
+                ],
+                "unknown_ids": unknown_ids(keymap),
+            }
+        )
         return
-    click.echo(table([[r.id or "–", keymap.get(r.id or "", r.key), r.description or r.action] for r in rows],
-                     ["id", "keys", "does"]))
+    click.echo(
+        table(
+            [[r.id or "–", keymap.get(r.id or "", r.key), r.description or r.action] for r in rows],
+            ["id", "keys", "does"],
+        )
+    )
     for name in unknown_ids(keymap):
         click.echo(f"warning: [keymap] names {name!r}, which no binding has (see the ids above)")
 

@@ -56,28 +56,55 @@ def prepare(app: AppContext, run_id: int, work: Path, *, embedder: str, mode: st
     api.export_run(app.engine, app.blobs, fmt, run_id, export_dir)
     res = score_run(app.engine, run_id, mode=mode, embedder=embedder, write=False)
     ours = ours_view(profile.name, res)
-    (work / "chainmark-scores.json").write_text(json.dumps(ours, ensure_ascii=False, default=str, indent=1),
-                                                encoding="utf-8")
+    (work / "chainmark-scores.json").write_text(
+        json.dumps(ours, ensure_ascii=False, default=str, indent=1), encoding="utf-8"
+    )
     return profile.name, export_dir, ours
 
 
 @click.command("conformance")
 @click.argument("benchmark")
 @click.argument("run_id", type=int)
-@click.option("--reference", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Your checkout of the benchmark's reference repository.")
-@click.option("--python", "python", default=None, metavar="PY",
-              help="Python to run the reference with (default $CHAINMARK_REFERENCE_PYTHON, else chainmark's).")
-@click.option("--embedder", default="minilm", show_default=True,
-              help="Embedder for chainmark's scores; injected into the reference too (exact with "
-                   "sentence-transformers:all-mpnet-base-v2, else equal within 1e-4).")
-@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write the exported files here and keep them (default: a temporary folder).")
+@click.option(
+    "--reference",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Your checkout of the benchmark's reference repository.",
+)
+@click.option(
+    "--python",
+    "python",
+    default=None,
+    metavar="PY",
+    help="Python to run the reference with (default $CHAINMARK_REFERENCE_PYTHON, else chainmark's).",
+)
+@click.option(
+    "--embedder",
+    default="minilm",
+    show_default=True,
+    help="Embedder for chainmark's scores; injected into the reference too (exact with "
+    "sentence-transformers:all-mpnet-base-v2, else equal within 1e-4).",
+)
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write the exported files here and keep them (default: a temporary folder).",
+)
 @click.option("--max-items", type=int, default=30, show_default=True, help="Differing items to print.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_ctx
-def conformance_cmd(app: AppContext, benchmark: str, run_id: int, reference: Path, python: str | None,
-                    embedder: str, keep: Path | None, max_items: int, as_json: bool) -> None:
+def conformance_cmd(
+    app: AppContext,
+    benchmark: str,
+    run_id: int,
+    reference: Path,
+    python: str | None,
+    embedder: str,
+    keep: Path | None,
+    max_items: int,
+    as_json: bool,
+) -> None:
     """Score RUN_ID faithfully and with BENCHMARK's reference evaluator; diff them (exit 1 if they differ)."""
     from evaluation.benchmarks import get_profile
     from evaluation.conformance import run_conformance
@@ -100,23 +127,37 @@ def conformance_cmd(app: AppContext, benchmark: str, run_id: int, reference: Pat
         emit_json(report.to_dict())
     else:
         click.echo(f"conformance · {name} · run {run_id} · reference {reference}")
-        click.echo(table([[m.name, _fmt(m.ours), _fmt(m.reference), "yes" if m.equal else "NO"]
-                          for m in report.metrics], ["metric", "chainmark", "reference", "equal"]))
+        click.echo(
+            table(
+                [[m.name, _fmt(m.ours), _fmt(m.reference), "yes" if m.equal else "NO"] for m in report.metrics],
+                ["metric", "chainmark", "reference", "equal"],
+            )
+        )
         if report.per_metric_items:
             click.echo("")
-            click.echo(table([[k, v["equal"], v["different"]] for k, v in sorted(report.per_metric_items.items())],
-                             ["per-item metric", "equal", "different"]))
+            click.echo(
+                table(
+                    [[k, v["equal"], v["different"]] for k, v in sorted(report.per_metric_items.items())],
+                    ["per-item metric", "equal", "different"],
+                )
+            )
         if report.items:
             click.echo("")
-            click.echo(table([[d.item_id, d.metric, _fmt(d.ours), _fmt(d.reference)]
-                              for d in report.items[:max_items]], ["item", "metric", "chainmark", "reference"]))
+            click.echo(
+                table(
+                    [[d.item_id, d.metric, _fmt(d.ours), _fmt(d.reference)] for d in report.items[:max_items]],
+                    ["item", "metric", "chainmark", "reference"],
+                )
+            )
             if len(report.items) > max_items:
                 click.echo(f"… {len(report.items) - max_items} more differing item value(s)")
         for note in report.notes:
             click.echo(f"note: {note}")
-        click.echo("\nOK: every value equal to the reference" if report.ok else
-                   f"\nDIFFERENT: {sum(not m.equal for m in report.metrics)} metric(s), "
-                   f"{len(report.items)} item value(s)")
+        click.echo(
+            "\nOK: every value equal to the reference"
+            if report.ok
+            else f"\nDIFFERENT: {sum(not m.equal for m in report.metrics)} metric(s), {len(report.items)} item value(s)"
+        )
     if not report.ok:
         raise click.exceptions.Exit(1)
 

@@ -17,8 +17,14 @@ def init_cmd(app: AppContext, as_json: bool) -> None:
     before = current_revision(engine)
     after = upgrade(engine)
     if as_json:
-        emit_json({"database": engine.url.render_as_string(hide_password=True), "before": before, "after": after,
-                   "head": head_revision(engine)})
+        emit_json(
+            {
+                "database": engine.url.render_as_string(hide_password=True),
+                "before": before,
+                "after": after,
+                "head": head_revision(engine),
+            }
+        )
     elif before == after:
         click.echo(f"{app.url}: already at schema {after}")
     else:

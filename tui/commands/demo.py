@@ -19,8 +19,13 @@ def demo_cmd(app: AppContext, open_tui: bool, as_json: bool) -> None:
     with session_scope(app.engine, app.actor or "demo") as s:
         report = build_demo(s, app.blobs)
     if as_json:
-        emit_json({"created": report.created, "existing": report.existing,
-                   "database": app.engine.url.render_as_string(hide_password=True)})
+        emit_json(
+            {
+                "created": report.created,
+                "existing": report.existing,
+                "database": app.engine.url.render_as_string(hide_password=True),
+            }
+        )
         return
     for name, n in report.created.items():
         kept = report.existing.get(name, 0)

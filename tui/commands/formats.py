@@ -48,9 +48,11 @@ def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_j
     if as_json:
         emit_json(summary.to_dict())
         return
-    click.echo(f"{summary.benchmark}: {summary.created} created, {summary.updated} updated, "
-               f"{summary.unchanged} unchanged ({summary.steps} steps, {summary.checkpoints} checkpoints, "
-               f"{summary.documents} documents, {summary.assets} new files)")
+    click.echo(
+        f"{summary.benchmark}: {summary.created} created, {summary.updated} updated, "
+        f"{summary.unchanged} unchanged ({summary.steps} steps, {summary.checkpoints} checkpoints, "
+        f"{summary.documents} documents, {summary.assets} new files)"
+    )
     for note in summary.notes:
         click.echo(f"note: {note}")
 
@@ -76,24 +78,38 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bo
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--benchmark", "-b", required=True, help="Benchmark whose tasks the predictions answer.")
 @click.option("--name", help="Name of the new run.")
-@click.option("--root", type=click.Path(file_okay=False, path_type=str), default=None,
-              help="isg: resolve output images as ISG-eval.py --root does (as given if that file exists, else "
-                   "under ROOT); default: next to the JSONL.")
-@click.option("--drop-last", is_flag=True,
-              help="isg: leave out the last line, as ISG-eval.py's default --end -1 does.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="isg: resolve output images as ISG-eval.py --root does (as given if that file exists, else "
+    "under ROOT); default: next to the JSONL.",
+)
+@click.option("--drop-last", is_flag=True, help="isg: leave out the last line, as ISG-eval.py's default --end -1 does.")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def import_run_cmd(app: AppContext, fmt: str, path: str, benchmark: str, name: str | None, root: str | None,
-                   drop_last: bool, as_json: bool) -> None:
+def import_run_cmd(
+    app: AppContext,
+    fmt: str,
+    path: str,
+    benchmark: str,
+    name: str | None,
+    root: str | None,
+    drop_last: bool,
+    as_json: bool,
+) -> None:
     """Import predictions made by another harness (FORMAT's layout, or an Inspect AI log) as a run; prints the run id."""
     with _naming(path):
-        summary = api.import_run(app.engine, app.blobs, fmt, path, benchmark, name, app.actor,
-                                 root=root, drop_last=drop_last)
+        summary = api.import_run(
+            app.engine, app.blobs, fmt, path, benchmark, name, app.actor, root=root, drop_last=drop_last
+        )
     if as_json:
         emit_json(summary.to_dict())
         return
-    click.echo(f"run {summary.run_id} ({summary.name}): {summary.trajectories} trajectories, "
-               f"{summary.events} events, mode {summary.mode}")
+    click.echo(
+        f"run {summary.run_id} ({summary.name}): {summary.trajectories} trajectories, "
+        f"{summary.events} events, mode {summary.mode}"
+    )
     for note in summary.notes:
         click.echo(f"note: {note}")
     for warning in summary.warnings:

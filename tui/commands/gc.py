@@ -19,8 +19,15 @@ def _size(n: int) -> str:
 
 @click.command("gc")
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
-@click.option("--min-age", "min_age", type=click.FloatRange(0, None), default=DEFAULT_MIN_AGE_S, show_default=True,
-              metavar="SECONDS", help="Only touch things older than this (another process may be writing).")
+@click.option(
+    "--min-age",
+    "min_age",
+    type=click.FloatRange(0, None),
+    default=DEFAULT_MIN_AGE_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Only touch things older than this (another process may be writing).",
+)
 @pass_ctx
 def gc_cmd(app: AppContext, dry_run: bool, min_age: float) -> None:
     """Remove blobs no asset references (left by failed imports and runs), .tmp-* files of killed blob
@@ -32,8 +39,10 @@ def gc_cmd(app: AppContext, dry_run: bool, min_age: float) -> None:
         for path in garbage.temp_files:
             click.echo(f"{'would remove' if dry_run else 'remove'} temp {path}")
         if dry_run:
-            click.echo(f"{len(garbage.orphan_blobs)} orphan blob(s), {len(garbage.temp_files)} temp file(s), "
-                       f"{_size(garbage.bytes)}; nothing removed (--dry-run)")
+            click.echo(
+                f"{len(garbage.orphan_blobs)} orphan blob(s), {len(garbage.temp_files)} temp file(s), "
+                f"{_size(garbage.bytes)}; nothing removed (--dry-run)"
+            )
             return
         removed = collect(s, app.blobs, garbage)
     click.echo(f"removed {removed} item(s), {_size(garbage.bytes)}")

@@ -52,8 +52,10 @@ def import_prompts_cmd(app: AppContext, benchmark: str, path: Path, as_json: boo
         src = d["source"]
         rev = (src.get("commit") or "")[:12] or f"content {src.get('content_sha256', '')[:12]}"
         state = "imported" if d["new"] else "unchanged"
-        click.echo(f"{d['judge']}.v{d['version']}: {state} from {src['file']} ({src['variable']}) @ {rev}"
-                   + (" (files modified since that commit)" if src.get("dirty") else ""))
+        click.echo(
+            f"{d['judge']}.v{d['version']}: {state} from {src['file']} ({src['variable']}) @ {rev}"
+            + (" (files modified since that commit)" if src.get("dirty") else "")
+        )
 
 
 @judges_group.command("list")
@@ -62,8 +64,17 @@ def list_cmd(app: AppContext) -> None:
     """Judges with their own template files, and every imported reference prompt version."""
     with session_scope(read_only(app.engine)) as s:
         rows = s.exec(select(JudgeTemplate).order_by(JudgeTemplate.judge, JudgeTemplate.id)).all()
-        imported = [[r.judge, r.version, r.benchmark, (r.source.get("commit") or r.source.get("content_sha256") or "")[:12],
-                     r.source.get("file", ""), r.created_at.strftime("%Y-%m-%d %H:%M")] for r in rows]
+        imported = [
+            [
+                r.judge,
+                r.version,
+                r.benchmark,
+                (r.source.get("commit") or r.source.get("content_sha256") or "")[:12],
+                r.source.get("file", ""),
+                r.created_at.strftime("%Y-%m-%d %H:%M"),
+            ]
+            for r in rows
+        ]
     click.echo(table([[j] for j in available()], ["judge (own template)"]))
     if imported:
         click.echo("")

@@ -40,8 +40,9 @@ def prefs_group() -> None:
 @click.option("--tasks", help="Only these task ids (default: every task both runs answered).")
 @json_option
 @pass_ctx
-def prefs_assign(app: AppContext, run_a: int, run_b: int, annotators: str, overlap: int, tasks: str | None,
-                 as_json: bool) -> None:
+def prefs_assign(
+    app: AppContext, run_a: int, run_b: int, annotators: str, overlap: int, tasks: str | None, as_json: bool
+) -> None:
     """Hand out every task both runs answered as an A/B item, OVERLAP people each, balancing the load."""
     only = [int(t) for t in _split(tasks) or []] if tasks else None
     with session_scope(app.engine, app.actor) as s:
@@ -85,8 +86,10 @@ def prefs_show(app: AppContext, item: int, annotator: str | None, as_json: bool)
     click.echo(f"item {item} (task {view.task['id']}) — {'judged ' + view.own_choice if view.own_choice else 'open'}")
     click.echo(view.task["query"])
     for side in view.sides:
-        click.echo(f"\n{side.label}: {side.final_answer if side.final_answer is not None else '(no answer)'}"
-                   + ("" if side.status == "done" else f"  [{side.status}]"))
+        click.echo(
+            f"\n{side.label}: {side.final_answer if side.final_answer is not None else '(no answer)'}"
+            + ("" if side.status == "done" else f"  [{side.status}]")
+        )
         for e in side.events:
             click.echo(f"  {e['ordinal']}. {event_summary(e['kind'], e['payload'], e['failed'], limit=160)}")
     if view.own_reason:
@@ -100,8 +103,9 @@ def prefs_show(app: AppContext, item: int, annotator: str | None, as_json: bool)
 @click.option("--reason", help="Why, in a few words.")
 @json_option
 @pass_ctx
-def prefs_add(app: AppContext, item: int, choice: str, annotator: str | None, reason: str | None,
-              as_json: bool) -> None:
+def prefs_add(
+    app: AppContext, item: int, choice: str, annotator: str | None, reason: str | None, as_json: bool
+) -> None:
     """Judge ITEM: a (the answer shown as A is better), b, or tie; judging again replaces it."""
     who = _who(app, annotator)
     with session_scope(app.engine, app.actor) as s:
@@ -110,8 +114,10 @@ def prefs_add(app: AppContext, item: int, choice: str, annotator: str | None, re
     if as_json:
         emit_json({"id": row_id, "item": item, "annotator": who, "choice": choice, "revision": revision})
     else:
-        click.echo(f"preference {row_id}: {who} judged item {item} {choice}"
-                   + (f" (revision {revision})" if revision > 1 else ""))
+        click.echo(
+            f"preference {row_id}: {who} judged item {item} {choice}"
+            + (f" (revision {revision})" if revision > 1 else "")
+        )
 
 
 @prefs_group.command("withdraw")
@@ -131,8 +137,14 @@ def prefs_withdraw(app: AppContext, item: int, annotator: str | None, as_json: b
 
 
 _BENCH = click.option("--bench", "bench", help="Only judgements between runs of this benchmark.")
-_RESAMPLES = click.option("--bootstrap", "resamples", type=int, default=1000, show_default=True,
-                          help="Bootstrap resamples for the 95% CIs (0: none).")
+_RESAMPLES = click.option(
+    "--bootstrap",
+    "resamples",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples for the 95% CIs (0: none).",
+)
 _SEED = click.option("--seed", type=int, default=0, show_default=True)
 
 
@@ -165,11 +177,15 @@ def prefs_leaderboard(app: AppContext, bench: str | None, resamples: int, seed: 
         return
     headers, rows = board.table()
     click.echo(table([["–" if c is None else c for c in row] for row in rows], headers))
-    click.echo(f"{board.judgements} judgement(s); Bradley–Terry, ties count half; 95% CI from {resamples} "
-               f"bootstrap resamples (seed {seed})")
+    click.echo(
+        f"{board.judgements} judgement(s); Bradley–Terry, ties count half; 95% CI from {resamples} "
+        f"bootstrap resamples (seed {seed})"
+    )
     if board.decisive:
-        click.echo(f"position: the answer shown as A won {board.shown_first_won} of {board.decisive} decisive "
-                   f"judgement(s) ({board.shown_first_won / board.decisive:.0%})")
+        click.echo(
+            f"position: the answer shown as A won {board.shown_first_won} of {board.decisive} decisive "
+            f"judgement(s) ({board.shown_first_won / board.decisive:.0%})"
+        )
     for note in board.notes:
         click.echo(f"note: {note}")
 

@@ -116,7 +116,9 @@ def annotators_set_role(app: AppContext, name: str, role: str) -> None:
     """Change an existing annotator's role (recorded in the audit trail)."""
     with session_scope(app.engine, app.actor) as s:
         p, old = people.set_role(s, name, role)
-        click.echo(f"annotator {p.name}: {old} → {p.role}" if old != p.role else f"annotator {p.name} ({p.role}), unchanged")
+        click.echo(
+            f"annotator {p.name}: {old} → {p.role}" if old != p.role else f"annotator {p.name} ({p.role}), unchanged"
+        )
 
 
 @annotators_group.command("list")
@@ -147,8 +149,12 @@ def scales_list(app: AppContext, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    click.echo(table([[r["name"], r["level"], _short_values(r["values"]), ", ".join(r["dimensions"])] for r in rows],
-                     ["scale", "level", "values", "dimensions"]))
+    click.echo(
+        table(
+            [[r["name"], r["level"], _short_values(r["values"]), ", ".join(r["dimensions"])] for r in rows],
+            ["scale", "level", "values", "dimensions"],
+        )
+    )
 
 
 def _short_values(values: list[Any]) -> str:
@@ -166,8 +172,9 @@ def _short_values(values: list[Any]) -> str:
 @click.option("--rubric", help="What the values mean, shown to raters.")
 @json_option
 @pass_ctx
-def scales_add(app: AppContext, name: str, level: str, values: str, dimensions: str | None,
-               rubric: str | None, as_json: bool) -> None:
+def scales_add(
+    app: AppContext, name: str, level: str, values: str, dimensions: str | None, rubric: str | None, as_json: bool
+) -> None:
     """Add a custom scale."""
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
@@ -190,12 +197,25 @@ def scales_add(app: AppContext, name: str, level: str, values: str, dimensions: 
 @click.option("--run", "run_id", type=int, help="Every target of this kind in a run.")
 @click.option("--annotators", required=True, help="Comma-separated annotator names.")
 @click.option("--overlap", type=int, default=1, show_default=True, help="Raters per target.")
-@click.option("--blind/--open", default=True, show_default=True,
-              help="Blind raters see no verdicts or other ratings until they have rated.")
+@click.option(
+    "--blind/--open",
+    default=True,
+    show_default=True,
+    help="Blind raters see no verdicts or other ratings until they have rated.",
+)
 @json_option
 @pass_ctx
-def assign_cmd(app: AppContext, scale: str, target_kind: str, targets: str | None, run_id: int | None,
-               annotators: str, overlap: int, blind: bool, as_json: bool) -> None:
+def assign_cmd(
+    app: AppContext,
+    scale: str,
+    target_kind: str,
+    targets: str | None,
+    run_id: int | None,
+    annotators: str,
+    overlap: int,
+    blind: bool,
+    as_json: bool,
+) -> None:
     """Give targets to annotators, OVERLAP of them per target, balancing the load."""
     if (targets is None) == (run_id is None):
         raise click.UsageError("give exactly one of --targets or --run")
@@ -220,15 +240,29 @@ def assign_cmd(app: AppContext, scale: str, target_kind: str, targets: str | Non
 @click.option("--part", default="", help="Sub-item of the target, e.g. block:3.")
 @click.option("--value", help="A value on the scale; for dimensional scales 'dim=v,…' or a JSON object.")
 @click.option("--comment")
-@click.option("--import", "import_path", type=click.Path(path_type=Path),
-              help="Import ratings from a CSV (annotator, scale, target_kind, target_id, [target_part], value, "
-                   "[comment], [blind]); all rows or none.")
+@click.option(
+    "--import",
+    "import_path",
+    type=click.Path(path_type=Path),
+    help="Import ratings from a CSV (annotator, scale, target_kind, target_id, [target_part], value, "
+    "[comment], [blind]); all rows or none.",
+)
 @click.option("--create-annotators", is_flag=True, help="With --import: add unknown annotators.")
 @json_option
 @pass_ctx
-def rate_cmd(app: AppContext, annotator: str | None, scale: str | None, target_kind: str | None,
-             target_id: int | None, part: str, value: str | None, comment: str | None, import_path: Path | None,
-             create_annotators: bool, as_json: bool) -> None:
+def rate_cmd(
+    app: AppContext,
+    annotator: str | None,
+    scale: str | None,
+    target_kind: str | None,
+    target_id: int | None,
+    part: str,
+    value: str | None,
+    comment: str | None,
+    import_path: Path | None,
+    create_annotators: bool,
+    as_json: bool,
+) -> None:
     """Rate one target, or import existing labels from a CSV."""
     if import_path is not None:
         with session_scope(app.engine, app.actor) as s:
@@ -239,20 +273,41 @@ def rate_cmd(app: AppContext, annotator: str | None, scale: str | None, target_k
         else:
             click.echo(f"imported {len(imported)} rating(s) from {import_path}")
         return
-    missing = [n for n, v in (("--as-annotator", annotator), ("--scale", scale), ("--target-kind", target_kind),
-                              ("--target-id", target_id), ("--value", value)) if v is None]
+    missing = [
+        n
+        for n, v in (
+            ("--as-annotator", annotator),
+            ("--scale", scale),
+            ("--target-kind", target_kind),
+            ("--target-id", target_id),
+            ("--value", value),
+        )
+        if v is None
+    ]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)} (or use --import CSV)")
     with session_scope(app.engine, app.actor) as s:
-        r = rating.rate(s, annotator or "", scale or "", Target(target_kind or "", target_id or 0, part), value,
-                        comment=comment)
+        r = rating.rate(
+            s, annotator or "", scale or "", Target(target_kind or "", target_id or 0, part), value, comment=comment
+        )
         if as_json:
-            emit_json({"id": r.id, "annotator": annotator, "scale": r.scale, "target_kind": r.target_kind,
-                       "target_id": r.target_id, "target_part": r.target_part, "value": r.value,
-                       "task_revision": r.task_revision})
+            emit_json(
+                {
+                    "id": r.id,
+                    "annotator": annotator,
+                    "scale": r.scale,
+                    "target_kind": r.target_kind,
+                    "target_id": r.target_id,
+                    "target_part": r.target_part,
+                    "value": r.value,
+                    "task_revision": r.task_revision,
+                }
+            )
             return
-        click.echo(f"rating {r.id}: {annotator} rated {Target(r.target_kind, r.target_id, r.target_part).label()} "
-                   f"{rating.value_text(r.value)} on {r.scale} (task revision {r.task_revision})")
+        click.echo(
+            f"rating {r.id}: {annotator} rated {Target(r.target_kind, r.target_id, r.target_part).label()} "
+            f"{rating.value_text(r.value)} on {r.scale} (task revision {r.task_revision})"
+        )
 
 
 @click.group("ratings")
@@ -266,11 +321,22 @@ def ratings_group() -> None:
 @click.option("--stale", "only_stale", is_flag=True, help="Only ratings whose task was edited after rating.")
 @click.option("--history", is_flag=True, help="Include superseded ratings.")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--csv", "as_csv", is_flag=True,
-              help="Raw long format for analysis: one row per rating and dimension, empty cells where none.")
+@click.option(
+    "--csv",
+    "as_csv",
+    is_flag=True,
+    help="Raw long format for analysis: one row per rating and dimension, empty cells where none.",
+)
 @pass_ctx
-def ratings_list(app: AppContext, scale: str | None, annotator: str | None, only_stale: bool, history: bool,
-                 as_json: bool, as_csv: bool) -> None:
+def ratings_list(
+    app: AppContext,
+    scale: str | None,
+    annotator: str | None,
+    only_stale: bool,
+    history: bool,
+    as_json: bool,
+    as_csv: bool,
+) -> None:
     """Current ratings (newest per annotator, target and scale) with their stale flag."""
     with session_scope(read_only(app.engine)) as s:
         rows = rating.ratings(s, scale=scale, annotator=annotator, current_only=not history)
@@ -285,15 +351,42 @@ def ratings_list(app: AppContext, scale: str | None, annotator: str | None, only
     if as_csv:
         click.echo(ratings_csv(rows), nl=False)
         return
-    click.echo(table([[r.id, r.annotator, r.target.label(), r.scale, rating.value_text(r.value),
-                       f"{r.task_revision}/{r.current_revision}" if r.task_revision is not None else "",
-                       "stale" if r.stale else ("" if r.current else "superseded")] for r in rows],
-                     ["id", "annotator", "target", "scale", "value", "rev", "state"]))
+    click.echo(
+        table(
+            [
+                [
+                    r.id,
+                    r.annotator,
+                    r.target.label(),
+                    r.scale,
+                    rating.value_text(r.value),
+                    f"{r.task_revision}/{r.current_revision}" if r.task_revision is not None else "",
+                    "stale" if r.stale else ("" if r.current else "superseded"),
+                ]
+                for r in rows
+            ],
+            ["id", "annotator", "target", "scale", "value", "rev", "state"],
+        )
+    )
 
 
-RATINGS_CSV_COLUMNS = ["rating_id", "annotator", "target_kind", "target_id", "target_part", "task_id",
-                       "task_revision", "scale", "dimension", "value", "comment", "blind", "stale", "current",
-                       "created_at"]
+RATINGS_CSV_COLUMNS = [
+    "rating_id",
+    "annotator",
+    "target_kind",
+    "target_id",
+    "target_part",
+    "task_id",
+    "task_revision",
+    "scale",
+    "dimension",
+    "value",
+    "comment",
+    "blind",
+    "stale",
+    "current",
+    "created_at",
+]
 
 
 def ratings_csv(rows: list[rating.RatingInfo]) -> str:
@@ -310,9 +403,28 @@ def ratings_csv(rows: list[rating.RatingInfo]) -> str:
     for r in rows:
         values = r.value.items() if isinstance(r.value, dict) else [(None, r.value)]
         for dimension, value in values:
-            out.writerow([cell(v) for v in (r.id, r.annotator, r.target.kind, r.target.id, r.target.part, r.task_id,
-                                            r.task_revision, r.scale, dimension, value, r.comment, r.blind, r.stale,
-                                            r.current, r.created_at)])
+            out.writerow(
+                [
+                    cell(v)
+                    for v in (
+                        r.id,
+                        r.annotator,
+                        r.target.kind,
+                        r.target.id,
+                        r.target.part,
+                        r.task_id,
+                        r.task_revision,
+                        r.scale,
+                        dimension,
+                        value,
+                        r.comment,
+                        r.blind,
+                        r.stale,
+                        r.current,
+                        r.created_at,
+                    )
+                ]
+            )
     return buf.getvalue()
 
 
@@ -334,8 +446,12 @@ def review_queue(app: AppContext, annotator: str, show_all: bool, as_json: bool)
     if as_json:
         emit_json([r.to_dict() for r in rows])
         return
-    click.echo(table([[r.id, r.target.label(), r.scale, "blind" if r.blind else "open", r.status] for r in rows],
-                     ["id", "target", "scale", "mode", "status"]))
+    click.echo(
+        table(
+            [[r.id, r.target.label(), r.scale, "blind" if r.blind else "open", r.status] for r in rows],
+            ["id", "target", "scale", "mode", "status"],
+        )
+    )
 
 
 @review_group.command("view")
@@ -346,16 +462,19 @@ def review_queue(app: AppContext, annotator: str, show_all: bool, as_json: bool)
 @click.option("--part", default="")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def review_view(app: AppContext, annotator: str, scale: str, target_kind: str, target_id: int, part: str,
-                as_json: bool) -> None:
+def review_view(
+    app: AppContext, annotator: str, scale: str, target_kind: str, target_id: int, part: str, as_json: bool
+) -> None:
     """What ANNOTATOR may see while rating a target (blind: no verdicts or others' ratings before rating)."""
     with session_scope(read_only(app.engine)) as s:
         view = rating_view(s, annotator, Target(target_kind, target_id, part), scale).to_dict()
     if as_json:
         emit_json(view)
         return
-    click.echo(f"{Target(target_kind, target_id, part).label()} on {scale}"
-               f" — {'blind' if view['blind'] else 'open'}, {'rated' if view['rated'] else 'not rated yet'}")
+    click.echo(
+        f"{Target(target_kind, target_id, part).label()} on {scale}"
+        f" — {'blind' if view['blind'] else 'open'}, {'rated' if view['rated'] else 'not rated yet'}"
+    )
     click.echo(json_safe(json.dumps(view["content"], indent=2, ensure_ascii=False, default=str)))
     if view["hidden"]:
         click.echo(f"hidden until you rate: {', '.join(view['hidden'])}")
@@ -376,8 +495,9 @@ def _scale_names(s: Session, scale: str | None) -> list[str]:
     return list(s.exec(select(RatingScale.name).order_by(RatingScale.name)).all())
 
 
-def _matrices(app: AppContext, scale: str | None, target_kind: str | None, raters: list[str] | None,
-              include_stale: bool) -> tuple[Session, list[RatingMatrix]]:
+def _matrices(
+    app: AppContext, scale: str | None, target_kind: str | None, raters: list[str] | None, include_stale: bool
+) -> tuple[Session, list[RatingMatrix]]:
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
     s = Session(read_only(app.engine), expire_on_commit=False)
@@ -385,15 +505,24 @@ def _matrices(app: AppContext, scale: str | None, target_kind: str | None, rater
     for name in _scale_names(s, scale):
         if scale:
             scaling.get_scale(s, name)
-        out += [m for m in collect(s, name, target_kind=target_kind, raters=raters, include_stale=include_stale)
-                if m.units]
+        out += [
+            m for m in collect(s, name, target_kind=target_kind, raters=raters, include_stale=include_stale) if m.units
+        ]
     out, _ = visible_matrices(s, scope_for(s, app.actor), out)
     return s, [m for m in out if m.units]
 
 
-def agreement_results(app: AppContext, *, raters: list[str] | None = None, scale: str | None = None,
-                      target_kind: str | None = None, include_stale: bool = False, resamples: int = 1000,
-                      seed: int = 0, runs: list[int] | None = None) -> list[dict[str, Any]]:
+def agreement_results(
+    app: AppContext,
+    *,
+    raters: list[str] | None = None,
+    scale: str | None = None,
+    target_kind: str | None = None,
+    include_stale: bool = False,
+    resamples: int = 1000,
+    seed: int = 0,
+    runs: list[int] | None = None,
+) -> list[dict[str, Any]]:
     """The agreement reports (as dictionaries) the CLI prints, the HTML page and run reports show."""
     from evaluation.agreement.rankings import within_runs
 
@@ -420,19 +549,42 @@ def agreement_results(app: AppContext, *, raters: list[str] | None = None, scale
 @click.option("--target-kind", type=KIND)
 @click.option("--run", "runs", type=int, multiple=True, help="Only targets in this run's trajectories (repeatable).")
 @click.option("--include-stale", is_flag=True, help="Count ratings whose task was edited after rating.")
-@click.option("--bootstrap", "resamples", type=int, default=1000, show_default=True,
-              help="Bootstrap resamples for CIs (0: none).")
+@click.option(
+    "--bootstrap", "resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples for CIs (0: none)."
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write a self-contained HTML page with the tables and agreement heatmaps to this file.")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write a self-contained HTML page with the tables and agreement heatmaps to this file.",
+)
 @pass_ctx
-def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target_kind: str | None,
-                  runs: tuple[int, ...], include_stale: bool, resamples: int, seed: int, as_json: bool,
-                  html_out: Path | None) -> None:
+def agreement_cmd(
+    app: AppContext,
+    raters: str | None,
+    scale: str | None,
+    target_kind: str | None,
+    runs: tuple[int, ...],
+    include_stale: bool,
+    resamples: int,
+    seed: int,
+    as_json: bool,
+    html_out: Path | None,
+) -> None:
     """Agreement among raters (people and judges) over the same targets, per scale and dimension."""
-    results = agreement_results(app, raters=_split(raters), scale=scale, target_kind=target_kind,
-                                include_stale=include_stale, resamples=resamples, seed=seed, runs=list(runs))
+    results = agreement_results(
+        app,
+        raters=_split(raters),
+        scale=scale,
+        target_kind=target_kind,
+        include_stale=include_stale,
+        resamples=resamples,
+        seed=seed,
+        runs=list(runs),
+    )
     if html_out is not None:
         from evaluation.agreement.html_section import page
 
@@ -450,14 +602,25 @@ def agreement_cmd(app: AppContext, raters: str | None, scale: str | None, target
 def _print_report(data: dict[str, Any]) -> None:
     title = data["scale"] + (f".{data['dimension']}" if data["dimension"] else "")
     click.echo(f"\n{title} ({data['level']}): {len(data['raters'])} rater(s), {data['units']} target(s)")
-    click.echo(table([[k, _est(v), v["n"], v["reason"] or ""] for k, v in data["overall"].items()],
-                     ["statistic", "value [95% CI]", "n", "note"]))
+    click.echo(
+        table(
+            [[k, _est(v), v["n"], v["reason"] or ""] for k, v in data["overall"].items()],
+            ["statistic", "value [95% CI]", "n", "note"],
+        )
+    )
     if data["pairs"]:
         cols = ["percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "pearson", "spearman", "mae"]
         cols = [c for c in cols if any(c in p["statistics"] for p in data["pairs"])]
         click.echo("")
-        click.echo(table([[p["a"], p["b"], p["kind"], p["n"]] + [_est(p["statistics"].get(c)) for c in cols]
-                          for p in data["pairs"]], ["rater A", "rater B", "pair", "n"] + cols))
+        click.echo(
+            table(
+                [
+                    [p["a"], p["b"], p["kind"], p["n"]] + [_est(p["statistics"].get(c)) for c in cols]
+                    for p in data["pairs"]
+                ],
+                ["rater A", "rater B", "pair", "n"] + cols,
+            )
+        )
     if "model_ranking" in data and data["model_ranking"]["reason"] is None:
         sp = data["model_ranking"]["spearman"]
         judges = sorted(sp)
@@ -465,16 +628,23 @@ def _print_report(data: dict[str, Any]) -> None:
         click.echo(table([[a] + [_est(sp[a][b]) for b in judges] for a in judges], [""] + judges))
     if "judge_errors" in data:
         je = data["judge_errors"]
-        click.echo(f"\njudge error correlation vs {je['reference']} (n={je['n_units']}): mean r = "
-                   f"{_fmt(je['mean_offdiagonal'])}, effective independent judges = {_fmt(je['effective_judges'])}"
-                   + (f" — {je['reason']}" if je["reason"] else ""))
+        click.echo(
+            f"\njudge error correlation vs {je['reference']} (n={je['n_units']}): mean r = "
+            f"{_fmt(je['mean_offdiagonal'])}, effective independent judges = {_fmt(je['effective_judges'])}"
+            + (f" — {je['reason']}" if je["reason"] else "")
+        )
     for note in data["notes"]:
         click.echo(f"note: {note}")
 
 
 @click.command("disagreements")
-@click.option("--threshold", type=float, default=0.0, show_default=True,
-              help="Queue targets whose raters split by more than this share of the scale's range.")
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Queue targets whose raters split by more than this share of the scale's range.",
+)
 @click.option("--scale")
 @click.option("--target-kind", type=KIND)
 @click.option("--between", help=f"Only splits between these pair kinds: {', '.join(PAIR_KINDS)}.")
@@ -482,22 +652,47 @@ def _print_report(data: dict[str, Any]) -> None:
 @click.option("--include-stale", is_flag=True)
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def disagreements_cmd(app: AppContext, threshold: float, scale: str | None, target_kind: str | None,
-                      between: str | None, include_adjudicated: bool, include_stale: bool, as_json: bool) -> None:
+def disagreements_cmd(
+    app: AppContext,
+    threshold: float,
+    scale: str | None,
+    target_kind: str | None,
+    between: str | None,
+    include_adjudicated: bool,
+    include_stale: bool,
+    as_json: bool,
+) -> None:
     """The disagreement queue: targets where raters split beyond the threshold, largest split first."""
     s, matrices = _matrices(app, scale, target_kind, None, include_stale)
     try:
-        items = [d for m in matrices for d in disagreements(s, m, threshold=threshold, between=_split(between),
-                                                              include_adjudicated=include_adjudicated)]
+        items = [
+            d
+            for m in matrices
+            for d in disagreements(
+                s, m, threshold=threshold, between=_split(between), include_adjudicated=include_adjudicated
+            )
+        ]
         items.sort(key=lambda d: (-d.split, d.unit, d.scale, d.dimension))  # largest split first, as documented
     finally:
         s.close()
     if as_json:
         emit_json([d.to_dict() for d in items])
         return
-    click.echo(table([[d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""), f"{d.split:.2f}",
-                       ", ".join(d.pair_kinds), "; ".join(f"{r}={_fmt(v)}" for r, v in d.values.items())]
-                      for d in items], ["target", "scale", "split", "between", "values"]))
+    click.echo(
+        table(
+            [
+                [
+                    d.unit.label(),
+                    d.scale + (f".{d.dimension}" if d.dimension else ""),
+                    f"{d.split:.2f}",
+                    ", ".join(d.pair_kinds),
+                    "; ".join(f"{r}={_fmt(v)}" for r, v in d.values.items()),
+                ]
+                for d in items
+            ],
+            ["target", "scale", "split", "between", "values"],
+        )
+    )
 
 
 @click.command("adjudicate")
@@ -510,8 +705,17 @@ def disagreements_cmd(app: AppContext, threshold: float, scale: str | None, targ
 @click.option("--rationale", required=True)
 @json_option
 @pass_ctx
-def adjudicate_cmd(app: AppContext, reviewer: str, target_kind: str, target_id: int, part: str, scale: str,
-                   value: str, rationale: str, as_json: bool) -> None:
+def adjudicate_cmd(
+    app: AppContext,
+    reviewer: str,
+    target_kind: str,
+    target_id: int,
+    part: str,
+    scale: str,
+    value: str,
+    rationale: str,
+    as_json: bool,
+) -> None:
     """Record a reviewer's final value; the ratings and verdicts it overrides are kept and listed."""
     target = Target(target_kind, target_id, part)
     with session_scope(app.engine, app.actor) as s:
@@ -520,12 +724,23 @@ def adjudicate_cmd(app: AppContext, reviewer: str, target_kind: str, target_id: 
         row = adj.adjudicate(s, reviewer, target, scale, value, rationale, verdict_values=verdict_values)
         o = row.overrides
         if as_json:
-            emit_json({"id": row.id, "reviewer": reviewer, "target_kind": target.kind, "target_id": target.id,
-                       "target_part": target.part, "scale": row.scale, "final_value": row.final_value,
-                       "overrides": o})
+            emit_json(
+                {
+                    "id": row.id,
+                    "reviewer": reviewer,
+                    "target_kind": target.kind,
+                    "target_id": target.id,
+                    "target_part": target.part,
+                    "scale": row.scale,
+                    "final_value": row.final_value,
+                    "overrides": o,
+                }
+            )
             return
-        click.echo(f"adjudication {row.id}: {target.label()} = {rating.value_text(row.final_value)} on {row.scale}; "
-                   f"overrides ratings {o['ratings'] or '–'} and verdicts {o['verdicts'] or '–'}")
+        click.echo(
+            f"adjudication {row.id}: {target.label()} = {rating.value_text(row.final_value)} on {row.scale}; "
+            f"overrides ratings {o['ratings'] or '–'} and verdicts {o['verdicts'] or '–'}"
+        )
 
 
 @click.command("withdraw-adjudication")
@@ -540,8 +755,10 @@ def withdraw_adjudication_cmd(app: AppContext, adjudication_id: int, reviewer: s
     if as_json:
         emit_json({"withdrawn": gone})
         return
-    click.echo(f"adjudication {adjudication_id} withdrawn ({Target(**gone['target']).label()} on {gone['scale']}); "
-               "the audit trail keeps it")
+    click.echo(
+        f"adjudication {adjudication_id} withdrawn ({Target(**gone['target']).label()} on {gone['scale']}); "
+        "the audit trail keeps it"
+    )
 
 
 @review_group.command("adjudications")
@@ -558,11 +775,24 @@ def adjudications_list(app: AppContext, scale: str | None, as_json: bool) -> Non
     if as_json:
         emit_json([r.to_dict() for r in rows])
         return
-    click.echo(table([[r.id, r.reviewer, r.target.label(), r.scale, rating.value_text(r.final_value),
-                       ",".join(map(str, r.overrides.get("ratings", []))),
-                       ",".join(map(str, r.overrides.get("verdicts", []))), r.rationale] for r in rows],
-                     ["id", "reviewer", "target", "scale", "final", "overrode ratings", "overrode verdicts",
-                      "rationale"]))
+    click.echo(
+        table(
+            [
+                [
+                    r.id,
+                    r.reviewer,
+                    r.target.label(),
+                    r.scale,
+                    rating.value_text(r.final_value),
+                    ",".join(map(str, r.overrides.get("ratings", []))),
+                    ",".join(map(str, r.overrides.get("verdicts", []))),
+                    r.rationale,
+                ]
+                for r in rows
+            ],
+            ["id", "reviewer", "target", "scale", "final", "overrode ratings", "overrode verdicts", "rationale"],
+        )
+    )
 
 
 @click.group("study")
@@ -573,8 +803,13 @@ def study_group() -> None:
 @study_group.command("export")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["csv", "md"]), default="md", show_default=True)
-@click.option("--shape", type=click.Choice(["atp", "isg", "all"]), default="all", show_default=True,
-              help="ATP-Bench §6 agreement rates (+ Table 8b), ISG-Bench Table 3, or both (md only).")
+@click.option(
+    "--shape",
+    type=click.Choice(["atp", "isg", "all"]),
+    default="all",
+    show_default=True,
+    help="ATP-Bench §6 agreement rates (+ Table 8b), ISG-Bench Table 3, or both (md only).",
+)
 @pass_ctx
 def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
     """Write the agreement study tables to PATH."""
@@ -585,8 +820,10 @@ def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
     with session_scope(read_only(app.engine)) as s:
         scope = scope_for(s, app.actor)
         if scope.active:  # the study tables hold every rater's values: not for someone still rating blind
-            raise click.ClickException(f"{app.actor} still has {len(scope.targets)} target(s) to rate blind; the "
-                                       f"study export shows every rating — rate them first, or export as someone else")
+            raise click.ClickException(
+                f"{app.actor} still has {len(scope.targets)} target(s) to rate blind; the "
+                f"study export shows every rating — rate them first, or export as someone else"
+            )
         study = build_study(s)
     text = render_markdown(study, shape) if fmt == "md" else render_csv(study, shape)
     path.write_text(text, encoding="utf-8")
@@ -594,6 +831,17 @@ def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
 
 
 def register(cli: click.Group) -> None:
-    for command in (annotators_group, scales_group, assign_cmd, rate_cmd, ratings_group, review_group,
-                    agreement_cmd, disagreements_cmd, adjudicate_cmd, withdraw_adjudication_cmd, study_group):
+    for command in (
+        annotators_group,
+        scales_group,
+        assign_cmd,
+        rate_cmd,
+        ratings_group,
+        review_group,
+        agreement_cmd,
+        disagreements_cmd,
+        adjudicate_cmd,
+        withdraw_adjudication_cmd,
+        study_group,
+    ):
         cli.add_command(command)

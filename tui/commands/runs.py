@@ -13,8 +13,17 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import select
 
-from evaluation.harness import (MODES, Budgets, RetryPolicy, RunProgress, RunSpec, add_endpoint, create_run,
-                                list_endpoints, run_blocking)
+from evaluation.harness import (
+    MODES,
+    Budgets,
+    RetryPolicy,
+    RunProgress,
+    RunSpec,
+    add_endpoint,
+    create_run,
+    list_endpoints,
+    run_blocking,
+)
 from evaluation.harness.budgets import MAX_COUNT, MAX_SECONDS
 from evaluation.harness.endpoints import parse_param
 from evaluation.harness.runner import MAX_LIMIT, _task_ids
@@ -41,18 +50,36 @@ def endpoints_group() -> None:
 @click.option("--replace", is_flag=True, help="Overwrite an endpoint of the same name.")
 @json_option
 @pass_ctx
-def add_cmd(app: AppContext, name: str, base_url: str, model: str, api_key_env: str | None,
-            params: tuple[str, ...], replace: bool, as_json: bool) -> None:
+def add_cmd(
+    app: AppContext,
+    name: str,
+    base_url: str,
+    model: str,
+    api_key_env: str | None,
+    params: tuple[str, ...],
+    replace: bool,
+    as_json: bool,
+) -> None:
     """Store an endpoint by name."""
     parsed = dict(parse_param(p) for p in params)
     with session_scope(app.engine, app.actor) as s:
         ep = add_endpoint(s, name, base_url, model, api_key_env=api_key_env, params=parsed, replace=replace)
     if as_json:
-        emit_json({"id": ep.id, "name": ep.name, "base_url": ep.base_url, "model": ep.model,
-                   "api_key_env": ep.api_key_env, "params": ep.params})
+        emit_json(
+            {
+                "id": ep.id,
+                "name": ep.name,
+                "base_url": ep.base_url,
+                "model": ep.model,
+                "api_key_env": ep.api_key_env,
+                "params": ep.params,
+            }
+        )
         return
-    click.echo(f"endpoint {ep.name}: {ep.model} at {ep.base_url}"
-               + (f" (key from ${ep.api_key_env})" if ep.api_key_env else " (no key)"))
+    click.echo(
+        f"endpoint {ep.name}: {ep.model} at {ep.base_url}"
+        + (f" (key from ${ep.api_key_env})" if ep.api_key_env else " (no key)")
+    )
 
 
 @endpoints_group.command("list")
@@ -65,10 +92,22 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    click.echo(table([[r["name"], r["model"], r["base_url"], r["api_key_env"] or "",
-                       "set" if r["key_present"] else ("-" if r["api_key_env"] else ""),
-                       json.dumps(r["params"]) if r["params"] else ""] for r in rows],
-                     ["endpoint", "model", "base url", "key var", "key", "params"]))
+    click.echo(
+        table(
+            [
+                [
+                    r["name"],
+                    r["model"],
+                    r["base_url"],
+                    r["api_key_env"] or "",
+                    "set" if r["key_present"] else ("-" if r["api_key_env"] else ""),
+                    json.dumps(r["params"]) if r["params"] else "",
+                ]
+                for r in rows
+            ],
+            ["endpoint", "model", "base url", "key var", "key", "params"],
+        )
+    )
 
 
 class _ProgressLine:
@@ -97,12 +136,14 @@ class _ProgressLine:
 
 def _count(least: int, most: int) -> Any:
     """A click callback: a whole number in [least, most], with a message that names the option."""
+
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is None:
             return None
         if not least <= value <= most:
             raise click.BadParameter(f"must be a whole number from {least} to {most} (got {value})")
         return value
+
     return check
 
 
@@ -110,8 +151,9 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
     if value is None:
         return None
     if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
-        raise click.BadParameter(f"must be a finite number of seconds above 0 and at most {MAX_SECONDS:g} "
-                                 f"(got {value})")
+        raise click.BadParameter(
+            f"must be a finite number of seconds above 0 and at most {MAX_SECONDS:g} (got {value})"
+        )
     return value
 
 
@@ -119,8 +161,15 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
 @click.option("--benchmark", "-b", help="Benchmark to run (not needed with --resume).")
 @click.option("--endpoint", "-e", help="Endpoint name (not needed with --resume).")
 @click.option("--mode", "-m", type=click.Choice(MODES), help="Protocol: atomic, code, react, plan or step.")
-@click.option("-j", "--concurrency", type=int, default=4, show_default=True, callback=_count(1, 4096),
-              help="Trajectories at once.")
+@click.option(
+    "-j",
+    "--concurrency",
+    type=int,
+    default=4,
+    show_default=True,
+    callback=_count(1, 4096),
+    help="Trajectories at once.",
+)
 @click.option("--limit", type=int, callback=_count(1, MAX_LIMIT), help="Only the first N tasks (by id), N ≥ 1.")
 @click.option("--task", "task_ids", type=int, multiple=True, help="Only these task ids (repeatable).")
 @click.option("--status", help="Only tasks in this authoring status (e.g. verified).")
@@ -128,27 +177,66 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
 @click.option("--retry-failed", is_flag=True, help="With --resume: also redo failed trajectories.")
 @click.option("--replay", is_flag=True, help="Answer every model call from the replay cache (offline).")
 @click.option("--max-rounds", type=int, callback=_count(1, MAX_COUNT), help="Model calls per task (default per mode).")
-@click.option("--max-tool-calls", type=int, callback=_count(0, MAX_COUNT), help="Tool calls per task (default per mode).")
+@click.option(
+    "--max-tool-calls", type=int, callback=_count(0, MAX_COUNT), help="Tool calls per task (default per mode)."
+)
 @click.option("--max-tokens", type=int, callback=_count(1, MAX_COUNT), help="Total tokens per task.")
-@click.option("--max-seconds", type=float, default=600.0, show_default=True, callback=_seconds,
-              help="Wall seconds per task (finite, above 0); a task out of time without an answer is failed.")
-@click.option("--retries", type=int, default=5, show_default=True, callback=_count(1, 100),
-              help="Attempts per model call (429/5xx/timeouts).")
+@click.option(
+    "--max-seconds",
+    type=float,
+    default=600.0,
+    show_default=True,
+    callback=_seconds,
+    help="Wall seconds per task (finite, above 0); a task out of time without an answer is failed.",
+)
+@click.option(
+    "--retries",
+    type=int,
+    default=5,
+    show_default=True,
+    callback=_count(1, 100),
+    help="Attempts per model call (429/5xx/timeouts).",
+)
 @click.option("--name", help="A name for the run.")
-@click.option("--unsafe-in-process-sandbox", "unsafe_sandbox", is_flag=True,
-              help="Run model-written code even where no OS-level sandbox (bubblewrap) works: in-process "
-                   "guards and rlimits only, NOT a security boundary. Recorded in the run and its reports.")
-@click.option("--queue", is_flag=True,
-              help="Do not execute: put the run's trajectories in the database for `chainmark worker` "
-                   "processes on any hosts (PostgreSQL only).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the final summary as one JSON document (the run id goes to stderr).")
+@click.option(
+    "--unsafe-in-process-sandbox",
+    "unsafe_sandbox",
+    is_flag=True,
+    help="Run model-written code even where no OS-level sandbox (bubblewrap) works: in-process "
+    "guards and rlimits only, NOT a security boundary. Recorded in the run and its reports.",
+)
+@click.option(
+    "--queue",
+    is_flag=True,
+    help="Do not execute: put the run's trajectories in the database for `chainmark worker` "
+    "processes on any hosts (PostgreSQL only).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the final summary as one JSON document (the run id goes to stderr)."
+)
 @pass_ctx
-def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: str | None, concurrency: int,
-            limit: int | None, task_ids: tuple[int, ...], status: str | None, resume_id: int | None,
-            retry_failed: bool, replay: bool, max_rounds: int | None, max_tool_calls: int | None,
-            max_tokens: int | None, max_seconds: float | None, retries: int, name: str | None,
-            unsafe_sandbox: bool, queue: bool, as_json: bool) -> None:
+def run_cmd(
+    app: AppContext,
+    benchmark: str | None,
+    endpoint: str | None,
+    mode: str | None,
+    concurrency: int,
+    limit: int | None,
+    task_ids: tuple[int, ...],
+    status: str | None,
+    resume_id: int | None,
+    retry_failed: bool,
+    replay: bool,
+    max_rounds: int | None,
+    max_tool_calls: int | None,
+    max_tokens: int | None,
+    max_seconds: float | None,
+    retries: int,
+    name: str | None,
+    unsafe_sandbox: bool,
+    queue: bool,
+    as_json: bool,
+) -> None:
     """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
     if queue and not app.url.startswith("postgresql"):
         raise click.ClickException(NEEDS_POSTGRES)
@@ -166,10 +254,20 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
         missing = [o for o, v in (("--benchmark", benchmark), ("--endpoint", endpoint), ("--mode", mode)) if not v]
         if missing:
             raise click.UsageError(f"missing {', '.join(missing)} (or give --resume RUN_ID)")
-        spec = RunSpec(benchmark or "", endpoint or "", mode or "", concurrency=concurrency, limit=limit,
-                       budgets=Budgets(max_rounds, max_tool_calls, max_tokens, max_seconds), replay=replay,
-                       name=name, task_ids=list(task_ids) or None, status=status,
-                       retry=RetryPolicy(attempts=retries), unsafe_in_process_sandbox=unsafe_sandbox)
+        spec = RunSpec(
+            benchmark or "",
+            endpoint or "",
+            mode or "",
+            concurrency=concurrency,
+            limit=limit,
+            budgets=Budgets(max_rounds, max_tool_calls, max_tokens, max_seconds),
+            replay=replay,
+            name=name,
+            task_ids=list(task_ids) or None,
+            status=status,
+            retry=RetryPolicy(attempts=retries),
+            unsafe_in_process_sandbox=unsafe_sandbox,
+        )
         with session_scope(app.engine, app.actor) as s:
             run_id = create_run(s, spec).id or 0
     if not queue and resume_id is not None and app.url.startswith("postgresql"):
@@ -184,8 +282,9 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
         click.echo(run_id)
         sys.stdout.flush()
     try:
-        summary = run_blocking(app.engine, app.blobs, run_id, progress=_ProgressLine(), retry_failed=retry_failed,
-                               actor=app.actor)
+        summary = run_blocking(
+            app.engine, app.blobs, run_id, progress=_ProgressLine(), retry_failed=retry_failed, actor=app.actor
+        )
     except LeaseHeld as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
@@ -194,15 +293,25 @@ def run_cmd(app: AppContext, benchmark: str | None, endpoint: str | None, mode: 
     if as_json:
         emit_json(summary.to_dict())
     if summary.halt_kind == "store":
-        saved = (f" Its status could not be recorded either ({summary.status_not_saved}), so the database may "
-                 f"still call it running." if summary.status_not_saved else "")
-        click.echo(f"run {run_id} failed: {summary.halted}. Trajectories already finished are saved; the rest "
-                   f"stay unfinished.{saved} Once the database takes writes again (free space, a writable file, "
-                   f"no other writer holding the lock), continue with: chainmark run --resume {run_id}", err=True)
+        saved = (
+            f" Its status could not be recorded either ({summary.status_not_saved}), so the database may "
+            f"still call it running."
+            if summary.status_not_saved
+            else ""
+        )
+        click.echo(
+            f"run {run_id} failed: {summary.halted}. Trajectories already finished are saved; the rest "
+            f"stay unfinished.{saved} Once the database takes writes again (free space, a writable file, "
+            f"no other writer holding the lock), continue with: chainmark run --resume {run_id}",
+            err=True,
+        )
         raise SystemExit(1)
     if summary.halted:
-        click.echo(f"run {run_id} stopped: {summary.halted}. Tasks not started are kept; once the endpoint "
-                   f"answers, continue with: chainmark run --resume {run_id} --retry-failed", err=True)
+        click.echo(
+            f"run {run_id} stopped: {summary.halted}. Tasks not started are kept; once the endpoint "
+            f"answers, continue with: chainmark run --resume {run_id} --retry-failed",
+            err=True,
+        )
         raise SystemExit(1)
     if summary.failed:
         click.echo(f"{summary.failed} trajectories failed; see `chainmark runs show {run_id}`", err=True)
@@ -224,8 +333,11 @@ def _enqueue(app: AppContext, run_id: int, retry_failed: bool, as_json: bool) ->
         emit_json({"run_id": run_id, "status": status, "queued": left})
         return
     click.echo(run_id)
-    click.echo(f"run {run_id} queued: {left} trajector{'ies' if left != 1 else 'y'} open; start "
-               f"`chainmark worker` on each host (watch with `chainmark runs show {run_id}`)", err=True)
+    click.echo(
+        f"run {run_id} queued: {left} trajector{'ies' if left != 1 else 'y'} open; start "
+        f"`chainmark worker` on each host (watch with `chainmark runs show {run_id}`)",
+        err=True,
+    )
 
 
 @click.group("runs")
@@ -234,14 +346,19 @@ def runs_group() -> None:
 
 
 def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
-    stmt = (select(Run, Benchmark.name, ModelEndpoint.name).join(Benchmark, Benchmark.id == Run.benchmark_id)
-            .join(ModelEndpoint, ModelEndpoint.id == Run.endpoint_id, isouter=True).order_by(Run.id))
+    stmt = (
+        select(Run, Benchmark.name, ModelEndpoint.name)
+        .join(Benchmark, Benchmark.id == Run.benchmark_id)
+        .join(ModelEndpoint, ModelEndpoint.id == Run.endpoint_id, isouter=True)
+        .order_by(Run.id)
+    )
     if run_ids:
         stmt = stmt.where(Run.id.in_(run_ids))  # type: ignore[union-attr]
     rows = s.exec(stmt).all()
     counts: dict[int, dict[str, int]] = {}
-    agg = s.exec(select(Trajectory.run_id, Trajectory.status, sa.func.count()).group_by(Trajectory.run_id,
-                                                                                        Trajectory.status)).all()
+    agg = s.exec(
+        select(Trajectory.run_id, Trajectory.status, sa.func.count()).group_by(Trajectory.run_id, Trajectory.status)
+    ).all()
     for rid, st, n in agg:
         counts.setdefault(rid, {})[st] = n
     out = []
@@ -250,19 +367,31 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
     claims = live_claims(s, queued) if queued else {}
     for run, bname, ename in rows:
         c = counts.get(run.id or 0, {})
-        status = shown_status(run.status, held.get(run.id or 0),
-                              claims.get(run.id or 0, 0) if is_queued(run) else None)
-        out.append({"id": run.id, "name": run.name, "benchmark": bname, "endpoint": ename, "mode": run.mode,
-                    "status": status,
-                    "resume": RESUME_HINT.format(run_id=run.id) if status == "interrupted" else None, "done": c.get("done", 0), "failed": c.get("failed", 0),
-                    "unfinished": sum(v for k, v in c.items() if k not in ("done", "failed")),
-                    "concurrency": run.concurrency, "prompt_version": run.prompt_version, "budgets": run.budgets,
-                    "replay": bool((run.config or {}).get("replay")), "queued": is_queued(run),
-                    "unsafe_in_process_sandbox": bool((run.config or {}).get("unsafe_in_process_sandbox")),
-                    "stopped_because": (run.config or {}).get("stopped_because"),
-                    "created_at": run.created_at.isoformat() if run.created_at else None,
-                    "started_at": run.started_at.isoformat() if run.started_at else None,
-                    "finished_at": run.finished_at.isoformat() if run.finished_at else None})
+        status = shown_status(run.status, held.get(run.id or 0), claims.get(run.id or 0, 0) if is_queued(run) else None)
+        out.append(
+            {
+                "id": run.id,
+                "name": run.name,
+                "benchmark": bname,
+                "endpoint": ename,
+                "mode": run.mode,
+                "status": status,
+                "resume": RESUME_HINT.format(run_id=run.id) if status == "interrupted" else None,
+                "done": c.get("done", 0),
+                "failed": c.get("failed", 0),
+                "unfinished": sum(v for k, v in c.items() if k not in ("done", "failed")),
+                "concurrency": run.concurrency,
+                "prompt_version": run.prompt_version,
+                "budgets": run.budgets,
+                "replay": bool((run.config or {}).get("replay")),
+                "queued": is_queued(run),
+                "unsafe_in_process_sandbox": bool((run.config or {}).get("unsafe_in_process_sandbox")),
+                "stopped_because": (run.config or {}).get("stopped_because"),
+                "created_at": run.created_at.isoformat() if run.created_at else None,
+                "started_at": run.started_at.isoformat() if run.started_at else None,
+                "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            }
+        )
     return out
 
 
@@ -276,9 +405,26 @@ def runs_list(app: AppContext, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    click.echo(table([[r["id"], r["benchmark"], r["endpoint"] or "", r["mode"], r["status"], r["done"], r["failed"],
-                       r["unfinished"], _tags(r), (r["created_at"] or "")[:19]] for r in rows],
-                     ["run", "benchmark", "endpoint", "mode", "status", "done", "failed", "open", "", "created"]))
+    click.echo(
+        table(
+            [
+                [
+                    r["id"],
+                    r["benchmark"],
+                    r["endpoint"] or "",
+                    r["mode"],
+                    r["status"],
+                    r["done"],
+                    r["failed"],
+                    r["unfinished"],
+                    _tags(r),
+                    (r["created_at"] or "")[:19],
+                ]
+                for r in rows
+            ],
+            ["run", "benchmark", "endpoint", "mode", "status", "done", "failed", "open", "", "created"],
+        )
+    )
     for r in rows:
         if r["resume"]:
             click.echo(f"run {r['id']} was interrupted; continue with: {r['resume']}")
@@ -290,21 +436,47 @@ _PAGE = 900  # trajectories per query page (their ids go into an IN (...))
 
 def _trajectory_pages(s: Any, run_id: int, offset: int, limit: int | None) -> Iterator[list[dict[str, Any]]]:
     """The run's trajectories in task order, a page at a time with their event counts (columns only)."""
-    cols = (Trajectory.id, Trajectory.task_id, Trajectory.task_revision, Trajectory.status, Trajectory.final_answer,
-            Trajectory.usage, Trajectory.error)
+    cols = (
+        Trajectory.id,
+        Trajectory.task_id,
+        Trajectory.task_revision,
+        Trajectory.status,
+        Trajectory.final_answer,
+        Trajectory.usage,
+        Trajectory.error,
+    )
     left = limit
     while left is None or left > 0:
         size = _PAGE if left is None else min(_PAGE, left)
-        rows = s.execute(sa.select(*cols).where(Trajectory.run_id == run_id)
-                         .order_by(Trajectory.task_id, Trajectory.id).offset(offset).limit(size)).all()
+        rows = s.execute(
+            sa.select(*cols)
+            .where(Trajectory.run_id == run_id)
+            .order_by(Trajectory.task_id, Trajectory.id)
+            .offset(offset)
+            .limit(size)
+        ).all()
         if not rows:
             return
-        n_events = dict(s.execute(sa.select(Event.trajectory_id, sa.func.count())
-                                  .where(Event.trajectory_id.in_([r[0] for r in rows]))  # type: ignore[attr-defined]
-                                  .group_by(Event.trajectory_id)).all())
-        yield [{"id": tid, "task_id": task, "task_revision": rev, "status": status, "final_answer": answer,
-                "usage": usage, "error": error, "events": n_events.get(tid, 0)}
-               for tid, task, rev, status, answer, usage, error in rows]
+        n_events = dict(
+            s.execute(
+                sa.select(Event.trajectory_id, sa.func.count())
+                .where(Event.trajectory_id.in_([r[0] for r in rows]))  # type: ignore[attr-defined]
+                .group_by(Event.trajectory_id)
+            ).all()
+        )
+        yield [
+            {
+                "id": tid,
+                "task_id": task,
+                "task_revision": rev,
+                "status": status,
+                "final_answer": answer,
+                "usage": usage,
+                "error": error,
+                "events": n_events.get(tid, 0),
+            }
+            for tid, task, rev, status, answer, usage, error in rows
+        ]
         offset += len(rows)
         left = None if left is None else left - len(rows)
         if len(rows) < size:
@@ -314,8 +486,9 @@ def _trajectory_pages(s: Any, run_id: int, offset: int, limit: int | None) -> It
 def _run_tokens(s: Any, run_id: int) -> tuple[int, int]:
     """(trajectories, total tokens) over the whole run, streamed column by column."""
     n = tokens = 0
-    for (usage,) in s.execute(sa.select(Trajectory.usage).where(Trajectory.run_id == run_id)
-                              .execution_options(yield_per=2000)):
+    for (usage,) in s.execute(
+        sa.select(Trajectory.usage).where(Trajectory.run_id == run_id).execution_options(yield_per=2000)
+    ):
         n += 1
         tokens += int((usage or {}).get("total_tokens") or 0)
     return n, tokens
@@ -323,8 +496,12 @@ def _run_tokens(s: Any, run_id: int) -> tuple[int, int]:
 
 @runs_group.command("show")
 @click.argument("run_id", type=int)
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help=f"At most this many trajectories (default {RUN_SHOW_LIMIT}).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"At most this many trajectories (default {RUN_SHOW_LIMIT}).",
+)
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many trajectories first.")
 @click.option("--all", "all_", is_flag=True, help="Every trajectory (streamed).")
 @click.option("--json", "as_json", is_flag=True)
@@ -348,40 +525,72 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
             data["trajectories_total"], data["offset"] = total, offset
             emit_json(data)
             return
-        click.echo(f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint']} "
-                   f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]")
+        click.echo(
+            f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint']} "
+            f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]"
+        )
         click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
         if data["unsafe_in_process_sandbox"]:
-            click.echo("sandbox: UNSAFE in-process (--unsafe-in-process-sandbox): model code ran without an OS-level "
-                       "sandbox")
+            click.echo(
+                "sandbox: UNSAFE in-process (--unsafe-in-process-sandbox): model code ran without an OS-level sandbox"
+            )
         click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
         if data["stopped_because"]:
             click.echo(f"stopped because {data['stopped_because']}")
         if data["resume"]:
             click.echo(f"interrupted (no live executor); continue with: {data['resume']}")
         if data["queued"]:
-            click.echo(f"queued for workers: {len(data['workers'])} worker process(es) so far"
-                       + ("; none holds a trajectory now, start `chainmark worker`" if data["status"] == "queued"
-                          else ""))
+            click.echo(
+                f"queued for workers: {len(data['workers'])} worker process(es) so far"
+                + ("; none holds a trajectory now, start `chainmark worker`" if data["status"] == "queued" else "")
+            )
             if data["workers"]:
-                click.echo(table([[w["host"], w["pid"], w["holding"], w["done"], w["failed"], w["calls"],
-                                   w["retries"], w["tokens"], w["takeovers"]] for w in data["workers"]],
-                                 ["host", "pid", "running", "done", "failed", "calls", "retries", "tokens",
-                                  "taken over"]))
+                click.echo(
+                    table(
+                        [
+                            [
+                                w["host"],
+                                w["pid"],
+                                w["holding"],
+                                w["done"],
+                                w["failed"],
+                                w["calls"],
+                                w["retries"],
+                                w["tokens"],
+                                w["takeovers"],
+                            ]
+                            for w in data["workers"]
+                        ],
+                        ["host", "pid", "running", "done", "failed", "calls", "retries", "tokens", "taken over"],
+                    )
+                )
         shown = 0
         for i, page in enumerate(pages):
             shown += len(page)
-            lines = table([[t["task_id"], t["status"], t["events"], (t["usage"] or {}).get("api_calls", ""),
-                            (t["usage"] or {}).get("tool_calls", ""), (t["usage"] or {}).get("total_tokens", ""),
-                            _short(t["final_answer"] or t["error"] or "", 60)] for t in page],
-                          ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]).split("\n")
+            lines = table(
+                [
+                    [
+                        t["task_id"],
+                        t["status"],
+                        t["events"],
+                        (t["usage"] or {}).get("api_calls", ""),
+                        (t["usage"] or {}).get("tool_calls", ""),
+                        (t["usage"] or {}).get("total_tokens", ""),
+                        _short(t["final_answer"] or t["error"] or "", 60),
+                    ]
+                    for t in page
+                ],
+                ["task", "status", "events", "calls", "tools", "tokens", "answer / error"],
+            ).split("\n")
             click.echo("\n".join(lines if i == 0 else lines[2:]))
         if shown == 0:
             click.echo(table([], ["task", "status", "events", "calls", "tools", "tokens", "answer / error"]))
     more = total - offset - shown
     if limit is not None and more > 0:
-        click.echo(f"… {more} more trajector{'ies' if more != 1 else 'y'} not shown "
-                   f"(use --offset {offset + shown}, --limit N or --all)")
+        click.echo(
+            f"… {more} more trajector{'ies' if more != 1 else 'y'} not shown "
+            f"(use --offset {offset + shown}, --limit N or --all)"
+        )
 
 
 @runs_group.command("cancel")
@@ -395,20 +604,31 @@ def runs_cancel(app: AppContext, run_id: int) -> None:
         if run is None:
             raise click.ClickException(f"no run with id {run_id}")
         if not is_queued(run):
-            raise click.ClickException(f"run {run_id} is not a queued run; a run executed by one `chainmark run` "
-                                       f"is cancelled where it runs (ctrl+c, or the TUI's cancel)")
+            raise click.ClickException(
+                f"run {run_id} is not a queued run; a run executed by one `chainmark run` "
+                f"is cancelled where it runs (ctrl+c, or the TUI's cancel)"
+            )
     with session_scope(app.engine, app.actor) as s:
         before = cancel(s, run_id)
     if before in ("queued", "running"):
-        click.echo(f"run {run_id} cancelled; workers stop at their next claim or heartbeat; continue with: "
-                   f"chainmark run --resume {run_id} --queue")
+        click.echo(
+            f"run {run_id} cancelled; workers stop at their next claim or heartbeat; continue with: "
+            f"chainmark run --resume {run_id} --queue"
+        )
     else:
         click.echo(f"run {run_id} is {before}; nothing to cancel")
 
 
 def _tags(row: dict[str, Any]) -> str:
-    return " ".join(t for t, on in (("replay", row["replay"]), ("unsafe-sandbox", row["unsafe_in_process_sandbox"]),
-                                    ("queued", row["queued"])) if on)
+    return " ".join(
+        t
+        for t, on in (
+            ("replay", row["replay"]),
+            ("unsafe-sandbox", row["unsafe_in_process_sandbox"]),
+            ("queued", row["queued"]),
+        )
+        if on
+    )
 
 
 def _short(text: str, n: int) -> str:

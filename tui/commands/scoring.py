@@ -14,44 +14,81 @@ from evaluation.scoring.runner import public, score_run
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
-_MODE = click.option("--mode", type=click.Choice(MODES), default="faithful", show_default=True,
-                     help="faithful reproduces the reference scorer's quirks; fixed corrects them.")
-_EMBEDDER = click.option("--embedder", default="minilm", show_default=True,
-                         help="minilm (offline int8 MiniLM), hashing, or sentence-transformers:<model>.")
+_MODE = click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="faithful",
+    show_default=True,
+    help="faithful reproduces the reference scorer's quirks; fixed corrects them.",
+)
+_EMBEDDER = click.option(
+    "--embedder",
+    default="minilm",
+    show_default=True,
+    help="minilm (offline int8 MiniLM), hashing, or sentence-transformers:<model>.",
+)
 
 
 @click.command("score")
 @click.argument("run_id", type=int)
 @_MODE
 @_EMBEDDER
-@click.option("--prefer-judge", "prefer", multiple=True, metavar="NAME",
-              help="Use this judge's verdicts first when several judges answered (repeatable).")
+@click.option(
+    "--prefer-judge",
+    "prefer",
+    multiple=True,
+    metavar="NAME",
+    help="Use this judge's verdicts first when several judges answered (repeatable).",
+)
 @click.option("--no-write", is_flag=True, help="Do not store CheckpointResult rows.")
 @click.option("--per-item", is_flag=True, help="With --json: include per-trajectory details.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @pass_ctx
-def score_cmd(app: AppContext, run_id: int, mode: str, embedder: str, prefer: tuple[str, ...], no_write: bool,
-              per_item: bool, as_json: bool) -> None:
+def score_cmd(
+    app: AppContext,
+    run_id: int,
+    mode: str,
+    embedder: str,
+    prefer: tuple[str, ...],
+    no_write: bool,
+    per_item: bool,
+    as_json: bool,
+) -> None:
     """Score RUN_ID with its benchmark's metrics (rules + stored verdicts; never calls a model)."""
-    res = score_run(app.engine, run_id, mode=mode, embedder=embedder, prefer_judges=list(prefer),
-                    write=not no_write, actor=app.actor)
+    res = score_run(
+        app.engine,
+        run_id,
+        mode=mode,
+        embedder=embedder,
+        prefer_judges=list(prefer),
+        write=not no_write,
+        actor=app.actor,
+    )
     if as_json:
         emit_json(public(res, per_item=per_item))
         return
-    click.echo(f"run {res['run_id']} · {res['benchmark']} · {res['model']} · profile {res['profile']} · "
-               f"mode {res['mode']} · embedder {res.get('embedder') or 'none'}")
+    click.echo(
+        f"run {res['run_id']} · {res['benchmark']} · {res['model']} · profile {res['profile']} · "
+        f"mode {res['mode']} · embedder {res.get('embedder') or 'none'}"
+    )
     scalar = [[k, reports.fmt(v)] for k, v in res["metrics"].items() if not isinstance(v, (dict, list))]
     click.echo(table(scalar, ["metric", "value"]))
     if res.get("by_category"):
         click.echo("")
         cats = res["by_category"]
         keys = [k for k in next(iter(cats.values())) if not isinstance(next(iter(cats.values()))[k], (dict, list))]
-        click.echo(table([[c, *[reports.fmt(v.get(k)) for k in keys]] for c, v in cats.items()],
-                         [res.get("category_label") or "category", *keys]))
+        click.echo(
+            table(
+                [[c, *[reports.fmt(v.get(k)) for k in keys]] for c, v in cats.items()],
+                [res.get("category_label") or "category", *keys],
+            )
+        )
     if res.get("pending_judgements"):
         by = ", ".join(f"{k}: {v}" for k, v in sorted((res.get("pending_by_judge") or {}).items()))
-        click.echo(f"\n{res['pending_judgements']} judgement(s) pending ({by}); they count as failed. "
-                   f"Run `chainmark judge {run_id} --judge NAME --endpoint E`.")
+        click.echo(
+            f"\n{res['pending_judgements']} judgement(s) pending ({by}); they count as failed. "
+            f"Run `chainmark judge {run_id} --judge NAME --endpoint E`."
+        )
     if res.get("corrections"):
         click.echo(f"corrections (fixed mode): {', '.join(res['corrections'])}")
     for judge, desc in (res.get("judge_prompts") or {}).items():
@@ -68,30 +105,51 @@ def score_cmd(app: AppContext, run_id: int, mode: str, embedder: str, prefer: tu
 @click.option("--limit", type=int, default=None, help="Ask at most this many questions.")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
-def judge_cmd(app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, limit: int | None,
-              as_json: bool) -> None:
+def judge_cmd(
+    app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, limit: int | None, as_json: bool
+) -> None:
     """Ask judge NAME (on endpoint E) every question RUN_ID's scoring still needs; cached by prompt hash."""
     stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
     if as_json:
         emit_json(stats)
         return
-    click.echo(f"{stats['judge']} ({stats['template']}): {stats['verdicts']} verdict(s) stored, "
-               f"{stats['model_calls']} model call(s), {stats['cache_hits']} from cache, "
-               f"{stats['unparsed']} unparsable, {stats['rounds']} round(s)")
+    click.echo(
+        f"{stats['judge']} ({stats['template']}): {stats['verdicts']} verdict(s) stored, "
+        f"{stats['model_calls']} model call(s), {stats['cache_hits']} from cache, "
+        f"{stats['unparsed']} unparsable, {stats['rounds']} round(s)"
+    )
 
 
 @click.command("report")
 @click.argument("run_ids", type=int, nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["md", "csv", "html"]), default="md", show_default=True,
-              help="md, csv (empty cells where there is no value) or html (one self-contained file with plots).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the report to this file instead of standard output.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "csv", "html"]),
+    default="md",
+    show_default=True,
+    help="md, csv (empty cells where there is no value) or html (one self-contained file with plots).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report to this file instead of standard output.",
+)
 @_MODE
 @_EMBEDDER
 @click.option("--metric", default=None, help="Metric for the models × categories table (default per benchmark).")
 @pass_ctx
-def report_cmd(app: AppContext, run_ids: tuple[int, ...], fmt: str, output: Path | None, mode: str, embedder: str,
-               metric: str | None) -> None:
+def report_cmd(
+    app: AppContext,
+    run_ids: tuple[int, ...],
+    fmt: str,
+    output: Path | None,
+    mode: str,
+    embedder: str,
+    metric: str | None,
+) -> None:
     """Paper-style tables for RUN_IDs: models × metrics, models × categories, tool adoption, call counts."""
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
     extra: list[tuple[str, list[str], list[list[Any]]]] = []
@@ -114,8 +172,9 @@ def report_cmd(app: AppContext, run_ids: tuple[int, ...], fmt: str, output: Path
 
         # agreement on what these runs produced, when people or judges rated it
         agreement = sections(agreement_results(app, resamples=200, runs=list(run_ids)))
-        text = to_html(results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}",
-                       more=agreement)
+        text = to_html(
+            results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}", more=agreement
+        )
     else:
         text = reports.to_markdown(results, metric, extra)
     if output is None:

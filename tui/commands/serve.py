@@ -32,18 +32,34 @@ def serve_command(app: AppContext, user: str | None = None) -> str:
 
 
 @click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Interface to listen on (anything but loopback lets others on the network try the tokens).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to listen on (anything but loopback lets others on the network try the tokens).",
+)
 @click.option("--port", "-p", type=int, default=8000, show_default=True)
-@click.option("--public-url", default=None,
-              help="URL the browser reaches the server at (behind a proxy); websockets must come from its origin.")
-@click.option("--user", "users", multiple=True, metavar="NAME",
-              help="Give NAME a URL of their own; their sessions run as NAME. Repeat for more users.")
-@click.option("--accounts", is_flag=True,
-              help="Let in every annotator with a login token (`chainmark annotators token NAME`), as themselves.")
+@click.option(
+    "--public-url",
+    default=None,
+    help="URL the browser reaches the server at (behind a proxy); websockets must come from its origin.",
+)
+@click.option(
+    "--user",
+    "users",
+    multiple=True,
+    metavar="NAME",
+    help="Give NAME a URL of their own; their sessions run as NAME. Repeat for more users.",
+)
+@click.option(
+    "--accounts",
+    is_flag=True,
+    help="Let in every annotator with a login token (`chainmark annotators token NAME`), as themselves.",
+)
 @pass_ctx
-def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None, users: tuple[str, ...],
-              accounts: bool) -> None:
+def serve_cmd(
+    app: AppContext, host: str, port: int, public_url: str | None, users: tuple[str, ...], accounts: bool
+) -> None:
     """Serve the TUI to a web browser: one secret URL per user, printed once (or stored accounts' tokens)."""
     from tui.serve_guard import GuardedServer, Login, new_token
 
@@ -51,19 +67,24 @@ def serve_cmd(app: AppContext, host: str, port: int, public_url: str | None, use
     os.environ["CHAINMARK_IMAGES"] = "halfcell"
     logins = account_logins(app) if accounts else []
     if accounts and not logins:
-        raise click.ClickException("no annotator has a serve login yet; give one with "
-                                   "`chainmark annotators token NAME`")
+        raise click.ClickException(
+            "no annotator has a serve login yet; give one with `chainmark annotators token NAME`"
+        )
     if users or not accounts:
         names = list(dict.fromkeys(users)) or [app.actor or ""]
-        logins += [Login.with_token(name or "(default)", new_token(), serve_command(app, name or None))
-                   for name in names]
+        logins += [
+            Login.with_token(name or "(default)", new_token(), serve_command(app, name or None)) for name in names
+        ]
     server = GuardedServer(logins, host=host, port=port, title="chainmark", public_url=public_url)
     click.echo(f"chainmark serving on {server.public_url}  (ctrl+c stops); open:", err=True)
     for login in logins:
         click.echo(f"  {login.user}: {server.url_for(login)}", err=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
-        click.echo(f"warning: listening on {host}; anyone who can reach it and learns a URL can use chainmark "
-                   f"as that user (put it behind TLS)", err=True)
+        click.echo(
+            f"warning: listening on {host}; anyone who can reach it and learns a URL can use chainmark "
+            f"as that user (put it behind TLS)",
+            err=True,
+        )
     server.serve()
 
 

@@ -41,13 +41,22 @@ _TASK_HEADERS = ["id", "benchmark", "source", "status", "rev", "answer", "steps"
 @click.option("--status", type=click.Choice(authoring.STATUSES), help="Only tasks in this status.")
 @click.option("--category", help="Only this category.")
 @click.option("--search", "text", help="Only tasks whose query contains this text.")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help=f"At most this many tasks (default {DEFAULT_LIST_LIMIT}).")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help=f"At most this many tasks (default {DEFAULT_LIST_LIMIT})."
+)
 @click.option("--all", "all_", is_flag=True, help="Every matching task (streamed, however many).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @pass_ctx
-def list_tasks(app: AppContext, benchmark: str | None, status: str | None, category: str | None,
-               text: str | None, limit: int | None, all_: bool, as_json: bool) -> None:
+def list_tasks(
+    app: AppContext,
+    benchmark: str | None,
+    status: str | None,
+    category: str | None,
+    text: str | None,
+    limit: int | None,
+    all_: bool,
+    as_json: bool,
+) -> None:
     """List tasks with their status, revision, answer kind and chain size.
 
     Shows the first 200 by default and says how many more there are; rows are read and printed a
@@ -63,8 +72,7 @@ def list_tasks(app: AppContext, benchmark: str | None, status: str | None, categ
         shown = _stream_json(rows) if as_json else _stream_table(rows)
         more = count_tasks(s, benchmark, **filters) - shown if limit is not None and shown == limit else 0
     if more > 0:
-        click.echo(f"… {more} more task{'s' if more != 1 else ''} not shown (use --limit N or --all)",
-                   err=as_json)
+        click.echo(f"… {more} more task{'s' if more != 1 else ''} not shown (use --limit N or --all)", err=as_json)
 
 
 def _stream_json(rows: Iterator[Any]) -> int:
@@ -94,8 +102,19 @@ def _stream_table(rows: Iterator[Any], page: int = 1000) -> int:
         batch.clear()
 
     for r in rows:
-        batch.append([r.id, r.benchmark, r.source_id, r.status, r.revision, r.answer_kind, r.steps, r.checkpoints,
-                      _short(r.query, 60)])
+        batch.append(
+            [
+                r.id,
+                r.benchmark,
+                r.source_id,
+                r.status,
+                r.revision,
+                r.answer_kind,
+                r.steps,
+                r.checkpoints,
+                _short(r.query, 60),
+            ]
+        )
         n += 1
         if len(batch) >= page:
             flush()
@@ -121,14 +140,28 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
         cps = authoring.checkpoints_of(s, task_id)
         warnings = authoring.task_warnings(s, task_id)
         data = {
-            "id": t.id, "source_id": t.source_id, "query": t.query, "status": t.status,
-            "revision": t.revision, "category": t.category, "level": t.level, "domain": t.domain,
+            "id": t.id,
+            "source_id": t.source_id,
+            "query": t.query,
+            "status": t.status,
+            "revision": t.revision,
+            "category": t.category,
+            "level": t.level,
+            "domain": t.domain,
             "answer_spec": t.answer_spec,
-            "steps": [{"id": st.id, "ordinal": st.ordinal, "thought": st.thought, "tool": st.tool_name,
-                       "args": st.tool_args, "result": st.result_text, "final_answer": st.final_answer}
-                      for st in steps],
-            "checkpoints": [{"id": c.id, "key": c.key, "axis": c.axis, "description": c.description}
-                            for c in cps],
+            "steps": [
+                {
+                    "id": st.id,
+                    "ordinal": st.ordinal,
+                    "thought": st.thought,
+                    "tool": st.tool_name,
+                    "args": st.tool_args,
+                    "result": st.result_text,
+                    "final_answer": st.final_answer,
+                }
+                for st in steps
+            ],
+            "checkpoints": [{"id": c.id, "key": c.key, "axis": c.axis, "description": c.description} for c in cps],
             "warnings": [{"code": w.code, "message": w.message} for w in warnings],
         }
     if as_json:
@@ -157,15 +190,29 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
 @click.option("--source-id")
 @json_option
 @pass_ctx
-def add_task(app: AppContext, benchmark: str, query: str, answer: str | None, category: str | None,
-             level: str | None, source_id: str | None, as_json: bool) -> None:
+def add_task(
+    app: AppContext,
+    benchmark: str,
+    query: str,
+    answer: str | None,
+    category: str | None,
+    level: str | None,
+    source_id: str | None,
+    as_json: bool,
+) -> None:
     """Create a draft task and print its id."""
     spec = _json_arg(answer, "--answer")
     with session_scope(app.engine, app.actor) as s:
-        t = authoring.create_task(s, benchmark, query, answer_spec=spec, category=category, level=level,
-                                  source_id=source_id)
-        created = {"id": t.id, "benchmark": benchmark, "source_id": t.source_id, "status": t.status,
-                   "revision": t.revision}
+        t = authoring.create_task(
+            s, benchmark, query, answer_spec=spec, category=category, level=level, source_id=source_id
+        )
+        created = {
+            "id": t.id,
+            "benchmark": benchmark,
+            "source_id": t.source_id,
+            "status": t.status,
+            "revision": t.revision,
+        }
     if as_json:
         emit_json(created)
     else:
@@ -180,8 +227,15 @@ def add_task(app: AppContext, benchmark: str, query: str, answer: str | None, ca
 @click.option("--limit", type=click.IntRange(min=1), help="With --benchmark: at most this many.")
 @json_option
 @pass_ctx
-def assign_cmd(app: AppContext, task_ids: tuple[int, ...], annotator: str, benchmark: str | None,
-               status: str | None, limit: int | None, as_json: bool) -> None:
+def assign_cmd(
+    app: AppContext,
+    task_ids: tuple[int, ...],
+    annotator: str,
+    benchmark: str | None,
+    status: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """Put tasks in an annotator's authoring queue (by id, or a benchmark's tasks)."""
     from annotation.authoring_queue import assign_tasks
 
@@ -196,8 +250,10 @@ def assign_cmd(app: AppContext, task_ids: tuple[int, ...], annotator: str, bench
     if as_json:
         emit_json({"annotator": annotator, "assigned": new, "already": len(set(ids)) - len(new)})
     else:
-        click.echo(f"{annotator}: {len(new)} task{'s' if len(new) != 1 else ''} added to the queue"
-                   + (f" ({len(set(ids)) - len(new)} already in it)" if len(set(ids)) > len(new) else ""))
+        click.echo(
+            f"{annotator}: {len(new)} task{'s' if len(new) != 1 else ''} added to the queue"
+            + (f" ({len(set(ids)) - len(new)} already in it)" if len(set(ids)) > len(new) else "")
+        )
 
 
 @tasks_group.command("unassign")
@@ -229,15 +285,33 @@ def queue_cmd(app: AppContext, annotator: str | None, as_json: bool) -> None:
         who = annotator or str(s.info["actor"])
         items = queue_of(s, who)
     if as_json:
-        emit_json({"annotator": who, "to_do": sum(i.to_do for i in items),
-                   "tasks": [{"id": i.task_id, "benchmark": i.benchmark, "source_id": i.source_id,
-                              "status": i.status, "to_do": i.to_do, "query": i.query} for i in items]})
+        emit_json(
+            {
+                "annotator": who,
+                "to_do": sum(i.to_do for i in items),
+                "tasks": [
+                    {
+                        "id": i.task_id,
+                        "benchmark": i.benchmark,
+                        "source_id": i.source_id,
+                        "status": i.status,
+                        "to_do": i.to_do,
+                        "query": i.query,
+                    }
+                    for i in items
+                ],
+            }
+        )
         return
     to_do = sum(i.to_do for i in items)
     click.echo(f"{who}: {to_do} of {len(items)} assigned task{'s' if len(items) != 1 else ''} to do")
     if items:
-        click.echo(table([[i.task_id, i.benchmark, i.source_id, i.status, _short(i.query, 60)] for i in items],
-                         ["id", "benchmark", "source", "status", "query"]))
+        click.echo(
+            table(
+                [[i.task_id, i.benchmark, i.source_id, i.status, _short(i.query, 60)] for i in items],
+                ["id", "benchmark", "source", "status", "query"],
+            )
+        )
 
 
 @tasks_group.command("edit")
@@ -248,11 +322,19 @@ def queue_cmd(app: AppContext, annotator: str | None, as_json: bool) -> None:
 @click.option("--level")
 @json_option
 @pass_ctx
-def edit_cmd(app: AppContext, task_id: int, query: str | None, answer: str | None, category: str | None,
-             level: str | None, as_json: bool) -> None:
+def edit_cmd(
+    app: AppContext,
+    task_id: int,
+    query: str | None,
+    answer: str | None,
+    category: str | None,
+    level: str | None,
+    as_json: bool,
+) -> None:
     """Edit a task's content (bumps its revision)."""
-    changes: dict[str, Any] = {k: v for k, v in
-                               {"query": query, "category": category, "level": level}.items() if v is not None}
+    changes: dict[str, Any] = {
+        k: v for k, v in {"query": query, "category": category, "level": level}.items() if v is not None
+    }
     if answer is not None:
         changes["answer_spec"] = _json_arg(answer, "--answer")
     with session_scope(app.engine, app.actor) as s:
@@ -287,20 +369,32 @@ def history_cmd(app: AppContext, task_id: int, as_json: bool) -> None:
     """The audit trail of a task: who changed what, when."""
     with session_scope(read_only(app.engine)) as s:
         authoring.get_task(s, task_id)
-        events = s.exec(select(AuditEvent).where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
-                        .order_by(AuditEvent.id)).all()
+        events = s.exec(
+            select(AuditEvent)
+            .where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
+            .order_by(AuditEvent.id)
+        ).all()
         rows = []
         for e in events:
             before, after = e.before or {}, e.after or {}
-            changed = sorted(k for k in set(before) | set(after)
-                             if before.get(k) != after.get(k) and k != "updated_at")
-            rows.append({"at": e.created_at.isoformat(), "actor": e.actor, "action": e.action,
-                         "changed": changed if e.action == "update" else []})
+            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k) and k != "updated_at")
+            rows.append(
+                {
+                    "at": e.created_at.isoformat(),
+                    "actor": e.actor,
+                    "action": e.action,
+                    "changed": changed if e.action == "update" else [],
+                }
+            )
     if as_json:
         emit_json(rows)
         return
-    click.echo(table([[r["at"][:19], r["actor"], r["action"], ", ".join(r["changed"])] for r in rows],
-                     ["when", "who", "action", "fields"]))
+    click.echo(
+        table(
+            [[r["at"][:19], r["actor"], r["action"], ", ".join(r["changed"])] for r in rows],
+            ["when", "who", "action", "fields"],
+        )
+    )
 
 
 @click.group("benchmarks")
@@ -318,23 +412,53 @@ def list_benchmarks(app: AppContext, as_json: bool) -> None:
     if as_json:
         emit_json([r.to_dict() for r in rows])
         return
-    click.echo(table([[r.name, r.source_format, r.tool_set or "", r.tasks,
-                       " ".join(f"{k}:{v}" for k, v in r.by_status.items())] for r in rows],
-                     ["benchmark", "format", "tools", "tasks", "by status"]))
+    click.echo(
+        table(
+            [
+                [
+                    r.name,
+                    r.source_format,
+                    r.tool_set or "",
+                    r.tasks,
+                    " ".join(f"{k}:{v}" for k, v in r.by_status.items()),
+                ]
+                for r in rows
+            ],
+            ["benchmark", "format", "tools", "tasks", "by status"],
+        )
+    )
 
 
 @benchmarks_group.command("add")
 @click.argument("name")
-@click.option("--format", "source_format", required=True, metavar="FORMAT",
-              help="The benchmark's file format: chainmark, gta, agentic-mme, atp, isg or vtc.")
-@click.option("--tools", "tool_set", metavar="SET",
-              help="Tool set its chains use (default: the one named like the format, if any).")
-@click.option("--guidelines", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A Markdown file of authoring guidelines, shown beside the editors.")
+@click.option(
+    "--format",
+    "source_format",
+    required=True,
+    metavar="FORMAT",
+    help="The benchmark's file format: chainmark, gta, agentic-mme, atp, isg or vtc.",
+)
+@click.option(
+    "--tools",
+    "tool_set",
+    metavar="SET",
+    help="Tool set its chains use (default: the one named like the format, if any).",
+)
+@click.option(
+    "--guidelines",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A Markdown file of authoring guidelines, shown beside the editors.",
+)
 @click.option("--description", help="One line about the benchmark.")
 @pass_ctx
-def add_benchmark(app: AppContext, name: str, source_format: str, tool_set: str | None, guidelines: Path | None,
-                  description: str | None) -> None:
+def add_benchmark(
+    app: AppContext,
+    name: str,
+    source_format: str,
+    tool_set: str | None,
+    guidelines: Path | None,
+    description: str | None,
+) -> None:
     """Create a benchmark with its format and tool set (tasks are then added to it by name)."""
     from evaluation.tools import tool_set_names
 
@@ -346,12 +470,15 @@ def add_benchmark(app: AppContext, name: str, source_format: str, tool_set: str 
     text = guidelines.read_text(encoding="utf-8") if guidelines else None
     with session_scope(app.engine, app.actor) as s:
         try:
-            authoring.create_benchmark(s, name, source_format, tool_set=tool_set, description=description,
-                                       guidelines=text)
+            authoring.create_benchmark(
+                s, name, source_format, tool_set=tool_set, description=description, guidelines=text
+            )
         except authoring.AuthoringError as exc:
             raise click.ClickException(str(exc)) from None
-    click.echo(f"benchmark {name}: format {source_format}, tools {tool_set or '(none)'}"
-               + (f", guidelines from {guidelines}" if guidelines else ""))
+    click.echo(
+        f"benchmark {name}: format {source_format}, tools {tool_set or '(none)'}"
+        + (f", guidelines from {guidelines}" if guidelines else "")
+    )
 
 
 def register(cli: click.Group) -> None:

@@ -36,14 +36,36 @@ def list_tools(set_name: str | None, extras: bool, as_json: bool) -> None:
     for name in [set_name] if set_name else tool_set_names():
         ts = get_tool_set(name)
         for t in ts.all_tools(include_extras=extras):
-            rows.append({"set": ts.name, "version": ts.version, "name": t.name, "kind": t.kind,
-                         "category": t.category, "extra": t.name in ts.extras, "description": t.description,
-                         "parameters": t.parameters})
+            rows.append(
+                {
+                    "set": ts.name,
+                    "version": ts.version,
+                    "name": t.name,
+                    "kind": t.kind,
+                    "category": t.category,
+                    "extra": t.name in ts.extras,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }
+            )
     if as_json:
         emit_json(rows)
         return
-    click.echo(table([[r["set"], r["name"] + (" (extra)" if r["extra"] else ""), r["kind"], r["category"],
-                       _params(r["parameters"])] for r in rows], ["set", "tool", "kind", "category", "parameters"]))
+    click.echo(
+        table(
+            [
+                [
+                    r["set"],
+                    r["name"] + (" (extra)" if r["extra"] else ""),
+                    r["kind"],
+                    r["category"],
+                    _params(r["parameters"]),
+                ]
+                for r in rows
+            ],
+            ["set", "tool", "kind", "category", "parameters"],
+        )
+    )
 
 
 def _find_set(tool: str, set_name: str | None) -> str:
@@ -53,8 +75,9 @@ def _find_set(tool: str, set_name: str | None) -> str:
     if not owners:
         raise click.BadParameter(f"no tool set has a tool {tool!r}; see `chainmark tools list`", param_hint="NAME")
     if len(owners) > 1:
-        raise click.BadParameter(f"{tool!r} is in several sets ({', '.join(owners)}); pick one with --set",
-                                 param_hint="NAME")
+        raise click.BadParameter(
+            f"{tool!r} is in several sets ({', '.join(owners)}); pick one with --set", param_hint="NAME"
+        )
     return owners[0]
 
 
@@ -71,21 +94,49 @@ def _fill_image_arg(schema: dict[str, Any], args: dict[str, Any], images: list[s
 
 @tools_group.command("run")
 @click.argument("name")
-@click.option("--set", "set_name", type=click.Choice(tool_set_names()),
-              help="Tool set of NAME (needed only when several sets have that name).")
-@click.option("--image", "images", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="An input image; repeat for more (the first is image 0 / the default image argument).")
+@click.option(
+    "--set",
+    "set_name",
+    type=click.Choice(tool_set_names()),
+    help="Tool set of NAME (needed only when several sets have that name).",
+)
+@click.option(
+    "--image",
+    "images",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="An input image; repeat for more (the first is image 0 / the default image argument).",
+)
 @click.option("--args", "args_json", default=None, metavar="JSON", help="Tool arguments as a JSON object.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tool-output", show_default=True,
-              help="Where produced images are saved.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="tool-output",
+    show_default=True,
+    help="Where produced images are saved.",
+)
 @click.option("--no-db", is_flag=True, help="Do not open the database: no replay cache, no assets.")
-@click.option("--unsafe-in-process-sandbox", "unsafe_sandbox", is_flag=True,
-              help="Let Solver/Plot run code even where no OS-level sandbox (bubblewrap) works: in-process "
-                   "rlimits only, NOT a security boundary.")
+@click.option(
+    "--unsafe-in-process-sandbox",
+    "unsafe_sandbox",
+    is_flag=True,
+    help="Let Solver/Plot run code even where no OS-level sandbox (bubblewrap) works: in-process "
+    "rlimits only, NOT a security boundary.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_ctx
-def run_tool(app: AppContext, name: str, set_name: str | None, images: tuple[str, ...], args_json: str | None,
-             out_dir: str, no_db: bool, unsafe_sandbox: bool, as_json: bool) -> None:
+def run_tool(
+    app: AppContext,
+    name: str,
+    set_name: str | None,
+    images: tuple[str, ...],
+    args_json: str | None,
+    out_dir: str,
+    no_db: bool,
+    unsafe_sandbox: bool,
+    as_json: bool,
+) -> None:
     """Run one tool and print its result; produced images are saved under --out.
 
     Service tools use CHAINMARK_VLM_BASE_URL/_MODEL, SERPER_API_KEY, CHAINMARK_IMAGE_BASE_URL/_MODEL,
@@ -101,8 +152,9 @@ def run_tool(app: AppContext, name: str, set_name: str | None, images: tuple[str
     blobs = {p: Path(p).read_bytes() for p in images}
     settings = ToolSettings.from_env()
     settings.unsafe_in_process_sandbox = unsafe_sandbox
-    ctx = ToolContext(images=list(blobs.values()), files={**blobs, **{Path(p).name: b for p, b in blobs.items()}},
-                      settings=settings)
+    ctx = ToolContext(
+        images=list(blobs.values()), files={**blobs, **{Path(p).name: b for p, b in blobs.items()}}, settings=settings
+    )
     if no_db:
         result = execute(set_name, name, args, ctx)
     else:

@@ -76,8 +76,14 @@ class WorkScreen(Screen[Any]):
     def fetch(self, kind: type[R], fn: Callable[[Session], R]) -> None:
         """Read on a worker thread: ``fn(session)`` builds the typed result (a ``Result`` message), which is
         posted to this screen. A newer fetch of the same kind supersedes an older one still running."""
-        self.run_worker(lambda: self._fetch(kind, fn), thread=True, exclusive=True, group=f"load:{kind.__name__}",
-                        exit_on_error=False, description=f"loading {kind.WHAT}")
+        self.run_worker(
+            lambda: self._fetch(kind, fn),
+            thread=True,
+            exclusive=True,
+            group=f"load:{kind.__name__}",
+            exit_on_error=False,
+            description=f"loading {kind.WHAT}",
+        )
 
     def _fetch(self, kind: type[R], fn: Callable[[Session], R]) -> None:
         worker = get_current_worker()
@@ -108,16 +114,25 @@ class WorkScreen(Screen[Any]):
 
     def save(self, what: str, fn: Callable[[Session], Any]) -> None:
         scope = self.undo_scope
-        self.run_worker(lambda: self._save(what, fn, scope), thread=True, exclusive=False, group="save",
-                        exit_on_error=False, description=what)
+        self.run_worker(
+            lambda: self._save(what, fn, scope),
+            thread=True,
+            exclusive=False,
+            group="save",
+            exit_on_error=False,
+            description=what,
+        )
 
     def _save(self, what: str, fn: Callable[[Session], Any], scope: str = "session") -> None:
         from tui.undo import Edit, record
 
         def write_and_remember(session: Session) -> Any:
             out = fn(session)
-            edit = out if isinstance(out, Edit) else (out[1] if isinstance(out, tuple) and len(out) == 2
-                                                       and isinstance(out[1], Edit) else None)
+            edit = (
+                out
+                if isinstance(out, Edit)
+                else (out[1] if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], Edit) else None)
+            )
             if edit is not None:  # stored with the edit itself: ctrl+z still works after a restart
                 record(session, scope, edit)
             return out

@@ -131,8 +131,11 @@ class ChainBuilderScreen(WorkScreen):
     def _task_loaded(self, message: TaskDetailLoaded) -> None:
         first = self.detail is None
         self.detail = message.detail
-        self.sub_title = (f"task {message.detail.id} · blind attempt (human baseline)" if self.blind
-                          else f"task {message.detail.id} · revision {message.detail.revision}")
+        self.sub_title = (
+            f"task {message.detail.id} · blind attempt (human baseline)"
+            if self.blind
+            else f"task {message.detail.id} · revision {message.detail.revision}"
+        )
         if first:
             self._fill_palette()
         self._fill_strip()
@@ -179,8 +182,9 @@ class ChainBuilderScreen(WorkScreen):
         highlighted = steps.highlighted
         steps.clear_options()
         if self.blind:
-            steps.add_options([Option(Content(line)) for line in self.attempt_log]
-                              or [Option("no calls yet", disabled=True)])
+            steps.add_options(
+                [Option(Content(line)) for line in self.attempt_log] or [Option("no calls yet", disabled=True)]
+            )
             return
         for s in self.detail.steps:
             if s.is_final:
@@ -211,12 +215,17 @@ class ChainBuilderScreen(WorkScreen):
         cm = self.cm
         if index < len(refs):
             ref = refs[index]
-            self.fetch(StripPreviewLoaded, lambda s: StripPreviewLoaded(
-                index, preview(cm.blobs.get(ref.sha256, s)), f"input: image {index}", ref.sha256))
+            self.fetch(
+                StripPreviewLoaded,
+                lambda s: StripPreviewLoaded(
+                    index, preview(cm.blobs.get(ref.sha256, s)), f"input: image {index}", ref.sha256
+                ),
+            )
         elif index - len(refs) < len(self.attempt_images):
             data = self.attempt_images[index - len(refs)]
-            self.fetch(StripPreviewLoaded, lambda s: StripPreviewLoaded(index, preview(data), f"input: image {index}",
-                                                                        data))
+            self.fetch(
+                StripPreviewLoaded, lambda s: StripPreviewLoaded(index, preview(data), f"input: image {index}", data)
+            )
 
     def _image_arg(self, kind: str) -> Any:
         if kind == "integer":
@@ -232,8 +241,9 @@ class ChainBuilderScreen(WorkScreen):
 
         self.tool_name = event.option.id
         tool = get_tool_set(self.tool_set).get(self.tool_name or "")
-        self.query_one("#tool-help", Static).update(f"[b]{tool.name}[/b] ({tool.category}, {tool.kind}): "
-                                                    f"{tool.description[:220]}")
+        self.query_one("#tool-help", Static).update(
+            f"[b]{tool.name}[/b] ({tool.category}, {tool.kind}): {tool.description[:220]}"
+        )
         form = self.query_one(ArgForm)
         await form.set_tool(tool.parameters)
         self._prefill_image()
@@ -273,17 +283,23 @@ class ChainBuilderScreen(WorkScreen):
             images = [cm.blobs.get(r.sha256, session) for r in refs] + attempt
             files = {file_name(r, i): images[i] for i, r in enumerate(refs)}
             files.update({f"image/image_{len(refs) + i}.png": b for i, b in enumerate(attempt)})
-            ctx = ToolContext(images=images, files=files, session=session, blobs=cm.blobs,
-                              settings=ToolSettings.from_env(), allow_paths=False)
+            ctx = ToolContext(
+                images=images,
+                files=files,
+                session=session,
+                blobs=cm.blobs,
+                settings=ToolSettings.from_env(),
+                allow_paths=False,
+            )
             result = execute(tool_set, tool_name, args, ctx)
             if blind:
                 from tui import baseline
 
                 traj = baseline.human_trajectory(session, task_id, actor)
-                baseline.record_tool_call(session, traj, tool_name, args, result.ok, result.text, result.data,
-                                          result.asset_ids, result.error)
-            return {"tool": tool_name, "args": args, "result": result,
-                    "previews": [preview(b) for b in result.images]}
+                baseline.record_tool_call(
+                    session, traj, tool_name, args, result.ok, result.text, result.data, result.asset_ids, result.error
+                )
+            return {"tool": tool_name, "args": args, "result": result, "previews": [preview(b) for b in result.images]}
 
         self.save("run", run)
 
@@ -296,17 +312,26 @@ class ChainBuilderScreen(WorkScreen):
         if result.ok:
             text = result.text.strip() or "(no text)"
             n = len(result.images)
-            self.query_one("#result", Static).update(Content(
-                f"✓ {result.tool}: {text[:400]}" + (f"\n{n} image(s) produced" if n else "")
-                + ("" if self.blind else "\nctrl+s accepts this as the next step")))
+            self.query_one("#result", Static).update(
+                Content(
+                    f"✓ {result.tool}: {text[:400]}"
+                    + (f"\n{n} image(s) produced" if n else "")
+                    + ("" if self.blind else "\nctrl+s accepts this as the next step")
+                )
+            )
         else:
             self.query_one("#result", Static).update(Content(f"✗ {result.tool}: {result.error}"))
         pane = self.query_one("#result-preview", ImagePane)
-        pane.show(message.data["previews"][0] if message.data["previews"] else None, f"result of {result.tool}",
-                  source=result.images[0] if result.images else None)
+        pane.show(
+            message.data["previews"][0] if message.data["previews"] else None,
+            f"result of {result.tool}",
+            source=result.images[0] if result.images else None,
+        )
         if self.blind:
-            self.attempt_log.append(f"{len(self.attempt_log) + 1}. {result.tool}"
-                                    f"{'' if result.ok else ' ✗'} → {(result.text or result.error or '')[:40]}")
+            self.attempt_log.append(
+                f"{len(self.attempt_log) + 1}. {result.tool}"
+                f"{'' if result.ok else ' ✗'} → {(result.text or result.error or '')[:40]}"
+            )
             if result.ok:
                 self.attempt_images.extend(result.images)
             self._fill_strip()
@@ -319,8 +344,9 @@ class ChainBuilderScreen(WorkScreen):
         field = form.bbox_field()
         image = (self._previews.get(self.selected_image) or (None, None))[0]
         if field is None or image is None:
-            self.notify("this tool has no bbox argument" if field is None else "the image is still loading",
-                        severity="warning")
+            self.notify(
+                "this tool has no bbox argument" if field is None else "the image is still loading", severity="warning"
+            )
             return
         size = self._image_size(self.selected_image) or image.size
         box = (250, 250, 750, 750)
@@ -367,11 +393,19 @@ class ChainBuilderScreen(WorkScreen):
 
         def accept(session):  # type: ignore[no-untyped-def]
 
-            step = authoring.add_step(session, task_id, thought=thought, tool_name=pending["tool"],
-                                      tool_args=pending["args"], result_text=result.text,
-                                      result={"data": result.data, "image_names": result.image_names})
-            links = [authoring.attach_asset(session, cm.blobs, task_id, data, role="artifact", step_id=step.id)
-                     for data in result.images]
+            step = authoring.add_step(
+                session,
+                task_id,
+                thought=thought,
+                tool_name=pending["tool"],
+                tool_args=pending["args"],
+                result_text=result.text,
+                result={"data": result.data, "image_names": result.image_names},
+            )
+            links = [
+                authoring.attach_asset(session, cm.blobs, task_id, data, role="artifact", step_id=step.id)
+                for data in result.images
+            ]
             if links:
                 step.result = {**step.result, "asset_ids": [link.asset_id for link in links]}
                 session.flush()
@@ -397,6 +431,7 @@ class ChainBuilderScreen(WorkScreen):
         task_id, actor = self.task_id, self.cm.actor or "annotator"
         thought = self.query_one("#thought", Input).value.strip() or None
         if self.blind:
+
             def finish(session):  # type: ignore[no-untyped-def]
                 from tui import baseline
 
@@ -433,11 +468,16 @@ class ChainBuilderScreen(WorkScreen):
         if step is None or self.pending is not None:
             return
         if step.is_final:
-            self.query_one("#result", Static).update(Content(f"step {step.ordinal + 1}: final answer {step.final_answer}"))
+            self.query_one("#result", Static).update(
+                Content(f"step {step.ordinal + 1}: final answer {step.final_answer}")
+            )
             return
-        self.query_one("#result", Static).update(Content(
-            f"step {step.ordinal + 1}: {step.tool_name}({step.tool_args}) — thought: {step.thought or '—'}\n"
-            f"→ {step.result_text[:300]}"))
+        self.query_one("#result", Static).update(
+            Content(
+                f"step {step.ordinal + 1}: {step.tool_name}({step.tool_args}) — thought: {step.thought or '—'}\n"
+                f"→ {step.result_text[:300]}"
+            )
+        )
 
     def action_delete_step(self) -> None:
         step = self._highlighted_step()

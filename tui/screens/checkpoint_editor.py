@@ -30,11 +30,19 @@ from tui.widgets.selection import choose, chosen
 AXES = ("S", "V", "R")
 MATCH_TYPES = ("exact", "contains", "numeric", "whitelist", "regex", "mcq")
 TEXT_FIELDS = [
-    ("key", "key"), ("description", "description"), ("tools", "expected tools (comma)"),
-    ("code_tool", "code tool (the op the code must use)"), ("code_verifier", "code verifier (e.g. require_op:crop)"),
-    ("v_question", "visual question"), ("v_answer", "visual expected answer"),
-    ("s_keywords", "search keywords (comma)"), ("s_urls", "search URLs (comma)"), ("s_answer", "search expected answer"),
-    ("a_target", "answer target"), ("a_tolerance", "answer tolerance"), ("a_keywords", "answer keywords (comma)"),
+    ("key", "key"),
+    ("description", "description"),
+    ("tools", "expected tools (comma)"),
+    ("code_tool", "code tool (the op the code must use)"),
+    ("code_verifier", "code verifier (e.g. require_op:crop)"),
+    ("v_question", "visual question"),
+    ("v_answer", "visual expected answer"),
+    ("s_keywords", "search keywords (comma)"),
+    ("s_urls", "search URLs (comma)"),
+    ("s_answer", "search expected answer"),
+    ("a_target", "answer target"),
+    ("a_tolerance", "answer tolerance"),
+    ("a_keywords", "answer keywords (comma)"),
     ("weight", "weight"),
 ]
 
@@ -43,11 +51,17 @@ def _csv(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
-def checkpoint_fields(values: dict[str, str], axis: str, step_id: int | None, gt_asset_id: int | None,
-                      match_type: str | None) -> dict[str, Any]:
+def checkpoint_fields(
+    values: dict[str, str], axis: str, step_id: int | None, gt_asset_id: int | None, match_type: str | None
+) -> dict[str, Any]:
     """Form texts → ``add_checkpoint`` fields; empty checks stay None so scorers skip them."""
-    out: dict[str, Any] = {"axis": axis, "step_id": step_id, "description": values.get("description") or None,
-                           "tools": _csv(values.get("tools", "")), "gt_asset_id": gt_asset_id}
+    out: dict[str, Any] = {
+        "axis": axis,
+        "step_id": step_id,
+        "description": values.get("description") or None,
+        "tools": _csv(values.get("tools", "")),
+        "gt_asset_id": gt_asset_id,
+    }
     if values.get("code_tool") or values.get("code_verifier"):
         out["code_check"] = {k: values[f"code_{k}"] for k in ("tool", "verifier") if values.get(f"code_{k}")}
     else:
@@ -57,8 +71,11 @@ def checkpoint_fields(values: dict[str, str], axis: str, step_id: int | None, gt
     else:
         out["visual_check"] = None
     if values.get("s_keywords") or values.get("s_urls") or values.get("s_answer"):
-        out["search_check"] = {"keywords": _csv(values.get("s_keywords", "")), "urls": _csv(values.get("s_urls", "")),
-                               "expected_answer": values.get("s_answer", "")}
+        out["search_check"] = {
+            "keywords": _csv(values.get("s_keywords", "")),
+            "urls": _csv(values.get("s_urls", "")),
+            "expected_answer": values.get("s_answer", ""),
+        }
     else:
         out["search_check"] = None
     if values.get("a_target"):
@@ -85,26 +102,37 @@ def values_of(cp: CheckpointView) -> dict[str, str]:
     v, s, a = cp.visual_check or {}, cp.search_check or {}, cp.answer_check or {}
     c = cp.code_check or {}
     return {
-        "key": cp.key, "description": cp.description, "tools": ", ".join(cp.tools),
-        "code_tool": str(c.get("tool") or ""), "code_verifier": str(c.get("verifier") or ""),
-        "v_question": v.get("question", ""), "v_answer": v.get("expected_answer", ""),
-        "s_keywords": ", ".join(s.get("keywords") or []), "s_urls": ", ".join(s.get("urls") or []),
-        "s_answer": s.get("expected_answer", ""), "a_target": str(a.get("target", "")),
+        "key": cp.key,
+        "description": cp.description,
+        "tools": ", ".join(cp.tools),
+        "code_tool": str(c.get("tool") or ""),
+        "code_verifier": str(c.get("verifier") or ""),
+        "v_question": v.get("question", ""),
+        "v_answer": v.get("expected_answer", ""),
+        "s_keywords": ", ".join(s.get("keywords") or []),
+        "s_urls": ", ".join(s.get("urls") or []),
+        "s_answer": s.get("expected_answer", ""),
+        "a_target": str(a.get("target", "")),
         "a_tolerance": "" if a.get("tolerance") is None else f"{a['tolerance']:g}",
-        "a_keywords": ", ".join(a.get("keywords") or []), "weight": f"{cp.weight:g}",
+        "a_keywords": ", ".join(a.get("keywords") or []),
+        "weight": f"{cp.weight:g}",
     }
 
 
 class CheckpointList(OptionList):
     """The task's checkpoints; enter opens one in the form, delete removes it (ctrl+z restores)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("delete", "screen.delete_checkpoint", "Delete checkpoint", id="checkpoint_list.delete_checkpoint")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("delete", "screen.delete_checkpoint", "Delete checkpoint", id="checkpoint_list.delete_checkpoint")
+    ]
 
 
 class OrderingList(OptionList):
     """The task's ordering constraints; delete removes the highlighted one."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("delete", "screen.delete_ordering", "Delete ordering", id="ordering_list.delete_ordering")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("delete", "screen.delete_ordering", "Delete ordering", id="ordering_list.delete_ordering")
+    ]
 
 
 class CheckpointEditorScreen(WorkScreen):
@@ -181,20 +209,27 @@ class CheckpointEditorScreen(WorkScreen):
         cps = self.query_one("#checkpoint-list", OptionList)
         highlighted = cps.highlighted
         cps.clear_options()
-        cps.add_options([Option(Content(f"{c.key} [{c.axis}] {c.description[:24]}"), id=str(c.id))
-                         for c in d.checkpoints])
+        cps.add_options(
+            [Option(Content(f"{c.key} [{c.axis}] {c.description[:24]}"), id=str(c.id)) for c in d.checkpoints]
+        )
         if d.checkpoints:
             cps.highlighted = min(highlighted or 0, len(d.checkpoints) - 1)
         orders = self.query_one("#ordering-list", OptionList)
         orders.clear_options()
-        orders.add_options([Option(Content(f"{k}: {' > '.join(seq)}" + (f" (gap ≤ {g})" if g is not None else "")),
-                                   id=k) for k, seq, g in d.orderings])
+        orders.add_options(
+            [
+                Option(Content(f"{k}: {' > '.join(seq)}" + (f" (gap ≤ {g})" if g is not None else "")), id=k)
+                for k, seq, g in d.orderings
+            ]
+        )
         step, gt = chosen(self.query_one("#step", Select)), chosen(self.query_one("#gt", Select))
         with self.prevent(Select.Changed):
             self.query_one("#step", Select).set_options(
-                [(f"{s.ordinal + 1}. {s.tool_name or 'answer'}", s.id) for s in d.steps])
+                [(f"{s.ordinal + 1}. {s.tool_name or 'answer'}", s.id) for s in d.steps]
+            )
             self.query_one("#gt", Select).set_options(
-                [(f"{a.label} (asset {a.asset_id})", a.asset_id) for a in d.artifacts])
+                [(f"{a.label} (asset {a.asset_id})", a.asset_id) for a in d.artifacts]
+            )
             choose(self.query_one("#step", Select), step)
             choose(self.query_one("#gt", Select), gt)
         if first:
@@ -288,9 +323,13 @@ class CheckpointEditorScreen(WorkScreen):
     def action_save_checkpoint(self) -> None:
         values = {name: self.query_one(f"#cp-{name}", Input).value.strip() for name, _ in TEXT_FIELDS}
         try:
-            fields = checkpoint_fields(values, str(chosen(self.query_one("#axis", Select)) or "V"),
-                                       chosen(self.query_one("#step", Select)), chosen(self.query_one("#gt", Select)),
-                                       chosen(self.query_one("#match", Select)))
+            fields = checkpoint_fields(
+                values,
+                str(chosen(self.query_one("#axis", Select)) or "V"),
+                chosen(self.query_one("#step", Select)),
+                chosen(self.query_one("#gt", Select)),
+                chosen(self.query_one("#match", Select)),
+            )
         except ValueError as exc:
             self.notify(str(exc), title="checkpoint not saved", severity="error")
             return
@@ -313,14 +352,16 @@ class CheckpointEditorScreen(WorkScreen):
                 self._overwrite = True
                 raise authoring.AuthoringError(
                     f"checkpoint {row.key} was changed by {_last_actor(session, editing)} since you opened it; "
-                    "your form is kept: ctrl+s again overwrites theirs, enter on it in the list shows theirs")
+                    "your form is kept: ctrl+s again overwrites theirs, enter on it in the list shows theirs"
+                )
             if fields.get("code_check") and isinstance(row.code_check, dict):  # keep keys the form doesn't show
                 fields["code_check"] = {**row.code_check, **fields["code_check"]}
             before = {k: getattr(row, k) for k in [*fields, "key"]}
             authoring.edit_checkpoint(session, editing, key=key or row.key, **fields)
             self._opened, self._overwrite = signature(row), False
-            return editing, Edit(f"edit checkpoint {before['key']}", "edit_checkpoint",
-                                 {"checkpoint_id": editing, "fields": before})
+            return editing, Edit(
+                f"edit checkpoint {before['key']}", "edit_checkpoint", {"checkpoint_id": editing, "fields": before}
+            )
 
         self._saved_state = self.form_state()
         self.save("checkpoint", apply)
@@ -373,8 +414,11 @@ class CheckpointEditorScreen(WorkScreen):
         def delete(session):  # type: ignore[no-untyped-def]
             snapshot = authoring.delete_checkpoint(session, checkpoint_id)
             fields = {k: v for k, v in snapshot.items() if k not in ("task_id", "key")}
-            return Edit(f"delete checkpoint {snapshot['key']}", "add_checkpoint",
-                        {"task_id": task_id, "key": snapshot["key"], "fields": fields})
+            return Edit(
+                f"delete checkpoint {snapshot['key']}",
+                "add_checkpoint",
+                {"task_id": task_id, "key": snapshot["key"], "fields": fields},
+            )
 
         self.save("delete checkpoint", lambda session: (checkpoint_id, delete(session)))
 
@@ -386,8 +430,11 @@ class CheckpointEditorScreen(WorkScreen):
 
         def delete(session):  # type: ignore[no-untyped-def]
             snap = authoring.delete_ordering_constraint(session, task_id, key)
-            return Edit(f"delete ordering {key}", "add_ordering", {"task_id": task_id, "sequence": snap["sequence"],
-                                                                   "max_gap": snap["max_gap"], "key": snap["key"]})
+            return Edit(
+                f"delete ordering {key}",
+                "add_ordering",
+                {"task_id": task_id, "sequence": snap["sequence"], "max_gap": snap["max_gap"], "key": snap["key"]},
+            )
 
         self.save("delete ordering", delete)
 
@@ -427,15 +474,28 @@ class CheckpointEditorScreen(WorkScreen):
         self.leave()
 
 
-EFFICIENCY_FIELDS = (("reference_tool_calls", "reference calls"), ("max_tool_calls", "max calls"),
-                     ("penalty_per_extra_call", "penalty/call"))
+EFFICIENCY_FIELDS = (
+    ("reference_tool_calls", "reference calls"),
+    ("max_tool_calls", "max calls"),
+    ("penalty_per_extra_call", "penalty/call"),
+)
 
 
 def signature(cp: Any) -> tuple[Any, ...]:
     """A checkpoint's content (stored row or loaded view alike), to notice edits made elsewhere."""
-    return (cp.key, cp.axis, cp.step_id, cp.description or "", list(cp.tools or []), cp.code_check or None,
-            cp.visual_check or None, cp.search_check or None, cp.answer_check or None, cp.gt_asset_id,
-            float(cp.weight))
+    return (
+        cp.key,
+        cp.axis,
+        cp.step_id,
+        cp.description or "",
+        list(cp.tools or []),
+        cp.code_check or None,
+        cp.visual_check or None,
+        cp.search_check or None,
+        cp.answer_check or None,
+        cp.gt_asset_id,
+        float(cp.weight),
+    )
 
 
 def _last_actor(session: Any, checkpoint_id: int) -> str:
@@ -443,9 +503,11 @@ def _last_actor(session: Any, checkpoint_id: int) -> str:
 
     from store.models import AuditEvent
 
-    event = session.exec(select(AuditEvent).where(AuditEvent.entity == "checkpoint",
-                                                  AuditEvent.entity_id == checkpoint_id)
-                         .order_by(AuditEvent.id.desc())).first()  # type: ignore[union-attr]
+    event = session.exec(
+        select(AuditEvent)
+        .where(AuditEvent.entity == "checkpoint", AuditEvent.entity_id == checkpoint_id)
+        .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+    ).first()
     return (event.actor if event is not None else None) or "someone"
 
 

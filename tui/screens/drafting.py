@@ -57,9 +57,11 @@ class DraftingScreen(WorkScreen):
         info = d.meta.get("drafting") or {}
         self.query_one("#model-description", Static).update(Content(info.get("description") or "not asked yet"))
         oracle = info.get("oracle")
-        self.query_one("#oracle", Static).update(Content(
-            "not run yet" if not oracle else
-            f"{_verdict(oracle.get('passed'))}; model said: {oracle['answer']}"))
+        self.query_one("#oracle", Static).update(
+            Content(
+                "not run yet" if not oracle else f"{_verdict(oracle.get('passed'))}; model said: {oracle['answer']}"
+            )
+        )
         notes = self.query_one("#notes", TextArea)
         if self._stored_notes is None and not notes.text and info.get("notes"):
             notes.load_text(info["notes"])
@@ -88,6 +90,7 @@ class DraftingScreen(WorkScreen):
             def store(session):  # type: ignore[no-untyped-def]
                 drafting.save_drafting(session, task_id, "description", text)
                 drafting.save_drafting(session, task_id, "endpoint", ep.name)
+
             return store
 
         self._ask_model("describe", ask)
@@ -98,14 +101,23 @@ class DraftingScreen(WorkScreen):
 
         def inputs(session):  # type: ignore[no-untyped-def]
             task = authoring.get_task(session, task_id)
-            return (drafting.endpoint_for(session, task), task.query, authoring.steps_of(session, task_id),
-                    dict(task.answer_spec or {}), task.revision)
+            return (
+                drafting.endpoint_for(session, task),
+                task.query,
+                authoring.steps_of(session, task_id),
+                dict(task.answer_spec or {}),
+                task.revision,
+            )
 
         def ask() -> Any:
             ep, query, steps, spec, revision = cm.read(inputs)
             answer = drafting.oracle_answer(ep, query, steps)
-            outcome = {"answer": answer, "passed": drafting.reaches(answer, spec), "endpoint": ep.name,
-                       "revision": revision}
+            outcome = {
+                "answer": answer,
+                "passed": drafting.reaches(answer, spec),
+                "endpoint": ep.name,
+                "revision": revision,
+            }
             return lambda session: drafting.save_drafting(session, task_id, "oracle", outcome)
 
         self._ask_model("oracle check", ask)

@@ -14,7 +14,10 @@ from tui.widgets.footer import KeyFooter
 
 
 class GuidelinesScreen(WorkScreen):
-    BINDINGS = [Binding("escape", "back", "Back", id="guidelines.back"), Binding("ctrl+s", "save_guidelines", "Save", priority=True, id="guidelines.save_guidelines")]
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="guidelines.back"),
+        Binding("ctrl+s", "save_guidelines", "Save", priority=True, id="guidelines.save_guidelines"),
+    ]
 
     def __init__(self, benchmark: str, text: str) -> None:
         super().__init__()

@@ -37,8 +37,7 @@ class HelpScreen(ModalScreen[None]):
         self.under = under
 
     def compose(self) -> ComposeResult:
-        lines = [INTRO, f"## {type(self.under).__name__.removesuffix('Screen')}", "",
-                 "| key | action |", "|---|---|"]
+        lines = [INTRO, f"## {type(self.under).__name__.removesuffix('Screen')}", "", "| key | action |", "|---|---|"]
         lines += [f"| `{k}` | {d} |" for k, d in _key_rows(self.under)]
         lines += ["", "## Everywhere", "", "| key | action |", "|---|---|"]
         lines += [f"| `{b.key}` | {b.description} |" for b in self.app.BINDINGS if isinstance(b, Binding)]

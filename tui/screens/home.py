@@ -94,8 +94,12 @@ class HomeScreen(WorkScreen):
         if not table.columns:
             table.add_columns("benchmark", "format", "tools", "tasks", *data.statuses)
         for b in data.benchmarks:
-            table.add_row(*data_cells(b.name, b.source_format, b.tool_set or ""), b.tasks,
-                          *(b.by_status.get(st, 0) for st in data.statuses), key=b.name)
+            table.add_row(
+                *data_cells(b.name, b.source_format, b.tool_set or ""),
+                b.tasks,
+                *(b.by_status.get(st, 0) for st in data.statuses),
+                key=b.name,
+            )
         assignments = self.query_one("#assignments", DataTable)
         assignments.clear()
         for a in data.assignments:
@@ -103,8 +107,16 @@ class HomeScreen(WorkScreen):
         runs = self.query_one("#runs", DataTable)
         runs.clear()
         for r in data.runs:
-            runs.add_row(*data_cells(r["name"] or f"#{r['id']}", r["benchmark"], r["mode"], r["status"],
-                                     (r["created_at"] or "")[:16].replace("T", " ")), key=str(r["id"]))
+            runs.add_row(
+                *data_cells(
+                    r["name"] or f"#{r['id']}",
+                    r["benchmark"],
+                    r["mode"],
+                    r["status"],
+                    (r["created_at"] or "")[:16].replace("T", " "),
+                ),
+                key=str(r["id"]),
+            )
 
     def _current_benchmark(self) -> str:
         table = self.query_one("#benchmarks", DataTable)

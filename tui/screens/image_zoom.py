@@ -116,8 +116,11 @@ class ImageZoomScreen(ModalScreen[None]):
         message.stop()
         if message.box == self.box and self.image is not None:
             x0, y0, x1, y1 = message.box
-            self.query_one(ImagePane).show(message.view, f"{self.image_title} · {self.zoom:.1f}× · x {x0}–{x1}, "
-                                                         f"y {y0}–{y1} of {self.image.width}×{self.image.height}")
+            self.query_one(ImagePane).show(
+                message.view,
+                f"{self.image_title} · {self.zoom:.1f}× · x {x0}–{x1}, "
+                f"y {y0}–{y1} of {self.image.width}×{self.image.height}",
+            )
 
     @on(Failed)
     def _failed(self, message: Failed) -> None:

@@ -35,9 +35,12 @@ class MergeScreen(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         conflicts = self.merged.conflicts
-        state = ("merged cleanly: check it and save" if not conflicts else
-                 f"{conflicts} place{'s' if conflicts > 1 else ''} both of you changed: between "
-                 f"'<<<<<<< yours', '=======' and '>>>>>>> {self.who}'s', keep what should stay and delete the markers")
+        state = (
+            "merged cleanly: check it and save"
+            if not conflicts
+            else f"{conflicts} place{'s' if conflicts > 1 else ''} both of you changed: between "
+            f"'<<<<<<< yours', '=======' and '>>>>>>> {self.who}'s', keep what should stay and delete the markers"
+        )
         with Vertical(classes="dialog merge-dialog"):
             yield Static(Content(f"Merge {self.field} with {self.who}'s edit: {state}."), id="merge-help")
             yield DataTextArea(self.merged.text, id="merge-text", soft_wrap=True)

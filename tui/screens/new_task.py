@@ -31,7 +31,10 @@ class BenchmarksLoaded(Result):
 
 
 class NewTaskScreen(WorkScreen):
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="new_task.cancel"), Binding("ctrl+s", "create", "Create", id="new_task.create")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="new_task.cancel"),
+        Binding("ctrl+s", "create", "Create", id="new_task.create"),
+    ]
 
     def __init__(self, benchmark: str = "") -> None:
         super().__init__(classes="modal")
@@ -56,15 +59,26 @@ class NewTaskScreen(WorkScreen):
         from store.models import Benchmark
 
         self.query_one("#query" if self.benchmark else "#benchmark").focus()
-        self.fetch(BenchmarksLoaded, lambda s: BenchmarksLoaded(
-            [(b.name, b.source_format, b.tool_set) for b in s.exec(select(Benchmark).order_by(Benchmark.name)).all()]))
+        self.fetch(
+            BenchmarksLoaded,
+            lambda s: BenchmarksLoaded(
+                [
+                    (b.name, b.source_format, b.tool_set)
+                    for b in s.exec(select(Benchmark).order_by(Benchmark.name)).all()
+                ]
+            ),
+        )
 
     @on(BenchmarksLoaded)
     def _benchmarks(self, message: BenchmarksLoaded) -> None:
         select = self.query_one("#benchmark", Select)
         with self.prevent(Select.Changed):
-            select.set_options([(f"{name} · {fmt}" + (f" · tools {tools}" if tools else ""), name)
-                                for name, fmt, tools in message.benchmarks])
+            select.set_options(
+                [
+                    (f"{name} · {fmt}" + (f" · tools {tools}" if tools else ""), name)
+                    for name, fmt, tools in message.benchmarks
+                ]
+            )
             choose(select, self.benchmark or None)
         if not message.benchmarks:
             self.query_one("#benchmark-hint", Static).update(NO_BENCHMARKS)

@@ -41,8 +41,12 @@ def resized(box: Box, dw: int, dh: int, minimum: int = 10) -> Box:
 
 
 def to_pixels(box: Box, width: int, height: int) -> tuple[int, int, int, int]:
-    return (round(box[0] * width / 1000), round(box[1] * height / 1000),
-            round(box[2] * width / 1000), round(box[3] * height / 1000))
+    return (
+        round(box[0] * width / 1000),
+        round(box[1] * height / 1000),
+        round(box[2] * width / 1000),
+        round(box[3] * height / 1000),
+    )
 
 
 def typed_box(text: str, width: int, height: int) -> Box:
@@ -68,14 +72,20 @@ def spanned(a: tuple[int, int], b: tuple[int, int], minimum: int = 10) -> Box:
 
 
 def from_pixels(box: tuple[float, float, float, float], width: int, height: int) -> Box:
-    return (round(box[0] * 1000 / width), round(box[1] * 1000 / height),
-            round(box[2] * 1000 / width), round(box[3] * 1000 / height))
+    return (
+        round(box[0] * 1000 / width),
+        round(box[1] * 1000 / height),
+        round(box[2] * 1000 / width),
+        round(box[3] * 1000 / height),
+    )
 
 
 class RegionPickerScreen(ModalScreen[Box | None]):
     BINDINGS = [
-        Binding("left", "move(-1,0)", "Move", show=False, id="region_picker.move_minus1_0"), Binding("right", "move(1,0)", "Move", show=False, id="region_picker.move_1_0"),
-        Binding("up", "move(0,-1)", "Move", show=False, id="region_picker.move_0_minus1"), Binding("down", "move(0,1)", "Move", show=False, id="region_picker.move_0_1"),
+        Binding("left", "move(-1,0)", "Move", show=False, id="region_picker.move_minus1_0"),
+        Binding("right", "move(1,0)", "Move", show=False, id="region_picker.move_1_0"),
+        Binding("up", "move(0,-1)", "Move", show=False, id="region_picker.move_0_minus1"),
+        Binding("down", "move(0,1)", "Move", show=False, id="region_picker.move_0_1"),
         Binding("shift+left", "resize(-1,0)", "Narrower", show=False, id="region_picker.resize_minus1_0"),
         Binding("shift+right", "resize(1,0)", "Wider", show=False, id="region_picker.resize_1_0"),
         Binding("shift+up", "resize(0,-1)", "Shorter", show=False, id="region_picker.resize_0_minus1"),
@@ -97,8 +107,11 @@ class RegionPickerScreen(ModalScreen[Box | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="region-dialog"):
-            yield Static("arrows move · shift+arrows resize · +/- step · drag with the mouse · t type pixels · "
-                         "enter use · escape cancel", classes="hint")
+            yield Static(
+                "arrows move · shift+arrows resize · +/- step · drag with the mouse · t type pixels · "
+                "enter use · escape cancel",
+                classes="hint",
+            )
             yield ImagePane("", id="region-image")
         yield KeyFooter()
 

@@ -60,8 +60,9 @@ def preference_tables(session: Any, req: ReportRequest) -> Tables:
 def report_renderable(results: list[dict[str, Any]], metric: str | None, extra: Tables | None = None) -> Group:
     parts: list[Any] = []
     for title, headers, rows in [*reports.tables(results, metric), *(extra or [])]:
-        t = Table(title=title, title_justify="left", title_style="bold", show_lines=False, expand=False,
-                  box=box.SIMPLE_HEAD)
+        t = Table(
+            title=title, title_justify="left", title_style="bold", show_lines=False, expand=False, box=box.SIMPLE_HEAD
+        )
         for i, h in enumerate(headers):
             t.add_column(h, justify="left" if i == 0 else "right", min_width=16 if i == 0 else min(len(h), 10))
         for row in rows:
@@ -82,8 +83,9 @@ def export_text(results: list[dict[str, Any]], metric: str | None, path: Path, e
     if suffix in (".html", ".htm"):
         from evaluation.scoring.html_report import to_html
 
-        return to_html(results, metric, extra, title="chainmark report: runs "
-                       + ", ".join(str(r.get("run_id")) for r in results))
+        return to_html(
+            results, metric, extra, title="chainmark report: runs " + ", ".join(str(r.get("run_id")) for r in results)
+        )
     return reports.to_csv(results, metric, extra) if suffix == ".csv" else reports.to_markdown(results, metric, extra)
 
 
@@ -166,8 +168,9 @@ class ReportsScreen(WorkScreen):
         cursor = table.cursor_row
         table.clear()
         for r in self.runs:
-            table.add_row("✓" if r.id in self.chosen else "", r.id, *data_cells(r.name, r.benchmark, r.status),
-                          key=str(r.id))
+            table.add_row(
+                "✓" if r.id in self.chosen else "", r.id, *data_cells(r.name, r.benchmark, r.status), key=str(r.id)
+            )
         if self.runs:
             table.move_cursor(row=min(cursor, len(self.runs) - 1))
         self._status()
@@ -210,7 +213,10 @@ class ReportsScreen(WorkScreen):
             self.notify("build the report first (g)", severity="warning")
             return
         box = self.query_one("#export-path", Input)
-        box.value = box.value or f"report-runs-{'-'.join(map(str, self.shown_request.run_ids if self.shown_request else ()))}.md"
+        box.value = (
+            box.value
+            or f"report-runs-{'-'.join(map(str, self.shown_request.run_ids if self.shown_request else ()))}.md"
+        )
         box.display = True
         box.focus()
 

@@ -40,8 +40,12 @@ TEXT_DEBOUNCE = 0.6
 FieldConflict = authoring.FieldConflict
 
 
-def edit_fields(task_id: int, changes: dict[str, Any], label: str,  # type: ignore[no-untyped-def]
-                base: dict[str, Any] | None = None):
+def edit_fields(  # type: ignore[no-untyped-def]
+    task_id: int,
+    changes: dict[str, Any],
+    label: str,
+    base: dict[str, Any] | None = None,
+):
     """A save function: apply ``changes`` to the task (``authoring.edit_unless_changed``: with ``base``,
     a field someone else changed meanwhile raises ``FieldConflict`` instead of being overwritten);
     its undo restores the previous values."""
@@ -165,8 +169,10 @@ class TaskEditorScreen(WorkScreen):
 
         force = self._show_all
 
-        self.fetch(EditorTaskLoaded, lambda s: EditorTaskLoaded(task_detail(s, task_id),
-                                                                authoring.task_warnings(s, task_id), force))
+        self.fetch(
+            EditorTaskLoaded,
+            lambda s: EditorTaskLoaded(task_detail(s, task_id), authoring.task_warnings(s, task_id), force),
+        )
 
     @on(StampLoaded)
     def _stamp_loaded(self, message: StampLoaded) -> None:
@@ -186,10 +192,14 @@ class TaskEditorScreen(WorkScreen):
         self._loading = True
         self.sub_title = f"task {d.id}" + self._position()
         note = d.meta.get("review") if isinstance(d.meta.get("review"), dict) else None
-        review = (f"\n{d.status}: {note['reason']}" + (f" ({note['by']})" if note.get("by") else "")
-                  if note and note.get("reason") and note.get("status") == d.status else "")
+        review = (
+            f"\n{d.status}: {note['reason']}" + (f" ({note['by']})" if note.get("by") else "")
+            if note and note.get("reason") and note.get("status") == d.status
+            else ""
+        )
         self.query_one("#task-title", Static).update(
-            data_text(f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}{review}"))
+            data_text(f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}{review}")
+        )
         query = self.query_one("#query", TextArea)
         if "query" not in self._pending_saves:
             if query.text != d.query:
@@ -221,14 +231,20 @@ class TaskEditorScreen(WorkScreen):
             docs.append("\n" + visible(text[:600], keep_newlines=True))
         self.query_one("#documents", Static).update(docs)
         self.query_one("#warnings", Static).update(
-            data_text("\n".join(f"! {w.code}: {w.message}" for w in warnings) or "no warnings"))
+            data_text("\n".join(f"! {w.code}: {w.message}" for w in warnings) or "no warnings")
+        )
         self.query_one("#chain-summary", Static).update(data_text(_chain_text(d)))
         self.query_one("#drafting-summary", Static).update(data_text(_drafting_text(d.meta)))
         history = self.query_one("#history", DataTable)
         history.clear()
         for h in d.history:
-            history.add_row(h.at.replace("T", " "), data_text(h.actor, keep_newlines=False), h.action,
-                            data_text(", ".join(h.fields), keep_newlines=False), key=str(h.audit_id))
+            history.add_row(
+                h.at.replace("T", " "),
+                data_text(h.actor, keep_newlines=False),
+                h.action,
+                data_text(", ".join(h.fields), keep_newlines=False),
+                key=str(h.audit_id),
+            )
         self.query_one("#guidelines-text", Markdown).update(d.guidelines or "_No guidelines for this benchmark yet._")
         self.call_after_refresh(self._done_loading)
 
@@ -236,8 +252,11 @@ class TaskEditorScreen(WorkScreen):
         self._loading = False
 
     def _position(self) -> str:
-        return (f" · {self.sequence.index(self.task_id) + 1} of {len(self.sequence)}"
-                if self.task_id in self.sequence else "")
+        return (
+            f" · {self.sequence.index(self.task_id) + 1} of {len(self.sequence)}"
+            if self.task_id in self.sequence
+            else ""
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "step":
@@ -250,8 +269,11 @@ class TaskEditorScreen(WorkScreen):
             return
         at = self.sequence.index(self.task_id) + delta
         if not 0 <= at < len(self.sequence):
-            self.notify("that was the last task of the list" if delta > 0 else "this is the first task of the list",
-                        severity="warning", timeout=3)
+            self.notify(
+                "that was the last task of the list" if delta > 0 else "this is the first task of the list",
+                severity="warning",
+                timeout=3,
+            )
             return
         self.flush_pending()
         target, sequence = self.sequence[at], self.sequence
@@ -265,7 +287,7 @@ class TaskEditorScreen(WorkScreen):
     @on(DataTable.RowSelected, "#history")
     def _revert_asked(self, event: DataTable.RowSelected) -> None:
         """Enter on a history entry: take the task back to just after that change (asks first)."""
-        if event.row_key.value is None:
+        if event.row_key is None or event.row_key.value is None:
             return
         audit_id, task_id = int(event.row_key.value), self.task_id
         at = str(event.data_table.get_row(event.row_key)[0])
@@ -284,10 +306,14 @@ class TaskEditorScreen(WorkScreen):
 
         from tui.screens.confirm import ConfirmDiscardScreen
 
-        self.app.push_screen(ConfirmDiscardScreen(
-            f"Revert the task, its steps, checkpoints and images to how they were after the change of {at}? "
-            "Later changes are taken back (the revert itself is kept in the history).",
-            discard_label="Revert  d"), answered)
+        self.app.push_screen(
+            ConfirmDiscardScreen(
+                f"Revert the task, its steps, checkpoints and images to how they were after the change of {at}? "
+                "Later changes are taken back (the revert itself is kept in the history).",
+                discard_label="Revert  d",
+            ),
+            answered,
+        )
 
     @on(Saved)
     def _undone(self, message: Saved) -> None:
@@ -315,8 +341,12 @@ class TaskEditorScreen(WorkScreen):
         ref = self.detail.image_sequence()[int(event.option.id)]
         cm = self.cm
 
-        self.fetch(PreviewLoaded, lambda s: PreviewLoaded(f"{ref.label} · {ref.mime} · {ref.width}×{ref.height}",
-                                                          preview(cm.blobs.get(ref.sha256, s)), ref.sha256))
+        self.fetch(
+            PreviewLoaded,
+            lambda s: PreviewLoaded(
+                f"{ref.label} · {ref.mime} · {ref.width}×{ref.height}", preview(cm.blobs.get(ref.sha256, s)), ref.sha256
+            ),
+        )
 
     # ------------------------------------------------------------------ saving as you type
 
@@ -410,12 +440,16 @@ class TaskEditorScreen(WorkScreen):
             elif choice == "merge":
                 self._merge(conflict)
 
-        self.app.push_screen(ConflictScreen(
-            f"{conflict.field} was changed by {conflict.who} while you were editing it.\n"
-            f"  you started from: {show(conflict.base)}\n  theirs now:       {show(conflict.theirs)}\n"
-            f"  yours:            {show(conflict.mine)}\n"
-            "Reload theirs (r) drops your edit of this field; overwrite (o) saves yours over theirs; merge (m) "
-            "combines both; escape keeps your edit in the form, unsaved."), decided)
+        self.app.push_screen(
+            ConflictScreen(
+                f"{conflict.field} was changed by {conflict.who} while you were editing it.\n"
+                f"  you started from: {show(conflict.base)}\n  theirs now:       {show(conflict.theirs)}\n"
+                f"  yours:            {show(conflict.mine)}\n"
+                "Reload theirs (r) drops your edit of this field; overwrite (o) saves yours over theirs; merge (m) "
+                "combines both; escape keeps your edit in the form, unsaved."
+            ),
+            decided,
+        )
 
     def _merge(self, conflict: FieldConflict) -> None:
         from tui.screens.merge import MergeScreen
@@ -430,8 +464,9 @@ class TaskEditorScreen(WorkScreen):
             self._show_all = True  # the form shows the merged value once it is stored
             self._save_fields(conflict.field, {conflict.field: value}, f"merge {conflict.field}")
 
-        self.app.push_screen(MergeScreen(conflict.field, conflict.base, conflict.mine, conflict.theirs,
-                                         conflict.who), merged)
+        self.app.push_screen(
+            MergeScreen(conflict.field, conflict.base, conflict.mine, conflict.theirs, conflict.who), merged
+        )
 
     @on(Select.Changed, "#status")
     def _status_changed(self, event: Select.Changed) -> None:
@@ -460,8 +495,9 @@ class TaskEditorScreen(WorkScreen):
                     with self.prevent(Select.Changed):
                         self.query_one("#status", Select).value = current
 
-            self.app.push_screen(PromptScreen("Why is it rejected? (the author sees this)",
-                                              placeholder="what to fix"), rejected)
+            self.app.push_screen(
+                PromptScreen("Why is it rejected? (the author sees this)", placeholder="what to fix"), rejected
+            )
             return
         self._save_status(current, status, None)
 
@@ -470,7 +506,9 @@ class TaskEditorScreen(WorkScreen):
 
         def apply(session):  # type: ignore[no-untyped-def]
             authoring.set_status(session, task_id, status, reason=reason)
-            return Edit(f"status {current} → {status}", "edit_task", {"task_id": task_id, "fields": {"status": current}})
+            return Edit(
+                f"status {current} → {status}", "edit_task", {"task_id": task_id, "fields": {"status": current}}
+            )
 
         self.save("status", apply)
 

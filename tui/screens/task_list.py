@@ -106,7 +106,8 @@ class TaskListScreen(WorkScreen):
         if self._index_timer is not None:
             self._index_timer.stop()
         self._index_timer = self.set_timer(
-            INDEX_DELAY, lambda: self.fetch(IndexLoaded, lambda s: IndexLoaded(flt, task_ids(s, flt))))
+            INDEX_DELAY, lambda: self.fetch(IndexLoaded, lambda s: IndexLoaded(flt, task_ids(s, flt)))
+        )
 
     @on(RecordsChanged)
     def _heard(self, message: RecordsChanged) -> None:

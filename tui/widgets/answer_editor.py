@@ -21,12 +21,18 @@ from annotation.answers import KINDS, AnswerSpecError, describe, validate_answer
 
 # Field name → (label, multi-line?) for each kind.
 FORMS: dict[str, list[tuple[str, str, bool]]] = {
-    "whitelist": [("groups", "groups (a line per group, aliases split by |)", True),
-                  ("blacklist", "blacklist (same form, may be empty)", True)],
+    "whitelist": [
+        ("groups", "groups (a line per group, aliases split by |)", True),
+        ("blacklist", "blacklist (same form, may be empty)", True),
+    ],
     "references": [("references", "references (one per line)", True)],
     "exact": [("value", "value", False), ("variants", "variants (split by |)", False)],
     "contains": [("value", "value", False), ("variants", "variants (split by |)", False)],
-    "numeric": [("value", "value", False), ("tolerance", "tolerance", False), ("variants", "variants (split by |)", False)],
+    "numeric": [
+        ("value", "value", False),
+        ("tolerance", "tolerance", False),
+        ("variants", "variants (split by |)", False),
+    ],
     "mcq": [("options", "options (one 'A: text' per line)", True), ("letter", "correct letter", False)],
     "interleaved": [("golden", "golden blocks ('text: …' or 'image: path' per line)", True)],
     "none": [],
@@ -43,8 +49,10 @@ def _split(text: str) -> list[str]:
 
 def spec_from_fields(kind: str, values: dict[str, str]) -> dict[str, Any]:
     """Build a spec from the form's raw texts (not validated; see ``validate_answer_spec``)."""
-    v = {k: (values.get(k) or "") for k in ("groups", "blacklist", "references", "value", "tolerance",
-                                           "variants", "options", "letter", "golden")}
+    v = {
+        k: (values.get(k) or "")
+        for k in ("groups", "blacklist", "references", "value", "tolerance", "variants", "options", "letter", "golden")
+    }
     if kind == "whitelist":
         black = [_split(line) for line in _lines(v["blacklist"])]
         return {"kind": kind, "groups": [_split(line) for line in _lines(v["groups"])], "blacklist": black or None}
@@ -126,8 +134,9 @@ class AnswerEditor(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="answer-row"):
             yield Label("answer kind")
-            yield Select([(k, k) for k in KINDS], value=self.spec.get("kind", "none"), allow_blank=False,
-                         id="answer-kind")
+            yield Select(
+                [(k, k) for k in KINDS], value=self.spec.get("kind", "none"), allow_blank=False, id="answer-kind"
+            )
         yield Vertical(id="answer-fields")
         yield Static("", id="answer-status")
 

@@ -41,8 +41,11 @@ class ArgField:
     @property
     def bbox_normalised(self) -> bool:
         """True when the tool wants 0–1000 coordinates (Agentic-MME), False for pixels (GTA)."""
-        return "1000" in str(self.schema.get("description", "")) or self.type == "array" and "pixel" not in str(
-            self.schema.get("description", "")).lower()
+        return (
+            "1000" in str(self.schema.get("description", ""))
+            or self.type == "array"
+            and "pixel" not in str(self.schema.get("description", "")).lower()
+        )
 
     @property
     def is_image(self) -> bool:
@@ -133,6 +136,7 @@ class ArgForm(Vertical):
                 widget = Input(format_value(f, value), placeholder=hint[:90], id=f.widget_id)
             row = Horizontal(Label(label), widget, classes="arg-row")
             rows.append(row)
+
         async def mounted() -> None:
             await removed
             if rows:

@@ -26,8 +26,15 @@ from textual.worker import get_current_worker
 from tui.data import TaskRow
 
 PAGE = 64
-COLUMNS: list[tuple[str, int]] = [("id", 7), ("status", 10), ("benchmark", 14), ("level", 7),
-                                  ("category", 16), ("source", 14), ("query", 0)]
+COLUMNS: list[tuple[str, int]] = [
+    ("id", 7),
+    ("status", 10),
+    ("benchmark", 14),
+    ("level", 7),
+    ("category", 16),
+    ("source", 14),
+    ("query", 0),
+]
 
 PageLoader = Callable[[int, int], list[TaskRow]]
 """``loader(first_id, limit)``: rows of the current filter from ``first_id`` on (runs in a thread)."""
@@ -185,8 +192,9 @@ class TaskTable(ScrollView, can_focus=True):
         if row is None:
             text = _format([str(self.ids[index]), "…"] + [""] * (len(COLUMNS) - 2), width)
         else:
-            text = _format([str(row.id), row.status, row.benchmark, row.level, row.category, row.source_id,
-                            row.query], width)
+            text = _format(
+                [str(row.id), row.status, row.benchmark, row.level, row.category, row.source_id, row.query], width
+            )
         return Strip([Segment(text, base + cursor if index == self.cursor else base)])
 
     # ------------------------------------------------------------------ movement

@@ -101,8 +101,11 @@ def install_framework_stand_ins(embedder: str) -> None:
             a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
             return _Tensor(np.array([[float(a @ b / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))]]))
 
-        _module("sentence_transformers", SentenceTransformer=SentenceTransformer,
-                util=types.SimpleNamespace(cos_sim=cos_sim))
+        _module(
+            "sentence_transformers",
+            SentenceTransformer=SentenceTransformer,
+            util=types.SimpleNamespace(cos_sim=cos_sim),
+        )
 
 
 def load_evaluator_module(reference: Path) -> types.ModuleType:
@@ -182,8 +185,11 @@ def main() -> None:
     preds = [raw[k] for k in keys]
     columns = {k: [p.get(k) for p in preds] for k in preds[0]} if preds else {}
     predictions = columns.pop("prediction", None) or []
-    layout = "e2e" if predictions and isinstance(predictions[0], list) and predictions[0] \
-        and isinstance(predictions[0][0], list) else "step"
+    layout = (
+        "e2e"
+        if predictions and isinstance(predictions[0], list) and predictions[0] and isinstance(predictions[0][0], list)
+        else "step"
+    )
     mode = "every" if layout == "e2e" else "every_with_gt"
     gold = columns.get("gold") or [None] * len(predictions)
     references = test_set["gt_answer"]
@@ -201,8 +207,19 @@ def main() -> None:
     items = {}
     for key, delta in zip(keys, trace.deltas()):
         items[key] = delta
-    print(RESULT_MARK + json.dumps({"mode": mode, "metrics": _plain(metrics), "items": items, "error": error,
-                                    "embedder": args.embedder, "n_references": len(references)}))
+    print(
+        RESULT_MARK
+        + json.dumps(
+            {
+                "mode": mode,
+                "metrics": _plain(metrics),
+                "items": items,
+                "error": error,
+                "embedder": args.embedder,
+                "n_references": len(references),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -58,10 +58,19 @@ def serve(replies: Replies) -> ThreadingHTTPServer:
             if reply is None:
                 status, body = 400, {"error": {"message": "chainmark has no verdict for this question"}}
             else:
-                status, body = 200, {"id": "replay", "object": "chat.completion", "created": 0, "model": "replay",
-                                     "choices": [{"index": 0, "finish_reason": "stop",
-                                                  "message": {"role": "assistant", "content": reply}}],
-                                     "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+                status, body = (
+                    200,
+                    {
+                        "id": "replay",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "replay",
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}
+                        ],
+                        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                    },
+                )
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -107,9 +116,12 @@ def item_values(stats: dict) -> dict | None:
     """The one category the aggregation counted a one-item input under, as that item's values."""
     for s in stats.values():
         if s["total"]:
-            return {"structure": s["structure"], "image": s["image"][0] if s["image"] else None,
-                    "block": s["block"][0] if s["block"] else None,
-                    "holistic": s["holistic"][0] if s["holistic"] else None}
+            return {
+                "structure": s["structure"],
+                "image": s["image"][0] if s["image"] else None,
+                "block": s["block"][0] if s["block"] else None,
+                "holistic": s["holistic"][0] if s["holistic"] else None,
+            }
     return None
 
 
@@ -131,7 +143,9 @@ def main() -> None:
     (work / "ISG_eval").mkdir()
     (work / "ISG_eval" / "config.yaml").write_text(
         'api_key: "conformance"\nbase_url: "http://127.0.0.1:9/v1"\nmodel_name: "replay"\ntemperature: 0\n'
-        'site_url: ""\nsite_name: ""\nmax_retries: 1\nretry_delay: 0\n', encoding="utf-8")
+        'site_url: ""\nsite_name: ""\nmax_retries: 1\nretry_delay: 0\n',
+        encoding="utf-8",
+    )
     os.symlink(reference / "ISG_eval" / "task_few_shot.json", work / "ISG_eval" / "task_few_shot.json")
     os.chdir(work)
     sys.path.insert(0, str(reference))
@@ -140,8 +154,12 @@ def main() -> None:
 
     def client(**kwargs):
         item, part = which_question()
-        return openai.OpenAI(base_url=base_url, api_key="conformance", max_retries=0,
-                             default_headers={"X-Chainmark-Item": item, "X-Chainmark-Part": part})
+        return openai.OpenAI(
+            base_url=base_url,
+            api_key="conformance",
+            max_retries=0,
+            default_headers={"X-Chainmark-Item": item, "X-Chainmark-Part": part},
+        )
 
     lines = [ln for ln in Path(preds).read_text(encoding="utf-8").splitlines() if ln.strip()]
     out_file = work / "judged.jsonl"
@@ -151,8 +169,23 @@ def main() -> None:
         import ISG_eval.vqa_model as vqa
 
         vqa.OpenAI = client
-        sys.argv = ["ISG-eval.py", "--model", "replay", "--input_file", preds, "--GT_file", gt,
-                    "--output_file", str(out_file), "--root", root, "--start", "0", "--end", str(len(lines))]
+        sys.argv = [
+            "ISG-eval.py",
+            "--model",
+            "replay",
+            "--input_file",
+            preds,
+            "--GT_file",
+            gt,
+            "--output_file",
+            str(out_file),
+            "--root",
+            root,
+            "--start",
+            "0",
+            "--end",
+            str(len(lines)),
+        ]
         evaluator.main()
         perf = load(reference / "calculate_performance.py", "isg_calculate_performance")
         judged = perf.read_input_file(str(out_file)) if out_file.exists() else []
@@ -177,9 +210,19 @@ def main() -> None:
         for key in ("image", "block", "holistic"):
             metrics[f"{name}.{key}"] = sum(s[key]) / len(s[key]) if s[key] else 0
     server.shutdown()
-    print(MARK + json.dumps({"metrics": metrics, "items": items, "errors": errors,
-                             "unanswered": len(replies.unanswered),
-                             "unanswered_sample": replies.unanswered[:10]}, default=str))
+    print(
+        MARK
+        + json.dumps(
+            {
+                "metrics": metrics,
+                "items": items,
+                "errors": errors,
+                "unanswered": len(replies.unanswered),
+                "unanswered_sample": replies.unanswered[:10],
+            },
+            default=str,
+        )
+    )
 
 
 if __name__ == "__main__":

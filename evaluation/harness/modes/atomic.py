@@ -43,8 +43,9 @@ def tool_feedback(ep: Episode, name: str, outcome: Any, indexed: bool) -> tuple[
     if outcome.data:
         result["data"] = outcome.data
     parts: list[dict[str, Any]] = []
-    for idx, name_, data, aid in zip(outcome.image_indices, outcome.image_names or [None] * len(outcome.images),
-                                     outcome.images, outcome.asset_ids):
+    for idx, name_, data, aid in zip(
+        outcome.image_indices, outcome.image_names or [None] * len(outcome.images), outcome.images, outcome.asset_ids
+    ):
         if indexed:
             result.setdefault("new_image_index", []).append(idx)
             parts.append({"type": "text", "text": f"Image index {idx} (from {name}):"})
@@ -73,7 +74,9 @@ async def run(ep: Episode) -> None:
         images: list[dict[str, Any]] = []
         for call in reply.tool_calls:
             if not tool_calls_left(ep.budgets, ep.usage):
-                ep.add("tool", json.dumps({"ok": False, "error": "tool-call budget exhausted"}), tool_call_id=call["id"])
+                ep.add(
+                    "tool", json.dumps({"ok": False, "error": "tool-call budget exhausted"}), tool_call_id=call["id"]
+                )
                 continue
             outcome = await ep.run_tool(call["name"], call["arguments"], call["id"], allowed=allowed)
             text, parts = tool_feedback(ep, call["name"], outcome, indexed)

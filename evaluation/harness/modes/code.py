@@ -115,8 +115,14 @@ async def run(ep: Episode) -> None:
             feedback, n_ops = await _execute(ep, code, workdir, save_dir, env, limits)
             ops_total += n_ops
             if has_answer_tag(reply.content):
-                feedback.insert(0, {"type": "text", "text": "Note: your <answer> was ignored because the same reply "
-                                                            "contained code; answer in a separate reply."})
+                feedback.insert(
+                    0,
+                    {
+                        "type": "text",
+                        "text": "Note: your <answer> was ignored because the same reply "
+                        "contained code; answer in a separate reply.",
+                    },
+                )
             ep.add("user", feedback)
             if not tool_calls_left(ep.budgets, ep.usage):
                 break
@@ -138,18 +144,29 @@ def _write_inputs(ep: Episode, workdir: Path, save_dir: Path) -> dict[str, str]:
         path.write_bytes(img.data)
         paths.append(str(path))
     first = paths[0] if paths else ""
-    return {"ORIGINAL_IMAGE_PATH": first, "LOCAL_INPUT_IMAGE_PATH": first, "ORIGINAL_IMAGE_PATHS": ":".join(paths),
-            "PROCESSED_IMAGE_SAVE_PATH": str(save_dir)}
+    return {
+        "ORIGINAL_IMAGE_PATH": first,
+        "LOCAL_INPUT_IMAGE_PATH": first,
+        "ORIGINAL_IMAGE_PATHS": ":".join(paths),
+        "PROCESSED_IMAGE_SAVE_PATH": str(save_dir),
+    }
 
 
-async def _execute(ep: Episode, code: str, workdir: Path, save_dir: Path, env: dict[str, str],
-                   limits: SandboxLimits) -> tuple[list[dict[str, Any]], int]:
+async def _execute(
+    ep: Episode, code: str, workdir: Path, save_dir: Path, env: dict[str, str], limits: SandboxLimits
+) -> tuple[list[dict[str, Any]], int]:
     from store.models import utcnow
 
     started = utcnow()
     before = _snapshot(workdir)
-    result = await run_python(code, workdir, save_dir=save_dir, env=env, limits=limits,
-                              allow_unsafe=bool(getattr(ep.rc, "unsafe_in_process_sandbox", False)))
+    result = await run_python(
+        code,
+        workdir,
+        save_dir=save_dir,
+        env=env,
+        limits=limits,
+        allow_unsafe=bool(getattr(ep.rc, "unsafe_in_process_sandbox", False)),
+    )
     after = _snapshot(workdir)
     changed = sorted((k for k, v in after.items() if before.get(k) != v), key=_image_no)
     produced, images, refused = _collect_images(workdir, changed)
@@ -159,17 +176,29 @@ async def _execute(ep: Episode, code: str, workdir: Path, save_dir: Path, env: d
     ep.image_assets.extend(asset_ids)
     ops = trace_ops(code)
     ok = result.exit_code == 0 and not result.killed_reason
-    payload = {"code": code, "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code,
-               "timed_out": result.timed_out, "ops": ops, "asset_ids": asset_ids, "files": produced,
-               "duration_s": result.duration_s, "isolation": result.isolation, "sandbox_backend": result.backend,
-               "stdout_truncated": result.stdout_truncated, "stderr_truncated": result.stderr_truncated}
+    payload = {
+        "code": code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "ops": ops,
+        "asset_ids": asset_ids,
+        "files": produced,
+        "duration_s": result.duration_s,
+        "isolation": result.isolation,
+        "sandbox_backend": result.backend,
+        "stdout_truncated": result.stdout_truncated,
+        "stderr_truncated": result.stderr_truncated,
+    }
     if result.killed_reason:
         payload["killed_reason"] = result.killed_reason
     if refused:
         payload["refused_files"] = refused
-    ep.recorder.add(ev.CODE_EXEC, payload, failed=not ok, started_at=started,
-                    assets=[(a, "output") for a in asset_ids])
-    report = [f"Exit code: {result.exit_code}" + (f" (stopped: {result.killed_reason})" if result.killed_reason else "")]
+    ep.recorder.add(ev.CODE_EXEC, payload, failed=not ok, started_at=started, assets=[(a, "output") for a in asset_ids])
+    report = [
+        f"Exit code: {result.exit_code}" + (f" (stopped: {result.killed_reason})" if result.killed_reason else "")
+    ]
     if result.stdout:
         report.append("stdout:\n" + result.stdout + ("\n[output truncated]" if result.stdout_truncated else ""))
     if result.stderr:

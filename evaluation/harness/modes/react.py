@@ -31,8 +31,9 @@ async def run(ep: Episode) -> None:
         if not tool_calls_left(ep.budgets, ep.usage):
             break
         args, problem = rp.parse_action_input(step.action_input)
-        outcome = await ep.run_tool(step.action, args if problem is None else step.action_input,
-                                    f"react_{ep.usage.rounds}", allowed=allowed)
+        outcome = await ep.run_tool(
+            step.action, args if problem is None else step.action_input, f"react_{ep.usage.rounds}", allowed=allowed
+        )
         body = rp.render_result(outcome.text, outcome.image_names) if outcome.ok else f"Error: {outcome.error}"
         ep.add("system", f"Response:{body}\n")
     ep.exhausted = "tool_calls" if not tool_calls_left(ep.budgets, ep.usage) else "rounds"
@@ -42,8 +43,9 @@ async def run(ep: Episode) -> None:
     ep.add_assistant(reply)
     step = rp.parse(reply.content)
     text = step.final if step.kind == "finish" else (reply.content or "").strip()
-    ep.finish(text, reply.content, "final-answer-marker" if step.kind == "finish" else "raw",
-              failed=step.kind != "finish")
+    ep.finish(
+        text, reply.content, "final-answer-marker" if step.kind == "finish" else "raw", failed=step.kind != "finish"
+    )
 
 
 __all__ = ["run", "final_answer_without_tools"]

@@ -17,11 +17,17 @@ def predicted_step(text: str | None) -> dict[str, Any]:
     if step.kind == "finish":
         return {"role": "assistant", "content": step.final}
     if step.kind == "invalid":
-        return {"role": "assistant", "content": (text or "").strip(),
-                "error": {"type": "NoAction", "msg": step.error}}
+        return {"role": "assistant", "content": (text or "").strip(), "error": {"type": "NoAction", "msg": step.error}}
     args, problem = rp.parse_action_input(step.action_input)
-    pred: dict[str, Any] = {"role": "assistant", "tool_calls": [{"type": "function", "function": {
-        "name": step.action, "arguments": args if problem is None else step.action_input}}]}
+    pred: dict[str, Any] = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "type": "function",
+                "function": {"name": step.action, "arguments": args if problem is None else step.action_input},
+            }
+        ],
+    }
     if step.thought:
         pred["thought"] = step.thought
     if problem:
@@ -48,8 +54,9 @@ async def run(ep: Episode) -> None:
         for prev in gold[:i]:
             if prev.is_final:
                 continue
-            ep.add("assistant", rp.render_gold_call(prev.thought, prev.tool_name or "", prev.tool_args),
-                   replayed_gold=True)
+            ep.add(
+                "assistant", rp.render_gold_call(prev.thought, prev.tool_name or "", prev.tool_args), replayed_gold=True
+            )
             ep.add("system", prev.result_text or "", replayed_gold=True)
         if target.is_final:
             ep.add("user", prompts.GTA_SUMMARISE)

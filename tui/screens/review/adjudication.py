@@ -122,8 +122,10 @@ class AdjudicationScreen(WorkScreen):
         f = self.filter
         text = Text()
         text.append(f"reviewer {self.who}", style="bold")
-        text.append(f"  ·  {len(self.items)} disagreement(s)  ·  split > {f.threshold:.1f}"
-                    f"  ·  {f.scale or 'all scales'}" + ("  ·  incl. adjudicated" if f.include_adjudicated else ""))
+        text.append(
+            f"  ·  {len(self.items)} disagreement(s)  ·  split > {f.threshold:.1f}"
+            f"  ·  {f.scale or 'all scales'}" + ("  ·  incl. adjudicated" if f.include_adjudicated else "")
+        )
         self.query_one("#adj-status", Static).update(text)
 
     def _show_queue(self, items: list[Disagreement]) -> None:
@@ -133,8 +135,15 @@ class AdjudicationScreen(WorkScreen):
         with self.prevent(DataTable.RowHighlighted):  # refilling moves the cursor; not the reviewer's move
             table.clear()
             for d in items:
-                table.add_row(*data_cells(d.unit.label(), d.scale + (f".{d.dimension}" if d.dimension else ""),
-                                          f"{d.split:.2f}", ", ".join(d.pair_kinds)), key=_row_key(d))
+                table.add_row(
+                    *data_cells(
+                        d.unit.label(),
+                        d.scale + (f".{d.dimension}" if d.dimension else ""),
+                        f"{d.split:.2f}",
+                        ", ".join(d.pair_kinds),
+                    ),
+                    key=_row_key(d),
+                )
         self._show_status()
         if not items:
             self.item = None
@@ -217,12 +226,16 @@ class AdjudicationScreen(WorkScreen):
             self.query_one("#rationale", Input).focus()
             return
         item, who = self.item, self.who
+
         def write(session):  # type: ignore[no-untyped-def]
             from tui.undo import Edit
 
             adj_id = record_adjudication(session, who, item, value, rationale)
-            return adj_id, Edit(f"adjudication #{adj_id} of {item.target.label()}", "withdraw_adjudication",
-                                {"reviewer": who, "adjudication_id": adj_id})
+            return adj_id, Edit(
+                f"adjudication #{adj_id} of {item.target.label()}",
+                "withdraw_adjudication",
+                {"reviewer": who, "adjudication_id": adj_id},
+            )
 
         self.save("adjudication", write)
 

@@ -58,8 +58,7 @@ def disagreement_queue(session: Session, flt: QueueFilter, viewer: str | None = 
     for name in [flt.scale] if flt.scale else scale_names(session):
         for m in visible_matrices(session, scope, collect(session, name))[0]:
             if m.units:
-                items += disagreements(session, m, threshold=flt.threshold,
-                                       include_adjudicated=flt.include_adjudicated)
+                items += disagreements(session, m, threshold=flt.threshold, include_adjudicated=flt.include_adjudicated)
     items.sort(key=lambda d: (-d.split, d.unit, d.scale, d.dimension))
     return items
 
@@ -71,16 +70,26 @@ def verdict_values(session: Session, scale: str, target: Target) -> dict[int, An
 def adjudication_item(session: Session, reviewer: str, d: Disagreement) -> AdjudicationItem:
     target = Target(d.unit.kind, d.unit.id, d.unit.part)
     view = rating_view(session, reviewer, target, d.scale, blind=False)
-    return AdjudicationItem(d, get_scale(session, d.scale), view, verdict_values(session, d.scale, target),
-                            target_images(session, target, view))
+    return AdjudicationItem(
+        d,
+        get_scale(session, d.scale),
+        view,
+        verdict_values(session, d.scale, target),
+        target_images(session, target, view),
+    )
 
 
 def record_adjudication(session: Session, reviewer: str, item: AdjudicationItem, value: Any, rationale: str) -> int:
     """Store the final value; a value for one dimension of a dimensional scale is stored as that dimension."""
     ensure_builtin_scales(session)
-    if item.disagreement.dimension and not isinstance(value, dict) and not str(value).strip().startswith("{") \
-            and "=" not in str(value):
+    if (
+        item.disagreement.dimension
+        and not isinstance(value, dict)
+        and not str(value).strip().startswith("{")
+        and "=" not in str(value)
+    ):
         value = {item.disagreement.dimension: value}
-    row = adjudicate(session, reviewer, item.target, item.disagreement.scale, value, rationale,
-                     verdict_values=item.verdict_values)
+    row = adjudicate(
+        session, reviewer, item.target, item.disagreement.scale, value, rationale, verdict_values=item.verdict_values
+    )
     return row.id or 0

@@ -40,13 +40,13 @@ def est_text(d: dict[str, Any] | None) -> str:
     return text
 
 
-
 @dataclass
 class DashboardLoaded(Result):
     """Agreement for the dashboard's query (scale, raters, …)."""
 
     WHAT: ClassVar[str] = "agreement"
     data: DashboardData
+
 
 class DashboardScreen(WorkScreen):
     CSS_PATH = CSS
@@ -59,19 +59,25 @@ class DashboardScreen(WorkScreen):
         Binding("escape", "back", "Back", id="dashboard.back"),
     ]
 
-    def __init__(self, scale: str = "", raters: tuple[str, ...] = (), target_kind: str = "",
-                 resamples: int | None = None) -> None:
+    def __init__(
+        self, scale: str = "", raters: tuple[str, ...] = (), target_kind: str = "", resamples: int | None = None
+    ) -> None:
         super().__init__()
-        self.query_state = DashboardQuery(scale=scale, raters=raters, target_kind=target_kind,
-                                          **({"resamples": resamples} if resamples is not None else {}))
+        self.query_state = DashboardQuery(
+            scale=scale,
+            raters=raters,
+            target_kind=target_kind,
+            **({"resamples": resamples} if resamples is not None else {}),
+        )
         self.data: DashboardData | None = None
         self.pair = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="dash-controls"):
-            yield Input(", ".join(self.query_state.raters), placeholder="raters: all (or e.g. ann, judge-a)",
-                        id="dash-raters")
+            yield Input(
+                ", ".join(self.query_state.raters), placeholder="raters: all (or e.g. ann, judge-a)", id="dash-raters"
+            )
         yield Static("", id="dash-title")
         with Horizontal(id="dash-body"):
             with Vertical(id="dash-left"):
@@ -91,8 +97,15 @@ class DashboardScreen(WorkScreen):
         for label, width in (("statistic", 28), ("value [95% CI]", 22), ("n", 4), ("note", 40)):
             overall.add_column(label, width=width)
         board = self.query_one("#dash-leaderboard", DataTable)
-        for label, width in (("#", 3), ("model", 24), ("score", 7), ("95% CI", 13), ("n", 5), ("W-T-L", 11),
-                             ("win rate", 8)):
+        for label, width in (
+            ("#", 3),
+            ("model", 24),
+            ("score", 7),
+            ("95% CI", 13),
+            ("n", 5),
+            ("W-T-L", 11),
+            ("win rate", 8),
+        ):
             board.add_column(label, width=width)
         board.display = False
         self.query_one("#dash-board-title", Static).display = False
@@ -129,10 +142,16 @@ class DashboardScreen(WorkScreen):
             self.query_one(ConfusionMatrix).clear()
             return
         dim = f".{report['dimension']}" if report["dimension"] else ""
-        which = f"  (matrix {data.query.matrix_index % len(data.titles) + 1}/{len(data.titles)})" \
-            if len(data.titles) > 1 else ""
-        name, rest = data_cells(f"{report['scale']}{dim}", f"({report['level']}): {len(report['raters'])} rater(s), "
-                                f"{report['units']} target(s){which}   ·   scales: {', '.join(data.scales)}")
+        which = (
+            f"  (matrix {data.query.matrix_index % len(data.titles) + 1}/{len(data.titles)})"
+            if len(data.titles) > 1
+            else ""
+        )
+        name, rest = data_cells(
+            f"{report['scale']}{dim}",
+            f"({report['level']}): {len(report['raters'])} rater(s), "
+            f"{report['units']} target(s){which}   ·   scales: {', '.join(data.scales)}",
+        )
         title.update(f"[b]{name}[/b] {rest}")
         for name, est in report["overall"].items():
             overall.add_row(*data_cells(name, est_text(est), est["n"], est["reason"] or ""), key=name)
@@ -140,11 +159,14 @@ class DashboardScreen(WorkScreen):
         for label, width in (("rater A", 16), ("rater B", 16), ("pair", 11), ("n", 3)):
             pairs.add_column(label, width=width)
         for c in cols:
-            pairs.add_column(c.replace("_", " ").replace("cohen kappa", "κ").replace("percent agreement", "% agree"),
-                             width=22, key=c)
+            pairs.add_column(
+                c.replace("_", " ").replace("cohen kappa", "κ").replace("percent agreement", "% agree"), width=22, key=c
+            )
         for p in report["pairs"]:
-            pairs.add_row(*data_cells(p["a"], p["b"], p["kind"], p["n"], *(est_text(p["statistics"].get(c)) for c in cols)),
-                          key=f"{p['a']}|{p['b']}")
+            pairs.add_row(
+                *data_cells(p["a"], p["b"], p["kind"], p["n"], *(est_text(p["statistics"].get(c)) for c in cols)),
+                key=f"{p['a']}|{p['b']}",
+            )
         self.query_one("#dash-notes", Static).update(self._notes(report))
         self._show_confusion()
         self._plot(data)
@@ -160,13 +182,25 @@ class DashboardScreen(WorkScreen):
         if not board:
             title.update(data_cells(data.leaderboard_note)[0] if data.leaderboard_note else "")
             return
-        title.update(f"[b]Human preferences[/b]: Bradley–Terry leaderboard, {board['judgements']} judgement(s), "
-                     f"ties count half, 95% bootstrap CI")
+        title.update(
+            f"[b]Human preferences[/b]: Bradley–Terry leaderboard, {board['judgements']} judgement(s), "
+            f"ties count half, 95% bootstrap CI"
+        )
         for i, m in enumerate(board["models"]):
             ci = "–" if m["ci"] is None else f"{m['ci'][0]:.0f}–{m['ci'][1]:.0f}"
             rate = "–" if m["win_rate"] is None else f"{m['win_rate']:.2f}"
-            table.add_row(*data_cells(i + 1, m["model"], f"{m['score']:.0f}", ci, m["comparisons"],
-                                      f"{m['wins']}-{m['ties']}-{m['losses']}", rate), key=m["model"])
+            table.add_row(
+                *data_cells(
+                    i + 1,
+                    m["model"],
+                    f"{m['score']:.0f}",
+                    ci,
+                    m["comparisons"],
+                    f"{m['wins']}-{m['ties']}-{m['losses']}",
+                    rate,
+                ),
+                key=m["model"],
+            )
 
     def _notes(self, report: dict[str, Any]) -> str:
         lines = []
@@ -174,8 +208,10 @@ class DashboardScreen(WorkScreen):
         if je:
             mean = "–" if je["mean_offdiagonal"] is None else f"{je['mean_offdiagonal']:.3f}"
             eff = "–" if je["effective_judges"] is None else f"{je['effective_judges']:.2f}"
-            lines.append(f"judge error correlation vs {je['reference']} (n={je['n_units']}): mean r {mean}, "
-                         f"effective independent judges {eff}" + (f" — {je['reason']}" if je["reason"] else ""))
+            lines.append(
+                f"judge error correlation vs {je['reference']} (n={je['n_units']}): mean r {mean}, "
+                f"effective independent judges {eff}" + (f" — {je['reason']}" if je["reason"] else "")
+            )
         mr = report.get("model_ranking")
         if mr and mr.get("reason"):
             lines.append(f"model ranking: {mr['reason']}")
@@ -228,7 +264,9 @@ class DashboardScreen(WorkScreen):
 
     def action_next_dimension(self) -> None:
         if self.data and len(self.data.titles) > 1:
-            self._requery(scale=self.data.scale, matrix_index=(self.query_state.matrix_index + 1) % len(self.data.titles))
+            self._requery(
+                scale=self.data.scale, matrix_index=(self.query_state.matrix_index + 1) % len(self.data.titles)
+            )
 
     def action_next_pair(self) -> None:
         self.pair += 1
@@ -236,7 +274,7 @@ class DashboardScreen(WorkScreen):
 
     @on(DataTable.RowHighlighted, "#dash-pairs")
     def _pair_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if self.data is None or event.row_key.value is None:
+        if self.data is None or event.row_key is None or event.row_key.value is None:  # an emptied table says -1
             return
         a, _, b = str(event.row_key.value).partition("|")
         for i, c in enumerate(self.data.confusions):

@@ -67,8 +67,9 @@ class DashboardData:
 
 def _categories(matrix: RatingMatrix) -> list[Any]:
     seen = {v for v in matrix.cells.values()}
-    ordered = [v for v in matrix.scale.values if v in seen] if matrix.scale.level == "nominal" else \
-        list(matrix.scale.values)
+    ordered = (
+        [v for v in matrix.scale.values if v in seen] if matrix.scale.level == "nominal" else list(matrix.scale.values)
+    )
     extra = sorted((v for v in seen if v not in matrix.scale.values), key=lambda v: (str(type(v)), v))
     return ordered + extra
 
@@ -138,10 +139,21 @@ def dashboard_data(session: Session, q: DashboardQuery, viewer: str | None = Non
     for rater, row in zip(matrix.raters, rows):
         counts = Counter(index[v] for v in row if v is not None)
         distribution[rater] = [counts.get(i, 0) for i in range(len(categories))]
-    pairs = [(a, b) for i, a in enumerate(matrix.raters) for b in matrix.raters[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(matrix.raters) for b in matrix.raters[i + 1 :]]
     confusions = [c for c in (confusion(matrix, a, b, categories) for a, b in pairs) if c.n]
-    return DashboardData(q, names, scale, [m.title for m in matrices], report_dict(session, matrix, q.resamples, q.seed),
-                         confusions, categories, distribution, _per_category(session, matrix), board, board_note)
+    return DashboardData(
+        q,
+        names,
+        scale,
+        [m.title for m in matrices],
+        report_dict(session, matrix, q.resamples, q.seed),
+        confusions,
+        categories,
+        distribution,
+        _per_category(session, matrix),
+        board,
+        board_note,
+    )
 
 
 def _preference_matrices(session: Session, q: DashboardQuery, scope: BlindScope) -> list[RatingMatrix]:
@@ -149,8 +161,9 @@ def _preference_matrices(session: Session, q: DashboardQuery, scope: BlindScope)
     if q.target_kind and q.target_kind != "task":
         return []
     wanted = set(q.raters)
-    found = [j for j in judgements(session)
-             if not wanted or j.annotator in wanted or f"{HUMAN}:{j.annotator}" in wanted]
+    found = [
+        j for j in judgements(session) if not wanted or j.annotator in wanted or f"{HUMAN}:{j.annotator}" in wanted
+    ]
     if not found:
         return []
     return [m for m in visible_matrices(session, scope, [preference_matrix(found)])[0] if m.units]

@@ -95,8 +95,11 @@ def target_images(session: Session, target: Target, view: RatingView) -> list[Im
     refs: list[tuple[str, int]] = []
     task = view.content.get("task") or {}
     if task.get("id"):
-        links = session.exec(select(TaskAsset).where(TaskAsset.task_id == task["id"], TaskAsset.role == "query_image")
-                             .order_by(TaskAsset.ordinal, TaskAsset.id)).all()
+        links = session.exec(
+            select(TaskAsset)
+            .where(TaskAsset.task_id == task["id"], TaskAsset.role == "query_image")
+            .order_by(TaskAsset.ordinal, TaskAsset.id)
+        ).all()
         refs += [(f"query image {i + 1}", link.asset_id) for i, link in enumerate(links)]
     events = list(view.content.get("events") or [])
     for key in ("event", "matched_event"):
@@ -127,7 +130,9 @@ def rating_item(session: Session, annotator: str, entry: QueueEntry) -> RatingIt
     if task is not None:
         bench = session.get(Benchmark, task.benchmark_id)
         guidelines = (bench.guidelines or "") if bench else ""
-    return RatingItem(entry, get_scale(session, entry.scale), view, guidelines, target_images(session, entry.target, view))
+    return RatingItem(
+        entry, get_scale(session, entry.scale), view, guidelines, target_images(session, entry.target, view)
+    )
 
 
 def submit_rating(session: Session, annotator: str, entry: QueueEntry, value: Any, comment: str | None) -> int:
@@ -144,24 +149,38 @@ def undo_rating(session: Session, rating_id: int) -> None:
     row = session.get(HumanRating, rating_id)
     if row is None:
         raise ReviewError(f"rating {rating_id} is gone already")
-    for adj in session.exec(select(Adjudication).where(
-            Adjudication.target_kind == row.target_kind, Adjudication.target_id == row.target_id,
-            Adjudication.target_part == row.target_part)).all():
+    for adj in session.exec(
+        select(Adjudication).where(
+            Adjudication.target_kind == row.target_kind,
+            Adjudication.target_id == row.target_id,
+            Adjudication.target_part == row.target_part,
+        )
+    ).all():
         cited = adj.overrides or {}
         ids = set(cited.get("ratings") or []) | set((cited.get("confirmed") or {}).get("ratings") or [])
         if rating_id in ids:
             raise ReviewError(f"rating {rating_id} is cited by adjudication {adj.id}; it can no longer be undone")
     session.delete(row)
     session.flush()
-    still = session.exec(select(HumanRating.id).where(
-        HumanRating.annotator_id == row.annotator_id, HumanRating.target_kind == row.target_kind,
-        HumanRating.target_id == row.target_id, HumanRating.target_part == row.target_part,
-        HumanRating.scale == row.scale)).first()
+    still = session.exec(
+        select(HumanRating.id).where(
+            HumanRating.annotator_id == row.annotator_id,
+            HumanRating.target_kind == row.target_kind,
+            HumanRating.target_id == row.target_id,
+            HumanRating.target_part == row.target_part,
+            HumanRating.scale == row.scale,
+        )
+    ).first()
     if still is None:
-        for a in session.exec(select(Assignment).where(
-                Assignment.annotator_id == row.annotator_id, Assignment.target_kind == row.target_kind,
-                Assignment.target_id == row.target_id, Assignment.target_part == row.target_part,
-                Assignment.scale == row.scale)).all():
+        for a in session.exec(
+            select(Assignment).where(
+                Assignment.annotator_id == row.annotator_id,
+                Assignment.target_kind == row.target_kind,
+                Assignment.target_id == row.target_id,
+                Assignment.target_part == row.target_part,
+                Assignment.scale == row.scale,
+            )
+        ).all():
             a.status = "open"
     session.flush()
 

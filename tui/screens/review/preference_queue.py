@@ -25,8 +25,14 @@ from tui.images import preview
 from tui.messages import PreviewLoaded, Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
-from tui.screens.review.prefs_data import PrefItem, PrefQueue, pref_item, pref_queue, submit_preference, \
-    withdraw_preference
+from tui.screens.review.prefs_data import (
+    PrefItem,
+    PrefQueue,
+    pref_item,
+    pref_queue,
+    submit_preference,
+    withdraw_preference,
+)
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 from tui.widgets.review.event_text import event_summary
@@ -48,12 +54,13 @@ def answer_text(side: Side, *, max_events: int = 80) -> Text:
         out.append(f"\nSteps ({len(side.events)})\n", style="bold")
         for e in side.events[:max_events]:
             out.append(f"{e['ordinal']:>3} ", style="dim")
-            out.append(event_summary(e["kind"], e["payload"], bool(e["failed"]), 160) + "\n",
-                       style="red" if e["failed"] else "")
+            out.append(
+                event_summary(e["kind"], e["payload"], bool(e["failed"]), 160) + "\n",
+                style="red" if e["failed"] else "",
+            )
         if len(side.events) > max_events:
             out.append(f"    … {len(side.events) - max_events} more\n", style="dim")
     return out
-
 
 
 @dataclass
@@ -70,6 +77,7 @@ class PrefItemLoaded(Result):
 
     WHAT: ClassVar[str] = "item"
     item: PrefItem
+
 
 class PreferenceQueueScreen(WorkScreen):
     CSS_PATH = CSS
@@ -198,8 +206,10 @@ class PreferenceQueueScreen(WorkScreen):
         ref = images[self.image_index % len(images)]
         cm = self.cm
         caption = f"{ref.caption} ({self.image_index % len(images) + 1}/{len(images)})"
-        self.fetch(PreviewLoaded, lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)),
-                                                          ref.sha256))
+        self.fetch(
+            PreviewLoaded,
+            lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)), ref.sha256),
+        )
 
     def _show_status(self) -> None:
         state, item = self.state, self.item
@@ -207,8 +217,11 @@ class PreferenceQueueScreen(WorkScreen):
             return
         text = Text()
         text.append(state.annotator, style="bold")
-        text.append(f"  {state.done}/{len(state.items)} judged  ·  item {self.index + 1} of {len(state.items)}"
-                    f"  ·  task {item.view.task.get('id')}  ·  blind", style="")
+        text.append(
+            f"  {state.done}/{len(state.items)} judged  ·  item {self.index + 1} of {len(state.items)}"
+            f"  ·  task {item.view.task.get('id')}  ·  blind",
+            style="",
+        )
         others = [f"{name} {done}/{n}" for name, done, n in state.progress if name != state.annotator]
         if others:
             text.append("  ·  " + ", ".join(visible(o) for o in others), style="dim")

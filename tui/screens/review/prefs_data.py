@@ -52,13 +52,17 @@ def pref_item(session: Session, annotator: str, item_id: int) -> PrefItem:
     return PrefItem(view, images)
 
 
-def submit_preference(session: Session, annotator: str, item_id: int, choice: str, reason: str | None
-                      ) -> tuple[int, Edit]:
+def submit_preference(
+    session: Session, annotator: str, item_id: int, choice: str, reason: str | None
+) -> tuple[int, Edit]:
     """Store the judgement; the Edit puts the item back as it was before (ctrl+z)."""
     before, before_reason = prefs.shown_judgement(session, annotator, item_id)
     row = prefs.record(session, annotator, item_id, choice, reason)
-    return row.id or 0, Edit(f"judgement of item {item_id}", "restore_preference",
-                             {"annotator": annotator, "item_id": item_id, "choice": before, "reason": before_reason})
+    return row.id or 0, Edit(
+        f"judgement of item {item_id}",
+        "restore_preference",
+        {"annotator": annotator, "item_id": item_id, "choice": before, "reason": before_reason},
+    )
 
 
 def withdraw_preference(session: Session, annotator: str, item_id: int) -> None:

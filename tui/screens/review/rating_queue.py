@@ -41,7 +41,6 @@ from tui.widgets.review.scale_keys import legend, scale_keys
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
 
-
 @dataclass
 class RatingQueueLoaded(Result):
     """My assignments, in order, with progress per rater."""
@@ -56,6 +55,7 @@ class RatingItemLoaded(Result):
 
     WHAT: ClassVar[str] = "item"
     item: RatingItem
+
 
 class RatingQueueScreen(WorkScreen):
     CSS_PATH = CSS
@@ -143,8 +143,11 @@ class RatingQueueScreen(WorkScreen):
         self.query_one("#rate-image", ImagePane).show(message.image, message.caption, source=message.sha256)
 
     def _show_queue(self, state: QueueState) -> None:
-        previous = self.state.entries[self.index].assignment_id if self.state and 0 <= self.index < len(
-            self.state.entries) else None
+        previous = (
+            self.state.entries[self.index].assignment_id
+            if self.state and 0 <= self.index < len(self.state.entries)
+            else None
+        )
         self.state = state
         ids = [e.assignment_id for e in state.entries]
         self.index = ids.index(previous) if previous in ids else state.first_open()
@@ -184,8 +187,10 @@ class RatingQueueScreen(WorkScreen):
         ref = images[self.image_index % len(images)]
         cm = self.cm
         caption = f"{ref.caption} ({self.image_index % len(images) + 1}/{len(images)})"
-        self.fetch(PreviewLoaded, lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)),
-                                                          ref.sha256))
+        self.fetch(
+            PreviewLoaded,
+            lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)), ref.sha256),
+        )
 
     def _show_status(self) -> None:
         state, item = self.state, self.item
@@ -194,8 +199,10 @@ class RatingQueueScreen(WorkScreen):
         e = item.entry
         text = Text()
         text.append(f"{state.annotator}", style="bold")
-        text.append(f"  {state.done}/{len(state.entries)} done  ·  item {self.index + 1} of {len(state.entries)}"
-                    f"  ·  {e.target.label()} on {e.scale}")
+        text.append(
+            f"  {state.done}/{len(state.entries)} done  ·  item {self.index + 1} of {len(state.entries)}"
+            f"  ·  {e.target.label()} on {e.scale}"
+        )
         if item.view.blind:
             text.append("  · blind", style="yellow")
         own = item.view.own_rating
@@ -219,8 +226,10 @@ class RatingQueueScreen(WorkScreen):
             for i, dim in enumerate(scale.dimensions):
                 value = self.pending.get(dim, own.get(dim) if isinstance(own, dict) else None)
                 mark = "▶ " if i == self.dimension else "  "
-                text.append(f"{mark}{dim.replace('_', ' ')}: {'' if value is None else value}\n",
-                            style="bold" if i == self.dimension else "")
+                text.append(
+                    f"{mark}{dim.replace('_', ' ')}: {'' if value is None else value}\n",
+                    style="bold" if i == self.dimension else "",
+                )
             text.append("enter submits the dimensions set so far\n", style="dim")
         if self.comment:
             text.append(f"comment: {self.comment}\n", style="italic")
@@ -274,7 +283,9 @@ class RatingQueueScreen(WorkScreen):
     def saved(self, message: Saved) -> None:
         if message.what == "rating" and message.data:
             label = f"rating #{message.data} "
-            edit = next((e for e in reversed(self.cm.undo_stack_for(self.undo_scope)) if e.label.startswith(label)), None)
+            edit = next(
+                (e for e in reversed(self.cm.undo_stack_for(self.undo_scope)) if e.label.startswith(label)), None
+            )
             if edit is not None:
                 self.my_edits.append(edit)
             self.notify(f"rated {self.item.entry.target.label() if self.item else ''}", timeout=2)

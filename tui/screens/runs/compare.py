@@ -130,13 +130,17 @@ class CompareScreen(WorkScreen):
         s = cmp.summary
         head = Text()
         head.append(f"{s['shared_tasks']} shared task(s), {s['differing']} differ", style="bold")
-        head.append(f" · mode {self.mode} · sort {self.sort} · filter {self.filter or 'none'}"
-                    f" · showing {len(cmp.rows)}\n")
+        head.append(
+            f" · mode {self.mode} · sort {self.sort} · filter {self.filter or 'none'} · showing {len(cmp.rows)}\n"
+        )
         for letter, r in zip("AB" if len(cmp.runs) == 2 else [""] * len(cmp.runs), cmp.runs):
-            head.append(f"{letter + ' = ' if letter else ''}{r['label']}: mean {_score(s['mean'][r['run_id']])}, right {s['right'][r['run_id']]}\n")
+            head.append(
+                f"{letter + ' = ' if letter else ''}{r['label']}: mean {_score(s['mean'][r['run_id']])}, right {s['right'][r['run_id']]}\n"
+            )
         for p in s["pairwise"]:
-            head.append(f"run {p['a']} vs run {p['b']}: {p['wins']} wins, {p['ties']} ties, {p['losses']} losses\n",
-                        style="dim")
+            head.append(
+                f"run {p['a']} vs run {p['b']}: {p['wins']} wins, {p['ties']} ties, {p['losses']} losses\n", style="dim"
+            )
         self.query_one("#cmp-summary", Static).update(head)
         self.query_one("#cmp-notes", Static).update("\n".join(cmp.notes))
 
@@ -205,8 +209,10 @@ class SideBySideScreen(WorkScreen):
         from tui.screens.runs.trajectory_data import trajectory_view
 
         ids = [col[1] for col in self.columns]
-        self.fetch(SideBySideLoaded, lambda s: SideBySideLoaded(
-            [trajectory_view(s, t) if t is not None else None for t in ids]))
+        self.fetch(
+            SideBySideLoaded,
+            lambda s: SideBySideLoaded([trajectory_view(s, t) if t is not None else None for t in ids]),
+        )
 
     @on(SideBySideLoaded)
     def loaded(self, message: SideBySideLoaded) -> None:
@@ -244,8 +250,15 @@ class SideBySideScreen(WorkScreen):
         depth = max((len(c) for c in columns), default=0)
         rows = self.query_one("#sbs-rows", VerticalScroll)
         rows.remove_children()
-        rows.mount_all([Horizontal(*[Static(step_text(c[i] if i < len(c) else None), classes="sbs-cell")
-                                     for c in columns], classes="sbs-row") for i in range(depth)])
+        rows.mount_all(
+            [
+                Horizontal(
+                    *[Static(step_text(c[i] if i < len(c) else None), classes="sbs-cell") for c in columns],
+                    classes="sbs-row",
+                )
+                for i in range(depth)
+            ]
+        )
 
     def action_toggle_reference(self) -> None:
         self.with_reference = not self.with_reference

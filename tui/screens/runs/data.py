@@ -24,8 +24,10 @@ class LaunchChoices:
 
 def launch_choices(session: Session) -> LaunchChoices:
     counts = dict(session.exec(select(Task.benchmark_id, sa.func.count()).group_by(Task.benchmark_id)).all())
-    benches = [(b.name, counts.get(b.id, 0), b.tool_set or "") for b in
-               session.exec(select(Benchmark).order_by(Benchmark.name)).all()]
+    benches = [
+        (b.name, counts.get(b.id, 0), b.tool_set or "")
+        for b in session.exec(select(Benchmark).order_by(Benchmark.name)).all()
+    ]
     endpoints = [(e.name, f"{e.model} @ {e.base_url}") for e in list_endpoints(session)]
     return LaunchChoices(benches, endpoints, list(MODES))
 
@@ -84,12 +86,15 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
     counts: dict[int, dict[str, int]] = {}
     tokens: dict[int, list[int]] = {}
     if ids:
-        for run_id, status, n in session.exec(select(Trajectory.run_id, Trajectory.status, sa.func.count())
-                                              .where(Trajectory.run_id.in_(ids))  # type: ignore[union-attr]
-                                              .group_by(Trajectory.run_id, Trajectory.status)).all():
+        for run_id, status, n in session.exec(
+            select(Trajectory.run_id, Trajectory.status, sa.func.count())
+            .where(Trajectory.run_id.in_(ids))  # type: ignore[attr-defined]
+            .group_by(Trajectory.run_id, Trajectory.status)  # type: ignore[arg-type]
+        ).all():
             counts.setdefault(run_id, {})[status] = n
-        for run_id, usage in session.exec(select(Trajectory.run_id, Trajectory.usage)
-                                          .where(Trajectory.run_id.in_(ids))).all():  # type: ignore[union-attr]
+        for run_id, usage in session.exec(
+            select(Trajectory.run_id, Trajectory.usage).where(Trajectory.run_id.in_(ids))  # type: ignore[attr-defined]
+        ).all():  # type: ignore[union-attr]
             u = usage or {}
             acc = tokens.setdefault(run_id, [0, 0])
             acc[0] += int(u.get("total_tokens") or 0)
@@ -101,29 +106,56 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
     for r in runs:
         errors: list[tuple[int, str]] = []
         if with_errors_of == r.id:
-            errors = [(tid, err or "") for tid, err in session.exec(
-                select(Trajectory.task_id, Trajectory.error).where(Trajectory.run_id == r.id,
-                                                                   Trajectory.status == "failed")
-                .order_by(Trajectory.id).limit(200)).all()]
+            errors = [
+                (tid, err or "")
+                for tid, err in session.exec(
+                    select(Trajectory.task_id, Trajectory.error)
+                    .where(Trajectory.run_id == r.id, Trajectory.status == "failed")
+                    .order_by(Trajectory.id)
+                    .limit(200)
+                ).all()
+            ]
         live: list[LiveTrajectory] = []
         if with_errors_of == r.id:
             now = utcnow()
-            for t in session.exec(select(Trajectory).where(Trajectory.run_id == r.id, Trajectory.status == "running")
-                                  .order_by(Trajectory.task_id)).all():
+            for t in session.exec(
+                select(Trajectory)
+                .where(Trajectory.run_id == r.id, Trajectory.status == "running")
+                .order_by(Trajectory.task_id)
+            ).all():
                 u = t.usage or {}
-                started = t.started_at.replace(tzinfo=now.tzinfo) if t.started_at and t.started_at.tzinfo is None \
+                started = (
+                    t.started_at.replace(tzinfo=now.tzinfo)
+                    if t.started_at and t.started_at.tzinfo is None
                     else t.started_at
-                live.append(LiveTrajectory(t.task_id, int(u.get("api_calls") or 0), int(u.get("total_tokens") or 0),
-                                           str(u.get("step") or ""),
-                                           (now - started).total_seconds() if started else 0.0))
-        out.append(RunRow(r.id or 0, r.name or "", benches.get(r.benchmark_id, "?"),
-                          endpoints.get(r.endpoint_id, "") if r.endpoint_id else "", r.mode,
-                          shown_status(r.status, held.get(r.id or 0),
-                                       claims.get(r.id or 0, 0) if is_queued(r) else None), r.concurrency,
-                          _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
-                          counts.get(r.id or 0, {}), *_two(tokens.get(r.id or 0, [0, 0])), errors,
-                          r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else "", live,
-                          workers=workers_of(session, r.id or 0) if with_errors_of == r.id and is_queued(r) else []))
+                )
+                live.append(
+                    LiveTrajectory(
+                        t.task_id,
+                        int(u.get("api_calls") or 0),
+                        int(u.get("total_tokens") or 0),
+                        str(u.get("step") or ""),
+                        (now - started).total_seconds() if started else 0.0,
+                    )
+                )
+        out.append(
+            RunRow(
+                r.id or 0,
+                r.name or "",
+                benches.get(r.benchmark_id, "?"),
+                endpoints.get(r.endpoint_id, "") if r.endpoint_id else "",
+                r.mode,
+                shown_status(r.status, held.get(r.id or 0), claims.get(r.id or 0, 0) if is_queued(r) else None),
+                r.concurrency,
+                _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
+                counts.get(r.id or 0, {}),
+                *_two(tokens.get(r.id or 0, [0, 0])),
+                errors,
+                r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else "",
+                live,
+                workers=workers_of(session, r.id or 0) if with_errors_of == r.id and is_queued(r) else [],
+            )
+        )
     return out
 
 

@@ -83,7 +83,9 @@ class LaunchScreen(WorkScreen):
     def loaded(self, message: LaunchChoicesLoaded) -> None:
         c: LaunchChoices = message.choices
         bench = self.query_one("#bench", Select)
-        bench.set_options([(f"{name}  ({n} tasks{', tools ' + ts if ts else ''})", name) for name, n, ts in c.benchmarks])
+        bench.set_options(
+            [(f"{name}  ({n} tasks{', tools ' + ts if ts else ''})", name) for name, n, ts in c.benchmarks]
+        )
         if self.initial_benchmark in [b[0] for b in c.benchmarks]:
             bench.value = self.initial_benchmark
         endpoint = self.query_one("#endpoint", Select)
@@ -100,6 +102,7 @@ class LaunchScreen(WorkScreen):
 
     def spec(self) -> RunSpec:
         """The form as a run spec; raises ValueError naming the field that is wrong."""
+
         def chosen(selector: str, what: str) -> str:
             value = selected_value(self.query_one(selector, Select))
             if value is None:
@@ -107,15 +110,23 @@ class LaunchScreen(WorkScreen):
             return str(value)
 
         concurrency = optional_number(self._value("#concurrency"), "concurrency") or 1
-        budgets = Budgets(optional_number(self._value("#max-rounds"), "max rounds"),
-                          optional_number(self._value("#max-tool-calls"), "max tool calls"),
-                          optional_number(self._value("#max-tokens"), "max tokens"),
-                          optional_number(self._value("#max-seconds"), "max seconds", float))
-        return RunSpec(benchmark=chosen("#bench", "benchmark"), endpoint=chosen("#endpoint", "endpoint"),
-                       mode=chosen("#mode", "mode"), concurrency=concurrency,
-                       limit=optional_number(self._value("#limit"), "limit"), budgets=budgets,
-                       replay=self.query_one("#replay", Checkbox).value,
-                       name=self._value("#run-name").strip() or None, task_ids=parse_ids(self._value("#task-ids")))
+        budgets = Budgets(
+            optional_number(self._value("#max-rounds"), "max rounds"),
+            optional_number(self._value("#max-tool-calls"), "max tool calls"),
+            optional_number(self._value("#max-tokens"), "max tokens"),
+            optional_number(self._value("#max-seconds"), "max seconds", float),
+        )
+        return RunSpec(
+            benchmark=chosen("#bench", "benchmark"),
+            endpoint=chosen("#endpoint", "endpoint"),
+            mode=chosen("#mode", "mode"),
+            concurrency=concurrency,
+            limit=optional_number(self._value("#limit"), "limit"),
+            budgets=budgets,
+            replay=self.query_one("#replay", Checkbox).value,
+            name=self._value("#run-name").strip() or None,
+            task_ids=parse_ids(self._value("#task-ids")),
+        )
 
     def action_start(self) -> None:
         try:

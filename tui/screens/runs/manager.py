@@ -79,14 +79,20 @@ class RunManager:
         live._loop.call_soon_threadsafe(live._stop.set)
         return True
 
-    def _launch(self, label: str, *, spec: RunSpec | None = None, run_id: int | None = None,
-                retry_failed: bool = False) -> LiveRun:
+    def _launch(
+        self, label: str, *, spec: RunSpec | None = None, run_id: int | None = None, retry_failed: bool = False
+    ) -> LiveRun:
         with self._lock:
             self._next += 1
             live = LiveRun(self._next, label, run_id=run_id)
             self.runs[live.key] = live
-        self.app.run_worker(lambda: self._execute(live, spec, retry_failed), thread=True, group="runs",
-                            exit_on_error=False, description=label)
+        self.app.run_worker(
+            lambda: self._execute(live, spec, retry_failed),
+            thread=True,
+            group="runs",
+            exit_on_error=False,
+            description=label,
+        )
         return live
 
     def _execute(self, live: LiveRun, spec: RunSpec | None, retry_failed: bool) -> None:
@@ -122,11 +128,20 @@ class RunManager:
                     live.errors.append(item)
 
         assert live.run_id is not None
-        summary = await execute_run(engine, blobs, live.run_id, progress=progress, stop=live._stop,
-                                    retry_failed=retry_failed, actor=self.app.actor)
+        summary = await execute_run(
+            engine,
+            blobs,
+            live.run_id,
+            progress=progress,
+            stop=live._stop,
+            retry_failed=retry_failed,
+            actor=self.app.actor,
+        )
         if summary.halt_kind == "store":
-            live.error = (f"failed: {summary.halted}; finished trajectories are saved, resume once the database "
-                          f"takes writes again")
+            live.error = (
+                f"failed: {summary.halted}; finished trajectories are saved, resume once the database "
+                f"takes writes again"
+            )
         elif summary.halted:
             live.error = f"stopped: {summary.halted}; resume with failed tasks redone once it answers"
 

@@ -32,7 +32,6 @@ from tui.widgets.review.event_text import clip
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
 
-
 @dataclass
 class RunRowsLoaded(Result):
     """Every run with its progress (and the errors of the selected one)."""
@@ -47,6 +46,7 @@ class FirstTrajectoryLoaded(Result):
 
     WHAT: ClassVar[str] = "trajectory"
     trajectory_id: int | None
+
 
 class RunMonitorScreen(WorkScreen):
     CSS_PATH = CSS
@@ -85,8 +85,17 @@ class RunMonitorScreen(WorkScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#runs-table", DataTable)
-        for label, width in (("run", 4), ("name", 12), ("benchmark", 9), ("endpoint", 9), ("mode", 6),
-                             ("status", 9), ("done", 6), ("failed", 6), ("tokens", 8)):
+        for label, width in (
+            ("run", 4),
+            ("name", 12),
+            ("benchmark", 9),
+            ("endpoint", 9),
+            ("mode", 6),
+            ("status", 9),
+            ("done", 6),
+            ("failed", 6),
+            ("tokens", 8),
+        ):
             table.add_column(label, width=width)
         table.focus()
         self.set_interval(0.5, self._tick)
@@ -135,10 +144,18 @@ class RunMonitorScreen(WorkScreen):
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
             for r in self.rows:
-                table.add_row(self._run_cell(r.id), Text(clip(r.name, 12)), data_text(r.benchmark, keep_newlines=False),
-                              data_text(r.endpoint, keep_newlines=False), r.mode, self._status(r),
-                              f"{r.by_status.get('done', 0)}/{r.total}", r.by_status.get("failed", 0),
-                              f"{r.tokens:,}", key=str(r.id))
+                table.add_row(
+                    self._run_cell(r.id),
+                    Text(clip(r.name, 12)),
+                    data_text(r.benchmark, keep_newlines=False),
+                    data_text(r.endpoint, keep_newlines=False),
+                    r.mode,
+                    self._status(r),
+                    f"{r.by_status.get('done', 0)}/{r.total}",
+                    r.by_status.get("failed", 0),
+                    f"{r.tokens:,}",
+                    key=str(r.id),
+                )
             if self.selected in ids:
                 table.move_cursor(row=ids.index(self.selected))
         if self.selected not in ids and ids:
@@ -153,7 +170,7 @@ class RunMonitorScreen(WorkScreen):
 
     @on(DataTable.RowHighlighted, "#runs-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None and int(event.row_key.value) != self.selected:
+        if event.row_key is not None and event.row_key.value is not None and int(event.row_key.value) != self.selected:
             self.selected = int(event.row_key.value)
             self.refresh_data()
 
@@ -174,13 +191,16 @@ class RunMonitorScreen(WorkScreen):
         text = Text()
         text.append(f"run {self.selected}", style="bold")
         if row is not None:
-            text.append(visible(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · "
-                                f"-j {row.concurrency}"))
+            text.append(
+                visible(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · -j {row.concurrency}")
+            )
         state = live.state if live is not None and live.active else (row.status if row else "")
         text.append(f"\n{state}", style="yellow" if live is not None and live.active else "")
         if state == "interrupted":
-            text.append(f" — no process is executing it; press r (or run `{RESUME_HINT.format(run_id=self.selected)}`)",
-                        style="yellow")
+            text.append(
+                f" — no process is executing it; press r (or run `{RESUME_HINT.format(run_id=self.selected)}`)",
+                style="yellow",
+            )
         title.update(text)
         stats.update(self._stats(row, live))
         if live is not None and live.progress:
@@ -209,10 +229,15 @@ class RunMonitorScreen(WorkScreen):
             out.append(f"  failed {p['failed']}", style="red" if p["failed"] else "")
             out.append(f"  running {p['running']}  skipped {p['skipped']}  of {p['total']}\n")
             # calls and tokens from the database: they count calls of trajectories still going
-            tokens, calls = (max(row.tokens, p["tokens"]), max(row.api_calls, p["api_calls"])) if row is not None \
+            tokens, calls = (
+                (max(row.tokens, p["tokens"]), max(row.api_calls, p["api_calls"]))
+                if row is not None
                 else (p["tokens"], p["api_calls"])
-            out.append(f"tokens {tokens:,}  ·  model calls {calls} "
-                       f"({calls / elapsed:.1f}/s)  ·  {p['rate']:.2f} tasks/s  ·  {elapsed:.0f}s")
+            )
+            out.append(
+                f"tokens {tokens:,}  ·  model calls {calls} "
+                f"({calls / elapsed:.1f}/s)  ·  {p['rate']:.2f} tasks/s  ·  {elapsed:.0f}s"
+            )
         elif row is not None:
             out.append(f"done {row.by_status.get('done', 0)}", style="green")
             out.append(f"  failed {row.by_status.get('failed', 0)}", style="red" if row.by_status.get("failed") else "")
@@ -223,15 +248,19 @@ class RunMonitorScreen(WorkScreen):
         if row is not None and row.live:
             out.append("\nin flight:", style="bold")
             for t in row.live[:20]:
-                out.append(f"\n  task {t.task_id}: {clip(t.step, 60) or 'starting'} · {t.calls} call(s) · "
-                           f"{t.tokens:,} tokens · {t.seconds:.0f}s")
+                out.append(
+                    f"\n  task {t.task_id}: {clip(t.step, 60) or 'starting'} · {t.calls} call(s) · "
+                    f"{t.tokens:,} tokens · {t.seconds:.0f}s"
+                )
             if len(row.live) > 20:
                 out.append(f"\n  … {len(row.live) - 20} more")
         if row is not None and row.workers:
             out.append("\nworkers:", style="bold")
             for w in row.workers[:20]:
-                out.append(f"\n  {clip(w.host, 40)} pid {w.pid}: running {w.holding} · done {w.done} · "
-                           f"failed {w.failed} · {w.calls} call(s) · {w.retries} retries")
+                out.append(
+                    f"\n  {clip(w.host, 40)} pid {w.pid}: running {w.holding} · done {w.done} · "
+                    f"failed {w.failed} · {w.calls} call(s) · {w.retries} retries"
+                )
         return out
 
     # ------------------------------------------------------------------ actions
@@ -309,5 +338,3 @@ class RunMonitorScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-

@@ -54,8 +54,14 @@ class RawEventsScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#raw-body", VerticalScroll).focus()
-        self.run_worker(self._colour, thread=True, exclusive=True, group="raw-json", exit_on_error=False,
-                        description="highlighting the raw events")
+        self.run_worker(
+            self._colour,
+            thread=True,
+            exclusive=True,
+            group="raw-json",
+            exit_on_error=False,
+            description="highlighting the raw events",
+        )
 
     def _colour(self) -> None:
         """Plain text first, colours when a worker has them (a long payload takes pygments a while)."""

@@ -36,13 +36,21 @@ class RawEvent:
     payload: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "ordinal": self.ordinal, "kind": self.kind, "failed": self.failed,
-                "started_at": self.started_at, "finished_at": self.finished_at, "payload": self.payload}
+        return {
+            "id": self.id,
+            "ordinal": self.ordinal,
+            "kind": self.kind,
+            "failed": self.failed,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "payload": self.payload,
+        }
 
 
 def raw_event(e: Event) -> RawEvent:
-    return RawEvent(e.id, e.ordinal, e.kind, bool(e.failed), _stamp(e.started_at), _stamp(e.finished_at),
-                    dict(e.payload or {}))
+    return RawEvent(
+        e.id, e.ordinal, e.kind, bool(e.failed), _stamp(e.started_at), _stamp(e.finished_at), dict(e.payload or {})
+    )
 
 
 def _stamp(value: datetime | None) -> str:
@@ -77,7 +85,7 @@ def without_code(thought: str, code: str) -> str:
         at = thought.find(form) if form.strip() else -1
         if at >= 0:
             action = max((m.start() for m in _ACTION.finditer(thought, 0, at)), default=-1)
-            thought = thought[:action] if action >= 0 else thought[:at] + "(the code below)" + thought[at + len(form):]
+            thought = thought[:action] if action >= 0 else thought[:at] + "(the code below)" + thought[at + len(form) :]
             break
     return thought.strip()
 

@@ -69,7 +69,9 @@ class TrajectoryScreen(WorkScreen):
         Binding("down,j", "move(1)", "Next row", key_display="↓", id="trajectory.move_1"),
         Binding("up,k", "move(-1)", "Previous row", key_display="↑", id="trajectory.move_minus1"),
         Binding("right_square_bracket", "sibling(1)", "Next trajectory", key_display="]", id="trajectory.sibling_1"),
-        Binding("left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="[", id="trajectory.sibling_minus1"),
+        Binding(
+            "left_square_bracket", "sibling(-1)", "Previous trajectory", key_display="[", id="trajectory.sibling_minus1"
+        ),
         Binding("enter,space", "expand", "Expand/collapse", key_display="⏎", id="trajectory.expand"),
         Binding("R", "raw", "Raw events", id="trajectory.raw"),
         Binding("z", "zoom", "Zoom", id="trajectory.zoom"),
@@ -129,18 +131,26 @@ class TrajectoryScreen(WorkScreen):
         head = Text()
         head.append(f"Trajectory {view.id}", style="bold")
         pos = view.siblings.index(view.id) + 1 if view.id in view.siblings else 0
-        head.append(visible(f" ({pos}/{len(view.siblings)}) · {view.run_name} · {view.mode} · {view.benchmark} "
-                            f"task {view.source_id} · {view.status}"))
+        head.append(
+            visible(
+                f" ({pos}/{len(view.siblings)}) · {view.run_name} · {view.mode} · {view.benchmark} "
+                f"task {view.source_id} · {view.status}"
+            )
+        )
         tokens = token_total(view.usage)
         if tokens:
             head.append(f" · {tokens:,} tokens")
         if view.checkpoints:
-            head.append(f" · checkpoints {view.passed}/{view.checkpoints}",
-                        style="green" if view.passed == view.checkpoints else "yellow")
+            head.append(
+                f" · checkpoints {view.passed}/{view.checkpoints}",
+                style="green" if view.passed == view.checkpoints else "yellow",
+            )
         if view.edited_after_run:
-            head.append(f"  edited after this run (ran on revision {view.task_revision}, now "
-                        f"{view.current_revision}; `chainmark score {view.run_id}` scores the revision it ran on)",
-                        style="bold yellow")
+            head.append(
+                f"  edited after this run (ran on revision {view.task_revision}, now "
+                f"{view.current_revision}; `chainmark score {view.run_id}` scores the revision it ran on)",
+                style="bold yellow",
+            )
         self.query_one("#traj-head", Static).update(head)
         task = Text()
         task.append(clip(view.query, 400) + "\n")
@@ -152,9 +162,11 @@ class TrajectoryScreen(WorkScreen):
         if view.error:
             task.append("\nerror: " + visible(view.error, keep_newlines=True), style="red")
         for m in view.unplaced:
-            task.append(f"\n{'?' if m.hidden else '✓' if m.passed else '✗'} {visible(m.key)} ({visible(m.axis)}) "
-                        f"{clip(m.description, 120)} — no matching step",
-                        style="dim" if m.hidden else "green" if m.passed else "red")
+            task.append(
+                f"\n{'?' if m.hidden else '✓' if m.passed else '✗'} {visible(m.key)} ({visible(m.axis)}) "
+                f"{clip(m.description, 120)} — no matching step",
+                style="dim" if m.hidden else "green" if m.passed else "red",
+            )
         self.query_one("#traj-task", Static).update(task)
         verdicts = [{"judge": j.who, "label": j.value, "rationale": j.note} for j in view.judgements if not j.human]
         ratings = [{"annotator": j.who, "value": j.value, "comment": j.note} for j in view.judgements if j.human]
@@ -164,15 +176,18 @@ class TrajectoryScreen(WorkScreen):
         if first:
             self.cursor = 0
             self.expanded = set()
-        rows.mount_all([TrajectoryRow(r, i, expanded=i in self.expanded, query=self.search)
-                        for i, r in enumerate(view.rows)])
+        rows.mount_all(
+            [TrajectoryRow(r, i, expanded=i in self.expanded, query=self.search) for i, r in enumerate(view.rows)]
+        )
         self._find()
         self.cursor = min(self.cursor, max(0, len(view.rows) - 1))
         self.call_after_refresh(self._highlight)
         if view.images:
             cm, images, tid = self.cm, dict(view.images), view.id
-            self.fetch(ThumbnailsLoaded, lambda s: ThumbnailsLoaded(
-                tid, {a: preview(cm.blobs.get(sha, s), THUMB) for a, sha in images.items()}))
+            self.fetch(
+                ThumbnailsLoaded,
+                lambda s: ThumbnailsLoaded(tid, {a: preview(cm.blobs.get(sha, s), THUMB) for a, sha in images.items()}),
+            )
 
     def _highlight(self) -> None:
         for row in self.query(TrajectoryRow):
@@ -224,8 +239,9 @@ class TrajectoryScreen(WorkScreen):
         if step is None or not step.raw:
             self.notify("no stored events on this row (only a reference step)")
             return
-        self.app.push_screen(RawEventsScreen(f"Trajectory {self.view.id} · row {self.cursor + 1} · {step.name}",
-                                             step.raw))
+        self.app.push_screen(
+            RawEventsScreen(f"Trajectory {self.view.id} · row {self.cursor + 1} · {step.name}", step.raw)
+        )
 
     def action_zoom(self) -> None:
         """The images of the row under the cursor full size (the model's first, then the reference's);
@@ -233,8 +249,13 @@ class TrajectoryScreen(WorkScreen):
         if not self.view or not self.view.rows:
             return
         row = self.view.rows[self.cursor]
-        shas = [self.view.images[a] for step in (row.model, row.ref) if step is not None
-                for a in step.asset_ids if a in self.view.images]
+        shas = [
+            self.view.images[a]
+            for step in (row.model, row.ref)
+            if step is not None
+            for a in step.asset_ids
+            if a in self.view.images
+        ]
         if not shas:
             self.notify("no image on this row (i shows the task's input image)")
             return
@@ -325,6 +346,9 @@ class TrajectoryScreen(WorkScreen):
             k = (self.matches.index(self.cursor) + delta) % len(self.matches)
         else:
             later = [i for i in self.matches if (i > self.cursor if delta > 0 else i < self.cursor)]
-            k = self.matches.index((later[0] if delta > 0 else later[-1]) if later
-                                   else (self.matches[0] if delta > 0 else self.matches[-1]))
+            k = self.matches.index(
+                (later[0] if delta > 0 else later[-1])
+                if later
+                else (self.matches[0] if delta > 0 else self.matches[-1])
+            )
         self._go(self.matches[k])

@@ -126,21 +126,25 @@ class TrajectoryView:
 
     @property
     def passed(self) -> int:
-        return sum(m.passed for r in self.rows for m in r.marks if not m.hidden) + \
-            sum(m.passed for m in self.unplaced if not m.hidden)
+        return sum(m.passed for r in self.rows for m in r.marks if not m.hidden) + sum(
+            m.passed for m in self.unplaced if not m.hidden
+        )
 
     @property
     def checkpoints(self) -> int:
-        return sum(1 for r in self.rows for m in r.marks if not m.hidden) + \
-            sum(1 for m in self.unplaced if not m.hidden)
+        return sum(1 for r in self.rows for m in r.marks if not m.hidden) + sum(
+            1 for m in self.unplaced if not m.hidden
+        )
 
 
 def token_total(usage: dict[str, Any]) -> int:
     """Tokens a trajectory used: ``total_tokens`` when recorded, else prompt + completion (never
     all three summed, which counts everything twice)."""
+
     def num(key: str) -> int:
         v = usage.get(key)
         return int(v) if isinstance(v, (int, float)) else 0
+
     return num("total_tokens") or num("prompt_tokens") + num("completion_tokens")
 
 
@@ -188,8 +192,16 @@ def model_steps(events: list[Event]) -> list[Step]:
             lead.append(e)
             continue
         if e.kind == ev.TOOL_RESULT:
-            target = next((s for s in reversed(steps) if s["kind"] == ev.TOOL_CALL and s["result"] is None
-                           and (not p.get("call_id") or s["call_id"] == p.get("call_id"))), None)
+            target = next(
+                (
+                    s
+                    for s in reversed(steps)
+                    if s["kind"] == ev.TOOL_CALL
+                    and s["result"] is None
+                    and (not p.get("call_id") or s["call_id"] == p.get("call_id"))
+                ),
+                None,
+            )
             if target is not None:
                 ok = bool(p.get("ok", True)) and not e.failed
                 target["result"] = p.get("error") if not ok and p.get("error") else p.get("text")
@@ -227,41 +239,111 @@ def model_steps(events: list[Event]) -> list[Step]:
             name, call = "answer", p.get("text") or ""
         elif e.kind == ev.ERROR:
             name, call, ok = "error", f"{p.get('type', '')}: {p.get('message', '')}", False
-        steps.append({"kind": e.kind, "name": name, "thought": without_code(thought, code), "call": call,
-                      "code": code, "result": result, "ok": ok, "events": [e.id], "own": [e], "raw": lead + [e],
-                      "lead": [m for m in lead if m.kind == ev.MODEL_MESSAGE], "assets": event_assets(p),
-                      "call_id": p.get("call_id"), "ordinal": e.ordinal})
+        steps.append(
+            {
+                "kind": e.kind,
+                "name": name,
+                "thought": without_code(thought, code),
+                "call": call,
+                "code": code,
+                "result": result,
+                "ok": ok,
+                "events": [e.id],
+                "own": [e],
+                "raw": lead + [e],
+                "lead": [m for m in lead if m.kind == ev.MODEL_MESSAGE],
+                "assets": event_assets(p),
+                "call_id": p.get("call_id"),
+                "ordinal": e.ordinal,
+            }
+        )
         thought, lead = "", []
     if thought or lead:
-        steps.append({"kind": ev.MODEL_MESSAGE, "name": "message", "thought": thought, "call": "", "code": "",
-                      "result": None, "ok": True, "events": [], "own": [], "raw": lead,
-                      "lead": [m for m in lead if m.kind == ev.MODEL_MESSAGE], "assets": [], "call_id": None,
-                      "ordinal": events[-1].ordinal})
-    return [Step("model", s["name"], s["thought"], s["call"], _text(s["result"]), s["ok"],
-                 tuple(i for i in s["events"] if i is not None), None, tuple(s["assets"]), s["ordinal"],
-                 code=s["code"], seconds=span_seconds(s["own"]), cost=model_cost(s["lead"]),
-                 raw=tuple(raw_event(x) for x in s["raw"]))
-            for s in steps]
+        steps.append(
+            {
+                "kind": ev.MODEL_MESSAGE,
+                "name": "message",
+                "thought": thought,
+                "call": "",
+                "code": "",
+                "result": None,
+                "ok": True,
+                "events": [],
+                "own": [],
+                "raw": lead,
+                "lead": [m for m in lead if m.kind == ev.MODEL_MESSAGE],
+                "assets": [],
+                "call_id": None,
+                "ordinal": events[-1].ordinal,
+            }
+        )
+    return [
+        Step(
+            "model",
+            s["name"],
+            s["thought"],
+            s["call"],
+            _text(s["result"]),
+            s["ok"],
+            tuple(i for i in s["events"] if i is not None),
+            None,
+            tuple(s["assets"]),
+            s["ordinal"],
+            code=s["code"],
+            seconds=span_seconds(s["own"]),
+            cost=model_cost(s["lead"]),
+            raw=tuple(raw_event(x) for x in s["raw"]),
+        )
+        for s in steps
+    ]
 
 
 def reference_steps(session: Session, task_id: int) -> list[Step]:
-    rows = session.exec(select(ReferenceStep).where(ReferenceStep.task_id == task_id)
-                        .order_by(ReferenceStep.ordinal)).all()
+    rows = session.exec(
+        select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)
+    ).all()
     artifacts: dict[int, list[int]] = {}
-    for link in session.exec(select(TaskAsset).where(TaskAsset.task_id == task_id, TaskAsset.role == "artifact")
-                             .order_by(TaskAsset.ordinal, TaskAsset.id)).all():
+    for link in session.exec(
+        select(TaskAsset)
+        .where(TaskAsset.task_id == task_id, TaskAsset.role == "artifact")
+        .order_by(TaskAsset.ordinal, TaskAsset.id)
+    ).all():
         if link.step_id is not None:
             artifacts.setdefault(link.step_id, []).append(link.asset_id)
     out = []
     for r in rows:
         if r.is_final:
-            out.append(Step("ref", "answer", r.thought or "", r.final_answer or "", "", True, (), r.id,
-                            tuple(artifacts.get(r.id or 0, [])), r.ordinal))
+            out.append(
+                Step(
+                    "ref",
+                    "answer",
+                    r.thought or "",
+                    r.final_answer or "",
+                    "",
+                    True,
+                    (),
+                    r.id,
+                    tuple(artifacts.get(r.id or 0, [])),
+                    r.ordinal,
+                )
+            )
         else:
             args, code = split_code(r.tool_name or "", r.tool_args)
-            out.append(Step("ref", r.tool_name or "step", without_code(r.thought or "", code),
-                            _text(args) if args or not code else "", r.result_text or _text(r.result), True, (),
-                            r.id, tuple(artifacts.get(r.id or 0, [])), r.ordinal, code=code))
+            out.append(
+                Step(
+                    "ref",
+                    r.tool_name or "step",
+                    without_code(r.thought or "", code),
+                    _text(args) if args or not code else "",
+                    r.result_text or _text(r.result),
+                    True,
+                    (),
+                    r.id,
+                    tuple(artifacts.get(r.id or 0, [])),
+                    r.ordinal,
+                    code=code,
+                )
+            )
     return out
 
 
@@ -303,8 +385,9 @@ def _value(label: Any, score: Any) -> str:
     return str(label if label is not None else score)
 
 
-def _judgements(session: Session, kind: str, ids: list[int], blind: BlindScope | None = None,
-                hide: bool = False) -> dict[int, list[Judgement]]:
+def _judgements(
+    session: Session, kind: str, ids: list[int], blind: BlindScope | None = None, hide: bool = False
+) -> dict[int, list[Judgement]]:
     """Verdicts and current human ratings on targets of one kind, by target id; with ``hide`` (blind
     mode) only the viewer's own ratings."""
     out: dict[int, list[Judgement]] = {}
@@ -314,14 +397,23 @@ def _judgements(session: Session, kind: str, ids: list[int], blind: BlindScope |
         mine = blind.actor if blind is not None else None
         if not mine:
             return out
-    vstmt = (select(Verdict, Judge.name).join(Judge, Judge.id == Verdict.judge_id)
-             .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids)).order_by(Verdict.id))  # type: ignore[attr-defined]
-    for v, name in ([] if hide else session.exec(vstmt).all()):
+    vstmt = (
+        select(Verdict, Judge.name)
+        .join(Judge, Judge.id == Verdict.judge_id)  # type: ignore[arg-type]
+        .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids))  # type: ignore[attr-defined]
+        .order_by(Verdict.id)  # type: ignore[arg-type]
+    )
+    for v, name in [] if hide else session.exec(vstmt).all():
         where = f" [{v.target_part}]" if v.target_part else ""
-        out.setdefault(v.target_id, []).append(Judgement(name + where, _value(v.label, v.score), v.rationale or "", False))
-    rstmt = (select(HumanRating, Annotator.name).join(Annotator, Annotator.id == HumanRating.annotator_id)
-             .where(HumanRating.target_kind == kind, HumanRating.target_id.in_(ids))  # type: ignore[attr-defined]
-             .order_by(HumanRating.id))
+        out.setdefault(v.target_id, []).append(
+            Judgement(name + where, _value(v.label, v.score), v.rationale or "", False)
+        )
+    rstmt = (
+        select(HumanRating, Annotator.name)
+        .join(Annotator, Annotator.id == HumanRating.annotator_id)
+        .where(HumanRating.target_kind == kind, HumanRating.target_id.in_(ids))  # type: ignore[attr-defined]
+        .order_by(HumanRating.id)
+    )
     latest: dict[tuple[Any, ...], Judgement] = {}
     for r, name in session.exec(rstmt).all():
         if hide and name != mine:
@@ -330,7 +422,8 @@ def _judgements(session: Session, kind: str, ids: list[int], blind: BlindScope |
         text = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
         where = f" [{r.target_part}]" if r.target_part else ""
         latest[(r.target_id, r.annotator_id, r.target_part, r.scale)] = Judgement(
-            f"{name}{where} ({r.scale})", text, r.comment or "", True)
+            f"{name}{where} ({r.scale})", text, r.comment or "", True
+        )
     for (tid, *_), j in latest.items():
         out.setdefault(tid, []).append(j)
     return out
@@ -349,16 +442,22 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
     task = session.get(Task, traj.task_id)
     assert run is not None and task is not None
     bench = session.get(Benchmark, task.benchmark_id)
-    events = list(session.exec(select(Event).where(Event.trajectory_id == trajectory_id)
-                               .order_by(Event.ordinal, Event.id)).all())
+    events = list(
+        session.exec(select(Event).where(Event.trajectory_id == trajectory_id).order_by(Event.ordinal, Event.id)).all()
+    )
     model = model_steps(events)
     ref = reference_steps(session, task.id or 0)
     step_index = {s.step_id: i for i, s in enumerate(ref)}
     event_index = {eid: j for j, s in enumerate(model) for eid in s.event_ids}
 
     cps = {c.id: c for c in session.exec(select(Checkpoint).where(Checkpoint.task_id == task.id)).all()}
-    results = list(session.exec(select(CheckpointResult).where(CheckpointResult.trajectory_id == trajectory_id)
-                                .order_by(CheckpointResult.id)).all())
+    results = list(
+        session.exec(
+            select(CheckpointResult)
+            .where(CheckpointResult.trajectory_id == trajectory_id)
+            .order_by(CheckpointResult.id)
+        ).all()
+    )
     cr_judgements = _judgements(session, "checkpoint_result", [r.id or 0 for r in results], scope, hide)
     anchors: set[tuple[int, int]] = set()
     placed: list[tuple[Mark, int | None, int | None]] = []
@@ -366,9 +465,16 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         cp = cps.get(r.checkpoint_id)
         if cp is None:
             continue
-        mark = Mark(cp.key, cp.axis, cp.description or "", False if hide_checks else r.passed,
-                    "" if hide_checks else r.method, None if hide_checks else r.score,
-                    tuple(cr_judgements.get(r.id or 0, [])), hidden=hide_checks)
+        mark = Mark(
+            cp.key,
+            cp.axis,
+            cp.description or "",
+            False if hide_checks else r.passed,
+            "" if hide_checks else r.method,
+            None if hide_checks else r.score,
+            tuple(cr_judgements.get(r.id or 0, [])),
+            hidden=hide_checks,
+        )
         i = step_index.get(cp.step_id) if cp.step_id is not None else None
         j = event_index.get(r.matched_event_id) if r.matched_event_id is not None else None
         if i is not None and j is not None:
@@ -396,22 +502,51 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
     top: list[Judgement] = []
     for kind in ("trajectory", "block_question", "image_question"):
         top += _judgements(session, kind, [trajectory_id], scope, hide).get(trajectory_id, [])
-    siblings = list(session.exec(select(Trajectory.id).where(Trajectory.run_id == traj.run_id)
-                                 .order_by(Trajectory.id)).all())
+    siblings = list(
+        session.exec(select(Trajectory.id).where(Trajectory.run_id == traj.run_id).order_by(Trajectory.id)).all()
+    )
     asset_ids = {a for s in ref + model for a in s.asset_ids}
-    images = {a.id: a.sha256 for a in session.exec(select(Asset).where(Asset.id.in_(asset_ids))).all()  # type: ignore[union-attr]
-              if a.mime.startswith("image/")} if asset_ids else {}
-    task_images = tuple(session.exec(
-        select(Asset.sha256).join(TaskAsset, TaskAsset.asset_id == Asset.id)  # type: ignore[arg-type]
-        .where(TaskAsset.task_id == task.id, TaskAsset.role == "query_image")
-        .order_by(TaskAsset.ordinal)).all())  # type: ignore[arg-type]
+    images = (
+        {
+            a.id: a.sha256
+            for a in session.exec(select(Asset).where(Asset.id.in_(asset_ids))).all()  # type: ignore[union-attr]
+            if a.mime.startswith("image/")
+        }
+        if asset_ids
+        else {}
+    )
+    task_images = tuple(
+        session.exec(
+            select(Asset.sha256)
+            .join(TaskAsset, TaskAsset.asset_id == Asset.id)  # type: ignore[arg-type]
+            .where(TaskAsset.task_id == task.id, TaskAsset.role == "query_image")
+            .order_by(TaskAsset.ordinal)  # type: ignore[arg-type]
+        ).all()
+    )
     spec = task.answer_spec or {}
     expected = _text({k: v for k, v in spec.items() if k != "kind"}) if spec.get("kind") not in (None, "none") else ""
     return TrajectoryView(
-        id=trajectory_id, run_id=run.id or 0, run_name=run.name or f"run {run.id}", mode=run.mode,
-        task_id=task.id or 0, source_id=task.source_id, benchmark=bench.name if bench else "", query=task.query,
-        expected=expected, status=traj.status, final_answer=traj.final_answer or "", usage=dict(traj.usage or {}),
-        error=clip(traj.error or "", 400), rows=rows, unplaced=unplaced, judgements=top, siblings=siblings,
-        images={k: v for k, v in images.items() if k is not None}, task_images=task_images,
-        hidden=(["verdicts", "other_ratings", "adjudications"] if hide else []) + (["checkpoint results"] if hide_checks else []),
-        task_revision=traj.task_revision, current_revision=task.revision)
+        id=trajectory_id,
+        run_id=run.id or 0,
+        run_name=run.name or f"run {run.id}",
+        mode=run.mode,
+        task_id=task.id or 0,
+        source_id=task.source_id,
+        benchmark=bench.name if bench else "",
+        query=task.query,
+        expected=expected,
+        status=traj.status,
+        final_answer=traj.final_answer or "",
+        usage=dict(traj.usage or {}),
+        error=clip(traj.error or "", 400),
+        rows=rows,
+        unplaced=unplaced,
+        judgements=top,
+        siblings=siblings,
+        images={k: v for k, v in images.items() if k is not None},
+        task_images=task_images,
+        hidden=(["verdicts", "other_ratings", "adjudications"] if hide else [])
+        + (["checkpoint results"] if hide_checks else []),
+        task_revision=traj.task_revision,
+        current_revision=task.revision,
+    )

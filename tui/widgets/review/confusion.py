@@ -31,8 +31,11 @@ class ConfusionMatrix(Static):
         for c in categories:
             table.add_column(*data_cells(_short(c)), justify="right")
         for value, row in zip(categories, counts):
-            cells = [(f"[bold green]{n}[/]" if i == j and n else (str(n) if n else "·"))
-                     for j, n in enumerate(row) for i in [categories.index(value)]]
+            cells = [
+                (f"[bold green]{n}[/]" if i == j and n else (str(n) if n else "·"))
+                for j, n in enumerate(row)
+                for i in [categories.index(value)]
+            ]
             table.add_row(*data_cells(_short(value)), *cells)
         self.update(Group(Text(self.caption, style="bold"), table))
 

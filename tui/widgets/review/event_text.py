@@ -56,8 +56,7 @@ def _event_summary(kind: str, payload: dict[str, Any] | None, failed: bool, limi
         ok = "ok" if p.get("ok", True) and not failed else "error"
         body = p.get("error") if ok == "error" and p.get("error") else p.get("text")
         images = len(p.get("asset_ids") or [])
-        return (f"{mark}result {p.get('name')} {ok}: {clip(body, limit)}"
-                + (f" [+{images} image(s)]" if images else ""))
+        return f"{mark}result {p.get('name')} {ok}: {clip(body, limit)}" + (f" [+{images} image(s)]" if images else "")
     if kind == ev.CODE_EXEC:
         ops = ", ".join(str(o.get("op")) for o in p.get("ops") or [])
         status = "timed out" if p.get("timed_out") else f"exit {p.get('exit_code')}"

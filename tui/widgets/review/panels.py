@@ -53,7 +53,10 @@ def content_text(content: dict[str, Any], *, max_events: int = 60) -> Text:
 
     task = content.get("task")
     if task:
-        head(f"Task {task.get('id')} (rev {task.get('revision')})" + (f" · {task['category']}" if task.get("category") else ""))
+        head(
+            f"Task {task.get('id')} (rev {task.get('revision')})"
+            + (f" · {task['category']}" if task.get("category") else "")
+        )
         out.append(visible(task.get("query"), keep_newlines=True) + "\n")
     if content.get("part"):
         head("Part")
@@ -73,7 +76,9 @@ def content_text(content: dict[str, Any], *, max_events: int = 60) -> Text:
         for e in events[:max_events]:
             style = "red" if e.get("failed") else ""
             out.append(f"{e.get('ordinal'):>3} ", style="dim")
-            out.append(event_summary(e.get("kind", ""), e.get("payload"), bool(e.get("failed")), 160) + "\n", style=style)
+            out.append(
+                event_summary(e.get("kind", ""), e.get("payload"), bool(e.get("failed")), 160) + "\n", style=style
+            )
         if len(events) > max_events:
             out.append(f"    … {len(events) - max_events} more events\n", style="dim")
     for key, title in (("event", "Event"), ("matched_event", "Matched event")):
@@ -156,17 +161,24 @@ class JudgementsPanel(VerticalScroll):
         yield Horizontal(classes="ratings")
         yield Horizontal(classes="finals")
 
-    def show(self, verdicts: list[dict[str, Any]], ratings: list[dict[str, Any]],
-             adjudications: list[dict[str, Any]], hidden: list[str]) -> None:
+    def show(
+        self,
+        verdicts: list[dict[str, Any]],
+        ratings: list[dict[str, Any]],
+        adjudications: list[dict[str, Any]],
+        hidden: list[str],
+    ) -> None:
         note = ""
         if hidden:
             note = "blind: " + ", ".join(h.replace("_", " ") for h in hidden) + " hidden until you rate"
         elif not verdicts and not ratings:
             note = "no verdicts or other ratings yet"
         self.query_one(".hidden-note", Static).update(note)
-        for cls, cards in (("verdicts", [verdict_card(v) for v in verdicts]),
-                           ("ratings", [rating_card(r) for r in ratings]),
-                           ("finals", [adjudication_card(a) for a in adjudications])):
+        for cls, cards in (
+            ("verdicts", [verdict_card(v) for v in verdicts]),
+            ("ratings", [rating_card(r) for r in ratings]),
+            ("finals", [adjudication_card(a) for a in adjudications]),
+        ):
             box = self.query_one(f".{cls}", Horizontal)
             box.remove_children()
             if cards:

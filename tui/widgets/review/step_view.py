@@ -55,6 +55,7 @@ class StepLike(Protocol):
     @property
     def cost(self) -> ModelCostLike: ...
 
+
 TEXT_LINES = 4  # lines of a thought, an output or an answer shown while collapsed
 TEXT_CHARS = 480  # characters of the same (one long line wraps into many)
 CODE_LINES = 12
@@ -110,8 +111,11 @@ def timing_text(step: StepLike) -> str:
     if cost.seconds is not None:
         parts.append(f"model {duration_text(cost.seconds)}" + (f" ×{cost.calls}" if cost.calls > 1 else ""))
     if cost.tokens:
-        split = (f" ({cost.prompt_tokens:,} in, {cost.completion_tokens:,} out)"
-                 if cost.prompt_tokens and cost.completion_tokens else "")
+        split = (
+            f" ({cost.prompt_tokens:,} in, {cost.completion_tokens:,} out)"
+            if cost.prompt_tokens and cost.completion_tokens
+            else ""
+        )
         parts.append(f"{cost.tokens:,} tok{split}")
     return " · ".join(parts)
 
@@ -126,8 +130,11 @@ def highlight(code: str, lexer: str = "python") -> Text:
         st = Style.parse(span.style) if isinstance(span.style, str) else span.style
         colour = st.color if st.color is not None and st.color != _DEFAULT_FG else None
         if colour is not None or st.bold or st.italic or st.underline:
-            out.stylize(Style(color=colour, bold=st.bold, italic=st.italic, underline=st.underline), span.start,
-                        min(span.end, len(out.plain)))
+            out.stylize(
+                Style(color=colour, bold=st.bold, italic=st.italic, underline=st.underline),
+                span.start,
+                min(span.end, len(out.plain)),
+            )
     return out
 
 
@@ -230,5 +237,6 @@ def step_haystack(step: StepLike | None) -> str:
     """The text search looks in (lower-case, as it is shown)."""
     if step is None:
         return ""
-    return "\n".join(visible(x, keep_newlines=True) for x in (step.name, step.call, step.thought, step.code,
-                                                             step.result)).lower()
+    return "\n".join(
+        visible(x, keep_newlines=True) for x in (step.name, step.call, step.thought, step.code, step.result)
+    ).lower()

@@ -81,8 +81,9 @@ class TrajectoryRow(Horizontal):
         collapsed = {side: render_step(getattr(row, side), query=query) for side in ("ref", "model")}
         # something is hidden while collapsed (so expanding the row shows more)
         self.truncated = any(r.truncated for r in collapsed.values())
-        self._parts = {side: self._render_side(side) if expanded else collapsed[side].renderable
-                       for side in ("ref", "model")}
+        self._parts = {
+            side: self._render_side(side) if expanded else collapsed[side].renderable for side in ("ref", "model")
+        }
 
     def _render_side(self, side: str) -> Any:
         return render_step(getattr(self.row, side), expanded=self.expanded, query=self.query_text).renderable
@@ -112,8 +113,12 @@ class TrajectoryRow(Horizontal):
     def match_out_of_sight(self, query: str) -> bool:
         """The row matches, but only in what collapsing hides."""
         q = query.lower()
-        return (not self.expanded and self.matches(query) and q not in collapsed_haystack(self.row.ref)
-                and q not in collapsed_haystack(self.row.model))
+        return (
+            not self.expanded
+            and self.matches(query)
+            and q not in collapsed_haystack(self.row.ref)
+            and q not in collapsed_haystack(self.row.model)
+        )
 
     def matches(self, query: str) -> bool:
         return row_matches(self.row, query)
