@@ -22,15 +22,16 @@ except ImportError:  # pragma: no cover - another openai layout: the client look
     get_platform = None
 
 from evaluation.harness.endpoints import EndpointSpec
-from evaluation.modelcall.reply import (
-    ModelCallError,
+from evaluation.modelcall.reply import (  # re-exported: the harness's callers name them from here
+    RETRYABLE_ERRORS,
+    ModelCallError,  # noqa: F401  (re-exported)
     ModelReply,
     ReplayMiss,
-    connection_failure,
-    error_message,
+    completion_of,
     normalise,
+    retry_or_raise,
 )
-from evaluation.modelcall.retry import RETRYABLE_STATUS, RetryNote, RetryPolicy
+from evaluation.modelcall.retry import RetryNote, RetryPolicy
 from evaluation.modelcall.replay_key import canonical, chat_key_of_payload, replay_key
 from evaluation.harness.send_pacer import SendPacer, trace_config
 
@@ -217,33 +218,10 @@ class ModelClient:
             started = time.perf_counter()
             try:
                 response = await self._client.post("/chat/completions", cast_to=httpx.Response, **wire)
-                try:
-                    completion = response.json()
-                except ValueError as exc:
-                    raise ModelCallError(
-                        f"the reply of {self.endpoint.name} is not JSON: {response.text[:200]!r}", kind="malformed"
-                    ) from exc
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                if status not in RETRYABLE_STATUS or attempt >= self.retry.attempts:
-                    raise ModelCallError(
-                        f"HTTP {status} from {self.endpoint.name}: {error_message(exc)}",
-                        status=status,
-                        attempts=attempt,
-                    ) from exc
-                delay = self.retry.delay(attempt, exc.response.headers.get("retry-after"))
-                self._note(on_retry, RetryNote(attempt, status, error_message(exc), delay))
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                kind, reason = connection_failure(exc)
-                if attempt >= self.retry.attempts:
-                    raise ModelCallError(
-                        f"{kind} talking to {self.endpoint.name} ({self.endpoint.base_url}) "
-                        f"after {attempt} attempts{reason}",
-                        attempts=attempt,
-                        kind=kind,
-                    ) from exc
-                delay = self.retry.delay(attempt)
-                self._note(on_retry, RetryNote(attempt, None, kind, delay))
+                completion = completion_of(response, self.endpoint.name)
+            except RETRYABLE_ERRORS as exc:
+                note = retry_or_raise(exc, self.retry, attempt, self.endpoint.name, self.endpoint.base_url)
+                self._note(on_retry, note)
             else:
                 reply = normalise(completion, key)
                 reply.latency = time.perf_counter() - started
@@ -252,7 +230,7 @@ class ModelClient:
             finally:
                 self._end_turn(turn)
                 turn = None
-            await asyncio.sleep(delay)
+            await asyncio.sleep(note.delay)
 
     @staticmethod
     def _note(cb: Callable[[RetryNote], None] | None, note: RetryNote) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import openai
 
 from evaluation.modelcall.redact import redact
+from evaluation.modelcall.retry import RETRYABLE_STATUS, RetryNote, RetryPolicy
 
 
 class ModelCallError(RuntimeError):
@@ -120,3 +121,38 @@ def normalise(completion: Any, key: str) -> ModelReply:
         choice.get("finish_reason"),
         cache_key=key,
     )
+
+
+def completion_of(response: Any, endpoint_name: str) -> Any:
+    """The JSON of a completion response; a body that is not JSON is a ``malformed`` error."""
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise ModelCallError(
+            f"the reply of {endpoint_name} is not JSON: {response.text[:200]!r}", kind="malformed"
+        ) from exc
+
+
+def retry_or_raise(exc: Exception, policy: RetryPolicy, attempt: int, name: str, base_url: str) -> RetryNote:
+    """After attempt ``attempt`` failed with ``exc``: the retry to make (its note carries the delay), or
+    the ``ModelCallError`` that ends the call (not worth retrying, or the policy's attempts are spent)."""
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status not in RETRYABLE_STATUS or attempt >= policy.attempts:
+            raise ModelCallError(
+                f"HTTP {status} from {name}: {error_message(exc)}", status=status, attempts=attempt
+            ) from exc
+        return RetryNote(
+            attempt, status, error_message(exc), policy.delay(attempt, exc.response.headers.get("retry-after"))
+        )
+    assert isinstance(exc, openai.APIConnectionError)  # timeouts are connection errors too
+    kind, reason = connection_failure(exc)
+    if attempt >= policy.attempts:
+        raise ModelCallError(
+            f"{kind} talking to {name} ({base_url}) after {attempt} attempts{reason}", attempts=attempt, kind=kind
+        ) from exc
+    return RetryNote(attempt, None, kind, policy.delay(attempt))
+
+
+# What a call may fail with and still be worth another attempt (``retry_or_raise`` decides).
+RETRYABLE_ERRORS = (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError)

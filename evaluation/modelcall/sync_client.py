@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluation.modelcall.endpoint import EndpointSpec
-from evaluation.modelcall.reply import ModelCallError, ModelReply, connection_failure, error_message, normalise
+from evaluation.modelcall.reply import RETRYABLE_ERRORS, ModelReply, completion_of, normalise, retry_or_raise
 from evaluation.modelcall.replay_key import replay_key
-from evaluation.modelcall.retry import RETRYABLE_STATUS, RetryNote, RetryPolicy
+from evaluation.modelcall.retry import RetryNote, RetryPolicy
 
 log = logging.getLogger("chainmark.modelcall")
 
@@ -66,7 +66,6 @@ def chat(
     """One chat completion of ``endpoint.model`` on ``messages``; raises ``ModelCallError`` (redacted)
     once the policy gives up or on an error not worth retrying."""
     import httpx
-    import openai
 
     retry = retry or RetryPolicy(attempts=3)
     body = {"model": endpoint.model, "messages": messages, **(params or {})}
@@ -79,33 +78,14 @@ def chat(
         attempt += 1
         started = time.perf_counter()
         try:
-            response = client.post("/chat/completions", cast_to=httpx.Response, body=body)
-            try:
-                completion = response.json()
-            except ValueError as exc:
-                raise ModelCallError(
-                    f"the reply of {endpoint.name} is not JSON: {response.text[:200]!r}", kind="malformed"
-                ) from exc
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            if status not in RETRYABLE_STATUS or attempt >= retry.attempts:
-                raise ModelCallError(
-                    f"HTTP {status} from {endpoint.name}: {error_message(exc)}", status=status, attempts=attempt
-                ) from exc
-            delay = retry.delay(attempt, exc.response.headers.get("retry-after"))
-            on_retry(RetryNote(attempt, status, error_message(exc), delay))
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            kind, reason = connection_failure(exc)
-            if attempt >= retry.attempts:
-                raise ModelCallError(
-                    f"{kind} talking to {endpoint.name} ({endpoint.base_url}) after {attempt} attempts{reason}",
-                    attempts=attempt,
-                    kind=kind,
-                ) from exc
-            delay = retry.delay(attempt)
-            on_retry(RetryNote(attempt, None, kind, delay))
+            completion = completion_of(
+                client.post("/chat/completions", cast_to=httpx.Response, body=body), endpoint.name
+            )
+        except RETRYABLE_ERRORS as exc:
+            note = retry_or_raise(exc, retry, attempt, endpoint.name, endpoint.base_url)
+            on_retry(note)
         else:
             reply = normalise(completion, key)
             reply.latency = time.perf_counter() - started
             return reply
-        sleep(delay)
+        sleep(note.delay)

@@ -95,6 +95,21 @@ class WorkScreen(Screen[Any]):
         if not worker.is_cancelled:
             self.post_message(message)
 
+    def fetch_preview(self, pane: Any, images: list[Any], index: int, size: tuple[int, int] = (480, 360)) -> None:
+        """Image ``index`` (cycling) of ``images`` (refs with ``caption`` and ``sha256``) for ``pane``, which
+        is hidden when there are none; the shrunk image arrives as ``PreviewLoaded``."""
+        from tui.images import preview
+        from tui.messages import PreviewLoaded
+
+        pane.display = bool(images)
+        if not images:
+            return
+        ref, cm = images[index % len(images)], self.cm
+        caption = f"{ref.caption} ({index % len(images) + 1}/{len(images)})"
+        self.fetch(
+            PreviewLoaded, lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), size), ref.sha256)
+        )
+
     @property
     def undo_scope(self) -> str:
         """Whose undo stack this screen's edits go on: the task it edits, so ctrl+z on one task never

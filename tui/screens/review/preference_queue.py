@@ -21,7 +21,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Header, Input, Static
 
 from annotation.review.preferences import Side
-from tui.images import preview
 from tui.messages import PreviewLoaded, Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
@@ -198,18 +197,8 @@ class PreferenceQueueScreen(WorkScreen):
         self._show_status()
 
     def _load_image(self) -> None:
-        pane = self.query_one("#pref-image", ImagePane)
         images = self.item.images if self.item else []
-        pane.display = bool(images)
-        if not images:
-            return
-        ref = images[self.image_index % len(images)]
-        cm = self.cm
-        caption = f"{ref.caption} ({self.image_index % len(images) + 1}/{len(images)})"
-        self.fetch(
-            PreviewLoaded,
-            lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)), ref.sha256),
-        )
+        self.fetch_preview(self.query_one("#pref-image", ImagePane), images, self.image_index)
 
     def _show_status(self) -> None:
         state, item = self.state, self.item

@@ -19,7 +19,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
 from tui.undo import Edit
-from tui.images import preview
 from tui.messages import PreviewLoaded, Result, Saved
 from tui.safe_text import data_cells, data_text
 from tui.screens.review.open_trajectory import TrajectoryOfTarget, open_trajectory_of
@@ -179,18 +178,8 @@ class RatingQueueScreen(WorkScreen):
             self._load_image()
 
     def _load_image(self) -> None:
-        pane = self.query_one("#rate-image", ImagePane)
         images = self.item.images if self.item else []
-        pane.display = bool(images)
-        if not images:
-            return
-        ref = images[self.image_index % len(images)]
-        cm = self.cm
-        caption = f"{ref.caption} ({self.image_index % len(images) + 1}/{len(images)})"
-        self.fetch(
-            PreviewLoaded,
-            lambda s: PreviewLoaded(caption, preview(cm.blobs.get(ref.sha256, s), (480, 360)), ref.sha256),
-        )
+        self.fetch_preview(self.query_one("#rate-image", ImagePane), images, self.image_index)
 
     def _show_status(self) -> None:
         state, item = self.state, self.item
