@@ -318,6 +318,11 @@ class ChainmarkApp(App[None]):
             return
         await self._quit()
 
+    def on_after_typed_keys(self, message: Any) -> None:
+        """A priority action that waited for the keys typed before it (``tui.typed_keys``)."""
+        message.stop()
+        message.then()
+
     async def on_quit_requested(self, message: QuitRequested) -> None:
         message.stop()
         await self._quit()

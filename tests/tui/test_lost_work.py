@@ -199,3 +199,43 @@ async def test_a_crash_is_logged_next_to_the_database(make_tui, engine, blobs, d
     assert app.crash_log == log
     text = log.read_text()
     assert "RuntimeError: synthetic crash for the log" in text and "screens: " in text and "HomeScreen" in text
+
+
+async def test_a_form_saved_right_after_typing_saves_every_key(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """ctrl+s on the checkpoint form is a priority binding; it waits for the keys typed before it (as
+    ctrl+q does) instead of saving the form without its last characters."""
+    from textual import events
+    from textual.widgets import Input
+
+    from tui.screens.checkpoint_editor import CheckpointEditorScreen
+
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        cp_id = int(authoring.add_checkpoint(s, task_id, "cp1", axis="S", description="old").id or 0)
+    app = make_tui()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(CheckpointEditorScreen(task_id))
+        await settle(pilot, app)
+        editor = app.screen
+        cps = editor.query_one("#checkpoint-list")
+        cps.focus()
+        cps.highlighted = 0
+        await pilot.press("enter")
+        await settle(pilot, app)
+        box = editor.query_one("#cp-description", Input)
+        box.value = ""
+        box.focus()
+        await pilot.pause()
+        for key in [*"crop the receipt", "ctrl+s"]:  # one burst, as a fast typist or a paste delivers it
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await settle(pilot, app)
+        await until(pilot, lambda: _checkpoint(engine, cp_id) == "crop the receipt")
+
+
+def _checkpoint(engine, cp_id: int) -> str | None:  # type: ignore[no-untyped-def]
+    from store.models import Checkpoint
+
+    with session_scope(engine) as s:
+        cp = s.get(Checkpoint, cp_id)
+        return cp.description if cp else None

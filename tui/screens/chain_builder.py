@@ -24,6 +24,7 @@ from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
+from tui.typed_keys import after_typed_keys
 from tui.undo import Edit
 from tui.data import AssetRef, TaskDetail, task_detail
 from tui.images import preview
@@ -263,6 +264,7 @@ class ChainBuilderScreen(WorkScreen):
 
     # ------------------------------------------------------------------ running a tool
 
+    @after_typed_keys
     def action_run(self) -> None:
         if self.detail is None or self.tool_name is None:
             self.notify("pick a tool first", severity="warning")
@@ -337,6 +339,7 @@ class ChainBuilderScreen(WorkScreen):
             self._fill_strip()
             self._fill_steps()
 
+    @after_typed_keys
     def action_region(self) -> None:
         from tui.screens.region_picker import RegionPickerScreen, bbox_argument, from_pixels
 
@@ -379,6 +382,7 @@ class ChainBuilderScreen(WorkScreen):
 
     # ------------------------------------------------------------------ recording the chain
 
+    @after_typed_keys
     def action_accept(self) -> None:
         if self.blind:
             self.notify("in a blind attempt every call is recorded; ctrl+f gives the final answer")
@@ -418,6 +422,7 @@ class ChainBuilderScreen(WorkScreen):
         self.query_one("#result", Static).update(f"accepted {pending['tool']} as the next step")
         self.save("accept step", accept)
 
+    @after_typed_keys
     def action_final(self) -> None:
         from tui.screens.prompt import PromptScreen
 

@@ -20,6 +20,7 @@ from textual.widgets import Header, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
+from tui.typed_keys import after_typed_keys
 from tui.undo import Edit
 from tui.data import CheckpointView, TaskDetail, task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
@@ -320,6 +321,7 @@ class CheckpointEditorScreen(WorkScreen):
         choose(self.query_one("#match", Select), (cp.answer_check or {}).get("match_type"))
         self._mark_clean()
 
+    @after_typed_keys
     def action_save_checkpoint(self) -> None:
         values = {name: self.query_one(f"#cp-{name}", Input).value.strip() for name, _ in TEXT_FIELDS}
         try:
@@ -438,6 +440,7 @@ class CheckpointEditorScreen(WorkScreen):
 
         self.save("delete ordering", delete)
 
+    @after_typed_keys
     def action_add_ordering(self) -> None:
         seq = [k.strip() for k in self.query_one("#order-seq", Input).value.replace(",", ">").split(">") if k.strip()]
         gap_text = self.query_one("#order-gap", Input).value.strip()
@@ -457,6 +460,7 @@ class CheckpointEditorScreen(WorkScreen):
 
         self.save("ordering", apply)
 
+    @after_typed_keys
     def action_save_efficiency(self) -> None:
         from tui.screens.task_editor import edit_fields
 

@@ -14,6 +14,7 @@ from textual.widgets import Header, Static, TextArea
 
 from annotation import tasks as authoring
 from evaluation import drafting
+from tui.typed_keys import after_typed_keys
 from tui.data import task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
@@ -67,6 +68,7 @@ class DraftingScreen(WorkScreen):
             notes.load_text(info["notes"])
         self._stored_notes = info.get("notes") or ""
 
+    @after_typed_keys
     def action_describe(self) -> None:
         task_id, cm = self.task_id, self.cm
         self.query_one("#model-description", Static).update("asking the model…")
@@ -95,6 +97,7 @@ class DraftingScreen(WorkScreen):
 
         self._ask_model("describe", ask)
 
+    @after_typed_keys
     def action_oracle(self) -> None:
         task_id, cm = self.task_id, self.cm
         self.query_one("#oracle", Static).update("running the oracle check…")
@@ -137,6 +140,7 @@ class DraftingScreen(WorkScreen):
 
         self.run_worker(work, thread=True, group="model", exit_on_error=False, description=what)
 
+    @after_typed_keys
     def action_save_notes(self) -> None:
         text, task_id = self.query_one("#notes", TextArea).text, self.task_id
         self.save("notes", lambda s: drafting.save_drafting(s, task_id, "notes", text))

@@ -8,6 +8,7 @@ from textual.containers import Horizontal
 from textual.widgets import Header, Markdown, TextArea
 
 from annotation.tasks import ensure_benchmark, get_benchmark
+from tui.typed_keys import after_typed_keys
 from tui.undo import Edit
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
@@ -33,6 +34,7 @@ class GuidelinesScreen(WorkScreen):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.query_one("#guidelines-view", Markdown).update(event.text_area.text)
 
+    @after_typed_keys
     def action_save_guidelines(self) -> None:
         name, text = self.benchmark, self.query_one("#guidelines-source", TextArea).text
 

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
 from evaluation.agreement.disagreements import Disagreement
+from tui.typed_keys import after_typed_keys
 from tui.messages import Result, Saved
 from tui.safe_text import data_cells
 from tui.screens.review.open_trajectory import TrajectoryOfTarget, open_trajectory_of
@@ -212,6 +213,7 @@ class AdjudicationScreen(WorkScreen):
     def _rationale_entered(self) -> None:
         self.action_record()
 
+    @after_typed_keys
     def action_record(self) -> None:
         if self.item is None:
             return

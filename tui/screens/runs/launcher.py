@@ -17,6 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Checkbox, Header, Input, Label, Select, Static
 
 from evaluation.harness import Budgets, RunSpec
+from tui.typed_keys import after_typed_keys
 from tui.messages import Result
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import (
@@ -128,6 +129,7 @@ class LaunchScreen(WorkScreen):
             task_ids=parse_ids(self._value("#task-ids")),
         )
 
+    @after_typed_keys
     def action_start(self) -> None:
         try:
             spec = self.spec()
