@@ -121,7 +121,9 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
 
 
 @pytest.mark.parametrize("screen_name", list(SCREENS))
-def test_monkey_never_kills_the_app(make_tui, engine, blobs, screen_name: str) -> None:  # type: ignore[no-untyped-def]
+def test_monkey_never_kills_the_app(make_tui, engine, blobs, screen_name: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)  # random keys can export a report to a relative path
+
     @settings(
         max_examples=2,
         deadline=None,
