@@ -38,3 +38,12 @@ def any_engine(any_url: str) -> Iterator[Engine]:
     upgrade(eng)
     yield eng
     eng.dispose()
+
+
+@pytest.fixture
+def pg_engine(pg_cluster: ThrowawayCluster) -> Iterator[Engine]:
+    """A fresh database on the throwaway cluster, at the newest schema."""
+    eng = make_engine(pg_cluster.new_database())
+    upgrade(eng)
+    yield eng
+    eng.dispose()

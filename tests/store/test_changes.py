@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -13,14 +12,6 @@ from store import make_engine, session_scope
 from store.changes import Change, Notice, decode, encode, listen, supports_notices
 from store.migrate import upgrade
 from store.models import Benchmark, ReferenceStep, Task
-
-
-@pytest.fixture
-def pg_engine(pg_cluster) -> Iterator[Engine]:  # type: ignore[no-untyped-def]
-    eng = make_engine(pg_cluster.new_database())
-    upgrade(eng)
-    yield eng
-    eng.dispose()
 
 
 class _Listener:

@@ -3,7 +3,6 @@ polling: the editor's timer is turned off here, so only the notice can bring the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,8 @@ from textual.widgets import Input, TextArea
 from textual_image.widget import HalfcellImage
 
 from annotation import tasks as authoring
-from store import make_engine, session_scope
-from store.migrate import upgrade
-from tests.store.conftest import pg_cluster  # noqa: F401  (the throwaway PostgreSQL cluster fixture)
+from store import session_scope
+from tests.store.conftest import pg_cluster, pg_engine  # noqa: F401  (throwaway PostgreSQL fixtures)
 from tests.tui.conftest import settle
 from tests.tui.test_authoring_forms import until
 from tui.app import make_app
@@ -23,14 +21,6 @@ from tui.screens.task_editor import TaskEditorScreen
 from tui.screens.task_list import TaskListScreen
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def pg_engine(pg_cluster) -> Iterator[Engine]:  # type: ignore[no-untyped-def]  # noqa: F811
-    eng = make_engine(pg_cluster.new_database())
-    upgrade(eng)
-    yield eng
-    eng.dispose()
 
 
 @pytest.fixture
