@@ -104,10 +104,10 @@ def main() -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         out = get_profile(name).score(items, ctx)
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-        headline = {k: round(v, 2) for k, v in out["metrics"].items() if isinstance(v, float)}
+        headline = {k: round(v, 2) for k, v in out.metrics.items() if isinstance(v, float)}
         print(
             f"{name:12s} {n} trajectories scored in {dt:.3f} s wall, {cpu:.3f} s CPU ({n / dt:,.0f}/s); "
-            f"pending judgements {out['pending_judgements']}; {dict(list(headline.items())[:4])}"
+            f"pending judgements {out.pending_judgements}; {dict(list(headline.items())[:4])}"
         )
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from evaluation.scoring.results import ScoreResult
+
 from sqlalchemy.engine import Engine
 
 from evaluation.scoring.loader import load_run
@@ -192,15 +194,15 @@ def _mean(values: list[float]) -> float | None:
 # ------------------------------------------------------------------ from the store
 
 
-def run_results(loaded: Any, scored: dict[str, Any], profile: Any) -> RunResults:
+def run_results(loaded: Any, scored: ScoreResult, profile: Any) -> RunResults:
     """One run's TaskResults from its loaded items and its score result's ``per_item`` rows."""
     item_score = getattr(profile, "item_score", None)
-    by_traj = {row.get("trajectory_id"): row for row in scored.get("per_item") or []}
+    by_traj = {row.get("trajectory_id"): row for row in scored.per_item}
     out = RunResults(
         run_id=loaded.run["id"],
         label=f"{loaded.model or '?'} (run {loaded.run['id']})",
         benchmark=loaded.benchmark.get("name") or "",
-        mode=scored.get("mode") or "",
+        mode=scored.mode,
     )
     for it in loaded.items:  # trajectories in id order: a task run twice keeps its latest trajectory
         traj_id = it.trajectory.get("id")

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
+from evaluation.scoring.results import ScoreResult
 from evaluation.benchmarks.agentic_mme_conformance import chainmark_view as conformance_ours  # noqa: F401  (profile hook)
 from evaluation.benchmarks.agentic_mme_conformance import reference_conformance  # noqa: F401  (profile hook)
 from evaluation.judges.reference_prompts import PromptSource
@@ -263,7 +264,7 @@ class AgenticMMEProfile:
     judges = (VISUAL_JUDGE, SEARCH_JUDGE)
     reference_prompts = REFERENCE_PROMPTS
 
-    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+    def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
         scored = [(it, score_item(it, ctx)) for it in items]
         dropped = [it for it, ev in scored if "dropped" in ev]
         rows = [(it, ev) for it, ev in scored if "dropped" not in ev]

@@ -22,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from evaluation.scoring.results import ScoreResult
+
 EVALUATOR = Path("evaluation") / "eval_runs_search.py"
 ITEM_KEYS = ("S", "V", "R", "penalty", "PQS", "correct", "effective_tool_calls", "reference_tool_calls")
 
@@ -229,9 +231,9 @@ def _scores_view(m: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def chainmark_view(res: dict[str, Any]) -> dict[str, Any]:
+def chainmark_view(res: ScoreResult) -> dict[str, Any]:
     """A chainmark score result (``score --json --per-item``) in the reference's shape and names."""
-    m = res.get("metrics") or {}
+    m = res.metrics
     n = m.get("total_cases") or 0
     metrics = _scores_view(m)
     metrics.update(
@@ -241,7 +243,7 @@ def chainmark_view(res: dict[str, Any]) -> dict[str, Any]:
             "search_checkpoint_pass_rate": _ratio(m.get("search_checkpoint_pass_rate")),
         }
     )
-    for level, vals in (res.get("by_category") or {}).items():
+    for level, vals in res.by_category.items():
         metrics.update({f"{level}.{k}": v for k, v in _scores_view(vals).items()})
     o = m.get("overthink") or {}
     ref_total, model_total = o.get("human_total_reference_calls") or 0, o.get("model_total_calls") or 0
@@ -267,7 +269,7 @@ def chainmark_view(res: dict[str, Any]) -> dict[str, Any]:
     metrics.update({f"overthink.{k}": v for k, v in over.items()})
     metrics["count"] = n
     items: dict[str, dict[str, Any]] = {}
-    for row in res.get("per_item") or []:
+    for row in res.per_item:
         if "dropped" in row:
             continue
         sc, eff = row.get("scores") or {}, row.get("efficiency") or {}

@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, mean, pct, result, usage_stats
+from evaluation.scoring.results import ScoreResult
 from evaluation.scoring.items import Item, JudgeRequest
 
 PRECISION, RECALL, CHIEF = "atp-precision", "atp-recall", "atp-chief"
@@ -90,7 +91,7 @@ class ATPProfile:
     formats = ("atp", "atp-bench")
     judges = (PRECISION, RECALL, CHIEF)
 
-    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+    def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
         per_item = []
         pending = 0
         call_rows: list[dict[str, Any]] = []

@@ -14,6 +14,7 @@ from typing import Any, Callable, Protocol
 from evaluation.scoring.embedding import Embedder
 from evaluation.scoring.items import Item, JudgeOracle, NoJudges
 from evaluation.scoring.matchers import check_mode
+from evaluation.scoring.results import ScoreResult, Usage
 
 
 @dataclass
@@ -60,7 +61,7 @@ class Profile(Protocol):
     formats: tuple[str, ...]
     judges: tuple[str, ...]
 
-    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]: ...
+    def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult: ...
 
 
 def pct(num: float, den: float) -> float | None:
@@ -123,20 +124,20 @@ def result(
     pending: int = 0,
     usage: dict[str, Any] | None = None,
     category_label: str = "category",
-) -> dict[str, Any]:
-    """The common shape of every profile's answer; ``mode`` and ``embedder`` are always present."""
-    return {
-        "profile": profile,
-        "mode": ctx.mode,
-        "run_mode": ctx.run_mode,
-        "embedder": ctx.embedder_name,
-        "metrics": metrics,
-        "by_category": by_category or {},
-        "category_label": category_label,
-        "per_item": per_item or [],
-        "outcomes": outcomes or [],
-        "pending_judgements": pending,
-        "usage": usage or {},
-        "notes": notes or [],
-        "corrections": sorted(ctx.corrections),
-    }
+) -> ScoreResult:
+    """Every profile's answer, validated: ``mode`` and ``embedder`` are always present."""
+    return ScoreResult(
+        profile=profile,
+        mode=ctx.mode,  # type: ignore[arg-type]  # check_mode has refused anything else
+        run_mode=ctx.run_mode,
+        embedder=ctx.embedder_name,
+        metrics=metrics,
+        by_category=by_category or {},
+        category_label=category_label,
+        per_item=per_item or [],
+        outcomes=outcomes or [],
+        pending_judgements=pending,
+        usage=Usage.model_validate(usage or {}),
+        notes=notes or [],
+        corrections=sorted(ctx.corrections),
+    )

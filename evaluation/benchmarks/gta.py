@@ -26,6 +26,7 @@ import json
 from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, pct, result, usage_stats
+from evaluation.scoring.results import ScoreResult
 from evaluation.scoring.embedding import clipped_cosine, simscore
 from evaluation.scoring.items import Item, JudgeRequest
 from evaluation.scoring.matchers import gta_iscorrect
@@ -506,7 +507,7 @@ class GTAProfile:
     formats = ("gta",)
     judges = (CHECKPOINT_JUDGE,)
 
-    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+    def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
         notes: list[str] = []
         if ctx.run_mode == "step":
             metrics, per_item, notes = score_step(items, ctx)
@@ -596,13 +597,11 @@ def reference_conformance(export_dir: Any, reference: Any, python: str) -> dict[
     }
 
 
-def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
+def conformance_ours(score_result: ScoreResult) -> dict[str, Any]:
     """chainmark's GTA numbers in the conformance shape: the paper metrics and each sample's counters."""
     keep = (*REFERENCE_METRICS.values(), *REFERENCE_E2E_METRICS.values())
-    metrics = {k: v for k, v in (score_result.get("metrics") or {}).items() if k in keep}
+    metrics = {k: v for k, v in score_result.metrics.items() if k in keep}
     items = {
-        str(r["item_id"]): dict(r.get("counts") or {})
-        for r in score_result.get("per_item") or []
-        if r.get("item_id") is not None
+        str(r["item_id"]): dict(r.get("counts") or {}) for r in score_result.per_item if r.get("item_id") is not None
     }
     return {"metrics": metrics, "items": items}

@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
+from evaluation.scoring.results import ScoreResult
 from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
 
@@ -408,7 +409,7 @@ class ISGProfile:
     judges = (BLOCK_JUDGE, IMAGE_JUDGE, HOLISTIC_JUDGE)
     reference_prompts = REFERENCE_PROMPTS
 
-    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+    def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
         per_item = []
         pending_before = len(getattr(ctx.oracle, "pending", []))
         for it in items:
@@ -495,10 +496,10 @@ def reference_name(category: str) -> str:
     return REFERENCE_CATEGORY.get(category, category).replace(" ", "_")
 
 
-def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
+def conformance_ours(score_result: ScoreResult) -> dict[str, Any]:
     """Per category the four levels under the aggregation's printed names (an empty list prints 0),
     per item the four values, and the raw judge replies scoring used (replayed to the reference)."""
-    by_cat = score_result.get("by_category") or {}
+    by_cat = score_result.by_category
     metrics = {}
     for cat in SUM_CATEGORY:
         values = by_cat.get(cat) or {}
@@ -506,7 +507,7 @@ def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
             v = values.get(level)
             metrics[f"{reference_name(cat)}.{level}"] = 0 if v is None else v
     items, replies = {}, {}
-    for row in score_result.get("per_item") or []:
+    for row in score_result.per_item:
         if row.get("item_id") is None:
             continue
         replies[str(row["item_id"])] = row.get("judge_replies") or {}

@@ -22,6 +22,7 @@ from typing import Any
 from pathlib import Path
 
 from evaluation.benchmarks.base import ScoreContext, mean, pct, result, tool_calls_of, usage_stats
+from evaluation.scoring.results import ScoreResult
 from evaluation.benchmarks.vtc_judging import ask_judge
 from evaluation.benchmarks.vtc_rows import FIXED_CORRECTIONS, sheet_rows
 from evaluation.judges.reference_prompts import PromptSource
@@ -146,7 +147,7 @@ class VTCProfile:
     judges = (MCQ_JUDGE, OPEN_JUDGE)
     reference_prompts = REFERENCE_PROMPTS
 
-    def score(self, items: list[Item], ctx: ScoreContext) -> dict[str, Any]:
+    def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
         rows = sheet_rows(items, ctx.mode)
         per_item = []
         pending = 0
@@ -234,15 +235,15 @@ def reference_conformance(export_dir: Path, reference: Path, python: str) -> dic
     return run_reference(export_dir, reference, python)
 
 
-def conformance_ours(score_result: dict[str, Any]) -> dict[str, Any]:
+def conformance_ours(score_result: ScoreResult) -> dict[str, Any]:
     """chainmark's score in ``reference_conformance``'s names: the category APRs as ``APR[<category>]``
     (the reference reports them per category, chainmark in ``by_category``)."""
-    metrics = {k: v for k, v in (score_result.get("metrics") or {}).items() if not isinstance(v, (dict, list))}
-    for category, block in (score_result.get("by_category") or {}).items():
+    metrics = {k: v for k, v in score_result.metrics.items() if not isinstance(v, (dict, list))}
+    for category, block in score_result.by_category.items():
         metrics[f"APR[{category}]"] = (block or {}).get("APR")
     items = {
         str(row["item_id"]): {k: v for k, v in row.items() if k != "item_id"}
-        for row in score_result.get("per_item") or []
+        for row in score_result.per_item
         if isinstance(row, dict) and row.get("item_id") is not None
     }
     return {"metrics": metrics, "items": items}

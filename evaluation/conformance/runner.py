@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation.scoring.results import ScoreResult
+
 EMBEDDER_TOLERANCE = 1e-4  # values computed from sentence embeddings (another embedder, same formula)
 EXACT_TOLERANCE = 1e-9  # everything else: equal up to float summation order
 EMBEDDER_ENV = "CHAINMARK_CONFORMANCE_EMBEDDER"
@@ -101,15 +103,15 @@ def equal_values(a: Any, b: Any, tol: float) -> bool:
     return a == b
 
 
-def ours_view(benchmark: str, score_result: dict[str, Any]) -> dict[str, Any]:
+def ours_view(benchmark: str, score_result: ScoreResult) -> dict[str, Any]:
     """chainmark's score result in the conformance shape (the profile's ``conformance_ours`` if it has one)."""
     module = _profile_module(benchmark)
     hook = getattr(module, "conformance_ours", None)
     if hook is not None:
         return hook(score_result)
-    metrics = {k: v for k, v in (score_result.get("metrics") or {}).items() if not isinstance(v, (dict, list))}
+    metrics = {k: v for k, v in score_result.metrics.items() if not isinstance(v, (dict, list))}
     items: dict[str, dict[str, Any]] = {}
-    for row in score_result.get("per_item") or []:
+    for row in score_result.per_item:
         if isinstance(row, dict) and row.get("item_id") is not None:
             items[str(row["item_id"])] = {k: v for k, v in row.items() if k != "item_id"}
     return {"metrics": metrics, "items": items}

@@ -13,6 +13,8 @@ import html
 import io
 from typing import Any
 
+from evaluation.scoring.results import ScoreResult
+
 from evaluation.scoring.report import _label, fmt, tables
 
 STYLE = """
@@ -77,34 +79,27 @@ def _bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> str:
     return f"<figure>{out}<figcaption>{_e(title)}</figcaption></figure>"
 
 
-def _plots(results: list[dict[str, Any]], category_metric: str | None) -> list[str]:
+def _plots(results: list[ScoreResult], category_metric: str | None) -> list[str]:
     from evaluation.scoring.report import CATEGORY_METRIC
 
     figures = []
-    for profile in dict.fromkeys(r["profile"] for r in results):
-        group = [r for r in results if r["profile"] == profile]
+    for profile in dict.fromkeys(r.profile for r in results):
+        group = [r for r in results if r.profile == profile]
         metric = category_metric or CATEGORY_METRIC.get(profile)
         if metric:
             series = {
                 _label(r): {
-                    c: v.get(metric)
-                    for c, v in (r.get("by_category") or {}).items()
-                    if isinstance(v.get(metric), (int, float))
+                    c: float(v[metric]) for c, v in r.by_category.items() if isinstance(v.get(metric), (int, float))
                 }
                 for r in group
             }
             if any(series.values()):
                 figures.append(_bars(f"{profile}: {metric} by category", series, metric))
-        adoption = {_label(r): dict((r.get("usage") or {}).get("tool_adoption") or {}) for r in group}
+        adoption = {_label(r): dict(r.usage.tool_adoption) for r in group}
         if any(adoption.values()):
             figures.append(_bars(f"{profile}: tool adoption (% of tasks)", adoption, "% of tasks"))
         calls = {
-            _label(r): {
-                k: float(v)
-                for k, v in sorted(
-                    ((r.get("usage") or {}).get("calls_histogram") or {}).items(), key=lambda kv: int(kv[0])
-                )
-            }
+            _label(r): {k: float(v) for k, v in sorted(r.usage.calls_histogram.items(), key=lambda kv: int(kv[0]))}
             for r in group
         }
         if any(calls.values()):
@@ -113,7 +108,7 @@ def _plots(results: list[dict[str, Any]], category_metric: str | None) -> list[s
 
 
 def to_html(
-    results: list[dict[str, Any]],
+    results: list[ScoreResult],
     category_metric: str | None = None,
     extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
     title: str = "chainmark report",
@@ -128,8 +123,8 @@ def to_html(
         "<p>"
         + _e(
             "; ".join(
-                f"{_label(r)}: {r.get('benchmark')} · run mode {r.get('run_mode') or '?'} · "
-                f"scoring mode {r.get('mode')} · embedder {r.get('embedder') or 'none'}"
+                f"{_label(r)}: {r.benchmark} · run mode {r.run_mode or '?'} · "
+                f"scoring mode {r.mode} · embedder {r.embedder or 'none'}"
                 for r in results
             )
         )
@@ -139,11 +134,9 @@ def to_html(
         parts.append(_table(title_, headers, rows))
     parts.extend(_plots(results, category_metric))
     parts.extend(more or [])
-    notes = [f"run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
+    notes = [f"run {r.run_id}: {n}" for r in results for n in r.notes]
     prompts = [
-        f"run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}"
-        for r in results
-        for judge, desc in (r.get("judge_prompts") or {}).items()
+        f"run {r.run_id} ({r.mode}): {judge}: {desc}" for r in results for judge, desc in r.judge_prompts.items()
     ]
     for heading, items in (("Notes", notes), ("Judge prompts", prompts)):
         if items:

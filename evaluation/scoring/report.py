@@ -1,6 +1,6 @@
 """Paper-style reports from scored runs: headline table, models × categories, tool adoption, histograms.
 
-Input: the dicts ``runner.score_run`` returns (one per run); output: Markdown or CSV text. Every
+Input: the ``ScoreResult``s ``runner.score_run`` returns (one per run); output: Markdown or CSV text. Every
 report states the scoring mode and embedder of each run, because both change the numbers.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import io
 from typing import Any
+
+from evaluation.scoring.results import ScoreResult
 
 HEADLINE = {
     "gta": (
@@ -42,18 +44,18 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
-def _label(res: dict[str, Any]) -> str:
-    return f"{res.get('model') or '?'} (run {res.get('run_id')})"
+def _label(res: ScoreResult) -> str:
+    return f"{res.model or '?'} (run {res.run_id})"
 
 
 def tables(
-    results: list[dict[str, Any]], category_metric: str | None = None
+    results: list[ScoreResult], category_metric: str | None = None
 ) -> list[tuple[str, list[str], list[list[Any]]]]:
     """(title, headers, rows) for each table of the report."""
     out: list[tuple[str, list[str], list[list[Any]]]] = []
-    for profile in dict.fromkeys(r["profile"] for r in results):
-        group = [r for r in results if r["profile"] == profile]
-        keys = [k for k in HEADLINE.get(profile, ()) if any(r["metrics"].get(k) is not None for r in group)]
+    for profile in dict.fromkeys(r.profile for r in results):
+        group = [r for r in results if r.profile == profile]
+        keys = [k for k in HEADLINE.get(profile, ()) if any(r.metrics.get(k) is not None for r in group)]
         out.append(
             (
                 f"{profile}: headline metrics",
@@ -61,50 +63,50 @@ def tables(
                 [
                     [
                         _label(r),
-                        r.get("run_mode"),
-                        r["mode"],
-                        r.get("embedder"),
-                        *[r["metrics"].get(k) for k in keys],
-                        r.get("pending_judgements", 0),
+                        r.run_mode,
+                        r.mode,
+                        r.embedder,
+                        *[r.metrics.get(k) for k in keys],
+                        r.pending_judgements,
                     ]
                     for r in group
                 ],
             )
         )
         metric = category_metric or CATEGORY_METRIC.get(profile)
-        cats = list(dict.fromkeys(c for r in group for c in r.get("by_category") or {}))
+        cats = list(dict.fromkeys(c for r in group for c in r.by_category))
         if metric and cats:
-            label = group[0].get("category_label") or "category"
+            label = group[0].category_label or "category"
             out.append(
                 (
                     f"{profile}: {metric} by {label}",
                     ["model", *cats],
-                    [[_label(r), *[(r["by_category"].get(c) or {}).get(metric) for c in cats]] for r in group],
+                    [[_label(r), *[(r.by_category.get(c) or {}).get(metric) for c in cats]] for r in group],
                 )
             )
-        tools = list(dict.fromkeys(t for r in group for t in (r.get("usage") or {}).get("tool_adoption", {})))
+        tools = list(dict.fromkeys(t for r in group for t in r.usage.tool_adoption))
         if tools:
             out.append(
                 (
                     f"{profile}: tool adoption (% of tasks using the tool at least once)",
                     ["model", *tools],
-                    [[_label(r), *[(r["usage"]["tool_adoption"]).get(t, 0.0) for t in tools]] for r in group],
+                    [[_label(r), *[r.usage.tool_adoption.get(t, 0.0) for t in tools]] for r in group],
                 )
             )
-        counts = sorted({int(k) for r in group for k in (r.get("usage") or {}).get("calls_histogram", {})})
+        counts = sorted({int(k) for r in group for k in r.usage.calls_histogram})
         if counts:
             out.append(
                 (
                     f"{profile}: tool calls per task (number of tasks)",
                     ["model", *[str(c) for c in counts]],
-                    [[_label(r), *[(r["usage"]["calls_histogram"]).get(str(c), 0) for c in counts]] for r in group],
+                    [[_label(r), *[r.usage.calls_histogram.get(str(c), 0) for c in counts]] for r in group],
                 )
             )
     return out
 
 
-def histogram_bars(res: dict[str, Any], width: int = 40) -> str:
-    hist = (res.get("usage") or {}).get("calls_histogram") or {}
+def histogram_bars(res: ScoreResult, width: int = 40) -> str:
+    hist = res.usage.calls_histogram
     if not hist:
         return ""
     top = max(hist.values())
@@ -116,7 +118,7 @@ def histogram_bars(res: dict[str, Any], width: int = 40) -> str:
 
 
 def to_markdown(
-    results: list[dict[str, Any]],
+    results: list[ScoreResult],
     category_metric: str | None = None,
     extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
 ) -> str:
@@ -131,13 +133,11 @@ def to_markdown(
     bars = [histogram_bars(r) for r in results]
     if any(bars):
         parts.append("```\n" + "\n\n".join(b for b in bars if b) + "\n```")
-    notes = [f"- run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
+    notes = [f"- run {r.run_id}: {n}" for r in results for n in r.notes]
     if notes:
         parts.append("\nNotes:\n" + "\n".join(notes))
     prompts = [
-        f"- run {r.get('run_id')} ({r.get('mode')}): {judge}: {desc}"
-        for r in results
-        for judge, desc in (r.get("judge_prompts") or {}).items()
+        f"- run {r.run_id} ({r.mode}): {judge}: {desc}" for r in results for judge, desc in r.judge_prompts.items()
     ]
     if prompts:
         parts.append("\nJudge prompts:\n" + "\n".join(prompts))
@@ -156,7 +156,7 @@ def csv_cell(value: Any) -> str:
 
 
 def to_csv(
-    results: list[dict[str, Any]],
+    results: list[ScoreResult],
     category_metric: str | None = None,
     extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
 ) -> str:

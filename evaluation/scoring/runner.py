@@ -1,4 +1,4 @@
-"""Score a stored run: load → profile → CheckpointResult rows; returns the paper's numbers as a dict.
+"""Score a stored run: load → profile → CheckpointResult rows; returns the paper's numbers (``ScoreResult``).
 
 Scoring never calls a model: judge-dependent checks use stored verdicts (``chainmark judge`` makes
 them) and anything not judged yet is counted as failed and reported as ``pending_judgements``.
@@ -18,6 +18,7 @@ from evaluation.benchmarks.base import Profile
 from evaluation.judges.oracle import StoreOracle
 from evaluation.scoring.embedding import get_embedder
 from evaluation.scoring.loader import LoadedRun, load_run
+from evaluation.scoring.results import ScoreResult
 from store import read_only, session_scope
 from store.models import CheckpointResult, Run, utcnow
 
@@ -43,7 +44,7 @@ def score_loaded(
     mode: str = "faithful",
     embedder: str = "minilm",
     prefer_judges: list[str] | None = None,
-) -> dict[str, Any]:
+) -> ScoreResult:
     profile = profile_for(loaded)
     oracle = StoreOracle(session, loaded.items, prefer=prefer_judges, mode=mode)
     ctx = ScoreContext(
@@ -53,16 +54,14 @@ def score_loaded(
         embedder_factory=lambda: get_embedder(embedder),
     )
     res = profile.score(loaded.items, ctx)
-    res["notes"] = list(res.get("notes") or []) + edited_notes(loaded)
-    res.update(
-        run_id=loaded.run["id"],
-        run_name=loaded.run.get("name"),
-        benchmark=loaded.benchmark.get("name"),
-        model=loaded.model,
-        judges_used=sorted(oracle.used_judges),
-        pending_by_judge=_count_by_judge(oracle.pending),
-        judge_prompts={j: t.describe() for j, t in sorted(oracle.prompts.templates.items())},
-    )
+    res.add_notes(*edited_notes(loaded))
+    res.run_id = loaded.run["id"]
+    res.run_name = loaded.run.get("name")
+    res.benchmark = loaded.benchmark.get("name")
+    res.model = loaded.model
+    res.judges_used = sorted(oracle.used_judges)
+    res.pending_by_judge = _count_by_judge(oracle.pending)
+    res.judge_prompts = {j: t.describe() for j, t in sorted(oracle.prompts.templates.items())}
     return res
 
 
@@ -164,27 +163,18 @@ def score_run(
     prefer_judges: list[str] | None = None,
     write: bool = True,
     actor: str | None = None,
-) -> dict[str, Any]:
+) -> ScoreResult:
     with session_scope(read_only(engine), actor=actor) as s:
         loaded = load_run(s, run_id)
         res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
         run = s.get(Run, run_id)
         if run is not None and (run.config or {}).get("unsafe_in_process_sandbox"):
-            res["unsafe_in_process_sandbox"] = True
-            res["notes"] = [*(res.get("notes") or []), UNSAFE_SANDBOX_NOTE]
+            res.unsafe_in_process_sandbox = True
+            res.add_notes(UNSAFE_SANDBOX_NOTE)
         warned = (run.config or {}).get("import_warnings") if run is not None else None
         if warned:  # what the import could not reproduce of the reference: the numbers may differ from it
-            res["notes"] = [*(res.get("notes") or []), *(f"import: {w}" for w in warned)]
+            res.add_notes(*(f"import: {w}" for w in warned))
     if write:
         with session_scope(engine, actor=actor) as s:
-            res["checkpoint_results_written"] = write_outcomes(s, res["outcomes"], mode)
+            res.checkpoint_results_written = write_outcomes(s, res.outcomes, mode)
     return res
-
-
-def public(res: dict[str, Any], *, per_item: bool = False) -> dict[str, Any]:
-    """The result without internal objects (outcomes become plain dicts), ready for JSON."""
-    out = {k: v for k, v in res.items() if k not in ("outcomes", "per_item")}
-    out["checkpoint_outcomes"] = len(res.get("outcomes") or [])
-    if per_item:
-        out["per_item"] = res.get("per_item") or []
-    return out

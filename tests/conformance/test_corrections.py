@@ -32,8 +32,8 @@ def test_readme_lists_every_correction() -> None:
 
 
 def test_faithful_output_has_no_corrections_and_fixed_lists_what_it_used() -> None:
-    assert GTA.score(step_items(), ScoreContext(mode="faithful", run_mode="step"))["corrections"] == []
-    fixed = GTA.score(step_items(), ScoreContext(mode="fixed", run_mode="step"))["corrections"]
+    assert GTA.score(step_items(), ScoreContext(mode="faithful", run_mode="step")).corrections == []
+    fixed = GTA.score(step_items(), ScoreContext(mode="fixed", run_mode="step")).corrections
     assert fixed == sorted(fixed) and "gta-path-normalise" in fixed
 
 

@@ -70,11 +70,11 @@ def test_argacc_compares_arguments_exactly_in_faithful_and_normalises_paths_only
     run = import_run(engine, blobs, "gta", step_file(tmp_path / "p.json", preds), "gta").run_id
     faithful = score_run(engine, run, mode="faithful", embedder="hashing", write=False)
     # reference: 8 gold tool turns; 4 second-turn calls equal the gold, of the OCR calls only the absolute path
-    assert faithful["metrics"]["ArgAcc"] == pytest.approx(5 / 8 * 100)
-    assert faithful["corrections"] == []
+    assert faithful.metrics["ArgAcc"] == pytest.approx(5 / 8 * 100)
+    assert faithful.corrections == []
     fixed = score_run(engine, run, mode="fixed", embedder="hashing", write=False)
-    assert fixed["metrics"]["ArgAcc"] == pytest.approx(100.0)
-    assert "gta-path-normalise" in fixed["corrections"]
+    assert fixed.metrics["ArgAcc"] == pytest.approx(100.0)
+    assert "gta-path-normalise" in fixed.corrections
 
 
 def test_empty_tool_calls_step_scores_with_a_note(engine, blobs, gta4, tmp_path: Path) -> None:
@@ -86,8 +86,8 @@ def test_empty_tool_calls_step_scores_with_a_note(engine, blobs, gta4, tmp_path:
         preds[str(i)] = {"gold": gold, "prediction": turns}
     run = import_run(engine, blobs, "gta", step_file(tmp_path / "p.json", preds), "gta").run_id
     res = score_run(engine, run, mode="faithful", embedder="hashing", write=False)
-    assert res["metrics"]["ToolAcc"] == pytest.approx(4 / 8 * 100)  # the empty turns are not tool turns
-    assert any("empty tool_calls" in n for n in res["notes"])
+    assert res.metrics["ToolAcc"] == pytest.approx(4 / 8 * 100)  # the empty turns are not tool turns
+    assert any("empty tool_calls" in n for n in res.notes)
 
 
 def test_duplicate_keys_keep_the_last_record_and_numbers_are_read_as_strings(
@@ -106,7 +106,7 @@ def test_duplicate_keys_keep_the_last_record_and_numbers_are_read_as_strings(
     assert any("more than once" in n and "'0'" in n for n in summary.notes)
     assert any("str(number)" in n for n in summary.notes)
     res = score_run(engine, summary.run_id, mode="faithful", embedder="hashing", write=False)
-    assert res["metrics"]["SummAcc"] == pytest.approx(100.0)  # the last record's 145 is sample 0's answer
+    assert res.metrics["SummAcc"] == pytest.approx(100.0)  # the last record's 145 is sample 0's answer
 
 
 def _own_e2e_run(engine, tasks_events) -> int:
@@ -159,6 +159,6 @@ def test_export_run_keeps_error_on_failed_tool_calls_so_the_reference_counts_the
     # (a failed DrawBox is no DrawBox), so AnsAcc+I is 0 for all four samples
     back = import_run(engine, blobs, "gta", tmp_path / "out.json", "gta").run_id
     for run_id in (run, back):
-        m = score_run(engine, run_id, mode="faithful", embedder="hashing", write=False)["metrics"]
+        m = score_run(engine, run_id, mode="faithful", embedder="hashing", write=False).metrics
         assert (m["tool_call"], m["tool_call_error"]) == (8, 4)
         assert m["AnsAcc+I"] == pytest.approx(0.0)

@@ -81,7 +81,7 @@ def score(
         traj_id=1,
     )
     ctx = ScoreContext(mode=mode, oracle=oracle)
-    row = isg.PROFILE.score([it], ctx)["per_item"][0]
+    row = isg.PROFILE.score([it], ctx).per_item[0]
     return {k: row[k] for k in ("structure", "image", "block", "holistic")} | {"corrections": ctx.corrections}
 
 

@@ -9,16 +9,17 @@ import json
 from pathlib import Path
 
 from annotation.formats.api import import_dataset, import_run
+from evaluation.scoring.results import ScoreResult
 from evaluation.scoring.runner import score_run
 from tests.formats.fixtures import _write, mme_record, png, write_mme, write_mme_run
 
 
-def _score(engine, run_id: int, mode: str = "faithful") -> dict:
+def _score(engine, run_id: int, mode: str = "faithful") -> ScoreResult:
     return score_run(engine, run_id, mode=mode, embedder="hashing", write=False)
 
 
-def _by_source(res: dict) -> dict:
-    return {row["source_id"]: row for row in res["per_item"]}
+def _by_source(res: ScoreResult) -> dict:
+    return {row["source_id"]: row for row in res.per_item}
 
 
 def test_incomplete_run_folder_is_a_failed_trajectory_in_every_overall_denominator(
@@ -41,15 +42,15 @@ def test_incomplete_run_folder_is_a_failed_trajectory_in_every_overall_denominat
     assert gone["incomplete_run"] and gone["level"] is None
     assert (gone["scores"]["S"], gone["scores"]["V"], gone["scores"]["PQS"]) == (0.0, 0.0, 0.0)
     assert gone["final_answer_accuracy"]["correct"] is False and gone["efficiency"]["effective_tool_calls"] == 0
-    m = res["metrics"]
+    m = res.metrics
     assert m["total_cases"] == 2 and m["total_s_cases"] == 2 and m["total_v_cases"] == 2  # S=V=0 count
     assert m["Acc"] == 50.0  # 0000 answers 100 (contains); 0001 is wrong
     assert m["avg_tool_calls_per_case"] == 1.0
-    assert list(res["by_category"]) == ["L1"] and res["by_category"]["L1"]["total_cases"] == 1
+    assert list(res.by_category) == ["L1"] and res.by_category["L1"]["total_cases"] == 1
     over = m["overthink"]
     assert over["human_total_reference_calls"] == 2 and over["human_total_s_checkpoints"] == 1
     assert over["cases_optimal"] == 1 and over["pct_optimal"] == 50.0
-    assert any("1 incomplete run(s)" in n for n in res["notes"])
+    assert any("1 incomplete run(s)" in n for n in res.notes)
     # fixed mode keeps scoring the task's checkpoints (nothing to be faithful to)
     assert _by_source(_score(engine, summary.run_id, "fixed"))["0001"]["level"] == "L2"
 
@@ -93,9 +94,9 @@ def test_verifiers_metrics_json_and_reference_module_names(engine, blobs, tmp_pa
     # require_op without ":op" is the module's function called with the wrong arguments, and a list in
     # metrics.json has no keys: the reference raises on both runs and leaves them out of every number.
     assert {k for k, r in rows.items() if "dropped" in r} == {"0005", "0006"}
-    assert res["metrics"]["total_cases"] == 7 and any("2 trajectorie(s) left out" in n for n in res["notes"])
+    assert res.metrics["total_cases"] == 7 and any("2 trajectorie(s) left out" in n for n in res.notes)
     # the reference never finds the tasks of its search checkpoints (it looks under run_meta["task_json"])
-    assert res["metrics"]["search_checkpoint_pass_rate"] == 0.0
+    assert res.metrics["search_checkpoint_pass_rate"] == 0.0
 
     fixed = _by_source(_score(engine, run_id, "fixed"))
     assert fixed["0005"]["scores"]["V"] == 0.0 and fixed["0007"]["scores"]["V"] == 0.0

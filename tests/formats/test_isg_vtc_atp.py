@@ -100,7 +100,7 @@ def test_isg_duplicate_and_unknown_ids_warn_that_faithful_scores_differ(engine, 
     assert "line 4: a second prediction for '0000'" in text and "ISG-eval.py judges every line" in text
     assert "line 5: no task with id '9999'" in text and "own Category" in text
     assert not any("as the reference does" in n or "reference keeps the last" in n for n in summary.notes)
-    notes = score_run(engine, summary.run_id, embedder="hashing", write=False)["notes"]
+    notes = score_run(engine, summary.run_id, embedder="hashing", write=False).notes
     assert sum(n.startswith("import: ") and "faithful scores of this file will differ" in n for n in notes) == 2
 
 

@@ -79,7 +79,7 @@ def oracle():
 def test_process_scores_any_pass_ordering_penalty() -> None:
     o = oracle()
     out = PROFILE.score([main_item()], ScoreContext(mode="faithful", run_mode="atomic", oracle=o))
-    row = out["per_item"][0]
+    row = out.per_item[0]
     cps = row["checkpoint_results"]
     assert cps["V1"]["passed"] and cps["V1"]["hit_index"] == 0
     assert [j["asset_id"] for j in cps["V1"]["visual_check"]["judge_results"]] == [11, 12]  # stops at first pass
@@ -92,27 +92,27 @@ def test_process_scores_any_pass_ordering_penalty() -> None:
     assert scores["PQS"] == pytest.approx((1 + 1 / 3) / 2 * 0.8)
     assert scores["R"] == 0.0  # O1: gap 2-0-1 = 1 > 0; O2: V2 failed
     assert row["final_answer_accuracy"]["correct"] is True
-    m = out["metrics"]
+    m = out.metrics
     assert m["Acc"] == 100.0 and m["S"] == 100.0 and m["V"] == pytest.approx(100 / 3)
     assert m["V_tool"] == 0.0 and m["V_true"] == 50.0  # V2 is tool-only; V1, V3 have visual checks
     assert m["checkpoint_pass_rate_50"] == 100.0 and m["checkpoint_pass_rate_80"] == 0.0  # 3 of 5 passed
     assert m["tool_usage"] == {"crop": 2, "google_search": 1, "enhance": 1}
     ot = m["overthink"]
     assert (ot["cases_overthink"], ot["avg_overthink_ratio"], ot["cases_exceeded_max"]) == (1, 2.0, 0)
-    assert set(out["by_category"]) == {"L2"}
-    assert out["pending_judgements"] == 0 and not o.pending
+    assert set(out.by_category) == {"L2"}
+    assert out.pending_judgements == 0 and not o.pending
     # outcomes: one per checkpoint, the matched event of V1 is the first crop call
-    by_key = {oc.key: oc for _, oc in out["outcomes"]}
+    by_key = {oc.key: oc for _, oc in out.outcomes}
     assert by_key["V1"].matched_event_id == 1000 and by_key["V1"].method == "judge"
     assert by_key["VF"].passed and by_key["VF"].detail["final_answer_checkpoint"]
 
 
 def test_missing_verdicts_fail_and_are_reported_pending() -> None:
     out = PROFILE.score([main_item()], ScoreContext(run_mode="atomic"))
-    cps = out["per_item"][0]["checkpoint_results"]
+    cps = out.per_item[0]["checkpoint_results"]
     assert not cps["V1"]["passed"] and not cps["S1"]["passed"]
     # images are asked one at a time (the first pass ends a visual check): V1's first, V3's first, S1
-    assert out["pending_judgements"] == 1 + 1 + 1
+    assert out.pending_judgements == 1 + 1 + 1
 
 
 def test_require_op_reuse_is_faithful_and_one_to_one_is_fixed() -> None:
@@ -123,8 +123,8 @@ def test_require_op_reuse_is_faithful_and_one_to_one_is_fixed() -> None:
     it = item(
         {}, [call("crop", {"image_index": 0}, "a"), res("crop", "a", asset_ids=[5]), answer("x")], checkpoints=cps
     )
-    faithful = PROFILE.score([it], ScoreContext(mode="faithful"))["per_item"][0]["scores"]["V"]
-    fixed = PROFILE.score([it], ScoreContext(mode="fixed"))["per_item"][0]["scores"]["V"]
+    faithful = PROFILE.score([it], ScoreContext(mode="faithful")).per_item[0]["scores"]["V"]
+    fixed = PROFILE.score([it], ScoreContext(mode="fixed")).per_item[0]["scores"]["V"]
     assert (faithful, fixed) == (1.0, 0.5)
 
 
@@ -151,10 +151,10 @@ def test_code_mode_order_quirk_changes_the_ordering_constraint() -> None:
     o = DictOracle({("amme-search", "search:Ss"): ja("PASS")})
     faithful = PROFILE.score(
         [item({}, events, checkpoints=cps, ordering=order)], ScoreContext(mode="faithful", run_mode="code", oracle=o)
-    )["per_item"][0]
+    ).per_item[0]
     fixed = PROFILE.score(
         [item({}, events, checkpoints=cps, ordering=order)], ScoreContext(mode="fixed", run_mode="code", oracle=o)
-    )["per_item"][0]
+    ).per_item[0]
     # faithful list: [search 0, crop op 1, code run 2] → crop after search → order broken
     assert faithful["ordering_results"][0]["indices"] == [1, 0] and faithful["scores"]["R"] == 0.0
     # fixed (chronological): [crop 0, code run 1, search 2] → gap 1 ≤ 1
@@ -167,7 +167,7 @@ def test_visual_check_falls_back_to_the_original_image() -> None:
     cps = [{"id": 1, "key": "V", "axis": "V", "visual_check": {"question": "q", "expected_answer": "Yes"}}]
     it = item({}, [answer("a")], checkpoints=cps, task_assets=[{"asset_id": 3, "role": "query_image", "ordinal": 0}])
     o = DictOracle({("amme-visual", "visual:V:3"): ja(parsed={"answer": "yes."})})
-    row = PROFILE.score([it], ScoreContext(oracle=o))["per_item"][0]
+    row = PROFILE.score([it], ScoreContext(oracle=o)).per_item[0]
     assert row["checkpoint_results"]["V"]["passed"]
     assert row["checkpoint_results"]["V"]["visual_check"]["fallback_to_original"]
 
@@ -192,9 +192,9 @@ def test_faithful_visual_fallback_is_the_run_folders_own_orig_png() -> None:
         {("amme-visual", "visual:V1:7"): ja(raw="mostly blue"), ("amme-visual", "visual:V1:5"): ja(raw="mostly red")}
     )
     faithful = PROFILE.score([it], ScoreContext(mode="faithful", oracle=oracle))
-    assert faithful["per_item"][0]["scores"]["V"] == 1.0
+    assert faithful.per_item[0]["scores"]["V"] == 1.0
     fixed = PROFILE.score([it], ScoreContext(mode="fixed", oracle=oracle))
-    assert fixed["per_item"][0]["scores"]["V"] == 0.0
+    assert fixed.per_item[0]["scores"]["V"] == 0.0
 
 
 def test_faithful_visual_check_with_an_empty_expected_answer_passes_unjudged() -> None:
@@ -210,6 +210,6 @@ def test_faithful_visual_check_with_an_empty_expected_answer_passes_unjudged() -
         native_assets={"orig.png": 7},
     )
     faithful = PROFILE.score([it], ScoreContext(mode="faithful"))
-    assert faithful["per_item"][0]["scores"]["V"] == 1.0 and faithful["pending_judgements"] == 0
+    assert faithful.per_item[0]["scores"]["V"] == 1.0 and faithful.pending_judgements == 0
     fixed = PROFILE.score([it], ScoreContext(mode="fixed"))
-    assert fixed["per_item"][0]["scores"]["V"] == 0.0 and fixed["pending_judgements"] == 1
+    assert fixed.per_item[0]["scores"]["V"] == 0.0 and fixed.pending_judgements == 1

@@ -10,7 +10,7 @@ from sqlmodel import select
 from annotation import tasks as authoring
 from evaluation.scoring import runner
 from evaluation.scoring.loader import load_run
-from evaluation.scoring.runner import public, score_run
+from evaluation.scoring.runner import score_run
 from store import read_only, session_scope
 from store.models import Asset, Event, EventAsset, OrderingConstraint, Trajectory
 from tests.scoring import orm_loader_reference
@@ -29,11 +29,11 @@ def test_generated_runs_load_and_score_identically(engine, monkeypatch, profile)
     new, old = both(engine, run_id)
     assert len(new.items) == 300 and vars(new) == vars(old)  # two LoadedRun classes: compare fields
     core = json.dumps(
-        public(score_run(engine, run_id, embedder="hashing", write=False), per_item=True), sort_keys=True, default=str
+        score_run(engine, run_id, embedder="hashing", write=False).public(per_item=True), sort_keys=True, default=str
     )
     monkeypatch.setattr(runner, "load_run", orm_loader_reference.load_run)
     orm = json.dumps(
-        public(score_run(engine, run_id, embedder="hashing", write=False), per_item=True), sort_keys=True, default=str
+        score_run(engine, run_id, embedder="hashing", write=False).public(per_item=True), sort_keys=True, default=str
     )
     assert core == orm
 
@@ -79,7 +79,7 @@ def test_checkpoint_results_are_upserted_once_per_key(engine):
     first = score_run(engine, run_id, embedder="hashing")
     with session_scope(engine) as s:
         rows = s.exec(select(CheckpointResult)).all()
-        assert len(rows) == first["checkpoint_results_written"] > 0
+        assert len(rows) == first.checkpoint_results_written > 0
         assert {r.scoring_mode for r in rows} == {"faithful"} and all(isinstance(r.detail, dict) for r in rows)
         before = {(r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows}
         s.get(CheckpointResult, rows[0].id).passed = not rows[0].passed  # a stale value the re-score must fix
@@ -90,5 +90,5 @@ def test_checkpoint_results_are_upserted_once_per_key(engine):
         faithful = {
             (r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows if r.scoring_mode == "faithful"
         }
-        assert faithful == before and again["checkpoint_results_written"] == len(before)
-        assert len(rows) == len(before) + fixed["checkpoint_results_written"]
+        assert faithful == before and again.checkpoint_results_written == len(before)
+        assert len(rows) == len(before) + fixed.checkpoint_results_written

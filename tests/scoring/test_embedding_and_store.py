@@ -60,10 +60,10 @@ def test_stored_gta_e2e_run_scores_from_events(engine) -> None:
         run_id = run.id
     faithful = score_run(engine, run_id, mode="faithful", embedder="hashing")
     fixed = score_run(engine, run_id, mode="fixed", embedder="hashing")
-    assert faithful["metrics"]["AnsAcc"] == 50.0 and fixed["metrics"]["AnsAcc"] == 100.0
-    assert faithful["metrics"]["L"] == pytest.approx(2 * (1 / (1 + 1e-5)) / (1 / (1 + 1e-5) + 1 + 1e-5) * 100)
-    assert faithful["model"] == "m1" and faithful["mode"] == "faithful" and fixed["mode"] == "fixed"
-    assert faithful["benchmark"] == "gta-mini" and faithful["profile"] == "gta"
+    assert faithful.metrics["AnsAcc"] == 50.0 and fixed.metrics["AnsAcc"] == 100.0
+    assert faithful.metrics["L"] == pytest.approx(2 * (1 / (1 + 1e-5)) / (1 / (1 + 1e-5) + 1 + 1e-5) * 100)
+    assert faithful.model == "m1" and faithful.mode == "faithful" and fixed.mode == "fixed"
+    assert faithful.benchmark == "gta-mini" and faithful.profile == "gta"
 
 
 def test_minilm_refuses_weights_or_tokenizer_other_than_the_pinned_bytes(tmp_path, monkeypatch) -> None:

@@ -77,7 +77,7 @@ def step_items():
 
 def test_step_mode_faithful_quirks() -> None:
     out = PROFILE.score(step_items(), ScoreContext(mode="faithful", run_mode="step"))
-    m = out["metrics"]
+    m = out.metrics
     # tool turns: 2 + 1 = 3; answers counted only for truthy refs: fish, minus = 2
     # aligned: fish 3, cat 1 (the errored tool step does not align, its answer turn does), minus 1 = 5
     assert m["InstAcc"] == pytest.approx(5 / (3 + 2) * 100)  # 100 despite an errored step
@@ -85,16 +85,16 @@ def test_step_mode_faithful_quirks() -> None:
     assert m["ArgAcc"] == pytest.approx(1 / 3 * 100)  # exact compare: the absolute path is not the gold's path
     assert m["SummAcc"] == pytest.approx(1 / 2 * 100)  # "-3" does not match under \b
     assert (m["tool_call"], m["tool_call_error"]) == (3, 1)
-    assert out["mode"] == "faithful"
+    assert out.mode == "faithful"
 
 
 def test_step_mode_fixed() -> None:
     out = PROFILE.score(step_items(), ScoreContext(mode="fixed", run_mode="step"))
-    m = out["metrics"]
+    m = out.metrics
     assert m["InstAcc"] == pytest.approx(5 / 6 * 100)  # every gold turn in the denominator
     assert m["SummAcc"] == pytest.approx(100.0)
     assert m["ArgAcc"] == pytest.approx(2 / 3 * 100)  # the absolute path maps to the task file
-    assert out["corrections"] == ["gta-alias-lookaround", "gta-instacc-all-turns", "gta-path-normalise"]
+    assert out.corrections == ["gta-alias-lookaround", "gta-instacc-all-turns", "gta-path-normalise"]
 
 
 def e2e_items():
@@ -132,7 +132,7 @@ def e2e_items():
 
 def test_e2e_answer_accuracy_and_tool_f1() -> None:
     out = PROFILE.score(e2e_items(), ScoreContext(mode="faithful", run_mode="atomic", embedder_factory=HashingEmbedder))
-    m = out["metrics"]
+    m = out.metrics
     assert m["AnsAcc"] == pytest.approx(100.0)
     # Ans+I over all 3: fish 1 + cat (last TextToImage call has the gold args → cos 1) + DrawBox never called 0
     assert m["AnsAcc+I"] == pytest.approx(200 / 3, abs=1e-4)
@@ -143,15 +143,15 @@ def test_e2e_answer_accuracy_and_tool_f1() -> None:
     pc = 1 / (2 + 1e-5)  # two TextToImage predictions, one hit (membership, not multiset)
     assert m["C"] == pytest.approx(2 * pc * 1 / (pc + 1 + 1e-5) * 100)
     assert m["tool_call"] == 5
-    assert out["embedder"] == "hashing-bow-v1-d512"
-    assert out["usage"]["calls_histogram"] == {"0": 1, "2": 1, "3": 1}
+    assert out.embedder == "hashing-bow-v1-d512"
+    assert out.usage.calls_histogram == {"0": 1, "2": 1, "3": 1}
 
 
 def test_e2e_subjective_answer_uses_clipped_cosine() -> None:
     it = item(
         {"source_record": {"dialogs": [], "gt_answer": ["a red sports car", "a car"]}}, [answer("a red sports car")]
     )
-    m = PROFILE.score([it], ScoreContext(run_mode="atomic", embedder_factory=HashingEmbedder))["metrics"]
+    m = PROFILE.score([it], ScoreContext(run_mode="atomic", embedder_factory=HashingEmbedder)).metrics
     assert m["AnsAcc"] == pytest.approx(100.0, abs=1e-3)
 
 
@@ -163,5 +163,5 @@ def test_native_opencompass_record_is_scored_verbatim() -> None:
     it = item(
         {"source_record": {"gt_answer": {"whitelist": [["7"]], "blacklist": None}}}, [], trajectory={"native": native}
     )
-    m = PROFILE.score([it], ScoreContext(run_mode="step"))["metrics"]
+    m = PROFILE.score([it], ScoreContext(run_mode="step")).metrics
     assert (m["InstAcc"], m["ArgAcc"], m["SummAcc"]) == (100.0, 100.0, 100.0)

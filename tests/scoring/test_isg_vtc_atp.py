@@ -78,31 +78,31 @@ def isg_oracle():
 
 def test_isg_faithful_prerequisite_bug_and_block_default() -> None:
     out = isg.PROFILE.score(isg_items(), ScoreContext(mode="faithful", oracle=isg_oracle()))
-    rows = {r["trajectory_id"]: r for r in out["per_item"]}
+    rows = {r["trajectory_id"]: r for r in out.per_item}
     assert rows[1]["structure"] and rows[1]["image"] == pytest.approx(1 / 3)  # question 1 skipped (Preliminary)
     assert rows[1]["block"] == 1.0  # "6" is a string: the reference's sum() fails → default 1
     assert rows[1]["holistic"] == 7.0
     assert (rows[2]["structure"], rows[2]["image"], rows[2]["block"], rows[2]["holistic"]) == (False, 0.0, 1.0, 7.0)
     assert (rows[3]["image"], rows[3]["block"], rows[3]["holistic"]) == (0.0, 1.0, 1.0)  # no output at all
-    tp = out["by_category"]["Temporal Prediction"]
+    tp = out.by_category["Temporal Prediction"]
     assert (
         tp["structure"] == 0.5 and tp["image"] == pytest.approx(1 / 6) and tp["block"] == 1.0 and tp["holistic"] == 4.0
     )
-    assert out["by_category"]["Image-Text Complementation"]["holistic"] == 7.0
+    assert out.by_category["Image-Text Complementation"]["holistic"] == 7.0
 
 
 def test_isg_fixed_mode() -> None:
     out = isg.PROFILE.score(isg_items(), ScoreContext(mode="fixed", oracle=isg_oracle()))
-    row = out["per_item"][0]
+    row = out.per_item[0]
     assert row["image"] == pytest.approx(2 / 3)  # question 1 asked: its prerequisite 0 was yes
     assert row["block"] == pytest.approx(7.0)  # (8 + 6) / 2
-    assert out["by_category"]["Temporal Prediction"]["block"] == pytest.approx(4.0)
+    assert out.by_category["Temporal Prediction"]["block"] == pytest.approx(4.0)
 
 
 def test_isg_unjudged_blocks_default_to_one_and_requests_are_rendered() -> None:
     o = DictOracle({})
     out = isg.PROFILE.score(isg_items()[:1], ScoreContext(oracle=o))
-    assert out["per_item"][0]["block"] == 1.0 and out["per_item"][0]["image"] == 0.0
+    assert out.per_item[0]["block"] == 1.0 and out.per_item[0]["image"] == 0.0
     parts = sorted(r.target_part for r in o.pending)
     assert parts == [
         "block:0:score",
@@ -182,20 +182,20 @@ def test_vtc_apr_judge_fallback_tcr_mae_efficiency() -> None:
         {("vtc-mcq-extract", "answer"): ja("C", parsed={"letters": ["C"]}), ("vtc-open-judge", "answer"): ja("no")}
     )
     out = vtc.PROFILE.score(vtc_items(), ScoreContext(oracle=o))
-    m = out["metrics"]
+    m = out.metrics
     assert m["APR"] == 75.0 and m["rule_only_accuracy"] == 50.0
     assert m["TCR"] == 50.0
     assert m["MAE"] == pytest.approx((1 + 2 + 0 + 2) / 4)
     # item 1: backtrack c.png ← resize(a.png) ← crop(in.jpg): 2 effective of 3; item 3: 1 of 1
     assert m["efficiency"] == pytest.approx((2 / 3 + 1) / 2 * 100)
-    assert out["by_category"]["attention"]["APR"] == 100.0 and out["by_category"]["counting"]["APR"] == 0.0
-    assert out["pending_judgements"] == 0
+    assert out.by_category["attention"]["APR"] == 100.0 and out.by_category["counting"]["APR"] == 0.0
+    assert out.pending_judgements == 0
 
 
 def test_vtc_without_judges_rule_failures_are_pending() -> None:
     o = DictOracle({})
     out = vtc.PROFILE.score(vtc_items(), ScoreContext(oracle=o))
-    assert out["metrics"]["APR"] == 50.0 and out["pending_judgements"] == 2
+    assert out.metrics["APR"] == 50.0 and out.pending_judgements == 2
     assert {r.judge for r in o.pending} == {"vtc-mcq-extract", "vtc-open-judge"}
 
 
@@ -248,14 +248,14 @@ def test_atp_metrics() -> None:
             return table.get(key)
 
     out = atp.PROFILE.score([one, two], ScoreContext(oracle=O({})))
-    m = out["metrics"]
+    m = out.metrics
     assert m["FS"] == 80.0 and m["SR"] == pytest.approx(200 / 3) and m["MI"] == 0.5
     assert m["1a_necessity"] == pytest.approx(200 / 3) and m["2c_format_correctness"] == 100.0
     assert m["tool_f1"] == pytest.approx(75.0)  # (0.5 + 1) / 2, macro over queries
     assert m["tool_adoption"] == {"reference": 50.0, "diffusion": 50.0, "search": 50.0, "code": 0.0, "edit": 0.0}
     assert m["tool_success_rate"]["diffusion"] == 0.0 and m["tool_success_rate"]["search"] == 100.0
     assert m["calls_histogram"] == {"1": 1, "2": 1}
-    assert out["by_category"]["Recipe"]["FS"] == 70.0
+    assert out.by_category["Recipe"]["FS"] == 70.0
 
 
 def test_isg_output_images_come_from_the_answer_event_assets() -> None:

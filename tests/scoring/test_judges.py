@@ -66,7 +66,7 @@ def test_visual_and_search_judges_store_verdicts_and_cache(engine, blobs, script
     monkeypatch.setenv("CM_TEST_JUDGE_KEY", "sk-test")
     run_id, traj_id, (a1, a2) = amme_run(engine, blobs, scripted_openai.base_url)
     before = score_run(engine, run_id)
-    assert before["pending_judgements"] == 2 and before["metrics"]["V"] == 0.0
+    assert before.pending_judgements == 2 and before.metrics["V"] == 0.0
 
     scripted_openai.push(text("No, it is cut off."), text("Yes, clearly."))
     stats = judge_run(engine, blobs, run_id, "amme-visual", "judge-ep")
@@ -85,8 +85,8 @@ def test_visual_and_search_judges_store_verdicts_and_cache(engine, blobs, script
     assert "1. JA8089 operator" in prompt and "JAL" in prompt and "JA8089 is flown by JAL" in prompt
 
     after = score_run(engine, run_id)
-    assert after["pending_judgements"] == 0 and after["metrics"]["V"] == 100.0 and after["metrics"]["S"] == 100.0
-    assert after["judges_used"] == ["amme-search@judge-ep", "amme-visual@judge-ep"]
+    assert after.pending_judgements == 0 and after.metrics["V"] == 100.0 and after.metrics["S"] == 100.0
+    assert after.judges_used == ["amme-search@judge-ep", "amme-visual@judge-ep"]
     with session_scope(engine) as s:
         rows = s.exec(select(CheckpointResult).where(CheckpointResult.trajectory_id == traj_id)).all()
         assert {(r.passed, r.method) for r in rows} == {(True, "judge")}
@@ -130,7 +130,7 @@ def test_malformed_output_is_stored_unparsed_and_counts_as_failed(engine, blobs,
         v = s.exec(select(Verdict).order_by(Verdict.id)).first()
         assert v.label == "unparsed" and v.parsed["error"] == "neither yes nor no" and v.raw_output.startswith("I am")
     res = score_run(engine, run_id)
-    assert res["metrics"]["APR"] == 0.0 and res["pending_judgements"] == 0
+    assert res.metrics["APR"] == 0.0 and res.pending_judgements == 0
 
 
 def test_server_error_and_missing_key_are_clear(engine, blobs, scripted_openai, monkeypatch) -> None:

@@ -108,12 +108,12 @@ def test_import_prompts_then_faithful_judging_uses_them(
     assert request.messages[-1]["content"][-1]["text"] == "Our yes/no check, {braces} kept.\nTruth: 12\nGuess: twelve\n"
     assert request.json["max_tokens"] == 128
     res = score_run(engine, run_id, write=False)
-    assert res["metrics"]["APR"] == 100.0
-    assert res["judge_prompts"]["vtc-open-judge"].startswith("vtc-open-judge.vref1 (reference ")
-    assert commit[:12] in res["judge_prompts"]["vtc-open-judge"]
+    assert res.metrics["APR"] == 100.0
+    assert res.judge_prompts["vtc-open-judge"].startswith("vtc-open-judge.vref1 (reference ")
+    assert commit[:12] in res.judge_prompts["vtc-open-judge"]
     fixed = score_run(engine, run_id, mode="fixed", write=False)
-    assert "chainmark's own prompt" in fixed["judge_prompts"]["vtc-open-judge"]
-    assert fixed["pending_judgements"] == 1  # its own template: a different question, not asked yet
+    assert "chainmark's own prompt" in fixed.judge_prompts["vtc-open-judge"]
+    assert fixed.pending_judgements == 1  # its own template: a different question, not asked yet
     report = cli(db, "report", str(run_id))
     assert "Judge prompts:" in report.output and "vtc-open-judge.vref1" in report.output
 

@@ -31,11 +31,11 @@ def test_editing_the_query_after_a_judged_run_keeps_its_score(engine, blobs, scr
     scripted_openai.handler = lambda req: text("yes" if "twelve" in str(req.json) else "no")
     judge_run(engine, blobs, run_id, "vtc-open-judge", "j")
     before = score_run(engine, run_id)
-    assert before["metrics"]["APR"] == 50.0 and not any("edited" in n for n in before["notes"])
+    assert before.metrics["APR"] == 50.0 and not any("edited" in n for n in before.notes)
 
     with session_scope(engine, actor="editor") as s:
         authoring.edit_task(s, ids[0], query="What number is written on the sign?")
 
     after = score_run(engine, run_id)
-    assert after["metrics"]["APR"] == 50.0 and after["pending_judgements"] == 0
-    assert any("edited after this run" in n and "1 task(s)" in n for n in after["notes"])
+    assert after.metrics["APR"] == 50.0 and after.pending_judgements == 0
+    assert any("edited after this run" in n and "1 task(s)" in n for n in after.notes)

@@ -58,7 +58,7 @@ def test_second_scenario_stops_at_a_leading_option_letter() -> None:
 def test_answer_given_as_option_text_is_scored_as_text() -> None:
     row = {"answer": "triangle", "A": "circle", "B": "triangle", "C": "square", "D": "star"}
     res = score([vtc_item(row, "triangle"), vtc_item({**row, "id": "t2"}, "B", traj_id=2)])
-    rules = [r["rule"] for r in res["per_item"]]
+    rules = [r["rule"] for r in res.per_item]
     assert rules == [1.0, 1.0]
 
 
@@ -72,7 +72,7 @@ def test_open_rule_contains_the_normalised_answer() -> None:
 def test_lone_letter_answer_without_options_goes_to_the_yes_no_judge() -> None:
     oracle = NoJudges()
     res = score([vtc_item({"answer": "B"}, "option B")], oracle=oracle)
-    assert res["per_item"][0]["mcq"] is True and res["per_item"][0]["rule"] == 0.0
+    assert res.per_item[0]["mcq"] is True and res.per_item[0]["rule"] == 0.0
     assert [r.judge for r in oracle.pending] == ["vtc-open-judge"]
     assert oracle.pending[0].vars["answer"] == "B"
 
@@ -83,14 +83,14 @@ def test_mcq_judge_reply_acceptance_and_retry() -> None:
     # "A." is not all letters: rejected, the second try is asked at temperature 0.1.
     oracle = DictOracle({("vtc-mcq-extract", "answer"): ja("A", raw="A.")})
     res = score([it], oracle=oracle)
-    assert res["per_item"][0]["judge"] == "pending"
+    assert res.per_item[0]["judge"] == "pending"
     assert oracle.pending[0].target_part == "answer#try2" and dict(oracle.pending[0].params) == {"temperature": 0.1}
     # A reply of upper-case letters is read; letters beyond D count (up to G and more): "C" hits, "G" misses.
     for reply, final in (("C", 1.0), ("G", 0.0), ("CA", 0.0)):
         oracle = DictOracle(
             {("vtc-mcq-extract", "answer"): ja("x", raw="A."), ("vtc-mcq-extract", "answer#try2"): ja("x", raw=reply)}
         )
-        assert score([it], oracle=oracle)["per_item"][0]["final"] == final, reply
+        assert score([it], oracle=oracle).per_item[0]["final"] == final, reply
 
 
 def test_yes_no_reply_acceptance() -> None:
@@ -100,14 +100,14 @@ def test_yes_no_reply_acceptance() -> None:
             ("vtc-open-judge", "answer" if n == 0 else f"answer#try{n + 1}"): ja("x", raw=r)
             for n, r in enumerate(replies)
         }
-        got = score([it], oracle=DictOracle(answers))["per_item"][0]
+        got = score([it], oracle=DictOracle(answers)).per_item[0]
         assert got["final"] == final, replies
     got = score(
         [it],
         oracle=DictOracle(
             {("vtc-open-judge", "answer" if n == 0 else f"answer#try{n + 1}"): ja("x", raw="Yes.") for n in range(5)}
         ),
-    )["per_item"][0]
+    ).per_item[0]
     assert got["judge"]["tries"] == 5 and "failed" in got["judge"]
 
 
@@ -154,8 +154,8 @@ def test_faithful_reproduces_the_round_trip_and_fixed_does_not() -> None:
         vtc_item({"id": "empty", "answer": "NA"}, "", 3),
         vtc_item({"id": "num", "answer": "3"}, 3.0, 4),
     ]
-    faithful = [r["rule"] for r in score(items)["per_item"]]
-    fixed = [r["rule"] for r in score(items, "fixed")["per_item"]]
+    faithful = [r["rule"] for r in score(items).per_item]
+    fixed = [r["rule"] for r in score(items, "fixed").per_item]
     assert faithful == [1.0, 0.0, 1.0, 1.0]
     assert fixed == [0.0, 1.0, 0.0, 1.0]  # "3.0" vs "3": equal by the math check
 
@@ -170,9 +170,9 @@ def test_fixed_mode_does_the_math_check_and_names_its_corrections() -> None:
     assert vtc_rule_open("0.6", "0.5", "fixed") == 0.0
     items = [vtc_item({"answer": "0.5"}, "1/2")]
     fixed = score(items, "fixed")
-    assert fixed["per_item"][0]["rule"] == 1.0
-    assert any(c.startswith("vtc-math-verify") for c in fixed["corrections"])
-    assert score(items)["corrections"] == []
+    assert fixed.per_item[0]["rule"] == 1.0
+    assert any(c.startswith("vtc-math-verify") for c in fixed.corrections)
+    assert score(items).corrections == []
 
 
 def test_fixed_mode_reads_judge_letters_leniently_and_maps_option_text() -> None:
@@ -181,11 +181,11 @@ def test_fixed_mode_reads_judge_letters_leniently_and_maps_option_text() -> None
     fixed = score(
         [it], "fixed", DictOracle({("vtc-mcq-extract", "answer"): ja("B", parsed={"letters": ["B"]}, raw="B.")})
     )
-    assert fixed["per_item"][0]["final"] == 1.0
-    assert fixed["corrections"] == sorted(["vtc-no-sheet-round-trip", "vtc-math-verify", "vtc-judge-letters"])
+    assert fixed.per_item[0]["final"] == 1.0
+    assert fixed.corrections == sorted(["vtc-no-sheet-round-trip", "vtc-math-verify", "vtc-judge-letters"])
     # Faithful: "B." is not read; and even "B" would not equal the text answer's letters.
     faithful = score([it], oracle=DictOracle({("vtc-mcq-extract", "answer"): ja("B", raw="B")}))
-    assert faithful["per_item"][0]["final"] == 0.0
+    assert faithful.per_item[0]["final"] == 0.0
 
 
 def test_reference_runner_says_what_is_missing(tmp_path) -> None:

@@ -20,7 +20,7 @@ async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_pat
         await pilot.press("space", "g")
         await settle(pilot, app)
         assert screen.chosen == [study["run"]] and screen.results is not None
-        assert screen.results[0]["metrics"]["AnsAcc"] == 60.0  # answers 2,4,4,6,6 vs expected 2..6: three right
+        assert screen.results[0].metrics["AnsAcc"] == 60.0  # answers 2,4,4,6,6 vs expected 2..6: three right
         for name in ("report.md", "report.csv", "report.html"):
             await pilot.press("e")
             screen.query_one("#export-path").value = str(tmp_path / name)  # typing a long path is slow
@@ -73,7 +73,7 @@ async def test_atp_report_shows_the_final_score_after_the_three_judges(
         app.push_screen(ReportsScreen(run_ids=(run_id,), embedder="hashing"))
         await settle(pilot, app)
         screen = app.screen
-        assert screen.results is not None and screen.results[0]["metrics"]["FS"] == 64.0
+        assert screen.results is not None and screen.results[0].metrics["FS"] == 64.0
         import io
 
         from rich.console import Console

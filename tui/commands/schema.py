@@ -7,9 +7,14 @@ from tui.context import emit_json
 
 
 @click.command("schema")
-@click.argument("which", type=click.Choice(["events", "answers", "checkpoints"]))
+@click.argument("which", type=click.Choice(["events", "answers", "checkpoints", "results"]))
 def schema_cmd(which: str) -> None:
-    """Print the JSON Schema (versioned) of event payloads, answer specs or checkpoints."""
+    """Print the JSON Schema (versioned) of event payloads, answer specs, checkpoints or score results."""
+    if which == "results":  # what `chainmark score --json` prints
+        from evaluation.scoring.results import results_json_schema
+
+        emit_json(results_json_schema())
+        return
     from store.schemas import json_schema
 
     emit_json(json_schema(which))  # type: ignore[arg-type]

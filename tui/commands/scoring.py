@@ -10,7 +10,7 @@ from evaluation.judges.runner import judge_run
 from evaluation.judges.templates import available
 from evaluation.scoring import report as reports
 from evaluation.scoring.matchers import MODES
-from evaluation.scoring.runner import public, score_run
+from evaluation.scoring.runner import score_run
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
@@ -65,35 +65,36 @@ def score_cmd(
         actor=app.actor,
     )
     if as_json:
-        emit_json(public(res, per_item=per_item))
+        emit_json(res.public(per_item=per_item))
         return
     click.echo(
-        f"run {res['run_id']} · {res['benchmark']} · {res['model']} · profile {res['profile']} · "
-        f"mode {res['mode']} · embedder {res.get('embedder') or 'none'}"
+        f"run {res.run_id} · {res.benchmark} · {res.model} · profile {res.profile} · "
+        f"mode {res.mode} · embedder {res.embedder or 'none'}"
     )
-    scalar = [[k, reports.fmt(v)] for k, v in res["metrics"].items() if not isinstance(v, (dict, list))]
+    scalar = [[k, reports.fmt(v)] for k, v in res.metrics.items() if not isinstance(v, (dict, list))]
     click.echo(table(scalar, ["metric", "value"]))
-    if res.get("by_category"):
+    if res.by_category:
         click.echo("")
-        cats = res["by_category"]
-        keys = [k for k in next(iter(cats.values())) if not isinstance(next(iter(cats.values()))[k], (dict, list))]
+        cats = res.by_category
+        first = next(iter(cats.values()))
+        keys = [k for k in first if not isinstance(first[k], (dict, list))]
         click.echo(
             table(
                 [[c, *[reports.fmt(v.get(k)) for k in keys]] for c, v in cats.items()],
-                [res.get("category_label") or "category", *keys],
+                [res.category_label or "category", *keys],
             )
         )
-    if res.get("pending_judgements"):
-        by = ", ".join(f"{k}: {v}" for k, v in sorted((res.get("pending_by_judge") or {}).items()))
+    if res.pending_judgements:
+        by = ", ".join(f"{k}: {v}" for k, v in sorted(res.pending_by_judge.items()))
         click.echo(
-            f"\n{res['pending_judgements']} judgement(s) pending ({by}); they count as failed. "
+            f"\n{res.pending_judgements} judgement(s) pending ({by}); they count as failed. "
             f"Run `chainmark judge {run_id} --judge NAME --endpoint E`."
         )
-    if res.get("corrections"):
-        click.echo(f"corrections (fixed mode): {', '.join(res['corrections'])}")
-    for judge, desc in (res.get("judge_prompts") or {}).items():
+    if res.corrections:
+        click.echo(f"corrections (fixed mode): {', '.join(res.corrections)}")
+    for judge, desc in res.judge_prompts.items():
         click.echo(f"judge prompt {judge}: {desc}")
-    for note in res.get("notes") or []:
+    for note in res.notes:
         click.echo(f"note: {note}")
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from evaluation.scoring.results import ScoreResult
+
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -40,7 +42,7 @@ class ReportRequest:
     metric: str | None
 
 
-def build_report(engine: Any, req: ReportRequest) -> list[dict[str, Any]]:
+def build_report(engine: Any, req: ReportRequest) -> list[ScoreResult]:
     """Score each run without writing, exactly like ``chainmark report``."""
     return [score_run(engine, r, mode=req.mode, embedder=req.embedder, write=False) for r in req.run_ids]
 
@@ -57,7 +59,7 @@ def preference_tables(session: Any, req: ReportRequest) -> Tables:
     return leaderboard_tables(session, list(dict.fromkeys(req.run_ids)))
 
 
-def report_renderable(results: list[dict[str, Any]], metric: str | None, extra: Tables | None = None) -> Group:
+def report_renderable(results: list[ScoreResult], metric: str | None, extra: Tables | None = None) -> Group:
     parts: list[Any] = []
     for title, headers, rows in [*reports.tables(results, metric), *(extra or [])]:
         t = Table(
@@ -71,20 +73,20 @@ def report_renderable(results: list[dict[str, Any]], metric: str | None, extra: 
     bars = [reports.histogram_bars(r) for r in results]
     if any(bars):
         parts.append(Text("\n\n".join(b for b in bars if b)))
-    notes = [f"run {r.get('run_id')}: {n}" for r in results for n in r.get("notes") or []]
+    notes = [f"run {r.run_id}: {n}" for r in results for n in r.notes]
     if notes:
         parts.append(Text("\n".join(notes), style="dim"))
     return Group(*parts)
 
 
-def export_text(results: list[dict[str, Any]], metric: str | None, path: Path, extra: Tables | None = None) -> str:
+def export_text(results: list[ScoreResult], metric: str | None, path: Path, extra: Tables | None = None) -> str:
     """Markdown for .md (anything but .csv), CSV for .csv, HTML for .html."""
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
         from evaluation.scoring.html_report import to_html
 
         return to_html(
-            results, metric, extra, title="chainmark report: runs " + ", ".join(str(r.get("run_id")) for r in results)
+            results, metric, extra, title="chainmark report: runs " + ", ".join(str(r.run_id) for r in results)
         )
     return reports.to_csv(results, metric, extra) if suffix == ".csv" else reports.to_markdown(results, metric, extra)
 
@@ -103,7 +105,7 @@ class ReportBuilt(Result):
 
     WHAT: ClassVar[str] = "report"
     request: ReportRequest
-    results: list[dict[str, Any]]
+    results: list[ScoreResult]
     extra: Any
 
 
@@ -124,7 +126,7 @@ class ReportsScreen(WorkScreen):
         self.embedder = embedder
         self.metric: str | None = None
         self.runs: list[RunRow] = []
-        self.results: list[dict[str, Any]] | None = None
+        self.results: list[ScoreResult] | None = None
         self.extra: Tables = []
         self.shown_request: ReportRequest | None = None
 
