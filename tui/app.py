@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
@@ -300,6 +301,13 @@ class ChainmarkApp(App[None]):
         self.notify(f"undid in {screen.undo_scope}: {edit.label}", timeout=3)
         screen.save(f"undid: {edit.label}", edit.undo)
         screen.show_undo_hint()
+
+    def on_delivery_failed(self, event: events.DeliveryFailed) -> None:
+        """An original image the browser did not get (``o`` in the zoom view under ``serve``)."""
+        from tui.screens.image_zoom import ORIGINAL_DELIVERY
+
+        if event.name == ORIGINAL_DELIVERY:
+            self.notify(f"the original could not be handed over: {event.exception}", severity="error")
 
     def on_image_pane_zoom_requested(self, message: Any) -> None:
         """Any preview's ``enter``: its image full size (``tui.screens.image_zoom``)."""

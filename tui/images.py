@@ -23,6 +23,23 @@ def preview(data: bytes, max_size: tuple[int, int] = PREVIEW_MAX) -> PILImage.Im
     return out
 
 
+BROWSER_SAFE = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+"""Formats a browser shows inline as pixels and nothing else (never SVG or HTML: they run script)."""
+
+
+def original_kind(data: bytes) -> tuple[str, str]:
+    """(file extension, MIME type) of image bytes, read from the bytes themselves (never a stored name
+    or a claimed type); refuses anything a browser would not show as a plain image."""
+    try:
+        with PILImage.open(io.BytesIO(data)) as im:
+            fmt = im.format or ""
+    except Exception as exc:  # noqa: BLE001 - not an image at all
+        raise ValueError(f"not an image ({exc})") from exc
+    if fmt not in BROWSER_SAFE:
+        raise ValueError(f"{fmt or 'this'} image cannot be opened as original pixels; shown here only")
+    return ("jpg" if fmt == "JPEG" else fmt.lower()), BROWSER_SAFE[fmt]
+
+
 FULL_MAX_PIXELS = 64_000_000
 """Largest image the zoom view decodes (a decompression bomb is refused, not decoded)."""
 

@@ -160,6 +160,31 @@ class GuardedServer(Server):
         response.headers["Cache-Control"] = "no-store"
         return response
 
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        """A file a session handed over (an original image: ``o`` in the zoom view). Its key is a
+        single-use random name known only to that session's page. Only plain image types are shown
+        inline, with sniffing and scripts off; anything else is a download."""
+        from tui.images import BROWSER_SAFE
+
+        key = request.match_info["key"]
+        try:
+            meta = await self.download_manager.get_download_metadata(key)
+        except KeyError:
+            raise web.HTTPNotFound(text="no such download (each link works once)\n") from None
+        inline = meta.open_method == "browser" and meta.mime_type in BROWSER_SAFE.values()
+        response = web.StreamResponse()
+        response.headers["Content-Type"] = meta.mime_type if inline else "application/octet-stream"
+        safe_name = "".join(c if c.isalnum() or c in ".-" else "-" for c in meta.file_name)[:100] or "download"
+        response.headers["Content-Disposition"] = f'{"inline" if inline else "attachment"}; filename="{safe_name}"'
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Content-Security-Policy"] = "default-src 'none'; img-src 'self'; sandbox"
+        response.headers["Cache-Control"] = "no-store"
+        await response.prepare(request)
+        async for chunk in self.download_manager.download(key):
+            await response.write(chunk)
+        await response.write_eof()
+        return response
+
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
         origin = request.headers.get("Origin")
         if origin not in self.origins:

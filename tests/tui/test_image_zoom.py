@@ -66,3 +66,89 @@ async def test_a_pane_without_an_image_does_not_take_focus(make_tui, engine) -> 
         await settle(pilot, app)
         pane = app.screen.query_one("#editor-preview", ImagePane)
         assert pane.source is None and not pane.can_focus
+
+
+async def _zoom_on(make_tui, engine, blobs, data: bytes):  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
+        t = authoring.create_task(s, "gta", "Receipt / total?")
+        authoring.attach_asset(s, blobs, int(t.id or 0), data)
+        return make_tui(start_task=t.id)
+
+
+async def test_o_saves_the_original_bytes_in_a_terminal(make_tui, engine, blobs, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Cells are not pixels: ``o`` hands over the original file, byte for byte, named from the title."""
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    monkeypatch.setattr("platformdirs.user_downloads_path", lambda: downloads)
+    original = png(640, 480, text="TOTAL 15.80")
+    app = await _zoom_on(make_tui, engine, blobs, original)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.screen.query_one("#editor-preview", ImagePane).focus()
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ImageZoomScreen)
+        await pilot.press("o")
+        saved: list = []
+        for _ in range(200):  # the driver writes in a thread; wait on the file, not on time
+            saved = list(downloads.glob("*.png"))
+            if saved and saved[0].read_bytes() == original:
+                break
+            await pilot.pause(0.05)
+        assert len(saved) == 1 and saved[0].read_bytes() == original
+        assert "/" not in saved[0].name and saved[0].name.endswith(".png")
+        await settle(pilot, app)
+        assert any(f"original saved to {saved[0]}" in str(n.message) for n in app._notifications)
+
+
+async def test_o_refuses_what_a_browser_would_run(make_tui, engine, blobs, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An "image" that is SVG (script inside) is never handed to a browser; the zoom view stays."""
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    monkeypatch.setattr("platformdirs.user_downloads_path", lambda: downloads)
+    app = make_tui()
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ImageZoomScreen(svg, "evil"))
+        await settle(pilot, app)
+        await pilot.press("o")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ImageZoomScreen)
+        assert any("cannot hand over the original" in str(n.message) for n in app._notifications)
+        assert list(downloads.iterdir()) == []
+
+
+async def test_o_under_serve_opens_a_browser_tab(make_tui, engine, blobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Served to a browser, the original goes to a new tab as an inline image of its own type."""
+    original = png(300, 200, text="x")
+    app = await _zoom_on(make_tui, engine, blobs, original)
+    delivered: list = []
+    monkeypatch.setattr(type(app), "is_web", property(lambda self: True))
+
+    def deliver(f, **kw):  # type: ignore[no-untyped-def]
+        delivered.append((f.read(), kw))
+        return "key"
+
+    monkeypatch.setattr(app, "deliver_binary", deliver)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        app.screen.query_one("#editor-preview", ImagePane).focus()
+        await pilot.press("enter")
+        await settle(pilot, app)
+        await pilot.press("o")
+        await settle(pilot, app)
+        assert len(delivered) == 1
+        data, kw = delivered[0]
+        assert data == original and kw["open_method"] == "browser" and kw["mime_type"] == "image/png"
+        assert any("new browser tab" in str(n.message) for n in app._notifications)
+
+
+def test_saving_the_same_original_twice_keeps_both(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.image_zoom import original_name, save_original
+
+    monkeypatch.setattr("platformdirs.user_downloads_path", lambda: tmp_path)
+    first, second = save_original(b"one", "a.png"), save_original(b"two", "a.png")
+    assert (first.name, second.name) == ("a.png", "a-2.png") and first.read_bytes() == b"one"
+    assert original_name("../../etc/passwd · image 1 of 2") == "etc-passwd-image-1-of-2"

@@ -125,3 +125,49 @@ def test_origins() -> None:
         "http://[::1]:8000",
     }
     assert allowed_origins("https://lab.example") == {"https://lab.example"}
+
+
+class _Session:
+    """Stands in for a session's app process: answers each chunk request from a byte string."""
+
+    def __init__(self, manager, key: str, data: bytes) -> None:  # type: ignore[no-untyped-def]
+        self.manager, self.key, self.data, self.app_service_id = manager, key, data, "s1"
+
+    async def send_meta(self, meta) -> bool:  # type: ignore[no-untyped-def]
+        chunk, self.data = self.data[: meta["size"]], self.data[meta["size"] :]
+        await self.manager.chunk_received(self.key, chunk)
+        return True
+
+
+@pytest.mark.parametrize(
+    ("mime", "method", "inline"),
+    [("image/png", "browser", True), ("image/svg+xml", "browser", False), ("text/html", "browser", False)],
+)
+async def test_downloads_show_only_plain_images_inline(db_path, mime, method, inline) -> None:  # type: ignore[no-untyped-def]
+    """An original image opens in the browser as pixels; anything that could run script is a download."""
+    server_obj = guarded(db_path, 0)
+    manager = server_obj.download_manager
+    data = b"\x89PNG fake" * 10_000
+    await manager.create_download(
+        app_service=_Session(manager, "k1", data),  # type: ignore[arg-type]
+        delivery_key="k1",
+        file_name='x"; evil=.png',
+        open_method=method,
+        mime_type=mime,
+    )
+    server = TestServer(await server_obj._make_app(), host="127.0.0.1")
+    await server.start_server()
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{server.port}/download/k1") as r:
+                body = await r.read()
+                headers = r.headers
+            async with http.get(f"http://127.0.0.1:{server.port}/download/k1") as again:
+                assert again.status == 404  # a link works once
+    finally:
+        await server.close()
+    assert body == data
+    assert headers["X-Content-Type-Options"] == "nosniff" and "sandbox" in headers["Content-Security-Policy"]
+    assert headers["Content-Type"] == (mime if inline else "application/octet-stream")
+    disposition = headers["Content-Disposition"]
+    assert disposition.startswith("inline" if inline else "attachment") and '"' not in disposition.split('"')[1]

@@ -2,11 +2,18 @@
 
 The original bytes are decoded once in a worker; every view is a crop of them shrunk to what a pane
 can show, also made in a worker, so a 4000-pixel receipt stays readable and the UI never waits.
+
+A terminal shows cells, not pixels. ``o`` hands over the original file: under ``chainmark serve`` the
+browser opens it in a new tab (real pixels, the browser's own zoom); in a terminal it is saved to the
+downloads folder and the path is shown, for an image viewer on the same machine.
 """
 
 from __future__ import annotations
 
+import io
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from typing import TYPE_CHECKING, ClassVar
 
@@ -27,6 +34,31 @@ if TYPE_CHECKING:
 ZOOM_STEP = 1.5
 MAX_ZOOM = 64.0
 PAN_STEP = 0.25  # of the visible window
+ORIGINAL_DELIVERY = "chainmark-original-image"  # names our deliveries in DeliveryComplete
+
+
+def save_original(data: bytes, filename: str) -> Path:
+    """Write to the downloads folder under a name not taken yet (``name-2.png`` …); never overwrites."""
+    from platformdirs import user_downloads_path
+
+    folder = Path(user_downloads_path())
+    folder.mkdir(parents=True, exist_ok=True)
+    stem, _, ext = filename.rpartition(".")
+    for n in range(1, 1000):
+        path = folder / (filename if n == 1 else f"{stem}-{n}.{ext}")
+        try:
+            with path.open("xb") as out:  # exclusive: another window saving the same image gets its own name
+                out.write(data)
+            return path
+        except FileExistsError:
+            continue
+    raise OSError(f"no free file name for {filename} in {folder}")
+
+
+def original_name(title: str) -> str:
+    """A file name from the view's title: letters, digits, dots and dashes only (titles come from data)."""
+    name = re.sub(r"[^A-Za-z0-9.-]+", "-", title).strip("-.")[:80]
+    return name or "image"
 
 
 def view_box(size: tuple[int, int], zoom: float, centre: tuple[float, float]) -> tuple[int, int, int, int]:
@@ -48,6 +80,16 @@ class FullImageLoaded(Result):
 
 
 @dataclass
+class OriginalReady(Result):
+    """The original file's bytes with the name and type it is handed over under."""
+
+    WHAT: ClassVar[str] = "original"
+    data: bytes
+    filename: str
+    mime_type: str
+
+
+@dataclass
 class ViewCropped(Result):
     """The part of the image in view (``box`` in image pixels), shrunk to fit the pane."""
 
@@ -64,6 +106,7 @@ class ImageZoomScreen(ModalScreen[None]):
         Binding("plus,equals_sign", "zoom(1)", "Zoom in", id="image_zoom.zoom_in"),
         Binding("minus", "zoom(-1)", "Zoom out", id="image_zoom.zoom_out"),
         Binding("0", "fit", "Whole image", id="image_zoom.fit"),
+        Binding("o", "open_original", "Original pixels", id="image_zoom.open_original"),
         Binding("left", "pan(-1, 0)", "Pan", show=False, id="image_zoom.pan_left"),
         Binding("right", "pan(1, 0)", "Pan", show=False, id="image_zoom.pan_right"),
         Binding("up", "pan(0, -1)", "Pan", show=False, id="image_zoom.pan_up"),
@@ -125,6 +168,9 @@ class ImageZoomScreen(ModalScreen[None]):
     @on(Failed)
     def _failed(self, message: Failed) -> None:
         message.stop()
+        if message.what == "original":
+            self.notify(f"cannot hand over the original: {message.error}", severity="error")
+            return
         self.query_one(ImagePane).show(None, f"cannot show this image: {message.error}")
 
     def _show_view(self) -> None:
@@ -142,6 +188,49 @@ class ImageZoomScreen(ModalScreen[None]):
                 self.post_message(ViewCropped(box, view))
 
         self.run_worker(crop, thread=True, exclusive=True, group="zoom-view", exit_on_error=False)
+
+    def action_open_original(self) -> None:
+        source, app, title = self.source, self.app, self.image_title
+
+        def read() -> None:
+            from tui.images import original_kind
+
+            try:
+                data = source if isinstance(source, bytes) else app.blobs.get(source)  # type: ignore[attr-defined]
+                ext, mime = original_kind(data)
+            except Exception as exc:  # noqa: BLE001 - said in a notification, the view stays
+                self.post_message(Failed("original", str(exc)))
+                return
+            self.post_message(OriginalReady(data, f"{original_name(title)}.{ext}", mime))
+
+        self.run_worker(read, thread=True, group="zoom-original", exit_on_error=False)
+
+    @on(OriginalReady)
+    def _original_ready(self, message: OriginalReady) -> None:
+        message.stop()
+        if self.app.is_web:  # textual-serve streams it to a single-use link the page opens
+            self.app.deliver_binary(
+                io.BytesIO(message.data),
+                save_filename=message.filename,
+                open_method="browser",
+                mime_type=message.mime_type,
+                name=ORIGINAL_DELIVERY,
+            )
+            self.notify(f"{message.filename}: opening in a new browser tab (allow pop-ups for this page)")
+            return
+        # In a terminal we write the file ourselves: Textual 8.2's terminal delivery opens binary
+        # streams in text mode and leaves an empty file.
+        data, filename = message.data, message.filename
+
+        def save() -> None:
+            try:
+                path = save_original(data, filename)
+            except OSError as exc:
+                self.post_message(Failed("original", str(exc)))
+                return
+            self.app.call_from_thread(self.app.notify, f"original saved to {path}", timeout=8)
+
+        self.run_worker(save, thread=True, group="zoom-original", exit_on_error=False)
 
     def action_zoom(self, direction: int) -> None:
         self.zoom = min(MAX_ZOOM, max(1.0, self.zoom * (ZOOM_STEP if direction > 0 else 1 / ZOOM_STEP)))
