@@ -11,10 +11,17 @@ from sqlmodel import select
 from textual.widgets import Static
 
 from annotation import tasks as authoring
+from annotation.review.annotators import add_annotator
+from annotation.review.assignments import assign
+from annotation.review.targets import Target
 from store import events as ev
 from store import session_scope
 from store.models import Checkpoint, CheckpointResult, Event, Run, Trajectory
-from tests.tui_review.conftest import FIXED, drawn, settle
+from tests.tui_review.conftest import FIXED, drawn, rate_as, settle
+from tui.screens.review.adjudication import AdjudicationScreen
+from tui.screens.review.adjudication_data import QueueFilter, adjudication_item, disagreement_queue
+from tui.screens.review.data import rating_item, rating_queue
+from tui.screens.review.rating_queue import RatingQueueScreen
 from tui.screens.runs.trajectory import TrajectoryScreen
 from tui.screens.runs.trajectory_data import trajectory_view
 from tui.widgets.review.trajectory_row import TrajectoryRow
@@ -87,6 +94,7 @@ async def test_viewer_flags_contradictions_and_x_walks_them(make_tui, engine, st
             task = drawn(screen.query_one("#traj-task"))
             assert "scored: right (1.00)" in task and "gold: exact: 4" in task
             assert "row 1: checkpoint cp1: contradicts step" in " ".join(task.split())
+            assert "… 1 more (x walks the rows)" in task  # three listed, every one on its row
             flat = " ".join(marks(screen, 2).split())
             assert "⚠ judge-a: contradicts answer: scored right (1.00)" in flat
             rows = {r.index: r for r in screen.query(TrajectoryRow)}
@@ -212,3 +220,73 @@ async def test_step_marks_are_drawn(make_tui, engine) -> None:  # type: ignore[n
             assert "ToolAcc ✗ ArgAcc ✗" in drawn_marks[1]
             assert "ToolAcc ✓ ArgAcc ✗" in drawn_marks[2]
             assert "answer ✓" in drawn_marks[3]
+
+
+# ---------------------------------------------------------------- gold answer and score in the queues
+
+
+def target_text(screen: Any, selector: str) -> str:
+    return " ".join(drawn(screen.query_one(selector, Static)).split())
+
+
+async def test_rating_queue_shows_gold_and_hides_the_score_until_rated(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    for size in SIZES:
+        app = make_tui(actor="ann")
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            app.push_screen(RatingQueueScreen())
+            await settle(pilot, app)
+            screen = app.screen
+            if size == SIZES[0]:
+                text = target_text(screen, "#target-content")
+                assert "Gold answer: exact: 2" in text  # task data: shown to a blind rater
+                assert "Run's score: hidden until you rate (blind)" in text and "(1.00)" not in text
+                await pilot.press("n")  # rated (against the score, which the rater could not see)
+                await settle(pilot, app)
+                text = target_text(screen, "#target-content")
+                assert "Gold answer: exact: 2" in text and "Run's score: right (1.00)" in text
+            else:  # the first item was rated at the other size; the queue opens on the next open one
+                text = target_text(screen, "#target-content")
+                assert "Gold answer: exact: 3" in text and "hidden until you rate (blind)" in text
+                await pilot.press("left")
+                await settle(pilot, app)
+                assert "Run's score: right (1.00)" in target_text(screen, "#target-content")
+
+
+def test_a_rater_not_blind_sees_the_score_at_once(engine, study) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "seed") as s:
+        add_annotator(s, "cat", "annotator")
+        assign(s, "pass-fail", [Target("trajectory", study["trajectories"][1])], ["cat"], 1, blind=False)
+    with session_scope(engine) as s:
+        state = rating_queue(s, "cat")
+        item = rating_item(s, "cat", state.entries[0])
+    assert not item.view.hidden
+    assert (item.evidence.gold, item.evidence.score, item.evidence.right) == ("exact: 3", "wrong (0.00)", False)
+
+
+async def test_adjudication_queue_shows_gold_and_score(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    rate_as(engine, "ann", ["yes", "no", "yes", "yes", "no"], study["trajectories"])
+    rate_as(engine, "bob", ["yes", "yes", "no", "no", "no"], study["trajectories"])
+    for size in SIZES:
+        app = make_tui(actor="rev")
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            app.push_screen(AdjudicationScreen())
+            await settle(pilot, app)
+            screen = app.screen
+            assert screen.item is not None and screen.item.disagreement.unit.id == study["trajectories"][1]
+            text = target_text(screen, "#adj-values")
+            assert "gold exact: 3 · run's score wrong (0.00)" in text
+
+
+def test_adjudication_item_hides_the_score_from_a_reviewer_who_owes_a_blind_rating(engine, study) -> None:  # type: ignore[no-untyped-def]
+    rate_as(engine, "ann", ["yes", "no", "yes", "yes", "no"], study["trajectories"])
+    rate_as(engine, "bob", ["yes", "yes", "no", "no", "no"], study["trajectories"])
+    t1 = study["trajectories"][1]
+    with session_scope(engine, "seed") as s:
+        assign(s, "pass-fail", [Target("trajectory", t1)], ["rev"], 1, blind=True)
+    with session_scope(engine) as s:
+        d = next(d for d in disagreement_queue(s, QueueFilter()) if d.unit.id == t1)  # as listed for nobody
+        item = adjudication_item(s, "rev", d)
+    assert item.view.hidden and item.evidence.score_hidden and item.evidence.score == ""
+    assert item.evidence.gold == "exact: 3"

@@ -38,6 +38,7 @@ from tui.widgets.search_input import SearchInput
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 THUMB = (192, 128)
 NARROW = 110  # columns below which the checkpoint marks column narrows
+SHOWN_CONTRADICTIONS = 3  # listed under the task; the rest are counted (every one is on its row)
 
 
 def _prepared(view: TrajectoryView) -> TrajectoryView:
@@ -175,10 +176,13 @@ class TrajectoryScreen(WorkScreen):
                 visible(view.outcome.describe()),
                 style="dim" if right is None else "bold green" if right else "bold red",
             )
-        for at, c in view.contradictions:
+        for at, c in view.contradictions[:SHOWN_CONTRADICTIONS]:
             task.append(f"\n{CONTRADICTION} ", style="bold magenta")
             task.append(f"row {at + 1}: " if at is not None else "", style="bold")
             task.append(visible(c.line()), style="magenta")
+        if len(view.contradictions) > SHOWN_CONTRADICTIONS:
+            more = len(view.contradictions) - SHOWN_CONTRADICTIONS
+            task.append(f"\n{CONTRADICTION} … {more} more (x walks the rows)", style="magenta")
         if view.error:
             task.append("\nerror: " + visible(view.error, keep_newlines=True), style="red")
         for m in view.unplaced:
