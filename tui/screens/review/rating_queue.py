@@ -2,7 +2,8 @@
 
 Keys come from the scale (``y``/``n``, ``0``–``2``, ``1``–``9`` and ``0`` for 10 on each dimension
 of a 1–10 scale). In blind mode the verdicts and other ratings stay hidden until the rating is in;
-then the screen shows them and waits for → so the rater can compare before moving on.
+then the screen shows them and waits for → so the rater can compare before moving on. The gold
+answer is shown after the target; the run's own per-item score only once the blind rating is in.
 """
 
 from __future__ import annotations

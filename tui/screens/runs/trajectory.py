@@ -7,6 +7,10 @@ checkpoint results on their rows). ``[``/``]`` walk through the other trajectori
 Steps read as a transcript: code with its newlines and highlighting, timing and model usage, long
 parts collapsed until ``enter``/``space`` expands the row under the cursor; ``R`` shows the stored
 events behind a step as JSON; ``/`` searches the trajectory (``n``/``N`` walk the matching rows).
+
+Under the query: answer, gold answer and the run's own score of the item; judgements contradicting
+that score (or their step's failed tool call) are flagged ``⚠`` on their rows, counted in the header
+and walked with ``x``/``X``.
 """
 
 from __future__ import annotations

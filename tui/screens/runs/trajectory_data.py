@@ -5,6 +5,10 @@ a call with its result, a code run, a planned call, the answer) are aligned by a
 common subsequence: a checkpoint whose reference step was matched to a model event anchors that
 pair; otherwise equal tool names pair up. Checkpoint marks sit on the row of their matched event
 (else on their reference step's row); verdicts and human ratings sit beside the item they rate.
+In step mode each prediction is anchored to the gold step it was made for (its ``gold_index``) and
+carries the GTA step scorer's own ToolAcc/ArgAcc decision. The run's own score of the item comes
+from the benchmark profile (``evaluation.scoring.item_outcome``); judgements that contradict it, or
+the step they judge, are found by ``evaluation.contradictions`` and placed on their rows.
 """
 
 from __future__ import annotations
