@@ -93,6 +93,11 @@ def step_marks(row: dict[str, Any]) -> tuple[StepMark, ...]:
     return tuple(out)
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
 def trajectory_outcome(
     session: Session, trajectory_id: int, *, mode: str = "faithful", embedder: str = "minilm"
 ) -> ItemOutcome:
@@ -105,8 +110,10 @@ def trajectory_outcome(
         loaded = load_run(session, traj.run_id, only=[trajectory_id])
         profile = profile_for(loaded)
         scored = score_loaded(session, loaded, mode=mode, embedder=embedder)
-    except (LookupError, EmbedderUnavailable, ValueError) as exc:
-        return ItemOutcome(None, mode, note=str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+    except EmbedderUnavailable as exc:
+        return ItemOutcome(None, mode, note=_first_line(exc))
+    except Exception as exc:  # a profile that cannot score this item must not keep the trajectory from showing
+        return ItemOutcome(None, mode, note=f"could not score ({type(exc).__name__}: {_first_line(exc)})")
     row = next((r for r in scored.get("per_item") or [] if r.get("trajectory_id") == trajectory_id), None)
     if row is None:
         return ItemOutcome(None, mode, note="the profile gave no result for this trajectory")

@@ -86,3 +86,18 @@ def test_one_trajectorys_outcome_is_its_score_in_the_whole_run(engine, blobs) ->
     with session_scope(engine) as s:
         with pytest.raises(LookupError):
             trajectory_outcome(s, 999)
+
+
+def test_an_item_its_profile_cannot_score_says_why(engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    from store.models import Benchmark
+    from tests.tui_review.conftest import seed_study
+
+    study = seed_study(engine, blobs)
+    with session_scope(engine) as s:
+        bench = s.get(Benchmark, 1)
+        assert bench is not None
+        bench.source_format, bench.name, bench.settings = "no-such-format", "no-such-bench", {}
+    with session_scope(engine) as s:
+        out = trajectory_outcome(s, study["trajectories"][0])
+    assert out.score is None and out.right is None
+    assert out.describe().startswith("not scored: could not score (UnknownProfile:")
