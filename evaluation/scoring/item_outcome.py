@@ -46,7 +46,7 @@ class StepMark:
             return "✓" if ok else "✗"
 
         if self.gold == "tool":
-            return f"ToolAcc {tick(self.tool)} ArgAcc {tick(self.args)}"
+            return f"ToolAcc {tick(self.tool)} ArgAcc {tick(self.args)}" + (" · error" if self.error else "")
         if self.answer is not None:
             return f"answer {tick(self.answer >= RIGHT_AT)}" + (
                 f" ({self.answer:.2f})" if self.answer not in (0.0, 1.0) else ""

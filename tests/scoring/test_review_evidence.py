@@ -60,6 +60,7 @@ def test_gta_step_scorer_records_its_decision_per_gold_turn() -> None:
     )
     assert [m.label() for m in fish] == ["ToolAcc ✓ ArgAcc ✗", "ToolAcc ✓ ArgAcc ✗", "answer ✓"]
     assert cat[0] == StepMark(0, "tool", "tool", tool=True, args=True, error=True)  # ToolAcc ignores the error
+    assert cat[0].label() == "ToolAcc ✓ ArgAcc ✓ · error"
     assert cat[1].answer is None  # no gold reference: nothing to score
     assert minus == (StepMark(0, "answer", "answer", answer=0.0),)  # "-3" never matches under \b
     # the counts the metrics come from agree with the marks

@@ -290,3 +290,21 @@ def test_adjudication_item_hides_the_score_from_a_reviewer_who_owes_a_blind_rati
         item = adjudication_item(s, "rev", d)
     assert item.view.hidden and item.evidence.score_hidden and item.evidence.score == ""
     assert item.evidence.gold == "exact: 3"
+
+
+def test_a_prediction_that_carried_an_error_is_a_failed_step() -> None:
+    from tui.screens.runs.trajectory_data import model_steps
+
+    pred = {
+        "role": "assistant",
+        "tool_calls": [{"type": "function", "function": {"name": "OCR", "arguments": {"image": "x"}}}],
+        "error": {"type": "ActionError", "msg": "no such image"},
+    }
+    fine = {"role": "assistant", "content": "6"}
+    events = [
+        Event(id=k + 1, trajectory_id=1, ordinal=k, kind=ev.STEP_PREDICTION, payload={"gold_index": k, "prediction": p})
+        for k, p in enumerate([pred, fine])
+    ]
+    failed, answer = model_steps(events)
+    assert not failed.ok and failed.result == "ActionError: no such image"
+    assert answer.ok

@@ -254,6 +254,7 @@ def model_steps(events: list[Event]) -> list[Step]:
             name, args, code, own_thought, problem = _prediction(p.get("prediction"))
             call = _text(args) if args or not code else ""
             result = problem or None
+            ok = ok and not problem  # a prediction that carried an error is a failed step
             thought = own_thought or thought  # the parsed thought, not the whole ReAct text again
         elif e.kind == ev.ANSWER:
             name, call = "answer", p.get("text") or ""
