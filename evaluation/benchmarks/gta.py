@@ -236,17 +236,19 @@ def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], li
         c = dict.fromkeys(STEP_COUNTS, 0.0)
         if ref:
             c["total.answer"] += 1
-        row = {
+        steps: list[dict[str, Any]] = []  # per gold turn, what this scorer decided (the trajectory viewer's marks)
+        row: dict[str, Any] = {
             "trajectory_id": it.trajectory.get("id"),
             "task_id": it.task.get("id"),
             "item_id": str(it.task.get("source_id")),
             "aligned": 0,
             "turns": 0,
             "counts": c,
+            "steps": steps,
         }
         pairs = list(zip(preds, gts))
         gold_turns += len(gts) if ctx.mode == "fixed" else len(pairs)
-        for pred, gt in pairs:
+        for k, (pred, gt) in enumerate(pairs):
             if aliases and any(_canon_step(x, aliases) != x for x in (pred, gt)) and ctx.correct("gta-path-normalise"):
                 pred, gt = _canon_step(pred, aliases), _canon_step(gt, aliases)
             if "tool_calls" in pred and not pred.get("tool_calls"):
@@ -263,21 +265,27 @@ def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], li
                 c["metrics.tool_call"] += 1
                 if "error" in pred:
                     c["metrics.tool_call_error"] += 1
+            step: dict[str, Any] = {"gold_index": k, "gold": gtype, "predicted": ptype, "error": "error" in pred}
+            steps.append(step)
+            if gtype == "tool":
+                step["tool"] = step["args"] = False
             if ptype == gtype == "tool" and p_.get("name") == g_.get("name"):
                 c["metrics.tool_acc"] += 1
+                step["tool"] = True
                 if p_.get("arguments") == g_.get("arguments"):
                     c["metrics.arg_acc"] += 1
+                    step["args"] = True
             elif ptype == gtype == "answer":
                 if isinstance(ref, dict):
                     ok = gta_iscorrect(str(p_ or ""), ref, ctx.mode)
                     if ctx.mode == "fixed" and ok != gta_iscorrect(str(p_ or ""), ref, "faithful"):
                         ctx.correct("gta-alias-lookaround")
                     c["metrics.answer_acc"] += ok
-                    row["answer_correct"] = ok
+                    row["answer_correct"] = step["answer"] = ok
                 elif isinstance(ref, list):
                     s = simscore(ctx.embedder, str(p_ or ""), ref)
                     c["metrics.answer_acc"] += s
-                    row["answer_score"] = s
+                    row["answer_score"] = step["answer"] = s
         for key, value in c.items():
             bucket, name = key.split(".", 1)
             (total if bucket == "total" else m)[name] += value

@@ -34,10 +34,12 @@ from tui.screens.review.adjudication_data import (
 from tui.screens.review.data import trajectory_id_of
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import value_text
+from tui.screens.review.evidence import evidence_line
 from tui.widgets.review.panels import JudgementsPanel, content_text
 from tui.widgets.review.scale_keys import legend
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+NARROW = 120  # columns below which the queue table gives the target most of the width
 
 
 def _row_key(d: Disagreement) -> str:
@@ -94,6 +96,9 @@ class AdjudicationScreen(WorkScreen):
                     yield Input(placeholder="final value", id="final-value")
                     yield Input(placeholder="rationale (enter records)", id="rationale")
         yield KeyFooter()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW, "-narrow")
 
     def on_mount(self) -> None:
         table = self.query_one("#adj-queue", DataTable)
@@ -175,6 +180,9 @@ class AdjudicationScreen(WorkScreen):
         values = Text()
         values.append(f"{d.unit.label()} on {d.scale}" + (f".{d.dimension}" if d.dimension else ""), style="bold")
         values.append(f"  split {d.split:.2f} ({', '.join(d.pair_kinds)})\n")
+        if not item.evidence.empty:  # gold and the run's score stay in sight while the target scrolls
+            values.append_text(evidence_line(item.evidence))
+            values.append("\n")
         for rater, value in d.values.items():
             src = d.sources.get(rater) or ["", ""]
             values.append(f"  {rater} = {value_text(value)}", style="green" if rater.startswith("human") else "")

@@ -23,6 +23,7 @@ from evaluation.agreement.matrix import verdict_values as matrix_verdict_values
 from store.models import RatingScale
 from tui.blind_view import scope_for, visible_matrices
 from tui.screens.review.data import ImageRef, target_images
+from tui.screens.review.evidence import Evidence, evidence
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class AdjudicationItem:
     view: RatingView
     verdict_values: dict[int, Any]
     images: list[ImageRef] = field(default_factory=list)
+    evidence: Evidence = Evidence()  # gold answer and the run's score
 
     @property
     def target(self) -> Target:
@@ -76,6 +78,7 @@ def adjudication_item(session: Session, reviewer: str, d: Disagreement) -> Adjud
         view,
         verdict_values(session, d.scale, target),
         target_images(session, target, view),
+        evidence(session, target, hide_score=bool(view.hidden)),
     )
 
 

@@ -31,6 +31,7 @@ from store.models import (
     HumanRating,
     TaskAsset,
 )
+from tui.screens.review.evidence import Evidence, evidence
 from tui.widgets.review.event_text import event_assets
 
 
@@ -74,6 +75,7 @@ class RatingItem:
     view: RatingView
     guidelines: str
     images: list[ImageRef] = field(default_factory=list)
+    evidence: Evidence = Evidence()  # gold answer and the run's score (the score hidden while blind)
 
 
 def rating_queue(session: Session, annotator: str, scale: str | None = None) -> QueueState:
@@ -131,7 +133,12 @@ def rating_item(session: Session, annotator: str, entry: QueueEntry) -> RatingIt
         bench = session.get(Benchmark, task.benchmark_id)
         guidelines = (bench.guidelines or "") if bench else ""
     return RatingItem(
-        entry, get_scale(session, entry.scale), view, guidelines, target_images(session, entry.target, view)
+        entry,
+        get_scale(session, entry.scale),
+        view,
+        guidelines,
+        target_images(session, entry.target, view),
+        evidence(session, entry.target, hide_score=bool(view.hidden)),
     )
 
 

@@ -2,7 +2,8 @@
 
 Keys come from the scale (``y``/``n``, ``0``–``2``, ``1``–``9`` and ``0`` for 10 on each dimension
 of a 1–10 scale). In blind mode the verdicts and other ratings stay hidden until the rating is in;
-then the screen shows them and waits for → so the rater can compare before moving on.
+then the screen shows them and waits for → so the rater can compare before moving on. The gold
+answer is shown after the target; the run's own per-item score only once the blind rating is in.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from tui.screens.review.data import (
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 from tui.widgets.review.event_text import value_text
+from tui.screens.review.evidence import with_evidence
 from tui.widgets.review.panels import JudgementsPanel, content_text
 from tui.widgets.review.scale_keys import legend, scale_keys
 
@@ -170,7 +172,7 @@ class RatingQueueScreen(WorkScreen):
             self.pending, self.dimension, self.comment, self.image_index = {}, 0, "", 0
             self.query_one("#target-scroll", VerticalScroll).scroll_home(animate=False)
         view = item.view
-        self.query_one("#target-content", Static).update(content_text(view.content))
+        self.query_one("#target-content", Static).update(with_evidence(content_text(view.content), item.evidence))
         self.query_one(JudgementsPanel).show(view.verdicts, view.other_ratings, view.adjudications, view.hidden)
         self._show_status()
         self._show_rubric()

@@ -7,6 +7,10 @@ checkpoint results on their rows). ``[``/``]`` walk through the other trajectori
 Steps read as a transcript: code with its newlines and highlighting, timing and model usage, long
 parts collapsed until ``enter``/``space`` expands the row under the cursor; ``R`` shows the stored
 events behind a step as JSON; ``/`` searches the trajectory (``n``/``N`` walk the matching rows).
+
+Under the query: answer, gold answer and the run's own score of the item; judgements contradicting
+that score (or their step's failed tool call) are flagged ``⚠`` on their rows, counted in the header
+and walked with ``x``/``X``.
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 from tui.widgets.review.panels import JudgementsPanel
 from tui.widgets.review.step_view import prepare
-from tui.widgets.review.trajectory_row import TrajectoryRow, row_matches
+from tui.widgets.review.trajectory_row import CONTRADICTION, TrajectoryRow, row_matches
 from tui.widgets.search_input import SearchInput
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 THUMB = (192, 128)
 NARROW = 110  # columns below which the checkpoint marks column narrows
+SHOWN_CONTRADICTIONS = 3  # listed under the task; the rest are counted (every one is on its row)
 
 
 def _prepared(view: TrajectoryView) -> TrajectoryView:
@@ -79,6 +84,10 @@ class TrajectoryScreen(WorkScreen):
         Binding("slash", "search", "Search", key_display="/", id="trajectory.search"),
         Binding("n", "next_match(1)", "Next match", show=False, id="trajectory.next_match"),
         Binding("N", "next_match(-1)", "Previous match", show=False, id="trajectory.previous_match"),
+        Binding("x", "next_contradiction(1)", "Next contradiction", id="trajectory.next_contradiction"),
+        Binding(
+            "X", "next_contradiction(-1)", "Previous contradiction", show=False, id="trajectory.previous_contradiction"
+        ),
         Binding("escape", "back", "Back", id="trajectory.back"),
     ]
 
@@ -130,6 +139,9 @@ class TrajectoryScreen(WorkScreen):
         self.view = view
         head = Text()
         head.append(f"Trajectory {view.id}", style="bold")
+        if view.contradictions:
+            n = len(view.contradictions)
+            head.append(f" {CONTRADICTION} {n} contradiction{'s' if n != 1 else ''} (x)", style="bold magenta")
         pos = view.siblings.index(view.id) + 1 if view.id in view.siblings else 0
         head.append(
             visible(
@@ -156,9 +168,25 @@ class TrajectoryScreen(WorkScreen):
         task.append(clip(view.query, 400) + "\n")
         task.append("answer: ", style="dim")
         task.append(clip(view.final_answer, 200) or "—", style="bold")
-        if view.expected:
-            task.append("   expected: ", style="dim")
-            task.append(clip(view.expected, 200))
+        if view.gold or view.expected:
+            task.append("   gold: ", style="dim")
+            task.append(clip(view.gold or view.expected, 200))
+        task.append("   scored: ", style="dim")
+        if view.outcome is None:
+            task.append("hidden until you rate (blind)", style="yellow")
+        else:
+            right = view.outcome.right
+            task.append(
+                visible(view.outcome.describe()),
+                style="dim" if right is None else "bold green" if right else "bold red",
+            )
+        for at, c in view.contradictions[:SHOWN_CONTRADICTIONS]:
+            task.append(f"\n{CONTRADICTION} ", style="bold magenta")
+            task.append(f"row {at + 1}: " if at is not None else "", style="bold")
+            task.append(visible(c.line()), style="magenta")
+        if len(view.contradictions) > SHOWN_CONTRADICTIONS:
+            more = len(view.contradictions) - SHOWN_CONTRADICTIONS
+            task.append(f"\n{CONTRADICTION} … {more} more (x walks the rows)", style="magenta")
         if view.error:
             task.append("\nerror: " + visible(view.error, keep_newlines=True), style="red")
         for m in view.unplaced:
@@ -276,6 +304,17 @@ class TrajectoryScreen(WorkScreen):
         k = (self._zoomed[1] + 1) % len(shas) if self._zoomed and self._zoomed[0] == key else 0
         self._zoomed = (key, k)
         self.app.push_screen(ImageZoomScreen(shas[k], f"{what} · image {k + 1} of {len(shas)}"))
+
+    def action_next_contradiction(self, delta: int) -> None:
+        """Put the cursor on the next (previous) row whose judgements contradict the outcome."""
+        rows = self.view.contradiction_rows if self.view else []
+        if not rows:
+            self.notify("no contradictions in this trajectory")
+            return
+        later = [k for k in rows if (k > self.cursor if delta > 0 else k < self.cursor)]
+        self.cursor = (later[0] if delta > 0 else later[-1]) if later else (rows[0] if delta > 0 else rows[-1])
+        self._highlight()
+        self._status()
 
     # ---------------------------------------------------------------- search
 

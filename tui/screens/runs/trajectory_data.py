@@ -5,6 +5,10 @@ a call with its result, a code run, a planned call, the answer) are aligned by a
 common subsequence: a checkpoint whose reference step was matched to a model event anchors that
 pair; otherwise equal tool names pair up. Checkpoint marks sit on the row of their matched event
 (else on their reference step's row); verdicts and human ratings sit beside the item they rate.
+In step mode each prediction is anchored to the gold step it was made for (its ``gold_index``) and
+carries the GTA step scorer's own ToolAcc/ArgAcc decision. The run's own score of the item comes
+from the benchmark profile (``evaluation.scoring.item_outcome``); judgements that contradict it, or
+the step they judge, are found by ``evaluation.contradictions`` and placed on their rows.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from typing import Any
 
 from sqlmodel import Session, select
 
+from annotation.answers import describe
 from annotation.review.blind import BlindScope, blind_scope
+from evaluation.contradictions import Claim, Contradiction, about_answer, contradictions, polarity
+from evaluation.scoring.item_outcome import ItemOutcome, StepMark, trajectory_outcome
 from store import events as ev
 from store.models import (
     Annotator,
@@ -73,6 +80,9 @@ class Judgement:
     value: str
     note: str
     human: bool
+    label: str | None = None  # a verdict's own label (what contradiction checks read)
+    part: str = ""  # the part of the target it judges ("" for the whole)
+    ref: str = ""  # "verdict:ID" / "rating:ID"
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,8 @@ class Row:
     model: Step | None
     marks: tuple[Mark, ...] = ()
     judgements: tuple[Judgement, ...] = ()
+    steps: tuple[StepMark, ...] = ()  # step mode: the scorer's ToolAcc/ArgAcc decision on this gold step
+    contradictions: tuple[Contradiction, ...] = ()  # judgements on this row that contradict the outcome
 
 
 @dataclass(frozen=True)
@@ -119,6 +131,14 @@ class TrajectoryView:
     hidden: list[str] = field(default_factory=list)  # what blind mode hides from this viewer
     task_revision: int = 1  # the revision the trajectory ran on
     current_revision: int = 1  # the task's revision now
+    outcome: ItemOutcome | None = None  # the run's own score of this item (None: hidden by blind mode)
+    gold: str = ""  # the gold answer, readable
+    contradictions: list[tuple[int | None, Contradiction]] = field(default_factory=list)  # (row, what)
+
+    @property
+    def contradiction_rows(self) -> list[int]:
+        """Rows carrying a contradiction, in order (what ``x`` walks)."""
+        return sorted({k for k, _ in self.contradictions if k is not None})
 
     @property
     def edited_after_run(self) -> bool:
@@ -234,6 +254,7 @@ def model_steps(events: list[Event]) -> list[Step]:
             name, args, code, own_thought, problem = _prediction(p.get("prediction"))
             call = _text(args) if args or not code else ""
             result = problem or None
+            ok = ok and not problem  # a prediction that carried an error is a failed step
             thought = own_thought or thought  # the parsed thought, not the whole ReAct text again
         elif e.kind == ev.ANSWER:
             name, call = "answer", p.get("text") or ""
@@ -406,7 +427,15 @@ def _judgements(
     for v, name in [] if hide else session.exec(vstmt).all():
         where = f" [{v.target_part}]" if v.target_part else ""
         out.setdefault(v.target_id, []).append(
-            Judgement(name + where, _value(v.label, v.score), v.rationale or "", False)
+            Judgement(
+                name + where,
+                _value(v.label, v.score),
+                v.rationale or "",
+                False,
+                label=v.label,
+                part=v.target_part or "",
+                ref=f"verdict:{v.id}",
+            )
         )
     rstmt = (
         select(HumanRating, Annotator.name)
@@ -426,6 +455,25 @@ def _judgements(
         )
     for (tid, *_), j in latest.items():
         out.setdefault(tid, []).append(j)
+    return out
+
+
+def gold_turns(ref: list[Step]) -> list[int]:
+    """Indexes of the reference steps that are gold assistant turns (a tool call or the answer), in
+    the order a step-by-step run's ``gold_index`` counts them."""
+    return [i for i, st in enumerate(ref) if st.name != "step"]
+
+
+def predictions_by_gold_index(model: list[Step], events: list[Event]) -> dict[int, int]:
+    """Gold index → the model step holding the step-by-step prediction made for it."""
+    by_id = {e.id: e for e in events}
+    out: dict[int, int] = {}
+    for j, st in enumerate(model):
+        for eid in st.event_ids:
+            e = by_id.get(eid)
+            k = (e.payload or {}).get("gold_index") if e is not None and e.kind == ev.STEP_PREDICTION else None
+            if isinstance(k, int):
+                out.setdefault(k, j)
     return out
 
 
@@ -460,7 +508,7 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
     )
     cr_judgements = _judgements(session, "checkpoint_result", [r.id or 0 for r in results], scope, hide)
     anchors: set[tuple[int, int]] = set()
-    placed: list[tuple[Mark, int | None, int | None]] = []
+    placed: list[tuple[Mark, int | None, int | None, Checkpoint, CheckpointResult]] = []
     for r in results:
         cp = cps.get(r.checkpoint_id)
         if cp is None:
@@ -479,29 +527,90 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         j = event_index.get(r.matched_event_id) if r.matched_event_id is not None else None
         if i is not None and j is not None:
             anchors.add((i, j))
-        placed.append((mark, i, j))
+        placed.append((mark, i, j, cp, r))
+    gold_rows = gold_turns(ref)
+    predicted_at = predictions_by_gold_index(model, events) if run.mode == "step" else {}
+    # step mode: each prediction sits beside the gold step it was asked for, whatever tool it chose
+    anchors |= {(gold_rows[k], j) for k, j in predicted_at.items() if 0 <= k < len(gold_rows)}
 
     pairs = align(ref, model, anchors)
     row_of_model = {j: k for k, (_, j) in enumerate(pairs) if j is not None}
     row_of_ref = {i: k for k, (i, _) in enumerate(pairs) if i is not None}
+    row_model = [model[j] if j is not None else None for _, j in pairs]
+    answer_rows = [k for k, m in enumerate(row_model) if m is not None and m.name == "answer"]
+    answer_row = answer_rows[-1] if answer_rows else None  # what judgements of the answer are about
     marks_at: dict[int, list[Mark]] = {}
     unplaced: list[Mark] = []
-    for mark, i, j in placed:
+    claims: list[tuple[int | None, Claim]] = []
+    for mark, i, j, cp, r in placed:
         k = row_of_model.get(j) if j is not None else (row_of_ref.get(i) if i is not None else None)
         if k is None:
             unplaced.append(mark)
         else:
             marks_at.setdefault(k, []).append(mark)
+        if not hide_checks:
+            on_answer = bool(cp.answer_check) or (i is not None and ref[i].name == "answer")
+            step = row_model[k] if k is not None else None
+            claims.append(
+                (
+                    answer_row if on_answer and k is None else k,
+                    Claim(
+                        f"checkpoint:{r.id}",
+                        f"checkpoint {cp.key}",
+                        r.passed,
+                        "answer" if on_answer else "step",
+                        step_failed=step is not None and not step.ok,
+                    ),
+                )
+            )
     ev_judgements = _judgements(session, "event", [e.id or 0 for e in events], scope, hide)
-    rows = []
-    for k, (i, j) in enumerate(pairs):
-        m = model[j] if j is not None else None
-        js = [x for eid in (m.event_ids if m else ()) for x in ev_judgements.get(eid, [])]
-        rows.append(Row(ref[i] if i is not None else None, m, tuple(marks_at.get(k, [])), tuple(js)))
+    row_judgements: list[tuple[Judgement, ...]] = []
+    for k, m in enumerate(row_model):
+        js = tuple(x for eid in (m.event_ids if m else ()) for x in ev_judgements.get(eid, []))
+        row_judgements.append(js)
+        for x in js:
+            if not x.human and m is not None:
+                on_answer = m.name == "answer"
+                claims.append(
+                    (k, Claim(x.ref, x.who, polarity(x.label), "answer" if on_answer else "step", step_failed=not m.ok))
+                )
 
     top: list[Judgement] = []
     for kind in ("trajectory", "block_question", "image_question"):
-        top += _judgements(session, kind, [trajectory_id], scope, hide).get(trajectory_id, [])
+        found = _judgements(session, kind, [trajectory_id], scope, hide).get(trajectory_id, [])
+        top += found
+        if kind == "trajectory":
+            claims += [
+                (answer_row, Claim(x.ref, x.who, polarity(x.label), "answer"))
+                for x in found
+                if not x.human and about_answer(x.part)
+            ]
+
+    outcome = None if hide else trajectory_outcome(session, trajectory_id)
+    steps_at: dict[int, list[StepMark]] = {}
+    for sm in outcome.steps if outcome else ():
+        j = predicted_at.get(sm.gold_index)
+        k = row_of_model.get(j) if j is not None else None
+        if k is None and 0 <= sm.gold_index < len(gold_rows):
+            k = row_of_ref.get(gold_rows[sm.gold_index])
+        if k is not None:
+            steps_at.setdefault(k, []).append(sm)
+    where = {c.ref: k for k, c in claims}
+    found_all = contradictions(
+        [c for _, c in claims], outcome.right if outcome else None, outcome.score if outcome else None
+    )
+    flagged = [(where.get(c.ref), c) for c in found_all]
+    rows = [
+        Row(
+            ref[i] if i is not None else None,
+            row_model[k],
+            tuple(marks_at.get(k, [])),
+            row_judgements[k],
+            tuple(steps_at.get(k, [])),
+            tuple(c for at, c in flagged if at == k),
+        )
+        for k, (i, _) in enumerate(pairs)
+    ]
     siblings = list(
         session.exec(select(Trajectory.id).where(Trajectory.run_id == traj.run_id).order_by(Trajectory.id)).all()
     )
@@ -545,8 +654,11 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         siblings=siblings,
         images={k: v for k, v in images.items() if k is not None},
         task_images=task_images,
-        hidden=(["verdicts", "other_ratings", "adjudications"] if hide else [])
+        hidden=(["verdicts", "other_ratings", "adjudications", "per-item score"] if hide else [])
         + (["checkpoint results"] if hide_checks else []),
         task_revision=traj.task_revision,
         current_revision=task.revision,
+        outcome=outcome,
+        gold=describe(spec) if spec.get("kind") not in (None, "none") else "",
+        contradictions=flagged,
     )

@@ -105,6 +105,23 @@ def content_text(content: dict[str, Any], *, max_events: int = 60) -> Text:
     return out
 
 
+def evidence_text(gold: str, score: str, right: bool | None, score_hidden: bool, note: str = "") -> Text:
+    """The gold answer and the run's own score of the answer, one line each."""
+    out = Text()
+    if gold:
+        out.append("\nGold answer: ", style="bold")
+        out.append(visible(gold, keep_newlines=True) + "\n")
+    if score_hidden:
+        out.append("Run's score: ", style="bold")
+        out.append("hidden until you rate (blind)\n", style="yellow")
+    elif score:
+        out.append("Run's score: ", style="bold")
+        out.append(visible(score) + "\n", style="dim" if right is None else "bold green" if right else "bold red")
+    if note:
+        out.append(visible(note) + "\n", style="yellow")
+    return out
+
+
 class VerdictCard(Static):
     """One rater's judgement: name, value, rationale or comment."""
 

@@ -19,7 +19,11 @@ from tui.widgets.review.event_text import clip
 from tui.widgets.review.step_view import collapsed_haystack, render_step, step_haystack
 
 if TYPE_CHECKING:
+    from evaluation.contradictions import Contradiction
+    from evaluation.scoring.item_outcome import StepMark
     from tui.screens.runs.trajectory_data import Judgement, Mark, Row, Step
+
+CONTRADICTION = "⚠"  # the marker of a judgement that contradicts the answer's score or its step
 
 
 def step_text(step: "Step | None", width: int = 400) -> Text:
@@ -42,8 +46,19 @@ def step_text(step: "Step | None", width: int = 400) -> Text:
     return out
 
 
-def marks_text(marks: "tuple[Mark, ...]", judgements: "tuple[Judgement, ...]") -> Text:
+def marks_text(
+    marks: "tuple[Mark, ...]",
+    judgements: "tuple[Judgement, ...]",
+    steps: "tuple[StepMark, ...]" = (),
+    contradictions: "tuple[Contradiction, ...]" = (),
+) -> Text:
+    """The middle column: the scorer's step marks (step mode), checkpoint marks, verdicts and ratings,
+    then any contradiction among them, flagged so it cannot be missed."""
     out = Text()
+    for sm in steps:
+        if out:
+            out.append("\n")
+        out.append(sm.label(), style="bold green" if sm.ok else "bold yellow" if sm.tool else "bold red")
     for m in marks:
         if out:
             out.append("\n")
@@ -59,6 +74,10 @@ def marks_text(marks: "tuple[Mark, ...]", judgements: "tuple[Judgement, ...]") -
         if out:
             out.append("\n")
         out.append(f"{visible(j.who)}: {visible(j.value)}", style="green" if j.human else "cyan")
+    for c in contradictions:
+        if out:
+            out.append("\n")
+        out.append(f"{CONTRADICTION} {visible(c.who)}: {visible(c.text)}", style="bold magenta")
     return out
 
 
@@ -66,6 +85,8 @@ class TrajectoryRow(Horizontal):
     DEFAULT_CSS = """
     TrajectoryRow { height: auto; border-bottom: solid $panel; }
     TrajectoryRow.-cursor { background: $boost; border-left: thick $accent; }
+    TrajectoryRow.-contradicts { border-left: thick $error; }
+    TrajectoryRow.-contradicts.-cursor { border-left: thick $accent; }
     TrajectoryRow > .cell { width: 1fr; height: auto; padding: 0 1; }
     TrajectoryRow > .marks { width: 24; height: auto; padding: 0 1; }
     TrajectoryRow .thumbs { height: auto; }
@@ -78,6 +99,7 @@ class TrajectoryRow(Horizontal):
         self.index = index
         self.expanded = expanded
         self.query_text = query
+        self.set_class(bool(row.contradictions), "-contradicts")
         collapsed = {side: render_step(getattr(row, side), query=query) for side in ("ref", "model")}
         # something is hidden while collapsed (so expanding the row shows more)
         self.truncated = any(r.truncated for r in collapsed.values())
@@ -92,7 +114,10 @@ class TrajectoryRow(Horizontal):
         with Vertical(classes="cell ref"):
             yield Static(self._parts["ref"], classes="step")
             yield Horizontal(classes="thumbs")
-        yield Static(marks_text(self.row.marks, self.row.judgements), classes="marks")
+        yield Static(
+            marks_text(self.row.marks, self.row.judgements, self.row.steps, self.row.contradictions),
+            classes="marks",
+        )
         with Vertical(classes="cell model"):
             yield Static(self._parts["model"], classes="step")
             yield Horizontal(classes="thumbs")

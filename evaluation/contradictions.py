@@ -1,0 +1,84 @@
+"""Judgements that contradict what happened: the thing a reviewer should look at first.
+
+A judge that calls an answer correct while the run's own scoring marks it wrong (or the reverse), a
+checkpoint that passed on a step whose tool call failed, a final-answer checkpoint that disagrees
+with the answer's score: each is either a judge mistake or a scoring mistake, and both matter.
+
+Pure functions over plain values: the screens gather the claims (verdicts and checkpoint results,
+with what they are about) and the item's outcome; this module decides and words the contradiction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+POSITIVE = frozenset({"yes", "y", "pass", "passed", "correct", "right", "true", "ok", "accept", "accepted", "good"})
+NEGATIVE = frozenset(
+    {"no", "n", "fail", "failed", "incorrect", "wrong", "false", "reject", "rejected", "bad", "notcorrect"}
+)
+ANSWER_PARTS = frozenset({"", "answer", "finalanswer"})
+"""Verdict parts that judge the final answer (other parts judge a checkpoint, a block, an image...)."""
+
+
+def _slug(value: object) -> str:
+    return re.sub(r"[^0-9a-z]+", "", str(value).lower())
+
+
+def polarity(label: object) -> bool | None:
+    """True for a label that says correct/pass, False for wrong/fail, None for anything else (a score on
+    a 1–10 scale, a free answer, a failure mode): only clear labels can contradict."""
+    if label is None or isinstance(label, bool):
+        return label if isinstance(label, bool) else None
+    word = _slug(label)
+    if word in POSITIVE:
+        return True
+    if word in NEGATIVE:
+        return False
+    return None
+
+
+def about_answer(part: str) -> bool:
+    """A verdict with this target part judges the final answer."""
+    return _slug(part) in ANSWER_PARTS
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One judgement of the trajectory: who says what, about the answer or about one step."""
+
+    ref: str  # the caller's handle (where to show it), passed back on the contradiction
+    who: str  # "judge-a", "checkpoint cp1"
+    says: bool | None  # positive (correct/pass) or negative; None: no clear claim
+    about: Literal["answer", "step"]
+    step_failed: bool = False  # for a step claim: the step's tool call failed or errored
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    ref: str
+    who: str
+    text: str  # "contradicts answer: scored wrong (0.00)"
+
+    def line(self) -> str:
+        return f"{self.who}: {self.text}"
+
+
+def _score(score: float | None) -> str:
+    return f" ({score:.2f})" if score is not None else ""
+
+
+def contradictions(claims: list[Claim], right: bool | None, score: float | None = None) -> list[Contradiction]:
+    """The claims that contradict the answer's own outcome (``right``: None when not scored, then no
+    answer claim can contradict) or the step they judge; in the claims' order."""
+    out = []
+    for c in claims:
+        if c.says is None:
+            continue
+        if c.about == "answer" and right is not None and c.says != right:
+            text = f"contradicts answer: scored {'right' if right else 'wrong'}{_score(score)}"
+            out.append(Contradiction(c.ref, c.who, text))
+        elif c.about == "step" and c.says and c.step_failed:
+            out.append(Contradiction(c.ref, c.who, "contradicts step: its tool call failed"))
+    return out

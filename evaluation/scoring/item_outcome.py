@@ -1,0 +1,127 @@
+"""One trajectory's own score, as ``chainmark score`` counts it, for the review screens.
+
+A reviewer looking at one trajectory needs the run's verdict on that item (right or wrong, and the
+score in [0, 1]) and, for GTA step-by-step runs, the scorer's decision on each gold step (tool name
+right? arguments right?). Both come from the benchmark profile itself (``item_score`` and the
+per-item rows), never from a second matcher, so the screens cannot disagree with the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session
+
+from evaluation.compare import RIGHT_AT
+from evaluation.scoring.embedding import EmbedderUnavailable
+from evaluation.scoring.loader import load_run
+from evaluation.scoring.runner import profile_for, score_loaded
+from store.models import Trajectory
+
+
+@dataclass(frozen=True)
+class StepMark:
+    """The scorer's decision on one gold step of a step-by-step run."""
+
+    gold_index: int
+    gold: str  # "tool" | "answer" | ...
+    predicted: str
+    tool: bool | None = None  # tool name right (ToolAcc), for a gold tool step
+    args: bool | None = None  # arguments right (ArgAcc), for a gold tool step
+    answer: float | None = None  # the answer's score, for the gold answer step
+    error: bool = False  # the prediction carried an error
+
+    @property
+    def ok(self) -> bool:
+        """The step counted in full: right tool with right arguments, or a right answer."""
+        if self.gold == "tool":
+            return bool(self.tool and self.args)
+        return self.answer is not None and self.answer >= RIGHT_AT
+
+    def label(self) -> str:
+        """``ToolAcc ✓ ArgAcc ✗`` / ``answer ✓`` — what the marks column shows."""
+
+        def tick(ok: bool | None) -> str:
+            return "✓" if ok else "✗"
+
+        if self.gold == "tool":
+            return f"ToolAcc {tick(self.tool)} ArgAcc {tick(self.args)}" + (" · error" if self.error else "")
+        if self.answer is not None:
+            return f"answer {tick(self.answer >= RIGHT_AT)}" + (
+                f" ({self.answer:.2f})" if self.answer not in (0.0, 1.0) else ""
+            )
+        return f"{self.gold}: predicted {self.predicted}"
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    """What the run's own scoring says about one trajectory."""
+
+    score: float | None  # in [0, 1]; None when the profile gives no per-item score (unanswered, unscorable)
+    mode: str = "faithful"
+    steps: tuple[StepMark, ...] = ()
+    note: str = ""  # why there is no score, when there is none
+
+    @property
+    def right(self) -> bool | None:
+        return None if self.score is None else self.score >= RIGHT_AT
+
+    def describe(self) -> str:
+        """``right (1.00)`` / ``wrong (0.00)`` / ``not scored: …``."""
+        if self.score is None:
+            return f"not scored{': ' + self.note if self.note else ''}"
+        return f"{'right' if self.right else 'wrong'} ({self.score:.2f})"
+
+
+def step_marks(row: dict[str, Any]) -> tuple[StepMark, ...]:
+    """The per-gold-step decisions a profile recorded on its per-item row (GTA step mode)."""
+    out: list[StepMark] = []
+    for s in row.get("steps") or []:
+        answer = s.get("answer")
+        out.append(
+            StepMark(
+                int(s.get("gold_index", len(out))),
+                str(s.get("gold") or ""),
+                str(s.get("predicted") or ""),
+                s.get("tool"),
+                s.get("args"),
+                float(answer) if isinstance(answer, (int, float)) else None,
+                bool(s.get("error")),
+            )
+        )
+    return tuple(out)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def trajectory_outcome(
+    session: Session, trajectory_id: int, *, mode: str = "faithful", embedder: str = "minilm"
+) -> ItemOutcome:
+    """Score just this trajectory with its benchmark's profile (nothing is written); never raises for
+    a trajectory the profile cannot score, the note says why instead."""
+    traj = session.get(Trajectory, trajectory_id)
+    if traj is None:
+        raise LookupError(f"no trajectory with id {trajectory_id}")
+    try:
+        loaded = load_run(session, traj.run_id, only=[trajectory_id])
+        profile = profile_for(loaded)
+        scored = score_loaded(session, loaded, mode=mode, embedder=embedder)
+    except EmbedderUnavailable as exc:
+        return ItemOutcome(None, mode, note=_first_line(exc))
+    except Exception as exc:  # a profile that cannot score this item must not keep the trajectory from showing
+        return ItemOutcome(None, mode, note=f"could not score ({type(exc).__name__}: {_first_line(exc)})")
+    row = next((r for r in scored.get("per_item") or [] if r.get("trajectory_id") == trajectory_id), None)
+    if row is None:
+        return ItemOutcome(None, mode, note="the profile gave no result for this trajectory")
+    item_score = getattr(profile, "item_score", None)
+    score = item_score(row) if item_score is not None else None
+    return ItemOutcome(
+        None if score is None else float(score),
+        mode,
+        step_marks(row),
+        "" if score is not None else "no answer to score",
+    )
