@@ -114,7 +114,7 @@ def trajectory_outcome(
         return ItemOutcome(None, mode, note=_first_line(exc))
     except Exception as exc:  # a profile that cannot score this item must not keep the trajectory from showing
         return ItemOutcome(None, mode, note=f"could not score ({type(exc).__name__}: {_first_line(exc)})")
-    row = next((r for r in scored.get("per_item") or [] if r.get("trajectory_id") == trajectory_id), None)
+    row = next((r for r in scored.per_item if r.get("trajectory_id") == trajectory_id), None)
     if row is None:
         return ItemOutcome(None, mode, note="the profile gave no result for this trajectory")
     item_score = getattr(profile, "item_score", None)

@@ -52,7 +52,7 @@ def test_contradictions_against_the_answer_and_the_step() -> None:
 
 def test_gta_step_scorer_records_its_decision_per_gold_turn() -> None:
     out = PROFILE.score(step_items(), ScoreContext(mode="faithful", run_mode="step"))
-    fish, cat, minus = (step_marks(row) for row in out["per_item"])
+    fish, cat, minus = (step_marks(row) for row in out.per_item)
     assert fish == (
         StepMark(0, "tool", "tool", tool=True, args=False),  # absolute path: not the gold's argument
         StepMark(1, "tool", "tool", tool=True, args=False),
@@ -65,8 +65,8 @@ def test_gta_step_scorer_records_its_decision_per_gold_turn() -> None:
     assert minus == (StepMark(0, "answer", "answer", answer=0.0),)  # "-3" never matches under \b
     # the counts the metrics come from agree with the marks
     tool_marks = [m for marks in (fish, cat, minus) for m in marks if m.gold == "tool"]
-    assert out["metrics"]["ToolAcc"] == pytest.approx(100 * sum(bool(m.tool) for m in tool_marks) / len(tool_marks))
-    assert out["metrics"]["ArgAcc"] == pytest.approx(100 * sum(bool(m.args) for m in tool_marks) / len(tool_marks))
+    assert out.metrics["ToolAcc"] == pytest.approx(100 * sum(bool(m.tool) for m in tool_marks) / len(tool_marks))
+    assert out.metrics["ArgAcc"] == pytest.approx(100 * sum(bool(m.args) for m in tool_marks) / len(tool_marks))
 
 
 def test_outcome_describes_itself() -> None:
