@@ -193,17 +193,21 @@ STEP_FIELDS = ("ordinal", "thought", "tool_name", "tool_args", "result_text", "r
 TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "error", "task_revision", "started_at")
 
 
-def load_run(session: Session, run_id: int) -> LoadedRun:
+def load_run(session: Session, run_id: int, trajectory_ids: list[int] | None = None) -> LoadedRun:
     """Columns, not ORM objects: Core selects read exactly the fields scoring uses, each JSON value is
     decoded once by its column type, and event rows are consumed as they stream from the cursor
-    (ORM loading of 10k trajectories was ~80 % of ``chainmark score``)."""
+    (ORM loading of 10k trajectories was ~80 % of ``chainmark score``). ``trajectory_ids`` loads only
+    those trajectories of the run (a queued judge's work item)."""
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")
     bench = session.get(Benchmark, run.benchmark_id)
     endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
     db = _Reader(session)
-    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, Trajectory.run_id == run_id, Trajectory.id)]
+    where: Any = Trajectory.run_id == run_id
+    if trajectory_ids is not None:
+        where = sa.and_(where, Trajectory.id.in_(trajectory_ids))  # type: ignore[union-attr]
+    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, where, Trajectory.id)]
     task_ids = sorted({t["task_id"] for t in trajs})
     traj_ids = [t["id"] for t in trajs]
 

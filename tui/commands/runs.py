@@ -27,6 +27,7 @@ from evaluation.harness import (
 from evaluation.harness.budgets import MAX_COUNT, MAX_SECONDS
 from evaluation.harness.endpoints import parse_param
 from evaluation.harness.runner import MAX_LIMIT, _task_ids
+from evaluation.judges.queue import progress as judge_progress
 from evaluation.harness.workqueue import NEEDS_POSTGRES, cancel, enqueue, is_queued, live_claims, workers_of
 from evaluation.harness.lease import RESUME_HINT, LeaseHeld, leases, shown_status
 from store import read_only, session_scope
@@ -519,6 +520,7 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
         data = rows[0]
         total, data["tokens"] = _run_tokens(s, run_id)
         data["workers"] = [w.to_dict() for w in workers_of(s, run_id)] if data["queued"] else []
+        data["judging"] = [j.to_dict() for j in judge_progress(s, run_id)]
         pages = _trajectory_pages(s, run_id, offset, limit)
         if as_json:
             data["trajectories"] = [t for page in pages for t in page]
@@ -564,6 +566,43 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
                         ["host", "pid", "running", "done", "failed", "calls", "retries", "tokens", "taken over"],
                     )
                 )
+        if data["judging"]:
+            click.echo("queued judging (`chainmark judge … --queue`, run by `chainmark worker`):")
+            click.echo(
+                table(
+                    [
+                        [
+                            f"{j['judge']}@{j['endpoint']}",
+                            j["mode"],
+                            j["items"],
+                            j["judged"],
+                            j["failed"],
+                            j["open"],
+                            j["running"],
+                            j["verdicts"],
+                            j["model_calls"],
+                            j["cache_hits"],
+                            j["takeovers"],
+                            j["workers"],
+                        ]
+                        for j in data["judging"]
+                    ],
+                    [
+                        "judge",
+                        "mode",
+                        "items",
+                        "judged",
+                        "failed",
+                        "open",
+                        "running",
+                        "verdicts",
+                        "calls",
+                        "cached",
+                        "taken over",
+                        "workers",
+                    ],
+                )
+            )
         shown = 0
         for i, page in enumerate(pages):
             shown += len(page)

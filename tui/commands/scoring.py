@@ -103,12 +103,21 @@ def score_cmd(
 @click.option("--endpoint", required=True, metavar="E", help="ModelEndpoint name to ask.")
 @_MODE
 @click.option("--limit", type=int, default=None, help="Ask at most this many questions.")
+@click.option(
+    "--queue",
+    is_flag=True,
+    help="PostgreSQL: put one judge item per finished trajectory in the database for `chainmark worker` "
+    "instead of asking here.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def judge_cmd(
-    app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, limit: int | None, as_json: bool
+    app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, limit: int | None, queue: bool, as_json: bool
 ) -> None:
     """Ask judge NAME (on endpoint E) every question RUN_ID's scoring still needs; cached by prompt hash."""
+    if queue:
+        _queue_judge(app, run_id, judge, endpoint, mode, limit, as_json)
+        return
     stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
     if as_json:
         emit_json(stats)
@@ -117,6 +126,31 @@ def judge_cmd(
         f"{stats['judge']} ({stats['template']}): {stats['verdicts']} verdict(s) stored, "
         f"{stats['model_calls']} model call(s), {stats['cache_hits']} from cache, "
         f"{stats['unparsed']} unparsable, {stats['rounds']} round(s)"
+    )
+
+
+def _queue_judge(
+    app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, limit: int | None, as_json: bool
+) -> None:
+    """``judge --queue``: check what a judge run checks, then enqueue; nothing is asked here."""
+    from evaluation.judges.queue import enqueue
+    from evaluation.judges.runner import check_judge
+    from store import session_scope
+    from store.claims import NEEDS_POSTGRES
+
+    if limit is not None:
+        raise click.UsageError("--limit does not apply to --queue (every finished trajectory is queued)")
+    if app.engine.dialect.name != "postgresql":
+        raise click.ClickException(NEEDS_POSTGRES)
+    name = check_judge(app.engine, run_id, judge, endpoint, mode, app.actor)
+    with session_scope(app.engine, actor=app.actor) as s:
+        n = enqueue(s, run_id, judge, endpoint, mode)
+    if as_json:
+        emit_json({"run_id": run_id, "judge": name, "mode": mode, "queued": n})
+        return
+    click.echo(
+        f"{name}: {n} trajector{'y' if n == 1 else 'ies'} of run {run_id} queued for judging ({mode}); "
+        f"start `chainmark worker` on any host, follow with `chainmark runs show {run_id}`"
     )
 
 
