@@ -20,6 +20,10 @@ nothing. The transaction that finishes the last open row marks the run ``done`` 
 first, so two workers finishing together cannot both miss it). Times come from the database's clock,
 so hosts with skewed clocks agree on expiry.
 
+The lease mechanics (take with SKIP LOCKED, renew, give back, the token-and-attempt fence) live in
+``store.claims`` and are shared with queued judging (``evaluation.judges.queue``); this module says
+what they mean for a run's trajectories.
+
 SQLite has no ``SKIP LOCKED`` and one writer at a time: queued runs are refused there.
 """
 

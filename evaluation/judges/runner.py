@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -37,7 +38,7 @@ from evaluation.scoring.loader import load_run
 from evaluation.scoring.runner import profile_for
 from store import read_only, session_scope
 from store.blobs import BlobStore
-from store.models import Judge, ModelEndpoint, ReplayCache, Verdict
+from store.models import Judge, ModelEndpoint, ReplayCache, Verdict, utcnow
 
 
 def ensure_judge(
@@ -58,6 +59,17 @@ def ensure_judge(
         elif row.template_version != tpl.version:
             row.template_version, row.params = tpl.version, tpl.params
         return name, EndpointSpec.of(ep)
+
+
+def _keep_reply(s: Session, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+    """Record a judge reply in the replay cache unless the key is there. On PostgreSQL queued judge
+    workers may record the same question at once (two runs with the same answer): the first wins,
+    the others' verdicts are still written."""
+    if s.get_bind().dialect.name == "postgresql":
+        row = {"key": key, "kind": "judge", "request": request, "response": response, "created_at": utcnow()}
+        s.execute(pg_insert(ReplayCache.__table__).values(**row).on_conflict_do_nothing(index_elements=["key"]))  # type: ignore[attr-defined]
+    elif s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
+        s.add(ReplayCache(key=key, kind="judge", request=request, response=response))
 
 
 def _prepare(
@@ -155,21 +167,19 @@ def judge_run(
                 return stats
             judge_row = s.exec(select(Judge).where(Judge.name == judge_name)).one()
             for req, tpl, h, params, key, text, reply in answers:
-                if reply is not None and s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
-                    s.add(
-                        ReplayCache(
-                            key=key,
-                            kind="judge",
-                            request={
-                                "prompt_hash": h,
-                                "template": tpl.ref,
-                                "endpoint": ep.name,
-                                "model": ep.model,
-                                "params": params,
-                                "target": [req.target_kind, req.target_id, req.target_part],
-                            },
-                            response={"content": text, "usage": reply.get("usage"), "model": reply.get("model")},
-                        )
+                if reply is not None:
+                    _keep_reply(
+                        s,
+                        key,
+                        {
+                            "prompt_hash": h,
+                            "template": tpl.ref,
+                            "endpoint": ep.name,
+                            "model": ep.model,
+                            "params": params,
+                            "target": [req.target_kind, req.target_id, req.target_part],
+                        },
+                        {"content": text, "usage": reply.get("usage"), "model": reply.get("model")},
                     )
                 p = parse(tpl.parser, text)
                 stats["unparsed"] += not p.ok

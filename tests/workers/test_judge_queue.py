@@ -71,12 +71,13 @@ def verdicts(engine: Engine) -> list[tuple[str, str, str | None, float | None, s
     """Every verdict as (task query, part, label, score, raw output, prompt hash), by task and round."""
     from store.models import Task, Trajectory
 
-    task, traj, v = (m.__table__.c for m in (Task, Trajectory, Verdict))  # type: ignore[union-attr]
+    tasks, trajs, vs = (m.__table__ for m in (Task, Trajectory, Verdict))  # type: ignore[union-attr]
+    task, traj, v = tasks.c, trajs.c, vs.c
     with session_scope(engine) as s:
         rows = s.execute(
             sa.select(task.query, v.target_part, v.label, v.score, v.raw_output, v.prompt_hash)
-            .join(traj, traj.id == v.target_id)
-            .join(task, task.id == traj.task_id)
+            .join(trajs, traj.id == v.target_id)
+            .join(tasks, task.id == traj.task_id)
             .order_by(task.query, v.id)
         ).all()
     return [tuple(r) for r in rows]  # type: ignore[misc]
@@ -211,6 +212,21 @@ def test_a_worker_whose_item_was_taken_over_writes_nothing(pg_engine, tmp_path):
         assert report.judging.verdicts == 2 + 1  # task 0 was answered already; task 1 takes two rounds, task 2 one
         assert len(server.chat_requests()) == calls + 3
     assert len(verdicts(pg_engine)) == 4
+
+
+@pytest.mark.postgres
+def test_two_workers_recording_the_same_judge_reply_both_keep_their_verdicts(pg_engine):
+    """Two runs with the same answer ask the judge the same question; when two workers record the
+    reply at once, the second finds the key taken and its transaction (its verdicts) still commits."""
+    from evaluation.judges.runner import _keep_reply
+    from store.models import ReplayCache
+
+    for content in ("Yes", "No"):
+        with session_scope(pg_engine) as s:
+            _keep_reply(s, "k" * 64, {"prompt_hash": "h"}, {"content": content})
+    with session_scope(pg_engine) as s:
+        rows = s.exec(select(ReplayCache)).all()
+    assert [(r.kind, r.response) for r in rows] == [("judge", {"content": "Yes"})]  # the first wins
 
 
 def test_sqlite_refuses_judge_queue_naming_postgresql(tmp_path: Path):
