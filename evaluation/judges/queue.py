@@ -30,6 +30,7 @@ from store.models import JudgeClaim, Trajectory
 _J = JudgeClaim.__table__  # type: ignore[attr-defined]
 _T = Trajectory.__table__  # type: ignore[attr-defined]
 JUDGEABLE = ("done", "failed")  # finished trajectories; a pending or running one has nothing to judge yet
+CANCELLED = "cancelled"  # the error of items finished by ``cancel`` rather than judged
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,28 @@ def enqueue(session: Session, run_id: int, judge: str, endpoint: str, mode: str 
         ).scalar()
         or 0
     )
+
+
+def not_judgeable(session: Session, run_id: int) -> int:
+    """Trajectories of the run not finished yet: ``enqueue`` leaves them out."""
+    return int(
+        session.execute(sa.select(sa.func.count()).where(_T.c.run_id == run_id, _T.c.status.not_in(JUDGEABLE))).scalar()
+        or 0
+    )
+
+
+def cancel(session: Session, run_id: int, judge: str, endpoint: str, mode: str = "faithful") -> tuple[int, int]:
+    """Finish the judge's open items that no live worker holds as cancelled (``enqueue`` opens them
+    again). Items being judged right now are left to finish. Returns (cancelled, still running)."""
+    c = _J.c
+    mine = [c.run_id == run_id, c.judge == judge, c.endpoint == endpoint, c.mode == mode]
+    free = sa.select(c.id).where(claims.is_free(_J), *mine).with_for_update(skip_locked=True)
+    done = session.execute(
+        sa.update(_J).where(c.id.in_(free)).values(finished_at=claims.now(), error=CANCELLED).returning(c.id)
+    )
+    cancelled = len(done.scalars().all())
+    running = session.execute(sa.select(sa.func.count()).where(claims.is_held(_J), *mine)).scalar()
+    return cancelled, int(running or 0)
 
 
 def _scope(run_ids: list[int] | None) -> list[Any]:
@@ -171,6 +194,7 @@ class JudgeProgress:
     items: int = 0
     judged: int = 0
     failed: int = 0
+    cancelled: int = 0
     open: int = 0
     running: int = 0  # held by a live worker now
     verdicts: int = 0
@@ -196,7 +220,8 @@ def progress(session: Session, run_id: int) -> list[JudgeProgress]:
             c.mode,
             sa.func.count(),
             sa.func.count().filter(sa.and_(c.finished_at.is_not(None), c.error.is_(None))),
-            sa.func.count().filter(sa.and_(c.finished_at.is_not(None), c.error.is_not(None))),
+            sa.func.count().filter(sa.and_(c.finished_at.is_not(None), c.error.is_not(None), c.error != CANCELLED)),
+            sa.func.count().filter(sa.and_(c.finished_at.is_not(None), c.error == CANCELLED)),
             sa.func.count().filter(c.finished_at.is_(None)),
             sa.func.count().filter(held),
             sa.func.coalesce(sa.func.sum(c.verdicts), 0),

@@ -27,7 +27,7 @@ from evaluation.scoring.runner import score_run
 from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
 from store.migrate import upgrade
-from store.models import Judge, JudgeClaim, ModelEndpoint, Verdict
+from store.models import Judge, JudgeClaim, ModelEndpoint, Trajectory, Verdict
 from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tui.cli import cli
@@ -69,7 +69,7 @@ def vtc_run(engine: Engine, base_url: str, n: int) -> int:
 
 def verdicts(engine: Engine) -> list[tuple[str, str, str | None, float | None, str | None, str | None]]:
     """Every verdict as (task query, part, label, score, raw output, prompt hash), by task and round."""
-    from store.models import Task, Trajectory
+    from store.models import Task
 
     tasks, trajs, vs = (m.__table__ for m in (Task, Trajectory, Verdict))  # type: ignore[union-attr]
     task, traj, v = tasks.c, trajs.c, vs.c
@@ -175,12 +175,15 @@ def test_two_judge_workers_one_killed_every_item_judged_once_as_a_plain_judge_ru
 
 
 @pytest.mark.postgres
-def test_a_worker_whose_item_was_taken_over_writes_nothing(pg_engine, tmp_path):
+def test_a_worker_whose_item_was_taken_over_writes_nothing(pg_url, pg_engine, tmp_path):
     blobs = FolderBlobStore(tmp_path / "blobs")
     with ScriptedOpenAI(handler=judge_reply) as server:
         run_id = vtc_run(pg_engine, server.base_url, 3)
+        with session_scope(pg_engine, actor="tester") as s:  # a trajectory still running is not queued
+            task = authoring.create_task(s, "vtc-demo", "Still running", answer_spec={"kind": "exact", "value": "x"})
+            s.add(Trajectory(run_id=run_id, task_id=int(task.id or 0), status="running"))
         with session_scope(pg_engine) as s:
-            assert jq.enqueue(s, run_id, JUDGE, "j") == 3
+            assert jq.enqueue(s, run_id, JUDGE, "j") == 3 and jq.not_judgeable(s, run_id) == 1
             a = jq.claim(s, "A", 1, 60)
         with session_scope(pg_engine) as s:
             assert jq.claimable(s) == 2 and [i.id for i in jq.claim(s, "B", 5, 60)] != [a[0].id]
@@ -212,6 +215,16 @@ def test_a_worker_whose_item_was_taken_over_writes_nothing(pg_engine, tmp_path):
         assert report.judging.verdicts == 2 + 1  # task 0 was answered already; task 1 takes two rounds, task 2 one
         assert len(server.chat_requests()) == calls + 3
     assert len(verdicts(pg_engine)) == 4
+    # queued again, then cancelled from the command line: nothing is left open, nothing more is asked
+    with session_scope(pg_engine) as s:
+        assert jq.enqueue(s, run_id, JUDGE, "j") == 3
+        assert jq.claim(s, "D", 1, 60)  # one item is being judged by a live worker
+    r = invoke(pg_url, blobs.root, "judge", str(run_id), "--judge", JUDGE, "--endpoint", "j", "--cancel")
+    assert r.exit_code == 0 and "2 queued item(s) cancelled, 1 being judged now will finish" in r.output, r.output
+    with session_scope(pg_engine) as s:
+        (p,) = jq.progress(s, run_id)
+        assert (p.items, p.cancelled, p.running, p.open, p.failed) == (3, 2, 1, 1, 0)
+        assert jq.claimable(s) == 0
 
 
 @pytest.mark.postgres
@@ -230,7 +243,8 @@ def test_two_workers_recording_the_same_judge_reply_both_keep_their_verdicts(pg_
 
 
 def test_sqlite_refuses_judge_queue_naming_postgresql(tmp_path: Path):
-    r = invoke(str(tmp_path / "c.db"), tmp_path / "blobs", "judge", "1", "--judge", JUDGE, "--endpoint", "j", "--queue")
-    assert r.exit_code == 1, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and "PostgreSQL" in lines[0], r.output
+    for flag in ("--queue", "--cancel"):
+        r = invoke(str(tmp_path / "c.db"), tmp_path / "blobs", "judge", "1", "--judge", JUDGE, "--endpoint", "j", flag)
+        assert r.exit_code == 1, r.output
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and "PostgreSQL" in lines[0], r.output
