@@ -27,7 +27,6 @@ from evaluation.harness import (
 from evaluation.harness.budgets import MAX_COUNT, MAX_SECONDS
 from evaluation.harness.endpoints import parse_param
 from evaluation.harness.runner import MAX_LIMIT, _task_ids
-from evaluation.judges.queue import progress as judge_progress
 from evaluation.harness.workqueue import NEEDS_POSTGRES, cancel, enqueue, is_queued, live_claims, workers_of
 from evaluation.harness.lease import RESUME_HINT, LeaseHeld, leases, shown_status
 from store import read_only, session_scope
@@ -520,6 +519,8 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
         data = rows[0]
         total, data["tokens"] = _run_tokens(s, run_id)
         data["workers"] = [w.to_dict() for w in workers_of(s, run_id)] if data["queued"] else []
+        from evaluation.judges.queue import progress as judge_progress
+
         data["judging"] = [j.to_dict() for j in judge_progress(s, run_id)]
         pages = _trajectory_pages(s, run_id, offset, limit)
         if as_json:
