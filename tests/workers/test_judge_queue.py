@@ -93,9 +93,11 @@ def _held_by(engine: Engine, pid: int) -> int:
         )
 
 
-def _finished(engine: Engine) -> int:
+def _finished(engine: Engine, pid: int | None = None) -> int:
+    """Items finished (by the worker with this pid)."""
+    by = [ITEM.pid == pid] if pid is not None else []
     with session_scope(engine) as s:
-        return int(s.execute(sa.select(sa.func.count()).where(ITEM.finished_at.is_not(None))).scalar() or 0)
+        return int(s.execute(sa.select(sa.func.count()).where(ITEM.finished_at.is_not(None), *by)).scalar() or 0)
 
 
 @pytest.mark.postgres
@@ -106,28 +108,31 @@ def test_two_judge_workers_one_killed_every_item_judged_once_as_a_plain_judge_ru
     blobs = FolderBlobStore(tmp_path / "blobs")
     with ScriptedOpenAI(handler=judge_reply, latency=0.3) as server:
         run_id = vtc_run(pg_engine, server.base_url, n)
-        r = invoke(pg_url, blobs.root, "judge", str(run_id), "--judge", JUDGE, "--endpoint", "j", "--queue")
-        assert r.exit_code == 0, r.output
-        assert f"16 trajectories of run {run_id} queued for judging" in r.output
-        assert server.chat_requests() == []  # nothing asked here
         env = {**os.environ, "CHAINMARK_DB": pg_url, "CHAINMARK_BLOBS": str(blobs.root)}
-        argv = [*CHAINMARK, "worker", "--until-empty", "--judges-only", "-j", "2", "--lease-seconds", "1.5"]
-        victim = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
-        procs = [victim]
+        # both workers start before there is work (they wait for it), so both get some of it
+        argv = [*CHAINMARK, "worker", "--judges-only", "-j", "2", "--lease-seconds", "1.5"]
+        procs = [
+            subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT) for _ in "ab"
+        ]
+        victim, survivor = procs
         try:
+            for p in procs:
+                assert b"judge items only" in (p.stderr.readline() if p.stderr else b"")  # up and waiting
+            r = invoke(pg_url, blobs.root, "judge", str(run_id), "--judge", JUDGE, "--endpoint", "j", "--queue")
+            assert r.exit_code == 0, r.output
+            assert f"16 trajectories of run {run_id} queued for judging" in r.output
             deadline = time.monotonic() + 30
-            while not _held_by(pg_engine, victim.pid):  # the other starts once the first one works
-                assert victim.poll() is None and time.monotonic() < deadline, victim.communicate()
-                time.sleep(0.02)
-            procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT))
-            while not (_held_by(pg_engine, victim.pid) and _finished(pg_engine) >= 2):
+            while not (_held_by(pg_engine, victim.pid) and _finished(pg_engine, victim.pid) >= 1):
                 assert victim.poll() is None and time.monotonic() < deadline, victim.communicate()
                 time.sleep(0.02)
             os.kill(victim.pid, signal.SIGKILL)
             victim.wait(10)
-            out, err = procs[1].communicate(timeout=60)
-            assert procs[1].returncode == 0, err.decode()
-            assert b"judged" in out, out
+            while _finished(pg_engine) < n:  # the survivor takes the dead worker's items over
+                assert survivor.poll() is None and time.monotonic() < deadline, survivor.communicate()
+                time.sleep(0.02)
+            survivor.send_signal(signal.SIGINT)
+            _, err = survivor.communicate(timeout=30)
+            assert survivor.returncode == 130 and b"judging: judged=" in err, err.decode()
         finally:
             for p in procs:
                 if p.poll() is None:
