@@ -296,6 +296,39 @@ class TrajectoryClaim(SQLModel, table=True):
     finished_at: Optional[datetime] = _ts_opt()
 
 
+class JudgeClaim(SQLModel, table=True):
+    """One trajectory to put before one judge, as a unit of work for ``chainmark worker`` (PostgreSQL
+    only; ``chainmark judge … --queue``).
+
+    The same lease columns as ``TrajectoryClaim`` (see ``store.claims``): a worker claims rows with
+    ``SELECT … FOR UPDATE SKIP LOCKED``, renews their expiry, and writes verdicts only in a
+    transaction that still holds the row under its token and attempt, so a worker whose claim was
+    taken over writes nothing. ``verdicts``, ``model_calls``, ``cache_hits`` and ``error`` say what
+    the finishing worker did; kept after the end.
+    """
+
+    __table_args__ = (sa.UniqueConstraint("trajectory_id", "judge", "endpoint", "mode"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    trajectory_id: int = Field(foreign_key="trajectory.id")
+    judge: str = Field(max_length=255)  # the template (``chainmark judge --judge``)
+    endpoint: str = Field(max_length=255)  # the ModelEndpoint name
+    mode: str = Field(default="faithful", max_length=16)
+    token: Optional[str] = Field(default=None, max_length=64)
+    host: Optional[str] = Field(default=None, max_length=255)
+    pid: Optional[int] = None
+    attempts: int = 0
+    claimed_at: Optional[datetime] = _ts_opt()
+    heartbeat_at: Optional[datetime] = _ts_opt()
+    expires_at: Optional[datetime] = _ts_opt()
+    finished_at: Optional[datetime] = _ts_opt()
+    verdicts: int = 0
+    model_calls: int = 0
+    cache_hits: int = 0
+    error: Optional[str] = _text()
+
+
 class Trajectory(SQLModel, table=True):
     """A run on one task. Unique per (run, task) so a resumed run can never duplicate work."""
 

@@ -8,6 +8,10 @@ A heartbeat thread renews its claims and reads the statuses of the runs it works
 run makes it stop claiming, finish what is running and give the rest back. When a run has nothing
 left it can claim, the worker moves on to the next queued run, or waits for one (``--until-empty``:
 exits once every selected run is finished or no longer takes workers).
+
+The same worker also judges: items queued by ``chainmark judge … --queue`` are claimed under the same
+token and lease (``evaluation.judges.worker``) once no run has trajectories it can claim; ``runs`` and
+``judges`` in the options turn either half off.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from evaluation.harness.runner import (
     read_head,
 )
 from evaluation.harness.taskdata import TaskInput
+from evaluation.judges import queue as jq
+from evaluation.judges.worker import JudgeTally, work_on_judges
 from store import read_only, session_scope
 from store.blobs import BlobStore
 
@@ -51,6 +57,8 @@ class WorkerOptions:
     until_empty: bool = False
     ttl: float = 60.0  # seconds a claim lives without a heartbeat
     poll: float = 1.0  # seconds between looks for claimable work when there is none
+    runs: bool = True  # claim trajectories of queued runs
+    judges: bool = True  # claim queued judge items
 
 
 @dataclass
@@ -59,6 +67,7 @@ class WorkerReport:
     runs: dict[int, RunProgress] = field(default_factory=dict)
     lost: int = 0  # trajectories finished here but taken over meanwhile (not written)
     stopped: dict[int, str] = field(default_factory=dict)  # run id → why this worker left it early
+    judging: JudgeTally = field(default_factory=JudgeTally)
 
     @property
     def done(self) -> int:
@@ -94,6 +103,7 @@ class _Heartbeat:
             try:
                 with session_scope(self.engine) as s:
                     statuses = wq.renew(s, self.token, self.ttl, list(self.runs))
+                    jq.renew(s, self.token, self.ttl)
             except Exception:  # noqa: BLE001, S112 - a busy or restarting database: next beat
                 continue
             for run_id, status in statuses.items():
@@ -160,9 +170,10 @@ async def work(
     progress: Progress | None = None,
     stop: asyncio.Event | None = None,
     actor: str | None = None,
+    judge_progress: Callable[[JudgeTally], None] | None = None,
 ) -> WorkerReport:
-    """Claim and run queued trajectories until ``stop`` (or, with ``until_empty``, until nothing is
-    left); gives back whatever it holds when it ends."""
+    """Claim and run queued trajectories and judge items until ``stop`` (or, with ``until_empty``,
+    until nothing is left); gives back whatever it holds when it ends."""
     wq.require_postgres(engine)
     report = WorkerReport(uuid.uuid4().hex)
     stop = stop or asyncio.Event()
@@ -172,10 +183,17 @@ async def work(
     try:
         with existing_objects_frozen():
             while not stop.is_set():
+                runs: list[int] = []
+                ready: list[int] = []
+                judge_open = judge_free = 0
                 with session_scope(read_only(engine)) as s:
-                    runs = [r for r in wq.queued_runs(s, options.run_ids) if r not in skip]
-                    ready = [r for r in runs if wq.claimable(s, r) > 0]
-                if options.until_empty and not runs:
+                    if options.runs:
+                        runs = [r for r in wq.queued_runs(s, options.run_ids) if r not in skip]
+                        ready = [r for r in runs if wq.claimable(s, r) > 0]
+                    if options.judges:
+                        judge_open = jq.open_items(s, options.run_ids)
+                        judge_free = jq.claimable(s, options.run_ids) if judge_open else 0
+                if options.until_empty and not runs and not judge_open:
                     break
                 for run_id in ready:
                     if stop.is_set():
@@ -184,7 +202,20 @@ async def work(
                     if why:
                         report.stopped[run_id] = why
                         skip.add(run_id)
-                if not ready:
+                if judge_free and not stop.is_set():
+                    await work_on_judges(
+                        engine,
+                        blobs,
+                        report.token,
+                        report.judging,
+                        concurrency=options.concurrency,
+                        ttl=options.ttl,
+                        run_ids=options.run_ids,
+                        stop=stop,
+                        actor=actor,
+                        progress=judge_progress,
+                    )
+                if not ready and not judge_free:
                     try:
                         await asyncio.wait_for(stop.wait(), options.poll)
                     except TimeoutError:
@@ -194,6 +225,7 @@ async def work(
         try:
             with session_scope(engine) as s:
                 wq.release(s, report.token)
+                jq.release(s, report.token)
         except Exception:  # noqa: BLE001 - the claims expire by themselves
             pass
     return report

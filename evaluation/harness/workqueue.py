@@ -20,57 +20,39 @@ nothing. The transaction that finishes the last open row marks the run ``done`` 
 first, so two workers finishing together cannot both miss it). Times come from the database's clock,
 so hosts with skewed clocks agree on expiry.
 
+The lease mechanics (take with SKIP LOCKED, renew, give back, the token-and-attempt fence) live in
+``store.claims`` and are shared with queued judging (``evaluation.judges.queue``); this module says
+what they mean for a run's trajectories.
+
 SQLite has no ``SKIP LOCKED`` and one writer at a time: queued runs are refused there.
 """
 
 from __future__ import annotations
 
-import os
-import socket
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from evaluation.harness.recorder import FINISHED, FinishedTrajectory, _delete_events, commit_many, mark_unstorable
+from store import claims
+from store.claims import NEEDS_POSTGRES, QueueUnsupported, require_postgres, this_worker
 from store.models import Run, Trajectory, TrajectoryClaim, utcnow
 
-NEEDS_POSTGRES = (
-    "queued runs and `chainmark worker` need PostgreSQL (SKIP LOCKED, many writers); "
-    "set the database URL to a postgresql+psycopg://… URL"
-)
+__all__ = ["NEEDS_POSTGRES", "QueueUnsupported", "require_postgres", "this_worker"]
 _C = TrajectoryClaim.__table__  # type: ignore[attr-defined]
 _T = Trajectory.__table__  # type: ignore[attr-defined]
 _R = Run.__table__  # type: ignore[attr-defined]
 CLAIMABLE = ("queued", "running")  # run statuses whose trajectories workers take
 
 
-class QueueUnsupported(RuntimeError):
-    """The database cannot hold a work queue (SQLite)."""
-
-
-def require_postgres(engine: Engine) -> None:
-    if engine.dialect.name != "postgresql":
-        raise QueueUnsupported(NEEDS_POSTGRES)
-
-
 def is_queued(run: Run) -> bool:
     return bool((run.config or {}).get("queue"))
 
 
-def _now() -> Any:
-    return sa.func.now()  # the database's clock: every host agrees on it
-
-
-def _later(seconds: float) -> Any:
-    return sa.func.now() + sa.func.make_interval(0, 0, 0, 0, 0, 0, float(seconds))
-
-
-def this_worker() -> tuple[str, int]:
-    return socket.gethostname(), os.getpid()
+_now = claims.now
 
 
 def enqueue(session: Session, run_id: int, task_ids: list[int], *, retry_failed: bool = False) -> int:
@@ -120,7 +102,7 @@ def live_claims(session: Session, run_ids: list[int]) -> dict[int, int]:
         return {}
     rows = session.execute(
         sa.select(_C.c.run_id, sa.func.count())
-        .where(_C.c.run_id.in_(run_ids), _C.c.finished_at.is_(None), _C.c.token.is_not(None), _C.c.expires_at > _now())
+        .where(_C.c.run_id.in_(run_ids), claims.is_held(_C))
         .group_by(_C.c.run_id)
     ).all()
     return {int(r): int(n) for r, n in rows}
@@ -144,13 +126,7 @@ def claimable(session: Session, run_id: int) -> int:
     """Open trajectories of the run nobody holds (or whose holder's claim expired)."""
     return int(
         session.execute(
-            sa.select(sa.func.count())
-            .select_from(_C)
-            .where(
-                _C.c.run_id == run_id,
-                _C.c.finished_at.is_(None),
-                sa.or_(_C.c.token.is_(None), _C.c.expires_at <= _now()),
-            )
+            sa.select(sa.func.count()).select_from(_C).where(_C.c.run_id == run_id, claims.is_free(_C))
         ).scalar()
         or 0
     )
@@ -168,37 +144,9 @@ def claim(session: Session, run_id: int, token: str, n: int, ttl: float) -> list
     (cancelled, finished, failed)."""
     if run_status(session, run_id) not in CLAIMABLE:
         return None
-    ids = (
-        session.execute(
-            sa.select(_C.c.trajectory_id)
-            .where(
-                _C.c.run_id == run_id,
-                _C.c.finished_at.is_(None),
-                sa.or_(_C.c.token.is_(None), _C.c.expires_at <= _now()),
-            )
-            .order_by(_C.c.trajectory_id)
-            .limit(n)
-            .with_for_update(skip_locked=True)
-        )
-        .scalars()
-        .all()
-    )
+    ids = claims.take(session, _C, _C.c.trajectory_id, [_C.c.run_id == run_id], _C.c.trajectory_id, n, token, ttl)
     if not ids:
         return []
-    host, pid = this_worker()
-    session.execute(
-        sa.update(_C)
-        .where(_C.c.trajectory_id.in_(ids))
-        .values(
-            token=token,
-            host=host,
-            pid=pid,
-            claimed_at=_now(),
-            heartbeat_at=_now(),
-            expires_at=_later(ttl),
-            attempts=_C.c.attempts + 1,
-        )
-    )
     _delete_events(session, list(ids))  # none unless written outside a claim; a takeover starts clean
     session.execute(
         sa.update(_T)
@@ -230,11 +178,7 @@ def claim(session: Session, run_id: int, token: str, n: int, ttl: float) -> list
 
 def renew(session: Session, token: str, ttl: float, run_ids: list[int]) -> dict[int, str]:
     """Push our claims' expiry forward; returns the status of each run we work on (cancel shows here)."""
-    session.execute(
-        sa.update(_C)
-        .where(_C.c.token == token, _C.c.finished_at.is_(None))
-        .values(heartbeat_at=_now(), expires_at=_later(ttl))
-    )
+    claims.renew(session, _C, token, ttl)
     if not run_ids:
         return {}
     return {int(i): str(s) for i, s in session.execute(sa.select(_R.c.id, _R.c.status).where(_R.c.id.in_(run_ids)))}
@@ -243,14 +187,7 @@ def renew(session: Session, token: str, ttl: float, run_ids: list[int]) -> dict[
 def release(session: Session, token: str, trajectory_ids: list[int] | None = None) -> int:
     """Give back claims we hold but will not finish (stopping, cancelled): open again at once, and
     their trajectories ``pending`` (never started, or stopped with nothing written)."""
-    cond = [_C.c.token == token, _C.c.finished_at.is_(None)]
-    if trajectory_ids is not None:
-        cond.append(_C.c.trajectory_id.in_(trajectory_ids))
-    ids = (
-        session.execute(sa.update(_C).where(*cond).values(token=None, expires_at=None).returning(_C.c.trajectory_id))
-        .scalars()
-        .all()
-    )
+    ids = claims.release(session, _C, _C.c.trajectory_id, token, trajectory_ids)
     if ids:
         session.execute(
             sa.update(_T)
@@ -260,24 +197,9 @@ def release(session: Session, token: str, trajectory_ids: list[int] | None = Non
     return len(ids)
 
 
-def _fence(session: Session, token: str, claims: list[tuple[int, int]]) -> set[int]:
+def _fence(session: Session, token: str, held: list[tuple[int, int]]) -> set[int]:
     """Mark our claims (trajectory id, attempt) finished and return the trajectories still ours."""
-    if not claims:
-        return set()
-    return set(
-        session.execute(
-            sa.update(_C)
-            .where(
-                sa.tuple_(_C.c.trajectory_id, _C.c.attempts).in_(claims),
-                _C.c.token == token,
-                _C.c.finished_at.is_(None),
-            )
-            .values(finished_at=_now(), heartbeat_at=_now())
-            .returning(_C.c.trajectory_id)
-        )
-        .scalars()
-        .all()
-    )
+    return claims.fence(session, _C, _C.c.trajectory_id, token, held)
 
 
 def _finish_if_empty(session: Session, run_id: int) -> None:
@@ -346,7 +268,7 @@ class WorkerRow:
 def workers_of(session: Session, run_id: int) -> list[WorkerRow]:
     """Per host and pid: what each worker finished (done, failed, model calls, tokens, retries) and
     holds now. Empty for a run that was never queued."""
-    live = sa.and_(_C.c.token.is_not(None), _C.c.finished_at.is_(None), _C.c.expires_at > _now())
+    live = claims.is_held(_C)
     rows = session.execute(
         sa.select(_C.c.host, _C.c.pid, _C.c.finished_at.is_not(None), live, _C.c.attempts, _T.c.status, _T.c.usage)
         .join(_T, _T.c.id == _C.c.trajectory_id)

@@ -5,14 +5,20 @@ every request the profile made for this judge and got no answer for is a questio
 questions only exist after others are answered (Agentic-MME's one-to-one search matching, ATP's chief
 judge that reads the two inspectors' reports), so this repeats until nothing new comes up.
 Model calls happen outside any write transaction; each round's verdicts are written in one.
+
+A queued judge (``evaluation.judges.queue``) runs the same function on one trajectory at a time
+(``trajectory_ids``) with a ``guard``: checked inside each round's write transaction, it says whether
+the worker still holds the work item; when it does not, nothing is written and the run stops.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import Session, select
 
 from evaluation.benchmarks import ScoreContext
 from evaluation.judges.client import (
@@ -32,7 +38,7 @@ from evaluation.scoring.loader import load_run
 from evaluation.scoring.runner import profile_for
 from store import read_only, session_scope
 from store.blobs import BlobStore
-from store.models import Judge, ModelEndpoint, ReplayCache, Verdict
+from store.models import Judge, ModelEndpoint, ReplayCache, Verdict, utcnow
 
 
 def ensure_judge(
@@ -55,6 +61,40 @@ def ensure_judge(
         return name, EndpointSpec.of(ep)
 
 
+def _keep_reply(s: Session, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+    """Record a judge reply in the replay cache unless the key is there. On PostgreSQL queued judge
+    workers may record the same question at once (two runs with the same answer): the first wins,
+    the others' verdicts are still written."""
+    if s.get_bind().dialect.name == "postgresql":
+        row = {"key": key, "kind": "judge", "request": request, "response": response, "created_at": utcnow()}
+        s.execute(pg_insert(ReplayCache.__table__).values(**row).on_conflict_do_nothing(index_elements=["key"]))  # type: ignore[attr-defined]
+    elif s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
+        s.add(ReplayCache(key=key, kind="judge", request=request, response=response))
+
+
+def _prepare(
+    engine: Engine,
+    run_id: int,
+    judge: str,
+    endpoint: str,
+    mode: str,
+    actor: str | None,
+    trajectory_ids: list[int] | None,
+) -> tuple[str, EndpointSpec, Any]:
+    judge_name, ep = ensure_judge(engine, judge, endpoint, actor, mode)
+    with session_scope(read_only(engine)) as s:
+        profile = profile_for(load_run(s, run_id, trajectory_ids))
+    if judge not in profile.judges:
+        raise JudgeError(f"the {profile.name} profile has no judge {judge!r}; its judges: {', '.join(profile.judges)}")
+    return judge_name, ep, profile
+
+
+def check_judge(engine: Engine, run_id: int, judge: str, endpoint: str, mode: str, actor: str | None = None) -> str:
+    """What ``judge_run`` checks first (the run, the endpoint, the profile's judges), without asking:
+    for queueing. Returns the judge's name."""
+    return _prepare(engine, run_id, judge, endpoint, mode, actor, [])[0]
+
+
 def judge_run(
     engine: Engine,
     blobs: BlobStore,
@@ -66,12 +106,10 @@ def judge_run(
     max_rounds: int = 64,
     limit: int | None = None,
     actor: str | None = None,
+    trajectory_ids: list[int] | None = None,
+    guard: Callable[[Session], bool] | None = None,
 ) -> dict[str, Any]:
-    judge_name, ep = ensure_judge(engine, judge, endpoint, actor, mode)
-    with session_scope(read_only(engine)) as s:
-        profile = profile_for(load_run(s, run_id))
-    if judge not in profile.judges:
-        raise JudgeError(f"the {profile.name} profile has no judge {judge!r}; its judges: {', '.join(profile.judges)}")
+    judge_name, ep, profile = _prepare(engine, run_id, judge, endpoint, mode, actor, trajectory_ids)
     with session_scope(read_only(engine)) as s:
         template = template_for(s, judge, mode).describe()
     stats = {
@@ -83,11 +121,12 @@ def judge_run(
         "verdicts": 0,
         "unparsed": 0,
         "rounds": 0,
+        "lost": False,  # with a guard: the work item was taken over, this round's verdicts not written
     }
     seen: set[tuple[int, str, str]] = set()
     for _ in range(max_rounds):
         with session_scope(read_only(engine)) as s:
-            loaded = load_run(s, run_id)
+            loaded = load_run(s, run_id, trajectory_ids)
             # Only this judge answers its own questions; other judges' verdicts still feed the
             # prompts built from them (ATP's chief reads the inspectors' reports).
             oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True, only_template=judge, mode=mode)
@@ -123,23 +162,24 @@ def judge_run(
             stats["model_calls"] += 1
             answers.append((req, tpl, h, params, key, reply["content"], reply))
         with session_scope(engine, actor=actor) as s:
+            if guard is not None and not guard(s):
+                stats["lost"] = True
+                return stats
             judge_row = s.exec(select(Judge).where(Judge.name == judge_name)).one()
             for req, tpl, h, params, key, text, reply in answers:
-                if reply is not None and s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
-                    s.add(
-                        ReplayCache(
-                            key=key,
-                            kind="judge",
-                            request={
-                                "prompt_hash": h,
-                                "template": tpl.ref,
-                                "endpoint": ep.name,
-                                "model": ep.model,
-                                "params": params,
-                                "target": [req.target_kind, req.target_id, req.target_part],
-                            },
-                            response={"content": text, "usage": reply.get("usage"), "model": reply.get("model")},
-                        )
+                if reply is not None:
+                    _keep_reply(
+                        s,
+                        key,
+                        {
+                            "prompt_hash": h,
+                            "template": tpl.ref,
+                            "endpoint": ep.name,
+                            "model": ep.model,
+                            "params": params,
+                            "target": [req.target_kind, req.target_id, req.target_part],
+                        },
+                        {"content": text, "usage": reply.get("usage"), "model": reply.get("model")},
                     )
                 p = parse(tpl.parser, text)
                 stats["unparsed"] += not p.ok

@@ -197,7 +197,7 @@ def load_run(session: Session, run_id: int, only: Iterable[int] | None = None) -
     """Columns, not ORM objects: Core selects read exactly the fields scoring uses, each JSON value is
     decoded once by its column type, and event rows are consumed as they stream from the cursor
     (ORM loading of 10k trajectories was ~80 % of ``chainmark score``). ``only`` keeps just those
-    trajectories of the run (one item's score for a review screen without loading the whole run)."""
+    trajectories of the run (one item's score for a review screen, or a queued judge's work item, without loading the whole run)."""
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")

@@ -519,6 +519,9 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
         data = rows[0]
         total, data["tokens"] = _run_tokens(s, run_id)
         data["workers"] = [w.to_dict() for w in workers_of(s, run_id)] if data["queued"] else []
+        from evaluation.judges.queue import progress as judge_progress
+
+        data["judging"] = [j.to_dict() for j in judge_progress(s, run_id)]
         pages = _trajectory_pages(s, run_id, offset, limit)
         if as_json:
             data["trajectories"] = [t for page in pages for t in page]
@@ -564,6 +567,45 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
                         ["host", "pid", "running", "done", "failed", "calls", "retries", "tokens", "taken over"],
                     )
                 )
+        if data["judging"]:
+            click.echo("queued judging (`chainmark judge … --queue`, run by `chainmark worker`):")
+            click.echo(
+                table(
+                    [
+                        [
+                            f"{j['judge']}@{j['endpoint']}",
+                            j["mode"],
+                            j["items"],
+                            j["judged"],
+                            j["failed"],
+                            j["cancelled"],
+                            j["open"],
+                            j["running"],
+                            j["verdicts"],
+                            j["model_calls"],
+                            j["cache_hits"],
+                            j["takeovers"],
+                            j["workers"],
+                        ]
+                        for j in data["judging"]
+                    ],
+                    [
+                        "judge",
+                        "mode",
+                        "items",
+                        "judged",
+                        "failed",
+                        "cancelled",
+                        "open",
+                        "running",
+                        "verdicts",
+                        "calls",
+                        "cached",
+                        "taken over",
+                        "workers",
+                    ],
+                )
+            )
         shown = 0
         for i, page in enumerate(pages):
             shown += len(page)

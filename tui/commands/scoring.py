@@ -104,12 +104,39 @@ def score_cmd(
 @click.option("--endpoint", required=True, metavar="E", help="ModelEndpoint name to ask.")
 @_MODE
 @click.option("--limit", type=int, default=None, help="Ask at most this many questions.")
+@click.option(
+    "--queue",
+    is_flag=True,
+    help="PostgreSQL: put one judge item per finished trajectory in the database for `chainmark worker` "
+    "instead of asking here.",
+)
+@click.option(
+    "--cancel",
+    is_flag=True,
+    help="PostgreSQL: cancel this judge's queued items that no worker is judging now (--queue opens them again).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def judge_cmd(
-    app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, limit: int | None, as_json: bool
+    app: AppContext,
+    run_id: int,
+    judge: str,
+    endpoint: str,
+    mode: str,
+    limit: int | None,
+    queue: bool,
+    cancel: bool,
+    as_json: bool,
 ) -> None:
     """Ask judge NAME (on endpoint E) every question RUN_ID's scoring still needs; cached by prompt hash."""
+    if queue and cancel:
+        raise click.UsageError("give --queue or --cancel, not both")
+    if cancel:
+        _cancel_judge(app, run_id, judge, endpoint, mode, as_json)
+        return
+    if queue:
+        _queue_judge(app, run_id, judge, endpoint, mode, limit, as_json)
+        return
     stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
     if as_json:
         emit_json(stats)
@@ -118,6 +145,57 @@ def judge_cmd(
         f"{stats['judge']} ({stats['template']}): {stats['verdicts']} verdict(s) stored, "
         f"{stats['model_calls']} model call(s), {stats['cache_hits']} from cache, "
         f"{stats['unparsed']} unparsable, {stats['rounds']} round(s)"
+    )
+
+
+def _queue_judge(
+    app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, limit: int | None, as_json: bool
+) -> None:
+    """``judge --queue``: check what a judge run checks, then enqueue; nothing is asked here."""
+    from evaluation.judges.queue import enqueue, not_judgeable
+    from evaluation.judges.runner import check_judge
+    from store import session_scope
+    from store.claims import NEEDS_POSTGRES
+
+    if limit is not None:
+        raise click.UsageError("--limit does not apply to --queue (every finished trajectory is queued)")
+    if app.engine.dialect.name != "postgresql":
+        raise click.ClickException(NEEDS_POSTGRES)
+    name = check_judge(app.engine, run_id, judge, endpoint, mode, app.actor)
+    with session_scope(app.engine, actor=app.actor) as s:
+        n = enqueue(s, run_id, judge, endpoint, mode)
+        later = not_judgeable(s, run_id)
+    if as_json:
+        emit_json({"run_id": run_id, "judge": name, "mode": mode, "queued": n, "not_finished": later})
+        return
+    click.echo(
+        f"{name}: {n} trajector{'y' if n == 1 else 'ies'} of run {run_id} queued for judging ({mode}); "
+        f"start `chainmark worker` on any host, follow with `chainmark runs show {run_id}`"
+    )
+    if later:
+        click.echo(
+            f"{later} trajector{'y' if later == 1 else 'ies'} not finished yet, not queued: "
+            "queue the judge again once the run is done",
+            err=True,
+        )
+
+
+def _cancel_judge(app: AppContext, run_id: int, judge: str, endpoint: str, mode: str, as_json: bool) -> None:
+    """``judge --cancel``: workers finish the items they hold; the others are finished as cancelled."""
+    from evaluation.judges.queue import cancel
+    from store import session_scope
+    from store.claims import NEEDS_POSTGRES
+
+    if app.engine.dialect.name != "postgresql":
+        raise click.ClickException(NEEDS_POSTGRES)
+    with session_scope(app.engine, actor=app.actor) as s:
+        cancelled, running = cancel(s, run_id, judge, endpoint, mode)
+    if as_json:
+        emit_json({"run_id": run_id, "judge": f"{judge}@{endpoint}", "cancelled": cancelled, "running": running})
+        return
+    click.echo(
+        f"{judge}@{endpoint} on run {run_id}: {cancelled} queued item(s) cancelled"
+        + (f", {running} being judged now will finish" if running else "")
     )
 
 
