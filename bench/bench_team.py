@@ -78,8 +78,9 @@ def prepare(url: str, people: int) -> dict[str, Any]:
     return {"shared": shared, "own": own, "trajectories": trajectories}
 
 
-def person(url: str, name: str, world: dict[str, Any], seconds: float, seed: int, out: Any) -> None:
-    """One annotator's minute: rate, edit own task, edit shared tasks (retrying on conflicts)."""
+def person(url: str, name: str, world: dict[str, Any], seconds: float, seed: int, out: Any, min_ops: int = 0) -> None:
+    """One annotator's minute: rate, edit own task, edit shared tasks (retrying on conflicts); at least
+    ``min_ops`` actions however slow the machine (the test's counts do not depend on its speed)."""
     from annotation import tasks as authoring
     from annotation.review.ratings import rate
     from annotation.review.targets import Target
@@ -92,7 +93,7 @@ def person(url: str, name: str, world: dict[str, Any], seconds: float, seed: int
     rng.shuffle(to_rate)
     end = time.monotonic() + seconds
     n = 0
-    while time.monotonic() < end:
+    while time.monotonic() < end or n < min_ops:
         n += 1
         roll = rng.random()
         try:
@@ -184,12 +185,12 @@ def verify(url: str, world: dict[str, Any], outcomes: list[Outcome]) -> dict[str
     return {"lost": lost, "ratings_stored": ratings}
 
 
-def run(url: str, people: int, seconds: float) -> dict[str, Any]:
+def run(url: str, people: int, seconds: float, min_ops: int = 0) -> dict[str, Any]:
     world = prepare(url, people)
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     procs = [
-        ctx.Process(target=person, args=(url, name, world, seconds, i, queue))
+        ctx.Process(target=person, args=(url, name, world, seconds, i, queue, min_ops))
         for i, name in enumerate(sorted(world["own"]))
     ]
     for p in procs:

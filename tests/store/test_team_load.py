@@ -13,8 +13,10 @@ pytestmark = pytest.mark.postgres
 
 
 def test_twenty_annotators_lose_nothing(pg_cluster) -> None:  # type: ignore[no-untyped-def]
-    figures = run(pg_cluster.new_database(), people=20, seconds=3.0)
+    # Each person makes at least 12 saves however busy the machine is (their action mix is seeded), and
+    # keeps going for a second when it is fast, so the counts below never depend on timing.
+    figures = run(pg_cluster.new_database(), people=20, seconds=1.0, min_ops=12)
     assert figures["errors"] == []
     assert figures["lost_writes"] == []
-    assert figures["ratings"] > 20 and figures["edits"] > 20
+    assert figures["ratings"] > 20 and figures["edits"] > 20 and figures["conflicts_retried"] >= 0
     assert figures["p95_ms"] is not None

@@ -163,7 +163,7 @@ def test_two_judge_workers_one_killed_every_item_judged_once_as_a_plain_judge_ru
         taken_over = [i for i in items if i.attempts > 1]
         assert taken_over and all(i.pid != victim.pid for i in taken_over)  # the dead worker's items moved on
         assert [j.name for j in s.exec(sa.select(Judge)).scalars()] == [f"{JUDGE}@j"]  # type: ignore[call-overload]
-    assert score_run(pg_engine, run_id, write=False)["metrics"] == plain_score["metrics"]
+    assert score_run(pg_engine, run_id, write=False).metrics == plain_score.metrics
 
     shown = json.loads(invoke(pg_url, blobs.root, "runs", "show", str(run_id), "--json").output)
     (judging,) = shown["judging"]
