@@ -225,6 +225,7 @@ class ModelClient:
             else:
                 reply = normalise(completion, key)
                 reply.latency = time.perf_counter() - started
+                reply.sends, reply.sent_bytes = attempt, attempt * len(payload)
                 self.answered += 1
                 return reply
             finally:

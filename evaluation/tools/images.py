@@ -7,7 +7,13 @@ noise leaves deflate's string matching little to find. Encoding dominates the co
 
 Decoding is the other fixed cost: a trajectory works on the same few images again and again (crop,
 then zoom, then threshold the same input), so decoded inputs are kept in a small cache keyed by their
-bytes; callers get a copy, so an op that works in place never changes the cached image."""
+bytes; callers get a copy, so an op that works in place never changes the cached image.
+
+A tool's result image is a :class:`Produced`: the pixels at once, the PNG bytes only when something
+asks for them (to store the asset, send it to a model, save a file), encoded once with the same
+settings as before, so the bytes (and every sha256 naming them in assets and replay keys) are the
+ones an eager encode gives. A later tool reading a produced image takes its pixels directly: no
+encode-then-decode between two steps of a chain."""
 
 from __future__ import annotations
 
@@ -62,10 +68,79 @@ class _DecodedCache:
 _decoded = _DecodedCache(DECODED_CACHE_BYTES)
 
 
-def open_rgb(data: bytes) -> Image.Image:
+class Produced:
+    """One produced image: pixels now (a Pillow RGB image or an OpenCV array), PNG bytes on first ask.
+
+    ``png()`` is thread-safe and encodes once. The pixels are never modified after construction
+    (readers get copies), so the bytes always match them."""
+
+    __slots__ = ("_pixels", "_png", "_lock")
+
+    def __init__(self, pixels: Image.Image | np.ndarray) -> None:
+        self._pixels = pixels
+        self._png: bytes | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def encoded(self) -> bool:
+        return self._png is not None
+
+    def png(self) -> bytes:
+        if self._png is None:
+            with self._lock:
+                if self._png is None:
+                    px = self._pixels
+                    self._png = _pil_png(px) if isinstance(px, Image.Image) else encode_png(px)
+        return self._png
+
+    def rgb(self, copy: bool = True) -> Image.Image | None:
+        """The RGB image decoding ``png()`` with :func:`open_rgb` gives, or None (decode instead)."""
+        px = self._pixels
+        if isinstance(px, Image.Image):
+            if px.mode != "RGB":
+                return None
+            return px.copy() if copy else px
+        if px.dtype != np.uint8:
+            return None
+        if px.ndim == 2:
+            return Image.fromarray(px).convert("RGB")
+        if px.ndim == 3 and px.shape[2] == 3:
+            return Image.fromarray(cv2.cvtColor(px, cv2.COLOR_BGR2RGB))
+        return None
+
+    def bgr(self) -> np.ndarray | None:
+        """A BGR copy exactly as decoding ``png()`` with :func:`decode_bgr` gives, or None (decode instead)."""
+        px = self._pixels
+        if isinstance(px, Image.Image):
+            return np.ascontiguousarray(np.asarray(px)[:, :, ::-1]) if px.mode == "RGB" else None
+        if px.dtype != np.uint8:
+            return None
+        if px.ndim == 2:
+            return cv2.cvtColor(px, cv2.COLOR_GRAY2BGR)
+        if px.ndim == 3 and px.shape[2] == 3:
+            return px.copy()
+        return None
+
+
+ImageData = bytes | Produced  # an image in a tool context or result: stored bytes or a produced image
+
+
+def image_bytes(image: ImageData) -> bytes:
+    """The encoded bytes of an image (encodes a produced image on first use)."""
+    return image.png() if isinstance(image, Produced) else image
+
+
+def open_rgb(data: ImageData, copy: bool = True) -> Image.Image:
+    """The image as RGB. ``copy=False`` is for callers that never change the image in place (every
+    Pillow op that returns a new image): they may get the cached or produced image itself."""
+    if isinstance(data, Produced):
+        direct = data.rgb(copy)
+        if direct is not None:
+            return direct
+        data = data.png()
     cached = _decoded.get("rgb", data)
     if cached is not None:
-        return cached.copy()
+        return cached.copy() if copy else cached
     try:
         im = Image.open(io.BytesIO(data))
         im.load()
@@ -73,16 +148,25 @@ def open_rgb(data: bytes) -> Image.Image:
         raise ToolError(f"the input is not a readable image ({len(data)} bytes): {exc}") from exc
     rgb = im.convert("RGB")
     _decoded.put("rgb", data, rgb, rgb.width * rgb.height * 3)
-    return rgb.copy()
+    return rgb.copy() if copy else rgb
 
 
 def png_bytes(im: Image.Image) -> bytes:
+    return _pil_png(im)
+
+
+def _pil_png(im: Image.Image) -> bytes:
     buf = io.BytesIO()
     im.save(buf, "PNG", compress_level=PNG_LEVEL, compress_type=_HUFFMAN_ONLY)
     return buf.getvalue()
 
 
-def decode_bgr(data: bytes) -> np.ndarray:
+def decode_bgr(data: ImageData) -> np.ndarray:
+    if isinstance(data, Produced):
+        direct = data.bgr()
+        if direct is not None:
+            return direct
+        data = data.png()
     cached = _decoded.get("bgr", data)
     if cached is not None:
         return cached.copy()
