@@ -35,8 +35,13 @@ def _register(name: str) -> Callable[[Op], Op]:
 def run(op: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     """Decode the input, run one op, hand back the result (PNG-encoded when first needed); shared by every VTC tool."""
     param = args.get("param") or {}
-    img = decode_bgr(ctx.resolve_pixels(args["image"]))
-    out, message, info = _OPS[op](img, param, ctx)
+    source = ctx.resolve_pixels(args["image"])
+    try:  # most ops only read their input: hand them a read-only view, no copy
+        out, message, info = _OPS[op](decode_bgr(source, copy=False), param, ctx)
+    except ToolError:
+        raise
+    except Exception:  # a write into the read-only input (or a real failure, which happens again)
+        out, message, info = _OPS[op](decode_bgr(source), param, ctx)
     extra_images = info.pop("_extra_images", [])
     name = f"opencv/{op}_{ctx.next_index}.png"
     names = [name] + [f"opencv/{op}_{ctx.next_index + 1 + k}.png" for k in range(len(extra_images))]

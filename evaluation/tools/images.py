@@ -108,8 +108,9 @@ class Produced:
             return Image.fromarray(cv2.cvtColor(px, cv2.COLOR_BGR2RGB))
         return None
 
-    def bgr(self) -> np.ndarray | None:
-        """A BGR copy exactly as decoding ``png()`` with :func:`decode_bgr` gives, or None (decode instead)."""
+    def bgr(self, copy: bool = True) -> np.ndarray | None:
+        """The BGR array decoding ``png()`` with :func:`decode_bgr` gives, or None (decode instead);
+        ``copy=False`` may give a read-only view of the pixels themselves."""
         px = self._pixels
         if isinstance(px, Image.Image):
             return np.ascontiguousarray(np.asarray(px)[:, :, ::-1]) if px.mode == "RGB" else None
@@ -118,7 +119,7 @@ class Produced:
         if px.ndim == 2:
             return cv2.cvtColor(px, cv2.COLOR_GRAY2BGR)
         if px.ndim == 3 and px.shape[2] == 3:
-            return px.copy()
+            return px.copy() if copy else read_only(px)
         return None
 
 
@@ -161,20 +162,29 @@ def _pil_png(im: Image.Image) -> bytes:
     return buf.getvalue()
 
 
-def decode_bgr(data: ImageData) -> np.ndarray:
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A view of ``arr`` that numpy and OpenCV refuse to write into."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def decode_bgr(data: ImageData, copy: bool = True) -> np.ndarray:
+    """The image as 8-bit BGR, as ``cv2.imread`` gives it. ``copy=False`` gives a read-only view of
+    the cached (or produced) array: no 6 MB copy per call for an op that only reads its input."""
     if isinstance(data, Produced):
-        direct = data.bgr()
+        direct = data.bgr(copy)
         if direct is not None:
             return direct
         data = data.png()
     cached = _decoded.get("bgr", data)
     if cached is not None:
-        return cached.copy()
+        return cached.copy() if copy else read_only(cached)
     arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if arr is None:
         raise ToolError(f"the input is not a readable image ({len(data)} bytes)")
     _decoded.put("bgr", data, arr, arr.nbytes)
-    return arr.copy()
+    return arr.copy() if copy else read_only(arr)
 
 
 def encode_png(arr: np.ndarray) -> bytes:

@@ -106,3 +106,29 @@ def test_drawing_on_an_image_never_changes_an_earlier_one_shared_without_copying
     assert np.array_equal(np.asarray(open_rgb(ctx.images[0])), before)
     assert np.array_equal(np.asarray(open_rgb(same.images[0])), before)
     assert not np.array_equal(np.asarray(open_rgb(drawn.images[0])), before)
+
+
+def test_opencv_ops_read_their_input_uncopied_and_one_that_writes_gets_a_copy(monkeypatch) -> None:
+    """VTC ops get a read-only view of the decoded (or produced) input; an op that draws on its input
+    anyway is run again on a copy, so neither the cached decode nor a produced image ever changes."""
+    from evaluation.tools import cv_ops
+
+    original = png(noisy())
+    ctx = context(original)
+    first = execute("vtc", "opencv_flip", {"image": "in.png", "param": {"direction": "horizontal"}}, ctx)
+    calls: list[bool] = []
+
+    def draws_in_place(img, param, ctx):  # type: ignore[no-untyped-def]
+        calls.append(img.flags.writeable)
+        img[:8, :8] = 0
+        return img, "drew", {}
+
+    monkeypatch.setitem(cv_ops._OPS, "flip", draws_in_place)
+    for ref in ("in.png", first.image_names[0]):
+        calls.clear()
+        r = execute("vtc", "opencv_flip", {"image": ref, "param": {}}, ctx)
+        assert r.ok, r.error
+        assert calls == [False, True] and (decode_bgr(r.images[0])[:8, :8] == 0).all()
+    assert np.array_equal(decode_bgr(ctx.images[0]), decode_bgr(original))
+    assert np.array_equal(decode_bgr(ctx.images[1]), decode_bgr(first.images[0]))
+    assert not (decode_bgr(first.images[0])[:8, :8] == 0).all()
