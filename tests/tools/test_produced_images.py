@@ -132,3 +132,15 @@ def test_opencv_ops_read_their_input_uncopied_and_one_that_writes_gets_a_copy(mo
     assert np.array_equal(decode_bgr(ctx.images[0]), decode_bgr(original))
     assert np.array_equal(decode_bgr(ctx.images[1]), decode_bgr(first.images[0]))
     assert not (decode_bgr(first.images[0])[:8, :8] == 0).all()
+
+
+def test_flat_results_are_small_on_the_wire_and_lossless() -> None:
+    """A thresholded (two-colour) 480×270 result is a few kB: runs of equal bytes are coded as runs,
+    not one Huffman code per byte (which could not go below 1 bit per byte, about 49 kB here)."""
+    flat = np.full((270, 480, 3), 255, np.uint8)
+    flat[100:200, 50:400] = (10, 120, 200)
+    ctx = context(png(flat))
+    r = execute("agentic-mme", "threshold", {"image_index": 0, "value": 128}, ctx)
+    assert r.ok and len(r.images[0]) < 5_000
+    want = np.where(np.asarray(open_rgb(png(flat)).convert("L")) > 128, 255, 0).astype(np.uint8)
+    assert np.array_equal(np.asarray(open_rgb(r.images[0]))[:, :, 0], want)
