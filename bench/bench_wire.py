@@ -1,15 +1,15 @@
 """Bytes on the wire per image-mode task: an Agentic-MME-style atomic run over 1920×1080 JPEG photos
-against the scripted server, the model cropping (zoom 2), rotating and enhancing before it answers
-(four requests per task). Prints, per task: what the harness counted as sent (``usage.sent_bytes``,
-``sent_image_bytes``), what the server received, how many images went out against how many distinct
-ones exist, and what the replay cache and blob store keep.
+(``--chart``: PNG bar charts) against the scripted server, the model cropping (zoom 2), rotating and
+enhancing before it answers (four requests per task). Prints, per task: what the harness counted as
+sent (``usage.sent_bytes``, ``sent_image_bytes``), what the server received, how many images went
+out against how many distinct ones exist, and what the replay cache and blob store keep.
 
 Atomic mode resends the whole conversation, earlier images included, every round: the chat API is
 stateless and the references (Agentic-MME's atomic runner, VTC-Bench's Qwen-Agent loop) do the same,
 so a faithful run has to. The distinct-image figure is the floor no request could go below.
 
 Needs the test extras (the scripted server lives in tests/support).
-``.venv/bin/python bench/bench_wire.py [--tasks 4]``
+``.venv/bin/python bench/bench_wire.py [--tasks 4] [--chart]``
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 import cv2
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -34,9 +35,21 @@ STEPS = [
 ]
 
 
+def chart() -> np.ndarray:
+    """A 1920×1080 bar chart: flat colours, thin grid lines, labels (BGR)."""
+    img = np.full((1080, 1920, 3), 255, np.uint8)
+    for y in range(100, 1000, 100):
+        cv2.line(img, (80, y), (1900, y), (200, 200, 200), 1)
+    for k in range(12):
+        cv2.rectangle(img, (100 + 150 * k, 1000 - 60 * k), (200 + 150 * k, 1000), (40 + 15 * k, 120, 200 - 10 * k), -1)
+        cv2.putText(img, f"{k * 7}%", (100 + 150 * k, 980 - 60 * k), cv2.FONT_HERSHEY_SIMPLEX, 1, (0, 0, 0), 2)
+    return img
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--chart", action="store_true", help="a flat bar chart (PNG) instead of a photo (JPEG)")
     opts = parser.parse_args()
 
     from sqlmodel import select
@@ -54,12 +67,14 @@ def main() -> None:
         done = sum(1 for m in req.messages if m.get("role") == "assistant")
         return tool_calls(STEPS[done]) if done < len(STEPS) else text("<answer>red</answer>")
 
-    base = make_image()
+    base = chart() if opts.chart else make_image()
 
     def photo(i: int) -> bytes:
-        """Each task its own photo (its number drawn on it), as in a real dataset."""
+        """Each task its own image (its number drawn on it), as in a real dataset."""
         img = base.copy()
         cv2.putText(img, f"TASK {i}", (700, 500), cv2.FONT_HERSHEY_SIMPLEX, 4, (0, 0, 255), 8)
+        if opts.chart:
+            return cv2.imencode(".png", img)[1].tobytes()
         return cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
 
     with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAI(handler=handler) as server:
@@ -86,17 +101,18 @@ def main() -> None:
         sent_urls = [u for r in received for u in r.images()]
         distinct = {hashlib.sha256(base64.b64decode(u.split(",", 1)[1])).hexdigest(): len(u) for u in sent_urls}
 
-    per_task = statistics.mean(u["sent_bytes"] for u in usages)
-    images_per_task = statistics.mean(u["sent_image_bytes"] for u in usages)
+    per_task = statistics.mean(u.get("sent_bytes", 0) for u in usages)
+    images_per_task = statistics.mean(u.get("sent_image_bytes", 0) for u in usages)
     print(
-        f"{opts.tasks} tasks × {len(STEPS) + 1} requests, 1920×1080 JPEG input ({len(photo(0)) / 1e6:.2f} MB), atomic mode"
+        f"{opts.tasks} tasks × {len(STEPS) + 1} requests, 1920×1080 {'PNG chart' if opts.chart else 'JPEG photo'}"
+        f" input ({len(photo(0)) / 1e6:.2f} MB), atomic mode"
     )
     print(f"sent per task (harness count)    {per_task / 1e6:8.2f} MB, images {images_per_task / 1e6:.2f} MB")
     print(f"received per task (server)       {sum(r.size for r in received) / opts.tasks / 1e6:8.2f} MB")
     print(
         f"images sent per task             {len(sent_urls) / opts.tasks:8.1f} (distinct {len(distinct) / opts.tasks:.1f})"
     )
-    print(f"distinct image data per task     {sum(distinct.values()) / opts.tasks / 1e6:8.2f} MB (the floor)")
+    print(f"distinct image data per task     {sum(distinct.values()) / opts.tasks / 1e6:8.2f} MB base64 (the floor)")
     sizes = [len(json.dumps(r.request)) for r in rows]
     print(
         f"replay cache: {len(rows)} model rows, mean {statistics.mean(sizes) / 1e3:.1f} kB, max {max(sizes) / 1e3:.1f} kB"
