@@ -19,7 +19,14 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from evaluation.harness.budgets import BudgetExhausted, Budgets, Usage, check_hard_limits
-from evaluation.harness.client import ModelClient, ModelReply, RetryNote, cacheable_request, data_url_digest
+from evaluation.harness.client import (
+    ModelClient,
+    ModelReply,
+    RetryNote,
+    cacheable_request,
+    data_url_digest,
+    tools_digest,
+)
 from evaluation.harness.live import report as live_report
 from evaluation.harness.recorder import CacheEntry, PendingEvent, Recorder
 from evaluation.harness.taskdata import TaskInput
@@ -114,6 +121,7 @@ class Episode:
         self._own: set[int] = set()
         self._image_refs: dict[str, dict[str, Any]] = {}
         self._digests: dict[str, str] = {}  # data URL → digest, for the cache rows of every later round
+        self._tool_lists: dict[int, tuple[list[Any], str]] = {}  # tool list (by identity) → its cache name
         self.tool_ctx = ToolContext(
             images=[i.data for i in task.images],
             files={i.name: i.data for i in task.images},
@@ -191,6 +199,14 @@ class Episode:
             digest = self._digests[url] = data_url_digest(url)
         return digest
 
+    def _tools_name(self, tools: list[Any]) -> str:
+        """The cache name of a tool list; the list itself goes to the cache once per trajectory."""
+        known = self._tool_lists.get(id(tools))
+        if known is None or known[0] is not tools:
+            known = self._tool_lists[id(tools)] = (tools, tools_digest(tools))
+            self.cache.append(CacheEntry(known[1], "tools", None, {"tools": tools}))
+        return known[1]
+
     def _remaining_seconds(self) -> float | None:
         if self.budgets.max_seconds is None:
             return None
@@ -235,7 +251,9 @@ class Episode:
             self.usage.replayed_calls += 1
         else:
             self.cache.append(
-                CacheEntry(reply.cache_key, "model", cacheable_request(body, self._digest), reply.to_cache())
+                CacheEntry(
+                    reply.cache_key, "model", cacheable_request(body, self._digest, self._tools_name), reply.to_cache()
+                )
             )
         failed = False
         payload: dict[str, Any] = {

@@ -1,5 +1,6 @@
 """Bytes sent to the model are counted per trajectory and per run (as the server received them), and
-the replay cache names images by sha256 instead of holding them, so a replay still hits every call."""
+the replay cache names images (and the tool list) by sha256 instead of holding them in every row, so
+rows stay small and a replay still hits every call."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from sqlmodel import func, select
 
 from evaluation.harness import RetryPolicy, RunSpec, start_run
+from evaluation.harness.client import canonical_request
 from store import session_scope
 from store.models import Asset, ReplayCache, Trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, error, text, tool_calls
@@ -95,8 +97,14 @@ def test_cache_rows_name_images_by_sha256_and_a_replay_hits_every_call(
         ]
         assert named == sent_digests
         assert {d.removeprefix("sha256:") for d in named} <= stored  # each image kept once, as an asset
-    # the row size grows with the text of the conversation, not with the images (each a 71-byte name)
-    assert max(len(json.dumps(r.request)) for r in rows) < 20_000
+    # the tool list, the same in every call, is kept once (by its sha256) instead of in every row
+    with session_scope(engine) as s:
+        tool_rows = s.exec(select(ReplayCache).where(ReplayCache.kind == "tools")).all()
+    assert len(tool_rows) == 1 and tool_rows[0].response == {"tools": sent[0].json["tools"]}
+    assert {(r.request or {})["tools"] for r in rows} == {"sha256:" + tool_rows[0].key}
+    assert tool_rows[0].key == hashlib.sha256(canonical_request(sent[0].json["tools"]).encode()).hexdigest()
+    # so a row grows with the text of the conversation only (images are 71-byte names)
+    assert max(len(json.dumps(r.request)) for r in rows) < 4_000 < len(json.dumps(sent[0].json["tools"]))
 
     replay = start_run(engine, blobs, RunSpec("mme", endpoint, "atomic", replay=True))
     assert len(scripted_openai.chat_requests()) == len(sent)  # nothing went over the network
