@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageEnhance, ImageFilter, ImageOps
 
-from evaluation.tools import ToolContext, execute
+from evaluation.tools import ToolContext, ToolSettings, execute
 
 
 def make_image() -> np.ndarray:
@@ -137,13 +137,14 @@ def main() -> None:
 
     print(f"1920x1080 input, median of {opts.repeat} runs (ms); load average {os.getloadavg()[0]:.2f}")
     print(f"{'set':12s} {'tool':40s} {'raw':>7s} {'tool':>7s} {'ratio':>6s} {'+png':>7s} {'ratio':>6s}")
+    settings = ToolSettings.from_env()
     ratios: list[tuple[float, float]] = []
     for set_name, cases, arg in (("agentic-mme", mme, "image_index"), ("vtc", vtc, "image")):
         for name, extra, raw in cases:
             args = {"image_index": 0, **extra} if arg == "image_index" else {"image": "in.png", "param": extra}
 
             def call(encode: bool) -> None:
-                ctx = ToolContext(images=[png], files={"in.png": png})
+                ctx = ToolContext(images=[png], files={"in.png": png}, settings=settings)  # a run reads settings once
                 r = execute(set_name, name, args, ctx)
                 assert r.ok, r.error
                 if encode:

@@ -96,6 +96,7 @@ def main() -> None:
         with session_scope(engine) as s:
             usages = [t.usage for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all()]
             rows = s.exec(select(ReplayCache).where(ReplayCache.kind == "model")).all()
+            tool_rows = s.exec(select(ReplayCache).where(ReplayCache.kind == "tools")).all()
             stored = sum(a.size or 0 for a in s.exec(select(Asset)).all())
         received = server.chat_requests()
         sent_urls = [u for r in received for u in r.images()]
@@ -117,6 +118,10 @@ def main() -> None:
     print(
         f"replay cache: {len(rows)} model rows, mean {statistics.mean(sizes) / 1e3:.1f} kB, max {max(sizes) / 1e3:.1f} kB"
         " (images named by sha256, 71 bytes each)"
+    )
+    tools = [len(json.dumps(r.response)) for r in tool_rows]
+    print(
+        f"              {len(tool_rows)} tool-list row(s): each trajectory upserts the same key, {max(tools, default=0) / 1e3:.1f} kB"
     )
     print(f"blob store: {stored / 1e6:.2f} MB of assets for the whole run (each image once)")
 
