@@ -73,12 +73,15 @@ class Produced:
     """One produced image: pixels now (a Pillow RGB image or an OpenCV array), PNG bytes on first ask.
 
     ``png()`` is thread-safe and encodes once. The pixels are never modified after construction
-    (readers get copies), so the bytes always match them."""
+    (readers get copies or read-only views), so the bytes always match them. Once encoded, the
+    pixels move to the bounded decoded-image cache under those bytes (when they are what decoding
+    gives) and the image keeps only its bytes: a trajectory holds its images as compact PNGs, as it
+    did before, and a later tool reading this one still finds its pixels without decoding."""
 
     __slots__ = ("_pixels", "_png", "_lock")
 
     def __init__(self, pixels: Image.Image | np.ndarray) -> None:
-        self._pixels = pixels
+        self._pixels: Image.Image | np.ndarray | None = pixels
         self._png: bytes | None = None
         self._lock = threading.Lock()
 
@@ -91,12 +94,17 @@ class Produced:
             with self._lock:
                 if self._png is None:
                     px = self._pixels
-                    self._png = _pil_png(px) if isinstance(px, Image.Image) else encode_png(px)
+                    assert px is not None
+                    data = _pil_png(px) if isinstance(px, Image.Image) else encode_png(px)
+                    _hand_to_cache(px, data)
+                    self._png, self._pixels = data, None
         return self._png
 
     def rgb(self, copy: bool = True) -> Image.Image | None:
         """The RGB image decoding ``png()`` with :func:`open_rgb` gives, or None (decode instead)."""
         px = self._pixels
+        if px is None:  # encoded: its pixels are in the decoded cache (or decoded again)
+            return None
         if isinstance(px, Image.Image):
             if px.mode != "RGB":
                 return None
@@ -113,6 +121,8 @@ class Produced:
         """The BGR array decoding ``png()`` with :func:`decode_bgr` gives, or None (decode instead);
         ``copy=False`` may give a read-only view of the pixels themselves."""
         px = self._pixels
+        if px is None:
+            return None
         if isinstance(px, Image.Image):
             return np.ascontiguousarray(np.asarray(px)[:, :, ::-1]) if px.mode == "RGB" else None
         if px.dtype != np.uint8:
@@ -122,6 +132,16 @@ class Produced:
         if px.ndim == 3 and px.shape[2] == 3:
             return px.copy() if copy else read_only(px)
         return None
+
+
+def _hand_to_cache(px: Image.Image | np.ndarray, data: bytes) -> None:
+    """Put pixels in the decoded cache under their PNG bytes, if they are exactly what decoding gives."""
+    if isinstance(px, Image.Image):
+        if px.mode == "RGB":
+            _decoded.put("rgb", data, px, px.width * px.height * 3)
+    elif px.dtype == np.uint8 and px.ndim == 3 and px.shape[2] == 3:
+        own = px if px.base is None and px.flags.c_contiguous else np.array(px, order="C")
+        _decoded.put("bgr", data, own, own.nbytes)
 
 
 ImageData = bytes | Produced  # an image in a tool context or result: stored bytes or a produced image

@@ -144,3 +144,24 @@ def test_flat_results_are_small_on_the_wire_and_lossless() -> None:
     assert r.ok and len(r.images[0]) < 5_000
     want = np.where(np.asarray(open_rgb(png(flat)).convert("L")) > 128, 255, 0).astype(np.uint8)
     assert np.array_equal(np.asarray(open_rgb(r.images[0]))[:, :, 0], want)
+
+
+def test_an_encoded_image_keeps_only_its_bytes_and_its_pixels_come_from_the_cache(monkeypatch) -> None:
+    """Once its PNG exists a produced image holds just the bytes (a trajectory's images stay compact);
+    its pixels went to the bounded decoded cache, so reading it again needs no decode."""
+    from evaluation.tools import images
+
+    ctx = context(png(noisy()))
+    pil = execute("agentic-mme", "rotate", {"image_index": 0, "angle": 10}, ctx)
+    cv = execute("vtc", "opencv_blur", {"image": "in.png", "param": {"method": "gaussian", "ksize": 5}}, ctx)
+    pil_px, cv_px = np.asarray(open_rgb(ctx.images[1])), decode_bgr(ctx.images[2])
+    assert pil.images and cv.images  # encoded now
+    assert all(isinstance(i, Produced) and i.rgb() is None and i.bgr() is None for i in ctx.images[1:])
+
+    def no_decoding(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("decoded again")
+
+    monkeypatch.setattr(images.cv2, "imdecode", no_decoding)
+    monkeypatch.setattr(images.Image, "open", no_decoding)
+    assert np.array_equal(np.asarray(open_rgb(ctx.images[1])), pil_px)
+    assert np.array_equal(decode_bgr(ctx.images[2]), cv_px)
