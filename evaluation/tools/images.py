@@ -8,7 +8,7 @@ model each round, so its size counts on the wire. Pixels are the same whatever t
 
 Decoding is the other fixed cost: a trajectory works on the same few images again and again (crop,
 then zoom, then threshold the same input), so decoded inputs are kept in a small cache keyed by their
-bytes; callers get a copy, so an op that works in place never changes the cached image.
+bytes; callers get a copy (or ask for a read-only view), so an op never changes the cached image.
 
 A tool's result image is a :class:`Produced`: the pixels at once, the PNG bytes only when something
 asks for them (to store the asset, send it to a model, save a file), encoded once with the settings
