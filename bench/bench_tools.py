@@ -1,14 +1,21 @@
 """Median time of each image tool on a 1920×1080 image, next to the bare OpenCV/Pillow call it wraps.
 
-The difference is the runtime's overhead: argument checking, decoding the input bytes and encoding
-the output PNG (the tools exchange bytes so every produced image can become a content-addressed
-asset). Run: ``.venv/bin/python bench/bench_tools.py [--repeat N]``.
+Two figures per tool, both as a run sees them (``execute`` with a context, the input already decoded
+once, as it is from the second use of an image in a trajectory on):
+
+* ``tool`` — the call until it returns: argument checking, the op, bookkeeping. The result image is
+  a ``Produced`` (pixels); a later tool reading it takes the pixels, no encode/decode in between.
+* ``+png`` — the call plus the PNG bytes of its result, which a run needs before it stores the asset
+  and sends the image to the model (atomic modes); the CLI and TUI pay it when they save or show it.
+
+``ratio`` is each figure over the raw op. Run: ``.venv/bin/python bench/bench_tools.py [--repeat N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -18,7 +25,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageEnhance, ImageFilter, ImageOps
 
-from evaluation.tools import ToolContext, execute
+from evaluation.tools import ToolContext, ToolSettings, execute
 
 
 def make_image() -> np.ndarray:
@@ -128,19 +135,34 @@ def main() -> None:
         ("opencv_dft", {}, lambda: np.fft.fftshift(np.fft.fft2(gray))),
     ]
 
-    print(f"1920x1080 input, median of {opts.repeat} runs (ms); tool = decode + op + PNG encode + bookkeeping")
-    print(f"{'set':12s} {'tool':40s} {'tool ms':>9s} {'raw ms':>9s} {'overhead ms':>12s}")
+    print(f"1920x1080 input, median of {opts.repeat} runs (ms); load average {os.getloadavg()[0]:.2f}")
+    print(f"{'set':12s} {'tool':40s} {'raw':>7s} {'tool':>7s} {'ratio':>6s} {'+png':>7s} {'ratio':>6s}")
+    settings = ToolSettings.from_env()
+    ratios: list[tuple[float, float]] = []
     for set_name, cases, arg in (("agentic-mme", mme, "image_index"), ("vtc", vtc, "image")):
         for name, extra, raw in cases:
+            args = {"image_index": 0, **extra} if arg == "image_index" else {"image": "in.png", "param": extra}
 
-            def call() -> None:
-                ctx = ToolContext(images=[png], files={"in.png": png})
-                args = {"image_index": 0, **extra} if arg == "image_index" else {"image": "in.png", "param": extra}
+            def call(encode: bool) -> None:
+                ctx = ToolContext(images=[png], files={"in.png": png}, settings=settings)  # a run reads settings once
                 r = execute(set_name, name, args, ctx)
                 assert r.ok, r.error
+                if encode:
+                    assert r.images  # what a run stores and sends
 
-            tool_ms, raw_ms = median_ms(call, opts.repeat), median_ms(raw, opts.repeat)
-            print(f"{set_name:12s} {name:40s} {tool_ms:9.1f} {raw_ms:9.1f} {tool_ms - raw_ms:12.1f}")
+            raw_ms = median_ms(raw, opts.repeat)
+            tool_ms = median_ms(lambda: call(False), opts.repeat)
+            full_ms = median_ms(lambda: call(True), opts.repeat)
+            ratios.append((tool_ms / raw_ms, full_ms / raw_ms))
+            print(
+                f"{set_name:12s} {name:40s} {raw_ms:7.1f} {tool_ms:7.1f} {tool_ms / raw_ms:6.2f}"
+                f" {full_ms:7.1f} {full_ms / raw_ms:6.2f}"
+            )
+    within = sum(1 for t, _ in ratios if t <= 1.5)
+    print(
+        f"\ntool ≤ 1.5× raw: {within}/{len(ratios)}; median ratio tool {statistics.median(t for t, _ in ratios):.2f},"
+        f" +png {statistics.median(f for _, f in ratios):.2f}"
+    )
     decode = median_ms(lambda: Image.open(io.BytesIO(png)).convert("RGB"), opts.repeat)
     encode = median_ms(lambda: cv2.imencode(".png", bgr), opts.repeat)
     print(f"\nfor reference: PNG decode {decode:.1f} ms, PNG encode {encode:.1f} ms ({len(png) / 1e6:.1f} MB)")

@@ -90,6 +90,8 @@ class Usage:
     latency_s: float = 0.0
     retries: int = 0
     replayed_calls: int = 0
+    sent_bytes: int = 0  # request bodies posted to the model endpoint (retries included)
+    sent_image_bytes: int = 0  # of which image data URLs
     extra: dict[str, Any] = field(default_factory=dict)  # mode-specific counts (code ops, effective calls)
     started: float = field(default_factory=time.monotonic)
 

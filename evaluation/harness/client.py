@@ -225,6 +225,7 @@ class ModelClient:
             else:
                 reply = normalise(completion, key)
                 reply.latency = time.perf_counter() - started
+                reply.sends, reply.sent_bytes = attempt, attempt * len(payload)
                 self.answered += 1
                 return reply
             finally:
@@ -293,9 +294,23 @@ def _http_client(concurrency: int, timeout: float, tls: Any = None) -> tuple[Any
     return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, **extra), None
 
 
-def cacheable_request(body: dict[str, Any], digest: Callable[[str], str] = data_url_digest) -> dict[str, Any]:
+def cacheable_request(
+    body: dict[str, Any],
+    digest: Callable[[str], str] = data_url_digest,
+    tools_name: Callable[[list[Any]], str] | None = None,
+) -> dict[str, Any]:
     """What the cache row keeps of the request (images as digests; only messages can hold images).
-    ``digest`` may remember digests: a trajectory resends the same images every round."""
+    ``digest`` may remember digests: a trajectory resends the same images every round. With
+    ``tools_name`` the tool list is kept by name too (see ``tools_digest``): it is most of each row
+    (10 kB of Agentic-MME's 12, 28 kB for VTC-Bench's tools) and the same in every call."""
     out = dict(body)
     out["messages"] = [_strip_images(m, digest) if isinstance(m.get("content"), list) else m for m in body["messages"]]
+    if tools_name is not None and isinstance(body.get("tools"), list):
+        out["tools"] = "sha256:" + tools_name(body["tools"])
     return out
+
+
+def tools_digest(tools: list[Any]) -> str:
+    """The name a tool list is kept under in the replay cache: a row of kind ``tools`` whose key is
+    this sha256 (of its canonical JSON) and whose response is ``{"tools": [...]}``."""
+    return hashlib.sha256(canonical_request(tools).encode()).hexdigest()

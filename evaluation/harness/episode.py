@@ -19,7 +19,14 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from evaluation.harness.budgets import BudgetExhausted, Budgets, Usage, check_hard_limits
-from evaluation.harness.client import ModelClient, ModelReply, RetryNote, cacheable_request, data_url_digest
+from evaluation.harness.client import (
+    ModelClient,
+    ModelReply,
+    RetryNote,
+    cacheable_request,
+    data_url_digest,
+    tools_digest,
+)
 from evaluation.harness.live import report as live_report
 from evaluation.harness.recorder import CacheEntry, PendingEvent, Recorder
 from evaluation.harness.taskdata import TaskInput
@@ -114,6 +121,7 @@ class Episode:
         self._own: set[int] = set()
         self._image_refs: dict[str, dict[str, Any]] = {}
         self._digests: dict[str, str] = {}  # data URL → digest, for the cache rows of every later round
+        self._tool_lists: dict[int, tuple[list[Any], str]] = {}  # tool list (by identity) → its cache name
         self.tool_ctx = ToolContext(
             images=[i.data for i in task.images],
             files={i.name: i.data for i in task.images},
@@ -191,6 +199,14 @@ class Episode:
             digest = self._digests[url] = data_url_digest(url)
         return digest
 
+    def _tools_name(self, tools: list[Any]) -> str:
+        """The cache name of a tool list; the list itself goes to the cache once per trajectory."""
+        known = self._tool_lists.get(id(tools))
+        if known is None or known[0] is not tools:
+            known = self._tool_lists[id(tools)] = (tools, tools_digest(tools))
+            self.cache.append(CacheEntry(known[1], "tools", None, {"tools": tools}))
+        return known[1]
+
     def _remaining_seconds(self) -> float | None:
         if self.budgets.max_seconds is None:
             return None
@@ -229,11 +245,15 @@ class Episode:
         self.usage.api_calls += 1
         self.usage.latency_s += reply.latency
         self.usage.add_usage(reply.usage)
+        self.usage.sent_bytes += reply.sent_bytes
+        self.usage.sent_image_bytes += reply.sends * image_chars(wire)
         if reply.replayed:
             self.usage.replayed_calls += 1
         else:
             self.cache.append(
-                CacheEntry(reply.cache_key, "model", cacheable_request(body, self._digest), reply.to_cache())
+                CacheEntry(
+                    reply.cache_key, "model", cacheable_request(body, self._digest, self._tools_name), reply.to_cache()
+                )
             )
         failed = False
         payload: dict[str, Any] = {
@@ -327,10 +347,12 @@ class Episode:
             self.rc.service_pool if self._is_service(name) and self.rc.service_pool is not None else self.rc.tool_pool
         )
         result = await loop.run_in_executor(pool, self._execute, name, args)
+        # The tool hands back pixels; their PNG bytes (to store and to send) are encoded here, off the loop.
+        images: list[bytes] = await loop.run_in_executor(pool, lambda: result.images) if result.produced else []
         asset_ids = list(result.asset_ids)
-        if result.images and len(asset_ids) != len(result.images):
-            asset_ids = await self.rc.db.call(_store_images, self.rc.blobs, list(result.images))
-        indices = list(range(before, before + len(result.images)))
+        if images and len(asset_ids) != len(images):
+            asset_ids = await self.rc.db.call(_store_images, self.rc.blobs, images)
+        indices = list(range(before, before + len(images)))
         self.image_assets.extend(asset_ids)
         extra: dict[str, Any] = {}
         if indices:
@@ -360,7 +382,7 @@ class Episode:
             result.text or "",
             dict(result.data or {}),
             result.error,
-            list(result.images),
+            images,
             asset_ids,
             indices,
             list(result.image_names),
@@ -392,6 +414,19 @@ class Episode:
     def finish(self, text: str | None, raw: str | None, extracted_by: str, *, failed: bool = False) -> None:
         self.final_answer = text
         self.recorder.add(ev.ANSWER, ev.answer(text or "", raw, extracted_by), failed=failed)
+
+
+def image_chars(messages: list[dict[str, Any]]) -> int:
+    """Bytes the image data URLs of ``messages`` take in a request body (they are ASCII and need no
+    JSON escaping, so their length is their size on the wire)."""
+    total = 0
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "image_url":
+                    total += len(part["image_url"].get("url", ""))
+    return total
 
 
 def _parse_json_object(raw: Any) -> dict[str, Any] | None:

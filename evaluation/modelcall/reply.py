@@ -38,6 +38,8 @@ class ModelReply:
     latency: float = 0.0
     replayed: bool = False
     cache_key: str = ""
+    sent_bytes: int = 0  # request bodies posted for this reply, every attempt counted (0 when replayed)
+    sends: int = 0  # how many times the body was posted (1 + retries)
 
     def to_cache(self) -> dict[str, Any]:
         return {

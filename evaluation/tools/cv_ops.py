@@ -16,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from evaluation.tools.images import decode_bgr, encode_png
+from evaluation.tools.images import ImageData, Produced, decode_bgr
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 Op = Callable[[np.ndarray, dict[str, Any], ToolContext], tuple[np.ndarray, str, dict[str, Any]]]
@@ -33,18 +33,22 @@ def _register(name: str) -> Callable[[Op], Op]:
 
 
 def run(op: str, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    """Decode the input, run one op, encode the result; shared by every VTC tool."""
+    """Decode the input, run one op, hand back the result (PNG-encoded when first needed); shared by every VTC tool."""
     param = args.get("param") or {}
-    img = decode_bgr(ctx.resolve_image(args["image"]))
-    out, message, info = _OPS[op](img, param, ctx)
+    source = ctx.resolve_pixels(args["image"])
+    try:  # most ops only read their input: hand them a read-only view, no copy
+        out, message, info = _OPS[op](decode_bgr(source, copy=False), param, ctx)
+    except ToolError:
+        raise
+    except Exception:  # a write into the read-only input (or a real failure, which happens again)
+        out, message, info = _OPS[op](decode_bgr(source), param, ctx)
     extra_images = info.pop("_extra_images", [])
     name = f"opencv/{op}_{ctx.next_index}.png"
     names = [name] + [f"opencv/{op}_{ctx.next_index + 1 + k}.png" for k in range(len(extra_images))]
     text = f"{message} INFO: {json.dumps(info, ensure_ascii=False)}\n\nEdited Image Path: {name}"
     data = {"op": op, "info": info, "output_path": name, "size": [int(out.shape[1]), int(out.shape[0])]}
-    return ToolOutput(
-        text=text, data=data, images=[encode_png(out)] + [encode_png(e) for e in extra_images], image_names=names
-    )
+    images: list[ImageData] = [Produced(out), *(Produced(e) for e in extra_images)]
+    return ToolOutput(text=text, data=data, images=images, image_names=names)
 
 
 def __getattr__(name: str) -> Callable[[dict[str, Any], ToolContext], ToolOutput]:
@@ -537,7 +541,7 @@ def dft(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarra
 @_register("template_match")
 def template_match(img: np.ndarray, p: dict[str, Any], ctx: ToolContext) -> tuple[np.ndarray, str, dict[str, Any]]:
     _need(p, "template_path")
-    tpl = decode_bgr(ctx.resolve_image(p["template_path"], "param.template_path"))
+    tpl = decode_bgr(ctx.resolve_pixels(p["template_path"], "param.template_path"))
     method = _choice(p, "method", "ccoeff", ("sqdiff", "ccorr", "ccoeff"))
     src = _bgr(img)
     if tpl.shape[0] > src.shape[0] or tpl.shape[1] > src.shape[1]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from PIL import ImageColor, ImageDraw, ImageFont
 
-from evaluation.tools.images import open_rgb, png_bytes
+from evaluation.tools.images import Produced, open_rgb
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 FONT_PATH = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -40,7 +40,7 @@ def _name(ctx: ToolContext, prefix: str) -> str:
 
 
 def draw_box(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    im = open_rgb(ctx.resolve_image(args["image"]))
+    im = open_rgb(ctx.resolve_pixels(args["image"]))
     x1, y1, x2, y2 = parse_numbers(args["bbox"], 4, "bbox")
     x1, x2 = sorted((x1, x2))
     y1, y2 = sorted((y1, y2))
@@ -58,7 +58,7 @@ def draw_box(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(
         text=f"[image]({name})",
         data={"bbox": [x1, y1, x2, y2], "annotation": note, "path": name},
-        images=[png_bytes(im)],
+        images=[Produced(im)],
         image_names=[name],
     )
 
@@ -68,7 +68,7 @@ _V = {"t": 0.0, "m": 0.5, "b": 1.0}
 
 
 def add_text(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    im = open_rgb(ctx.resolve_image(args["image"]))
+    im = open_rgb(ctx.resolve_pixels(args["image"]))
     text, position = str(args["text"]), str(args["position"]).strip()
     color = _color(str(args.get("color") or "red"))
     font = _font(max(12, round(min(im.size) / 20)))
@@ -94,6 +94,6 @@ def add_text(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
             "color": list(color),
             "path": name,
         },
-        images=[png_bytes(im)],
+        images=[Produced(im)],
         image_names=[name],
     )

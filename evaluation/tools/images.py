@@ -1,13 +1,20 @@
 """Bytes ⇄ Pillow / OpenCV conversions shared by the image tools. Outputs are always PNG (lossless,
 so a produced image hashes the same every time it is produced), written with zlib level 1 and the
-Huffman-only strategy: on a 1920×1080 photo that is several times faster than the default level, and
-Huffman-only is faster again (about 30 %) and smaller than level 1's default strategy, because photo
-noise leaves deflate's string matching little to find. Encoding dominates the cost of most ops
-(see bench/bench_tools.py).
+RLE strategy (matches of distance 1 only). On a 1920×1080 photo that is as fast and as small as
+Huffman-only (photo noise leaves deflate's string matching little to find) and several times faster
+than the default level; on flat images (charts, diagrams, screenshots, thresholded or edge maps) it
+is about 25 times smaller than Huffman-only and faster, and every produced image is resent to the
+model each round, so its size counts on the wire. Pixels are the same whatever the strategy.
 
 Decoding is the other fixed cost: a trajectory works on the same few images again and again (crop,
 then zoom, then threshold the same input), so decoded inputs are kept in a small cache keyed by their
-bytes; callers get a copy, so an op that works in place never changes the cached image."""
+bytes; callers get a copy (or ask for a read-only view), so an op never changes the cached image.
+
+A tool's result image is a :class:`Produced`: the pixels at once, the PNG bytes only when something
+asks for them (to store the asset, send it to a model, save a file), encoded once with the settings
+above, so the bytes (and every sha256 naming them in assets and replay keys) are the ones an eager
+encode gives. A later tool reading a produced image takes its pixels directly: no
+encode-then-decode between two steps of a chain."""
 
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ from PIL import Image, UnidentifiedImageError
 from evaluation.tools.result import ToolError
 
 PNG_LEVEL = 1
-_HUFFMAN_ONLY = 2  # zlib's Z_HUFFMAN_ONLY strategy
+_RLE = 3  # zlib's Z_RLE strategy
 DECODED_CACHE_BYTES = 256 * 1024 * 1024
 
 
@@ -62,10 +69,100 @@ class _DecodedCache:
 _decoded = _DecodedCache(DECODED_CACHE_BYTES)
 
 
-def open_rgb(data: bytes) -> Image.Image:
+class Produced:
+    """One produced image: pixels now (a Pillow RGB image or an OpenCV array), PNG bytes on first ask.
+
+    ``png()`` is thread-safe and encodes once. The pixels are never modified after construction
+    (readers get copies or read-only views), so the bytes always match them. Once encoded, the
+    pixels move to the bounded decoded-image cache under those bytes (when they are what decoding
+    gives) and the image keeps only its bytes: a trajectory holds its images as compact PNGs, as it
+    did before, and a later tool reading this one still finds its pixels without decoding."""
+
+    __slots__ = ("_pixels", "_png", "_lock")
+
+    def __init__(self, pixels: Image.Image | np.ndarray) -> None:
+        self._pixels: Image.Image | np.ndarray | None = pixels
+        self._png: bytes | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def encoded(self) -> bool:
+        return self._png is not None
+
+    def png(self) -> bytes:
+        if self._png is None:
+            with self._lock:
+                if self._png is None:
+                    px = self._pixels
+                    assert px is not None
+                    data = _pil_png(px) if isinstance(px, Image.Image) else encode_png(px)
+                    _hand_to_cache(px, data)
+                    self._png, self._pixels = data, None
+        return self._png
+
+    def rgb(self, copy: bool = True) -> Image.Image | None:
+        """The RGB image decoding ``png()`` with :func:`open_rgb` gives, or None (decode instead)."""
+        px = self._pixels
+        if px is None:  # encoded: its pixels are in the decoded cache (or decoded again)
+            return None
+        if isinstance(px, Image.Image):
+            if px.mode != "RGB":
+                return None
+            return px.copy() if copy else px
+        if px.dtype != np.uint8:
+            return None
+        if px.ndim == 2:
+            return Image.fromarray(px).convert("RGB")
+        if px.ndim == 3 and px.shape[2] == 3:
+            return Image.fromarray(cv2.cvtColor(px, cv2.COLOR_BGR2RGB))
+        return None
+
+    def bgr(self, copy: bool = True) -> np.ndarray | None:
+        """The BGR array decoding ``png()`` with :func:`decode_bgr` gives, or None (decode instead);
+        ``copy=False`` may give a read-only view of the pixels themselves."""
+        px = self._pixels
+        if px is None:
+            return None
+        if isinstance(px, Image.Image):
+            return np.ascontiguousarray(np.asarray(px)[:, :, ::-1]) if px.mode == "RGB" else None
+        if px.dtype != np.uint8:
+            return None
+        if px.ndim == 2:
+            return cv2.cvtColor(px, cv2.COLOR_GRAY2BGR)
+        if px.ndim == 3 and px.shape[2] == 3:
+            return px.copy() if copy else read_only(px)
+        return None
+
+
+def _hand_to_cache(px: Image.Image | np.ndarray, data: bytes) -> None:
+    """Put pixels in the decoded cache under their PNG bytes, if they are exactly what decoding gives."""
+    if isinstance(px, Image.Image):
+        if px.mode == "RGB":
+            _decoded.put("rgb", data, px, px.width * px.height * 3)
+    elif px.dtype == np.uint8 and px.ndim == 3 and px.shape[2] == 3:
+        own = px if px.base is None and px.flags.c_contiguous else np.array(px, order="C")
+        _decoded.put("bgr", data, own, own.nbytes)
+
+
+ImageData = bytes | Produced  # an image in a tool context or result: stored bytes or a produced image
+
+
+def image_bytes(image: ImageData) -> bytes:
+    """The encoded bytes of an image (encodes a produced image on first use)."""
+    return image.png() if isinstance(image, Produced) else image
+
+
+def open_rgb(data: ImageData, copy: bool = True) -> Image.Image:
+    """The image as RGB. ``copy=False`` is for callers that never change the image in place (every
+    Pillow op that returns a new image): they may get the cached or produced image itself."""
+    if isinstance(data, Produced):
+        direct = data.rgb(copy)
+        if direct is not None:
+            return direct
+        data = data.png()
     cached = _decoded.get("rgb", data)
     if cached is not None:
-        return cached.copy()
+        return cached.copy() if copy else cached
     try:
         im = Image.open(io.BytesIO(data))
         im.load()
@@ -73,31 +170,49 @@ def open_rgb(data: bytes) -> Image.Image:
         raise ToolError(f"the input is not a readable image ({len(data)} bytes): {exc}") from exc
     rgb = im.convert("RGB")
     _decoded.put("rgb", data, rgb, rgb.width * rgb.height * 3)
-    return rgb.copy()
+    return rgb.copy() if copy else rgb
 
 
 def png_bytes(im: Image.Image) -> bytes:
+    return _pil_png(im)
+
+
+def _pil_png(im: Image.Image) -> bytes:
     buf = io.BytesIO()
-    im.save(buf, "PNG", compress_level=PNG_LEVEL, compress_type=_HUFFMAN_ONLY)
+    im.save(buf, "PNG", compress_level=PNG_LEVEL, compress_type=_RLE)
     return buf.getvalue()
 
 
-def decode_bgr(data: bytes) -> np.ndarray:
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A view of ``arr`` that numpy and OpenCV refuse to write into."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def decode_bgr(data: ImageData, copy: bool = True) -> np.ndarray:
+    """The image as 8-bit BGR, as ``cv2.imread`` gives it. ``copy=False`` gives a read-only view of
+    the cached (or produced) array: no 6 MB copy per call for an op that only reads its input."""
+    if isinstance(data, Produced):
+        direct = data.bgr(copy)
+        if direct is not None:
+            return direct
+        data = data.png()
     cached = _decoded.get("bgr", data)
     if cached is not None:
-        return cached.copy()
+        return cached.copy() if copy else read_only(cached)
     arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if arr is None:
         raise ToolError(f"the input is not a readable image ({len(data)} bytes)")
     _decoded.put("bgr", data, arr, arr.nbytes)
-    return arr.copy()
+    return arr.copy() if copy else read_only(arr)
 
 
 def encode_png(arr: np.ndarray) -> bytes:
     ok, buf = cv2.imencode(
         ".png",
         arr,
-        [cv2.IMWRITE_PNG_COMPRESSION, PNG_LEVEL, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_HUFFMAN_ONLY],
+        [cv2.IMWRITE_PNG_COMPRESSION, PNG_LEVEL, cv2.IMWRITE_PNG_STRATEGY, cv2.IMWRITE_PNG_STRATEGY_RLE],
     )
     if not ok:
         raise ToolError("could not encode the result image as PNG")

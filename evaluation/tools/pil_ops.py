@@ -1,6 +1,7 @@
 """Agentic-MME's atomic image operations on the indexed image list, with Pillow (denoise and
 edges with OpenCV) — the semantics of the reference toolbox: inputs converted to RGB, 0–1000 bbox
-truncated to pixels, zoom only when > 1, threshold with a strict ">" comparison, every op a new PNG.
+truncated to pixels, zoom only when > 1, threshold with a strict ">" comparison, every op a new PNG
+(encoded when first needed, see ``images.Produced``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageEnhance, ImageFilter, ImageOps
 
-from evaluation.tools.images import open_rgb, png_bytes
+from evaluation.tools.images import Produced, open_rgb
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 
@@ -45,13 +46,14 @@ def _produce(op: str, args: dict[str, Any], ctx: ToolContext, out: Image.Image, 
     return ToolOutput(
         text=f"Created image {new} ({op} of image {src}), size {out.size[0]}x{out.size[1]}.",
         data=data,
-        images=[png_bytes(out)],
+        images=[Produced(out)],
         image_names=[name],
     )
 
 
 def _src(args: dict[str, Any], ctx: ToolContext) -> Image.Image:
-    return open_rgb(ctx.resolve_image(args["image_index"], "image_index"))
+    """The input image, not copied: every op here returns a new image and never draws on its input."""
+    return open_rgb(ctx.resolve_pixels(args["image_index"], "image_index"), copy=False)
 
 
 def crop(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

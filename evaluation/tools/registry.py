@@ -81,10 +81,14 @@ def execute(tool_set: str, tool_name: str, args: Any, ctx: ToolContext | None = 
     ctx = ctx if ctx is not None else ToolContext()
     ts = get_tool_set(tool_set)
     base = {"tool": tool_name, "tool_set": ts.name}
+
+    def failed(error: str) -> ToolResult:
+        return ToolResult(ok=False, error=error, tool=tool_name, tool_set=ts.name)
+
     try:
         tool = ts.get(tool_name)
     except UnknownTool as exc:
-        return ToolResult(ok=False, error=str(exc), **base)
+        return failed(str(exc))
     try:
         parsed = check_object(parse_arguments(args), tool.parameters, tool.name)
         if tool.kind == "plan" or tool.impl is None:
@@ -93,16 +97,17 @@ def execute(tool_set: str, tool_name: str, args: Any, ctx: ToolContext | None = 
             )
         out = tool.implementation()(parsed, ctx)  # type: ignore[misc]
     except (ToolError, SchemaError) as exc:
-        return ToolResult(ok=False, error=str(exc), **base)
+        return failed(str(exc))
     except (StoreBusy, OperationalError):
         raise
     except Exception as exc:  # a library failure inside the tool (cv2.error, PIL errors, ...)
-        return ToolResult(ok=False, error=f"{tool.name} failed: {type(exc).__name__}: {exc}", **base)
+        return failed(f"{tool.name} failed: {type(exc).__name__}: {exc}")
     return _finish(out, ctx, base)
 
 
 def _finish(out: ToolOutput, ctx: ToolContext, base: dict[str, Any]) -> ToolResult:
-    """Append produced images to the context (and the asset store when there is one)."""
+    """Append produced images to the context (and the asset store when there is one: the bytes are
+    then encoded here; otherwise when the caller first reads ``ToolResult.images``)."""
     asset_ids: list[int] = []
     names = list(out.image_names)
     for i, data in enumerate(out.images):
@@ -113,12 +118,14 @@ def _finish(out: ToolOutput, ctx: ToolContext, base: dict[str, Any]) -> ToolResu
         if ctx.session is not None and ctx.blobs is not None:
             from store.blobs import put_asset
 
-            asset_ids.append(put_asset(ctx.session, ctx.blobs, data).id)  # type: ignore[arg-type]
+            from evaluation.tools.images import image_bytes
+
+            asset_ids.append(put_asset(ctx.session, ctx.blobs, image_bytes(data)).id)  # type: ignore[arg-type]
     return ToolResult(
         ok=True,
         text=out.text,
         data=out.data,
-        images=list(out.images),
+        produced=list(out.images),
         asset_ids=asset_ids,
         image_names=names,
         replayed=out.replayed,

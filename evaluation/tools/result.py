@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store.blobs import BlobStore
+
+if TYPE_CHECKING:
+    from evaluation.tools.images import ImageData
 
 
 class ToolError(Exception):
@@ -65,11 +68,13 @@ class ToolContext:
     ``images`` is the indexed list (0 = original, N = N-th produced image): every produced image is
     appended, so Agentic-MME indices advance across calls. ``files`` maps names to bytes for
     path-style arguments (GTA ``image/image_96.jpg``, VTC paths); produced images are added there too
-    under the name the tool reports, so a later call can refer to them by that name.
+    under the name the tool reports, so a later call can refer to them by that name. Produced images
+    are kept as :class:`~evaluation.tools.images.Produced` (pixels, PNG bytes on first ask):
+    ``resolve_image`` gives bytes, ``resolve_pixels`` lets an image tool read the pixels directly.
     """
 
-    images: list[bytes] = field(default_factory=list)
-    files: dict[str, bytes] = field(default_factory=dict)
+    images: list[ImageData] = field(default_factory=list)
+    files: dict[str, ImageData] = field(default_factory=dict)
     session: Session | None = None  # the caller's own transaction (TUI, CLI)
     engine: Engine | None = None  # or: open short transactions here, none held across a service call (harness)
     blobs: BlobStore | None = None
@@ -83,6 +88,12 @@ class ToolContext:
 
     def resolve_image(self, ref: Any, what: str = "image") -> bytes:
         """Bytes of an image argument: an index, a name in ``files``, or (CLI) a path on disk."""
+        from evaluation.tools.images import image_bytes
+
+        return image_bytes(self.resolve_pixels(ref, what))
+
+    def resolve_pixels(self, ref: Any, what: str = "image") -> ImageData:
+        """Like ``resolve_image``, but a produced image comes back as is (for tools that decode it)."""
         if isinstance(ref, bool):
             raise ToolError(f"{what} must be an image index or name, got {ref!r}")
         if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit() and ref.strip() not in self.files):
@@ -114,25 +125,34 @@ class ToolOutput:
 
     text: str
     data: dict[str, Any] = field(default_factory=dict)
-    images: list[bytes] = field(default_factory=list)
+    images: list[ImageData] = field(default_factory=list)
     image_names: list[str] = field(default_factory=list)
     replayed: bool = False  # the answer came from the ReplayCache, not a live service
 
 
 @dataclass
 class ToolResult:
-    """The JSON-able outcome of one call. ``ok=False`` carries a clear ``error``; nothing is made up."""
+    """The JSON-able outcome of one call. ``ok=False`` carries a clear ``error``; nothing is made up.
+
+    ``produced`` holds the result images as the tool made them; ``images`` is their encoded bytes,
+    produced on first access (storing, sending or saving them) rather than inside the tool call."""
 
     ok: bool
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
-    images: list[bytes] = field(default_factory=list)
+    produced: list[ImageData] = field(default_factory=list)
     asset_ids: list[int] = field(default_factory=list)
     image_names: list[str] = field(default_factory=list)
     error: str | None = None
     tool: str = ""
     tool_set: str = ""
     replayed: bool = False
+
+    @property
+    def images(self) -> list[bytes]:
+        from evaluation.tools.images import image_bytes
+
+        return [image_bytes(i) for i in self.produced]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (image bytes are left out; they are assets or files)."""

@@ -103,7 +103,7 @@ def image_description(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 
 def region_attribute_description(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    im = open_rgb(ctx.resolve_image(args["image"]))
+    im = open_rgb(ctx.resolve_pixels(args["image"]))
     x1, y1, x2, y2 = parse_numbers(args["bbox"], 4, "bbox")
     box = (
         max(0, int(min(x1, x2))),
@@ -241,7 +241,7 @@ def text_to_image(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 
 def image_stylization(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-    source = png_bytes(open_rgb(ctx.resolve_image(args["image"])))
+    source = png_bytes(open_rgb(ctx.resolve_pixels(args["image"])))
     model = ctx.settings.image_gen_model
     request = {"model": model, "prompt": args["instruction"], "op": "edit", "image_sha256": _sha(source)}
     data, replayed = _generate(

@@ -98,7 +98,7 @@ def test_retries_then_replay_offline(engine, blobs, make_bench, endpoint, script
     assert traj.status == "done" and traj.usage["retries"] == 2
     assert [e.payload["status"] for e in evs if e.kind == "error"] == [429, 503]
     with session_scope(engine) as s:
-        cached = s.exec(select(ReplayCache)).all()
+        cached = s.exec(select(ReplayCache).where(ReplayCache.kind == "model")).all()
         assert len(cached) == 1 and "sk-" not in json.dumps(cached[0].request)
     sent = len(scripted_openai.requests)
     replay = start_run(engine, blobs, RunSpec("mme", endpoint, "atomic", replay=True))

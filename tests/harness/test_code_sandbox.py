@@ -187,3 +187,31 @@ def test_sandboxes_run_at_most_the_slot_count_at_once_whatever_the_concurrency(t
     assert len(spans) == 6 and all(r.exit_code == 0 for r in results)
     most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
     assert most <= slots
+
+
+def test_without_a_setting_the_sandbox_cap_is_the_cpu_count_not_the_concurrency(tmp_path, monkeypatch):
+    """No ``sandbox_slots`` setting: the cap is the CPUs this process may use (1 here), so six
+    sandboxes asked for at once (as -j 6 would) still run one at a time; the setting overrides it."""
+    from evaluation.harness.sandbox import sandbox_slots
+
+    monkeypatch.delenv("CHAINMARK_SANDBOX_SLOTS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert sandbox_slots() == 3
+    monkeypatch.setenv("CHAINMARK_SANDBOX_SLOTS", "5")
+    assert sandbox_slots() == 5
+    monkeypatch.delenv("CHAINMARK_SANDBOX_SLOTS")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    code = "import time\nt = time.time()\ntime.sleep(0.2)\nprint(t, time.time())\n"
+
+    async def one(i: int):  # type: ignore[no-untyped-def]
+        work = tmp_path / f"w{i}"
+        work.mkdir()
+        return await run_python(code, work, save_dir=work)
+
+    async def all_at_once():  # type: ignore[no-untyped-def]
+        return await asyncio.gather(*(one(i) for i in range(6)))
+
+    results = asyncio.run(all_at_once())
+    spans = [tuple(map(float, r.stdout.split())) for r in results]
+    assert len(spans) == 6 and all(r.exit_code == 0 for r in results)
+    assert max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans) == 1

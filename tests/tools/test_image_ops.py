@@ -27,7 +27,7 @@ def test_crop_uses_0_1000_coordinates_and_zoom() -> None:
     px = rgb(r.images[0])
     assert px.shape == (50, 100, 3) and (px == GREEN).all()
     assert r.data["new_image_index"] == 1 and r.data["output_path"] == "transformed_image_1.png"
-    assert len(ctx.images) == 2 and ctx.files["transformed_image_1.png"] == r.images[0]
+    assert len(ctx.images) == 2 and ctx.resolve_image("transformed_image_1.png") == r.images[0]
 
     zoomed = execute("agentic-mme", "crop", {"image_index": 1, "bbox_2d": [0, 0, 500, 1000], "zoom_scale": 2}, ctx)
     assert zoomed.ok and zoomed.data["source_image_index"] == 1 and zoomed.data["new_image_index"] == 2

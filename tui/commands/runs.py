@@ -483,15 +483,23 @@ def _trajectory_pages(s: Any, run_id: int, offset: int, limit: int | None) -> It
             return
 
 
-def _run_tokens(s: Any, run_id: int) -> tuple[int, int]:
-    """(trajectories, total tokens) over the whole run, streamed column by column."""
-    n = tokens = 0
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.2f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
+
+
+def _run_totals(s: Any, run_id: int) -> tuple[int, dict[str, int]]:
+    """(trajectories, totals of tokens and of bytes sent to the model) over the whole run, streamed."""
+    n = 0
+    totals = {"tokens": 0, "sent_bytes": 0, "sent_image_bytes": 0}
     for (usage,) in s.execute(
         sa.select(Trajectory.usage).where(Trajectory.run_id == run_id).execution_options(yield_per=2000)
     ):
         n += 1
-        tokens += int((usage or {}).get("total_tokens") or 0)
-    return n, tokens
+        usage = usage or {}
+        totals["tokens"] += int(usage.get("total_tokens") or 0)
+        totals["sent_bytes"] += int(usage.get("sent_bytes") or 0)
+        totals["sent_image_bytes"] += int(usage.get("sent_image_bytes") or 0)
+    return n, totals
 
 
 @runs_group.command("show")
@@ -517,7 +525,9 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
         if not rows:
             raise click.ClickException(f"no run with id {run_id}")
         data = rows[0]
-        total, data["tokens"] = _run_tokens(s, run_id)
+        total, totals = _run_totals(s, run_id)
+        data.update(totals)
+        data["sent_bytes_per_trajectory"] = round(totals["sent_bytes"] / total) if total else 0
         data["workers"] = [w.to_dict() for w in workers_of(s, run_id)] if data["queued"] else []
         from evaluation.judges.queue import progress as judge_progress
 
@@ -538,6 +548,11 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
                 "sandbox: UNSAFE in-process (--unsafe-in-process-sandbox): model code ran without an OS-level sandbox"
             )
         click.echo(f"done {data['done']}  failed {data['failed']}  open {data['unfinished']}  tokens {data['tokens']}")
+        if data["sent_bytes"]:
+            click.echo(
+                f"sent to the model {_mb(data['sent_bytes'])} ({_mb(data['sent_image_bytes'])} of it images), "
+                f"{_mb(data['sent_bytes_per_trajectory'])} per trajectory"
+            )
         if data["stopped_because"]:
             click.echo(f"stopped because {data['stopped_because']}")
         if data["resume"]:

@@ -13,7 +13,7 @@ of a human trajectory instead; the final answer closes the trajectory.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -33,6 +33,9 @@ from tui.screens.base import WorkScreen
 from tui.widgets.arg_form import ArgForm
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
+
+if TYPE_CHECKING:
+    from evaluation.tools.images import ImageData
 
 
 class StepList(OptionList):
@@ -282,8 +285,8 @@ class ChainBuilderScreen(WorkScreen):
         def run(session):  # type: ignore[no-untyped-def]
             from evaluation.tools import ToolContext, ToolSettings, execute
 
-            images = [cm.blobs.get(r.sha256, session) for r in refs] + attempt
-            files = {file_name(r, i): images[i] for i, r in enumerate(refs)}
+            images: list[ImageData] = [*(cm.blobs.get(r.sha256, session) for r in refs), *attempt]
+            files: dict[str, ImageData] = {file_name(r, i): images[i] for i, r in enumerate(refs)}
             files.update({f"image/image_{len(refs) + i}.png": b for i, b in enumerate(attempt)})
             ctx = ToolContext(
                 images=images,
