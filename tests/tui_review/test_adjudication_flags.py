@@ -103,3 +103,21 @@ def test_disagreements_cli_flags_contradictions(engine, study, db_path) -> None:
     assert "contradicts" in text.splitlines()[0]
     line = next(x for x in text.splitlines() if f"trajectory:{t[1]} " in x)
     assert "⚠ human:bob, judge:judge-b vs scored wrong (0.00)" in line
+
+
+def test_disagreements_cli_as_a_blind_annotator_flags_only_what_they_may_see(engine, study, db_path) -> None:  # type: ignore[no-untyped-def]
+    t = study["trajectories"]
+    rate_as(engine, "bob", BOB, t)
+    rate_as(engine, "ann", ANN[:2], t[:2])  # ann still owes t2..t4
+
+    def as_ann(*args: str) -> str:
+        out = CliRunner().invoke(cli, ["--db", str(db_path), "--as", "ann", *args], catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        return out.output
+
+    items = json.loads(as_ann("disagreements", "--scale", "yes-no", "--json"))
+    assert [(i["target"]["id"], [c["rater"] for c in i["contradictions"]]) for i in items] == [
+        (t[1], ["human:bob", "judge:judge-b"])
+    ]
+    text = as_ann("disagreements", "--scale", "yes-no", "--contradicted-first")
+    assert f"trajectory:{t[3]}" not in text and f"trajectory:{t[4]}" not in text
