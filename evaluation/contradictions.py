@@ -11,8 +11,9 @@ with what they are about) and the item's outcome; this module decides and words 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 POSITIVE = frozenset({"yes", "y", "pass", "passed", "correct", "right", "true", "ok", "accept", "accepted", "good"})
 NEGATIVE = frozenset(
@@ -82,3 +83,13 @@ def contradictions(claims: list[Claim], right: bool | None, score: float | None 
         elif c.about == "step" and c.says and c.step_failed:
             out.append(Contradiction(c.ref, c.who, "contradicts step: its tool call failed"))
     return out
+
+
+def rating_contradictions(
+    values: Mapping[str, Any], right: bool | None, score: float | None = None
+) -> list[Contradiction]:
+    """The raters (``human:ann``, ``judge:judge-a``) whose value on an answer-judging target is a clear
+    yes/no label that contradicts the answer's own outcome, in the raters' order. Values on a 1–10
+    scale, free text or dimension dicts make no clear claim and never contradict."""
+    claims = [Claim(rater, rater, polarity(value), "answer") for rater, value in values.items()]
+    return contradictions(claims, right, score)

@@ -9,9 +9,10 @@ per-item rows), never from a second matcher, so the screens cannot disagree with
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from evaluation.compare import RIGHT_AT
 from evaluation.scoring.embedding import EmbedderUnavailable
@@ -106,22 +107,52 @@ def trajectory_outcome(
     traj = session.get(Trajectory, trajectory_id)
     if traj is None:
         raise LookupError(f"no trajectory with id {trajectory_id}")
+    return _run_outcomes(session, traj.run_id, [trajectory_id], mode, embedder)[trajectory_id]
+
+
+def trajectory_outcomes(
+    session: Session, trajectory_ids: Iterable[int], *, mode: str = "faithful", embedder: str = "minilm"
+) -> dict[int, ItemOutcome]:
+    """``trajectory_outcome`` for many trajectories, scoring each run once (a queue of disagreements
+    touches a few runs, many items); ids with no trajectory are left out."""
+    wanted = sorted(set(trajectory_ids))
+    if not wanted:
+        return {}
+    rows = session.exec(select(Trajectory.id, Trajectory.run_id).where(col(Trajectory.id).in_(wanted))).all()
+    by_run: dict[int, list[int]] = {}
+    for tid, run_id in rows:
+        if tid is not None:
+            by_run.setdefault(run_id, []).append(tid)
+    out: dict[int, ItemOutcome] = {}
+    for run_id, ids in sorted(by_run.items()):
+        out.update(_run_outcomes(session, run_id, ids, mode, embedder))
+    return out
+
+
+def _run_outcomes(session: Session, run_id: int, ids: list[int], mode: str, embedder: str) -> dict[int, ItemOutcome]:
+    """The outcomes of these trajectories of one run, from one scoring pass over just them."""
     try:
-        loaded = load_run(session, traj.run_id, only=[trajectory_id])
+        loaded = load_run(session, run_id, only=ids)
         profile = profile_for(loaded)
         scored = score_loaded(session, loaded, mode=mode, embedder=embedder)
     except EmbedderUnavailable as exc:
-        return ItemOutcome(None, mode, note=_first_line(exc))
+        return {t: ItemOutcome(None, mode, note=_first_line(exc)) for t in ids}
     except Exception as exc:  # a profile that cannot score this item must not keep the trajectory from showing
-        return ItemOutcome(None, mode, note=f"could not score ({type(exc).__name__}: {_first_line(exc)})")
-    row = next((r for r in scored.per_item if r.get("trajectory_id") == trajectory_id), None)
-    if row is None:
-        return ItemOutcome(None, mode, note="the profile gave no result for this trajectory")
+        note = f"could not score ({type(exc).__name__}: {_first_line(exc)})"
+        return {t: ItemOutcome(None, mode, note=note) for t in ids}
+    rows = {r.get("trajectory_id"): r for r in scored.per_item}
     item_score = getattr(profile, "item_score", None)
-    score = item_score(row) if item_score is not None else None
-    return ItemOutcome(
-        None if score is None else float(score),
-        mode,
-        step_marks(row),
-        "" if score is not None else "no answer to score",
-    )
+    out: dict[int, ItemOutcome] = {}
+    for t in ids:
+        row = rows.get(t)
+        if row is None:
+            out[t] = ItemOutcome(None, mode, note="the profile gave no result for this trajectory")
+            continue
+        score = item_score(row) if item_score is not None else None
+        out[t] = ItemOutcome(
+            None if score is None else float(score),
+            mode,
+            step_marks(row),
+            "" if score is not None else "no answer to score",
+        )
+    return out

@@ -102,3 +102,23 @@ def test_an_item_its_profile_cannot_score_says_why(engine, blobs) -> None:  # ty
         out = trajectory_outcome(s, study["trajectories"][0])
     assert out.score is None and out.right is None
     assert out.describe().startswith("not scored: could not score (UnknownProfile:")
+
+
+def test_rating_contradictions_read_only_clear_labels() -> None:
+    from evaluation.contradictions import rating_contradictions
+
+    values = {
+        "human:ann": "no",
+        "human:bob": "Yes",
+        "judge:judge-a": True,
+        "judge:judge-b": 7,  # a score on a scale: no clear claim
+        "human:cy": {"faithful": 3},  # a dimension dict: no clear claim
+        "human:di": "partially",
+    }
+    wrong = rating_contradictions(values, right=False, score=0.0)
+    assert [(c.who, c.text) for c in wrong] == [
+        ("human:bob", "contradicts answer: scored wrong (0.00)"),
+        ("judge:judge-a", "contradicts answer: scored wrong (0.00)"),
+    ]
+    assert [c.who for c in rating_contradictions(values, right=True, score=1.0)] == ["human:ann"]
+    assert rating_contradictions(values, right=None) == []  # an unscored answer cannot be contradicted

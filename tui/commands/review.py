@@ -20,6 +20,7 @@ from annotation.review import ratings as rating
 from annotation.review import scales as scaling
 from annotation.review.blind import rating_view
 from annotation.review.targets import TARGET_KINDS, Target, parse_target_ids, targets_of_run
+from evaluation.agreement.contradicted import contradicted_first, flag_disagreements, flag_key
 from evaluation.agreement.disagreements import PAIR_KINDS, disagreements
 from evaluation.agreement.matrix import JUDGE, RatingMatrix, Unit, collect, rater_kind
 from evaluation.agreement.matrix import verdict_values as matrix_verdict_values
@@ -650,6 +651,12 @@ def _print_report(data: dict[str, Any]) -> None:
 @click.option("--between", help=f"Only splits between these pair kinds: {', '.join(PAIR_KINDS)}.")
 @click.option("--include-adjudicated", is_flag=True)
 @click.option("--include-stale", is_flag=True)
+@click.option(
+    "--contradicted-first",
+    "contradicted_first_",
+    is_flag=True,
+    help="Targets with the most raters contradicting the run's own score of the answer first.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def disagreements_cmd(
@@ -660,9 +667,13 @@ def disagreements_cmd(
     between: str | None,
     include_adjudicated: bool,
     include_stale: bool,
+    contradicted_first_: bool,
     as_json: bool,
 ) -> None:
-    """The disagreement queue: targets where raters split beyond the threshold, largest split first."""
+    """The disagreement queue: targets where raters split beyond the threshold, largest split first.
+
+    A rater whose clear yes/no on a trajectory's answer contradicts the run's own score of it is listed
+    under "contradicts" (in --json: run_score, right, contradictions)."""
     s, matrices = _matrices(app, scale, target_kind, None, include_stale)
     try:
         items = [
@@ -673,10 +684,23 @@ def disagreements_cmd(
             )
         ]
         items.sort(key=lambda d: (-d.split, d.unit, d.scale, d.dimension))  # largest split first, as documented
+        flags = flag_disagreements(s, items)  # only targets the actor may see are listed, so scored
     finally:
         s.close()
+    if contradicted_first_:
+        items = contradicted_first(items, flags)
     if as_json:
-        emit_json([d.to_dict() for d in items])
+        emit_json(
+            [
+                d.to_dict()
+                | (
+                    f.to_dict()
+                    if (f := flags.get(flag_key(d)))
+                    else {"run_score": None, "right": None, "contradictions": []}
+                )
+                for d in items
+            ]
+        )
         return
     click.echo(
         table(
@@ -687,10 +711,11 @@ def disagreements_cmd(
                     f"{d.split:.2f}",
                     ", ".join(d.pair_kinds),
                     "; ".join(f"{r}={_fmt(v)}" for r, v in d.values.items()),
+                    ("⚠ " + f.summary()) if (f := flags.get(flag_key(d))) and f.contradicted else "",
                 ]
                 for d in items
             ],
-            ["target", "scale", "split", "between", "values"],
+            ["target", "scale", "split", "between", "values", "contradicts"],
         )
     )
 

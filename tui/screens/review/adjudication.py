@@ -2,7 +2,9 @@
 
 The reviewer sees the target, every judge's verdict with its rationale, every human rating with its
 comment and any earlier adjudication, then records a final value and a rationale. The originals stay;
-the stored adjudication lists which verdicts and ratings it overrode.
+the stored adjudication lists which verdicts and ratings it overrode. Items where a rater's clear
+yes/no contradicts the run's own score of the answer are marked ⚠ with how many raters do, and the
+most contradicted can be taken first (``c``).
 """
 
 from __future__ import annotations
@@ -18,17 +20,19 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
+from evaluation.agreement.contradicted import Flag, FlagKey, flag_key
 from evaluation.agreement.disagreements import Disagreement
 from tui.typed_keys import after_typed_keys
 from tui.messages import Result, Saved
-from tui.safe_text import data_cells
+from tui.safe_text import data_cells, visible
 from tui.screens.review.open_trajectory import TrajectoryOfTarget, open_trajectory_of
 from tui.screens.base import WorkScreen
 from tui.screens.review.adjudication_data import (
     AdjudicationItem,
+    FlaggedQueue,
     QueueFilter,
     adjudication_item,
-    disagreement_queue,
+    flagged_queue,
     record_adjudication,
 )
 from tui.screens.review.data import trajectory_id_of
@@ -37,6 +41,7 @@ from tui.widgets.review.event_text import value_text
 from tui.screens.review.evidence import evidence_line
 from tui.widgets.review.panels import JudgementsPanel, content_text
 from tui.widgets.review.scale_keys import legend
+from tui.widgets.review.trajectory_row import CONTRADICTION
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 NARROW = 120  # columns below which the queue table gives the target most of the width
@@ -52,7 +57,7 @@ class DisagreementsLoaded(Result):
 
     WHAT: ClassVar[str] = "disagreements"
     filter: QueueFilter
-    items: list[Disagreement]
+    queue: FlaggedQueue
 
 
 @dataclass
@@ -69,6 +74,7 @@ class AdjudicationScreen(WorkScreen):
         Binding("plus,equals_sign", "threshold(0.1)", "Threshold +", key_display="+", id="adjudication.threshold_0_1"),
         Binding("minus", "threshold(-0.1)", "Threshold −", key_display="-", id="adjudication.threshold_minus0_1"),
         Binding("a", "toggle_adjudicated", "Show adjudicated", id="adjudication.toggle_adjudicated"),
+        Binding("c", "toggle_contradicted", "Contradicted first", id="adjudication.contradicted_first"),
         Binding("v", "focus_value", "Final value", id="adjudication.focus_value"),
         Binding("t", "open_trajectory", "Trajectory", id="adjudication.open_trajectory"),
         Binding("ctrl+s", "record", "Record", priority=True, id="adjudication.record"),
@@ -80,6 +86,7 @@ class AdjudicationScreen(WorkScreen):
         self.reviewer = reviewer
         self.filter = QueueFilter(threshold=threshold, scale=scale)
         self.items: list[Disagreement] = []
+        self.flags: dict[FlagKey, Flag] = {}  # for the items about a final answer
         self.item: AdjudicationItem | None = None
 
     def compose(self) -> ComposeResult:
@@ -102,7 +109,7 @@ class AdjudicationScreen(WorkScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#adj-queue", DataTable)
-        for label, width in (("target", 18), ("scale", 14), ("split", 5), ("between", 24)):
+        for label, width in (("target", 18), (CONTRADICTION, 2), ("scale", 14), ("split", 5), ("between", 24)):
             table.add_column(label, width=width)
         table.focus()
 
@@ -113,12 +120,13 @@ class AdjudicationScreen(WorkScreen):
     def refresh_data(self) -> None:
         flt = self.filter
         viewer = self.who
-        self.fetch(DisagreementsLoaded, lambda s: DisagreementsLoaded(flt, disagreement_queue(s, flt, viewer)))
+        self.fetch(DisagreementsLoaded, lambda s: DisagreementsLoaded(flt, flagged_queue(s, flt, viewer)))
 
     @on(DisagreementsLoaded)
     def _queue_loaded(self, message: DisagreementsLoaded) -> None:
         if message.filter == self.filter:
-            self._show_queue(message.items)
+            self.flags = message.queue.flags
+            self._show_queue(message.queue.items)
 
     @on(AdjudicationItemLoaded)
     def _item_loaded(self, message: AdjudicationItemLoaded) -> None:
@@ -132,6 +140,10 @@ class AdjudicationScreen(WorkScreen):
             f"  ·  {len(self.items)} disagreement(s)  ·  split > {f.threshold:.1f}"
             f"  ·  {f.scale or 'all scales'}" + ("  ·  incl. adjudicated" if f.include_adjudicated else "")
         )
+        n = sum(1 for d in self.items if self._contradicted(d))
+        if n:
+            text.append(f"  ·  {CONTRADICTION} {n} contradict the run's score", style="bold magenta")
+            text.append(" (first)" if f.contradicted_first else " (c: first)", style="magenta")
         self.query_one("#adj-status", Static).update(text)
 
     def _show_queue(self, items: list[Disagreement]) -> None:
@@ -142,8 +154,9 @@ class AdjudicationScreen(WorkScreen):
             table.clear()
             for d in items:
                 table.add_row(
+                    *data_cells(d.unit.label()),
+                    self._marker(d),
                     *data_cells(
-                        d.unit.label(),
                         d.scale + (f".{d.dimension}" if d.dimension else ""),
                         f"{d.split:.2f}",
                         ", ".join(d.pair_kinds),
@@ -162,6 +175,19 @@ class AdjudicationScreen(WorkScreen):
             table.move_cursor(row=keys.index(keep) if keep in keys else 0)
         self._load_item(table.cursor_row)
 
+    def _flag(self, d: Disagreement) -> Flag | None:
+        return self.flags.get(flag_key(d))
+
+    def _marker(self, d: Disagreement) -> Text:
+        """``⚠2``: two raters contradict the run's score of this answer; blank when none does."""
+        flag = self._flag(d)
+        n = len(flag.contradictions) if flag is not None else 0
+        return Text(f"{CONTRADICTION}{n}" if n else "", style="bold magenta")
+
+    def _contradicted(self, d: Disagreement) -> bool:
+        flag = self._flag(d)
+        return flag is not None and flag.contradicted
+
     @on(DataTable.RowHighlighted, "#adj-queue")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._load_item(event.cursor_row)
@@ -170,7 +196,8 @@ class AdjudicationScreen(WorkScreen):
         if not 0 <= row < len(self.items):
             return
         d, who = self.items[row], self.who
-        self.fetch(AdjudicationItemLoaded, lambda s: AdjudicationItemLoaded(adjudication_item(s, who, d)))
+        flag = self._flag(d)
+        self.fetch(AdjudicationItemLoaded, lambda s: AdjudicationItemLoaded(adjudication_item(s, who, d, flag)))
 
     def _show_item(self, item: AdjudicationItem) -> None:
         changed = self.item is None or _row_key(self.item.disagreement) != _row_key(item.disagreement)
@@ -183,10 +210,16 @@ class AdjudicationScreen(WorkScreen):
         if not item.evidence.empty:  # gold and the run's score stay in sight while the target scrolls
             values.append_text(evidence_line(item.evidence))
             values.append("\n")
+        against = {c.who for c in item.flag.contradictions} if item.flag else set()  # the score is on the line above
         for rater, value in d.values.items():
             src = d.sources.get(rater) or ["", ""]
-            values.append(f"  {rater} = {value_text(value)}", style="green" if rater.startswith("human") else "")
-            values.append(f"  ({src[0]} {src[1]})\n", style="dim")
+            values.append(
+                f"  {visible(rater)} = {visible(value_text(value))}", style="green" if rater.startswith("human") else ""
+            )
+            values.append(f"  ({visible(src[0])} {visible(src[1])})", style="dim")
+            if rater in against:
+                values.append(f"  {CONTRADICTION} contradicts score", style="bold magenta")
+            values.append("\n")
         self.query_one("#adj-values", Static).update(values)
         ratings = ([view.own_rating] if view.own_rating else []) + list(view.other_ratings)
         self.query_one(JudgementsPanel).show(view.verdicts, ratings, view.adjudications, [])
@@ -202,12 +235,19 @@ class AdjudicationScreen(WorkScreen):
 
     def action_threshold(self, delta: float) -> None:
         t = round(min(0.9, max(0.0, self.filter.threshold + delta)), 1)
-        self.filter = QueueFilter(t, self.filter.scale, self.filter.include_adjudicated)
+        f = self.filter
+        self.filter = QueueFilter(t, f.scale, f.include_adjudicated, f.contradicted_first)
         self.refresh_data()
 
     def action_toggle_adjudicated(self) -> None:
         f = self.filter
-        self.filter = QueueFilter(f.threshold, f.scale, not f.include_adjudicated)
+        self.filter = QueueFilter(f.threshold, f.scale, not f.include_adjudicated, f.contradicted_first)
+        self.refresh_data()
+
+    def action_toggle_contradicted(self) -> None:
+        """Items whose raters contradict the run's score first (each group keeps largest split first)."""
+        f = self.filter
+        self.filter = QueueFilter(f.threshold, f.scale, f.include_adjudicated, not f.contradicted_first)
         self.refresh_data()
 
     def action_focus_value(self) -> None:

@@ -17,6 +17,7 @@ from annotation.review.adjudication import adjudicate
 from annotation.review.blind import RatingView, rating_view
 from annotation.review.scales import Scale, ensure_builtin_scales, get_scale
 from annotation.review.targets import Target
+from evaluation.agreement.contradicted import Flag, FlagKey, contradicted_first, flag_disagreements
 from evaluation.agreement.disagreements import Disagreement, disagreements
 from evaluation.agreement.matrix import Unit, collect
 from evaluation.agreement.matrix import verdict_values as matrix_verdict_values
@@ -31,6 +32,16 @@ class QueueFilter:
     threshold: float = 0.0
     scale: str = ""
     include_adjudicated: bool = False
+    contradicted_first: bool = False  # items whose raters contradict the run's score lead the queue
+
+
+@dataclass(frozen=True)
+class FlaggedQueue:
+    """The queue in its shown order, with a flag per item about a final answer (the run's score and
+    the raters that contradict it)."""
+
+    items: list[Disagreement]
+    flags: dict[FlagKey, Flag] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,7 @@ class AdjudicationItem:
     verdict_values: dict[int, Any]
     images: list[ImageRef] = field(default_factory=list)
     evidence: Evidence = Evidence()  # gold answer and the run's score
+    flag: Flag | None = None  # raters contradicting the run's score (None: not about an answer, or hidden)
 
     @property
     def target(self) -> Target:
@@ -65,20 +77,32 @@ def disagreement_queue(session: Session, flt: QueueFilter, viewer: str | None = 
     return items
 
 
+def flagged_queue(session: Session, flt: QueueFilter, viewer: str | None = None) -> FlaggedQueue:
+    """``disagreement_queue`` with each answer's contradictions flagged (every run scored once), ordered
+    contradicted first when the filter asks."""
+    items = disagreement_queue(session, flt, viewer)
+    flags = flag_disagreements(session, items)
+    return FlaggedQueue(contradicted_first(items, flags) if flt.contradicted_first else items, flags)
+
+
 def verdict_values(session: Session, scale: str, target: Target) -> dict[int, Any]:
     return matrix_verdict_values(session, scale, Unit(target.kind, target.id, target.part))
 
 
-def adjudication_item(session: Session, reviewer: str, d: Disagreement) -> AdjudicationItem:
+def adjudication_item(session: Session, reviewer: str, d: Disagreement, flag: Flag | None = None) -> AdjudicationItem:
+    """Everything about ``d`` for the reviewer; ``flag`` (from the queue) is dropped where the run's
+    score is hidden, as the evidence is."""
     target = Target(d.unit.kind, d.unit.id, d.unit.part)
     view = rating_view(session, reviewer, target, d.scale, blind=False)
+    ev = evidence(session, target, hide_score=bool(view.hidden))
     return AdjudicationItem(
         d,
         get_scale(session, d.scale),
         view,
         verdict_values(session, d.scale, target),
         target_images(session, target, view),
-        evidence(session, target, hide_score=bool(view.hidden)),
+        ev,
+        None if ev.score_hidden else flag,
     )
 
 
