@@ -213,8 +213,8 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
     bench = session.get(Benchmark, run.benchmark_id)
     endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
     db = _Reader(session)
-    in_run = sa.select(Trajectory.id).where(Trajectory.run_id == run_id)
-    run_tasks = sa.select(Trajectory.task_id).where(Trajectory.run_id == run_id)
+    in_run = sa.select(Trajectory.id).where(Trajectory.run_id == run_id)  # type: ignore[call-overload]
+    run_tasks = sa.select(Trajectory.task_id).where(Trajectory.run_id == run_id)  # type: ignore[call-overload]
     trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, Trajectory.run_id == run_id, Trajectory.id)]
 
     tasks = {t["id"]: t for _, t in db.rows(Task, TASK_FIELDS, Task.id.in_(run_tasks))}  # type: ignore[union-attr]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evaluation.harness.runner import RunProgress
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx
 from tui.safe_text import visible
+
+if TYPE_CHECKING:
+    from evaluation.harness.runner import RunProgress
 
 
 class _WorkerLine:
