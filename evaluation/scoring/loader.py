@@ -12,6 +12,7 @@ import orjson
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from evaluation.scoring.gc_pause import gc_paused
 from evaluation.scoring.items import Item
 from store.models import (
     Asset,
@@ -203,10 +204,16 @@ TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "er
 
 
 def load_run(session: Session, run_id: int) -> LoadedRun:
+    with gc_paused():
+        return _load_run(session, run_id)
+
+
+def _load_run(session: Session, run_id: int) -> LoadedRun:
     """Columns, not ORM objects: Core selects read exactly the fields scoring uses, each JSON value is
-    decoded once, and rows stream from the cursor a batch at a time. Every per-run table is read in
-    one query filtered by a sub-select on the run (no ``IN (...)`` list that grows with the run, so
-    no SQLite parameter limit and no statement compiled per chunk); per-item work is linear."""
+        decoded once, and rows stream from the cursor a batch at a time. Every per-run table is read in
+        one query filtered by a sub-select on the run (no ``IN (...)`` list that grows with the run, so
+        no SQLite parameter limit and no statement compiled per chunk); per-item work is linear. Each
+    trajectory's row dict becomes its item's ``trajectory`` (no second copy per item)."""
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")
@@ -291,11 +298,13 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
     (payload_col,), _ = db.cols(Event, ("payload",))
     decode = db.decode
     mentioned: set[int] = set()
+    kinds: dict[str, str] = {}
     for tid, eid, ordinal, kind, payload, failed in db.stream(
         sa.select(Event.trajectory_id, Event.id, Event.ordinal, Event.kind, payload_col, Event.failed)
         .where(Event.trajectory_id.in_(in_run))  # type: ignore[attr-defined]
         .order_by(Event.trajectory_id, Event.ordinal)
     ):
+        kind = kinds.setdefault(kind, kind)  # one string object per kind, not one per event
         p = decode(payload) or {}
         named = p.get("asset_ids")
         if named:
@@ -358,6 +367,11 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
                 }
             checkpoints = _checkpoints_as_of(session, tr["task_id"], tr["started_at"], checkpoints)
         evs = events.pop(tr["id"] or 0, [])
+        # The row becomes the item's trajectory: keys in the order scoring has always seen them.
+        del tr["started_at"]
+        tr["usage"] = tr["usage"] or {}
+        tr["current_revision"] = task["revision"]
+        tr["edited_after_run"] = edit_state
         ta = tassets.get(tr["task_id"], [])
         shas = {a["asset_id"]: a["sha256"] for a in ta}
         for e in evs:
@@ -376,18 +390,7 @@ def load_run(session: Session, run_id: int) -> LoadedRun:
             Item(
                 native_assets=native_assets,
                 task=task_row,
-                trajectory={
-                    "id": tr["id"],
-                    "task_id": tr["task_id"],
-                    "status": tr["status"],
-                    "final_answer": tr["final_answer"],
-                    "usage": tr["usage"] or {},
-                    "native": native,
-                    "error": tr["error"],
-                    "task_revision": tr["task_revision"],
-                    "current_revision": task["revision"],
-                    "edited_after_run": edit_state,
-                },
+                trajectory=tr,
                 events=evs,
                 checkpoints=checkpoints,
                 ordering=orders.get(tr["task_id"], []),
