@@ -12,7 +12,7 @@ import orjson
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from evaluation.scoring.gc_pause import gc_paused
+from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
 from store.models import (
     Asset,

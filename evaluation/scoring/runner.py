@@ -17,7 +17,7 @@ from evaluation.benchmarks import ScoreContext, UnknownProfile, get_profile
 from evaluation.benchmarks.base import Profile
 from evaluation.judges.oracle import StoreOracle
 from evaluation.scoring.embedding import get_embedder
-from evaluation.scoring.gc_pause import gc_paused
+from store.gc_pause import gc_paused
 from evaluation.scoring.loader import LoadedRun, load_run
 from store import read_only, session_scope
 from store.models import CheckpointResult, Run, utcnow
@@ -166,7 +166,7 @@ def score_run(
     write: bool = True,
     actor: str | None = None,
 ) -> dict[str, Any]:
-    with gc_paused():  # many small objects, no cycles among them (gc_pause.py)
+    with gc_paused():  # many small objects, no cycles among them (store/gc_pause.py)
         return _score_run(engine, run_id, mode, embedder, prefer_judges, write, actor)
 
 
