@@ -69,3 +69,10 @@ def test_command_modules_import_no_heavy_library_until_a_command_runs() -> None:
     the model client or the array libraries: those load inside the command that uses them."""
     proc = subprocess.run([sys.executable, "-c", IMPORT_ALL, *HEAVY], capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout) == []
+
+
+def test_the_tool_sets_offered_as_choices_are_the_built_in_ones() -> None:
+    from evaluation.tools.sets import builtin_sets
+    from evaluation.vocab import TOOL_SETS
+
+    assert tuple(builtin_sets()) == TOOL_SETS
