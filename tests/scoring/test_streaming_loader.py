@@ -7,6 +7,7 @@ named, named but not linked, on a non-tool event, and a null payload."""
 from __future__ import annotations
 
 import json
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlmodel import select
@@ -21,6 +22,13 @@ from tests.scoring import orm_loader_reference
 from tests.scoring.builders import answer, call, ev, res, stored_png, stored_run, stored_trajectory
 from tests.support.scoring_runs import write_run
 
+T = TypeVar("T")
+
+
+def _row(value: T | None) -> T:
+    assert value is not None
+    return value
+
 
 def _scores(engine, run_id: int) -> str:
     return json.dumps(
@@ -32,15 +40,17 @@ def test_streamed_loader_equals_the_orm_loader_on_edge_cases(engine, blobs, monk
     run_id = write_run(engine, "agentic-mme", 620)
     with session_scope(engine, actor="tester") as s:
         run = s.get(Run, run_id)
+        assert run is not None
         task_ids = [
             authoring.create_task(
                 s, "gen-agentic-mme", f"extra question {k}", answer_spec={"kind": "contains", "value": "a"}
             ).id
+            or 0
             for k in range(4)
         ]
         other = stored_run(s, "other", "agentic-mme", endpoint="ep-other")
         linked, named = stored_png(s, blobs, (0, 200, 0)), stored_png(s, blobs, (0, 0, 200))
-        shared_sha = s.get(Asset, linked).sha256
+        shared_sha = _row(s.get(Asset, linked)).sha256
         repeat_ids = []
         for k, tid in enumerate(task_ids):
             t = stored_trajectory(
@@ -50,29 +60,30 @@ def test_streamed_loader_equals_the_orm_loader_on_edge_cases(engine, blobs, monk
                 [
                     call("crop", {"image_index": 0}, "1"),
                     res("crop", "1", "done", asset_ids=[named]),
-                    ev("note", None),  # type: ignore[arg-type]  (a null payload)
+                    {**ev("note", {}), "payload": None},  # a null payload
                     answer(f"a{k}"),
                 ],
                 final_answer=f"a{k}",
             )
             stored_trajectory(s, other, tid, [answer("other run")])  # ids interleave with this run's
-            s.get(Trajectory, t.id).native = {"blobs": {"orig.png": shared_sha, "gone.png": "0" * 64}, "k": k}
+            _row(s.get(Trajectory, t.id)).native = {"blobs": {"orig.png": shared_sha, "gone.png": "0" * 64}, "k": k}
             repeat_ids.append(t.id)
             for ordinal in (1, 3):  # linked to a tool result (completes its payload) and to an answer
                 e = s.exec(select(Event).where(Event.trajectory_id == t.id, Event.ordinal == ordinal)).one()
-                s.add(EventAsset(event_id=e.id, asset_id=linked, role="output"))
+                s.add(EventAsset(event_id=e.id or 0, asset_id=linked, role="output"))
         s.flush()
         first_cp = authoring.add_checkpoint(s, task_ids[0], "V1", axis="V", description="as run")
         authoring.add_checkpoint(s, task_ids[0], "V2", axis="V", description="also as run")
         s.flush()
-        revision = s.get(Task, task_ids[0]).revision
+        revision = _row(s.get(Task, task_ids[0])).revision
         for traj in s.exec(select(Trajectory).where(Trajectory.task_id.in_(task_ids[:2]))).all():  # type: ignore[attr-defined]
             traj.task_revision, traj.started_at = revision if traj.task_id == task_ids[0] else 1, utcnow()
     with session_scope(engine, actor="editor") as s:
         authoring.edit_task(s, task_ids[0], query="edited after the run")  # restorable from the audit trail
-        authoring.edit_checkpoint(s, first_cp.id, description="edited later")
+        authoring.edit_checkpoint(s, first_cp.id or 0, description="edited later")
         authoring.add_checkpoint(s, task_ids[0], "V3", axis="V", description="added later")
-        s.connection().execute(sa.update(Task).where(Task.id == task_ids[1]).values(revision=3))  # no audit row
+        no_audit = sa.update(Task).where(Task.id == task_ids[1]).values(revision=3)  # type: ignore[arg-type]
+        s.connection().execute(no_audit)  # an edit the audit trail never saw
 
     with session_scope(read_only(engine)) as s:
         new, old = load_run(s, run_id), orm_loader_reference.load_run(s, run_id)
