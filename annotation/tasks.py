@@ -27,6 +27,7 @@ from store.models import (
     TaskAsset,
     utcnow,
 )
+from annotation.vocab import TASK_STATUSES
 
 CONTENT_FIELDS = {
     "query",
@@ -44,7 +45,7 @@ CONTENT_FIELDS = {
     "meta",
 }
 OTHER_FIELDS = {"status", "author", "source_record", "source_id"}
-STATUSES = ("draft", "submitted", "verified", "rejected")
+STATUSES = TASK_STATUSES
 TRANSITIONS = {
     "draft": {"submitted"},
     "submitted": {"verified", "rejected", "draft"},

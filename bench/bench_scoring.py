@@ -5,20 +5,21 @@ answer checkpoints, VTC with MCQ/open answers and tool chains) and times ``profi
 judges (judge-only checks count as pending). Prints one line per profile.
 
     .venv/bin/python bench/bench_scoring.py [N]
-    .venv/bin/python bench/bench_scoring.py --command [N] [--db PATH]
+    .venv/bin/python bench/bench_scoring.py --command [N] [--db PATH] [--repeat R]
 
 ``--command`` times what a user waits for instead: the real ``chainmark score RUN`` in its own
 process (start-up, loading the run from the database, scoring, writing CheckpointResult rows) on a
 database with one generated N-trajectory run per profile (built once with Core bulk inserts and
 kept at ``--db`` if given; goal for 10k: ≤ 2 s). Prints wall time, CPU and peak memory per profile,
-with and without ``--no-write``. Needs the test extra (the generator lives in tests/support).
+with and without ``--no-write`` (medians of ``--repeat`` runs; each run's own peak from its rusage).
+Needs the test extra (the generator lives in tests/support).
 """
 
 from __future__ import annotations
 
 import os
 import random
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,7 @@ from evaluation.scoring.items import NoJudges  # noqa: E402  (after the sys.path
 from tests.support.scoring_runs import amme_item, gta_item, vtc_item  # noqa: E402
 
 
-def command_mode(n: int, db: Path | None) -> None:
+def command_mode(n: int, db: Path | None, repeat: int = 1) -> None:
     from store import make_engine
     from store.migrate import upgrade
     from tests.support.scoring_runs import PROFILES, write_run
@@ -65,32 +66,48 @@ def command_mode(n: int, db: Path | None) -> None:
             print(f"generated {profile}: {n} trajectories in {time.perf_counter() - t0:.1f} s")
     engine.dispose()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CHAINMARK_DB": str(db)}
+    print(f"load average {os.getloadavg()[0]:.2f}; {repeat} run(s) per case, medians (range of wall times)")
     for profile, run_id in runs.items():
         for extra in ([], ["--no-write"]):
             argv = [sys.executable, "-m", "tui.cli", "score", str(run_id), "--embedder", "hashing", *extra]
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            proc = subprocess.run(argv, env=env, capture_output=True, text=True)
-            wall = time.perf_counter() - t0
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if proc.returncode != 0:
-                print(proc.stderr, file=sys.stderr)
-            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            walls, cpus, peaks = [], [], []
+            for _ in range(repeat):
+                wall, cpu, peak = timed_child(argv, env)
+                walls.append(wall)
+                cpus.append(cpu)
+                peaks.append(peak)
             print(
                 f"chainmark score {profile:12s} {n} trajectories {' '.join(extra) or '(writes results)':16s} "
-                f"{wall:.2f} s wall, {cpu:.2f} s CPU, peak {after.ru_maxrss / 1024:.0f} MB (largest child so far)"
+                f"{statistics.median(walls):.2f} s wall ({min(walls):.2f}–{max(walls):.2f}), "
+                f"{statistics.median(cpus):.2f} s CPU, peak {max(peaks):.0f} MB"
             )
+
+
+def timed_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak resident MB) of one run of the command, from its own rusage."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        print(proc.stderr.read() if proc.stderr else "", file=sys.stderr)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
     if "--command" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--command"]
-        db = None
+        db, repeat = None, 1
         if "--db" in args:
             i = args.index("--db")
             db = Path(args[i + 1])
             del args[i : i + 2]
-        command_mode(int(args[0]) if args else 10_000, db)
+        if "--repeat" in args:
+            i = args.index("--repeat")
+            repeat = int(args[i + 1])
+            del args[i : i + 2]
+        command_mode(int(args[0]) if args else 10_000, db, repeat)
         return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     rng = random.Random(7)

@@ -18,12 +18,13 @@ from sqlalchemy.engine import Engine
 from evaluation.scoring.loader import load_run
 from evaluation.scoring.runner import profile_for, score_loaded
 from store import read_only, session_scope
+from evaluation import vocab
 
 RIGHT_AT = 0.5
 """A task counts as right for a run when its per-item score (in [0, 1]) is at least this."""
 
-FILTERS = ("any-differ", "a-right-b-wrong", "b-right-a-wrong", "all-wrong", "all-right")
-SORTS = ("disagreement", "task")
+FILTERS = vocab.COMPARE_FILTERS
+SORTS = vocab.COMPARE_SORTS
 
 
 @dataclass

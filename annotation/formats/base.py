@@ -9,19 +9,18 @@ the same one-transaction, update-by-source-id behaviour.
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import mimetypes
 import os
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from annotation.formats.errors import FormatError
 from annotation.formats.safe_files import DatasetRoot, DuplicateKey, UnsafeFile, loads_keep_last, loads_strict
 from store.blobs import sha256_of
+from store.gc_pause import gc_paused  # noqa: F401  (re-exported: the importers and their tests use it from here)
 
 ROLES = ("query_image", "document_image", "golden", "evidence", "artifact")
 
@@ -122,28 +121,6 @@ class TaskBundle:
         """True when the task still holds exactly what was imported, so its source record is exported as is."""
         imported = (self.task.meta or {}).get("import") or {}
         return self.task.source_record is not None and imported.get("revision") == self.task.revision
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for a bulk read or write.
-
-    An import builds millions of small objects that all stay alive until it ends, and each automatic
-    collection walks them again (about a fifth of a 10,000-task import's CPU time). Nothing an import
-    makes relies on the collector. On the way out the survivors are moved to the oldest generation as
-    they are (``freeze`` + ``unfreeze``), not scanned once more as young objects (0.2 s after parsing
-    10,000 tasks); that is skipped if the program keeps frozen objects of its own.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 # ------------------------------------------------------------------ readers

@@ -9,8 +9,9 @@ from sqlmodel import Session, select
 
 from annotation.review.errors import ReviewError
 from store.models import Annotator
+from annotation.vocab import ANNOTATOR_ROLES
 
-ROLES = ("annotator", "reviewer", "admin")
+ROLES = ANNOTATOR_ROLES
 CAN_ADJUDICATE = frozenset({"reviewer", "admin"})
 
 

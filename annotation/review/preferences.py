@@ -35,8 +35,9 @@ from store.models import (
     preference_pair_part,
     utcnow,
 )
+from annotation.vocab import PREFERENCE_CHOICES
 
-SHOWN_CHOICES = ("a", "b", "tie")
+SHOWN_CHOICES = PREFERENCE_CHOICES
 MASK = "[model]"
 
 

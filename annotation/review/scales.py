@@ -19,8 +19,9 @@ from sqlmodel import Session, select
 
 from annotation.review.errors import ReviewError
 from store.models import RatingScale
+from annotation.vocab import SCALE_LEVELS
 
-LEVELS = ("nominal", "ordinal", "interval")
+LEVELS = SCALE_LEVELS
 
 ISG_DIMENSIONS = (
     "coherence",

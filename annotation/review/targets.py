@@ -15,9 +15,8 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from annotation.review.errors import ReviewError
+from annotation.vocab import TARGET_KINDS  # noqa: F401  (one list, shared with the command line)
 from store.models import CheckpointResult, Event, Task, Trajectory, Verdict
-
-TARGET_KINDS = ("trajectory", "event", "checkpoint_result", "block_question", "image_question", "task", "verdict")
 
 
 @dataclass(frozen=True, order=True)

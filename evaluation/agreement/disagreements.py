@@ -15,8 +15,9 @@ from typing import Any
 from sqlmodel import Session
 
 from evaluation.agreement.matrix import RatingMatrix, Unit, adjudicated, pair_kind
+from evaluation import vocab
 
-PAIR_KINDS = ("human-human", "human-judge", "judge-judge")
+PAIR_KINDS = vocab.PAIR_KINDS
 
 
 @dataclass(frozen=True)

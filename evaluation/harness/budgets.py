@@ -7,6 +7,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+from evaluation import vocab
 
 # Defaults follow the seed harnesses: Agentic-MME --max_rounds/--max_tool_calls 15, GTA max_turn 10.
 MODE_DEFAULTS: dict[str, dict[str, int | float | None]] = {
@@ -18,8 +19,8 @@ MODE_DEFAULTS: dict[str, dict[str, int | float | None]] = {
 }
 
 
-MAX_COUNT = 10**9
-MAX_SECONDS = 7 * 24 * 3600.0  # a week per task: anything larger is a typo, and asyncio needs a finite deadline
+MAX_COUNT = vocab.MAX_COUNT
+MAX_SECONDS = vocab.MAX_SECONDS
 
 
 @dataclass

@@ -44,9 +44,10 @@ from store.blobs import BlobStore
 from store.models import Benchmark, Run, Task, Trajectory, utcnow
 from store.reserve import SpaceReserve
 from store.storable import one_line, write_failure
+from evaluation import vocab
 
 
-MAX_LIMIT = 2**31 - 1  # tasks per run; larger numbers overflow the databases' integers
+MAX_LIMIT = vocab.MAX_LIMIT
 
 
 class RunError(ValueError):

@@ -17,9 +17,10 @@ import hashlib
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads when something is embedded, not with the scorers (start-up of `score`)
+    import numpy as np
 
 DATA_DIR = Path(__file__).with_name("data")
 MINILM_TOKENIZER = DATA_DIR / "all-MiniLM-L6-v2.tokenizer.json"
@@ -57,6 +58,8 @@ class Embedder(Protocol):
 
 
 def _normalise_rows(v: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (v / norms).astype(np.float32)
@@ -88,6 +91,8 @@ class MiniLMOnnxEmbedder:
         self._memo: dict[str, np.ndarray] = {}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
         for start in range(0, len(missing), self._batch):
             chunk = missing[start : start + self._batch]
@@ -120,6 +125,8 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(model)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         vecs = np.asarray(self._model.encode(list(texts), convert_to_numpy=True), dtype=np.float32)
         return _normalise_rows(vecs)
 
@@ -139,6 +146,8 @@ class HashingEmbedder:
         return words + grams
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for feat in self._features(text):
@@ -148,6 +157,8 @@ class HashingEmbedder:
 
 
 def cosine(embedder: Embedder, a: str, b: str) -> float:
+    import numpy as np
+
     va, vb = embedder.encode([a, b])
     return float(np.dot(va, vb))
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import orjson
 
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
 from store.models import (
     Asset,
@@ -175,128 +176,155 @@ class _Reader:
             is_json.append(j)
         return out, is_json
 
+    def stream(self, stmt: Any) -> Iterator[Any]:
+        """The statement's rows, fetched a batch at a time (never the whole result in memory)."""
+        for batch in self.conn.execution_options(stream_results=True).execute(stmt).partitions(_BATCH):
+            yield from batch
+
     def rows(
         self, model: Any, fields: tuple[str, ...], where: Any, *order: Any, lead: tuple[Any, ...] = ()
-    ) -> Iterable[tuple[tuple[Any, ...], dict[str, Any]]]:
+    ) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
         """(leading column values, {field: value}) per row, JSON decoded."""
         cols, is_json = self.cols(model, fields)
+        json_fields = [f for f, j in zip(fields, is_json) if j]
         decode, n = self.decode, len(lead)
-        for r in self.conn.execute(sa.select(*lead, *cols).where(where).order_by(*order)).all():
-            values = r[n:]
-            yield tuple(r[:n]), {f: (decode(v) if j else v) for f, v, j in zip(fields, values, is_json)}
+        for r in self.stream(sa.select(*lead, *cols).where(where).order_by(*order)):
+            d = dict(zip(fields, r[n:]))
+            for f in json_fields:
+                d[f] = decode(d[f])
+            yield tuple(r[:n]), d
 
     def execute(self, stmt: Any) -> Any:
         return self.conn.execute(stmt)
 
 
+_BATCH = 2000
 STEP_FIELDS = ("ordinal", "thought", "tool_name", "tool_args", "result_text", "result", "is_final", "final_answer")
 TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "error", "task_revision", "started_at")
 
 
 def load_run(session: Session, run_id: int, only: Iterable[int] | None = None) -> LoadedRun:
+    """``only`` keeps just those trajectories of the run (one item's score for a review screen, or a
+    queued judge's work item, without loading the whole run)."""
+    with gc_paused():
+        return _load_run(session, run_id, None if only is None else list(only))
+
+
+def _load_run(session: Session, run_id: int, only: list[int] | None) -> LoadedRun:
     """Columns, not ORM objects: Core selects read exactly the fields scoring uses, each JSON value is
-    decoded once by its column type, and event rows are consumed as they stream from the cursor
-    (ORM loading of 10k trajectories was ~80 % of ``chainmark score``). ``only`` keeps just those
-    trajectories of the run (one item's score for a review screen, or a queued judge's work item, without loading the whole run)."""
+    decoded once, and rows stream from the cursor a batch at a time. Every per-run table is read in
+    one query filtered by a sub-select on the run (no ``IN (...)`` list that grows with the run, so
+    no SQLite parameter limit and no statement compiled per chunk); per-item work is linear. Each
+    trajectory's row dict becomes its item's ``trajectory`` (no second copy per item)."""
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")
     bench = session.get(Benchmark, run.benchmark_id)
     endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
     db = _Reader(session)
-    where: Any = Trajectory.run_id == run_id
+    in_traj: Any = Trajectory.run_id == run_id
     if only is not None:
-        where = sa.and_(where, Trajectory.id.in_(list(only)))  # type: ignore[union-attr]
-    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, where, Trajectory.id)]
-    task_ids = sorted({t["task_id"] for t in trajs})
-    traj_ids = [t["id"] for t in trajs]
+        in_traj = sa.and_(in_traj, Trajectory.id.in_(only))  # type: ignore[union-attr]
+    in_run = sa.select(Trajectory.id).where(in_traj)  # type: ignore[call-overload]
+    run_tasks = sa.select(Trajectory.task_id).where(in_traj)  # type: ignore[call-overload]
+    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, in_traj, Trajectory.id)]
 
-    tasks: dict[int, dict[str, Any]] = {}
+    tasks = {t["id"]: t for _, t in db.rows(Task, TASK_FIELDS, Task.id.in_(run_tasks))}  # type: ignore[union-attr]
     cps: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for (tid,), c in db.rows(
+        Checkpoint,
+        CP_FIELDS,
+        Checkpoint.task_id.in_(run_tasks),  # type: ignore[attr-defined]
+        Checkpoint.task_id,
+        Checkpoint.ordinal,
+        Checkpoint.id,
+        lead=(Checkpoint.task_id,),
+    ):
+        cps[tid].append(c)
     orders: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for (tid,), o in db.rows(
+        OrderingConstraint,
+        ("key", "sequence", "max_gap"),
+        OrderingConstraint.task_id.in_(run_tasks),  # type: ignore[attr-defined]
+        OrderingConstraint.task_id,
+        OrderingConstraint.id,
+        lead=(OrderingConstraint.task_id,),
+    ):
+        orders[tid].append({"key": o["key"], "sequence": list(o["sequence"] or []), "max_gap": o["max_gap"]})
     steps: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for (tid,), st in db.rows(
+        ReferenceStep,
+        STEP_FIELDS,
+        ReferenceStep.task_id.in_(run_tasks),  # type: ignore[attr-defined]
+        ReferenceStep.task_id,
+        ReferenceStep.ordinal,
+        lead=(ReferenceStep.task_id,),
+    ):
+        steps[tid].append(st)
     tassets: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for chunk in _chunks(task_ids):
-        for _, t in db.rows(Task, TASK_FIELDS, Task.id.in_(chunk)):  # type: ignore[union-attr]
-            tasks[t["id"]] = t
-        for (tid,), c in db.rows(
-            Checkpoint,
-            CP_FIELDS,
-            Checkpoint.task_id.in_(chunk),  # type: ignore[attr-defined]
-            Checkpoint.ordinal,
-            Checkpoint.id,
-            lead=(Checkpoint.task_id,),
-        ):
-            cps[tid].append(c)
-        for (tid,), o in db.rows(
-            OrderingConstraint,
-            ("key", "sequence", "max_gap"),
-            OrderingConstraint.task_id.in_(chunk),  # type: ignore[attr-defined]
-            OrderingConstraint.id,
-            lead=(OrderingConstraint.task_id,),
-        ):
-            orders[tid].append({"key": o["key"], "sequence": list(o["sequence"] or []), "max_gap": o["max_gap"]})
-        for (tid,), st in db.rows(
-            ReferenceStep,
-            STEP_FIELDS,
-            ReferenceStep.task_id.in_(chunk),  # type: ignore[attr-defined]
-            ReferenceStep.ordinal,
-            lead=(ReferenceStep.task_id,),
-        ):
-            steps[tid].append(st)
-        for tid, aid, role, ordinal, path, doc, sha in db.execute(
-            sa.select(
-                TaskAsset.task_id,
-                TaskAsset.asset_id,
-                TaskAsset.role,
-                TaskAsset.ordinal,
-                TaskAsset.original_path,
-                TaskAsset.document_id,
-                Asset.sha256,
-            )
-            .join(Asset, Asset.id == TaskAsset.asset_id)
-            .where(TaskAsset.task_id.in_(chunk))  # type: ignore[attr-defined]
-        ):
-            tassets[tid].append(
-                {
-                    "asset_id": aid,
-                    "role": role,
-                    "ordinal": ordinal,
-                    "original_path": path,
-                    "document_id": doc,
-                    "sha256": sha,
-                }
-            )
+    for tid, aid, role, ordinal, path, doc, sha in db.stream(
+        sa.select(
+            TaskAsset.task_id,
+            TaskAsset.asset_id,
+            TaskAsset.role,
+            TaskAsset.ordinal,
+            TaskAsset.original_path,
+            TaskAsset.document_id,
+            Asset.sha256,
+        )
+        .join(Asset, Asset.id == TaskAsset.asset_id)
+        .where(TaskAsset.task_id.in_(run_tasks))  # type: ignore[attr-defined]
+        .order_by(TaskAsset.task_id, TaskAsset.id)
+    ):
+        tassets[tid].append(
+            {
+                "asset_id": aid,
+                "role": role,
+                "ordinal": ordinal,
+                "original_path": path,
+                "document_id": doc,
+                "sha256": sha,
+            }
+        )
 
-    events: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    # Assets linked to the run's events (per event in link order), then the events themselves.
     event_assets: dict[int, list[int]] = defaultdict(list)
     asset_sha: dict[int, str] = {}
+    for eid, aid, sha in db.stream(
+        sa.select(EventAsset.event_id, EventAsset.asset_id, Asset.sha256)  # type: ignore[call-overload]
+        .join(Asset, Asset.id == EventAsset.asset_id)
+        .join(Event, Event.id == EventAsset.event_id)
+        .where(Event.trajectory_id.in_(in_run))  # type: ignore[attr-defined]
+        .order_by(EventAsset.event_id, EventAsset.id)
+    ):
+        event_assets[eid].append(aid)
+        asset_sha[aid] = sha
+    events: dict[int, list[dict[str, Any]]] = defaultdict(list)
     (payload_col,), _ = db.cols(Event, ("payload",))
     decode = db.decode
-    for chunk in _chunks(traj_ids):
-        ev_ids = []
-        for tid, eid, ordinal, kind, payload, failed in db.execute(
-            sa.select(Event.trajectory_id, Event.id, Event.ordinal, Event.kind, payload_col, Event.failed)
-            .where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
-            .order_by(Event.trajectory_id, Event.ordinal)
-        ).all():
-            events[tid].append(
-                {"id": eid, "ordinal": ordinal, "kind": kind, "payload": decode(payload) or {}, "failed": failed}
-            )
-            ev_ids.append(eid)
-        for sub in _chunks(ev_ids):
-            for eid, aid, sha in db.execute(
-                sa.select(EventAsset.event_id, EventAsset.asset_id, Asset.sha256)  # type: ignore[call-overload]
-                .join(Asset, Asset.id == EventAsset.asset_id)
-                .where(EventAsset.event_id.in_(sub))  # type: ignore[attr-defined]
-            ):
-                event_assets[eid].append(aid)
-                asset_sha[aid] = sha
+    mentioned: set[int] = set()
+    kinds: dict[str, str] = {}
+    for tid, eid, ordinal, kind, payload, failed in db.stream(
+        sa.select(Event.trajectory_id, Event.id, Event.ordinal, Event.kind, payload_col, Event.failed)
+        .where(Event.trajectory_id.in_(in_run))  # type: ignore[attr-defined]
+        .order_by(Event.trajectory_id, Event.ordinal)
+    ):
+        kind = kinds.setdefault(kind, kind)  # one string object per kind, not one per event
+        p = decode(payload) or {}
+        named = p.get("asset_ids")
+        if named:
+            mentioned.update(int(a) for a in named)
+        linked = event_assets.pop(eid, None)
+        if linked:  # EventAsset rows complete a payload that forgot its asset ids
+            extra = [a for a in linked if a not in (named or [])]
+            if extra and kind in ("tool_result", "code_exec"):
+                p = {**p, "asset_ids": list(named or []) + extra}
+        events[tid].append(
+            {"id": eid, "ordinal": ordinal, "kind": kind, "payload": p, "failed": failed, "assets": linked or []}
+        )
 
     # Payload asset ids that no EventAsset row names still need their hashes (judge prompts hash images).
-    mentioned = {int(a) for evs in events.values() for e in evs for a in (e["payload"].get("asset_ids") or [])}
-    missing = sorted(mentioned - set(asset_sha))
-    for chunk in _chunks(missing):
+    for chunk in _chunks(sorted(mentioned - set(asset_sha))):
         for aid, sha in db.execute(sa.select(Asset.id, Asset.sha256).where(Asset.id.in_(chunk))):  # type: ignore[union-attr]
             asset_sha[aid] = sha
 
@@ -312,6 +340,8 @@ def load_run(session: Session, run_id: int, only: Iterable[int] | None = None) -
     for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
         for aid, sha in db.execute(sa.select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))):  # type: ignore[attr-defined]
             id_by_sha.setdefault(sha, aid)
+    sha_by_id = {aid: sha for sha, aid in id_by_sha.items()}
+    sha_rank = {aid: k for k, aid in enumerate(id_by_sha.values())}
 
     # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
     # prompts built from them) and the checkpoints as they were then.
@@ -323,9 +353,11 @@ def load_run(session: Session, run_id: int, only: Iterable[int] | None = None) -
     old_tasks = _task_revisions(session, edited) if edited else {}
 
     items: list[Item] = []
+    handed_out: set[int] = set()  # tasks already given to an item: later items get their own copy
     for tr in trajs:
         task = tasks[tr["task_id"]]
-        task_row = dict(task)
+        task_row = dict(task) if task["id"] in handed_out else task
+        handed_out.add(task["id"])
         checkpoints = cps.get(tr["task_id"], [])
         edit_state = None
         if (tr["task_id"], tr["task_revision"]) in edited:
@@ -339,45 +371,31 @@ def load_run(session: Session, run_id: int, only: Iterable[int] | None = None) -
                     "current_revision": task["revision"],
                 }
             checkpoints = _checkpoints_as_of(session, tr["task_id"], tr["started_at"], checkpoints)
-        evs = events.get(tr["id"] or 0, [])
-        for e in evs:  # EventAsset rows complete a payload that forgot its asset ids
-            e["assets"] = list(event_assets.get(e["id"], []))
-            extra = [a for a in e["assets"] if a not in (e["payload"].get("asset_ids") or [])]
-            if extra and e["kind"] in ("tool_result", "code_exec"):
-                e["payload"] = {**e["payload"], "asset_ids": list(e["payload"].get("asset_ids") or []) + extra}
+        evs = events.pop(tr["id"] or 0, [])
+        # The row becomes the item's trajectory: keys in the order scoring has always seen them.
+        del tr["started_at"]
+        tr["usage"] = tr["usage"] or {}
+        tr["current_revision"] = task["revision"]
+        tr["edited_after_run"] = edit_state
         ta = tassets.get(tr["task_id"], [])
         shas = {a["asset_id"]: a["sha256"] for a in ta}
-        shas.update(
-            {
-                a: asset_sha[a]
-                for e in evs
-                for a in list(e["payload"].get("asset_ids") or []) + e["assets"]
-                if a in asset_sha
-            }
-        )
+        for e in evs:
+            for a in e["payload"].get("asset_ids") or ():
+                if a in asset_sha:
+                    shas[a] = asset_sha[a]
+            for a in e["assets"]:
+                shas[a] = asset_sha[a]
         native = tr["native"]
-        native_assets = {
-            rel: id_by_sha[sha]
-            for rel, sha in ((native or {}).get("blobs") or {}).items()
-            if isinstance(native, dict) and sha in id_by_sha
-        }
-        shas.update({aid: sha for sha, aid in id_by_sha.items() if aid in native_assets.values()})
+        native_assets: dict[str, int] = {}
+        if isinstance(native, dict) and native.get("blobs"):
+            native_assets = {rel: id_by_sha[sha] for rel, sha in native["blobs"].items() if sha in id_by_sha}
+            for aid in sorted(set(native_assets.values()), key=sha_rank.__getitem__):
+                shas[aid] = sha_by_id[aid]
         items.append(
             Item(
                 native_assets=native_assets,
                 task=task_row,
-                trajectory={
-                    "id": tr["id"],
-                    "task_id": tr["task_id"],
-                    "status": tr["status"],
-                    "final_answer": tr["final_answer"],
-                    "usage": tr["usage"] or {},
-                    "native": native,
-                    "error": tr["error"],
-                    "task_revision": tr["task_revision"],
-                    "current_revision": task["revision"],
-                    "edited_after_run": edit_state,
-                },
+                trajectory=tr,
                 events=evs,
                 checkpoints=checkpoints,
                 ordering=orders.get(tr["task_id"], []),

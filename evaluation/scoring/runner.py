@@ -17,6 +17,7 @@ from evaluation.benchmarks import ScoreContext, UnknownProfile, get_profile
 from evaluation.benchmarks.base import Profile
 from evaluation.judges.oracle import StoreOracle
 from evaluation.scoring.embedding import get_embedder
+from store.gc_pause import gc_paused
 from evaluation.scoring.loader import LoadedRun, load_run
 from evaluation.scoring.results import ScoreResult
 from store import read_only, session_scope
@@ -163,6 +164,19 @@ def score_run(
     prefer_judges: list[str] | None = None,
     write: bool = True,
     actor: str | None = None,
+) -> ScoreResult:
+    with gc_paused():  # many small objects, no cycles among them (store/gc_pause.py)
+        return _score_run(engine, run_id, mode, embedder, prefer_judges, write, actor)
+
+
+def _score_run(
+    engine: Engine,
+    run_id: int,
+    mode: str,
+    embedder: str,
+    prefer_judges: list[str] | None,
+    write: bool,
+    actor: str | None,
 ) -> ScoreResult:
     with session_scope(read_only(engine), actor=actor) as s:
         loaded = load_run(s, run_id)

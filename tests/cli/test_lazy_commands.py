@@ -53,3 +53,26 @@ def test_the_index_sees_every_registered_command_with_its_help() -> None:
         assert click.Command(name, help=entry.help).get_short_help_str(80) == registered[name].get_short_help_str(80), (
             name
         )
+
+
+HEAVY = ("sqlalchemy", "sqlmodel", "openai", "numpy", "textual", "PIL", "cv2", "httpx", "pydantic")
+IMPORT_ALL = """
+import json, sys
+from tui import cli
+cli._register_commands()
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[1:]))))
+"""
+
+
+def test_command_modules_import_no_heavy_library_until_a_command_runs() -> None:
+    """Every command module can be imported (so its ``--help`` printed) without the database layer,
+    the model client or the array libraries: those load inside the command that uses them."""
+    proc = subprocess.run([sys.executable, "-c", IMPORT_ALL, *HEAVY], capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout) == []
+
+
+def test_the_tool_sets_offered_as_choices_are_the_built_in_ones() -> None:
+    from evaluation.tools.sets import builtin_sets
+    from evaluation.vocab import TOOL_SETS
+
+    assert tuple(builtin_sets()) == TOOL_SETS

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-from evaluation.compare import FILTERS, SORTS, Comparison, compare_runs
+
+from evaluation.vocab import COMPARE_FILTERS, COMPARE_SORTS
 from evaluation.scoring.matchers import MODES
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
+
+if TYPE_CHECKING:
+    from evaluation.compare import Comparison
 
 
 def _short(text: str, width: int = 40) -> str:
@@ -69,13 +74,13 @@ def render(cmp: Comparison) -> str:
 @click.option(
     "--filter",
     "filter_",
-    type=click.Choice(FILTERS),
+    type=click.Choice(COMPARE_FILTERS),
     default=None,
     help="Keep only these tasks (A and B are the first two runs).",
 )
 @click.option(
     "--sort",
-    type=click.Choice(SORTS),
+    type=click.Choice(COMPARE_SORTS),
     default="disagreement",
     show_default=True,
     help="disagreement: largest spread of per-task scores first; task: by task id.",
@@ -94,6 +99,8 @@ def compare_cmd(
     as_json: bool,
 ) -> None:
     """Compare two or more RUN_IDS on their shared tasks: outcome, answer and per-task score of each."""
+    from evaluation.compare import compare_runs
+
     if len(run_ids) < 2:
         raise click.UsageError("give at least two run ids")
     cmp = compare_runs(app.engine, list(run_ids), mode=mode, embedder=embedder, sort=sort, filter=filter_, limit=limit)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from store import make_engine
-from store.migrate import current_revision, head_revision, upgrade
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
@@ -13,6 +11,9 @@ from tui.context import AppContext, emit_json, json_option, pass_ctx
 @pass_ctx
 def init_cmd(app: AppContext, as_json: bool) -> None:
     """Create the database or upgrade it to the newest schema."""
+    from store import make_engine
+    from store.migrate import current_revision, head_revision, upgrade
+
     engine = make_engine(app.url)
     before = current_revision(engine)
     after = upgrade(engine)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from annotation.demo import build_demo
-from store import session_scope
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
@@ -14,6 +12,9 @@ from tui.context import AppContext, emit_json, json_option, pass_ctx
 @pass_ctx
 def demo_cmd(app: AppContext, open_tui: bool, as_json: bool) -> None:
     """Build the demo project: one small benchmark in the style of each seed benchmark."""
+    from annotation.demo import build_demo
+    from store import session_scope
+
     if as_json and open_tui:
         raise click.UsageError("--json and --open exclude each other (the TUI owns the terminal)")
     with session_scope(app.engine, app.actor or "demo") as s:

@@ -8,7 +8,6 @@ from contextlib import contextmanager
 
 from annotation.formats import FORMAT_NAMES
 from annotation.formats.registry import RUN_FORMAT_NAMES
-from annotation.formats import api
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
@@ -43,6 +42,8 @@ def _naming(path: str) -> Iterator[None]:
 @pass_ctx
 def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_json: bool) -> None:
     """Import a dataset in FORMAT (gta, agentic-mme, isg, vtc, atp, hf) from PATH, in one transaction."""
+    from annotation.formats import api
+
     with _naming(path):
         summary = api.import_dataset(app.engine, app.blobs, fmt, path, benchmark, app.actor)
     if as_json:
@@ -66,6 +67,8 @@ def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_j
 def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bool) -> None:
     """Write a benchmark's tasks to PATH in FORMAT, images under their original relative paths (hf: a
     Hugging Face datasets folder, images embedded)."""
+    from annotation.formats import api
+
     result = api.export_dataset(app.engine, app.blobs, fmt, benchmark, path)
     if as_json:
         emit_json(result)
@@ -99,6 +102,8 @@ def import_run_cmd(
     as_json: bool,
 ) -> None:
     """Import predictions made by another harness (FORMAT's layout, or an Inspect AI log) as a run; prints the run id."""
+    from annotation.formats import api
+
     with _naming(path):
         summary = api.import_run(
             app.engine, app.blobs, fmt, path, benchmark, name, app.actor, root=root, drop_last=drop_last
@@ -125,6 +130,8 @@ def import_run_cmd(
 def export_run_cmd(app: AppContext, fmt: str, run_id: int, path: str, as_json: bool) -> None:
     """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it
     (parquet: events and trajectories as tables; inspect: an Inspect AI eval log; any benchmark)."""
+    from annotation.formats import api
+
     with _naming(path):
         result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
     if as_json:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 
-from store import session_scope
-from store.gc import DEFAULT_MIN_AGE_S, collect, find_garbage
 from tui.commands import _click as click
 from tui.context import AppContext, pass_ctx
 
@@ -23,15 +21,20 @@ def _size(n: int) -> str:
     "--min-age",
     "min_age",
     type=click.FloatRange(0, None),
-    default=DEFAULT_MIN_AGE_S,
-    show_default=True,
+    default=None,
+    show_default="3600, an hour",  # store.gc.DEFAULT_MIN_AGE_S, read when the command runs (start-up)
     metavar="SECONDS",
     help="Only touch things older than this (another process may be writing).",
 )
 @pass_ctx
-def gc_cmd(app: AppContext, dry_run: bool, min_age: float) -> None:
+def gc_cmd(app: AppContext, dry_run: bool, min_age: float | None) -> None:
     """Remove blobs no asset references (left by failed imports and runs), .tmp-* files of killed blob
     writes, and work folders of killed sandboxes."""
+    from store import session_scope
+    from store.gc import DEFAULT_MIN_AGE_S, collect, find_garbage
+
+    if min_age is None:
+        min_age = DEFAULT_MIN_AGE_S
     with session_scope(app.engine, app.actor) as s:
         garbage = find_garbage(s, app.blobs, min_age_s=min_age)
         for sha in garbage.orphan_blobs:

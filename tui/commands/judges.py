@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlmodel import select
 
-from evaluation.benchmarks import UnknownProfile, all_profiles, get_profile
-from evaluation.judges.reference_prompts import PromptImportError, import_prompts
 from evaluation.judges.templates import available
-from store import read_only, session_scope
-from store.models import JudgeTemplate
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
@@ -32,6 +27,10 @@ def import_prompts_cmd(app: AppContext, benchmark: str, path: Path, as_json: boo
     stored in this database as a new template version with the checkout's commit, and used by
     faithful scoring and judging from then on.
     """
+    from evaluation.benchmarks import UnknownProfile, all_profiles, get_profile
+    from evaluation.judges.reference_prompts import PromptImportError, import_prompts
+    from store import session_scope
+
     try:
         profile = get_profile(benchmark)
     except UnknownProfile as exc:
@@ -62,6 +61,10 @@ def import_prompts_cmd(app: AppContext, benchmark: str, path: Path, as_json: boo
 @pass_ctx
 def list_cmd(app: AppContext) -> None:
     """Judges with their own template files, and every imported reference prompt version."""
+    from sqlmodel import select
+    from store import read_only, session_scope
+    from store.models import JudgeTemplate
+
     with session_scope(read_only(app.engine)) as s:
         rows = s.exec(select(JudgeTemplate).order_by(JudgeTemplate.judge, JudgeTemplate.id)).all()
         imported = [

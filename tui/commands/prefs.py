@@ -7,17 +7,15 @@ Writes go through ``annotation.review.preferences``; the leaderboard and the sta
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from typing import TYPE_CHECKING
 
-from annotation.review import preferences as prefs
-from evaluation.agreement.preferences import preference_leaderboard, preference_matrix, judgements
-from evaluation.agreement.summary import agreement_report
-from store import read_only, session_scope
-from tui.blind_view import scope_for, visible_matrices
+
+from annotation.vocab import PREFERENCE_CHOICES
 from tui.commands import _click as click
-from tui.commands.review import _print_report, _split
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
-from tui.widgets.review.event_text import event_summary
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 
 def _who(app: AppContext, annotator: str | None) -> str:
@@ -44,6 +42,10 @@ def prefs_assign(
     app: AppContext, run_a: int, run_b: int, annotators: str, overlap: int, tasks: str | None, as_json: bool
 ) -> None:
     """Hand out every task both runs answered as an A/B item, OVERLAP people each, balancing the load."""
+    from annotation.review import preferences as prefs
+    from store import session_scope
+    from tui.commands.review import _split
+
     only = [int(t) for t in _split(tasks) or []] if tasks else None
     with session_scope(app.engine, app.actor) as s:
         shared, made = prefs.assign_pairs(s, run_a, run_b, _split(annotators) or [], overlap, tasks=only)
@@ -61,6 +63,9 @@ def prefs_assign(
 @pass_ctx
 def prefs_queue(app: AppContext, annotator: str | None, show_all: bool, as_json: bool) -> None:
     """ANNOTATOR's preference items (open ones by default); runs are not named (blind)."""
+    from annotation.review import preferences as prefs
+    from store import read_only, session_scope
+
     who = _who(app, annotator)
     with session_scope(read_only(app.engine)) as s:
         items = prefs.queue(s, who, status=None if show_all else "open")
@@ -77,6 +82,10 @@ def prefs_queue(app: AppContext, annotator: str | None, show_all: bool, as_json:
 @pass_ctx
 def prefs_show(app: AppContext, item: int, annotator: str | None, as_json: bool) -> None:
     """What the judge of ITEM sees: the task and the two answers as A and B, nothing that names a run."""
+    from annotation.review import preferences as prefs
+    from store import read_only, session_scope
+    from tui.widgets.review.event_text import event_summary
+
     who = _who(app, annotator)
     with session_scope(read_only(app.engine)) as s:
         view = prefs.pair_view(s, who, item)
@@ -98,7 +107,7 @@ def prefs_show(app: AppContext, item: int, annotator: str | None, as_json: bool)
 
 @prefs_group.command("add")
 @click.argument("item", type=int)
-@click.argument("choice", type=click.Choice(prefs.SHOWN_CHOICES))
+@click.argument("choice", type=click.Choice(PREFERENCE_CHOICES))
 @click.option("--as-annotator", "annotator", help="Who is judging (default: --as).")
 @click.option("--reason", help="Why, in a few words.")
 @json_option
@@ -107,6 +116,9 @@ def prefs_add(
     app: AppContext, item: int, choice: str, annotator: str | None, reason: str | None, as_json: bool
 ) -> None:
     """Judge ITEM: a (the answer shown as A is better), b, or tie; judging again replaces it."""
+    from annotation.review import preferences as prefs
+    from store import session_scope
+
     who = _who(app, annotator)
     with session_scope(app.engine, app.actor) as s:
         row = prefs.record(s, who, item, choice, reason)
@@ -127,6 +139,9 @@ def prefs_add(
 @pass_ctx
 def prefs_withdraw(app: AppContext, item: int, annotator: str | None, as_json: bool) -> None:
     """Take back a judgement of ITEM and reopen it (the audit trail keeps it)."""
+    from annotation.review import preferences as prefs
+    from store import session_scope
+
     who = _who(app, annotator)
     with session_scope(app.engine, app.actor) as s:
         prefs.withdraw(s, who, item)
@@ -166,6 +181,9 @@ def _bench_check(s: Session, bench: str | None) -> None:
 @pass_ctx
 def prefs_leaderboard(app: AppContext, bench: str | None, resamples: int, seed: int, as_json: bool) -> None:
     """Bradley–Terry scores (Elo-like, ties = half wins) with bootstrap CIs, comparisons and win rate per model."""
+    from evaluation.agreement.preferences import preference_leaderboard
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         _bench_check(s, bench)
         board = preference_leaderboard(s, bench=bench, resamples=resamples, seed=seed)
@@ -198,6 +216,12 @@ def prefs_leaderboard(app: AppContext, bench: str | None, resamples: int, seed: 
 @pass_ctx
 def prefs_agreement(app: AppContext, bench: str | None, resamples: int, seed: int, as_json: bool) -> None:
     """Agreement between people on the same pairs: percent agreement, Fleiss' κ, α, Cohen's κ per pair."""
+    from evaluation.agreement.preferences import preference_matrix, judgements
+    from evaluation.agreement.summary import agreement_report
+    from store import read_only, session_scope
+    from tui.blind_view import scope_for, visible_matrices
+    from tui.commands.review import _print_report
+
     with session_scope(read_only(app.engine)) as s:
         _bench_check(s, bench)
         matrix = preference_matrix(judgements(s, bench=bench))

@@ -7,32 +7,23 @@ This module composes the two domain layers: ``annotation.review`` writes people'
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from pathlib import Path
 from typing import Any
 
-from sqlmodel import Session, select
 
-from annotation.review import adjudication as adj
-from annotation.review import annotators as people
-from annotation.review import assignments as assigning
-from annotation.review import ratings as rating
-from annotation.review import scales as scaling
-from annotation.review.blind import rating_view
-from annotation.review.targets import TARGET_KINDS, Target, parse_target_ids, targets_of_run
-from evaluation.agreement.contradicted import contradicted_first, flag_disagreements, flag_key
-from evaluation.agreement.disagreements import PAIR_KINDS, disagreements
-from evaluation.agreement.matrix import JUDGE, RatingMatrix, Unit, collect, rater_kind
-from evaluation.agreement.matrix import verdict_values as matrix_verdict_values
-from evaluation.agreement.rankings import judge_error_correlation, model_ranking
-from evaluation.agreement.study import build_study, render_csv, render_markdown
-from evaluation.agreement.summary import agreement_report
-from store import read_only, session_scope
-from store.models import RatingScale
+from annotation.vocab import ANNOTATOR_ROLES, SCALE_LEVELS, TARGET_KINDS
+from evaluation.vocab import PAIR_KINDS
 from tui.commands import _click as click
 from tui.safe_text import json_safe
-from tui.blind_view import HIDDEN_NOTE, scope_for, visible_matrices, visible_ratings, visible_units
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+    from annotation.review import ratings as rating
+    from evaluation.agreement.matrix import RatingMatrix
 
 KIND = click.Choice(TARGET_KINDS)
 
@@ -42,6 +33,8 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def _fmt(value: Any) -> str:
+    from annotation.review import ratings as rating
+
     if value is None:
         return "–"
     if isinstance(value, float):
@@ -70,11 +63,14 @@ def annotators_group() -> None:
 
 @annotators_group.command("add")
 @click.argument("name")
-@click.option("--role", type=click.Choice(people.ROLES), default="annotator", show_default=True)
+@click.option("--role", type=click.Choice(ANNOTATOR_ROLES), default="annotator", show_default=True)
 @json_option
 @pass_ctx
 def annotators_add(app: AppContext, name: str, role: str, as_json: bool) -> None:
     """Add an annotator (an existing one keeps their role: change it with `annotators set-role`)."""
+    from annotation.review import annotators as people, scales as scaling
+    from store import session_scope
+
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
         p = people.add_annotator(s, name, role)
@@ -91,6 +87,9 @@ def annotators_add(app: AppContext, name: str, role: str, as_json: bool) -> None
 @pass_ctx
 def annotators_token(app: AppContext, name: str, revoke: bool, as_json: bool) -> None:
     """Give NAME a login token for `chainmark serve --accounts` (replacing any earlier one); shown once."""
+    from annotation.review import annotators as people
+    from store import session_scope
+
     with session_scope(app.engine, app.actor) as s:
         if revoke:
             had = people.revoke_serve_token(s, name)
@@ -111,10 +110,13 @@ def annotators_token(app: AppContext, name: str, revoke: bool, as_json: bool) ->
 
 @annotators_group.command("set-role")
 @click.argument("name")
-@click.argument("role", type=click.Choice(people.ROLES))
+@click.argument("role", type=click.Choice(ANNOTATOR_ROLES))
 @pass_ctx
 def annotators_set_role(app: AppContext, name: str, role: str) -> None:
     """Change an existing annotator's role (recorded in the audit trail)."""
+    from annotation.review import annotators as people
+    from store import session_scope
+
     with session_scope(app.engine, app.actor) as s:
         p, old = people.set_role(s, name, role)
         click.echo(
@@ -127,6 +129,9 @@ def annotators_set_role(app: AppContext, name: str, role: str) -> None:
 @pass_ctx
 def annotators_list(app: AppContext, as_json: bool) -> None:
     """Annotators with their roles."""
+    from annotation.review import annotators as people
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         rows = [{"id": p.id, "name": p.name, "role": p.role} for p in people.list_annotators(s)]
     if as_json:
@@ -145,6 +150,9 @@ def scales_group() -> None:
 @pass_ctx
 def scales_list(app: AppContext, as_json: bool) -> None:
     """Every scale: level of measurement, values, dimensions."""
+    from annotation.review import scales as scaling
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         rows = [sc.to_dict() for sc in scaling.list_scales(s)]
     if as_json:
@@ -167,7 +175,7 @@ def _short_values(values: list[Any]) -> str:
 
 @scales_group.command("add")
 @click.argument("name")
-@click.option("--level", type=click.Choice(scaling.LEVELS), required=True)
+@click.option("--level", type=click.Choice(SCALE_LEVELS), required=True)
 @click.option("--values", "values", required=True, help="'a,b,c', '0..100' or a JSON array, in scale order.")
 @click.option("--dimensions", help="Comma-separated dimension names (each rated on the values).")
 @click.option("--rubric", help="What the values mean, shown to raters.")
@@ -177,6 +185,9 @@ def scales_add(
     app: AppContext, name: str, level: str, values: str, dimensions: str | None, rubric: str | None, as_json: bool
 ) -> None:
     """Add a custom scale."""
+    from annotation.review import scales as scaling
+    from store import session_scope
+
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
         sc = scaling.add_scale(s, name, level, scaling.parse_values(values), _split(dimensions), rubric)
@@ -218,6 +229,10 @@ def assign_cmd(
     as_json: bool,
 ) -> None:
     """Give targets to annotators, OVERLAP of them per target, balancing the load."""
+    from annotation.review import assignments as assigning
+    from annotation.review.targets import Target, parse_target_ids, targets_of_run
+    from store import session_scope
+
     if (targets is None) == (run_id is None):
         raise click.UsageError("give exactly one of --targets or --run")
     with session_scope(app.engine, app.actor) as s:
@@ -265,6 +280,10 @@ def rate_cmd(
     as_json: bool,
 ) -> None:
     """Rate one target, or import existing labels from a CSV."""
+    from annotation.review import ratings as rating
+    from annotation.review.targets import Target
+    from store import session_scope
+
     if import_path is not None:
         with session_scope(app.engine, app.actor) as s:
             rows = rating.import_ratings_csv(s, import_path, create_annotators=create_annotators)
@@ -339,6 +358,10 @@ def ratings_list(
     as_csv: bool,
 ) -> None:
     """Current ratings (newest per annotator, target and scale) with their stale flag."""
+    from annotation.review import ratings as rating
+    from store import read_only, session_scope
+    from tui.blind_view import HIDDEN_NOTE, scope_for, visible_ratings
+
     with session_scope(read_only(app.engine)) as s:
         rows = rating.ratings(s, scale=scale, annotator=annotator, current_only=not history)
         rows, held_back = visible_ratings(s, scope_for(s, app.actor), rows)
@@ -441,6 +464,9 @@ def review_group() -> None:
 @pass_ctx
 def review_queue(app: AppContext, annotator: str, show_all: bool, as_json: bool) -> None:
     """An annotator's assignments (open ones by default)."""
+    from annotation.review import annotators as people, assignments as assigning
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         people.get_annotator(s, annotator)
         rows = assigning.assignments(s, annotator=annotator, status=None if show_all else "open")
@@ -467,6 +493,11 @@ def review_view(
     app: AppContext, annotator: str, scale: str, target_kind: str, target_id: int, part: str, as_json: bool
 ) -> None:
     """What ANNOTATOR may see while rating a target (blind: no verdicts or others' ratings before rating)."""
+    from annotation.review import ratings as rating
+    from annotation.review.blind import rating_view
+    from annotation.review.targets import Target
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         view = rating_view(s, annotator, Target(target_kind, target_id, part), scale).to_dict()
     if as_json:
@@ -491,6 +522,9 @@ def review_view(
 
 
 def _scale_names(s: Session, scale: str | None) -> list[str]:
+    from sqlmodel import select
+    from store.models import RatingScale
+
     if scale:
         return [scale]
     return list(s.exec(select(RatingScale.name).order_by(RatingScale.name)).all())
@@ -499,6 +533,12 @@ def _scale_names(s: Session, scale: str | None) -> list[str]:
 def _matrices(
     app: AppContext, scale: str | None, target_kind: str | None, raters: list[str] | None, include_stale: bool
 ) -> tuple[Session, list[RatingMatrix]]:
+    from sqlmodel import Session
+    from annotation.review import scales as scaling
+    from evaluation.agreement.matrix import collect
+    from store import read_only, session_scope
+    from tui.blind_view import scope_for, visible_matrices
+
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
     s = Session(read_only(app.engine), expire_on_commit=False)
@@ -525,6 +565,9 @@ def agreement_results(
     runs: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """The agreement reports (as dictionaries) the CLI prints, the HTML page and run reports show."""
+    from evaluation.agreement.matrix import JUDGE, rater_kind
+    from evaluation.agreement.rankings import judge_error_correlation, model_ranking
+    from evaluation.agreement.summary import agreement_report
     from evaluation.agreement.rankings import within_runs
 
     s, matrices = _matrices(app, scale, target_kind, raters, include_stale)
@@ -674,6 +717,9 @@ def disagreements_cmd(
 
     A rater whose clear yes/no on a trajectory's answer contradicts the run's own score of it is listed
     under "contradicts" (in --json: run_score, right, contradictions)."""
+    from evaluation.agreement.contradicted import contradicted_first, flag_disagreements, flag_key
+    from evaluation.agreement.disagreements import disagreements
+
     s, matrices = _matrices(app, scale, target_kind, None, include_stale)
     try:
         items = [
@@ -742,6 +788,11 @@ def adjudicate_cmd(
     as_json: bool,
 ) -> None:
     """Record a reviewer's final value; the ratings and verdicts it overrides are kept and listed."""
+    from annotation.review import adjudication as adj, ratings as rating, scales as scaling
+    from annotation.review.targets import Target
+    from evaluation.agreement.matrix import Unit, verdict_values as matrix_verdict_values
+    from store import session_scope
+
     target = Target(target_kind, target_id, part)
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
@@ -775,6 +826,10 @@ def adjudicate_cmd(
 @pass_ctx
 def withdraw_adjudication_cmd(app: AppContext, adjudication_id: int, reviewer: str, as_json: bool) -> None:
     """Take back an adjudication (audited; adjudicating the target again replaces it instead)."""
+    from annotation.review import adjudication as adj
+    from annotation.review.targets import Target
+    from store import session_scope
+
     with session_scope(app.engine, app.actor) as s:
         gone = adj.withdraw_adjudication(s, reviewer, adjudication_id)
     if as_json:
@@ -792,6 +847,10 @@ def withdraw_adjudication_cmd(app: AppContext, adjudication_id: int, reviewer: s
 @pass_ctx
 def adjudications_list(app: AppContext, scale: str | None, as_json: bool) -> None:
     """Adjudications with what they overrode."""
+    from annotation.review import adjudication as adj, ratings as rating
+    from store import read_only, session_scope
+    from tui.blind_view import HIDDEN_NOTE, scope_for, visible_units
+
     with session_scope(read_only(app.engine)) as s:
         rows = adj.adjudications(s, scale=scale)
         rows, held_back = visible_units(s, scope_for(s, app.actor), rows, lambda r: r.target)
@@ -838,6 +897,11 @@ def study_group() -> None:
 @pass_ctx
 def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
     """Write the agreement study tables to PATH."""
+    from annotation.review import scales as scaling
+    from evaluation.agreement.study import build_study, render_csv, render_markdown
+    from store import read_only, session_scope
+    from tui.blind_view import scope_for
+
     if fmt == "csv" and shape == "all":
         raise click.UsageError("a CSV holds one table: add --shape atp or --shape isg")
     with session_scope(app.engine, app.actor) as s:

@@ -8,32 +8,16 @@ import math
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-from sqlmodel import select
 
-from evaluation.harness import (
-    MODES,
-    Budgets,
-    RetryPolicy,
-    RunProgress,
-    RunSpec,
-    add_endpoint,
-    create_run,
-    list_endpoints,
-    run_blocking,
-)
-from evaluation.harness.budgets import MAX_COUNT, MAX_SECONDS
-from evaluation.harness.endpoints import parse_param
-from evaluation.harness.runner import MAX_LIMIT, _task_ids
-from evaluation.harness.workqueue import NEEDS_POSTGRES, cancel, enqueue, is_queued, live_claims, workers_of
-from evaluation.harness.lease import RESUME_HINT, LeaseHeld, leases, shown_status
-from store import read_only, session_scope
-from store.models import Benchmark, Event, ModelEndpoint, Run, Trajectory
+from evaluation.vocab import MAX_COUNT, MAX_LIMIT, MAX_SECONDS, RUN_MODES
 from tui.commands import _click as click
 from tui.safe_text import visible
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
+
+if TYPE_CHECKING:
+    from evaluation.harness.runner import RunProgress
 
 
 @click.group("endpoints")
@@ -61,6 +45,10 @@ def add_cmd(
     as_json: bool,
 ) -> None:
     """Store an endpoint by name."""
+    from evaluation.harness import add_endpoint
+    from evaluation.harness.endpoints import parse_param
+    from store import session_scope
+
     parsed = dict(parse_param(p) for p in params)
     with session_scope(app.engine, app.actor) as s:
         ep = add_endpoint(s, name, base_url, model, api_key_env=api_key_env, params=parsed, replace=replace)
@@ -87,6 +75,9 @@ def add_cmd(
 @pass_ctx
 def list_cmd(app: AppContext, as_json: bool) -> None:
     """Endpoints with their model, URL, key variable (never the key) and parameters."""
+    from evaluation.harness import list_endpoints
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         rows = [e.to_dict() for e in list_endpoints(s)]
     if as_json:
@@ -160,7 +151,7 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
 @click.command("run")
 @click.option("--benchmark", "-b", help="Benchmark to run (not needed with --resume).")
 @click.option("--endpoint", "-e", help="Endpoint name (not needed with --resume).")
-@click.option("--mode", "-m", type=click.Choice(MODES), help="Protocol: atomic, code, react, plan or step.")
+@click.option("--mode", "-m", type=click.Choice(RUN_MODES), help="Protocol: atomic, code, react, plan or step.")
 @click.option(
     "-j",
     "--concurrency",
@@ -238,6 +229,12 @@ def run_cmd(
     as_json: bool,
 ) -> None:
     """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
+    from evaluation.harness import Budgets, RetryPolicy, RunSpec, create_run, run_blocking
+    from evaluation.harness.workqueue import NEEDS_POSTGRES, is_queued
+    from evaluation.harness.lease import LeaseHeld
+    from store import read_only, session_scope
+    from store.models import Run
+
     if queue and not app.url.startswith("postgresql"):
         raise click.ClickException(NEEDS_POSTGRES)
     if resume_id is not None:
@@ -319,6 +316,12 @@ def run_cmd(
 
 def _enqueue(app: AppContext, run_id: int, retry_failed: bool, as_json: bool) -> None:
     """``run --queue``: the run's open trajectories go to the workers' queue; nothing runs here."""
+    from evaluation.harness.runner import _task_ids
+    from evaluation.harness.workqueue import enqueue
+    from evaluation.harness.lease import LeaseHeld, leases
+    from store import read_only, session_scope
+    from store.models import Run
+
     with session_scope(read_only(app.engine)) as s:
         holder = leases(s, [run_id]).get(run_id)
     if holder is not None and not holder.stale:  # one `chainmark run` executes it now: no workers beside it
@@ -346,6 +349,12 @@ def runs_group() -> None:
 
 
 def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
+    import sqlalchemy as sa
+    from sqlmodel import select
+    from evaluation.harness.workqueue import is_queued, live_claims
+    from evaluation.harness.lease import RESUME_HINT, leases, shown_status
+    from store.models import Benchmark, ModelEndpoint, Run, Trajectory
+
     stmt = (
         select(Run, Benchmark.name, ModelEndpoint.name)
         .join(Benchmark, Benchmark.id == Run.benchmark_id)
@@ -400,6 +409,8 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
 @pass_ctx
 def runs_list(app: AppContext, as_json: bool) -> None:
     """Runs with their benchmark, endpoint, mode, status and trajectory counts."""
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         rows = _run_rows(s)
     if as_json:
@@ -436,6 +447,9 @@ _PAGE = 900  # trajectories per query page (their ids go into an IN (...))
 
 def _trajectory_pages(s: Any, run_id: int, offset: int, limit: int | None) -> Iterator[list[dict[str, Any]]]:
     """The run's trajectories in task order, a page at a time with their event counts (columns only)."""
+    import sqlalchemy as sa
+    from store.models import Event, Trajectory
+
     cols = (
         Trajectory.id,
         Trajectory.task_id,
@@ -489,6 +503,10 @@ def _mb(n: int) -> str:
 
 def _run_totals(s: Any, run_id: int) -> tuple[int, dict[str, int]]:
     """(trajectories, totals of tokens and of bytes sent to the model) over the whole run, streamed."""
+    import sqlalchemy as sa
+
+    from store.models import Trajectory
+
     n = 0
     totals = {"tokens": 0, "sent_bytes": 0, "sent_image_bytes": 0}
     for (usage,) in s.execute(
@@ -517,6 +535,9 @@ def _run_totals(s: Any, run_id: int) -> tuple[int, dict[str, int]]:
 def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_: bool, as_json: bool) -> None:
     """One run: settings, totals and its trajectories (status, answer, usage, error), 200 at a time
     by default (``--offset``/``--limit`` page, ``--all`` streams every one)."""
+    from evaluation.harness.workqueue import workers_of
+    from store import read_only, session_scope
+
     if all_ and limit is not None:
         raise click.UsageError("give --limit N or --all, not both")
     limit = None if all_ else (limit or RUN_SHOW_LIMIT)
@@ -656,6 +677,10 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
 def runs_cancel(app: AppContext, run_id: int) -> None:
     """Cancel a queued run on every host: workers stop claiming it, finish what they run and give
     the rest back (``chainmark run --resume RUN_ID --queue`` queues it again)."""
+    from evaluation.harness.workqueue import cancel, is_queued
+    from store import read_only, session_scope
+    from store.models import Run
+
     with session_scope(read_only(app.engine)) as s:
         run = s.get(Run, run_id)
         if run is None:

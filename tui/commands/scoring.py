@@ -6,11 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluation.judges.runner import judge_run
 from evaluation.judges.templates import available
-from evaluation.scoring import report as reports
 from evaluation.scoring.matchers import MODES
-from evaluation.scoring.runner import score_run
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
@@ -55,6 +52,9 @@ def score_cmd(
     as_json: bool,
 ) -> None:
     """Score RUN_ID with its benchmark's metrics (rules + stored verdicts; never calls a model)."""
+    from evaluation.scoring import report as reports
+    from evaluation.scoring.runner import score_run
+
     res = score_run(
         app.engine,
         run_id,
@@ -137,6 +137,8 @@ def judge_cmd(
     if queue:
         _queue_judge(app, run_id, judge, endpoint, mode, limit, as_json)
         return
+    from evaluation.judges.runner import judge_run
+
     stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
     if as_json:
         emit_json(stats)
@@ -230,6 +232,9 @@ def report_cmd(
     metric: str | None,
 ) -> None:
     """Paper-style tables for RUN_IDs: models × metrics, models × categories, tool adoption, call counts."""
+    from evaluation.scoring import report as reports
+    from evaluation.scoring.runner import score_run
+
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
     extra: list[tuple[str, list[str], list[list[Any]]]] = []
     if fmt != "csv" and len(set(run_ids)) >= 2:

@@ -7,13 +7,8 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
-from sqlmodel import select
 
-from annotation import tasks as authoring
-from annotation.answers import describe
-from store import read_only, session_scope
-from store.models import AuditEvent
-from store.queries import benchmark_summaries, count_tasks, iter_task_summaries
+from annotation.vocab import TASK_STATUSES
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
@@ -38,7 +33,7 @@ _TASK_HEADERS = ["id", "benchmark", "source", "status", "rev", "answer", "steps"
 
 @tasks_group.command("list")
 @click.option("--benchmark", "-b", help="Only this benchmark.")
-@click.option("--status", type=click.Choice(authoring.STATUSES), help="Only tasks in this status.")
+@click.option("--status", type=click.Choice(TASK_STATUSES), help="Only tasks in this status.")
 @click.option("--category", help="Only this category.")
 @click.option("--search", "text", help="Only tasks whose query contains this text.")
 @click.option(
@@ -61,6 +56,10 @@ def list_tasks(
 
     Shows the first 200 by default and says how many more there are; rows are read and printed a
     page at a time, so a 100k-task database lists in flat memory."""
+    from annotation import tasks as authoring
+    from store import read_only, session_scope
+    from store.queries import count_tasks, iter_task_summaries
+
     if all_ and limit is not None:
         raise click.UsageError("give --limit N or --all, not both")
     limit = None if all_ else (limit or DEFAULT_LIST_LIMIT)
@@ -134,6 +133,10 @@ def _short(text: str, n: int) -> str:
 @pass_ctx
 def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
     """Show one task: query, answer, reference chain, checkpoints and authoring warnings."""
+    from annotation import tasks as authoring
+    from annotation.answers import describe
+    from store import read_only, session_scope
+
     with session_scope(read_only(app.engine)) as s:
         t = authoring.get_task(s, task_id)
         steps = authoring.steps_of(s, task_id)
@@ -201,6 +204,9 @@ def add_task(
     as_json: bool,
 ) -> None:
     """Create a draft task and print its id."""
+    from annotation import tasks as authoring
+    from store import session_scope
+
     spec = _json_arg(answer, "--answer")
     with session_scope(app.engine, app.actor) as s:
         t = authoring.create_task(
@@ -223,7 +229,7 @@ def add_task(
 @click.argument("task_ids", nargs=-1, type=int)
 @click.option("--to", "annotator", required=True, help="The annotator who is to author these tasks.")
 @click.option("--benchmark", "-b", help="Every task of this benchmark (with --status, only those).")
-@click.option("--status", type=click.Choice(authoring.STATUSES), help="With --benchmark: only tasks in this status.")
+@click.option("--status", type=click.Choice(TASK_STATUSES), help="With --benchmark: only tasks in this status.")
 @click.option("--limit", type=click.IntRange(min=1), help="With --benchmark: at most this many.")
 @json_option
 @pass_ctx
@@ -237,6 +243,9 @@ def assign_cmd(
     as_json: bool,
 ) -> None:
     """Put tasks in an annotator's authoring queue (by id, or a benchmark's tasks)."""
+    from annotation import tasks as authoring
+    from store import session_scope
+    from store.queries import iter_task_summaries
     from annotation.authoring_queue import assign_tasks
 
     if not task_ids and not benchmark:
@@ -263,6 +272,7 @@ def assign_cmd(
 @pass_ctx
 def unassign_cmd(app: AppContext, task_ids: tuple[int, ...], annotator: str, as_json: bool) -> None:
     """Take tasks out of an annotator's authoring queue."""
+    from store import session_scope
     from annotation.authoring_queue import unassign_tasks
 
     with session_scope(app.engine, app.actor) as s:
@@ -279,6 +289,7 @@ def unassign_cmd(app: AppContext, task_ids: tuple[int, ...], annotator: str, as_
 @pass_ctx
 def queue_cmd(app: AppContext, annotator: str | None, as_json: bool) -> None:
     """An annotator's authoring queue: tasks still to do (draft, rejected) first, then done ones."""
+    from store import read_only, session_scope
     from annotation.authoring_queue import queue_of
 
     with session_scope(read_only(app.engine), app.actor) as s:
@@ -332,6 +343,9 @@ def edit_cmd(
     as_json: bool,
 ) -> None:
     """Edit a task's content (bumps its revision)."""
+    from annotation import tasks as authoring
+    from store import session_scope
+
     changes: dict[str, Any] = {
         k: v for k, v in {"query": query, "category": category, "level": level}.items() if v is not None
     }
@@ -347,12 +361,15 @@ def edit_cmd(
 
 @tasks_group.command("status")
 @click.argument("task_id", type=int)
-@click.argument("status", type=click.Choice(authoring.STATUSES))
+@click.argument("status", type=click.Choice(TASK_STATUSES))
 @click.option("--reason", help="Why (required to reject; kept on the task for its author).")
 @json_option
 @pass_ctx
 def status_cmd(app: AppContext, task_id: int, status: str, reason: str | None, as_json: bool) -> None:
     """Move a task through draft → submitted → verified | rejected."""
+    from annotation import tasks as authoring
+    from store import session_scope
+
     with session_scope(app.engine, app.actor) as s:
         t = authoring.set_status(s, task_id, status, reason=reason)
     if as_json:
@@ -367,6 +384,11 @@ def status_cmd(app: AppContext, task_id: int, status: str, reason: str | None, a
 @pass_ctx
 def history_cmd(app: AppContext, task_id: int, as_json: bool) -> None:
     """The audit trail of a task: who changed what, when."""
+    from sqlmodel import select
+    from annotation import tasks as authoring
+    from store import read_only, session_scope
+    from store.models import AuditEvent
+
     with session_scope(read_only(app.engine)) as s:
         authoring.get_task(s, task_id)
         events = s.exec(
@@ -407,6 +429,9 @@ def benchmarks_group() -> None:
 @pass_ctx
 def list_benchmarks(app: AppContext, as_json: bool) -> None:
     """Benchmarks with their task counts by status."""
+    from store import read_only, session_scope
+    from store.queries import benchmark_summaries
+
     with session_scope(read_only(app.engine)) as s:
         rows = benchmark_summaries(s)
     if as_json:
@@ -460,6 +485,8 @@ def add_benchmark(
     description: str | None,
 ) -> None:
     """Create a benchmark with its format and tool set (tasks are then added to it by name)."""
+    from annotation import tasks as authoring
+    from store import session_scope
     from evaluation.tools import tool_set_names
 
     sets = tool_set_names()

@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluation.tools import ToolContext, ToolSettings, execute, get_tool_set, parse_arguments, tool_set_names
-from evaluation.tools.result import ToolError
+from evaluation.vocab import TOOL_SETS
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
 
@@ -27,11 +26,13 @@ def _params(schema: dict[str, Any]) -> str:
 
 
 @tools_group.command("list")
-@click.option("--set", "set_name", type=click.Choice(tool_set_names()), help="Only this tool set.")
+@click.option("--set", "set_name", type=click.Choice(TOOL_SETS), help="Only this tool set.")
 @click.option("--extras", is_flag=True, help="Also list executable tools a set does not offer to models.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def list_tools(set_name: str | None, extras: bool, as_json: bool) -> None:
     """Tools with their set, kind (offline/service/plan), category and parameters (* = required)."""
+    from evaluation.tools import get_tool_set, tool_set_names
+
     rows = []
     for name in [set_name] if set_name else tool_set_names():
         ts = get_tool_set(name)
@@ -69,6 +70,8 @@ def list_tools(set_name: str | None, extras: bool, as_json: bool) -> None:
 
 
 def _find_set(tool: str, set_name: str | None) -> str:
+    from evaluation.tools import get_tool_set, tool_set_names
+
     if set_name:
         return set_name
     owners = [n for n in tool_set_names() if tool in get_tool_set(n).names(include_extras=True)]
@@ -97,7 +100,7 @@ def _fill_image_arg(schema: dict[str, Any], args: dict[str, Any], images: list[s
 @click.option(
     "--set",
     "set_name",
-    type=click.Choice(tool_set_names()),
+    type=click.Choice(TOOL_SETS),
     help="Tool set of NAME (needed only when several sets have that name).",
 )
 @click.option(
@@ -142,6 +145,9 @@ def run_tool(
     Service tools use CHAINMARK_VLM_BASE_URL/_MODEL, SERPER_API_KEY, CHAINMARK_IMAGE_BASE_URL/_MODEL,
     and answer from the database's replay cache when the call was recorded before.
     """
+    from evaluation.tools import ToolContext, ToolSettings, execute, get_tool_set, parse_arguments
+    from evaluation.tools.result import ToolError
+
     set_name = _find_set(name, set_name)
     tool = get_tool_set(set_name).get(name)
     try:

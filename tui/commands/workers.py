@@ -9,13 +9,13 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from evaluation.harness.runner import RunProgress
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx
 from tui.safe_text import visible
 
 if TYPE_CHECKING:
     from evaluation.judges.worker import JudgeTally
+    from evaluation.harness.runner import RunProgress
 
 
 class _WorkerLine:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from evaluation import vocab
 
-MODES = ("atomic", "code", "react", "plan", "step")
+MODES = vocab.RUN_MODES
 
 
 def mode_runner(mode: str) -> Callable[[Any], Awaitable[None]]:
