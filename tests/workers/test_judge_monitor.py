@@ -47,7 +47,9 @@ def _row(screen: RunMonitorScreen) -> list[str] | None:
     return [str(v) for v in table.get_row_at(0)]
 
 
-async def test_the_monitor_shows_and_refreshes_the_runs_queued_judging(pg_url, pg_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_the_monitor_shows_and_refreshes_the_runs_queued_judging(
+    pg_url, pg_engine, tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     run_id = _finished_run(pg_engine, 4)
     with session_scope(pg_engine) as s:
         assert jq.enqueue(s, run_id, JUDGE, "j") == 4
