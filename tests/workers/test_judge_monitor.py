@@ -92,10 +92,12 @@ async def test_the_monitor_shows_and_refreshes_the_runs_queued_judging(
         with session_scope(pg_engine) as s:
             assert claims.fence(s, ITEMS, ITEM.id, "A", [(three.id, three.attempt)], verdicts=2)
         await until(pilot, lambda: (_row(monitor) or [])[2:8] == ["2/4", "1", "0", "1", "0", "2"])
-        # and `runs cancel` stops the rest, which the table shows as cancelled, nothing open
-        r = invoke(pg_url, tmp_path, "runs", "cancel", str(run_id))
-        assert r.exit_code == 0 and "also cancelled 1 queued judge item(s)" in r.output, r.output
+        # `c` cancels the rest (as `runs cancel` does), which the table shows as cancelled, nothing open
+        await pilot.press("c")
         await until(pilot, lambda: (_row(monitor) or [])[2:8] == ["2/4", "1", "1", "0", "0", "2"])
+        notes = [str(n.message) for n in app._notifications]
+        assert f"run {run_id}: also cancelled 1 queued judge item(s)" in notes, notes
+        assert not any("not going in this session" in n for n in notes)
     assert threads and not any(threads)  # never read on the UI thread
 
 

@@ -3,8 +3,10 @@
 Live numbers (done / failed / running, tokens, model calls per second, errors) come from the app's
 run manager and are polled twice a second; the table of runs is re-read from the database while a
 run is going, and while the selected run has queued judging open (a per-judge table below, with
-the numbers `runs show` prints, from the same function). ``c`` cancels (tasks in flight finish, nothing new starts), ``r`` resumes a stopped
-run where it stopped, ``f`` also retries its failed tasks, ``enter`` opens its trajectories.
+the numbers `runs show` prints, from the same function). ``c`` cancels (tasks in flight finish,
+nothing new starts; the run's queued judging is cancelled too, as ``runs cancel`` does), ``r``
+resumes a stopped run where it stopped, ``f`` also retries its failed tasks, ``enter`` opens its
+trajectories.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from evaluation.harness.lease import RESUME_HINT
-from tui.messages import Result
+from evaluation.judges import queue as judge_queue
+from tui.messages import Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, first_trajectory, run_rows
@@ -31,6 +34,7 @@ from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+JUDGING_CANCEL = "cancelling queued judging"
 JUDGING_COLUMNS = ("judge", "mode", "judged", "failed", "cancelled", "open", "running", "workers")
 
 
@@ -311,10 +315,28 @@ class RunMonitorScreen(WorkScreen):
         self.app.push_screen(LaunchScreen(row.benchmark if row else ""))
 
     def action_cancel(self) -> None:
-        if self.selected is None or not self.manager.cancel(self.selected):
+        """Cancel the run where this session executes it, and its queued judging wherever workers
+        would judge it (as ``runs cancel``): nothing more is spent on a cancelled run."""
+        if self.selected is None:
+            return
+        run_id = self.selected
+        row = next((r for r in self.rows if r.id == run_id), None)
+        judging = row is not None and any(j.open for j in row.judging)
+        here = self.manager.cancel(run_id)
+        if here:
+            self.notify(f"cancelling run {run_id}: tasks in flight finish, no new ones start", timeout=4)
+        if judging:
+            self.save(JUDGING_CANCEL, lambda s: (run_id, *judge_queue.cancel_run(s, run_id)))
+        elif not here:
             self.notify("this run is not going in this session", severity="warning")
-        else:
-            self.notify(f"cancelling run {self.selected}: tasks in flight finish, no new ones start", timeout=4)
+
+    @on(Saved)
+    def _judging_cancelled(self, message: Saved) -> None:
+        if message.what != JUDGING_CANCEL:
+            return
+        run_id, cancelled, running = message.data
+        more = f"; {running} being judged now will finish" if running else ""
+        self.notify(f"run {run_id}: also cancelled {cancelled} queued judge item(s){more}", timeout=6)
 
     def _resume(self, retry_failed: bool) -> None:
         if self.selected is None:
