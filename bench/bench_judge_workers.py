@@ -120,7 +120,7 @@ def _one(cluster, tmp: Path, args: argparse.Namespace, port: int, workers: int) 
             int(n)
             for n in s.execute(sa.select(sa.func.count()).where(c.run_id == run_id).group_by(c.host, c.pid)).scalars()
         )
-        (p,) = jq.progress(s, run_id)  # the numbers `runs show` prints
+        (prog,) = jq.progress(s, run_id)  # the numbers `runs show` prints
         errors = {
             str(e)[:120]: int(n)
             for e, n in s.execute(
@@ -134,10 +134,10 @@ def _one(cluster, tmp: Path, args: argparse.Namespace, port: int, workers: int) 
         "workers": workers,
         "concurrency": args.concurrency,
         "items": args.items,
-        "judged": p.judged,
-        "failed": p.failed,
-        "model_calls": p.model_calls,
-        "takeovers": p.takeovers,
+        "judged": prog.judged,
+        "failed": prog.failed,
+        "model_calls": prog.model_calls,
+        "takeovers": prog.takeovers,
         "errors": errors,
         "items_per_worker": per_worker,
         "worker_cpu_ms_per_item": round(1000 * cpu / args.items, 1),
