@@ -25,7 +25,6 @@ from tui.app import make_app
 from tui.context import AppContext
 from tui.screens.runs.monitor import JUDGING_COLUMNS, RunMonitorScreen
 
-pytestmark = pytest.mark.postgres
 NOWHERE = "http://127.0.0.1:9/v1"  # nothing is asked: items are claimed and finished by hand
 
 
@@ -47,6 +46,7 @@ def _row(screen: RunMonitorScreen) -> list[str] | None:
     return [str(v) for v in table.get_row_at(0)]
 
 
+@pytest.mark.postgres
 async def test_the_monitor_shows_and_refreshes_the_runs_queued_judging(
     pg_url, pg_engine, tmp_path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
@@ -101,6 +101,7 @@ async def test_the_monitor_shows_and_refreshes_the_runs_queued_judging(
     assert threads and not any(threads)  # never read on the UI thread
 
 
+@pytest.mark.postgres
 def test_runs_cancel_also_cancels_the_runs_queued_judging(pg_url, pg_engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # a queued run still going, with its finished trajectories queued for judging; one item is being judged
     run_id = _finished_run(pg_engine, 3, queued=True)
@@ -123,6 +124,7 @@ def test_runs_cancel_also_cancels_the_runs_queued_judging(pg_url, pg_engine, tmp
         assert jq.enqueue(s, run_id, JUDGE, "j", mode="fixed") == 3
 
 
+@pytest.mark.postgres
 def test_runs_cancel_of_a_finished_run_cancels_its_queued_judging_and_says_so(pg_url, pg_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     run_id = _finished_run(pg_engine, 2)  # executed by one `chainmark run`, then judged with --queue
     r = invoke(pg_url, tmp_path, "runs", "cancel", str(run_id))
@@ -137,3 +139,20 @@ def test_runs_cancel_of_a_finished_run_cancels_its_queued_judging_and_says_so(pg
         (p,) = jq.progress(s, run_id)
         assert (p.items, p.cancelled, p.open) == (2, 2, 0)
         assert s.get(Run, run_id).status == "done"  # type: ignore[union-attr]
+
+
+def test_runs_cancel_on_sqlite_still_refuses_a_run_that_is_not_queued(tmp_path: Path) -> None:
+    """SQLite never queues, so a run there has no judging to cancel either."""
+    from store import make_engine
+    from store.migrate import upgrade
+    from tests.scoring.builders import stored_run
+
+    db = str(tmp_path / "c.db")
+    engine = make_engine(db)
+    upgrade(engine)
+    with session_scope(engine, "tester") as s:
+        run_id = int(stored_run(s, "vtc-demo", "vtc").id or 0)
+    engine.dispose()
+    r = invoke(db, tmp_path / "blobs", "runs", "cancel", str(run_id))
+    assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "not a queued run and has no queued judging" in r.output
