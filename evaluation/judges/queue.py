@@ -89,7 +89,19 @@ def cancel(session: Session, run_id: int, judge: str, endpoint: str, mode: str =
     """Finish the judge's open items that no live worker holds as cancelled (``enqueue`` opens them
     again). Items being judged right now are left to finish. Returns (cancelled, still running)."""
     c = _J.c
-    mine = [c.run_id == run_id, c.judge == judge, c.endpoint == endpoint, c.mode == mode]
+    return _cancel(session, [c.run_id == run_id, c.judge == judge, c.endpoint == endpoint, c.mode == mode])
+
+
+def cancel_run(session: Session, run_id: int) -> tuple[int, int]:
+    """``cancel`` for every judge queued for the run (``runs cancel``: nothing more is spent on it).
+    Returns (cancelled, still running); (0, 0) on SQLite, which never queues."""
+    if session.get_bind().dialect.name != "postgresql":
+        return 0, 0
+    return _cancel(session, [_J.c.run_id == run_id])
+
+
+def _cancel(session: Session, mine: list[Any]) -> tuple[int, int]:
+    c = _J.c
     free = sa.select(c.id).where(claims.is_free(_J), *mine).with_for_update(skip_locked=True)
     done = session.execute(
         sa.update(_J).where(c.id.in_(free)).values(finished_at=claims.now(), error=CANCELLED).returning(c.id)

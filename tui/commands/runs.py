@@ -676,7 +676,10 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
 @pass_ctx
 def runs_cancel(app: AppContext, run_id: int) -> None:
     """Cancel a queued run on every host: workers stop claiming it, finish what they run and give
-    the rest back (``chainmark run --resume RUN_ID --queue`` queues it again)."""
+    the rest back (``chainmark run --resume RUN_ID --queue`` queues it again). The run's queued
+    judging is cancelled too (items being judged finish; ``judge … --queue`` opens the rest again):
+    nothing more is spent on a cancelled run."""
+    from evaluation.judges import queue as judge_queue
     from evaluation.harness.workqueue import cancel, is_queued
     from store import read_only, session_scope
     from store.models import Run
@@ -685,20 +688,33 @@ def runs_cancel(app: AppContext, run_id: int) -> None:
         run = s.get(Run, run_id)
         if run is None:
             raise click.ClickException(f"no run with id {run_id}")
-        if not is_queued(run):
-            raise click.ClickException(
-                f"run {run_id} is not a queued run; a run executed by one `chainmark run` "
-                f"is cancelled where it runs (ctrl+c, or the TUI's cancel)"
-            )
+        queued = is_queued(run)
+        judging = sum(j.open for j in judge_queue.progress(s, run_id))
+    if not queued and not judging:
+        raise click.ClickException(
+            f"run {run_id} is not a queued run and has no queued judging; a run executed by one "
+            f"`chainmark run` is cancelled where it runs (ctrl+c, or the TUI's cancel)"
+        )
     with session_scope(app.engine, app.actor) as s:
-        before = cancel(s, run_id)
+        before = cancel(s, run_id) if queued else None
+        judged_off, judging_now = judge_queue.cancel_run(s, run_id)
     if before in ("queued", "running"):
-        click.echo(
+        said = (
             f"run {run_id} cancelled; workers stop at their next claim or heartbeat; continue with: "
             f"chainmark run --resume {run_id} --queue"
         )
+    elif before is None:
+        said = f"run {run_id} is not a queued run (its trajectories are cancelled where it runs)"
+    elif judged_off or judging_now:
+        said = f"run {run_id} is {before}; its trajectories have nothing to cancel"
     else:
-        click.echo(f"run {run_id} is {before}; nothing to cancel")
+        said = f"run {run_id} is {before}; nothing to cancel"
+    if judged_off or judging_now:
+        said += f"; also cancelled {judged_off} queued judge item(s)"
+        if judging_now:
+            said += f" ({judging_now} being judged now will finish)"
+        said += f"; `chainmark judge {run_id} … --queue` opens them again"
+    click.echo(said)
 
 
 def _tags(row: dict[str, Any]) -> str:

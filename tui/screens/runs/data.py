@@ -12,6 +12,8 @@ from sqlmodel import Session, select
 from evaluation.harness import MODES, list_endpoints
 from evaluation.harness.lease import leases, shown_status
 from evaluation.harness.workqueue import WorkerRow, is_queued, live_claims, workers_of
+from evaluation.judges.queue import JudgeProgress
+from evaluation.judges.queue import progress as judge_progress
 from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory, utcnow
 
 
@@ -60,6 +62,7 @@ class RunRow:
     created: str = ""
     live: list["LiveTrajectory"] = field(default_factory=list)  # only for the selected run
     workers: list[WorkerRow] = field(default_factory=list)  # a queued run's worker processes (selected run)
+    judging: list[JudgeProgress] = field(default_factory=list)  # its queued judges, as `runs show` (selected run)
 
     @property
     def finished(self) -> int:
@@ -154,6 +157,7 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                 r.created_at.isoformat()[:16].replace("T", " ") if r.created_at else "",
                 live,
                 workers=workers_of(session, r.id or 0) if with_errors_of == r.id and is_queued(r) else [],
+                judging=judge_progress(session, r.id or 0) if with_errors_of == r.id else [],
             )
         )
     return out

@@ -2,8 +2,11 @@
 
 Live numbers (done / failed / running, tokens, model calls per second, errors) come from the app's
 run manager and are polled twice a second; the table of runs is re-read from the database while a
-run is going. ``c`` cancels (tasks in flight finish, nothing new starts), ``r`` resumes a stopped
-run where it stopped, ``f`` also retries its failed tasks, ``enter`` opens its trajectories.
+run is going, and while the selected run has queued judging open (a per-judge table below, with
+the numbers `runs show` prints, from the same function). ``c`` cancels (tasks in flight finish,
+nothing new starts; the run's queued judging is cancelled too, as ``runs cancel`` does), ``r``
+resumes a stopped run where it stopped, ``f`` also retries its failed tasks, ``enter`` opens its
+trajectories.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from evaluation.harness.lease import RESUME_HINT
-from tui.messages import Result
+from evaluation.judges import queue as judge_queue
+from tui.messages import Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import RunRow, first_trajectory, run_rows
@@ -30,6 +34,8 @@ from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
+JUDGING_CANCEL = "cancelling queued judging"
+JUDGING_COLUMNS = ("judge", "mode", "judged", "failed", "cancelled", "open", "running", "workers")
 
 
 @dataclass
@@ -81,6 +87,9 @@ class RunMonitorScreen(WorkScreen):
                 yield Static("Errors", classes="section-title")
                 with VerticalScroll(id="run-errors-scroll"):
                     yield Static("", id="run-errors")
+        with Vertical(id="run-judging-box"):
+            yield Static("", id="run-judging-title", classes="section-title")
+            yield DataTable(id="run-judging", cursor_type="none", show_cursor=False)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -97,6 +106,10 @@ class RunMonitorScreen(WorkScreen):
             ("tokens", 8),
         ):
             table.add_column(label, width=width)
+        judging = self.query_one("#run-judging", DataTable)
+        for label in JUDGING_COLUMNS:
+            judging.add_column(label, key=label)
+        self.query_one("#run-judging-box").display = False
         table.focus()
         self.set_interval(0.5, self._tick)
 
@@ -128,7 +141,8 @@ class RunMonitorScreen(WorkScreen):
         active = {r.key for r in self.manager.snapshot() if r.active}
         self._db_tick += 1
         # a run may be executed by another terminal: keep reading while any could be going
-        elsewhere = any(r.status in ("pending", "running") for r in self.rows)
+        # … and while queued judging of the selected run is open (workers on any host judge it)
+        elsewhere = any(r.status in ("pending", "running") or any(j.open for j in r.judging) for r in self.rows)
         if ((active or elsewhere) and self._db_tick % 4 == 0) or self._active - active:  # going, or just ended
             self.refresh_data()
         self._active = active
@@ -159,8 +173,37 @@ class RunMonitorScreen(WorkScreen):
             if self.selected in ids:
                 table.move_cursor(row=ids.index(self.selected))
         if self.selected not in ids and ids:
+            # the selected run's own details (errors, workers, judging) are read with it: read again
             self.selected = ids[0]
+            self.refresh_data()
+        self._show_judging()
         self._show_live()
+
+    def _show_judging(self) -> None:
+        """The selected run's queued judges, one row each (hidden when it has none)."""
+        row = next((r for r in self.rows if r.id == self.selected), None)
+        judging = row.judging if row is not None else []
+        box = self.query_one("#run-judging-box")
+        box.display = bool(judging)
+        if not judging or row is None:
+            return
+        self.query_one("#run-judging-title", Static).update(
+            f"Queued judging of run {row.id} (judged by `chainmark worker`)"
+        )
+        table = self.query_one("#run-judging", DataTable)
+        table.clear()
+        for j in judging:
+            table.add_row(
+                data_text(f"{j.judge}@{j.endpoint}", keep_newlines=False),
+                data_text(j.mode, keep_newlines=False),
+                f"{j.judged}/{j.items}",
+                j.failed,
+                j.cancelled,
+                j.open,
+                j.running,
+                j.workers,
+                key=f"{j.judge}@{j.endpoint}/{j.mode}",
+            )
 
     def _status(self, r: RunRow) -> str:
         live = self.manager.by_run_id(r.id)
@@ -272,10 +315,28 @@ class RunMonitorScreen(WorkScreen):
         self.app.push_screen(LaunchScreen(row.benchmark if row else ""))
 
     def action_cancel(self) -> None:
-        if self.selected is None or not self.manager.cancel(self.selected):
+        """Cancel the run where this session executes it, and its queued judging wherever workers
+        would judge it (as ``runs cancel``): nothing more is spent on a cancelled run."""
+        if self.selected is None:
+            return
+        run_id = self.selected
+        row = next((r for r in self.rows if r.id == run_id), None)
+        judging = row is not None and any(j.open for j in row.judging)
+        here = self.manager.cancel(run_id)
+        if here:
+            self.notify(f"cancelling run {run_id}: tasks in flight finish, no new ones start", timeout=4)
+        if judging:
+            self.save(JUDGING_CANCEL, lambda s: (run_id, *judge_queue.cancel_run(s, run_id)))
+        elif not here:
             self.notify("this run is not going in this session", severity="warning")
-        else:
-            self.notify(f"cancelling run {self.selected}: tasks in flight finish, no new ones start", timeout=4)
+
+    @on(Saved)
+    def _judging_cancelled(self, message: Saved) -> None:
+        if message.what != JUDGING_CANCEL:
+            return
+        run_id, cancelled, running = message.data
+        more = f"; {running} being judged now will finish" if running else ""
+        self.notify(f"run {run_id}: also cancelled {cancelled} queued judge item(s){more}", timeout=6)
 
     def _resume(self, retry_failed: bool) -> None:
         if self.selected is None:
