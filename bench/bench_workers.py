@@ -15,11 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing as mp
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -105,25 +103,11 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2,4", help="worker process counts to measure, comma-separated")
     args = ap.parse_args()
 
-    from tests.support.postgres import ThrowawayCluster, pg_bindir
+    from bench.pg_scaffold import server_and_cluster
 
-    bindir = pg_bindir()
-    if bindir is None:
-        raise SystemExit("PostgreSQL server binaries not found (/usr/lib/postgresql/*/bin)")
-    ctx = mp.get_context("spawn")
-    ports: "mp.Queue[int]" = ctx.Queue()
-    server = ctx.Process(target=_serve, args=(args.latency, 1, ports), daemon=True)
-    server.start()
-    port = ports.get(timeout=30)
-    cluster = ThrowawayCluster(bindir)
-    cluster.start()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for n in (int(w) for w in args.workers.split(",")):
-                print(json.dumps(_one(cluster, Path(tmp), args, port, n)), flush=True)
-    finally:
-        cluster.stop()
-        server.terminate()
+    with server_and_cluster(_serve, args.latency, 1) as (cluster, port, tmp):
+        for n in (int(w) for w in args.workers.split(",")):
+            print(json.dumps(_one(cluster, tmp, args, port, n)), flush=True)
 
 
 if __name__ == "__main__":
