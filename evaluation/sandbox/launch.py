@@ -516,21 +516,32 @@ class _ProcessWatchdog:
 
     def __init__(self, bwrap_pid: int, limit: int) -> None:
         self.bwrap_pid, self.limit = bwrap_pid, limit + 3  # bwrap's init and monitor, the interpreter
-        self.proc_dir: str | None = None
+        self.root: str | None = None
+        self.host_root = _identity("/")
 
     def over(self) -> bool:
-        if self.proc_dir is None:
+        if self.root is None:
             try:
                 children = Path(f"/proc/{self.bwrap_pid}/task/{self.bwrap_pid}/children").read_text().split()
             except OSError:
                 return False
             if not children:
                 return False
-            self.proc_dir = f"/proc/{children[0]}/root/proc"
+            self.root = f"/proc/{children[0]}/root"
         try:
-            return sum(1 for name in os.listdir(self.proc_dir) if name.isdigit()) > self.limit
+            # While bwrap is still setting up, its child's root is the host's, and so is "its" /proc:
+            # counting there would count every process on the machine (a busy machine was enough to
+            # kill sympy as over the limit). Count only once the child stands in its own root.
+            if _identity(self.root) == self.host_root:
+                return False
+            return sum(1 for name in os.listdir(f"{self.root}/proc") if name.isdigit()) > self.limit
         except OSError:
             return False
+
+
+def _identity(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
 
 
 def probe(bwrap: str) -> tuple[str, str | None]:

@@ -352,3 +352,25 @@ def test_an_interpreter_under_tmp_stays_visible_after_the_fresh_tmp(tmp_path, mo
     bind = next(i for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == str(venv))
     work = next(i for i, a in enumerate(argv) if a == "--bind" and argv[i + 1] == str(tmp_path / "work"))
     assert tmpfs < bind and tmpfs < work
+
+
+def test_process_watchdog_never_counts_the_hosts_processes() -> None:
+    """While bwrap sets the sandbox up, its child still stands in the host's root: the host's /proc
+    (every process on the machine) must not be counted as the sandbox's (it killed sympy as "over the
+    process limit" on a busy machine)."""
+    import subprocess
+
+    from evaluation.sandbox.launch import _ProcessWatchdog
+
+    parent = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
+    try:
+        watchdog = _ProcessWatchdog(parent.pid, 0)
+        for _ in range(200):  # until the child is there to be looked at
+            if Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split():
+                break
+            time.sleep(0.01)
+        assert not watchdog.over()  # the host has far more than 3 processes; none of them is the sandbox's
+        assert watchdog.root is not None  # it did look at the child
+    finally:
+        parent.kill()
+        parent.wait()
