@@ -68,7 +68,7 @@ def _keep_reply(s: Session, key: str, request: dict[str, Any], response: dict[st
 class JudgeSetup:
     """What ``ensure_judge`` settles for (template, endpoint, mode): the Judge row, the endpoint (its
     key is still read from the environment at each call) and the template its prompts are built from.
-    A queued worker keeps it for a few seconds across items (``setup_cache``)."""
+    A queued worker keeps it for a few seconds across items (``SetupCache``)."""
 
     name: str
     judge_id: int

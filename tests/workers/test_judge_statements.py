@@ -64,3 +64,17 @@ def test_queued_item_statements(pg_engine, tmp_path) -> None:
     assert len(seen) / N <= 20, f"{len(seen) / N:.1f} statements per item:\n" + "\n".join(
         s[:150] for s in seen[: len(seen) // N]
     )
+
+
+def test_setup_cache_reuses_within_its_time_and_reads_again_after(engine) -> None:
+    with ScriptedOpenAI(handler=lambda req: text("Yes")) as server:
+        vtc_run(engine, server.base_url, 1)
+    kept = SetupCache(ttl=3600)
+    first = kept.get(engine, JUDGE, "j", "faithful")
+    with counted(engine) as seen:
+        assert kept.get(engine, JUDGE, "j", "faithful") is first
+    assert seen == []
+    fresh = SetupCache(ttl=0)  # expired at once: read again each time, the same judge
+    again = fresh.get(engine, JUDGE, "j", "faithful")
+    assert again is not first and again == first and fresh.get(engine, JUDGE, "j", "faithful") is not again
+    assert first.name == f"{JUDGE}@j" and first.judge_id > 0
