@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from evaluation.judges.client import JudgeError
-from evaluation.judges.runner import judge_run
+from evaluation.judges.runner import SetupCache, judge_run
 from store import claims, session_scope
 from store.blobs import BlobStore
 from store.models import JudgeClaim, Trajectory
@@ -152,13 +152,20 @@ def still_ours(session: Session, token: str, item: JudgeItem) -> bool:
 
 
 def judge_item(
-    engine: Engine, blobs: BlobStore, token: str, item: JudgeItem, actor: str | None = None
+    engine: Engine,
+    blobs: BlobStore,
+    token: str,
+    item: JudgeItem,
+    actor: str | None = None,
+    setups: SetupCache | None = None,
 ) -> dict[str, Any]:
     """Judge one claimed item with ``judge_run`` and finish it, both fenced by the claim. Returns
     the judge's counts, ``lost`` when the item was taken over (then nothing more was written) and
-    ``error`` when the judge could not be asked (the item is finished as failed, with the reason)."""
+    ``error`` when the judge could not be asked (the item is finished as failed, with the reason).
+    ``setups``: the worker's judge set-ups, kept across its items (one engine per cache)."""
     error: str | None = None
     try:
+        setup = setups.get(engine, item.judge, item.endpoint, item.mode, actor) if setups is not None else None
         stats = judge_run(
             engine,
             blobs,
@@ -169,6 +176,7 @@ def judge_item(
             actor=actor,
             trajectory_ids=[item.trajectory_id],
             guard=lambda s: still_ours(s, token, item),
+            setup=setup,
         )
     except JudgeError as exc:
         stats, error = {"verdicts": 0, "model_calls": 0, "cache_hits": 0, "lost": False}, str(exc)

@@ -13,7 +13,10 @@ the worker still holds the work item; when it does not, nothing is written and t
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -24,7 +27,7 @@ from evaluation.benchmarks import ScoreContext
 from evaluation.judges.client import (
     JudgeError,
     cache_key,
-    cached_reply,
+    cached_replies,
     call_params,
     complete,
     resolve_images,
@@ -33,8 +36,9 @@ from evaluation.judges.oracle import StoreOracle
 from evaluation.modelcall.endpoint import EndpointSpec
 from evaluation.judges.parsers import parse
 from evaluation.judges.reference_prompts import template_for
+from evaluation.judges.templates import Template
 from evaluation.scoring.embedding import HashingEmbedder
-from evaluation.scoring.loader import load_run
+from evaluation.scoring.loader import LoadedRun, load_run
 from evaluation.scoring.runner import profile_for
 from store import read_only, session_scope
 from store.blobs import BlobStore
@@ -45,20 +49,8 @@ def ensure_judge(
     engine: Engine, judge: str, endpoint: str, actor: str | None = None, mode: str = "faithful"
 ) -> tuple[str, EndpointSpec]:
     """The Judge row for (template, endpoint), named ``<judge>@<endpoint>``; created on first use."""
-    with session_scope(engine, actor=actor) as s:
-        tpl = template_for(s, judge, mode)
-        ep = s.exec(select(ModelEndpoint).where(ModelEndpoint.name == endpoint)).first()
-        if ep is None:
-            known = ", ".join(s.exec(select(ModelEndpoint.name)).all()) or "none"
-            raise JudgeError(f"no model endpoint named {endpoint!r} (known: {known})")
-        name = f"{judge}@{endpoint}"
-        row = s.exec(select(Judge).where(Judge.name == name)).first()
-        if row is None:
-            row = Judge(name=name, endpoint_id=ep.id, template=judge, template_version=tpl.version, params=tpl.params)
-            s.add(row)
-        elif row.template_version != tpl.version:
-            row.template_version, row.params = tpl.version, tpl.params
-        return name, EndpointSpec.of(ep)
+    setup = judge_setup(engine, judge, endpoint, mode, actor)
+    return setup.name, setup.endpoint
 
 
 def _keep_reply(s: Session, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
@@ -72,6 +64,58 @@ def _keep_reply(s: Session, key: str, request: dict[str, Any], response: dict[st
         s.add(ReplayCache(key=key, kind="judge", request=request, response=response))
 
 
+@dataclass(frozen=True)
+class JudgeSetup:
+    """What ``ensure_judge`` settles for (template, endpoint, mode): the Judge row, the endpoint (its
+    key is still read from the environment at each call) and the template its prompts are built from.
+    A queued worker keeps it for a few seconds across items (``SetupCache``)."""
+
+    name: str
+    judge_id: int
+    endpoint: EndpointSpec
+    template: Template
+
+
+def judge_setup(engine: Engine, judge: str, endpoint: str, mode: str, actor: str | None = None) -> JudgeSetup:
+    """``ensure_judge``'s work, keeping the row's id and the template (one transaction)."""
+    with session_scope(engine, actor=actor) as s:
+        tpl = template_for(s, judge, mode)
+        ep = s.exec(select(ModelEndpoint).where(ModelEndpoint.name == endpoint)).first()
+        if ep is None:
+            known = ", ".join(s.exec(select(ModelEndpoint.name)).all()) or "none"
+            raise JudgeError(f"no model endpoint named {endpoint!r} (known: {known})")
+        name = f"{judge}@{endpoint}"
+        row = s.exec(select(Judge).where(Judge.name == name)).first()
+        if row is None:
+            row = Judge(name=name, endpoint_id=ep.id, template=judge, template_version=tpl.version, params=tpl.params)
+            s.add(row)
+            s.flush()
+        elif row.template_version != tpl.version:
+            row.template_version, row.params = tpl.version, tpl.params
+        return JudgeSetup(name, int(row.id or 0), EndpointSpec.of(ep), tpl)
+
+
+class SetupCache:
+    """``JudgeSetup``s for one worker process, each reused for ``ttl`` seconds: a template imported or
+    an endpoint edited while items are judged is picked up within that time, as by a fresh worker."""
+
+    def __init__(self, ttl: float = 10.0):
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._held: dict[tuple[str, str, str], tuple[float, JudgeSetup]] = {}
+
+    def get(self, engine: Engine, judge: str, endpoint: str, mode: str, actor: str | None = None) -> JudgeSetup:
+        key = (judge, endpoint, mode)
+        with self._lock:
+            held = self._held.get(key)
+        if held is not None and held[0] > time.monotonic():
+            return held[1]
+        setup = judge_setup(engine, judge, endpoint, mode, actor)
+        with self._lock:
+            self._held[key] = (time.monotonic() + self.ttl, setup)
+        return setup
+
+
 def _prepare(
     engine: Engine,
     run_id: int,
@@ -80,19 +124,22 @@ def _prepare(
     mode: str,
     actor: str | None,
     trajectory_ids: list[int] | None,
-) -> tuple[str, EndpointSpec, Any]:
-    judge_name, ep = ensure_judge(engine, judge, endpoint, actor, mode)
+    setup: JudgeSetup | None = None,
+) -> tuple[JudgeSetup, Any, LoadedRun]:
+    if setup is None:
+        setup = judge_setup(engine, judge, endpoint, mode, actor)
     with session_scope(read_only(engine)) as s:
-        profile = profile_for(load_run(s, run_id, trajectory_ids))
+        loaded = load_run(s, run_id, trajectory_ids)
+    profile = profile_for(loaded)
     if judge not in profile.judges:
         raise JudgeError(f"the {profile.name} profile has no judge {judge!r}; its judges: {', '.join(profile.judges)}")
-    return judge_name, ep, profile
+    return setup, profile, loaded
 
 
 def check_judge(engine: Engine, run_id: int, judge: str, endpoint: str, mode: str, actor: str | None = None) -> str:
     """What ``judge_run`` checks first (the run, the endpoint, the profile's judges), without asking:
     for queueing. Returns the judge's name."""
-    return _prepare(engine, run_id, judge, endpoint, mode, actor, [])[0]
+    return _prepare(engine, run_id, judge, endpoint, mode, actor, [])[0].name
 
 
 def judge_run(
@@ -108,10 +155,14 @@ def judge_run(
     actor: str | None = None,
     trajectory_ids: list[int] | None = None,
     guard: Callable[[Session], bool] | None = None,
+    setup: JudgeSetup | None = None,
 ) -> dict[str, Any]:
-    judge_name, ep, profile = _prepare(engine, run_id, judge, endpoint, mode, actor, trajectory_ids)
-    with session_scope(read_only(engine)) as s:
-        template = template_for(s, judge, mode).describe()
+    """``setup``: a ``JudgeSetup`` for (judge, endpoint, mode) made beforehand (a queued worker reuses
+    one across items); made here when not given. The run is read once: only verdicts change between
+    rounds, and each round reads those afresh."""
+    setup, profile, loaded = _prepare(engine, run_id, judge, endpoint, mode, actor, trajectory_ids, setup)
+    judge_name, ep = setup.name, setup.endpoint
+    template = setup.template.describe()
     stats = {
         "judge": judge_name,
         "template": template,
@@ -126,16 +177,16 @@ def judge_run(
     seen: set[tuple[int, str, str]] = set()
     for _ in range(max_rounds):
         with session_scope(read_only(engine)) as s:
-            loaded = load_run(s, run_id, trajectory_ids)
             # Only this judge answers its own questions; other judges' verdicts still feed the
             # prompts built from them (ATP's chief reads the inspectors' reports).
             oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True, only_template=judge, mode=mode)
+            oracle.prompts.templates.setdefault(judge, setup.template)  # other judges' as before
             # Judges never need embeddings; a hashing embedder keeps this pass light.
             ctx = ScoreContext(
                 mode=mode, run_mode=loaded.run.get("mode") or "atomic", oracle=oracle, embedder_factory=HashingEmbedder
             )
             profile.score(loaded.items, ctx)
-            todo = []
+            todo: list[tuple[Any, ...]] = []
             for req in oracle.pending:
                 if req.judge != judge:
                     continue
@@ -145,14 +196,16 @@ def judge_run(
                 seen.add((req.target_id, req.target_part, h))
                 params = call_params(ep, {**tpl.params, **dict(req.params)})
                 key = cache_key(h, ep, params)
-                todo.append((req, tpl, messages, h, params, key, cached_reply(s, key)))
+                todo.append((req, tpl, messages, h, params, key))
             if limit is not None:
                 todo = todo[: max(0, limit - stats["asked"])]
+            replies = cached_replies(s, [t[5] for t in todo])
+            todo = [(*t, replies.get(t[5])) for t in todo]
             resolved = [(t, resolve_images(s, blobs, t[2]) if t[6] is None else None) for t in todo]
         if not todo:
             break
         stats["rounds"] += 1
-        answers = []
+        answers: list[tuple[Any, ...]] = []
         for (req, tpl, _messages, h, params, key, cached), wire in resolved:
             if cached is not None:
                 stats["cache_hits"] += 1
@@ -165,7 +218,6 @@ def judge_run(
             if guard is not None and not guard(s):
                 stats["lost"] = True
                 return stats
-            judge_row = s.exec(select(Judge).where(Judge.name == judge_name)).one()
             for req, tpl, h, params, key, text, reply in answers:
                 if reply is not None:
                     _keep_reply(
@@ -185,7 +237,7 @@ def judge_run(
                 stats["unparsed"] += not p.ok
                 s.add(
                     Verdict(
-                        judge_id=judge_row.id or 0,
+                        judge_id=setup.judge_id,
                         target_kind=req.target_kind,
                         target_id=req.target_id,
                         target_part=req.target_part,

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from evaluation.judges import queue as jq
+from evaluation.judges.runner import SetupCache
 from store import session_scope
 from store.blobs import BlobStore
 
@@ -72,6 +73,7 @@ async def work_on_judges(
     pool = ThreadPoolExecutor(concurrency, thread_name_prefix="chainmark-judge")
     claim_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-judge-claim")
     running: dict[asyncio.Future[dict[str, Any]], jq.JudgeItem] = {}
+    setups = SetupCache()  # the judge, endpoint and template, settled once for many items
     try:
         while True:
             if not stop.is_set() and len(running) < concurrency:
@@ -79,7 +81,7 @@ async def work_on_judges(
                     claim_pool, _claim, engine, token, concurrency - len(running), ttl, run_ids, actor
                 )
                 for item in got:
-                    fut = loop.run_in_executor(pool, jq.judge_item, engine, blobs, token, item, actor)
+                    fut = loop.run_in_executor(pool, jq.judge_item, engine, blobs, token, item, actor, setups)
                     running[asyncio.ensure_future(fut)] = item
             tally.running = len(running)
             if not running:

@@ -162,8 +162,11 @@ class _Reader:
     """Core selects on the session's connection (no ORM row processing). On SQLite, JSON columns are
     read as text and decoded by ``_decode_sqlite``; other drivers already hand back decoded values."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: Session, stream: bool = True):
         self.conn = session.connection()
+        # A few trajectories (``only``, up to ``_FEW``) are read in one go: on PostgreSQL a streamed result is a
+        # server-side cursor, three round trips per query, which is most of a queued judge item's load.
+        self.streaming = stream
         self.sqlite = self.conn.dialect.name == "sqlite"
         self.decode = _decode_sqlite if self.sqlite else _identity
 
@@ -178,6 +181,9 @@ class _Reader:
 
     def stream(self, stmt: Any) -> Iterator[Any]:
         """The statement's rows, fetched a batch at a time (never the whole result in memory)."""
+        if not self.streaming:
+            yield from self.conn.execute(stmt)
+            return
         for batch in self.conn.execution_options(stream_results=True).execute(stmt).partitions(_BATCH):
             yield from batch
 
@@ -199,6 +205,7 @@ class _Reader:
 
 
 _BATCH = 2000
+_FEW = 32  # up to this many trajectories (``only``) are read without streaming
 STEP_FIELDS = ("ordinal", "thought", "tool_name", "tool_args", "result_text", "result", "is_final", "final_answer")
 TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "error", "task_revision", "started_at")
 
@@ -221,7 +228,7 @@ def _load_run(session: Session, run_id: int, only: list[int] | None) -> LoadedRu
         raise RunNotFound(f"no run with id {run_id}")
     bench = session.get(Benchmark, run.benchmark_id)
     endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
-    db = _Reader(session)
+    db = _Reader(session, stream=only is None or len(only) > _FEW)
     in_traj: Any = Trajectory.run_id == run_id
     if only is not None:
         in_traj = sa.and_(in_traj, Trajectory.id.in_(only))  # type: ignore[union-attr]
