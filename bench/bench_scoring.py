@@ -96,20 +96,18 @@ def timed_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, flo
 
 
 def main() -> None:
-    if "--command" in sys.argv:
-        args = [a for a in sys.argv[1:] if a != "--command"]
-        db, repeat = None, 1
-        if "--db" in args:
-            i = args.index("--db")
-            db = Path(args[i + 1])
-            del args[i : i + 2]
-        if "--repeat" in args:
-            i = args.index("--repeat")
-            repeat = int(args[i + 1])
-            del args[i : i + 2]
-        command_mode(int(args[0]) if args else 10_000, db, repeat)
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("n", nargs="?", type=int, default=10_000, help="trajectories per benchmark")
+    ap.add_argument("--command", action="store_true", help="time the real `chainmark score` processes")
+    ap.add_argument("--db", type=Path, default=None, help="with --command: reuse this database")
+    ap.add_argument("--repeat", type=int, default=1, help="with --command: runs per benchmark (medians)")
+    args = ap.parse_args()
+    if args.command:
+        command_mode(args.n, args.db, args.repeat)
         return
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    n = args.n
     rng = random.Random(7)
     for name, build, run_mode in (
         ("gta", gta_item, "react"),
