@@ -236,9 +236,19 @@ def _asset_rows(
 
 
 def write_dataset(
-    session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None, source: str
+    session: Session,
+    blobs: BlobStore,
+    fmt: Any,
+    spec: DatasetSpec,
+    benchmark: str | None,
+    source: str,
+    *,
+    consume: bool = False,
 ) -> ImportSummary:
-    """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction."""
+    """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction.
+
+    ``consume``: the caller is done with ``spec``; each new task's source record is dropped once its
+    row is written (a 100k-task import otherwise keeps every parsed record alive to the end)."""
     name = benchmark or fmt.default_benchmark
     with gc_paused():
         _check_dataset(spec, source)
@@ -247,7 +257,7 @@ def write_dataset(
         # New files are written while the rows go in; leaving the block waits for them (before any commit).
         with AssetCache(session, blobs, background=True) as cache:
             summary.assets = cache.ensure_hashed((a.sha256, a.data) for t in spec.tasks for a in t.assets)
-            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary, source)
+            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary, source, consume)
         return summary
 
 
@@ -298,7 +308,14 @@ def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str,
 
 
 def _upsert_tasks(
-    session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, cache: AssetCache, summary: ImportSummary, source: str
+    session: Session,
+    fmt: Any,
+    spec: DatasetSpec,
+    bench_id: int,
+    cache: AssetCache,
+    summary: ImportSummary,
+    source: str,
+    consume: bool = False,
 ) -> None:
     """Changed tasks are updated through the ORM; new ones go in as bulk inserts with their audit rows."""
     actor = str(session.info.get("actor") or "system")
@@ -309,18 +326,12 @@ def _upsert_tasks(
             select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)
         ).all()
     }
-    new_specs: list[tuple[TaskSpec, str, Any]] = []  # (spec, fingerprint, record as the row takes it)
+    new_specs: list[TaskSpec] = []  # fingerprinted batch by batch: their record texts are not all kept at once
     for t in spec.tasks:
-        try:
-            fp, record = fingerprint(t)
-        except UnicodeEncodeError:  # JSON may spell "\ud800" alone; UTF-8 (and so the database) cannot hold it
-            where = _unpaired_surrogate(t.record) or "(derived fields)"
-            raise FormatError(
-                source, t.source_id, where, "text holds an unpaired UTF-16 surrogate, which cannot be stored"
-            ) from None
         if t.source_id not in existing:
-            new_specs.append((t, fp, record))
+            new_specs.append(t)
             continue
+        fp, _ = _fingerprint(t, source)
         tid, rev, meta = existing[t.source_id]
         if ((meta or {}).get("import") or {}).get("fingerprint") == fp:
             summary.unchanged += 1
@@ -334,21 +345,17 @@ def _upsert_tasks(
     # batch's rows, driver tuples and audit texts are alive at a time.
     task_ids: list[int] = []
     for part in _batches(new_specs):
-        rows = [
-            _task_row(
-                t,
-                bench_id,
-                actor,
-                now,
-                {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}},
-                record,
-            )
-            for t, fp, record in part
-        ]
+        rows = []
+        for t in part:
+            fp, record = _fingerprint(t, source)
+            meta = {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}}
+            rows.append(_task_row(t, bench_id, actor, now, meta, record))
         task_ids.extend(insert_audited(session, Task, rows, "task", actor, now))
         del rows
-    specs = [t for t, _, _ in new_specs]
-    del new_specs  # the records' JSON texts (only the task rows needed them)
+        if consume:  # the verbatim record is on its row now; nothing below reads it
+            for t in part:
+                t.record = None
+    specs = new_specs
     per_task: dict[str, list[list[int]]] = {"steps": [], "documents": []}
     for kind, model in (
         ("steps", ReferenceStep),
@@ -380,6 +387,16 @@ def _upsert_tasks(
         insert_many(session, TaskAsset.__table__, asset_rows)
     summary.created = len(task_ids)
     session.flush()
+
+
+def _fingerprint(t: TaskSpec, source: str) -> tuple[str, Any]:
+    try:
+        return fingerprint(t)
+    except UnicodeEncodeError:  # JSON may spell "\ud800" alone; UTF-8 (and so the database) cannot hold it
+        where = _unpaired_surrogate(t.record) or "(derived fields)"
+        raise FormatError(
+            source, t.source_id, where, "text holds an unpaired UTF-16 surrogate, which cannot be stored"
+        ) from None
 
 
 def _count(summary: ImportSummary, t: TaskSpec) -> None:
