@@ -38,7 +38,7 @@ def import_dataset(
     """Parse everything first, then write it all in one transaction (a bad file writes nothing)."""
     fmt, spec = read_dataset(fmt_name, path)
     with session_scope(engine, actor) as session:
-        return write_dataset(session, blobs, fmt, spec, benchmark, str(path))
+        return write_dataset(session, blobs, fmt, spec, benchmark, str(path), consume=True)
 
 
 def import_dataset_in(
@@ -46,7 +46,7 @@ def import_dataset_in(
 ) -> ImportSummary:
     """The same inside a caller's session (for callers that compose a bigger unit of work)."""
     fmt, spec = read_dataset(fmt_name, path)
-    return write_dataset(session, blobs, fmt, spec, benchmark, str(path))
+    return write_dataset(session, blobs, fmt, spec, benchmark, str(path), consume=True)
 
 
 def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: str, path: str | Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -130,8 +131,8 @@ def _task_row(
     }
 
 
-def _child_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> dict[str, list[dict[str, Any]]]:
-    steps = [
+def _step_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> list[dict[str, Any]]:
+    return [
         {
             "task_id": task_id,
             "ordinal": i,
@@ -148,7 +149,10 @@ def _child_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> dict
         }
         for i, s in enumerate(spec.steps)
     ]
-    cps = [
+
+
+def _checkpoint_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> list[dict[str, Any]]:
+    return [
         {
             "task_id": task_id,
             "step_id": None,
@@ -168,14 +172,44 @@ def _child_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> dict
         }
         for i, c in enumerate(spec.checkpoints)
     ]
-    orders = [
+
+
+def _ordering_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> list[dict[str, Any]]:
+    return [
         {"task_id": task_id, "key": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap} for o in spec.orderings
     ]
-    docs = [
+
+
+def _document_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> list[dict[str, Any]]:
+    return [
         {"task_id": task_id, "ordinal": i, "title": d.title, "text": d.text, "meta": d.meta}
         for i, d in enumerate(spec.documents)
     ]
-    return {"steps": steps, "checkpoints": cps, "orderings": orders, "documents": docs}
+
+
+_CHILD_ROWS: dict[str, Callable[[TaskSpec, int, str, datetime], list[dict[str, Any]]]] = {
+    "steps": _step_rows,
+    "checkpoints": _checkpoint_rows,
+    "orderings": _ordering_rows,
+    "documents": _document_rows,
+}
+
+
+def _child_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> dict[str, list[dict[str, Any]]]:
+    return {kind: build(spec, task_id, actor, now) for kind, build in _CHILD_ROWS.items()}
+
+
+BATCH = 5000  # new tasks per round of inserts: bounds the rows, driver tuples and audit texts alive at once
+
+
+def _batches(items: list[Any]) -> Iterator[list[Any]]:
+    for i in range(0, len(items), BATCH):
+        yield items[i : i + BATCH]
+
+
+def _numbered_batches(items: list[Any]) -> Iterator[tuple[int, list[Any]]]:
+    for i in range(0, len(items), BATCH):
+        yield i, items[i : i + BATCH]
 
 
 def _asset_rows(
@@ -202,9 +236,19 @@ def _asset_rows(
 
 
 def write_dataset(
-    session: Session, blobs: BlobStore, fmt: Any, spec: DatasetSpec, benchmark: str | None, source: str
+    session: Session,
+    blobs: BlobStore,
+    fmt: Any,
+    spec: DatasetSpec,
+    benchmark: str | None,
+    source: str,
+    *,
+    consume: bool = False,
 ) -> ImportSummary:
-    """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction."""
+    """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction.
+
+    ``consume``: the caller is done with ``spec``; each new task's source record is dropped once its
+    row is written (a 100k-task import otherwise keeps every parsed record alive to the end)."""
     name = benchmark or fmt.default_benchmark
     with gc_paused():
         _check_dataset(spec, source)
@@ -213,7 +257,7 @@ def write_dataset(
         # New files are written while the rows go in; leaving the block waits for them (before any commit).
         with AssetCache(session, blobs, background=True) as cache:
             summary.assets = cache.ensure_hashed((a.sha256, a.data) for t in spec.tasks for a in t.assets)
-            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary, source)
+            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary, source, consume)
         return summary
 
 
@@ -264,7 +308,14 @@ def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str,
 
 
 def _upsert_tasks(
-    session: Session, fmt: Any, spec: DatasetSpec, bench_id: int, cache: AssetCache, summary: ImportSummary, source: str
+    session: Session,
+    fmt: Any,
+    spec: DatasetSpec,
+    bench_id: int,
+    cache: AssetCache,
+    summary: ImportSummary,
+    source: str,
+    consume: bool = False,
 ) -> None:
     """Changed tasks are updated through the ORM; new ones go in as bulk inserts with their audit rows."""
     actor = str(session.info.get("actor") or "system")
@@ -275,18 +326,12 @@ def _upsert_tasks(
             select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)
         ).all()
     }
-    new_specs: list[tuple[TaskSpec, str, Any]] = []  # (spec, fingerprint, record as the row takes it)
+    new_specs: list[TaskSpec] = []  # fingerprinted batch by batch: their record texts are not all kept at once
     for t in spec.tasks:
-        try:
-            fp, record = fingerprint(t)
-        except UnicodeEncodeError:  # JSON may spell "\ud800" alone; UTF-8 (and so the database) cannot hold it
-            where = _unpaired_surrogate(t.record) or "(derived fields)"
-            raise FormatError(
-                source, t.source_id, where, "text holds an unpaired UTF-16 surrogate, which cannot be stored"
-            ) from None
         if t.source_id not in existing:
-            new_specs.append((t, fp, record))
+            new_specs.append(t)
             continue
+        fp, _ = _fingerprint(t, source)
         tid, rev, meta = existing[t.source_id]
         if ((meta or {}).get("import") or {}).get("fingerprint") == fp:
             summary.unchanged += 1
@@ -295,43 +340,63 @@ def _upsert_tasks(
         summary.updated += 1
         _count(summary, t)
 
-    rows = [
-        _task_row(
-            t,
-            bench_id,
-            actor,
-            now,
-            {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}},
-            record,
-        )
-        for t, fp, record in new_specs
-    ]
-    task_ids = insert_audited(session, Task, rows, "task", actor, now)
-    children: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    owners: dict[str, list[tuple[int, int]]] = defaultdict(list)  # kind -> [(spec index, position in spec)]
-    for n, ((t, _, _), tid) in enumerate(zip(new_specs, task_ids)):
-        for kind, krows in _child_rows(t, tid, actor, now).items():
-            children[kind].extend(krows)
-            owners[kind].extend((n, i) for i in range(len(krows)))
-        _count(summary, t)
-    ids: dict[str, list[int]] = {}
+    # In batches of BATCH tasks, table by table in the order one batch would use (every task, then
+    # every step, …), so the rows get the same ids and audit events as in one batch while only one
+    # batch's rows, driver tuples and audit texts are alive at a time.
+    task_ids: list[int] = []
+    for part in _batches(new_specs):
+        rows = []
+        for t in part:
+            fp, record = _fingerprint(t, source)
+            meta = {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}}
+            rows.append(_task_row(t, bench_id, actor, now, meta, record))
+        task_ids.extend(insert_audited(session, Task, rows, "task", actor, now))
+        del rows
+        if consume:  # the verbatim record is on its row now; nothing below reads it
+            for t in part:
+                t.record = None
+    specs = new_specs
+    per_task: dict[str, list[list[int]]] = {"steps": [], "documents": []}
     for kind, model in (
         ("steps", ReferenceStep),
         ("checkpoints", Checkpoint),
         ("orderings", OrderingConstraint),
         ("documents", Document),
     ):
-        ids[kind] = insert_audited(session, model, children[kind], model.__tablename__, actor, now)
-    per_task: dict[str, dict[int, list[int]]] = {k: defaultdict(list) for k in ("steps", "documents")}
-    for kind in per_task:
-        for (n, _), rid in zip(owners[kind], ids[kind]):
-            per_task[kind][n].append(rid)
-    asset_rows = []
-    for n, ((t, _, _), tid) in enumerate(zip(new_specs, task_ids)):
-        asset_rows.extend(_asset_rows(t, tid, cache, per_task["steps"][n], per_task["documents"][n]))
-    insert_many(session, TaskAsset.__table__, asset_rows)
+        build = _CHILD_ROWS[kind]
+        for start, part_specs in _numbered_batches(specs):
+            krows: list[dict[str, Any]] = []
+            sizes = []
+            for t, tid in zip(part_specs, task_ids[start : start + len(part_specs)]):
+                made = build(t, tid, actor, now)
+                krows.extend(made)
+                sizes.append(len(made))
+            ids = insert_audited(session, model, krows, model.__tablename__, actor, now)
+            del krows
+            if kind in per_task:
+                pos = 0
+                for size in sizes:
+                    per_task[kind].append(ids[pos : pos + size])
+                    pos += size
+    for t in specs:
+        _count(summary, t)
+    for start, part_specs in _numbered_batches(specs):
+        asset_rows = []
+        for n, (t, tid) in enumerate(zip(part_specs, task_ids[start : start + len(part_specs)]), start=start):
+            asset_rows.extend(_asset_rows(t, tid, cache, per_task["steps"][n], per_task["documents"][n]))
+        insert_many(session, TaskAsset.__table__, asset_rows)
     summary.created = len(task_ids)
     session.flush()
+
+
+def _fingerprint(t: TaskSpec, source: str) -> tuple[str, Any]:
+    try:
+        return fingerprint(t)
+    except UnicodeEncodeError:  # JSON may spell "\ud800" alone; UTF-8 (and so the database) cannot hold it
+        where = _unpaired_surrogate(t.record) or "(derived fields)"
+        raise FormatError(
+            source, t.source_id, where, "text holds an unpaired UTF-16 surrogate, which cannot be stored"
+        ) from None
 
 
 def _count(summary: ImportSummary, t: TaskSpec) -> None:
