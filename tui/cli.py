@@ -66,6 +66,9 @@ class ChainmarkGroup(click.Group):
             raise
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:  # `chainmark … | head`: the reader has what it wanted; stop quietly
+            _silence_stdout()
+            raise click.exceptions.Exit(141) from None  # 128 + SIGPIPE, as other command-line tools
         except (ValueError, LookupError, PermissionError, FileNotFoundError) as exc:
             if isinstance(exc, UnicodeError):  # text a database cannot store: say so, and log where it came from
                 raise click.ClickException(visible(_one_line(ctx, exc), keep_newlines=True)) from exc
@@ -76,6 +79,15 @@ class ChainmarkGroup(click.Group):
             if _traceback_setting():
                 raise
             raise click.ClickException(visible(_one_line(ctx, exc), keep_newlines=True)) from exc
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail on the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _traceback_setting() -> bool:

@@ -138,3 +138,20 @@ def test_quick_start_opens_the_tui_on_a_real_terminal(tmp_path):
     finally:
         term.close()
     assert (tmp_path / "chainmark.db").exists()
+
+
+def test_output_piped_into_a_reader_that_stops_ends_quietly(tmp_path):
+    """`chainmark … | head`: when the reader has gone, the command stops with SIGPIPE's status and no
+    "internal error" or traceback (the pipe's read end is closed before the command writes at all)."""
+    env = {**os.environ, "CHAINMARK_DB": str(tmp_path / "c.db")}
+    subprocess.run([str(CHAINMARK), "init"], check=True, env=env, capture_output=True, cwd=tmp_path)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [str(CHAINMARK), "schema", "events"], stdout=write_end, stderr=subprocess.PIPE, env=env, cwd=tmp_path
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == b""
