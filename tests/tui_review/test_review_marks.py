@@ -18,6 +18,7 @@ from store import events as ev
 from store import session_scope
 from store.models import Checkpoint, CheckpointResult, Event, Run, Trajectory
 from tests.tui_review.conftest import FIXED, drawn, rate_as, settle
+from evaluation.agreement.contradicted import flag_key
 from tui.screens.review.adjudication import AdjudicationScreen
 from tui.screens.review.adjudication_data import QueueFilter, adjudication_item, disagreement_queue
 from tui.screens.review.data import rating_item, rating_queue
@@ -290,6 +291,29 @@ def test_adjudication_item_hides_the_score_from_a_reviewer_who_owes_a_blind_rati
         item = adjudication_item(s, "rev", d)
     assert item.view.hidden and item.evidence.score_hidden and item.evidence.score == ""
     assert item.evidence.gold == "exact: 3"
+
+
+def test_an_item_opened_from_the_queue_reuses_the_queues_score(engine, study, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The queue scored every run once to flag it; opening an item must not score the run again, and
+    must show the same score as scoring it afresh."""
+    from tui.screens.review import adjudication_data, evidence
+
+    rate_as(engine, "ann", ["yes", "no", "yes", "yes", "no"], study["trajectories"])
+    rate_as(engine, "bob", ["yes", "yes", "no", "no", "no"], study["trajectories"])
+    t1 = study["trajectories"][1]
+    with session_scope(engine) as s:
+        queue = adjudication_data.flagged_queue(s, QueueFilter())
+        d = next(d for d in queue.items if d.unit.id == t1)
+        flag = queue.flags[flag_key(d)]
+        fresh = adjudication_item(s, "rev", d)  # no flag: scored here
+
+        def scored_again(*_a: Any, **_k: Any) -> None:
+            raise AssertionError("the run was scored a second time")
+
+        monkeypatch.setattr(evidence, "trajectory_outcome", scored_again)
+        reused = adjudication_item(s, "rev", d, flag)
+    assert reused.evidence == fresh.evidence and reused.evidence.score == "wrong (0.00)"
+    assert reused.flag == flag
 
 
 def test_a_prediction_that_carried_an_error_is_a_failed_step() -> None:

@@ -90,11 +90,12 @@ def verdict_values(session: Session, scale: str, target: Target) -> dict[int, An
 
 
 def adjudication_item(session: Session, reviewer: str, d: Disagreement, flag: Flag | None = None) -> AdjudicationItem:
-    """Everything about ``d`` for the reviewer; ``flag`` (from the queue) is dropped where the run's
-    score is hidden, as the evidence is."""
+    """Everything about ``d`` for the reviewer; ``flag`` (from the queue) carries the run's score, so the
+    run is not scored a second time, and is dropped where the run's score is hidden, as the evidence is."""
     target = Target(d.unit.kind, d.unit.id, d.unit.part)
     view = rating_view(session, reviewer, target, d.scale, blind=False)
-    ev = evidence(session, target, hide_score=bool(view.hidden))
+    known = (flag.score, flag.right) if flag is not None else None
+    ev = evidence(session, target, hide_score=bool(view.hidden), known_score=known)
     return AdjudicationItem(
         d,
         get_scale(session, d.scale),

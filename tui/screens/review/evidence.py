@@ -32,8 +32,12 @@ class Evidence:
         return not (self.gold or self.score or self.score_hidden)
 
 
-def evidence(session: Session, target: Target, *, hide_score: bool) -> Evidence:
-    """Gold answer and per-item score for ``target``; the score is left out when ``hide_score``."""
+def evidence(
+    session: Session, target: Target, *, hide_score: bool, known_score: tuple[str, bool | None] | None = None
+) -> Evidence:
+    """Gold answer and per-item score for ``target``; the score is left out when ``hide_score``.
+    ``known_score`` (described score, right) is the score a caller already has for this trajectory (the
+    adjudication queue scored every run once to flag it), so the run is not scored again."""
     try:
         task = task_of(session, target)
         traj = trajectory_of(session, target)
@@ -48,6 +52,8 @@ def evidence(session: Session, target: Target, *, hide_score: bool) -> Evidence:
         note = f"task edited after this run: scored on revision {traj.task_revision}, gold is revision {task.revision}"
     if hide_score:
         return Evidence(gold, score_hidden=True, note=note)
+    if known_score is not None:
+        return Evidence(gold, known_score[0], known_score[1], note=note)
     outcome = trajectory_outcome(session, traj.id)
     return Evidence(gold, outcome.describe(), outcome.right, note=note)
 
