@@ -273,7 +273,22 @@ class RunLease(SQLModel, table=True):
     expires_at: datetime = _ts()
 
 
-class TrajectoryClaim(SQLModel, table=True):
+class LeaseColumns(SQLModel):
+    """The lease every claimable unit of work carries (``store.claims``): who holds it (token, host,
+    pid), how often it was claimed, and when it was claimed, renewed, expires and finished. The
+    timestamps name their type rather than a Column object, so each table gets columns of its own."""
+
+    token: Optional[str] = Field(default=None, max_length=64)
+    host: Optional[str] = Field(default=None, max_length=255)
+    pid: Optional[int] = None
+    attempts: int = 0
+    claimed_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
+    heartbeat_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
+    expires_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
+    finished_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
+
+
+class TrajectoryClaim(LeaseColumns, table=True):
     """A queued run's trajectory as a unit of work for ``chainmark worker`` (PostgreSQL only).
 
     One row per trajectory of a queued run. A worker claims rows with ``SELECT … FOR UPDATE SKIP
@@ -286,17 +301,9 @@ class TrajectoryClaim(SQLModel, table=True):
 
     trajectory_id: int = Field(foreign_key="trajectory.id", primary_key=True)
     run_id: int = Field(foreign_key="run.id", index=True)
-    token: Optional[str] = Field(default=None, max_length=64)
-    host: Optional[str] = Field(default=None, max_length=255)
-    pid: Optional[int] = None
-    attempts: int = 0
-    claimed_at: Optional[datetime] = _ts_opt()
-    heartbeat_at: Optional[datetime] = _ts_opt()
-    expires_at: Optional[datetime] = _ts_opt()
-    finished_at: Optional[datetime] = _ts_opt()
 
 
-class JudgeClaim(SQLModel, table=True):
+class JudgeClaim(LeaseColumns, table=True):
     """One trajectory to put before one judge, as a unit of work for ``chainmark worker`` (PostgreSQL
     only; ``chainmark judge … --queue``).
 
@@ -315,14 +322,6 @@ class JudgeClaim(SQLModel, table=True):
     judge: str = Field(max_length=255)  # the template (``chainmark judge --judge``)
     endpoint: str = Field(max_length=255)  # the ModelEndpoint name
     mode: str = Field(default="faithful", max_length=16)
-    token: Optional[str] = Field(default=None, max_length=64)
-    host: Optional[str] = Field(default=None, max_length=255)
-    pid: Optional[int] = None
-    attempts: int = 0
-    claimed_at: Optional[datetime] = _ts_opt()
-    heartbeat_at: Optional[datetime] = _ts_opt()
-    expires_at: Optional[datetime] = _ts_opt()
-    finished_at: Optional[datetime] = _ts_opt()
     verdicts: int = 0
     model_calls: int = 0
     cache_hits: int = 0
