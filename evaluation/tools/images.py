@@ -4,7 +4,7 @@ level 1, the RLE strategy (matches of distance 1 only) and one filter, Paeth, fo
 at level 1 costs the same whatever the filter; what libpng's default adds is trying all five filters
 on every row to pick one: about a third of the encode on photos and two thirds on flat images. Paeth
 alone gives the same sizes on photos (within 0.5 %) and 6 % more on flat ones, for 20–50 % less CPU
-(bench_tools' tool outputs: 4.6 → 3.6 s on a photo, 1.7 → 0.9 s on a chart); the UP filter is a
+(bench_tools' tool outputs: 4.5 → 3.5 s on a photo, 1.7 → 0.9 s on a chart); the UP filter is a
 little cheaper again but 12–14 % larger, and every produced image is resent to the model each round,
 so its size counts on the wire. Pillow images go through the same encoder (Pillow's own PNG writer
 filters row by row in C too, and was the slowest of all). Pixels are the same whatever the settings.
