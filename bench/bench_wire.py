@@ -6,7 +6,8 @@ out against how many distinct ones exist, and what the replay cache and blob sto
 
 Atomic mode resends the whole conversation, earlier images included, every round: the chat API is
 stateless and the references (Agentic-MME's atomic runner, VTC-Bench's Qwen-Agent loop) do the same,
-so a faithful run has to. The distinct-image figure is the floor no request could go below.
+so a faithful run has to. The distinct-image figure is the floor no request could go below. Last,
+the run's wall and CPU time (tools, PNG encodes, the harness and the scripted server together).
 
 Needs the test extras (the scripted server lives in tests/support).
 ``.venv/bin/python bench/bench_wire.py [--tasks 4] [--chart]``
@@ -18,9 +19,11 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import cv2
@@ -90,7 +93,10 @@ def main() -> None:
                 authoring.attach_asset(s, blobs, int(t.id or 0), photo(i))
             add_endpoint(s, "scripted", server.base_url, "scripted-model")
             run_id = int(create_run(s, RunSpec("wire", "scripted", "atomic", concurrency=2)).id or 0)
+        load = os.getloadavg()[0]
+        wall, cpu = time.perf_counter(), time.process_time()
         progress = run_blocking(engine, blobs, run_id)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu  # the server's threads included
         assert (progress.done, progress.failed) == (opts.tasks, 0), progress
 
         with session_scope(engine) as s:
@@ -124,6 +130,10 @@ def main() -> None:
         f"              {len(tool_rows)} tool-list row(s): each trajectory upserts the same key, {max(tools, default=0) / 1e3:.1f} kB"
     )
     print(f"blob store: {stored / 1e6:.2f} MB of assets for the whole run (each image once)")
+    print(
+        f"the run: {wall:.2f} s wall, {cpu:.2f} s CPU (this process, scripted server included) for"
+        f" {opts.tasks * len(STEPS)} tool calls; load average {load:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -347,8 +347,10 @@ class Episode:
             self.rc.service_pool if self._is_service(name) and self.rc.service_pool is not None else self.rc.tool_pool
         )
         result = await loop.run_in_executor(pool, self._execute, name, args)
-        # The tool hands back pixels; their PNG bytes (to store and to send) are encoded here, off the loop.
-        images: list[bytes] = await loop.run_in_executor(pool, lambda: result.images) if result.produced else []
+        # The tool hands back pixels, whose PNG encodes began on the encode threads as the call
+        # returned (see ``_execute``); wait for the bytes (to store and to send) without blocking
+        # the loop. An encode that failed raises here, as an inline encode would have.
+        images = await encoded_images(result.produced) if result.produced else []
         asset_ids = list(result.asset_ids)
         if images and len(asset_ids) != len(images):
             asset_ids = await self.rc.db.call(_store_images, self.rc.blobs, images)
@@ -401,10 +403,13 @@ class Episode:
         if self._is_service(name):
             self.tool_ctx.engine, self.tool_ctx.blobs = self.rc.engine, self.rc.blobs
             try:
-                return execute(self.rc.tool_set_name, name, args, self.tool_ctx)
+                result = execute(self.rc.tool_set_name, name, args, self.tool_ctx)
             finally:
                 self.tool_ctx.engine = self.tool_ctx.blobs = None
-        return execute(self.rc.tool_set_name, name, args, self.tool_ctx)
+        else:
+            result = execute(self.rc.tool_set_name, name, args, self.tool_ctx)
+        start_encodes(result.produced)  # the moment the pixels exist, so every image encodes at once
+        return result
 
     async def store_images(self, images: list[bytes]) -> list[int]:
         return await self.rc.db.call(_store_images, self.rc.blobs, images) if images else []
@@ -414,6 +419,23 @@ class Episode:
     def finish(self, text: str | None, raw: str | None, extracted_by: str, *, failed: bool = False) -> None:
         self.final_answer = text
         self.recorder.add(ev.ANSWER, ev.answer(text or "", raw, extracted_by), failed=failed)
+
+
+def start_encodes(produced: list[Any]) -> None:
+    """Begin the background PNG encode of each produced image (stored bytes need none)."""
+    from evaluation.tools.images import Produced
+
+    for image in produced:
+        if isinstance(image, Produced):
+            image.start()
+
+
+async def encoded_images(produced: list[Any]) -> list[bytes]:
+    """The PNG bytes of ``produced``, awaited on the encode threads' futures (the loop stays free)."""
+    from evaluation.tools.images import Produced
+
+    waits = [asyncio.wrap_future(i.start()) if isinstance(i, Produced) else None for i in produced]
+    return [await w if w is not None else i for i, w in zip(produced, waits)]
 
 
 def image_chars(messages: list[dict[str, Any]]) -> int:

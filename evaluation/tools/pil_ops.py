@@ -174,14 +174,17 @@ def threshold(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     value, mode = int(args.get("value", 128)), str(args.get("mode") or "binary").lower()
     gray = np.asarray(_src(args, ctx).convert("L"))
     above = gray > value
+    # uint8 throughout (int64 temporaries cost more than the comparison); a value outside 0–255
+    # keeps the wide path, whose wrap-around on the cast to uint8 is part of the result.
+    lo, hi = (np.uint8(0), np.uint8(255)) if 0 <= value <= 255 else (0, 255)
     if mode == "binary_inv":
-        out = np.where(above, 0, 255)
+        out = np.where(above, lo, hi)
     elif mode == "trunc":
-        out = np.where(above, value, gray)
+        out = np.where(above, np.uint8(value) if 0 <= value <= 255 else value, gray)
     elif mode == "tozero":
-        out = np.where(above, gray, 0)
+        out = np.where(above, gray, lo)
     else:
-        out = np.where(above, 255, 0)
+        out = np.where(above, hi, lo)
     return _produce(
-        "threshold", args, ctx, Image.fromarray(out.astype(np.uint8)).convert("RGB"), value=value, mode=mode
+        "threshold", args, ctx, Image.fromarray(out.astype(np.uint8, copy=False)).convert("RGB"), value=value, mode=mode
     )
