@@ -93,6 +93,7 @@ class RunProgress:
     halted: str | None = None  # why the run stopped by itself (an unreachable endpoint, a refused write), if it did
     halt_kind: str | None = None  # "endpoint", "store" or "process" (every harness process died)
     status_not_saved: str | None = None  # the run's final status could not be written (and why)
+    procs: int = 1  # processes whose event loops ran the trajectories (1: this one's)
 
     @property
     def elapsed(self) -> float:
@@ -396,7 +397,7 @@ async def _execute(
         db_pool.shutdown(wait=False)
         raise
     cfg = head.config
-    state = RunProgress(run_id)
+    state = RunProgress(run_id, procs=len(pool.children) if pool is not None else 1)
     tool_pool = ThreadPoolExecutor(max(1, min(4, head.concurrency)), thread_name_prefix="chainmark-tools")
     service_pool = ThreadPoolExecutor(
         max(1, min(SERVICE_THREADS_MAX, head.concurrency)), thread_name_prefix="chainmark-service"
