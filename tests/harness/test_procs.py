@@ -119,12 +119,22 @@ def test_two_processes_write_what_one_writes(engine, db_path, make_bench):
             )
             assert r.returncode == 0, r.stderr
             summaries[procs] = json.loads(r.stdout)
+        calls = len(server.chat_requests())
+        r = _chainmark(
+            db_path, "run", "-b", "mme", "-e", "local", "-m", "atomic", "-j", "6", "--procs", "2", "--replay", "--json"
+        )
+        assert r.returncode == 0, r.stderr
+        replayed = json.loads(r.stdout)
+        assert len(server.chat_requests()) == calls  # every answer came from the cache, through the parent
     one, two = summaries[1], summaries[2]
     assert (one["procs"], two["procs"]) == (1, 2)
     assert (two["done"], two["failed"], two["api_calls"], two["tokens"]) == (12, 0, 24, one["tokens"])
     first, second = _record(engine, one["run_id"]), _record(engine, two["run_id"])
     assert sorted(first) == sorted(second) == sorted(tasks)
     assert first == second
+    assert (replayed["procs"], replayed["done"]) == (2, 12)
+    again = _record(engine, replayed["run_id"])
+    assert {k: v[:4] for k, v in again.items()} == {k: v[:4] for k, v in second.items()}
     assert {v[1] for v in second.values()} == {"red", "blue"}
     with session_scope(engine) as s:
         assert s.get(Run, two["run_id"]).status == "done"  # type: ignore[union-attr]
