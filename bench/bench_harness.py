@@ -7,6 +7,12 @@ the load average. Harness and server share the machine's cores with whatever els
 change by the CPU figures, and repeat a wall-clock run two or three times.
 
     .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N]
+        [--procs N] [--server-procs N]
+
+``--procs N`` runs the harness on N processes as ``chainmark run --procs N`` does (default: chosen
+from -j, as the command chooses); the harness CPU then includes its children's, and
+``harness_parent_cpu_ms_per_call`` is the parent's alone. ``--server-procs N`` runs N scripted
+servers on one port (SO_REUSEPORT), so the server is not what limits a high -j.
 
 ``--rounds 2`` makes every task call a real tool (crop) once before answering. ``--client-only`` makes
 the same number of calls through the bare openai client (openai's aiohttp transport, same request
@@ -290,8 +296,10 @@ def main() -> None:
         "procs": procs,
         "server_procs": args.server_procs,
     }
+    out["harness_peak_rss_mb"] = round(cpu1.ru_maxrss / 1024)  # Linux: kB
     if procs > 1:
         out["harness_parent_cpu_ms_per_call"] = round(1000 * parent_cpu / max(1, calls), 2)
+        out["child_peak_rss_mb"] = round(kids1.ru_maxrss / 1024)  # the largest harness child
     if server_cpu0 is not None and server_cpu1 is not None:
         out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 2)
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]

@@ -195,7 +195,9 @@ class ProcPool:
         self.db, self.listener = db, listener
         share = max(1, math.ceil(config["concurrency"] / len(self.children)))
         for index, child in enumerate(self.children):
-            child.out = _Outbox(child.conn, loop, functools.partial(self._lost, child))
+            child.out = _Outbox(
+                child.conn, loop, functools.partial(self._lost, child), functools.partial(self._unsendable, child)
+            )
             child.out.put(("config", {**config, "concurrency": share, "procs": len(self.children)}))
             reader = threading.Thread(
                 target=_read,
@@ -262,6 +264,17 @@ class ProcPool:
         except RuntimeError as exc:  # the database thread is shut down: the run is ending
             if child.out is not None:
                 child.out.put(("reply", request, False, exc))
+
+    def _unsendable(self, child: _Child, msg: Any, exc: Exception) -> None:
+        """A database answer that does not pickle fails the call that asked; a task that does not
+        fails its trajectory's run (a harness bug, said as such)."""
+        problem = RuntimeError(f"could not be handed to a harness process: {type(exc).__name__}: {exc}")
+        if msg[0] == "reply" and child.out is not None:
+            child.out.put(("reply", msg[1], False, problem))
+        elif msg[0] == "run":
+            fut = child.inflight.get(msg[1])
+            if fut is not None and not fut.done():
+                fut.set_exception(problem)
 
     def _lost(self, child: _Child) -> None:
         if not child.alive:

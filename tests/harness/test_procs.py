@@ -86,7 +86,7 @@ def _record(engine: Any, run_id: int) -> dict[int, Any]:
     out = {}
     with session_scope(engine) as s:
         for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)):
-            events = s.exec(select(Event).where(Event.trajectory_id == t.id).order_by(Event.ordinal)).all()
+            events = sorted(s.exec(select(Event).where(Event.trajectory_id == t.id)).all(), key=lambda e: e.ordinal)
             usage = {k: t.usage.get(k) for k in ("api_calls", "tool_calls", "rounds", "total_tokens")}
             out[t.task_id] = (
                 t.status,
