@@ -7,6 +7,12 @@ the load average. Harness and server share the machine's cores with whatever els
 change by the CPU figures, and repeat a wall-clock run two or three times.
 
     .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N]
+        [--procs N] [--server-procs N]
+
+``--procs N`` runs the harness on N processes as ``chainmark run --procs N`` does (default: chosen
+from -j, as the command chooses); the harness CPU then includes its children's, and
+``harness_parent_cpu_ms_per_call`` is the parent's alone. ``--server-procs N`` runs N scripted
+servers on one port (SO_REUSEPORT), so the server is not what limits a high -j.
 
 ``--rounds 2`` makes every task call a real tool (crop) once before answering. ``--client-only`` makes
 the same number of calls through the bare openai client (openai's aiohttp transport, same request
@@ -30,11 +36,12 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
+def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]", port: int = 0) -> None:
     from tests.support.scripted_openai import ScriptedOpenAI, text, tool_calls
 
     def handler(req):  # type: ignore[no-untyped-def]
@@ -43,7 +50,7 @@ def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
             return tool_calls(("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}))
         return text("<answer>red</answer>")
 
-    server = ScriptedOpenAI(handler=handler, latency=latency).start()
+    server = ScriptedOpenAI(handler=handler, latency=latency).start(port, reuse_port=True)
     _warm_up(server.port)
     # The server's own pauses are not the harness's time: its startup heap (pytest, aiohttp) is
     # frozen, or a full collection in the server process stalls a whole wave (~50 ms, wave 2).
@@ -53,19 +60,46 @@ def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]") -> None:
         time.sleep(3600)
 
 
+def _servers(args: argparse.Namespace) -> tuple[list[Any], int]:
+    """``--server-procs`` scripted servers sharing one port (SO_REUSEPORT): (processes, port)."""
+    ctx = mp.get_context("spawn")
+    ports: "mp.Queue[int]" = ctx.Queue()
+    first = ctx.Process(target=_serve, args=(args.latency, args.rounds, ports), daemon=True)
+    first.start()
+    port = ports.get(timeout=30)
+    servers = [first]
+    for _ in range(args.server_procs - 1):
+        servers.append(ctx.Process(target=_serve, args=(args.latency, args.rounds, ports, port), daemon=True))
+        servers[-1].start()
+    for _ in servers[1:]:
+        ports.get(timeout=30)
+    return servers, port
+
+
+def _servers_cpu(servers: list[Any]) -> float | None:
+    figures = [_process_cpu(s.pid) for s in servers]
+    return None if any(f is None for f in figures) else sum(f for f in figures if f is not None)
+
+
 def _repeat(args: argparse.Namespace) -> None:
     """Each run in its own process (as ``chainmark run`` is), one after another; the machine's speed
     drifts between runs, so the median and the spread say more than any one figure."""
-    argv = [
-        "--tasks",
-        str(args.tasks),
-        "--latency",
-        str(args.latency),
-        "-j",
-        str(args.concurrency),
-        "--rounds",
-        str(args.rounds),
-    ] + (["--client-only"] if args.client_only else [])
+    argv = (
+        [
+            "--tasks",
+            str(args.tasks),
+            "--latency",
+            str(args.latency),
+            "-j",
+            str(args.concurrency),
+            "--rounds",
+            str(args.rounds),
+            "--server-procs",
+            str(args.server_procs),
+        ]
+        + (["--client-only"] if args.client_only else [])
+        + (["--procs", str(args.procs)] if args.procs else [])
+    )
     times, runs = args.repeat, []
     for _ in range(times):
         out = subprocess.run([sys.executable, __file__, *argv], check=True, capture_output=True, text=True).stdout
@@ -87,7 +121,9 @@ def _repeat(args: argparse.Namespace) -> None:
 
 _REPEAT_FIELDS = (
     "wall_over_ideal",
+    "procs",
     "harness_cpu_ms_per_call",
+    "server_cpu_ms_per_call",
     "client_cpu_ms_per_call",
     "mean_call_latency_s",
     "setup_s",
@@ -169,6 +205,18 @@ def main() -> None:
         help="the same number of calls through the openai client alone: the floor under the harness",
     )
     ap.add_argument(
+        "--procs",
+        type=int,
+        default=None,
+        help="harness processes, as `chainmark run --procs` (default: chosen from -j, as the command does)",
+    )
+    ap.add_argument(
+        "--server-procs",
+        type=int,
+        default=1,
+        help="scripted server processes sharing the port, so the server is not what limits a high -j",
+    )
+    ap.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -185,15 +233,15 @@ def main() -> None:
     from evaluation.harness import run_blocking
     from store import session_scope
 
-    ctx = mp.get_context("spawn")
-    ports: "mp.Queue[int]" = ctx.Queue()
-    server = ctx.Process(target=_serve, args=(args.latency, args.rounds, ports), daemon=True)
-    server.start()
-    port = ports.get(timeout=30)
+    servers, port = _servers(args)
     with tempfile.TemporaryDirectory() as tmp:
         engine, blobs, run_id = colour_tasks(Path(tmp), args.tasks, port, "atomic", args.concurrency)
+        from evaluation.harness.runner import _process_count
+
+        procs = _process_count(engine, run_id, args.procs)
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-        server_cpu0 = _process_cpu(server.pid)
+        kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the harness's own children, once reaped
+        server_cpu0 = _servers_cpu(servers)
         marks: dict[str, float] = {}
 
         def on_progress(p) -> None:  # type: ignore[no-untyped-def]
@@ -203,12 +251,13 @@ def main() -> None:
                 marks.setdefault("all_done", now)
 
         t0 = time.perf_counter()
-        progress = run_blocking(engine, blobs, run_id, progress=on_progress)
+        progress = run_blocking(engine, blobs, run_id, progress=on_progress, procs=procs)
         wall = time.perf_counter() - t0
         setup = marks.get("first", t0) - t0
         teardown = wall - (marks.get("all_done", t0 + wall) - t0)
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-        server_cpu1 = _process_cpu(server.pid)
+        kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_cpu1 = _servers_cpu(servers)
         from sqlmodel import select
 
         from store.models import Trajectory
@@ -218,12 +267,14 @@ def main() -> None:
         engine.dispose()
         mean_latency = sum(u.get("latency_s", 0) for u in usages) / max(1, progress.api_calls)
         mean_traj = sum(u.get("wall_s", 0) for u in usages) / max(1, len(usages))
-    server.terminate()
+    for server in servers:
+        server.terminate()
     calls = progress.api_calls
     # every task's calls are sequential; ideal = the waves of J tasks, each `rounds` calls long
     ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
     ideal_fluid = calls * args.latency / args.concurrency
-    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    parent_cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    cpu = parent_cpu + (kids1.ru_utime - kids0.ru_utime) + (kids1.ru_stime - kids0.ru_stime)
     out = {
         "tasks": args.tasks,
         "concurrency": args.concurrency,
@@ -242,7 +293,13 @@ def main() -> None:
         "mean_trajectory_wall_s": round(mean_traj, 4),
         "harness_cpu_s": round(cpu, 3),
         "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2),
+        "procs": procs,
+        "server_procs": args.server_procs,
     }
+    out["harness_peak_rss_mb"] = round(cpu1.ru_maxrss / 1024)  # Linux: kB
+    if procs > 1:
+        out["harness_parent_cpu_ms_per_call"] = round(1000 * parent_cpu / max(1, calls), 2)
+        out["child_peak_rss_mb"] = round(kids1.ru_maxrss / 1024)  # the largest harness child
     if server_cpu0 is not None and server_cpu1 is not None:
         out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 2)
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]
@@ -262,11 +319,7 @@ def _client_only(args: argparse.Namespace) -> None:
     from evaluation.harness.client import canonical_request
     from evaluation.tools import get_tool_set
 
-    ctx = mp.get_context("spawn")
-    ports: "mp.Queue[int]" = ctx.Queue()
-    server = ctx.Process(target=_serve, args=(args.latency, args.rounds, ports), daemon=True)
-    server.start()
-    port = ports.get(timeout=30)
+    servers, port = _servers(args)
     image = "data:image/png;base64," + base64.b64encode(_png()).decode()
     body = {
         "model": "scripted-model",
@@ -314,10 +367,11 @@ def _client_only(args: argparse.Namespace) -> None:
         await client.close()
         return wall, sum(latencies) / len(latencies)
 
-    cpu0, server_cpu0 = resource.getrusage(resource.RUSAGE_SELF), _process_cpu(server.pid)
+    cpu0, server_cpu0 = resource.getrusage(resource.RUSAGE_SELF), _servers_cpu(servers)
     wall, mean_latency = asyncio.run(run())
-    cpu1, server_cpu1 = resource.getrusage(resource.RUSAGE_SELF), _process_cpu(server.pid)
-    server.terminate()
+    cpu1, server_cpu1 = resource.getrusage(resource.RUSAGE_SELF), _servers_cpu(servers)
+    for server in servers:
+        server.terminate()
     calls = args.tasks * args.rounds
     ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)

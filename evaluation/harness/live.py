@@ -31,6 +31,23 @@ def write_live(session: Session, trajectory_id: int, usage: dict[str, Any]) -> N
     )
 
 
+def write_live_many(session: Session, reports: dict[int, dict[str, Any]]) -> None:
+    """Several trajectories' newest reports in one statement each way (executemany): those whose
+    report set starts them (``_started`` or step ``starting``) also get ``started_at``."""
+    table = Trajectory.__table__  # type: ignore[attr-defined]
+    started: list[dict[str, Any]] = []
+    going: list[dict[str, Any]] = []
+    for trajectory_id, usage in reports.items():
+        first = bool(usage.pop("_started", False)) or usage.get("step") == "starting"
+        (started if first else going).append({"_id": trajectory_id, "_usage": usage})
+    where = sa.and_(table.c.id == sa.bindparam("_id"), table.c.status.in_(UNFINISHED))
+    values: dict[str, Any] = {"status": "running", "usage": sa.bindparam("_usage")}
+    if going:
+        session.execute(sa.update(table).where(where).values(**values), going)
+    if started:
+        session.execute(sa.update(table).where(where).values(**values, started_at=utcnow()), started)
+
+
 def report(db: Any, trajectory_id: int, usage: dict[str, Any], step: str) -> None:
     """Queue the write and forget it (errors are swallowed: progress is a courtesy, not a record)."""
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -28,8 +28,10 @@ from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
 from evaluation.harness.heap import existing_objects_frozen
+from evaluation.harness.livedb import BatchedLiveDb
 from evaluation.harness.lease import run_lease
 from evaluation.harness.modes import MODES, mode_runner
+from evaluation.harness.procs import ProcPool, ProcsGone, auto_procs, can_fork, cpu_limit
 from evaluation.harness.recorder import (
     FinishedTrajectory,
     cache_lookup,
@@ -89,8 +91,9 @@ class RunProgress:
     last_status: str | None = None
     last_error: str | None = None
     halted: str | None = None  # why the run stopped by itself (an unreachable endpoint, a refused write), if it did
-    halt_kind: str | None = None  # "endpoint" or "store"
+    halt_kind: str | None = None  # "endpoint", "store" or "process" (every harness process died)
     status_not_saved: str | None = None  # the run's final status could not be written (and why)
+    procs: int = 1  # processes whose event loops ran the trajectories (1: this one's)
 
     @property
     def elapsed(self) -> float:
@@ -326,11 +329,41 @@ async def execute_run(
     stop: asyncio.Event | None = None,
     retry_failed: bool = False,
     actor: str | None = None,
+    procs: int | None = 1,
 ) -> RunProgress:
     """Run (or resume) every task of the run that has no finished trajectory yet, as the run's only
-    executor (``LeaseHeld`` if another live process has it; see ``lease.py``)."""
-    with run_lease(engine, run_id), existing_objects_frozen():  # no full GC stalls the calls in flight
-        return await _execute(engine, blobs, run_id, progress, listener, stop, retry_failed, actor)
+    executor (``LeaseHeld`` if another live process has it; see ``lease.py``). ``procs`` above 1 runs
+    the trajectories on that many child event loops (``procs.py``); None picks a number from -j."""
+    n = _process_count(engine, run_id, procs)
+    pool = ProcPool(n, engine, blobs) if n > 1 else None  # forked before any thread of the run starts
+    try:
+        with run_lease(engine, run_id), existing_objects_frozen():  # no full GC stalls the calls in flight
+            return await _execute(engine, blobs, run_id, progress, listener, stop, retry_failed, actor, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _process_count(engine: Engine, run_id: int, procs: int | None) -> int:
+    """How many child processes run the trajectories: 1 (none, the loop here runs them) unless asked
+    for or chosen by ``auto_procs``; at most the CPUs, -j, and for runs of model code the sandbox slots;
+    1 wherever forking is not safe (another thread already runs, not Linux)."""
+    if procs == 1 or not can_fork():
+        return 1
+    try:
+        with session_scope(read_only(engine)) as s:
+            head = read_head(s, run_id)
+    except Exception:  # the run cannot start: the run itself reports why
+        return 1
+    if head.config.get("queue"):
+        return 1
+    runs_code = runs_model_code(head.mode, head.tool_set)
+    n = auto_procs(head.concurrency, runs_code) if procs is None else min(procs, cpu_limit(), head.concurrency)
+    if runs_code:
+        from evaluation.harness.sandbox import sandbox_slots
+
+        n = min(n, sandbox_slots())
+    return max(1, n)
 
 
 async def _execute(
@@ -342,11 +375,12 @@ async def _execute(
     stop: asyncio.Event | None,
     retry_failed: bool,
     actor: str | None,
+    pool: ProcPool | None = None,
 ) -> RunProgress:
     reserve = SpaceReserve.beside(engine)  # freed before the final status write if the disk fills
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
-    db = DbRunner(engine, db_pool, actor)
+    db = BatchedLiveDb(engine, db_pool, actor)  # monitor progress gathered: see livedb.py
     loop = asyncio.get_running_loop()
     # One database job checks the run, hands its settings back at once, then prepares the
     # trajectories and reads the first wave while the client is built here.
@@ -363,7 +397,7 @@ async def _execute(
         db_pool.shutdown(wait=False)
         raise
     cfg = head.config
-    state = RunProgress(run_id)
+    state = RunProgress(run_id, procs=len(pool.children) if pool is not None else 1)
     tool_pool = ThreadPoolExecutor(max(1, min(4, head.concurrency)), thread_name_prefix="chainmark-tools")
     service_pool = ThreadPoolExecutor(
         max(1, min(SERVICE_THREADS_MAX, head.concurrency)), thread_name_prefix="chainmark-service"
@@ -371,17 +405,28 @@ async def _execute(
     client: ModelClient | None = None
     final_status = "running"
     try:
-        client = ModelClient(
-            head.endpoint,
-            replay=bool(cfg.get("replay")),
-            cache_lookup=lambda key: db.call(cache_lookup, key),
-            retry=RetryPolicy(**(cfg.get("retry") or {})),
-            concurrency=head.concurrency,
-            tls=await loop.run_in_executor(read_pool, tls_context)
-            if needs_tls(head.endpoint.base_url) and not cfg.get("replay")
-            else None,
-        )
-        rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, listener)
+        run_task: Callable[[TaskInput, int], Awaitable[FinishedTrajectory]]
+        answered: Any  # what has an ``answered`` count: the client, or the pool over its children's
+        if pool is None:
+            client = ModelClient(
+                head.endpoint,
+                replay=bool(cfg.get("replay")),
+                cache_lookup=lambda key: db.call(cache_lookup, key),
+                retry=RetryPolicy(**(cfg.get("retry") or {})),
+                concurrency=head.concurrency,
+                tls=await loop.run_in_executor(read_pool, tls_context)
+                if needs_tls(head.endpoint.base_url) and not cfg.get("replay")
+                else None,
+            )
+            rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, listener)
+            run_task, answered = (lambda task, tid: _run_one(rc, task, tid, state)), client
+        else:
+            pool.start(
+                {"run_id": run_id, "head": head, "concurrency": head.concurrency, "events": listener is not None},
+                db,
+                listener,
+            )
+            run_task, answered = (lambda task, tid: _run_remote(pool, task, tid, state)), pool
         plan: _Plan = await preparing
         state.total, state.skipped = plan.total, plan.skipped
         halt = asyncio.Event()
@@ -422,13 +467,18 @@ async def _execute(
                     return
                 state.running += 1
                 try:
-                    item = await _run_one(rc, task, plan.trajectories[task.id], state)
+                    item = await run_task(task, plan.trajectories[task.id])
+                except ProcsGone as exc:  # every child process died: the rest stays for a resume
+                    if not halt.is_set():
+                        state.halted, state.halt_kind = str(exc), "process"
+                        halt.set()
+                    return
                 finally:
                     state.running -= 1
                 if item.failure_kind == "store":  # a blob or database write failed inside the trajectory
                     store_refused(f"the database refused a write ({item.error})")
                     return
-                if _unreachable(item, client) and not halt.is_set():
+                if _unreachable(item, answered) and not halt.is_set():
                     state.halted, state.halt_kind = f"the endpoint cannot be reached ({item.error})", "endpoint"
                     halt.set()
                 committer.submit(item, _on_committed(task.id, item))
@@ -473,6 +523,7 @@ async def _execute(
         if state.halt_kind == "store":
             reserve.release()  # the space the status write needs on a full disk
         try:
+            await db.close()
             await db.call(_finish_run, run_id, state.status, state.halted)
         except Exception as exc:
             if not write_failure(exc):
@@ -529,7 +580,15 @@ def build_context(
     )
 
 
-def _unreachable(item: FinishedTrajectory, client: ModelClient) -> bool:
+async def _run_remote(pool: ProcPool, task: TaskInput, traj_id: int, state: RunProgress) -> FinishedTrajectory:
+    """``_run_one`` in one of the pool's child processes; its usage counts join this run's."""
+    item, counts = await pool.run(task, traj_id)
+    state.tokens += counts["tokens"]
+    state.api_calls += counts["api_calls"]
+    return item
+
+
+def _unreachable(item: FinishedTrajectory, client: Any) -> bool:
     """A trajectory failed because the endpoint could not be connected to, after its retries, and
     the endpoint has answered no call of this run session: the rest would fail the same way, one
     retry schedule at a time, so the run stops and the tasks not started stay pending for a resume."""

@@ -43,6 +43,14 @@ class SandboxResult:
 
 
 _slots: dict[asyncio.AbstractEventLoop, tuple[int, asyncio.Semaphore]] = {}
+_share = 1  # harness processes the run's slots are split between (see harness/procs.py)
+
+
+def set_process_share(processes: int) -> None:
+    """This process runs one of ``processes`` parts of a run: it takes that share of the slots, so
+    the cap holds over the whole run (never below one slot each)."""
+    global _share
+    _share = max(1, processes)
 
 
 def sandbox_slots() -> int:
@@ -54,11 +62,12 @@ def sandbox_slots() -> int:
 
     configured = current().sandbox_slots
     if configured:
-        return configured
+        return max(1, configured // _share)
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // _share)
 
 
 def _slot(loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:

@@ -29,9 +29,8 @@ from sqlalchemy.engine import Engine
 from evaluation.harness import workqueue as wq
 from evaluation.harness.client import ModelClient, RetryPolicy, needs_tls, tls_context
 from evaluation.harness.committer import GroupCommitter, StoreRefused
-from evaluation.harness.episode import DbRunner
 from evaluation.harness.heap import existing_objects_frozen
-from evaluation.harness.live import write_live
+from evaluation.harness.livedb import BatchedLiveDb
 from evaluation.harness.recorder import FinishedTrajectory, cache_lookup
 from evaluation.harness.runner import (
     SERVICE_THREADS_MAX,
@@ -110,56 +109,6 @@ class _Heartbeat:
                 notify = self.runs.get(run_id)
                 if status not in wq.CLAIMABLE and notify is not None:
                     notify(status)
-
-
-class _BatchedLiveDb(DbRunner):
-    """The run's database thread, except that per-step progress reports (``live.write_live``) are
-    gathered and written together from their own thread, once per ``every`` seconds, newest per
-    trajectory. On PostgreSQL each report alone is a transaction; hundreds of them a second queued
-    the trajectories' commits behind them (bench_workers: a 400-task run committed 2 s after its last
-    trajectory ended)."""
-
-    def __init__(self, engine: Engine, executor: ThreadPoolExecutor, actor: str | None, every: float = 0.25):
-        super().__init__(engine, executor, actor)
-        self.every = every
-        self.pending: dict[int, dict[str, Any]] = {}
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-live")
-        self.flushing: asyncio.Future[None] | None = None
-
-    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "asyncio.Future[Any]":
-        if fn is not write_live:
-            return super().submit(fn, *args, **kwargs)
-        trajectory_id, usage = args
-        earlier = self.pending.get(trajectory_id)
-        if earlier is not None and (earlier.get("step") == "starting" or earlier.get("_started")):
-            usage = {**usage, "_started": True}  # the start time the first report sets is kept
-        self.pending[trajectory_id] = usage
-        if self.flushing is None or self.flushing.done():
-            self.flushing = asyncio.ensure_future(self._flush())
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        done.set_result(None)
-        return done
-
-    async def _flush(self) -> None:
-        await asyncio.sleep(self.every)
-        batch, self.pending = self.pending, {}
-        if batch:
-            try:
-                await asyncio.get_running_loop().run_in_executor(self.pool, self._write, batch)
-            except Exception:  # noqa: BLE001, S110 - progress is a courtesy, not a record
-                pass
-
-    def _write(self, batch: dict[int, dict[str, Any]]) -> None:
-        with session_scope(self.engine, self.actor) as s:
-            for trajectory_id, usage in batch.items():
-                if usage.pop("_started", False):
-                    write_live(s, trajectory_id, {**usage, "step": "starting"})
-                write_live(s, trajectory_id, usage)
-
-    async def close(self) -> None:
-        if self.flushing is not None:
-            await asyncio.wait([self.flushing])
-        self.pool.shutdown(wait=True)
 
 
 async def work(
@@ -251,7 +200,7 @@ async def _work_on_run(
     claim_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-claim")  # not queued behind commits
     tool_pool = ThreadPoolExecutor(max(1, min(4, j)), thread_name_prefix="chainmark-tools")
     service_pool = ThreadPoolExecutor(max(1, min(SERVICE_THREADS_MAX, j)), thread_name_prefix="chainmark-service")
-    db = _BatchedLiveDb(engine, db_pool, actor)
+    db = BatchedLiveDb(engine, db_pool, actor, own_thread=True)
     state = report.runs.setdefault(run_id, RunProgress(run_id))
     state.finished, state.status = False, "running"
     leave = asyncio.Event()  # the run was cancelled elsewhere, or this worker cannot go on with it

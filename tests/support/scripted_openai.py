@@ -181,10 +181,14 @@ class ScriptedOpenAI:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "ScriptedOpenAI":
+    def start(self, port: int = 0, *, reuse_port: bool = False) -> "ScriptedOpenAI":
+        """Listen on ``port`` (0: any free one). ``reuse_port`` lets several server processes share
+        one port (Linux spreads the connections), so a benchmark's server is not its bottleneck."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", port))
         self._port = sock.getsockname()[1]
         loop = asyncio.new_event_loop()
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)

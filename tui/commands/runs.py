@@ -197,6 +197,14 @@ def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) ->
     "guards and rlimits only, NOT a security boundary. Recorded in the run and its reports.",
 )
 @click.option(
+    "--procs",
+    type=int,
+    default=None,
+    callback=_count(1, 256),
+    help="Harness processes that run the trajectories (the parent keeps the database). Default: one "
+    "per 128 of -j, at most the CPUs; runs of model code stay in one.",
+)
+@click.option(
     "--queue",
     is_flag=True,
     help="Do not execute: put the run's trajectories in the database for `chainmark worker` "
@@ -225,6 +233,7 @@ def run_cmd(
     retries: int,
     name: str | None,
     unsafe_sandbox: bool,
+    procs: int | None,
     queue: bool,
     as_json: bool,
 ) -> None:
@@ -280,7 +289,13 @@ def run_cmd(
         sys.stdout.flush()
     try:
         summary = run_blocking(
-            app.engine, app.blobs, run_id, progress=_ProgressLine(), retry_failed=retry_failed, actor=app.actor
+            app.engine,
+            app.blobs,
+            run_id,
+            progress=_ProgressLine(),
+            retry_failed=retry_failed,
+            actor=app.actor,
+            procs=procs,
         )
     except LeaseHeld as exc:
         raise click.ClickException(str(exc)) from None
@@ -300,6 +315,13 @@ def run_cmd(
             f"run {run_id} failed: {summary.halted}. Trajectories already finished are saved; the rest "
             f"stay unfinished.{saved} Once the database takes writes again (free space, a writable file, "
             f"no other writer holding the lock), continue with: chainmark run --resume {run_id}",
+            err=True,
+        )
+        raise SystemExit(1)
+    if summary.halt_kind == "process":
+        click.echo(
+            f"run {run_id} failed: {summary.halted}. Trajectories already finished are saved; continue "
+            f"with: chainmark run --resume {run_id}",
             err=True,
         )
         raise SystemExit(1)
