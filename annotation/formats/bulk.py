@@ -174,19 +174,29 @@ def insert_returning_ids(session: Session, model: Any, rows: list[dict[str, Any]
 
 
 def insert_audited(
-    session: Session, model: Any, rows: list[dict[str, Any]], entity: str, actor: str, now: datetime
+    session: Session,
+    model: Any,
+    rows: list[dict[str, Any]],
+    entity: str,
+    actor: str,
+    now: datetime,
+    *,
+    audit_table: sa.Table | None = None,
 ) -> list[int]:
-    """Insert rows and one audit 'create' event per row; returns the new ids in row order."""
+    """Insert rows and one audit 'create' event per row; returns the new ids in row order.
+
+    ``audit_table``: write the events there instead (an ``audit_stage``, copied over later)."""
     if not rows:
         return []
     table = model.__table__
+    audit = AuditEvent.__table__ if audit_table is None else audit_table
     if not _fast_path(session.connection().dialect):
         ids = insert_returning_ids(session, model, rows)
         events = [
             _event(actor, entity, rid, {"id": rid, **{k: _audit_value(k, v) for k, v in row.items()}}, now)
             for row, rid in zip(_plain(rows), ids)
         ]
-        insert_many(session, AuditEvent.__table__, events)
+        insert_many(session, audit, events)
         return ids
     cols = list(rows[0])
     columns = _sqlite_columns(session, table, cols, rows)
@@ -195,8 +205,34 @@ def insert_audited(
     afters = _audit_texts(table, cols, rows, columns, ids)
     # The text goes to the column as is (this is the SQLite path), so no dict of it is ever needed.
     events = [_event(actor, entity, rid, JsonText(None, after), now) for rid, after in zip(ids, afters)]
-    insert_many(session, AuditEvent.__table__, events)
+    insert_many(session, audit, events)
     return ids
+
+
+_AUDIT_COLUMNS = [c.name for c in AuditEvent.__table__.columns if c.name != "id"]  # type: ignore[attr-defined]
+
+
+def audit_stage(session: Session, name: str) -> sa.Table:
+    """An empty temporary table shaped like the audit table (its own ids keep the order events came in),
+    for audit events that must follow others not written yet."""
+    cols = [sa.Column("id", sa.Integer, primary_key=True, autoincrement=True)]
+    cols += [sa.Column(c.name, c.type) for c in AuditEvent.__table__.columns if c.name != "id"]  # type: ignore[attr-defined]
+    table = sa.Table(name, sa.MetaData(), *cols, prefixes=["TEMPORARY"])
+    conn = session.connection()
+    table.drop(
+        conn, checkfirst=True
+    )  # left by an import on this connection that failed (DDL rolled back too, normally)
+    table.create(conn)
+    return table
+
+
+def copy_audit_stage(session: Session, stage: sa.Table) -> None:
+    """Append the staged events to the audit table in the order they were staged; drop the stage."""
+    conn = session.connection()
+    audit = AuditEvent.__table__
+    select = sa.select(*(stage.c[c] for c in _AUDIT_COLUMNS)).order_by(stage.c.id)
+    conn.execute(audit.insert().from_select(_AUDIT_COLUMNS, select))
+    stage.drop(conn)
 
 
 def _event(actor: str, entity: str, rid: int, after: Any, now: datetime) -> dict[str, Any]:

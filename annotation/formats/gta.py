@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from annotation.formats.base import (
     AssetSpec,
     Checker,
     DatasetSpec,
+    DatasetStream,
     StepSpec,
     TaskBundle,
     TaskSpec,
@@ -23,13 +24,15 @@ from annotation.formats.base import (
     extension_for,
     find_dataset_file,
     is_entry,
-    read_asset,
+    read_asset_hashed,
     read_json,
     read_json_noting_duplicates,
     write_file,
     write_json,
 )
 from annotation.formats.errors import FormatError
+from annotation.formats.fingerprint import encode_record
+from annotation.formats.json_stream import RecordReader
 from annotation.formats.safe_files import DatasetRoot
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from store import events as ev
@@ -47,12 +50,16 @@ PREDICTIONS_FILE = "gta_bench.json"
 
 
 def read(path: Path) -> DatasetSpec:
+    """The whole dataset in memory (exports, tests, tools); ``import`` streams it instead."""
+    streamed = stream(path)
+    return DatasetSpec(list(streamed.tasks), streamed.settings, streamed.notes)
+
+
+def stream(path: Path) -> DatasetStream:
+    """``toolmeta.json`` now, ``dataset.json`` record by record as the import asks for tasks."""
     file = find_dataset_file(path, (DATASET_FILE,), "GTA dataset.json")
     root = file.parent
     src = DatasetRoot(root)
-    data = read_json(file, src)
-    if not isinstance(data, dict):
-        raise FormatError(file, None, None, 'must be a JSON object keyed by sample index ("0", "1", …)')
     settings: dict[str, Any] = {}
     toolmeta_file = root / TOOLMETA_FILE
     if is_entry(toolmeta_file):
@@ -60,8 +67,15 @@ def read(path: Path) -> DatasetSpec:
         if not isinstance(toolmeta, dict):
             raise FormatError(toolmeta_file, None, None, "must be a JSON object keyed by tool name")
         settings["toolmeta"] = toolmeta
-    tasks = [parse_record(key, record, file, src) for key, record in data.items()]
-    return DatasetSpec(tasks, settings)
+    return DatasetStream(_tasks(file, src), settings)
+
+
+def _tasks(file: Path, src: DatasetRoot) -> Iterator[TaskSpec]:
+    records = RecordReader(file, src, encode_record, what='must be a JSON object keyed by sample index ("0", "1", …)')
+    for key, record, text in records:
+        spec = parse_record(key, record, file, src)
+        spec.record_text = text
+        yield spec
 
 
 def parse_record(key: str, record: Any, file: Path, root: Path | DatasetRoot) -> TaskSpec:
@@ -77,8 +91,8 @@ def parse_record(key: str, record: Any, file: Path, root: Path | DatasetRoot) ->
         ftype = c.get(f, "type", str, f"files[{i}].type")
         rel = c.get(f, "path", str, f"files[{i}].path")
         url = c.get(f, "url", (str, type(None)), f"files[{i}].url", required=False)
-        data = read_asset(root, rel, c, f"files[{i}].path", image=ftype == "image")
-        assets.append(AssetSpec(data, rel, "query_image" if ftype == "image" else "evidence", url))
+        data, sha = read_asset_hashed(root, rel, c, f"files[{i}].path", image=ftype == "image")
+        assets.append(AssetSpec(data, rel, "query_image" if ftype == "image" else "evidence", url, known_sha256=sha))
     dialogs = c.get(record, "dialogs", list, "dialogs")
     if not dialogs:
         raise c.fail("dialogs", "is empty; the first message must be the user query")
