@@ -50,10 +50,12 @@ class _Source:
         self.lines_before = 0  # newlines in the text dropped from the front of ``buf``
         self.col_before = 0  # characters after the last of them (when ``buf`` has no newline yet)
 
-    def more(self, at_least: int = CHUNK) -> bool:
-        """Append at least ``at_least`` more characters (fewer at the end of the file); False at its end."""
+    def more(self, at_least: int = 0) -> bool:
+        """Append at least ``at_least`` (and one chunk) more characters, fewer at the end of the file;
+        False at its end."""
         if self.eof:
             return False
+        at_least = max(at_least, CHUNK)
         grown = 0
         while grown < at_least and not self.eof:
             data = os.read(self.fd, max(at_least - grown, CHUNK))
