@@ -220,6 +220,9 @@ class RecordReader:
 
     def _skip(self, src: _Source, pos: int) -> int:
         """Past whitespace from ``pos``, reading more while the buffer ends in it."""
+        buf = src.buf
+        if pos < len(buf) and buf[pos] not in " \t\n\r":  # the common case: no whitespace at all
+            return pos
         while True:
             end = _WS.match(src.buf, pos).end()  # type: ignore[union-attr]
             if end < len(src.buf) or not src.more():
