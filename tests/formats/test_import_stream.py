@@ -131,3 +131,19 @@ def test_ids_are_looked_up_when_sqlite_cannot_count_them(engine, blobs, tmp_path
         for e in created:
             if e.entity_id in tasks:
                 assert e.after["source_id"] == tasks[e.entity_id].source_id
+
+
+def test_audit_events_come_kind_by_kind_on_both_databases(any_engine, tmp_path: Path, small_batches) -> None:
+    """Batches write tasks and steps in turn; the audit trail still lists every task, then every step."""
+    from store.blobs import FolderBlobStore, default_blob_store
+
+    write_gta(tmp_path / "gta", n=7)
+    blobs = default_blob_store(any_engine) if any_engine.dialect.name != "sqlite" else FolderBlobStore(tmp_path / "b")
+    import_dataset(any_engine, blobs, "gta", tmp_path / "gta", actor="importer")
+    with Session(any_engine) as s:
+        events = s.exec(select(AuditEvent).where(AuditEvent.action == "create").order_by(AuditEvent.id)).all()
+    kinds = [e.entity for e in events if e.entity in ("task", "referencestep")]
+    assert kinds == sorted(kinds, key=["task", "referencestep"].index) and kinds.count("task") == 7
+    for entity in ("task", "referencestep"):
+        ids = [e.entity_id for e in events if e.entity == entity]
+        assert ids == sorted(ids)
