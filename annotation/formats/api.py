@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from annotation.formats.base import DatasetSpec, gc_paused
+from annotation.formats.base import DatasetSpec, DatasetStream, gc_paused
 from annotation.formats.errors import FormatError
 from annotation.formats.registry import FORMAT_NAMES, get_format, is_run_format
 from annotation.formats.runs import RunImportSummary, checkpoint_results, load_run, write_run
@@ -27,6 +27,16 @@ def read_dataset(fmt_name: str, path: str | Path) -> tuple[ModuleType, DatasetSp
         return fmt, fmt.read(Path(path))
 
 
+def open_dataset(fmt_name: str, path: str | Path) -> tuple[ModuleType, DatasetSpec | DatasetStream]:
+    """The format module and its dataset, as a stream read while it is written if the format can
+    (``stream``), else parsed whole."""
+    fmt = get_format(fmt_name)
+    stream = getattr(fmt, "stream", None)
+    if stream is not None:
+        return fmt, stream(Path(path))
+    return read_dataset(fmt_name, path)
+
+
 def import_dataset(
     engine: Engine,
     blobs: BlobStore,
@@ -35,8 +45,8 @@ def import_dataset(
     benchmark: str | None = None,
     actor: str | None = None,
 ) -> ImportSummary:
-    """Parse everything first, then write it all in one transaction (a bad file writes nothing)."""
-    fmt, spec = read_dataset(fmt_name, path)
+    """Read and write in one transaction: a bad record anywhere rolls the whole import back."""
+    fmt, spec = open_dataset(fmt_name, path)
     with session_scope(engine, actor) as session:
         return write_dataset(session, blobs, fmt, spec, benchmark, str(path), consume=True)
 
@@ -45,7 +55,7 @@ def import_dataset_in(
     session: Session, blobs: BlobStore, fmt_name: str, path: str | Path, benchmark: str | None = None
 ) -> ImportSummary:
     """The same inside a caller's session (for callers that compose a bigger unit of work)."""
-    fmt, spec = read_dataset(fmt_name, path)
+    fmt, spec = open_dataset(fmt_name, path)
     return write_dataset(session, blobs, fmt, spec, benchmark, str(path), consume=True)
 
 

@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from annotation.formats.errors import FormatError
 from annotation.formats.safe_files import DatasetRoot, DuplicateKey, UnsafeFile, loads_keep_last, loads_strict
@@ -35,11 +35,12 @@ class AssetSpec:
     url: str | None = None
     document_index: int | None = None
     step_index: int | None = None
+    known_sha256: str | None = field(default=None, repr=False, compare=False)  # when the reader hashed it
 
     @functools.cached_property
     def sha256(self) -> str:
         """The blob address of ``data``; an import needs it several times, so it is hashed once."""
-        return sha256_of(self.data)
+        return self.known_sha256 or sha256_of(self.data)
 
 
 @dataclass
@@ -93,12 +94,23 @@ class TaskSpec:
     orderings: list[OrderingSpec] = field(default_factory=list)
     documents: list[DocumentSpec] = field(default_factory=list)
     assets: list[AssetSpec] = field(default_factory=list)
+    record_text: str | None = None  # the reader's ``fingerprint.encode_record(record)``, if it made it
 
 
 @dataclass
 class DatasetSpec:
     tasks: list[TaskSpec]
     settings: dict[str, Any] = field(default_factory=dict)  # merged into Benchmark.settings[format]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DatasetStream:
+    """A dataset read while it is imported: ``tasks`` parses the file record by record, so only the
+    records not written yet are in memory; ``notes`` may grow until the iterator is exhausted."""
+
+    tasks: Iterator[TaskSpec]
+    settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -332,16 +344,29 @@ def _plain_relpath(rel: str) -> bool:
 def read_asset(root: Path | DatasetRoot, rel: str, checker: Checker, field: str, *, image: bool = False) -> bytes:
     """Bytes of a dataset file; a missing or refused file (link out of the root, FIFO, device, over a size
     cap, an ``image`` Pillow cannot decode or with too many pixels) is a FormatError naming the field."""
+    return read_asset_hashed(root, rel, checker, field, image=image)[0]
+
+
+def read_asset_hashed(
+    root: Path | DatasetRoot, rel: str, checker: Checker, field: str, *, image: bool = False
+) -> tuple[bytes, str]:
+    """``read_asset`` and the sha256 of the bytes. A file that earlier records of this import (same
+    ``DatasetRoot``) named the same way is not read and hashed again (many tasks share one image)."""
     rel = safe_relpath(rel, checker, field)
     src = root if isinstance(root, DatasetRoot) else DatasetRoot(root)
-    try:
-        data = src.read(os.path.join(src.path, rel), image=image)  # (os.path: a Path per file showed in profiles)
-    except (FileNotFoundError, NotADirectoryError):
-        raise checker.fail(field, f"file {rel!r} not found under {src.path}") from None
-    except UnsafeFile as exc:
-        raise checker.fail(field, f"file {rel!r} {exc}") from None
-    checker.charge(len(data), src.limits.record_bytes, field)
-    return data
+    key = (rel, image)
+    hit = src.files.get(key)
+    if hit is None:
+        try:
+            data = src.read(os.path.join(src.path, rel), image=image)  # (os.path: a Path per file showed in profiles)
+        except (FileNotFoundError, NotADirectoryError):
+            raise checker.fail(field, f"file {rel!r} not found under {src.path}") from None
+        except UnsafeFile as exc:
+            raise checker.fail(field, f"file {rel!r} {exc}") from None
+        hit = (data, sha256_of(data))
+        src.remember(key, hit)
+    checker.charge(len(hit[0]), src.limits.record_bytes, field)
+    return hit
 
 
 def export_relpath(original_path: str | None) -> str | None:

@@ -54,6 +54,7 @@ class JsonText(str):
 
 
 _MISSING = object()
+_quote = encode_basestring_ascii
 
 
 def _fast_path(dialect: Any) -> bool:
@@ -165,38 +166,95 @@ def ids_by_natural_key(session: Session, table: sa.Table, rows: list[dict[str, A
     return [found[tuple(r[k] for k in keys)] for r in rows]
 
 
+def _max_id(session: Session, table: sa.Table) -> int:
+    return int(session.connection().exec_driver_sql(f'SELECT max("id") FROM "{table.name}"').scalar() or 0)
+
+
+def _sequential_ids(session: Session, table: sa.Table, before: int, count: int) -> list[int] | None:
+    """On SQLite, the ids of ``count`` rows just inserted one after another into a table whose largest
+    id was ``before``: each new row took the largest id plus one, so if the largest is now exactly
+    ``before + count`` they are ``before + 1 …`` in insertion order. None when that does not hold (a
+    table at the top of the id range gives random ids): the caller looks them up instead."""
+    after = _max_id(session, table)
+    return list(range(before + 1, after + 1)) if after - before == count else None
+
+
 def insert_returning_ids(session: Session, model: Any, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert with one executemany, then read the new ids back by each row's natural key."""
-    if not rows:
-        return []
-    insert_many(session, model.__table__, rows)
-    return ids_by_natural_key(session, model.__table__, rows)
-
-
-def insert_audited(
-    session: Session, model: Any, rows: list[dict[str, Any]], entity: str, actor: str, now: datetime
-) -> list[int]:
-    """Insert rows and one audit 'create' event per row; returns the new ids in row order."""
+    """Insert with one executemany, then the new ids (on SQLite by counting, else by natural key)."""
     if not rows:
         return []
     table = model.__table__
+    if not _fast_path(session.connection().dialect) or "id" in rows[0]:
+        insert_many(session, table, rows)
+        return ids_by_natural_key(session, table, rows)
+    before = _max_id(session, table)
+    insert_many(session, table, rows)
+    return _sequential_ids(session, table, before, len(rows)) or ids_by_natural_key(session, table, rows)
+
+
+def insert_audited(
+    session: Session,
+    model: Any,
+    rows: list[dict[str, Any]],
+    entity: str,
+    actor: str,
+    now: datetime,
+    *,
+    audit_table: sa.Table | None = None,
+) -> list[int]:
+    """Insert rows and one audit 'create' event per row; returns the new ids in row order.
+
+    ``audit_table``: write the events there instead (an ``audit_stage``, copied over later)."""
+    if not rows:
+        return []
+    table = model.__table__
+    audit = AuditEvent.__table__ if audit_table is None else audit_table
     if not _fast_path(session.connection().dialect):
         ids = insert_returning_ids(session, model, rows)
         events = [
             _event(actor, entity, rid, {"id": rid, **{k: _audit_value(k, v) for k, v in row.items()}}, now)
             for row, rid in zip(_plain(rows), ids)
         ]
-        insert_many(session, AuditEvent.__table__, events)
+        insert_many(session, audit, events)
         return ids
     cols = list(rows[0])
     columns = _sqlite_columns(session, table, cols, rows)
+    before = _max_id(session, table)
     _execute_sqlite(session, table, cols, columns)
-    ids = ids_by_natural_key(session, table, rows)
+    ids = ("id" not in rows[0] and _sequential_ids(session, table, before, len(rows))) or ids_by_natural_key(
+        session, table, rows
+    )
     afters = _audit_texts(table, cols, rows, columns, ids)
     # The text goes to the column as is (this is the SQLite path), so no dict of it is ever needed.
     events = [_event(actor, entity, rid, JsonText(None, after), now) for rid, after in zip(ids, afters)]
-    insert_many(session, AuditEvent.__table__, events)
+    insert_many(session, audit, events)
     return ids
+
+
+_AUDIT_COLUMNS = [c.name for c in AuditEvent.__table__.columns if c.name != "id"]  # type: ignore[attr-defined]
+
+
+def audit_stage(session: Session, name: str) -> sa.Table:
+    """An empty temporary table shaped like the audit table (its own ids keep the order events came in),
+    for audit events that must follow others not written yet."""
+    cols = [sa.Column("id", sa.Integer, primary_key=True, autoincrement=True)]
+    cols += [sa.Column(c.name, c.type) for c in AuditEvent.__table__.columns if c.name != "id"]  # type: ignore[attr-defined]
+    table = sa.Table(name, sa.MetaData(), *cols, prefixes=["TEMPORARY"])
+    conn = session.connection()
+    table.drop(
+        conn, checkfirst=True
+    )  # left by an import on this connection that failed (DDL rolled back too, normally)
+    table.create(conn)
+    return table
+
+
+def copy_audit_stage(session: Session, stage: sa.Table) -> None:
+    """Append the staged events to the audit table in the order they were staged; drop the stage."""
+    conn = session.connection()
+    audit = AuditEvent.__table__
+    select = sa.select(*(stage.c[c] for c in _AUDIT_COLUMNS)).order_by(stage.c.id)
+    conn.execute(audit.insert().from_select(_AUDIT_COLUMNS, select))
+    stage.drop(conn)
 
 
 def _event(actor: str, entity: str, rid: int, after: Any, now: datetime) -> dict[str, Any]:
@@ -224,17 +282,21 @@ def _audit_texts(
 ) -> list[str]:
     """``json.dumps({"id": id, **row})`` of every row (notes and ISO timestamps as ``_audit_value``
     gives them), built from the texts already made for the insert instead of serializing again."""
-    pieces = []
+    # One %-template per table: the keys and notes are literal, every row fills in its id and texts.
+    template = ['{"id": %d']
+    texts = []
     for c, values in zip(cols, columns):
         key = json.dumps(c) + ": "
         if c in AUDIT_NOTES:
-            note = key + json.dumps(AUDIT_NOTES[c])
-            pieces.append([note] * len(rows))
-        elif isinstance(table.c[c].type, sa.JSON):
-            pieces.append([key + text for text in values])
+            template.append(", " + (key + json.dumps(AUDIT_NOTES[c])).replace("%", "%%"))
+            continue
+        template.append(", " + key.replace("%", "%%") + "%s")
+        if isinstance(table.c[c].type, sa.JSON):
+            texts.append(values)
         else:
-            pieces.append([key + text for text in _each_once([r[c] for r in rows], _scalar_json)])
-    return ["{" + ", ".join((f'"id": {rid}', *parts)) + "}" for rid, *parts in zip(ids, *pieces)]
+            texts.append(_each_once([r[c] for r in rows], _scalar_json))
+    fmt = "".join(template) + "}"
+    return [fmt % parts for parts in zip(ids, *texts)]
 
 
 def _scalar_json(value: Any) -> str:
@@ -245,8 +307,10 @@ def _scalar_json(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
+    if type(value) is str:
+        return _quote(value)  # what json.dumps does with a str
     if type(value) is int:
         return int.__repr__(value)
     if isinstance(value, datetime):
-        return json.dumps(value.isoformat())
+        return _quote(value.isoformat())
     return json.dumps(value)

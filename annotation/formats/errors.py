@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class FormatError(ValueError):
-    """Input that does not match the benchmark's format; nothing was written when this is raised."""
+    """Input that does not match the benchmark's format; the import's transaction is rolled back when this is raised."""
 
     def __init__(self, file: object, record: object = None, field: str | None = None, message: str = "invalid"):
         self.file = str(file)

@@ -19,17 +19,19 @@ FINGERPRINT_VERSION = 1  # bump when a format module maps records differently, s
 # What json.dumps(..., ensure_ascii=False[, default=str]) uses, made once instead of on every call.
 _PLAIN = json.JSONEncoder(ensure_ascii=False)
 _LENIENT = json.JSONEncoder(ensure_ascii=False, default=str)
+encode_record = _PLAIN.encode  # a reader that encodes each record as it parses it hands the text on here
 
 
 def fingerprint(spec: TaskSpec) -> tuple[str, Any]:
     """``(hash, record as the task row takes it)``.
 
     The hash is ``sha256(json.dumps([version, record, meta, files], ensure_ascii=False, default=str))``,
-    written out piece by piece so the record's text can be kept.
+    written out piece by piece so the record's text can be kept. ``spec.record_text``, when the reader
+    made it, is that encoding of the record already.
     """
     files = [[a.sha256, a.original_path, a.role, a.url, a.document_index] for a in spec.assets]
     try:
-        record_text = _PLAIN.encode(spec.record)
+        record_text = spec.record_text if spec.record_text is not None else _PLAIN.encode(spec.record)
     except (TypeError, ValueError):  # not plain JSON: hash as before; the insert reports the problem
         body = [FINGERPRINT_VERSION, spec.record, spec.fields.get("meta"), files]
         return _sha(_LENIENT.encode(body)), spec.record

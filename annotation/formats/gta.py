@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from annotation.formats.base import (
     AssetSpec,
     Checker,
     DatasetSpec,
+    DatasetStream,
     StepSpec,
     TaskBundle,
     TaskSpec,
@@ -23,13 +24,15 @@ from annotation.formats.base import (
     extension_for,
     find_dataset_file,
     is_entry,
-    read_asset,
+    read_asset_hashed,
     read_json,
     read_json_noting_duplicates,
     write_file,
     write_json,
 )
 from annotation.formats.errors import FormatError
+from annotation.formats.fingerprint import encode_record
+from annotation.formats.json_stream import RecordReader
 from annotation.formats.safe_files import DatasetRoot
 from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from store import events as ev
@@ -47,12 +50,16 @@ PREDICTIONS_FILE = "gta_bench.json"
 
 
 def read(path: Path) -> DatasetSpec:
+    """The whole dataset in memory (exports, tests, tools); ``import`` streams it instead."""
+    streamed = stream(path)
+    return DatasetSpec(list(streamed.tasks), streamed.settings, streamed.notes)
+
+
+def stream(path: Path) -> DatasetStream:
+    """``toolmeta.json`` now, ``dataset.json`` record by record as the import asks for tasks."""
     file = find_dataset_file(path, (DATASET_FILE,), "GTA dataset.json")
     root = file.parent
     src = DatasetRoot(root)
-    data = read_json(file, src)
-    if not isinstance(data, dict):
-        raise FormatError(file, None, None, 'must be a JSON object keyed by sample index ("0", "1", …)')
     settings: dict[str, Any] = {}
     toolmeta_file = root / TOOLMETA_FILE
     if is_entry(toolmeta_file):
@@ -60,32 +67,56 @@ def read(path: Path) -> DatasetSpec:
         if not isinstance(toolmeta, dict):
             raise FormatError(toolmeta_file, None, None, "must be a JSON object keyed by tool name")
         settings["toolmeta"] = toolmeta
-    tasks = [parse_record(key, record, file, src) for key, record in data.items()]
-    return DatasetSpec(tasks, settings)
+    return DatasetStream(_tasks(file, src), settings)
+
+
+def _tasks(file: Path, src: DatasetRoot) -> Iterator[TaskSpec]:
+    records = RecordReader(file, src, encode_record, what='must be a JSON object keyed by sample index ("0", "1", …)')
+    for key, record, text in records:
+        spec = parse_record(key, record, file, src)
+        spec.record_text = text
+        yield spec
+
+
+# The checks below test exact types first (what json decodes to) and build a field's name only when
+# that fails, calling the Checker then for the message: naming every field of every record up front
+# was most of the parse's time on 100,000 records.
 
 
 def parse_record(key: str, record: Any, file: Path, root: Path | DatasetRoot) -> TaskSpec:
     c = Checker(file, key)
-    c.expect(record, dict, "(record)")
-    tools = c.get(record, "tools", list, "tools")
+    if type(record) is not dict:
+        c.expect(record, dict, "(record)")
+    tools = record.get("tools")
+    if type(tools) is not list:
+        tools = c.get(record, "tools", list, "tools")
     tool_names = []
     for i, tool in enumerate(tools):
-        tool_names.append(c.get(tool, "name", str, f"tools[{i}].name"))
-    files = c.get(record, "files", list, "files", required=False, default=[])
+        name_ = tool.get("name") if type(tool) is dict else None
+        tool_names.append(name_ if type(name_) is str else c.get(tool, "name", str, f"tools[{i}].name"))
+    files = record.get("files", [])
+    if type(files) is not list:
+        files = c.get(record, "files", list, "files", required=False, default=[])
     assets = []
     for i, f in enumerate(files):
         ftype = c.get(f, "type", str, f"files[{i}].type")
         rel = c.get(f, "path", str, f"files[{i}].path")
         url = c.get(f, "url", (str, type(None)), f"files[{i}].url", required=False)
-        data = read_asset(root, rel, c, f"files[{i}].path", image=ftype == "image")
-        assets.append(AssetSpec(data, rel, "query_image" if ftype == "image" else "evidence", url))
-    dialogs = c.get(record, "dialogs", list, "dialogs")
+        data, sha = read_asset_hashed(root, rel, c, f"files[{i}].path", image=ftype == "image")
+        assets.append(AssetSpec(data, rel, "query_image" if ftype == "image" else "evidence", url, known_sha256=sha))
+    dialogs = record.get("dialogs")
+    if type(dialogs) is not list:
+        dialogs = c.get(record, "dialogs", list, "dialogs")
     if not dialogs:
         raise c.fail("dialogs", "is empty; the first message must be the user query")
-    first = c.expect(dialogs[0], dict, "dialogs[0]")
+    first = dialogs[0]
+    if type(first) is not dict:
+        first = c.expect(first, dict, "dialogs[0]")
     if first.get("role") != "user":
         raise c.fail("dialogs[0].role", f"must be 'user', got {first.get('role')!r}")
-    query = c.get(first, "content", str, "dialogs[0].content")
+    query = first.get("content")
+    if type(query) is not str:
+        query = c.get(first, "content", str, "dialogs[0].content")
     steps = parse_dialogs(dialogs, c)
     if "gt_answer" not in record:
         raise c.fail("gt_answer", "is missing (use null for image-generation queries)")
@@ -95,38 +126,61 @@ def parse_record(key: str, record: Any, file: Path, root: Path | DatasetRoot) ->
     )
 
 
+_RESULT_TYPES = (dict, str, list)
+_VALUE_TYPES = (str, int, float)
+
+
 def parse_dialogs(dialogs: list[Any], c: Checker) -> list[StepSpec]:
     steps: list[StepSpec] = []
     waiting: list[StepSpec] = []  # tool calls still expecting their result message
-    for j, msg in enumerate(dialogs[1:], start=1):
-        where = f"dialogs[{j}]"
-        c.expect(msg, dict, where)
+    last = len(dialogs) - 1
+    for j in range(1, len(dialogs)):
+        msg = dialogs[j]
+        if type(msg) is not dict:
+            c.expect(msg, dict, f"dialogs[{j}]")
         role = msg.get("role")
         if role == "assistant" and "tool_calls" in msg:
-            calls = c.get(msg, "tool_calls", list, f"{where}.tool_calls")
-            thought = c.get(msg, "thought", (str, type(None)), f"{where}.thought", required=False)
+            calls = msg["tool_calls"]
+            if type(calls) is not list:
+                calls = c.get(msg, "tool_calls", list, f"dialogs[{j}].tool_calls")
+            thought = msg.get("thought")
+            if thought is not None and type(thought) is not str:
+                thought = c.get(msg, "thought", (str, type(None)), f"dialogs[{j}].thought", required=False)
             for k, call in enumerate(calls):
-                fn = c.get(call, "function", dict, f"{where}.tool_calls[{k}].function")
-                tool = c.get(fn, "name", str, f"{where}.tool_calls[{k}].function.name")
-                args = c.get(fn, "arguments", (dict, str), f"{where}.tool_calls[{k}].function.arguments")
+                fn = call.get("function") if type(call) is dict else None
+                if type(fn) is not dict:
+                    fn = c.get(call, "function", dict, f"dialogs[{j}].tool_calls[{k}].function")
+                tool = fn.get("name")
+                if type(tool) is not str:
+                    tool = c.get(fn, "name", str, f"dialogs[{j}].tool_calls[{k}].function.name")
+                args = fn.get("arguments")
+                if type(args) is not dict and type(args) is not str:
+                    args = c.get(fn, "arguments", (dict, str), f"dialogs[{j}].tool_calls[{k}].function.arguments")
                 step = StepSpec(thought=thought, tool_name=tool, tool_args=args, meta={"dialog_index": j})
                 steps.append(step)
                 waiting.append(step)
         elif role == "tool":
             if not waiting:
-                raise c.fail(f"{where}", "a tool result with no tool call before it")
+                raise c.fail(f"dialogs[{j}]", "a tool result with no tool call before it")
             step = waiting.pop(0)
-            content = c.get(msg, "content", (dict, str, list), f"{where}.content")
+            content = msg.get("content")
+            if type(content) not in _RESULT_TYPES:
+                content = c.get(msg, "content", _RESULT_TYPES, f"dialogs[{j}].content")
             step.result = content
             if isinstance(content, dict):
-                ctype = c.get(content, "type", str, f"{where}.content.type")
-                value = c.get(content, "content", (str, int, float), f"{where}.content.content")
+                ctype = content.get("type")
+                if type(ctype) is not str:
+                    ctype = c.get(content, "type", str, f"dialogs[{j}].content.type")
+                value = content.get("content")
+                if type(value) not in _VALUE_TYPES:
+                    value = c.get(content, "content", _VALUE_TYPES, f"dialogs[{j}].content.content")
                 step.result_text = str(value) if ctype == "text" else None
             elif isinstance(content, str):
                 step.result_text = content
         elif role == "assistant":
+            where = f"dialogs[{j}]"
             content = c.get(msg, "content", (str, type(None)), f"{where}.content")
-            if j != len(dialogs) - 1:
+            if j != last:
                 raise c.fail(where, "an assistant answer must be the last message of the dialog")
             steps.append(
                 StepSpec(
@@ -136,7 +190,7 @@ def parse_dialogs(dialogs: list[Any], c: Checker) -> list[StepSpec]:
                 )
             )
         else:
-            raise c.fail(f"{where}.role", f"must be 'assistant' or 'tool' after the first message, got {role!r}")
+            raise c.fail(f"dialogs[{j}].role", f"must be 'assistant' or 'tool' after the first message, got {role!r}")
     return steps
 
 
@@ -152,9 +206,11 @@ def answer_spec_of(gt: Any, c: Checker) -> dict[str, Any]:
         blacklist = c.get(gt, "blacklist", (list, type(None)), "gt_answer.blacklist", required=False)
         for name_, value in (("whitelist", groups), ("blacklist", blacklist or [])):
             for i, group in enumerate(value):
-                c.expect(group, list, f"gt_answer.{name_}[{i}]")
+                if type(group) is not list:
+                    c.expect(group, list, f"gt_answer.{name_}[{i}]")
                 for k, alias in enumerate(group):
-                    c.expect(alias, str, f"gt_answer.{name_}[{i}][{k}]")
+                    if type(alias) is not str:
+                        c.expect(alias, str, f"gt_answer.{name_}[{i}][{k}]")
         return {"kind": "whitelist", "groups": groups, "blacklist": blacklist or None}
     raise c.fail("gt_answer", f"must be an object (whitelist), an array (references) or null, got {type(gt).__name__}")
 

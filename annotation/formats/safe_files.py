@@ -25,6 +25,7 @@ from typing import Any
 from annotation.formats.errors import FormatError
 
 MB = 1024 * 1024
+FILE_CACHE_BYTES = 64 * MB  # file contents one import keeps for records that name the same file again
 _PROC_FD = "/proc/self/fd"
 _HAS_PROC_FD = os.path.isdir(_PROC_FD)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -76,11 +77,12 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: str | os.PathLike[str], root_real: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
-    """The bytes of ``path`` if it is a regular file inside ``root_real`` of at most ``max_bytes``.
+def open_regular(path: str | os.PathLike[str], root_real: str, max_bytes: int) -> tuple[int, os.stat_result]:
+    """An open descriptor on ``path`` if it is a regular file inside ``root_real`` of at most ``max_bytes``
+    (the caller closes it), with its ``fstat``.
 
     Raises FileNotFoundError for a missing file (callers word that themselves) and UnsafeFile for
-    everything refused. Also returns the opened file's ``fstat`` (callers key caches on it).
+    everything refused.
     """
     path = os.fspath(path)
     st = os.lstat(path)  # FileNotFoundError / NotADirectoryError propagate
@@ -110,6 +112,18 @@ def read_regular(path: str | os.PathLike[str], root_real: str, max_bytes: int) -
         real = os.readlink(f"{_PROC_FD}/{fd}") if _HAS_PROC_FD else os.path.realpath(path)
         if not _inside(real, root_real):
             raise UnsafeFile(f"leads to {real}, outside the dataset folder {root_real}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular(path: str | os.PathLike[str], root_real: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of ``path`` if it is a regular file inside ``root_real`` of at most ``max_bytes``
+    (refusals as ``open_regular``). Also returns the opened file's ``fstat`` (callers key caches on it).
+    """
+    fd, st = open_regular(path, root_real, max_bytes)
+    try:
         with open(fd, "rb", closefd=False) as fh:
             data = fh.read(min(st.st_size, max_bytes) + 1)
             if len(data) > st.st_size and len(data) <= max_bytes:  # grew while we read
@@ -219,6 +233,20 @@ class DatasetRoot:
         self.real = real_root(path)
         self.limits = read_limits or limits()
         self.warnings: list[str] = []
+        # Files already read and hashed by this import, (relative path, as image) -> (bytes, sha256), up
+        # to FILE_CACHE_BYTES: records that share a file are not re-read, re-checked and re-hashed.
+        self.files: dict[tuple[str, bool], tuple[bytes, str]] = {}
+        self._files_bytes = 0
+
+    def remember(self, key: tuple[str, bool], value: tuple[bytes, str]) -> None:
+        size = len(value[0])
+        if self._files_bytes + size > FILE_CACHE_BYTES:
+            self.files.clear()
+            self._files_bytes = 0
+            if size > FILE_CACHE_BYTES:
+                return
+        self.files[key] = value
+        self._files_bytes += size
 
     def read(self, path: str | os.PathLike[str], *, image: bool = False) -> bytes:
         """Bytes of a file under the root (UnsafeFile/FileNotFoundError as ``read_regular``); an image is

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+import itertools
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,8 +20,8 @@ from sqlmodel import Session, select
 
 from annotation.answers import AnswerSpecError, validate_answer_spec
 from annotation.formats.assets import AssetCache
-from annotation.formats.base import DatasetSpec, TaskBundle, TaskSpec, gc_paused
-from annotation.formats.bulk import CHUNK, insert_audited, insert_many
+from annotation.formats.base import DatasetSpec, DatasetStream, TaskBundle, TaskSpec, gc_paused
+from annotation.formats.bulk import CHUNK, audit_stage, copy_audit_stage, insert_audited, insert_many
 from annotation.formats.errors import FormatError
 from annotation.formats.fingerprint import fingerprint
 from annotation.tasks import ensure_benchmark
@@ -207,11 +208,6 @@ def _batches(items: list[Any]) -> Iterator[list[Any]]:
         yield items[i : i + BATCH]
 
 
-def _numbered_batches(items: list[Any]) -> Iterator[tuple[int, list[Any]]]:
-    for i in range(0, len(items), BATCH):
-        yield i, items[i : i + BATCH]
-
-
 def _asset_rows(
     spec: TaskSpec, task_id: int, cache: AssetCache, step_ids: list[int], doc_ids: list[int]
 ) -> list[dict[str, Any]]:
@@ -239,7 +235,7 @@ def write_dataset(
     session: Session,
     blobs: BlobStore,
     fmt: Any,
-    spec: DatasetSpec,
+    spec: DatasetSpec | DatasetStream,
     benchmark: str | None,
     source: str,
     *,
@@ -247,30 +243,53 @@ def write_dataset(
 ) -> ImportSummary:
     """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction.
 
+    A ``DatasetSpec`` is checked whole before anything is written. A ``DatasetStream`` is parsed,
+    checked and written batch by batch (a bad record stops it; the caller's rollback undoes the
+    batches before). Rows, ids and audit events come out the same either way.
+
     ``consume``: the caller is done with ``spec``; each new task's source record is dropped once its
     row is written (a 100k-task import otherwise keeps every parsed record alive to the end)."""
     name = benchmark or fmt.default_benchmark
     with gc_paused():
-        _check_dataset(spec, source)
+        whole = isinstance(spec, DatasetSpec)
+        if whole:
+            _check_dataset(spec.tasks, source)
         bench = _prepare_benchmark(session, fmt, spec, name, source)
-        summary = ImportSummary(fmt.name, name, source, notes=list(spec.notes))
+        summary = ImportSummary(fmt.name, name, source)
         # New files are written while the rows go in; leaving the block waits for them (before any commit).
         with AssetCache(session, blobs, background=True) as cache:
-            summary.assets = cache.ensure_hashed((a.sha256, a.data) for t in spec.tasks for a in t.assets)
-            _upsert_tasks(session, fmt, spec, bench.id or 0, cache, summary, source, consume)
+            parts = _checked_batches(spec.tasks, source, cache, summary, checked=whole)
+            _upsert_tasks(session, fmt, parts, bench.id or 0, cache, summary, source, consume)
+        summary.notes = list(spec.notes)
         return summary
 
 
-def _check_dataset(spec: DatasetSpec, source: str) -> None:
-    for t in spec.tasks:
+def _check_dataset(tasks: Iterable[TaskSpec], source: str, seen: dict[str, int] | None = None) -> None:
+    """Every task's own checks, and source ids unique (``seen``: ids and positions of earlier batches)."""
+    seen = {} if seen is None else seen
+    for t in tasks:
         _check_spec(t, source)
-    seen: dict[str, int] = {}
-    for i, t in enumerate(spec.tasks):
         if t.source_id in seen:
             raise FormatError(
-                source, t.source_id, "id", f"source id appears twice (records {seen[t.source_id] + 1} and {i + 1})"
+                source,
+                t.source_id,
+                "id",
+                f"source id appears twice (records {seen[t.source_id] + 1} and {len(seen) + 1})",
             )
-        seen[t.source_id] = i
+        seen[t.source_id] = len(seen)
+
+
+def _checked_batches(
+    tasks: Iterable[TaskSpec], source: str, cache: AssetCache, summary: ImportSummary, *, checked: bool
+) -> Iterator[list[TaskSpec]]:
+    """The tasks BATCH at a time, each batch checked (unless ``checked`` already) and its files stored."""
+    seen: dict[str, int] = {}
+    it = iter(tasks)
+    while part := list(itertools.islice(it, BATCH)):
+        if not checked:
+            _check_dataset(part, source, seen)
+        summary.assets += cache.ensure_hashed((a.sha256, a.data) for t in part for a in t.assets)
+        yield part
 
 
 def _unpaired_surrogate(value: Any, path: str = "") -> str | None:
@@ -289,7 +308,9 @@ def _unpaired_surrogate(value: Any, path: str = "") -> str | None:
     return None
 
 
-def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str, source: str) -> Benchmark:
+def _prepare_benchmark(
+    session: Session, fmt: Any, spec: DatasetSpec | DatasetStream, name: str, source: str
+) -> Benchmark:
     existing_bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
     if existing_bench is not None and existing_bench.source_format not in (fmt.source_format, "chainmark"):
         raise FormatError(
@@ -310,14 +331,19 @@ def _prepare_benchmark(session: Session, fmt: Any, spec: DatasetSpec, name: str,
 def _upsert_tasks(
     session: Session,
     fmt: Any,
-    spec: DatasetSpec,
+    parts: Iterator[list[TaskSpec]],
     bench_id: int,
     cache: AssetCache,
     summary: ImportSummary,
     source: str,
     consume: bool = False,
 ) -> None:
-    """Changed tasks are updated through the ORM; new ones go in as bulk inserts with their audit rows."""
+    """Changed tasks are updated through the ORM; new ones go in as bulk inserts with their audit rows.
+
+    Every update is made before the first new task goes in (as ids and audit events always came out),
+    so when the benchmark already has tasks the new ones wait in memory until the input is read; into
+    an empty benchmark each batch is written as soon as it is parsed.
+    """
     actor = str(session.info.get("actor") or "system")
     now = utcnow()
     existing = {
@@ -326,67 +352,123 @@ def _upsert_tasks(
             select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)
         ).all()
     }
-    new_specs: list[TaskSpec] = []  # fingerprinted batch by batch: their record texts are not all kept at once
-    for t in spec.tasks:
-        if t.source_id not in existing:
-            new_specs.append(t)
-            continue
-        fp, _ = _fingerprint(t, source)
-        tid, rev, meta = existing[t.source_id]
-        if ((meta or {}).get("import") or {}).get("fingerprint") == fp:
-            summary.unchanged += 1
-            continue
-        _update_task(session, tid, t, fp, fmt.name, cache, now)
-        summary.updated += 1
-        _count(summary, t)
-
-    # In batches of BATCH tasks, table by table in the order one batch would use (every task, then
-    # every step, …), so the rows get the same ids and audit events as in one batch while only one
-    # batch's rows, driver tuples and audit texts are alive at a time.
-    task_ids: list[int] = []
-    for part in _batches(new_specs):
-        rows = []
-        for t in part:
-            fp, record = _fingerprint(t, source)
-            meta = {**(t.fields.get("meta") or {}), "import": {"format": fmt.name, "fingerprint": fp, "revision": 1}}
-            rows.append(_task_row(t, bench_id, actor, now, meta, record))
-        task_ids.extend(insert_audited(session, Task, rows, "task", actor, now))
-        del rows
-        if consume:  # the verbatim record is on its row now; nothing below reads it
+    inserter = _NewTasks(session, fmt, bench_id, cache, summary, source, actor, now, consume)
+    if not existing:
+        for part in parts:
+            inserter.insert(part)
+    else:
+        new_specs: list[TaskSpec] = []  # fingerprinted batch by batch: their record texts are not all kept at once
+        changed: list[tuple[TaskSpec, str]] = []
+        for part in parts:
             for t in part:
-                t.record = None
-    specs = new_specs
-    per_task: dict[str, list[list[int]]] = {"steps": [], "documents": []}
-    for kind, model in (
+                if t.source_id not in existing:
+                    new_specs.append(t)
+                    continue
+                fp, _ = _fingerprint(t, source)
+                meta = existing[t.source_id][2]
+                if ((meta or {}).get("import") or {}).get("fingerprint") == fp:
+                    summary.unchanged += 1
+                else:
+                    changed.append((t, fp))
+        for t, fp in changed:
+            _update_task(session, existing[t.source_id][0], t, fp, fmt.name, cache, now)
+            summary.updated += 1
+            _count(summary, t)
+        del changed
+        for part in _batches(new_specs):
+            inserter.insert(part)
+    inserter.finish()
+    session.flush()
+
+
+class _NewTasks:
+    """Bulk inserts of new tasks, batch after batch, giving the ids and audit events one batch would.
+
+    In each batch the tasks, then their steps, checkpoints, orderings, documents and file links go in,
+    so every table's ids follow the input order. Audit events are one table: the tasks' go straight
+    in, the children's wait in a temporary table per kind and are copied over at the end, kind by
+    kind (every task's event, then every step's, …), as a single batch writes them.
+    """
+
+    KINDS = (
         ("steps", ReferenceStep),
         ("checkpoints", Checkpoint),
         ("orderings", OrderingConstraint),
         ("documents", Document),
+    )
+
+    def __init__(
+        self,
+        session: Session,
+        fmt: Any,
+        bench_id: int,
+        cache: AssetCache,
+        summary: ImportSummary,
+        source: str,
+        actor: str,
+        now: datetime,
+        consume: bool,
     ):
-        build = _CHILD_ROWS[kind]
-        for start, part_specs in _numbered_batches(specs):
+        self.session, self.fmt, self.bench_id, self.cache = session, fmt, bench_id, cache
+        self.summary, self.source, self.actor, self.now, self.consume = summary, source, actor, now, consume
+        self.staged: dict[str, sa.Table] = {}
+
+    def insert(self, part: list[TaskSpec]) -> None:
+        rows = []
+        for t in part:
+            fp, record = _fingerprint(t, self.source)
+            meta = {
+                **(t.fields.get("meta") or {}),
+                "import": {"format": self.fmt.name, "fingerprint": fp, "revision": 1},
+            }
+            rows.append(_task_row(t, self.bench_id, self.actor, self.now, meta, record))
+        task_ids = insert_audited(self.session, Task, rows, "task", self.actor, self.now)
+        del rows
+        if self.consume:  # the verbatim record is on its row now; nothing below reads it
+            for t in part:
+                t.record = None
+                t.record_text = None
+        per_task: dict[str, list[list[int]]] = {"steps": [], "documents": []}
+        for kind, model in self.KINDS:
+            build = _CHILD_ROWS[kind]
             krows: list[dict[str, Any]] = []
             sizes = []
-            for t, tid in zip(part_specs, task_ids[start : start + len(part_specs)]):
-                made = build(t, tid, actor, now)
+            for t, tid in zip(part, task_ids):
+                made = build(t, tid, self.actor, self.now)
                 krows.extend(made)
                 sizes.append(len(made))
-            ids = insert_audited(session, model, krows, model.__tablename__, actor, now)
+            if not krows:
+                if kind in per_task:
+                    per_task[kind].extend([] for _ in part)
+                continue
+            ids = insert_audited(
+                self.session, model, krows, model.__tablename__, self.actor, self.now, audit_table=self._stage(kind)
+            )
             del krows
             if kind in per_task:
                 pos = 0
                 for size in sizes:
                     per_task[kind].append(ids[pos : pos + size])
                     pos += size
-    for t in specs:
-        _count(summary, t)
-    for start, part_specs in _numbered_batches(specs):
         asset_rows = []
-        for n, (t, tid) in enumerate(zip(part_specs, task_ids[start : start + len(part_specs)]), start=start):
-            asset_rows.extend(_asset_rows(t, tid, cache, per_task["steps"][n], per_task["documents"][n]))
-        insert_many(session, TaskAsset.__table__, asset_rows)
-    summary.created = len(task_ids)
-    session.flush()
+        for n, (t, tid) in enumerate(zip(part, task_ids)):
+            _count(self.summary, t)
+            asset_rows.extend(_asset_rows(t, tid, self.cache, per_task["steps"][n], per_task["documents"][n]))
+        insert_many(self.session, TaskAsset.__table__, asset_rows)
+        self.summary.created += len(task_ids)
+
+    def _stage(self, kind: str) -> sa.Table:
+        table = self.staged.get(kind)
+        if table is None:
+            table = self.staged[kind] = audit_stage(self.session, f"import_audit_{kind}")
+        return table
+
+    def finish(self) -> None:
+        """Copy the children's audit events over, kind by kind in staging order; drop the stages."""
+        for kind, _ in self.KINDS:
+            table = self.staged.pop(kind, None)
+            if table is not None:
+                copy_audit_stage(self.session, table)
 
 
 def _fingerprint(t: TaskSpec, source: str) -> tuple[str, Any]:
