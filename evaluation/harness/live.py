@@ -31,6 +31,35 @@ def write_live(session: Session, trajectory_id: int, usage: dict[str, Any]) -> N
     )
 
 
+_TRAJECTORY = Trajectory.__table__  # type: ignore[attr-defined]
+# No IN (…) here: executemany cannot take its expanding parameter.
+_LIVE = sa.update(_TRAJECTORY).where(
+    _TRAJECTORY.c.id == sa.bindparam("tid"), sa.or_(*(_TRAJECTORY.c.status == s for s in UNFINISHED))
+)
+
+
+def write_live_many(session: Session, batch: dict[int, dict[str, Any]]) -> None:
+    """``write_live`` for many trajectories at once (trajectory id → usage; ``_started`` in a usage
+    marks a trajectory whose "starting" report was folded into it): two executemany statements."""
+    started, going = [], []
+    now = utcnow()
+    for trajectory_id, usage in batch.items():
+        usage = dict(usage)
+        first = usage.pop("_started", False) or usage.get("step") == "starting"
+        row = {"tid": trajectory_id, "usage": usage}
+        if first:
+            started.append({**row, "started_at": now})
+        else:
+            going.append(row)
+    usage_param = sa.bindparam("usage", type_=sa.JSON)
+    if started:
+        session.execute(
+            _LIVE.values(status="running", usage=usage_param, started_at=sa.bindparam("started_at")), started
+        )
+    if going:
+        session.execute(_LIVE.values(status="running", usage=usage_param), going)
+
+
 def report(db: Any, trajectory_id: int, usage: dict[str, Any], step: str) -> None:
     """Queue the write and forget it (errors are swallowed: progress is a courtesy, not a record)."""
     try:

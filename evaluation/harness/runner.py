@@ -29,6 +29,7 @@ from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
 from evaluation.harness.heap import existing_objects_frozen
 from evaluation.harness.lease import run_lease
+from evaluation.harness.live_batch import LiveBatchingDb
 from evaluation.harness.modes import MODES, mode_runner
 from evaluation.harness.recorder import (
     FinishedTrajectory,
@@ -346,7 +347,7 @@ async def _execute(
     reserve = SpaceReserve.beside(engine)  # freed before the final status write if the disk fills
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
-    db = DbRunner(engine, db_pool, actor)
+    db = LiveBatchingDb(engine, db_pool, actor)  # progress reports coalesced (see live_batch)
     loop = asyncio.get_running_loop()
     # One database job checks the run, hands its settings back at once, then prepares the
     # trajectories and reads the first wave while the client is built here.
