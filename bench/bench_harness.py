@@ -6,7 +6,12 @@ before the first and after the last trajectory (setup/teardown), the mean observ
 the load average. Harness and server share the machine's cores with whatever else runs: judge a
 change by the CPU figures, and repeat a wall-clock run two or three times.
 
-    .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N]
+    .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N] [--whole]
+
+``--whole`` times the real console script instead, as a user runs it (``chainmark run -b … -e … -m
+atomic -j J --json`` in a process of its own, after one untimed one-task run): wall ÷ ideal from exec
+to exit, the start-up (exec → the first model call reaching the server), the teardown (the last
+answer leaving the server → exit), and the process's own CPU time and peak RSS.
 
 ``--rounds 2`` makes every task call a real tool (crop) once before answering. ``--client-only`` makes
 the same number of calls through the bare openai client (openai's aiohttp transport, same request
