@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 
 from tui import commands
-from tui.command_index import CommandIndex, build_index
+from tui.command_index import CommandIndex, cached_index
 from tui.context import AppContext
 from tui.errors import ENV_TRACEBACK
 from tui.safe_text import visible
@@ -172,7 +172,7 @@ def _safe_url(url: str) -> str:
 
 @functools.cache
 def command_index() -> CommandIndex:
-    return build_index(Path(commands.__file__).parent, commands.__name__)
+    return cached_index(Path(commands.__file__).parent, commands.__name__)
 
 
 def _load_module(name: str) -> None:
