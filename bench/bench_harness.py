@@ -6,13 +6,18 @@ before the first and after the last trajectory (setup/teardown), the mean observ
 the load average. Harness and server share the machine's cores with whatever else runs: judge a
 change by the CPU figures, and repeat a wall-clock run two or three times.
 
-    .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N]
+    .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N] [--whole]
         [--procs N] [--server-procs N]
 
 ``--procs N`` runs the harness on N processes as ``chainmark run --procs N`` does (default: chosen
 from -j, as the command chooses); the harness CPU then includes its children's, and
 ``harness_parent_cpu_ms_per_call`` is the parent's alone. ``--server-procs N`` runs N scripted
 servers on one port (SO_REUSEPORT), so the server is not what limits a high -j.
+
+``--whole`` times the real console script instead, as a user runs it (``chainmark run -b … -e … -m
+atomic -j J --json`` in a process of its own, after one untimed one-task run): wall ÷ ideal from exec
+to exit, the start-up (exec → the first model call reaching the server), the teardown (the last
+answer leaving the server → exit), and the process's own CPU time and peak RSS.
 
 ``--rounds 2`` makes every task call a real tool (crop) once before answering. ``--client-only`` makes
 the same number of calls through the bare openai client (openai's aiohttp transport, same request
@@ -38,13 +43,25 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+# The console script users run (this checkout first on PYTHONPATH), else the module.
+_SCRIPT = Path(sys.executable).with_name("chainmark")
+CHAINMARK = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
 
 
-def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]", port: int = 0) -> None:
+def _serve(
+    latency: float, rounds: int, port_out: "mp.Queue[Any]", asks: "mp.Queue[Any] | None" = None, port: int = 0
+) -> None:
+    """The scripted server, in a process of its own. With ``asks``, each item put there is answered
+    on ``port_out`` with when the model calls since the last ask arrived (``time.time()``, comparable
+    across processes): the whole-process bench times the command's start-up and teardown from them."""
     from tests.support.scripted_openai import ScriptedOpenAI, text, tool_calls
 
+    arrivals: list[float] = []
+
     def handler(req):  # type: ignore[no-untyped-def]
+        arrivals.append(req.received_at)
         done = sum(1 for m in req.messages if m.get("role") == "assistant")
         if done < rounds - 1:
             return tool_calls(("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}))
@@ -55,9 +72,14 @@ def _serve(latency: float, rounds: int, port_out: "mp.Queue[int]", port: int = 0
     # The server's own pauses are not the harness's time: its startup heap (pytest, aiohttp) is
     # frozen, or a full collection in the server process stalls a whole wave (~50 ms, wave 2).
     gc.freeze()
+    arrivals.clear()
     port_out.put(server.port)
-    while True:
-        time.sleep(3600)
+    if asks is None:
+        while True:
+            time.sleep(3600)
+    while asks.get() is not None:
+        seen, arrivals[:] = list(arrivals), []
+        port_out.put({"calls": len(seen), "first": min(seen, default=None), "last": max(seen, default=None)})
 
 
 def _servers(args: argparse.Namespace) -> tuple[list[Any], int]:
@@ -69,7 +91,7 @@ def _servers(args: argparse.Namespace) -> tuple[list[Any], int]:
     port = ports.get(timeout=30)
     servers = [first]
     for _ in range(args.server_procs - 1):
-        servers.append(ctx.Process(target=_serve, args=(args.latency, args.rounds, ports, port), daemon=True))
+        servers.append(ctx.Process(target=_serve, args=(args.latency, args.rounds, ports, None, port), daemon=True))
         servers[-1].start()
     for _ in servers[1:]:
         ports.get(timeout=30)
@@ -84,51 +106,71 @@ def _servers_cpu(servers: list[Any]) -> float | None:
 def _repeat(args: argparse.Namespace) -> None:
     """Each run in its own process (as ``chainmark run`` is), one after another; the machine's speed
     drifts between runs, so the median and the spread say more than any one figure."""
-    argv = (
-        [
-            "--tasks",
-            str(args.tasks),
-            "--latency",
-            str(args.latency),
-            "-j",
-            str(args.concurrency),
-            "--rounds",
-            str(args.rounds),
-            "--server-procs",
-            str(args.server_procs),
-        ]
-        + (["--client-only"] if args.client_only else [])
-        + (["--procs", str(args.procs)] if args.procs else [])
-    )
+    argv = [
+        "--tasks",
+        str(args.tasks),
+        "--latency",
+        str(args.latency),
+        "-j",
+        str(args.concurrency),
+        "--rounds",
+        str(args.rounds),
+    ]
+    argv += ["--server-procs", str(args.server_procs)]
+    argv += ["--procs", str(args.procs)] if args.procs else []
+    argv += ["--client-only"] if args.client_only else []
+    argv += ["--whole"] if args.whole else []
+    argv += [] if args.warm_up else ["--no-warm-up"]
     times, runs = args.repeat, []
     for _ in range(times):
         out = subprocess.run([sys.executable, __file__, *argv], check=True, capture_output=True, text=True).stdout
         runs.append(json.loads(out))
         print(json.dumps({k: runs[-1].get(k) for k in _REPEAT_FIELDS if k in runs[-1]}), flush=True)
+    print(json.dumps(repeat_summary(runs), indent=2))
+
+
+def repeat_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median, min and max wall ÷ ideal of RUNS, and the median of every other timed figure they have."""
     ratios = sorted(r["wall_over_ideal"] for r in runs)
-    print(
-        json.dumps(
-            {
-                "runs": times,
-                "wall_over_ideal_median": round(statistics.median(ratios), 3),
-                "wall_over_ideal_min": ratios[0],
-                "wall_over_ideal_max": ratios[-1],
-            },
-            indent=2,
-        )
-    )
+    out: dict[str, Any] = {
+        "runs": len(runs),
+        "wall_over_ideal_median": round(statistics.median(ratios), 3),
+        "wall_over_ideal_min": ratios[0],
+        "wall_over_ideal_max": ratios[-1],
+    }
+    for key in _MEDIAN_FIELDS:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        if values:
+            out[f"{key}_median"] = round(statistics.median(values), 3)
+    return out
 
 
 _REPEAT_FIELDS = (
     "wall_over_ideal",
     "procs",
+    "wall_s",
     "harness_cpu_ms_per_call",
     "server_cpu_ms_per_call",
     "client_cpu_ms_per_call",
+    "cpu_s",
     "mean_call_latency_s",
     "setup_s",
+    "startup_s",
+    "loop_over_ideal",
     "teardown_s",
+    "max_rss_mb",
     "load_average",
+)
+_MEDIAN_FIELDS = (
+    "wall_s",
+    "loop_over_ideal",
+    "startup_s",
+    "setup_s",
+    "teardown_s",
+    "cpu_s",
+    "harness_cpu_ms_per_call",
+    "client_cpu_ms_per_call",
+    "max_rss_mb",
 )
 
 
@@ -171,8 +213,19 @@ def colour_tasks(
     """A throwaway database (SQLite in TMP, or the empty database at URL) with TASKS one-image colour
     questions, the scripted endpoint and a run in MODE: (engine, blobs, run id). Shared by the benches
     that drive the real harness."""
+    from evaluation.harness import RunSpec, create_run
+    from store import session_scope
+
+    engine, blobs = colour_benchmark(tmp, tasks, port, url)
+    with session_scope(engine, "bench") as s:
+        run_id = int(create_run(s, RunSpec("bench", "scripted", mode, concurrency=concurrency)).id or 0)
+    return engine, blobs, run_id
+
+
+def colour_benchmark(tmp: Path, tasks: int, port: int, url: str | None = None):  # type: ignore[no-untyped-def]
+    """The database of ``colour_tasks`` without the run: benchmark ``bench`` and endpoint ``scripted``."""
     from annotation import tasks as authoring
-    from evaluation.harness import RunSpec, add_endpoint, create_run
+    from evaluation.harness import add_endpoint
     from store import make_engine, session_scope
     from store.blobs import FolderBlobStore
     from store.migrate import upgrade
@@ -189,8 +242,7 @@ def colour_tasks(
             )
             authoring.attach_asset(s, blobs, int(t.id or 0), image)
         add_endpoint(s, "scripted", f"http://127.0.0.1:{port}/v1", "scripted-model")
-        run_id = int(create_run(s, RunSpec("bench", "scripted", mode, concurrency=concurrency)).id or 0)
-    return engine, blobs, run_id
+    return engine, blobs
 
 
 def main() -> None:
@@ -217,6 +269,17 @@ def main() -> None:
         help="scripted server processes sharing the port, so the server is not what limits a high -j",
     )
     ap.add_argument(
+        "--whole",
+        action="store_true",
+        help="time the real console script `chainmark run … -j J` from exec to exit (start-up and teardown included)",
+    )
+    ap.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="with --whole: no untimed one-task run first (imports and the file cache may then be cold)",
+    )
+    ap.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -228,6 +291,9 @@ def main() -> None:
         return
     if args.client_only:
         _client_only(args)
+        return
+    if args.whole:
+        _whole(args)
         return
 
     from evaluation.harness import run_blocking
@@ -303,6 +369,122 @@ def main() -> None:
     if server_cpu0 is not None and server_cpu1 is not None:
         out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 2)
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(out, indent=2))
+
+
+def whole_figures(
+    *,
+    tasks: int,
+    concurrency: int,
+    rounds: int,
+    latency: float,
+    started: float,
+    exited: float,
+    first_call: float | None,
+    last_call: float | None,
+    calls: int,
+    cpu_s: float,
+) -> dict[str, Any]:
+    """The whole-process figures from five instants (``time.time()``, the server's and the bench's):
+    the command started, the first model call arrived, the last one arrived (its answer left
+    ``latency`` later), the command exited. start-up + in-loop + teardown = wall."""
+    wall = exited - started
+    ideal = math.ceil(tasks / concurrency) * rounds * latency
+    out: dict[str, Any] = {
+        "wall_s": round(wall, 3),
+        "ideal_s": round(ideal, 3),
+        "wall_over_ideal": round(wall / ideal, 3),
+        "model_calls": calls,
+        "cpu_s": round(cpu_s, 3),
+        "cpu_ms_per_call": round(1000 * cpu_s / max(1, calls), 2),
+    }
+    if first_call is not None and last_call is not None:
+        last_answer = last_call + latency
+        out["startup_s"] = round(first_call - started, 3)  # exec → the first model call reached the server
+        out["loop_s"] = round(last_answer - first_call, 3)
+        out["loop_over_ideal"] = round((last_answer - first_call) / ideal, 3)
+        out["teardown_s"] = round(exited - last_answer, 3)  # the last answer left the server → exit
+    return out
+
+
+def _command(argv: list[str], env: dict[str, str], tmp: Path) -> tuple[float, float, int, Any, str, str]:
+    """Run the console script once: (started, exited, exit status, rusage of that child alone, stdout, stderr)."""
+    out_path, err_path = tmp / "stdout", tmp / "stderr"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        started = time.time()
+        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        exited = time.time()
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return started, exited, proc.returncode, usage, out_path.read_text(), err_path.read_text()
+
+
+def _whole(args: argparse.Namespace) -> None:
+    """``chainmark run`` as a user runs it, from exec to exit, against the scripted server (one
+    untimed run of one task first, so imports and the file cache are warm as they are for a user
+    who just built the benchmark)."""
+    ctx = mp.get_context("spawn")
+    replies: "mp.Queue[Any]" = ctx.Queue()
+    asks: "mp.Queue[Any]" = ctx.Queue()
+    server = ctx.Process(target=_serve, args=(args.latency, args.rounds, replies, asks), daemon=True)
+    server.start()
+    port = replies.get(timeout=30)
+    try:
+        with tempfile.TemporaryDirectory() as tmp_name:
+            tmp = Path(tmp_name)
+            engine, blobs = colour_benchmark(tmp, args.tasks, port)
+            engine.dispose()
+            env = {
+                **os.environ,
+                "CHAINMARK_DB": str(tmp / "bench.db"),
+                "CHAINMARK_BLOBS": str(blobs.root),
+                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
+            }
+            run = [*CHAINMARK, "run", "-b", "bench", "-e", "scripted", "-m", "atomic", "--json"]
+            if args.warm_up:
+                warm = _command([*run, "--limit", "1"], env, tmp)
+                if warm[2] != 0:
+                    raise SystemExit(f"warm-up run failed ({warm[2]}): {warm[5][-2000:]}")
+                asks.put("reset")
+                replies.get(timeout=30)
+            procs = ["--procs", str(args.procs)] if args.procs else []
+            started, exited, status, usage, stdout, stderr = _command(
+                [*run, "-j", str(args.concurrency), *procs], env, tmp
+            )
+            if status != 0:
+                raise SystemExit(f"chainmark run failed ({status}): {stderr[-2000:]}")
+            asks.put("stats")
+            stats = replies.get(timeout=30)
+            asks.put(None)
+    finally:
+        server.terminate()
+    summary = json.loads(stdout)
+    out: dict[str, Any] = {
+        "whole": True,
+        "tasks": args.tasks,
+        "concurrency": args.concurrency,
+        "latency_s": args.latency,
+        "rounds": args.rounds,
+        "done": summary["done"],
+        "failed": summary["failed"],
+        "status": summary["status"],
+        **whole_figures(
+            tasks=args.tasks,
+            concurrency=args.concurrency,
+            rounds=args.rounds,
+            latency=args.latency,
+            started=started,
+            exited=exited,
+            first_call=stats["first"],
+            last_call=stats["last"],
+            calls=stats["calls"],
+            cpu_s=usage.ru_utime + usage.ru_stime,
+        ),
+        "cpu_user_s": round(usage.ru_utime, 3),
+        "cpu_sys_s": round(usage.ru_stime, 3),
+        "max_rss_mb": round(usage.ru_maxrss / 1024, 1),  # Linux: kilobytes
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
     print(json.dumps(out, indent=2))
 
 

@@ -12,8 +12,14 @@ imports it whenever it needs the full list, so nothing is ever missing, only slo
 from __future__ import annotations
 
 import ast
+import contextlib
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+CACHE_NAME = "command-index.json"  # in the package's __pycache__, beside its bytecode
+_CACHE_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,41 @@ def build_index(package_dir: Path, package: str) -> CommandIndex:
             index.opaque_modules.append(module)
         for name, text in found:
             index.commands.setdefault(name, IndexedCommand(name, module, text))
+    return index
+
+
+def cached_index(package_dir: Path, package: str) -> CommandIndex:
+    """``build_index``, kept in the package's ``__pycache__`` and reused while every module there has
+    the same size and modification time: reading it is a millisecond, parsing the modules 30-80 ms
+    of every command's start-up. A cache that cannot be read or written is rebuilt or skipped."""
+    sources = [*sorted(package_dir.glob("*.py")), Path(__file__)]  # this reader too: its rules may change
+    stamp = [[str(p), st.st_mtime_ns, st.st_size] for p in sources for st in [p.stat()]]
+    path = package_dir / "__pycache__" / CACHE_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data["format"] == _CACHE_FORMAT and data["package"] == package and data["stamp"] == stamp:
+            return CommandIndex(
+                {name: IndexedCommand(name, module, text) for name, module, text in data["commands"]},
+                list(data["opaque"]),
+            )
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    index = build_index(package_dir, package)
+    data = {
+        "format": _CACHE_FORMAT,
+        "package": package,
+        "stamp": stamp,
+        "commands": [[c.name, c.module, c.help] for c in index.commands.values()],
+        "opaque": index.opaque_modules,
+    }
+    temp = path.with_name(f"{CACHE_NAME}.{os.getpid()}.tmp")
+    try:  # written whole, then renamed: a process reading it meanwhile sees the old file or the new
+        path.parent.mkdir(exist_ok=True)
+        temp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temp, path)
+    except OSError:  # a read-only install: parse every time
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
     return index
 
 

@@ -47,6 +47,12 @@ class AppContext:
             self._engine = engine
         return self._engine
 
+    def close(self) -> None:
+        """Close the database connections this command opened (SQLite checkpoints its WAL as the last
+        one closes), rather than leaving them to be found by the interpreter's teardown."""
+        if self._engine is not None:
+            self._engine.dispose()
+
     @cached_property
     def blobs(self) -> BlobStore:
         from store.blobs import default_blob_store

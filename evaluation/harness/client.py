@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
+import httpx2  # openai's HTTP library (openai 3.x needs it); the legacy httpx (with its CLI: rich, pygments) is not loaded
 import openai
 
 try:  # the OS lookup the openai client makes for its headers (see _preset_platform)
@@ -38,9 +38,8 @@ from evaluation.harness.send_pacer import SendPacer, trace_config
 try:  # openai's aiohttp transport, imported with this module rather than on a run's critical path
     import aiohttp
     import httpcore2  # noqa: F401  (imported by httpx2 only when the first client is built: ~50 ms)
-    import httpx2
-except ImportError:  # pragma: no cover - the transport falls back to httpx
-    httpx2 = None
+except ImportError:  # pragma: no cover - the transport falls back to openai's httpx2 client
+    aiohttp = None  # type: ignore[assignment]
 try:  # the same transport, built here so its session can trace requests (see send_pacer)
     from openai._vendor.httpx_aiohttp.transport import AiohttpTransport
 except ImportError:  # pragma: no cover - another openai layout: the transport builds its own session
@@ -217,7 +216,7 @@ class ModelClient:
                 turn = await self._pacer.turn()
             started = time.perf_counter()
             try:
-                response = await self._client.post("/chat/completions", cast_to=httpx.Response, **wire)
+                response = await self._client.post("/chat/completions", cast_to=httpx2.Response, **wire)
                 completion = completion_of(response, self.endpoint.name)
             except RETRYABLE_ERRORS as exc:
                 note = retry_or_raise(exc, self.retry, attempt, self.endpoint.name, self.endpoint.base_url)
@@ -247,7 +246,7 @@ def tls_context() -> Any:
     """The TLS context the HTTP client would otherwise build for itself when it is created (loading
     the CA bundle takes tens of milliseconds): runs make it on another thread while they prepare,
     and only for ``https`` endpoints (see ``plain_http_tls``)."""
-    return (httpx2 or httpx).create_ssl_context()
+    return httpx2.create_ssl_context()
 
 
 def plain_http_tls() -> ssl.SSLContext:
@@ -273,8 +272,8 @@ def _http_client(concurrency: int, timeout: float, tls: Any = None) -> tuple[Any
     when a request is on the wire (``send_pacer``). Otherwise the default httpx client, unpaced."""
     n = max(concurrency * 2, 10)
     extra = {"verify": tls} if tls is not None else {}
-    if httpx2 is not None:
-        limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
+    limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
+    if aiohttp is not None:
         if AiohttpTransport is not None:
             pacer = SendPacer()
             transport = AiohttpTransport(verify=tls if tls is not None else True, limits=limits)
@@ -290,7 +289,6 @@ def _http_client(concurrency: int, timeout: float, tls: Any = None) -> tuple[Any
             return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, **extra), None
         except RuntimeError:
             pass
-    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
     return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, **extra), None
 
 

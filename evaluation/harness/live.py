@@ -31,21 +31,33 @@ def write_live(session: Session, trajectory_id: int, usage: dict[str, Any]) -> N
     )
 
 
-def write_live_many(session: Session, reports: dict[int, dict[str, Any]]) -> None:
-    """Several trajectories' newest reports in one statement each way (executemany): those whose
-    report set starts them (``_started`` or step ``starting``) also get ``started_at``."""
-    table = Trajectory.__table__  # type: ignore[attr-defined]
-    started: list[dict[str, Any]] = []
-    going: list[dict[str, Any]] = []
-    for trajectory_id, usage in reports.items():
-        first = bool(usage.pop("_started", False)) or usage.get("step") == "starting"
-        (started if first else going).append({"_id": trajectory_id, "_usage": usage})
-    where = sa.and_(table.c.id == sa.bindparam("_id"), table.c.status.in_(UNFINISHED))
-    values: dict[str, Any] = {"status": "running", "usage": sa.bindparam("_usage")}
-    if going:
-        session.execute(sa.update(table).where(where).values(**values), going)
+_TRAJECTORY = Trajectory.__table__  # type: ignore[attr-defined]
+# No IN (…) here: executemany cannot take its expanding parameter.
+_LIVE = sa.update(_TRAJECTORY).where(
+    _TRAJECTORY.c.id == sa.bindparam("tid"), sa.or_(*(_TRAJECTORY.c.status == s for s in UNFINISHED))
+)
+
+
+def write_live_many(session: Session, batch: dict[int, dict[str, Any]]) -> None:
+    """``write_live`` for many trajectories at once (trajectory id → usage; ``_started`` in a usage
+    marks a trajectory whose "starting" report was folded into it): two executemany statements."""
+    started, going = [], []
+    now = utcnow()
+    for trajectory_id, usage in batch.items():
+        usage = dict(usage)
+        first = usage.pop("_started", False) or usage.get("step") == "starting"
+        row = {"tid": trajectory_id, "usage": usage}
+        if first:
+            started.append({**row, "started_at": now})
+        else:
+            going.append(row)
+    usage_param = sa.bindparam("usage", type_=sa.JSON)
     if started:
-        session.execute(sa.update(table).where(where).values(**values, started_at=utcnow()), started)
+        session.execute(
+            _LIVE.values(status="running", usage=usage_param, started_at=sa.bindparam("started_at")), started
+        )
+    if going:
+        session.execute(_LIVE.values(status="running", usage=usage_param), going)
 
 
 def report(db: Any, trajectory_id: int, usage: dict[str, Any], step: str) -> None:

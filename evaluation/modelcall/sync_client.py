@@ -15,6 +15,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+# openai's own HTTP library, already loaded with openai. Never the legacy ``httpx``: openai looks it
+# up in sys.modules on every request, so importing it on one thread while another thread (or the
+# harness's loop) is mid-request hands that request a half-initialised module ("partially
+# initialized module 'httpx' has no attribute 'Timeout'"): concurrent service tools failed so.
+import httpx2
+
 from evaluation.modelcall.endpoint import EndpointSpec
 from evaluation.modelcall.reply import RETRYABLE_ERRORS, ModelReply, completion_of, normalise, retry_or_raise
 from evaluation.modelcall.replay_key import replay_key
@@ -65,8 +71,6 @@ def chat(
 ) -> ModelReply:
     """One chat completion of ``endpoint.model`` on ``messages``; raises ``ModelCallError`` (redacted)
     once the policy gives up or on an error not worth retrying."""
-    import httpx
-
     retry = retry or RetryPolicy(attempts=3)
     body = {"model": endpoint.model, "messages": messages, **(params or {})}
     key = replay_key("chat", body)
@@ -79,7 +83,7 @@ def chat(
         started = time.perf_counter()
         try:
             completion = completion_of(
-                client.post("/chat/completions", cast_to=httpx.Response, body=body), endpoint.name
+                client.post("/chat/completions", cast_to=httpx2.Response, body=body), endpoint.name
             )
         except RETRYABLE_ERRORS as exc:
             note = retry_or_raise(exc, retry, attempt, endpoint.name, endpoint.base_url)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.lazy_import import load
 from evaluation.tools.images import decode_bgr
 from evaluation.tools.result import ToolContext, ToolOutput
 
@@ -20,8 +21,7 @@ def engine() -> Any:
     global _engine
     with _lock:
         if _engine is None:
-            from rapidocr import RapidOCR
-
+            RapidOCR = load("rapidocr").RapidOCR  # first use is on a tool thread: see lazy_import
             # Its INFO lines are local model-file checks; keep the terminal quiet.
             _engine = RapidOCR(params={"Global.log_level": "warning"})
             logging.getLogger("RapidOCR").setLevel(logging.WARNING)

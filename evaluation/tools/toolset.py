@@ -3,11 +3,11 @@ serves. Kept apart from the registry so the tool set modules depend on this alon
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluation.lazy_import import load
 from evaluation.tools.result import ToolContext, ToolOutput
 
 Impl = Callable[[dict[str, Any], ToolContext], ToolOutput]
@@ -31,7 +31,7 @@ class Tool:
         """The callable; a "module:function" string is imported on first use (keeps imports light)."""
         if isinstance(self.impl, str):
             module, _, func = self.impl.partition(":")
-            return getattr(importlib.import_module(module), func)
+            return getattr(load(module), func)  # first use is on a tool thread: one import at a time
         return self.impl
 
     def openai(self) -> dict[str, Any]:

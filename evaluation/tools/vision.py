@@ -217,9 +217,9 @@ def _first_image(resp: Any) -> bytes:
     if getattr(item, "b64_json", None):
         return base64.b64decode(item.b64_json)
     if getattr(item, "url", None):
-        import httpx
+        import httpx2  # openai's own HTTP library (never the legacy httpx: see modelcall.sync_client)
 
-        return httpx.get(item.url, timeout=60).content
+        return httpx2.get(item.url, timeout=60).content
     raise ToolError("the image endpoint returned no image")
 
 

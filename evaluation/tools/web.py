@@ -13,7 +13,7 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-import httpx
+import httpx2  # openai's own HTTP library; never the legacy httpx (see modelcall.sync_client)
 
 from evaluation.tools import replay
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
@@ -35,8 +35,8 @@ def _serper(ctx: ToolContext, endpoint: str, body: dict[str, Any]) -> dict[str, 
     url = ctx.settings.search_base_url.rstrip("/") + "/" + endpoint
     headers = {"X-API-KEY": _key(ctx.settings.search_api_key_env) or "", "Content-Type": "application/json"}
     try:
-        resp = httpx.post(url, json=body, headers=headers, timeout=ctx.settings.timeout_s)
-    except httpx.HTTPError as exc:
+        resp = httpx2.post(url, json=body, headers=headers, timeout=ctx.settings.timeout_s)
+    except httpx2.HTTPError as exc:
         raise ToolError(f"search service at {ctx.settings.search_base_url} is unreachable: {exc}") from exc
     if resp.status_code != 200:
         raise ToolError(f"search service answered HTTP {resp.status_code}: {resp.text[:200]}")
@@ -138,7 +138,7 @@ def _upload_imgbb(ctx: ToolContext, image: bytes) -> str:
 
     key = _key(ctx.settings.imgbb_api_key_env)
     try:
-        resp = httpx.post(
+        resp = httpx2.post(
             ctx.settings.imgbb_base_url,
             params={"key": key},
             data={"image": base64.b64encode(image).decode("ascii")},
@@ -146,7 +146,7 @@ def _upload_imgbb(ctx: ToolContext, image: bytes) -> str:
         )
         resp.raise_for_status()
         return str(resp.json()["data"]["url"])
-    except (httpx.HTTPError, KeyError, ValueError) as exc:
+    except (httpx2.HTTPError, KeyError, ValueError) as exc:
         raise ToolError(f"google_lens_search: uploading the image to ImgBB failed: {exc}") from exc
 
 
@@ -224,13 +224,13 @@ def _fetch(ctx: ToolContext, url: str) -> dict[str, Any]:
     via = ctx.settings.fetch_via
     target = url if via == "direct" else via.rstrip("/") + "/" + url
     try:
-        resp = httpx.get(
+        resp = httpx2.get(
             target,
             follow_redirects=True,
             timeout=ctx.settings.timeout_s,
             headers={"User-Agent": "chainmark/0.1 (+benchmark tool runtime)"},
         )
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise ToolError(f"fetch_webpage: could not fetch {url}: {exc}") from exc
     if resp.status_code >= 400:
         raise ToolError(f"fetch_webpage: {url} answered HTTP {resp.status_code}")

@@ -239,9 +239,9 @@ def run_cmd(
 ) -> None:
     """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
     from evaluation.harness import Budgets, RetryPolicy, RunSpec, create_run, run_blocking
-    from evaluation.harness.workqueue import NEEDS_POSTGRES, is_queued
     from evaluation.harness.lease import LeaseHeld
     from store import read_only, session_scope
+    from store.claims import NEEDS_POSTGRES
     from store.models import Run
 
     if queue and not app.url.startswith("postgresql"):
@@ -277,6 +277,8 @@ def run_cmd(
         with session_scope(app.engine, app.actor) as s:
             run_id = create_run(s, spec).id or 0
     if not queue and resume_id is not None and app.url.startswith("postgresql"):
+        from evaluation.harness.workqueue import is_queued  # the queue (and its PostgreSQL dialect) only here
+
         with session_scope(read_only(app.engine)) as s:
             queue = is_queued(s.get(Run, run_id))  # type: ignore[arg-type]  # a queued run stays queued
     if queue:
