@@ -126,16 +126,16 @@ def result(
     category_label: str = "category",
 ) -> ScoreResult:
     """Every profile's answer, validated: ``mode`` and ``embedder`` are always present."""
-    return ScoreResult(
+    return ScoreResult.with_rows(
+        per_item or [],
+        outcomes or [],
         profile=profile,
-        mode=ctx.mode,  # type: ignore[arg-type]  # check_mode has refused anything else
+        mode=ctx.mode,  # check_mode has refused anything else
         run_mode=ctx.run_mode,
         embedder=ctx.embedder_name,
         metrics=metrics,
         by_category=by_category or {},
         category_label=category_label,
-        per_item=per_item or [],
-        outcomes=outcomes or [],
         pending_judgements=pending,
         usage=Usage.model_validate(usage or {}),
         notes=notes or [],

@@ -1,0 +1,131 @@
+"""The fast paths of ``chainmark score`` give what the general ones gave: stored CheckpointResult rows
+byte for byte (plain ``executemany`` on SQLite vs Core statements), and the same ``ScoreResult``
+whether its per-item rows and outcomes are checked by the plain loop or by the validators."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import sqlalchemy as sa
+from pydantic import ValidationError
+
+from evaluation.benchmarks import get_profile
+from evaluation.benchmarks.base import ScoreContext
+from evaluation.scoring import runner
+from evaluation.scoring.checkpoints import CheckpointOutcome
+from evaluation.scoring.embedding import HashingEmbedder
+from evaluation.scoring.items import NoJudges
+from evaluation.scoring.results import ScoreResult
+from store import make_engine, session_scope
+from store.migrate import upgrade
+from tests.support.scoring_runs import PROFILES, amme_item, gta_item, vtc_item, write_run
+
+FIXED_NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+
+
+def _outcomes(engine: sa.engine.Engine, rng: random.Random, flip: bool) -> list[tuple[int, CheckpointOutcome]]:
+    """Outcomes over the run's real trajectories, checkpoints and events, with awkward values: repeated
+    keys (the last wins), no checkpoint id (skipped), scores of every type, unicode, NaN, nesting."""
+    with engine.connect() as c:
+        trajs = [r[0] for r in c.execute(sa.text("SELECT id FROM trajectory ORDER BY id"))]
+        cps = [r[0] for r in c.execute(sa.text("SELECT id FROM checkpoint ORDER BY id"))]
+        events = [r[0] for r in c.execute(sa.text("SELECT id FROM event ORDER BY id"))]
+    scores = [None, 0, 1, 7.5, -0.0, 1e-300, float("nan"), True, "0.9"]
+    out = []
+    for k in range(400):
+        traj, cp = rng.choice(trajs), rng.choice(cps)
+        detail = {
+            "score": rng.choice(scores),
+            "note": rng.choice(["", "ünïcødé ✓", 'quote " and \\ back', "\u0000nul", "日本語"]),
+            "nested": {"list": [1, 2.5, None, {"a": [True, False]}], "empty": {}},
+            "flip": flip,
+        }
+        passed = rng.random() < 0.5
+        event = rng.choice([None, rng.choice(events)])
+        method = rng.choice(["rule", "judge"])
+        cp_id = None if k % 37 == 0 else cp
+        out.append((traj, CheckpointOutcome(cp_id, f"K{k}", passed != flip, event, method, detail)))
+    return out
+
+
+def _table(engine: sa.engine.Engine) -> list[tuple]:
+    with engine.connect() as c:
+        return list(
+            c.execute(
+                sa.text(
+                    "SELECT id, trajectory_id, checkpoint_id, quote(passed), quote(score), quote(matched_event_id), "
+                    "method, scoring_mode, quote(detail), quote(created_at) FROM checkpointresult ORDER BY id"
+                )
+            )
+        )
+
+
+def test_sqlite_writer_stores_what_core_statements_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "utcnow", lambda: FIXED_NOW)
+    tables = []
+    for name in ("core", "plain"):
+        engine = make_engine(tmp_path / f"{name}.db")
+        upgrade(engine)
+        write_run(engine, "agentic-mme", 40)
+        if name == "core":
+            monkeypatch.setattr(runner, "_write_sqlite", runner._write_core)
+        else:
+            monkeypatch.undo()
+            monkeypatch.setattr(runner, "utcnow", lambda: FIXED_NOW)
+        written = []
+        for mode, flip in (("faithful", False), ("faithful", True), ("fixed", False)):  # insert, update, insert
+            with session_scope(engine) as s:
+                written.append(runner.write_outcomes(s, _outcomes(engine, random.Random(3), flip), mode))
+        tables.append((written, _table(engine)))
+        engine.dispose()
+    (core_n, core_rows), (plain_n, plain_rows) = tables
+    assert core_n == plain_n and core_rows == plain_rows
+    assert len(core_rows) > 300  # inserts and updates both happened
+    assert any("NaN" in r[8] for r in plain_rows) and any("\\u00fc" in r[8] for r in plain_rows)
+
+
+BUILDERS = {"gta": gta_item, "agentic-mme": amme_item, "vtc": vtc_item}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("mode", ["faithful", "fixed"])
+def test_plain_row_check_builds_the_validated_result(profile: str, mode: str) -> None:
+    rng = random.Random(11)
+    items = [BUILDERS[profile](i, rng) for i in range(150)]
+
+    def ctx() -> ScoreContext:
+        return ScoreContext(mode=mode, run_mode=PROFILES[profile], oracle=NoJudges(), embedder_factory=HashingEmbedder)
+
+    fast = get_profile(profile).score(items, ctx())
+    fields = fast.model_dump(exclude={"per_item", "outcomes"})
+    slow = ScoreResult(**fields, per_item=fast.per_item, outcomes=fast.outcomes)
+    assert fast.model_dump() == slow.model_dump() and fast.outcomes == slow.outcomes
+    assert fast.public(per_item=True) == slow.public(per_item=True)
+    assert {"per_item", "outcomes"} <= fast.model_fields_set
+
+
+def _fields() -> dict:
+    return {"profile": "gta", "mode": "faithful", "run_mode": "react", "metrics": {"x": 1.0}}
+
+
+def test_rows_the_loop_does_not_recognise_still_go_through_the_validators() -> None:
+    # a trajectory id the validators refuse
+    for bad in ({"trajectory_id": True}, {"trajectory_id": "3"}, {"trajectory_id": None}, {}):
+        with pytest.raises(ValidationError):
+            ScoreResult.with_rows([{"trajectory_id": 1}, bad], [], **_fields())
+        with pytest.raises(ValidationError):
+            ScoreResult(**_fields(), per_item=[{"trajectory_id": 1}, bad])
+    # outcomes the validators coerce: the same coercion
+    odd: Any = [(1, "a"), ("2", "b"), [3, "c"]]
+    assert ScoreResult.with_rows([], odd, **_fields()).outcomes == ScoreResult(**_fields(), outcomes=odd).outcomes
+    with pytest.raises(ValidationError):
+        ScoreResult.with_rows([], cast(Any, [(1, "a", "extra")]), **_fields())
+    # a row keyed by something other than a string: validated (and refused) as before
+    with pytest.raises(ValidationError):
+        ScoreResult.with_rows([cast(Any, {"trajectory_id": 1, 2: "x"})], [], **_fields())
+    assert not math.isnan(ScoreResult.with_rows([{"trajectory_id": 4}], [], **_fields()).per_item[0]["trajectory_id"])
