@@ -4,6 +4,7 @@ whether its per-item rows and outcomes are checked by the plain loop or by the v
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from datetime import datetime, timezone
@@ -129,3 +130,42 @@ def test_rows_the_loop_does_not_recognise_still_go_through_the_validators() -> N
     with pytest.raises(ValidationError):
         ScoreResult.with_rows([cast(Any, {"trajectory_id": 1, 2: "x"})], [], **_fields())
     assert not math.isnan(ScoreResult.with_rows([{"trajectory_id": 4}], [], **_fields()).per_item[0]["trajectory_id"])
+
+
+def _public(engine: sa.engine.Engine, run_id: int, mode: str) -> str:
+    res = runner.score_run(engine, run_id, mode=mode, embedder="hashing", write=False)
+    return json.dumps(res.public(per_item=True), sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("mode", ["faithful", "fixed"])
+def test_a_run_scored_in_chunks_gives_the_whole_runs_result(
+    engine: sa.engine.Engine, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """GTA runs larger than ``runner.CHUNK`` are loaded and scored a chunk at a time (flat memory at
+    100k): the JSON, per-item rows included, is the one-pass result wherever the chunks are cut. Some
+    tasks carry checkpoint trees (judged checkpoints, none judged yet: pending per chunk oracle)."""
+    run_id = write_run(engine, "gta", 61)
+    with engine.begin() as c:
+        tasks = [r[0] for r in c.execute(sa.text("SELECT id FROM task ORDER BY id"))]
+        for n, task in enumerate(tasks[::5]):
+            parent = c.execute(
+                sa.text(
+                    "INSERT INTO checkpoint (task_id, key, ordinal, axis, description, tools, weight, meta) "
+                    "VALUES (:t, :k, 0, 'V', 'root', '[]', 1.0, '{}') RETURNING id"
+                ),
+                {"t": task, "k": f"root{n}"},
+            ).scalar_one()
+            for k in range(n % 3):
+                c.execute(
+                    sa.text(
+                        "INSERT INTO checkpoint (task_id, parent_id, key, ordinal, axis, description, tools, "
+                        "weight, meta) VALUES (:t, :p, :k, :o, 'V', 'leaf', '[]', 2.0, '{}')"
+                    ),
+                    {"t": task, "p": parent, "k": f"leaf{n}.{k}", "o": k + 1},
+                )
+    monkeypatch.setattr(runner, "CHUNK", 100_000)
+    whole = _public(engine, run_id, mode)
+    for size in (1, 7, 60):
+        monkeypatch.setattr(runner, "CHUNK", size)
+        assert _public(engine, run_id, mode) == whole, size
+    assert '"pending_judgements": 0' not in whole  # the checkpoint trees were asked about
