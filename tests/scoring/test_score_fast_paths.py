@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
@@ -169,3 +170,37 @@ def test_a_run_scored_in_chunks_gives_the_whole_runs_result(
         monkeypatch.setattr(runner, "CHUNK", size)
         assert _public(engine, run_id, mode) == whole, size
     assert '"pending_judgements": 0' not in whole  # the checkpoint trees were asked about
+
+
+def _uncached_iscorrect(pred: str, ref: dict, mode: str) -> bool:
+    """``gta_iscorrect`` as it was before its patterns were cached: ``re.search`` on the pattern text."""
+    from evaluation.scoring.matchers import _alias_pattern
+
+    whitelist = ref.get("whitelist") or []
+    count = sum(1 for a in whitelist if re.search(_alias_pattern(a, mode), pred, re.IGNORECASE))
+    if count != len(whitelist):
+        return False
+    blacklist = ref.get("blacklist")
+    if not blacklist:
+        return True
+    return not re.search(_alias_pattern([x for a in blacklist for x in a], mode), pred, re.IGNORECASE)
+
+
+def test_cached_alias_patterns_match_as_the_uncached_ones() -> None:
+    from evaluation.scoring.matchers import gta_iscorrect
+
+    rng = random.Random(5)
+    words = ["58", "-3", "$5", "3.", "Days", "day", "ünï", "a+b", "(x)", "", " 7 "]
+    preds = ["the answer is 58 days", "-3 degrees", "costs $5.", "3. ok", "ÜNÏ day", "a+b=(x)", "", "7"]
+    for _ in range(3000):
+        ref = {
+            "whitelist": [rng.sample(words, rng.randint(1, 3)) for _ in range(rng.randint(0, 2))],
+            "blacklist": rng.choice([None, [], [rng.sample(words, 2)]]),
+        }
+        pred, mode = rng.choice(preds), rng.choice(["faithful", "fixed"])
+        assert gta_iscorrect(pred, ref, mode) == _uncached_iscorrect(pred, ref, mode), (pred, ref, mode)
+    for bad in ({"whitelist": [None]}, {"whitelist": [[5]]}, {"whitelist": [[["x"]]]}):
+        with pytest.raises(TypeError):
+            _uncached_iscorrect("x", bad, "faithful")
+        with pytest.raises(TypeError):
+            gta_iscorrect("x", bad, "faithful")
