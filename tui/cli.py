@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from tui import commands
-from tui.command_index import CommandIndex, build_index
+from tui.command_index import CommandIndex, IndexedCommand, build_index, find_command
 from tui.context import AppContext
 from tui.errors import ENV_TRACEBACK
 from tui.safe_text import visible
@@ -42,7 +42,7 @@ class ChainmarkGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
-            entry = command_index().commands.get(cmd_name)
+            entry = command_index().commands.get(cmd_name) if self._listing else _find_command(cmd_name)
             if entry is not None and self._listing:
                 return click.Command(cmd_name, help=entry.help)
             if entry is not None:
@@ -171,6 +171,12 @@ def _safe_url(url: str) -> str:
 @functools.cache
 def command_index() -> CommandIndex:
     return build_index(Path(commands.__file__).parent, commands.__name__)
+
+
+@functools.cache
+def _find_command(name: str) -> IndexedCommand | None:
+    """The index's entry for one command, without indexing the others."""
+    return find_command(Path(commands.__file__).parent, commands.__name__, name)
 
 
 def _load_module(name: str) -> None:

@@ -76,3 +76,16 @@ def test_the_tool_sets_offered_as_choices_are_the_built_in_ones() -> None:
     from evaluation.vocab import TOOL_SETS
 
     assert tuple(builtin_sets()) == TOOL_SETS
+
+
+def test_finding_one_command_gives_the_full_indexs_entry() -> None:
+    """Running a command parses only the modules that name it; the entry is the full index's."""
+    from tui.command_index import find_command
+
+    commands = cli_module.commands
+    folder = cli_module.Path(commands.__file__).parent
+    index = build_index(folder, commands.__name__)
+    for name, entry in index.commands.items():
+        assert find_command(folder, commands.__name__, name) == entry, name
+    for unknown in ("no-such-command", "register", "click", ""):
+        assert find_command(folder, commands.__name__, unknown) == index.commands.get(unknown)
