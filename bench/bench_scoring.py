@@ -11,7 +11,8 @@ judges (judge-only checks count as pending). Prints one line per profile.
 process (start-up, loading the run from the database, scoring, writing CheckpointResult rows) on a
 database with one generated N-trajectory run per profile (built once with Core bulk inserts and
 kept at ``--db`` if given; goal for 10k: ≤ 2 s). Prints wall time, CPU and peak memory per profile,
-with and without ``--no-write`` (medians of ``--repeat`` runs; each run's own peak from its rusage).
+with and without ``--no-write`` (medians of ``--repeat`` runs; each run's own peak from its rusage,
+the command started by a small process so that this script's own memory is not counted in it).
 Needs the test extra (the generator lives in tests/support).
 """
 
@@ -83,16 +84,30 @@ def command_mode(n: int, db: Path | None, repeat: int = 1) -> None:
             )
 
 
+# Started by a small fresh process: Linux counts the memory of the process a child was forked from in
+# the child's peak (ru_maxrss survives exec), so spawned from this script (which holds the generated
+# data) every command "peaked" at this script's size. The starter prints the command's own figures.
+_STARTER = """
+import os, subprocess, sys, time
+t0 = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+wall = time.perf_counter() - t0
+with open(sys.argv[1], "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {wall} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}")
+"""
+
+
 def timed_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     """(wall s, CPU s, peak resident MB) of one run of the command, from its own rusage."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        print(proc.stderr.read() if proc.stderr else "", file=sys.stderr)
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    with tempfile.NamedTemporaryFile("r", suffix=".figures") as figures:
+        proc = subprocess.run(
+            [sys.executable, "-c", _STARTER, figures.name, *argv], env=env, stderr=subprocess.PIPE, text=True
+        )
+        code, wall, cpu, peak_kb = figures.read().split()
+    if proc.returncode != 0 or int(code) != 0:
+        print(proc.stderr, file=sys.stderr)
+    return float(wall), float(cpu), int(peak_kb) / 1024
 
 
 def main() -> None:

@@ -43,7 +43,7 @@ class ChainmarkGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
-            entry = command_index().commands.get(cmd_name)
+            entry = command_index().commands.get(cmd_name)  # cached: see command_index.cached_index
             if entry is not None and self._listing:
                 return click.Command(cmd_name, help=entry.help)
             if entry is not None:

@@ -88,8 +88,16 @@ def cached_index(package_dir: Path, package: str) -> CommandIndex:
 def _read_module(path: Path) -> tuple[list[tuple[str, str]], bool]:
     """([(command name, help)], opaque?) for one module."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (OSError, SyntaxError):
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return [], True
+    return _read_source(text, path)
+
+
+def _read_source(text: str, path: Path) -> tuple[list[tuple[str, str]], bool]:
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError:
         return [], True
     decorated: dict[str, tuple[str, str]] = {}  # function name → (command name, help)
     register: ast.FunctionDef | None = None

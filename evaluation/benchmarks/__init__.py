@@ -18,8 +18,13 @@ def all_profiles() -> list[Profile]:
 
 
 def get_profile(name_or_format: str) -> Profile:
+    """The first profile (in ``_MODULES`` order) that has this name or format; modules after it are
+    not imported (scoring a GTA run does not load the other four scorers)."""
+    import importlib
+
     key = (name_or_format or "").strip().lower().replace("_", "-")
-    for profile in all_profiles():
+    for m in _MODULES:
+        profile = importlib.import_module(f"evaluation.benchmarks.{m}").PROFILE
         if key == profile.name or key in {f.replace("_", "-") for f in profile.formats}:
             return profile
     known = ", ".join(p.name for p in all_profiles())

@@ -270,7 +270,8 @@ class AgenticMMEProfile:
         rows = [(it, ev) for it, ev in scored if "dropped" not in ev]
         metrics = aggregate(rows, ctx.mode)
         metrics["overthink"] = overthink(rows, ctx.mode)
-        by_level = {lv: aggregate([r for r in rows if level_of(r[0], ctx.mode) == lv], ctx.mode) for lv in LEVELS}
+        levels = [level_of(it, ctx.mode) for it, _ in rows]  # once per item, not once per level and row
+        by_level = {lv: aggregate([r for r, k in zip(rows, levels) if k == lv], ctx.mode) for lv in LEVELS}
         by_level = {k: v for k, v in by_level.items() if v.get("total_cases")}
         outcomes = [(int(it.trajectory.get("id") or 0), o) for it, ev in rows for o in ev["outcomes"]]
         per_item = [
@@ -278,7 +279,7 @@ class AgenticMMEProfile:
                 "trajectory_id": it.trajectory.get("id"),
                 "task_id": it.task.get("id"),
                 "source_id": it.task.get("source_id"),
-                "level": level_of(it, ctx.mode),
+                "level": level,
                 "incomplete_run": bool(ev.get("incomplete_run")),
                 "scores": ev["scores"],
                 "efficiency": ev["efficiency"],
@@ -287,7 +288,7 @@ class AgenticMMEProfile:
                 "checkpoint_results": ev["checkpoint_results"],
                 "ordering_results": ev["ordering_results"],
             }
-            for it, ev in rows
+            for (it, ev), level in zip(rows, levels)
         ]
         per_item += [
             {

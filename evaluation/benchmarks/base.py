@@ -92,24 +92,41 @@ def tool_calls_of(item: Item) -> list[str]:
 
 def usage_stats(items: list[Item], calls: Callable[[Item], list[str]] = tool_calls_of) -> dict[str, Any]:
     """Tool adoption (share of items using a tool at least once, %) and the calls-per-item histogram."""
-    adoption: Counter[str] = Counter()
-    hist: Counter[int] = Counter()
-    total_calls: Counter[str] = Counter()
-    for it in items:
-        names = calls(it)
-        hist[len(names)] += 1
-        total_calls.update(names)
-        adoption.update(set(names))
-    n = len(items)
-    return {
-        "items": n,
-        "tool_adoption": {k: v / n * 100 for k, v in sorted(adoption.items(), key=lambda kv: (-kv[1], kv[0]))}
-        if n
-        else {},
-        "tool_calls": dict(sorted(total_calls.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "calls_histogram": {str(k): hist[k] for k in sorted(hist)},
-        "tool_call_rate": (sum(v for k, v in hist.items() if k > 0) / n * 100) if n else None,
-    }
+    counter = UsageCounter(calls)
+    counter.add(items)
+    return counter.stats()
+
+
+class UsageCounter:
+    """``usage_stats`` over items given a chunk at a time."""
+
+    def __init__(self, calls: Callable[[Item], list[str]] = tool_calls_of):
+        self.calls = calls
+        self.adoption: Counter[str] = Counter()
+        self.hist: Counter[int] = Counter()
+        self.total_calls: Counter[str] = Counter()
+        self.n = 0
+
+    def add(self, items: list[Item]) -> None:
+        adoption, hist, total_calls, calls = self.adoption, self.hist, self.total_calls, self.calls
+        for it in items:
+            names = calls(it)
+            hist[len(names)] += 1
+            total_calls.update(names)
+            adoption.update(set(names))
+        self.n += len(items)
+
+    def stats(self) -> dict[str, Any]:
+        adoption, hist, total_calls, n = self.adoption, self.hist, self.total_calls, self.n
+        return {
+            "items": n,
+            "tool_adoption": {k: v / n * 100 for k, v in sorted(adoption.items(), key=lambda kv: (-kv[1], kv[0]))}
+            if n
+            else {},
+            "tool_calls": dict(sorted(total_calls.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "calls_histogram": {str(k): hist[k] for k in sorted(hist)},
+            "tool_call_rate": (sum(v for k, v in hist.items() if k > 0) / n * 100) if n else None,
+        }
 
 
 def result(
@@ -126,16 +143,16 @@ def result(
     category_label: str = "category",
 ) -> ScoreResult:
     """Every profile's answer, validated: ``mode`` and ``embedder`` are always present."""
-    return ScoreResult(
+    return ScoreResult.with_rows(
+        per_item or [],
+        outcomes or [],
         profile=profile,
-        mode=ctx.mode,  # type: ignore[arg-type]  # check_mode has refused anything else
+        mode=ctx.mode,  # check_mode has refused anything else
         run_mode=ctx.run_mode,
         embedder=ctx.embedder_name,
         metrics=metrics,
         by_category=by_category or {},
         category_label=category_label,
-        per_item=per_item or [],
-        outcomes=outcomes or [],
         pending_judgements=pending,
         usage=Usage.model_validate(usage or {}),
         notes=notes or [],

@@ -23,9 +23,9 @@ mean up the tree) when such verdicts exist.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterable
 
-from evaluation.benchmarks.base import ScoreContext, pct, result, usage_stats
+from evaluation.benchmarks.base import ScoreContext, UsageCounter, pct, result
 from evaluation.scoring.results import ScoreResult
 from evaluation.scoring.embedding import clipped_cosine, simscore
 from evaluation.scoring.items import Item, JudgeRequest
@@ -219,93 +219,124 @@ EMPTY_CALLS_NOTE = (
 
 
 def score_step(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
-    total = {"tool": 0, "answer": 0}
-    m = {"inst_align": 0.0, "tool_acc": 0.0, "arg_acc": 0.0, "answer_acc": 0.0, "tool_call": 0, "tool_call_error": 0}
-    gold_turns = 0
-    empty_calls = 0
-    per_item = []
-    for it in items:
-        ref = gold_reference(it)
-        aliases = file_aliases(it)
-        native = _native(it)
-        if native is not None:
-            preds, gts = native
-        else:
-            gts = [g for g in gold_dialogs(it) if g.get("role") == "assistant"]
-            preds = step_predictions(it, len(gts))
-        c = dict.fromkeys(STEP_COUNTS, 0.0)
-        if ref:
-            c["total.answer"] += 1
-        steps: list[dict[str, Any]] = []  # per gold turn, what this scorer decided (the trajectory viewer's marks)
-        row: dict[str, Any] = {
-            "trajectory_id": it.trajectory.get("id"),
-            "task_id": it.task.get("id"),
-            "item_id": str(it.task.get("source_id")),
-            "aligned": 0,
-            "turns": 0,
-            "counts": c,
-            "steps": steps,
+    acc = StepScores(ctx)
+    acc.add(items)
+    return acc.finish()
+
+
+class StepScores:
+    """The step-by-step evaluator over items given a chunk at a time (counters summed in item order, so
+    the numbers are those of one pass over all of them)."""
+
+    def __init__(self, ctx: ScoreContext):
+        self.ctx = ctx
+        self.total = {"tool": 0, "answer": 0}
+        self.m = {
+            "inst_align": 0.0,
+            "tool_acc": 0.0,
+            "arg_acc": 0.0,
+            "answer_acc": 0.0,
+            "tool_call": 0,
+            "tool_call_error": 0,
         }
-        pairs = list(zip(preds, gts))
-        gold_turns += len(gts) if ctx.mode == "fixed" else len(pairs)
-        for k, (pred, gt) in enumerate(pairs):
-            if aliases and any(_canon_step(x, aliases) != x for x in (pred, gt)) and ctx.correct("gta-path-normalise"):
-                pred, gt = _canon_step(pred, aliases), _canon_step(gt, aliases)
-            if "tool_calls" in pred and not pred.get("tool_calls"):
-                empty_calls += 1
-            ptype, p_ = response_type(pred)
-            gtype, g_ = response_type(gt)
-            row["turns"] += 1
-            if ptype == gtype and "error" not in pred:
-                c["metrics.inst_align"] += 1
-                row["aligned"] += 1
-            if gtype == "tool":
-                c["total.tool"] += 1
-            if ptype == "tool":
-                c["metrics.tool_call"] += 1
-                if "error" in pred:
-                    c["metrics.tool_call_error"] += 1
-            step: dict[str, Any] = {"gold_index": k, "gold": gtype, "predicted": ptype, "error": "error" in pred}
-            steps.append(step)
-            if gtype == "tool":
-                step["tool"] = step["args"] = False
-            if ptype == gtype == "tool" and p_.get("name") == g_.get("name"):
-                c["metrics.tool_acc"] += 1
-                step["tool"] = True
-                if p_.get("arguments") == g_.get("arguments"):
-                    c["metrics.arg_acc"] += 1
-                    step["args"] = True
-            elif ptype == gtype == "answer":
-                if isinstance(ref, dict):
-                    ok = gta_iscorrect(str(p_ or ""), ref, ctx.mode)
-                    if ctx.mode == "fixed" and ok != gta_iscorrect(str(p_ or ""), ref, "faithful"):
-                        ctx.correct("gta-alias-lookaround")
-                    c["metrics.answer_acc"] += ok
-                    row["answer_correct"] = step["answer"] = ok
-                elif isinstance(ref, list):
-                    s = simscore(ctx.embedder, str(p_ or ""), ref)
-                    c["metrics.answer_acc"] += s
-                    row["answer_score"] = step["answer"] = s
-        for key, value in c.items():
-            bucket, name = key.split(".", 1)
-            (total if bucket == "total" else m)[name] += value
-        per_item.append(row)
-    inst_den = gold_turns if ctx.correct("gta-instacc-all-turns") else total["tool"] + total["answer"]
-    metrics = {
-        "InstAcc": pct(m["inst_align"], inst_den),
-        "ToolAcc": pct(m["tool_acc"], total["tool"]),
-        "ArgAcc": pct(m["arg_acc"], total["tool"]),
-        "SummAcc": pct(m["answer_acc"], total["answer"]),
-        "tool_call": int(m["tool_call"]),
-        "tool_call_error": int(m["tool_call_error"]),
-        "counts": {
-            **{k: m[k] for k in ("inst_align", "tool_acc", "arg_acc", "answer_acc")},
-            "total_tool": total["tool"],
-            "total_answer": total["answer"],
-            "inst_denominator": inst_den,
-        },
-    }
-    return metrics, per_item, [EMPTY_CALLS_NOTE.format(n=empty_calls)] if empty_calls else []
+        self.gold_turns = 0
+        self.empty_calls = 0
+        self.per_item: list[dict[str, Any]] = []
+
+    def add(self, items: list[Item]) -> None:
+        ctx, total, m, per_item = self.ctx, self.total, self.m, self.per_item
+        gold_turns, empty_calls = self.gold_turns, self.empty_calls
+        for it in items:
+            ref = gold_reference(it)
+            aliases = file_aliases(it)
+            native = _native(it)
+            if native is not None:
+                preds, gts = native
+            else:
+                gts = [g for g in gold_dialogs(it) if g.get("role") == "assistant"]
+                preds = step_predictions(it, len(gts))
+            c = dict.fromkeys(STEP_COUNTS, 0.0)
+            if ref:
+                c["total.answer"] += 1
+            steps: list[dict[str, Any]] = []  # per gold turn, what this scorer decided (the trajectory viewer's marks)
+            row: dict[str, Any] = {
+                "trajectory_id": it.trajectory.get("id"),
+                "task_id": it.task.get("id"),
+                "item_id": str(it.task.get("source_id")),
+                "aligned": 0,
+                "turns": 0,
+                "counts": c,
+                "steps": steps,
+            }
+            pairs = list(zip(preds, gts))
+            gold_turns += len(gts) if ctx.mode == "fixed" else len(pairs)
+            for k, (pred, gt) in enumerate(pairs):
+                if (
+                    aliases
+                    and any(_canon_step(x, aliases) != x for x in (pred, gt))
+                    and ctx.correct("gta-path-normalise")
+                ):
+                    pred, gt = _canon_step(pred, aliases), _canon_step(gt, aliases)
+                if "tool_calls" in pred and not pred.get("tool_calls"):
+                    empty_calls += 1
+                ptype, p_ = response_type(pred)
+                gtype, g_ = response_type(gt)
+                row["turns"] += 1
+                if ptype == gtype and "error" not in pred:
+                    c["metrics.inst_align"] += 1
+                    row["aligned"] += 1
+                if gtype == "tool":
+                    c["total.tool"] += 1
+                if ptype == "tool":
+                    c["metrics.tool_call"] += 1
+                    if "error" in pred:
+                        c["metrics.tool_call_error"] += 1
+                step: dict[str, Any] = {"gold_index": k, "gold": gtype, "predicted": ptype, "error": "error" in pred}
+                steps.append(step)
+                if gtype == "tool":
+                    step["tool"] = step["args"] = False
+                if ptype == gtype == "tool" and p_.get("name") == g_.get("name"):
+                    c["metrics.tool_acc"] += 1
+                    step["tool"] = True
+                    if p_.get("arguments") == g_.get("arguments"):
+                        c["metrics.arg_acc"] += 1
+                        step["args"] = True
+                elif ptype == gtype == "answer":
+                    if isinstance(ref, dict):
+                        ok = gta_iscorrect(str(p_ or ""), ref, ctx.mode)
+                        if ctx.mode == "fixed" and ok != gta_iscorrect(str(p_ or ""), ref, "faithful"):
+                            ctx.correct("gta-alias-lookaround")
+                        c["metrics.answer_acc"] += ok
+                        row["answer_correct"] = step["answer"] = ok
+                    elif isinstance(ref, list):
+                        s = simscore(ctx.embedder, str(p_ or ""), ref)
+                        c["metrics.answer_acc"] += s
+                        row["answer_score"] = step["answer"] = s
+            for key, value in c.items():
+                bucket, name = key.split(".", 1)
+                (total if bucket == "total" else m)[name] += value
+            per_item.append(row)
+        self.gold_turns, self.empty_calls = gold_turns, empty_calls
+
+    def finish(self) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+        ctx, total, m, per_item = self.ctx, self.total, self.m, self.per_item
+        gold_turns, empty_calls = self.gold_turns, self.empty_calls
+        inst_den = gold_turns if ctx.correct("gta-instacc-all-turns") else total["tool"] + total["answer"]
+        metrics = {
+            "InstAcc": pct(m["inst_align"], inst_den),
+            "ToolAcc": pct(m["tool_acc"], total["tool"]),
+            "ArgAcc": pct(m["arg_acc"], total["tool"]),
+            "SummAcc": pct(m["answer_acc"], total["answer"]),
+            "tool_call": int(m["tool_call"]),
+            "tool_call_error": int(m["tool_call_error"]),
+            "counts": {
+                **{k: m[k] for k in ("inst_align", "tool_acc", "arg_acc", "answer_acc")},
+                "total_tool": total["tool"],
+                "total_answer": total["answer"],
+                "inst_denominator": inst_den,
+            },
+        }
+        return metrics, per_item, [EMPTY_CALLS_NOTE.format(n=empty_calls)] if empty_calls else []
 
 
 E2E_COUNTS = (
@@ -327,187 +358,227 @@ def _calls(step: dict[str, Any]) -> list[Any] | None:
 
 
 def score_e2e(items: list[Item], ctx: ScoreContext) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
-    totals = dict.fromkeys(E2E_COUNTS, 0.0)
-    unknown: set[str] = set()
-    empty_calls = 0
-    per_item = []
-    for it in items:
-        ref = gold_reference(it)
-        native = _native(it)
-        if native is not None:
-            preds = native[0][0] if native[0] else []
-            gts = native[1][0] if native[1] else []
-        else:
-            preds, gts = e2e_predictions(it), gold_dialogs(it)
-        c = dict.fromkeys(E2E_COUNTS, 0.0)
-        c["total.all"] += 1
-        row: dict[str, Any] = {
-            "trajectory_id": it.trajectory.get("id"),
-            "task_id": it.task.get("id"),
-            "item_id": str(it.task.get("source_id")),
-            "counts": c,
-        }
-        if ref:
-            c["total.answer"] += 1
-        ptype, answer = response_type(preds[-1]) if preds else ("none", None)
-        if ref and ptype == "answer" and answer:
-            if isinstance(ref, dict):
-                score = float(gta_iscorrect(str(answer), ref, ctx.mode))
-                if ctx.mode == "fixed" and bool(score) != gta_iscorrect(str(answer), ref, "faithful"):
-                    ctx.correct("gta-alias-lookaround")
+    acc = E2EScores(ctx)
+    acc.add(items)
+    return acc.finish()
+
+
+class E2EScores:
+    """The end-to-end evaluator over items given a chunk at a time (counters summed in item order, so
+    the numbers are those of one pass over all of them)."""
+
+    def __init__(self, ctx: ScoreContext):
+        self.ctx = ctx
+        self.totals = dict.fromkeys(E2E_COUNTS, 0.0)
+        self.unknown: set[str] = set()
+        self.empty_calls = 0
+        self.per_item: list[dict[str, Any]] = []
+
+    def add(self, items: list[Item]) -> None:
+        ctx, totals, unknown, per_item = self.ctx, self.totals, self.unknown, self.per_item
+        empty_calls = self.empty_calls
+        for it in items:
+            ref = gold_reference(it)
+            native = _native(it)
+            if native is not None:
+                preds = native[0][0] if native[0] else []
+                gts = native[1][0] if native[1] else []
             else:
-                score = simscore(ctx.embedder, str(answer), ref)
-            c["metrics.answer_acc"] += score
-            c["metrics.answer_acc_w_imggen"] += score
-            row["answer_score"] = float(score)
-        if not ref:
-            last_args: dict[str, Any] = {}
+                preds, gts = e2e_predictions(it), gold_dialogs(it)
+            c = dict.fromkeys(E2E_COUNTS, 0.0)
+            c["total.all"] += 1
+            row: dict[str, Any] = {
+                "trajectory_id": it.trajectory.get("id"),
+                "task_id": it.task.get("id"),
+                "item_id": str(it.task.get("source_id")),
+                "counts": c,
+            }
+            if ref:
+                c["total.answer"] += 1
+            ptype, answer = response_type(preds[-1]) if preds else ("none", None)
+            if ref and ptype == "answer" and answer:
+                if isinstance(ref, dict):
+                    score = float(gta_iscorrect(str(answer), ref, ctx.mode))
+                    if ctx.mode == "fixed" and bool(score) != gta_iscorrect(str(answer), ref, "faithful"):
+                        ctx.correct("gta-alias-lookaround")
+                else:
+                    score = simscore(ctx.embedder, str(answer), ref)
+                c["metrics.answer_acc"] += score
+                c["metrics.answer_acc_w_imggen"] += score
+                row["answer_score"] = float(score)
+            if not ref:
+                last_args: dict[str, Any] = {}
+                for p in preds:
+                    if _calls(p) and "error" not in p:
+                        fn = p["tool_calls"][0]["function"]
+                        if fn.get("name") in IMAGEGEN_TOOLS:
+                            last_args[fn["name"]] = fn.get("arguments")
+                score = 1.0
+                for g in gts:
+                    if _calls(g):
+                        fn = g["tool_calls"][0]["function"]
+                        if fn.get("name") in IMAGEGEN_TOOLS:
+                            if fn["name"] not in last_args:
+                                score = 0.0
+                                break
+                            score *= clipped_cosine(
+                                ctx.embedder, json.dumps(fn.get("arguments")), json.dumps(last_args[fn["name"]])
+                            )
+                c["metrics.answer_acc_w_imggen"] += score
+                row["imggen_score"] = score
+            names = []
             for p in preds:
-                if _calls(p) and "error" not in p:
-                    fn = p["tool_calls"][0]["function"]
-                    if fn.get("name") in IMAGEGEN_TOOLS:
-                        last_args[fn["name"]] = fn.get("arguments")
-            score = 1.0
+                calls = _calls(p)
+                if calls is None:
+                    continue
+                c["metrics.tool_call"] += 1
+                c["metrics.tool_call_error"] += "error" in p
+                if not calls:
+                    empty_calls += 1
+                    continue
+                name = calls[0]["function"].get("name")
+                names.append(name)
+                if tool_type(name) in CATEGORIES:
+                    c[f"total_predict.{tool_type(name)}"] += 1
             for g in gts:
                 if _calls(g):
-                    fn = g["tool_calls"][0]["function"]
-                    if fn.get("name") in IMAGEGEN_TOOLS:
-                        if fn["name"] not in last_args:
-                            score = 0.0
-                            break
-                        score *= clipped_cosine(
-                            ctx.embedder, json.dumps(fn.get("arguments")), json.dumps(last_args[fn["name"]])
-                        )
-            c["metrics.answer_acc_w_imggen"] += score
-            row["imggen_score"] = score
-        names = []
-        for p in preds:
-            calls = _calls(p)
-            if calls is None:
-                continue
-            c["metrics.tool_call"] += 1
-            c["metrics.tool_call_error"] += "error" in p
-            if not calls:
-                empty_calls += 1
-                continue
-            name = calls[0]["function"].get("name")
-            names.append(name)
-            if tool_type(name) in CATEGORIES:
-                c[f"total_predict.{tool_type(name)}"] += 1
-        for g in gts:
-            if _calls(g):
-                name = g["tool_calls"][0]["function"].get("name")
-                cat = tool_type(name)
-                if cat == "none":  # the reference crashes (KeyError) here; we skip and say so
-                    unknown.add(str(name))
-                    continue
-                c[f"total.{cat}"] += 1
-                c[f"metrics.{cat}"] += name in names
-        for key, value in c.items():
-            totals[key] += value
-        per_item.append(row)
-    f1s: dict[str, Any] = {}
-    for cat in CATEGORIES:
-        hit, predicted, gold = totals[f"metrics.{cat}"], totals[f"total_predict.{cat}"], totals[f"total.{cat}"]
-        precision = hit / (predicted + 1e-5)
-        recall = hit / gold if gold else 0.0
-        f1 = 2 * precision * recall / (precision + recall + 1e-5) if gold else 0.0
-        f1s[cat] = {
-            "precision": precision * 100,
-            "recall": recall * 100,
-            "f1": f1 * 100,
-            "hit": int(hit),
-            "predicted": int(predicted),
-            "gold": int(gold),
+                    name = g["tool_calls"][0]["function"].get("name")
+                    cat = tool_type(name)
+                    if cat == "none":  # the reference crashes (KeyError) here; we skip and say so
+                        unknown.add(str(name))
+                        continue
+                    c[f"total.{cat}"] += 1
+                    c[f"metrics.{cat}"] += name in names
+            for key, value in c.items():
+                totals[key] += value
+            per_item.append(row)
+        self.empty_calls = empty_calls
+
+    def finish(self) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+        totals, unknown, per_item, empty_calls = self.totals, self.unknown, self.per_item, self.empty_calls
+        f1s: dict[str, Any] = {}
+        for cat in CATEGORIES:
+            hit, predicted, gold = totals[f"metrics.{cat}"], totals[f"total_predict.{cat}"], totals[f"total.{cat}"]
+            precision = hit / (predicted + 1e-5)
+            recall = hit / gold if gold else 0.0
+            f1 = 2 * precision * recall / (precision + recall + 1e-5) if gold else 0.0
+            f1s[cat] = {
+                "precision": precision * 100,
+                "recall": recall * 100,
+                "f1": f1 * 100,
+                "hit": int(hit),
+                "predicted": int(predicted),
+                "gold": int(gold),
+            }
+        answered = totals["total.answer"]
+        metrics = {
+            "AnsAcc": (totals["metrics.answer_acc"] / answered * 100) if answered else 0.0,
+            "AnsAcc+I": pct(totals["metrics.answer_acc_w_imggen"], totals["total.all"]),
+            "P": f1s["perception"]["f1"],
+            "O": f1s["operation"]["f1"],
+            "L": f1s["logic"]["f1"],
+            "C": f1s["creativity"]["f1"],
+            "tool_call": int(totals["metrics.tool_call"]),
+            "tool_call_error": int(totals["metrics.tool_call_error"]),
+            "tool_selection": f1s,
+            "counts": {
+                "answer_acc": totals["metrics.answer_acc"],
+                "answer_acc_w_imggen": totals["metrics.answer_acc_w_imggen"],
+                "total_answer": answered,
+                "total_all": totals["total.all"],
+            },
         }
-    answered = totals["total.answer"]
-    metrics = {
-        "AnsAcc": (totals["metrics.answer_acc"] / answered * 100) if answered else 0.0,
-        "AnsAcc+I": pct(totals["metrics.answer_acc_w_imggen"], totals["total.all"]),
-        "P": f1s["perception"]["f1"],
-        "O": f1s["operation"]["f1"],
-        "L": f1s["logic"]["f1"],
-        "C": f1s["creativity"]["f1"],
-        "tool_call": int(totals["metrics.tool_call"]),
-        "tool_call_error": int(totals["metrics.tool_call_error"]),
-        "tool_selection": f1s,
-        "counts": {
-            "answer_acc": totals["metrics.answer_acc"],
-            "answer_acc_w_imggen": totals["metrics.answer_acc_w_imggen"],
-            "total_answer": answered,
-            "total_all": totals["total.all"],
-        },
-    }
-    notes = []
-    if unknown:
-        notes.append(
-            f"gold calls to tools outside GTA's four categories were skipped (the reference raises "
-            f"KeyError): {', '.join(sorted(unknown))}"
-        )
-    if empty_calls:
-        notes.append(EMPTY_CALLS_NOTE.format(n=empty_calls))
-    return metrics, per_item, notes
+        notes = []
+        if unknown:
+            notes.append(
+                f"gold calls to tools outside GTA's four categories were skipped (the reference raises "
+                f"KeyError): {', '.join(sorted(unknown))}"
+            )
+        if empty_calls:
+            notes.append(EMPTY_CALLS_NOTE.format(n=empty_calls))
+        return metrics, per_item, notes
 
 
 def checkpoint_judge_scores(items: list[Item], ctx: ScoreContext) -> tuple[float | None, int, list[tuple[int, Any]]]:
     """GTA-2: each leaf checkpoint judged 0–10; a parent is the weighted mean of its children."""
-    from evaluation.scoring.checkpoints import CheckpointOutcome
+    acc = CheckpointJudgeScores(ctx)
+    acc.add(items)
+    return acc.finish()
 
-    roots_scores: list[float] = []
-    pending = 0
-    outcomes: list[tuple[int, Any]] = []
-    for it in items:
-        if not it.checkpoints:
-            continue
-        traj = int(it.trajectory.get("id") or 0)
-        children: dict[Any, list[dict[str, Any]]] = {}
-        for cp in it.checkpoints:
-            children.setdefault(cp.get("parent_id"), []).append(cp)
-        produced = it.produced_assets()
 
-        def value(cp: dict[str, Any]) -> float | None:
-            nonlocal pending
-            kids = children.get(cp.get("id"), [])
-            if kids:
-                vals = [(value(k), float(k.get("weight") or 1.0)) for k in kids]
-                if any(v is None for v, _ in vals):
-                    return None
-                w = sum(wt for _, wt in vals)
-                return sum(v * wt for v, wt in vals) / w if w else None  # type: ignore[operator]
-            req = JudgeRequest.make(
-                CHECKPOINT_JUDGE,
-                traj,
-                f"checkpoint:{cp['key']}",
-                {
-                    "task": it.task.get("query") or "",
-                    "answer": it.final_answer(),
-                    "requirement": cp.get("description") or "",
-                },
-                produced,
-            )
-            got = ctx.oracle.ask(req)
-            if got is None or got.score is None:
-                pending += got is None
-                return None
-            outcomes.append(
-                (
+class CheckpointJudgeScores:
+    """``checkpoint_judge_scores`` over items given a chunk at a time (each chunk asks ``ctx.oracle`` as
+    it is when the chunk is added)."""
+
+    def __init__(self, ctx: ScoreContext):
+        self.ctx = ctx
+        self.roots_scores: list[float] = []
+        self.pending = 0
+        self.outcomes: list[tuple[int, Any]] = []
+        self.any_checkpoints = False
+
+    def finish(self) -> tuple[float | None, int, list[tuple[int, Any]]]:
+        roots_scores = self.roots_scores
+        return (sum(roots_scores) / len(roots_scores) if roots_scores else None), self.pending, self.outcomes
+
+    def add(self, items: list[Item]) -> None:
+        from evaluation.scoring.checkpoints import CheckpointOutcome
+
+        ctx, roots_scores, outcomes = self.ctx, self.roots_scores, self.outcomes
+        pending = self.pending
+        for it in items:
+            if not it.checkpoints:
+                continue
+            traj = int(it.trajectory.get("id") or 0)
+            children: dict[Any, list[dict[str, Any]]] = {}
+            for cp in it.checkpoints:
+                children.setdefault(cp.get("parent_id"), []).append(cp)
+            produced = it.produced_assets()
+
+            def value(cp: dict[str, Any]) -> float | None:
+                nonlocal pending
+                kids = children.get(cp.get("id"), [])
+                if kids:
+                    vals = [(value(k), float(k.get("weight") or 1.0)) for k in kids]
+                    if any(v is None for v, _ in vals):
+                        return None
+                    w = sum(wt for _, wt in vals)
+                    return sum(v * wt for v, wt in vals) / w if w else None  # type: ignore[operator]
+                req = JudgeRequest.make(
+                    CHECKPOINT_JUDGE,
                     traj,
-                    CheckpointOutcome(
-                        cp.get("id"),
-                        cp["key"],
-                        got.score >= 5.0,
-                        None,
-                        "judge",
-                        {"score": got.score, "judge": got.judge_name},
-                    ),
+                    f"checkpoint:{cp['key']}",
+                    {
+                        "task": it.task.get("query") or "",
+                        "answer": it.final_answer(),
+                        "requirement": cp.get("description") or "",
+                    },
+                    produced,
                 )
-            )
-            return got.score
+                got = ctx.oracle.ask(req)
+                if got is None or got.score is None:
+                    pending += got is None
+                    return None
+                outcomes.append(
+                    (
+                        traj,
+                        CheckpointOutcome(
+                            cp.get("id"),
+                            cp["key"],
+                            got.score >= 5.0,
+                            None,
+                            "judge",
+                            {"score": got.score, "judge": got.judge_name},
+                        ),
+                    )
+                )
+                return got.score
 
-        vals = [value(r) for r in children.get(None, [])]
-        if vals and all(v is not None for v in vals):
-            roots_scores.extend(vals)  # type: ignore[arg-type]
-    return (sum(roots_scores) / len(roots_scores) if roots_scores else None), pending, outcomes
+            vals = [value(r) for r in children.get(None, [])]
+            if vals and all(v is not None for v in vals):
+                roots_scores.extend(vals)  # type: ignore[arg-type]
+        self.pending = pending
+        self.any_checkpoints = self.any_checkpoints or any(it.checkpoints for it in items)
 
 
 class GTAProfile:
@@ -516,12 +587,22 @@ class GTAProfile:
     judges = (CHECKPOINT_JUDGE,)
 
     def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
-        notes: list[str] = []
-        if ctx.run_mode == "step":
-            metrics, per_item, notes = score_step(items, ctx)
-        else:
-            metrics, per_item, notes = score_e2e(items, ctx)
-        gpt, pending, outcomes = checkpoint_judge_scores(items, ctx)
+        return self.score_chunks([items], ctx)
+
+    def score_chunks(self, chunks: Iterable[list[Item]], ctx: ScoreContext) -> ScoreResult:
+        """The run's items a chunk at a time, each chunk scored whole before the next is asked for (the
+        runner loads a large run this way, so only one chunk's items are in memory). Every sum runs
+        over the items in order, so the numbers do not depend on where the chunks are cut."""
+        scores = StepScores(ctx) if ctx.run_mode == "step" else E2EScores(ctx)
+        judged = CheckpointJudgeScores(ctx)
+        usage = UsageCounter()
+        for items in chunks:
+            scores.add(items)
+            judged.add(items)
+            usage.add(items)
+            del items  # not held while the next chunk loads
+        metrics, per_item, notes = scores.finish()
+        gpt, pending, outcomes = judged.finish()
         if gpt is not None:
             metrics["checkpoint_judge_score"] = gpt
         return result(
@@ -531,8 +612,8 @@ class GTAProfile:
             per_item=per_item,
             outcomes=outcomes,
             notes=notes,
-            pending=pending if gpt is not None or any(it.checkpoints for it in items) else 0,
-            usage=usage_stats(items),
+            pending=pending if gpt is not None or judged.any_checkpoints else 0,
+            usage=usage.stats(),
         )
 
     def item_score(self, row: dict[str, Any]) -> float | None:

@@ -210,14 +210,36 @@ STEP_FIELDS = ("ordinal", "thought", "tool_name", "tool_args", "result_text", "r
 TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "error", "task_revision", "started_at")
 
 
-def load_run(session: Session, run_id: int, only: Iterable[int] | None = None) -> LoadedRun:
+def load_run(
+    session: Session, run_id: int, only: Iterable[int] | None = None, id_range: tuple[int, int] | None = None
+) -> LoadedRun:
     """``only`` keeps just those trajectories of the run (one item's score for a review screen, or a
-    queued judge's work item, without loading the whole run)."""
+    queued judge's work item, without loading the whole run); ``id_range`` (first, last) those with
+    ids in that range, inclusive (a chunk of a large run, ``trajectory_chunks``)."""
     with gc_paused():
-        return _load_run(session, run_id, None if only is None else list(only))
+        return _load_run(session, run_id, None if only is None else list(only), id_range)
 
 
-def _load_run(session: Session, run_id: int, only: list[int] | None) -> LoadedRun:
+def trajectory_chunks(session: Session, run_id: int, size: int) -> list[tuple[int, int]]:
+    """The run's trajectory ids cut into consecutive (first, last) ranges of ``size`` trajectories."""
+    ids = [
+        tid
+        for (tid,) in session.connection().execute(
+            sa.select(Trajectory.id).where(Trajectory.run_id == run_id).order_by(Trajectory.id)  # type: ignore[call-overload]
+        )
+    ]
+    return [(ids[k], ids[min(k + size, len(ids)) - 1]) for k in range(0, len(ids), size)]
+
+
+def run_header(session: Session, run_id: int) -> LoadedRun:
+    """The run, its benchmark and model, without its items."""
+    run = session.get(Run, run_id)
+    if run is None:
+        raise RunNotFound(f"no run with id {run_id}")
+    return _header(session, run, [])
+
+
+def _load_run(session: Session, run_id: int, only: list[int] | None, id_range: tuple[int, int] | None) -> LoadedRun:
     """Columns, not ORM objects: Core selects read exactly the fields scoring uses, each JSON value is
     decoded once, and rows stream from the cursor a batch at a time. Every per-run table is read in
     one query filtered by a sub-select on the run (no ``IN (...)`` list that grows with the run, so
@@ -226,12 +248,12 @@ def _load_run(session: Session, run_id: int, only: list[int] | None) -> LoadedRu
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")
-    bench = session.get(Benchmark, run.benchmark_id)
-    endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
     db = _Reader(session, stream=only is None or len(only) > _FEW)
     in_traj: Any = Trajectory.run_id == run_id
     if only is not None:
         in_traj = sa.and_(in_traj, Trajectory.id.in_(only))  # type: ignore[union-attr]
+    if id_range is not None:
+        in_traj = sa.and_(in_traj, Trajectory.id.between(*id_range))  # type: ignore[union-attr]
     in_run = sa.select(Trajectory.id).where(in_traj)  # type: ignore[call-overload]
     run_tasks = sa.select(Trajectory.task_id).where(in_traj)  # type: ignore[call-overload]
     trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, in_traj, Trajectory.id)]
@@ -411,6 +433,12 @@ def _load_run(session: Session, run_id: int, only: list[int] | None) -> LoadedRu
                 asset_sha=shas,
             )
         )
+    return _header(session, run, items)
+
+
+def _header(session: Session, run: Run, items: list[Item]) -> LoadedRun:
+    bench = session.get(Benchmark, run.benchmark_id)
+    endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
     return LoadedRun(
         run={
             "id": run.id,

@@ -8,6 +8,7 @@ Every function is pure and cheap; where the reference has a bug there is a ``mod
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Iterable
 
@@ -56,6 +57,22 @@ def _alias_pattern(aliases: Iterable[str], mode: str) -> str:
     return r"(?<!\w)(?:" + body + r")(?!\w)"
 
 
+@functools.lru_cache(maxsize=4096)
+def _alias_regex(aliases: tuple[str, ...], mode: str) -> re.Pattern[str]:
+    """The compiled alias pattern (re's own cache holds 512 and is shared: a run's worth of answer
+    aliases kept it recompiling)."""
+    return re.compile(_alias_pattern(aliases, mode), re.IGNORECASE)
+
+
+def _alias_search(aliases: Iterable[str], mode: str, pred: str) -> re.Match[str] | None:
+    try:
+        key = tuple(aliases)
+        hash(key)
+    except TypeError:  # not strings: fails below exactly as it always did
+        return re.search(_alias_pattern(aliases, mode), pred, re.IGNORECASE)
+    return _alias_regex(key, mode).search(pred)
+
+
 def gta_iscorrect(pred: str, ref: dict[str, Any], mode: str = "faithful") -> bool:
     """GTA objective answer: every whitelist alias group must match, no blacklist alias may match.
 
@@ -64,14 +81,14 @@ def gta_iscorrect(pred: str, ref: dict[str, Any], mode: str = "faithful") -> boo
     """
     check_mode(mode)
     whitelist = ref.get("whitelist") or []
-    count = sum(1 for aliases in whitelist if re.search(_alias_pattern(aliases, mode), pred, re.IGNORECASE))
+    count = sum(1 for aliases in whitelist if _alias_search(aliases, mode, pred))
     if count != len(whitelist):
         return False
     blacklist = ref.get("blacklist")
     if not blacklist:
         return True
     flat = [alias for aliases in blacklist for alias in aliases]
-    return not re.search(_alias_pattern(flat, mode), pred, re.IGNORECASE)
+    return not _alias_search(flat, mode, pred)
 
 
 # ------------------------------------------------------------------ VTC-Bench (VLMEvalKit image_vqa.py)

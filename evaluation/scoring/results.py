@@ -87,6 +87,23 @@ class ScoreResult(BaseModel):
     unsafe_in_process_sandbox: bool = False
     checkpoint_results_written: StrictInt = 0
 
+    @classmethod
+    def with_rows(cls, per_item: list[dict[str, Any]], outcomes: list[tuple[int, Any]], **fields: Any) -> "ScoreResult":
+        """The constructor's result, with the (10,000s of) per-item rows and outcomes checked by one plain
+        loop instead of one validator call each (half a second for 10,000 Agentic-MME items). Anything
+        the loop does not recognise as already valid goes through the validators as before."""
+        res = cls(**fields)
+        if _valid_rows(per_item):
+            res.__dict__["per_item"] = per_item if type(per_item) is list else list(per_item)
+        else:
+            res.per_item = per_item
+        if _valid_outcomes(outcomes):
+            res.__dict__["outcomes"] = outcomes if type(outcomes) is list else list(outcomes)
+        else:
+            res.outcomes = outcomes
+        res.__pydantic_fields_set__.update(("per_item", "outcomes"))
+        return res
+
     def add_notes(self, *notes: str) -> None:
         self.notes = [*self.notes, *notes]
 
@@ -97,6 +114,25 @@ class ScoreResult(BaseModel):
         if per_item:
             out["per_item"] = self.per_item
         return out
+
+
+def _valid_rows(rows: Any) -> bool:
+    """Rows the validators would pass unchanged: plain dicts with string keys and an int trajectory_id."""
+    for row in rows:
+        if type(row) is not dict or type(row.get("trajectory_id")) is not int:
+            return False
+        for k in row:
+            if type(k) is not str:
+                return False
+    return True
+
+
+def _valid_outcomes(outcomes: Any) -> bool:
+    """(int, anything) pairs, as the validators would leave them."""
+    for o in outcomes:
+        if type(o) is not tuple or len(o) != 2 or type(o[0]) is not int:
+            return False
+    return True
 
 
 def results_json_schema() -> dict[str, Any]:

@@ -7,7 +7,7 @@ Re-scoring replaces this run's CheckpointResult rows for the same method and sco
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -18,7 +18,8 @@ from evaluation.benchmarks.base import Profile
 from evaluation.judges.oracle import StoreOracle
 from evaluation.scoring.embedding import get_embedder
 from store.gc_pause import gc_paused
-from evaluation.scoring.loader import LoadedRun, load_run
+from evaluation.scoring.items import Item
+from evaluation.scoring.loader import LoadedRun, load_run, run_header, trajectory_chunks
 from evaluation.scoring.results import ScoreResult
 from store import read_only, session_scope
 from store.models import CheckpointResult, Run, utcnow
@@ -55,25 +56,85 @@ def score_loaded(
         embedder_factory=lambda: get_embedder(embedder),
     )
     res = profile.score(loaded.items, ctx)
-    res.add_notes(*edited_notes(loaded))
+    return _identify(res, loaded, [oracle], edited_notes(loaded))
+
+
+CHUNK = 10_000
+"""Trajectories loaded and scored at a time, for profiles that take a run in chunks (``score_chunks``):
+a 100,000-trajectory run never has more than this many items in memory."""
+
+
+def score_chunked(
+    session: Session,
+    header: LoadedRun,
+    ranges: list[tuple[int, int]],
+    *,
+    mode: str = "faithful",
+    embedder: str = "minilm",
+    prefer_judges: list[str] | None = None,
+) -> ScoreResult:
+    """``score_loaded`` for a run given as trajectory id ranges: each chunk is loaded, handed to the
+    profile with its own judge oracle, and dropped before the next is loaded."""
+    profile: Any = profile_for(header)
+    oracles: list[StoreOracle] = []
+    edits: tuple[list[str], list[str]] = ([], [])
+    ctx = ScoreContext(
+        mode=mode,
+        run_mode=header.run.get("mode") or "atomic",
+        embedder_factory=lambda: get_embedder(embedder),
+    )
+
+    def chunks() -> Iterator[list[Item]]:
+        for first, last in ranges:
+            items = load_run(session, int(header.run["id"]), id_range=(first, last)).items
+            ctx.oracle = StoreOracle(session, items, prefer=prefer_judges, mode=mode)
+            oracles.append(ctx.oracle)
+            restored, unknown = _edited(items)
+            edits[0].extend(restored)
+            edits[1].extend(unknown)
+            yield items
+            del items  # the profile has scored it: free it before the next chunk is loaded
+
+    res = profile.score_chunks(chunks(), ctx)
+    return _identify(res, header, oracles, _edit_notes(*edits))
+
+
+def _identify(res: ScoreResult, loaded: LoadedRun, oracles: list[StoreOracle], notes: list[str]) -> ScoreResult:
+    """The run's identity and what the judge oracles saw, added to a profile's result."""
+    res.add_notes(*notes)
     res.run_id = loaded.run["id"]
     res.run_name = loaded.run.get("name")
     res.benchmark = loaded.benchmark.get("name")
     res.model = loaded.model
-    res.judges_used = sorted(oracle.used_judges)
-    res.pending_by_judge = _count_by_judge(oracle.pending)
-    res.judge_prompts = {j: t.describe() for j, t in sorted(oracle.prompts.templates.items())}
+    templates: dict[str, Any] = {}
+    for oracle in oracles:
+        templates.update(oracle.prompts.templates)
+    res.judges_used = sorted(set().union(*(o.used_judges for o in oracles)))
+    res.pending_by_judge = _count_by_judge([r for o in oracles for r in o.pending])
+    res.judge_prompts = {j: t.describe() for j, t in sorted(templates.items())}
     return res
 
 
 def edited_notes(loaded: LoadedRun) -> list[str]:
     """Say which trajectories ran on a task that was edited after this run, and how they were scored."""
-    restored = [it for it in loaded.items if it.trajectory.get("edited_after_run") == "restored"]
-    unknown = [it for it in loaded.items if it.trajectory.get("edited_after_run") == "unrecorded"]
+    return _edit_notes(*_edited(loaded.items))
+
+
+def _edited(items: list[Item]) -> tuple[list[str], list[str]]:
+    """The names of the items whose task was edited after the run: (restored, not restorable)."""
+
+    def name(it: Item) -> str:
+        return str(it.task.get("source_id") or it.task.get("id"))
+
+    restored = [name(it) for it in items if it.trajectory.get("edited_after_run") == "restored"]
+    unknown = [name(it) for it in items if it.trajectory.get("edited_after_run") == "unrecorded"]
+    return restored, unknown
+
+
+def _edit_notes(restored: list[str], unknown: list[str]) -> list[str]:
     notes = []
 
-    def names(items: list[Any]) -> str:
-        ids = [str(it.task.get("source_id") or it.task.get("id")) for it in items]
+    def names(ids: list[str]) -> str:
         return ", ".join(ids[:10]) + (" …" if len(ids) > 10 else "")
 
     if restored:
@@ -125,7 +186,19 @@ def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str)
             "detail": o.detail,
         }
         n += 1
-    now = utcnow()
+    (_write_sqlite if conn.dialect.name == "sqlite" else _write_core)(conn, table, latest, existing, mode, utcnow())
+    return n
+
+
+def _write_core(
+    conn: Any,
+    table: Any,
+    latest: dict[tuple[int, int, str], dict[str, Any]],
+    existing: dict[tuple[int, int, str], int],
+    mode: str,
+    now: Any,
+) -> None:
+    """Insert the new rows and update the existing ones with Core executemany statements."""
     inserts = [
         {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
         for k, v in latest.items()
@@ -146,7 +219,62 @@ def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str)
             ),
             updates,
         )
-    return n
+
+
+_VALUES = ("passed", "score", "matched_event_id", "detail")
+
+
+def _write_sqlite(
+    conn: Any,
+    table: Any,
+    latest: dict[tuple[int, int, str], dict[str, Any]],
+    existing: dict[tuple[int, int, str], int],
+    mode: str,
+    now: Any,
+) -> None:
+    """The same rows as ``_write_core``'s statements, through one plain ``executemany`` each: Core's
+    per-row parameter processing was most of writing 30,000 rows. Each value still goes through its
+    column type's own bind processor (booleans as 0/1, the JSON column's serializer, the timestamp's
+    text), so the stored values are the ones the Core statements store."""
+    dialect = conn.dialect
+    quote = dialect.identifier_preparer.quote
+
+    def bind(name: str) -> Any:
+        proc = table.c[name].type._cached_bind_processor(dialect)
+        return proc if proc is not None else (lambda x: x)
+
+    passed, score, event, detail = (bind(f) for f in _VALUES)
+    created = bind("created_at")(now)
+    inserts = [
+        (
+            k[0],
+            k[1],
+            k[2],
+            mode,
+            created,
+            passed(v["passed"]),
+            score(v["score"]),
+            event(v["matched_event_id"]),
+            detail(v["detail"]),
+        )
+        for k, v in latest.items()
+        if k not in existing
+    ]
+    updates = [
+        (passed(v["passed"]), score(v["score"]), event(v["matched_event_id"]), detail(v["detail"]), existing[k])
+        for k, v in latest.items()
+        if k in existing
+    ]
+    name = quote(table.name)
+    if inserts:
+        cols = ("trajectory_id", "checkpoint_id", "method", "scoring_mode", "created_at", *_VALUES)
+        conn.exec_driver_sql(
+            f"INSERT INTO {name} ({', '.join(map(quote, cols))}) VALUES ({', '.join('?' * len(cols))})", inserts
+        )
+    if updates:
+        conn.exec_driver_sql(
+            f"UPDATE {name} SET {', '.join(f'{quote(c)} = ?' for c in _VALUES)} WHERE {quote('id')} = ?", updates
+        )
 
 
 UNSAFE_SANDBOX_NOTE = (
@@ -179,8 +307,15 @@ def _score_run(
     actor: str | None,
 ) -> ScoreResult:
     with session_scope(read_only(engine), actor=actor) as s:
-        loaded = load_run(s, run_id)
-        res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
+        header = run_header(s, run_id)
+        chunked = hasattr(profile_for(header), "score_chunks")
+        ranges = trajectory_chunks(s, run_id, CHUNK) if chunked else []
+        if len(ranges) > 1:
+            res = score_chunked(s, header, ranges, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
+        else:
+            loaded = load_run(s, run_id)
+            res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
+            del loaded  # the items: not needed to write the outcomes
         run = s.get(Run, run_id)
         if run is not None and (run.config or {}).get("unsafe_in_process_sandbox"):
             res.unsafe_in_process_sandbox = True

@@ -32,3 +32,16 @@ def test_streamed_loader_equals_the_orm_loader_on_postgresql(
     streamed = _scores(pg_engine, run_id)
     monkeypatch.setattr(runner, "load_run", orm_loader_reference.load_run)
     assert streamed == _scores(pg_engine, run_id)
+
+
+def test_a_gta_run_scored_in_chunks_on_postgresql_gives_the_whole_runs_result(
+    pg_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunked path (id ranges, one oracle per chunk) on PostgreSQL, and its CheckpointResult writer."""
+    run_id = write_run(pg_engine, "gta", 50)
+    whole = _scores(pg_engine, run_id)
+    monkeypatch.setattr(runner, "CHUNK", 7)
+    assert _scores(pg_engine, run_id) == whole
+    amme = write_run(pg_engine, "agentic-mme", 40)
+    written = score_run(pg_engine, amme, embedder="hashing").checkpoint_results_written
+    assert written and written == score_run(pg_engine, amme, embedder="hashing").checkpoint_results_written
