@@ -98,6 +98,16 @@ def encode_pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def close_encode_pool() -> None:
+    """Finish the queued encodes and end the pool's threads (a new pool starts on the next encode):
+    for code that needs the process single-threaded again, e.g. before forking."""
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
 class Produced:
     """One produced image: pixels now (a Pillow RGB image or an OpenCV array), PNG bytes on first ask.
 

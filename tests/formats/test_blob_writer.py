@@ -20,7 +20,14 @@ from tests.formats.fixtures import png, write_gta
 
 @pytest.fixture
 def forks(monkeypatch) -> list[int]:
-    """Fork for any number of files; the children's pids, to check each was waited for."""
+    """Fork for any number of files; the children's pids, to check each was waited for. The writer
+    forks only from a single-threaded process: an image test run earlier in this worker may have left
+    the background encode pool's threads, so they are ended first."""
+    from evaluation.tools.images import close_encode_pool
+
+    close_encode_pool()
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    assert not others, f"threads left by earlier tests keep the writer from forking: {others}"
     monkeypatch.setattr(blob_writer, "FORK_MIN_BLOBS", 1)
     pids: list[int] = []
     real_fork = os.fork
