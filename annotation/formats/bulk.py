@@ -14,8 +14,7 @@ import json
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from datetime import datetime
 from operator import itemgetter
-from contextlib import contextmanager, suppress
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import sqlalchemy as sa
 from sqlmodel import Session
@@ -53,32 +52,6 @@ class JsonText(str):
         self = super().__new__(cls, text)
         self.value = value
         return self
-
-
-IMPORT_CACHE_KIB = 128 * 1024  # SQLite page cache while an import writes (the default is 2 MiB)
-
-
-@contextmanager
-def import_page_cache(session: Session) -> Iterator[None]:
-    """A larger SQLite page cache for the import's one transaction, the connection's own restored after.
-
-    With the default 2 MiB, a 100k-task transaction spills dirty pages to the WAL and reads index pages
-    back over and over (100k tasks: about 3 s more CPU). Memory only: nothing about durability changes.
-    """
-    conn = session.connection()
-    if conn.dialect.name != "sqlite":
-        yield
-        return
-    before = conn.exec_driver_sql("PRAGMA cache_size").scalar()
-    conn.exec_driver_sql(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
-    restore = f"PRAGMA cache_size={int(before or 0)}"
-    try:
-        yield
-    except BaseException:
-        with suppress(Exception):  # the import's own error is the one to report
-            conn.exec_driver_sql(restore)
-        raise
-    conn.exec_driver_sql(restore)
 
 
 _MISSING = object()

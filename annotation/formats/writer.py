@@ -21,14 +21,7 @@ from sqlmodel import Session, select
 from annotation.answers import AnswerSpecError, validate_answer_spec
 from annotation.formats.assets import AssetCache
 from annotation.formats.base import DatasetSpec, DatasetStream, TaskBundle, TaskSpec, gc_paused
-from annotation.formats.bulk import (
-    CHUNK,
-    audit_stage,
-    copy_audit_stage,
-    import_page_cache,
-    insert_audited,
-    insert_many,
-)
+from annotation.formats.bulk import CHUNK, audit_stage, copy_audit_stage, insert_audited, insert_many
 from annotation.formats.errors import FormatError
 from annotation.formats.fingerprint import fingerprint
 from annotation.tasks import ensure_benchmark
@@ -264,7 +257,7 @@ def write_dataset(
         bench = _prepare_benchmark(session, fmt, spec, name, source)
         summary = ImportSummary(fmt.name, name, source)
         # New files are written while the rows go in; leaving the block waits for them (before any commit).
-        with import_page_cache(session), AssetCache(session, blobs, background=True) as cache:
+        with AssetCache(session, blobs, background=True) as cache:
             parts = _checked_batches(spec.tasks, source, cache, summary, checked=whole)
             _upsert_tasks(session, fmt, parts, bench.id or 0, cache, summary, source, consume)
         summary.notes = list(spec.notes)

@@ -1,6 +1,5 @@
 """The import's shortcuts around JSON and SQLite give what the plain calls give: reused C encoders equal
-``json.dumps`` (and recover from a failed encode), a JSON column's encoder equals its bind processor, and
-the larger page cache lives only as long as the import."""
+``json.dumps`` (and recover from a failed encode), and a JSON column's encoder equals its bind processor."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ import sqlalchemy as sa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.formats.bulk import IMPORT_CACHE_KIB, JsonText, _column_encoder, import_page_cache, make_dumps
-from store import session_scope
+from annotation.formats.bulk import JsonText, _column_encoder, make_dumps
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -53,18 +51,3 @@ def test_a_json_columns_encoder_gives_its_bind_processors_text(engine) -> None:
     for value in (None, {}, [], {"a": [1, "ü", None]}, [{"k": 1.5}], "text", 3, 2.5, True):
         assert encode(value) == proc(value), value
     assert encode(JsonText({"a": 1}, '{"a": 1}')) == '{"a": 1}'
-
-
-def _cache_size(session) -> int:
-    return int(session.connection().exec_driver_sql("PRAGMA cache_size").scalar())
-
-
-def test_the_import_page_cache_is_the_connections_own_again_afterwards(engine) -> None:
-    with session_scope(engine, "t") as s:
-        before = _cache_size(s)
-        with import_page_cache(s):
-            assert _cache_size(s) == -IMPORT_CACHE_KIB
-        assert _cache_size(s) == before
-        with pytest.raises(RuntimeError, match="bad record"), import_page_cache(s):
-            raise RuntimeError("bad record")
-        assert _cache_size(s) == before
