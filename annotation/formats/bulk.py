@@ -11,8 +11,9 @@ plain Core path.
 from __future__ import annotations
 
 import json
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Callable
 
 import sqlalchemy as sa
@@ -73,16 +74,16 @@ def _each_once(values: list[Any], encode: Callable[[Any], Any]) -> list[Any]:
     return out
 
 
-def _make_dumps() -> Callable[[Any], str]:
-    """``json.dumps`` with its default settings, without building a new C encoder on every call (that
-    set-up cost more than encoding the small values an import stores by the hundred thousand)."""
+def make_dumps(*, ensure_ascii: bool = True, default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """``json.dumps`` with these settings (the rest default), without building a new C encoder on every
+    call (that set-up cost more than encoding the small values an import stores by the hundred thousand).
+    Not for sharing between threads."""
+    enc = json.JSONEncoder(ensure_ascii=ensure_ascii, default=default)
     if c_make_encoder is None:
-        return json.dumps
-    enc = json.JSONEncoder()
+        return enc.encode
     markers: dict[int, Any] = {}  # the circular-reference check; left filled by a failed encode
-    make = c_make_encoder(
-        markers, enc.default, encode_basestring_ascii, None, enc.key_separator, enc.item_separator, False, False, True
-    )
+    quote = encode_basestring_ascii if ensure_ascii else encode_basestring
+    make = c_make_encoder(markers, enc.default, quote, None, enc.key_separator, enc.item_separator, False, False, True)
 
     def dumps(v: Any) -> str:
         try:
@@ -100,27 +101,32 @@ def _column_encoder(column: sa.Column, dialect: Any) -> Callable[[Any], Any] | N
         return proc
     # (Only called on the fast path: SQLite, json.dumps as the serializer, no string processing.)
     # One encoder per column and insert: never shared between threads.
-    _dumps = _make_dumps()
+    _dumps = make_dumps()
+    null = proc(None) if proc else None  # the same for every row: worked out once
 
     def encode(v: Any) -> Any:
         tv = type(v)
-        if tv is JsonText:
-            return str.__str__(v)
         if tv is dict or tv is list:  # what the column's processor does for these: json.dumps
             return _dumps(v)
+        if v is None:
+            return null
+        if tv is JsonText:
+            return str.__str__(v)
         return proc(v) if proc else v
 
     return encode
 
 
-def _sqlite_columns(session: Session, table: sa.Table, cols: list[str], rows: list[dict[str, Any]]) -> list[list[Any]]:
-    """The rows' values column by column, encoded for the driver."""
+def _sqlite_columns(session: Session, table: sa.Table, cols: list[str], rows: list[dict[str, Any]]) -> list[Any]:
+    """The rows' values column by column, encoded for the driver (rows split into columns in C)."""
     dialect = session.connection().dialect
-    out = []
-    for c in cols:
-        values = [r[c] for r in rows]
+    out: list[Any] = list(zip(*map(itemgetter(*cols), rows))) if len(cols) > 1 else [[r[cols[0]] for r in rows]]
+    for i, c in enumerate(cols):
         encode = _column_encoder(table.c[c], dialect)
-        out.append(_each_once(values, encode) if encode else values)
+        if encode is None:
+            continue
+        # A JSON value is seldom repeated; a timestamp column mostly holds the import's one ``now``.
+        out[i] = list(map(encode, out[i])) if isinstance(table.c[c].type, sa.JSON) else _each_once(out[i], encode)
     return out
 
 
@@ -294,23 +300,24 @@ def _audit_texts(
         if isinstance(table.c[c].type, sa.JSON):
             texts.append(values)
         else:
-            texts.append(_each_once([r[c] for r in rows], _scalar_json))
+            texts.append(_each_once(list(map(itemgetter(c), rows)), _scalar_json))
     fmt = "".join(template) + "}"
     return [fmt % parts for parts in zip(ids, *texts)]
 
 
 def _scalar_json(value: Any) -> str:
-    """``json.dumps`` of a plain column value (datetimes as ISO text)."""
+    """``json.dumps`` of a plain column value (datetimes as ISO text); the common types tested first."""
+    tv = type(value)
+    if tv is str:
+        return _quote(value)  # what json.dumps does with a str
+    if tv is int:
+        return int.__repr__(value)
     if value is None:
         return "null"
     if value is True:
         return "true"
     if value is False:
         return "false"
-    if type(value) is str:
-        return _quote(value)  # what json.dumps does with a str
-    if type(value) is int:
-        return int.__repr__(value)
     if isinstance(value, datetime):
         return _quote(value.isoformat())
     return json.dumps(value)
