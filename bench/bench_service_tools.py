@@ -45,6 +45,17 @@ def _model_turn(req):  # type: ignore[no-untyped-def]
     return text(f"<answer>{match.group(1) if match else 'ERROR'}</answer>")
 
 
+def _elapsed(stdout: str) -> float:
+    """The run's own time from its ``--json`` summary (one JSON document; older versions printed the
+    run id on a line before it); NaN when it is not there."""
+    for text in (stdout, stdout.split("\n", 1)[-1]):
+        try:
+            return float(json.loads(text)["elapsed"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return float("nan")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=64)
@@ -111,10 +122,7 @@ def main() -> None:
         with session_scope(engine) as s:
             statuses = [t.status for t in s.exec(select(Trajectory)).all()]
             locked = sum("locked" in json.dumps(p) for p in s.exec(select(Event.payload)).all())
-        try:
-            in_run = float(json.loads(proc.stdout.split("\n", 1)[1])["elapsed"])
-        except (ValueError, KeyError, TypeError):
-            in_run = float("nan")
+        in_run = _elapsed(proc.stdout)
         waves = -(-args.tasks // args.concurrency)
         ideal = waves * args.latency
         print(f"service tools: {args.tasks} x {args.latency:g} s vision calls, -j {args.concurrency}")
