@@ -346,8 +346,10 @@ class ChainmarkApp(App[None]):
         screens = [s for s in self.screen_stack if isinstance(s, WorkScreen)]
         for screen in screens:
             screen.flush_pending()
-        lost = [what for screen in screens for what in screen.unsaved_changes()]
         await self.wait_for_saves()
+        # Asked once the saves have landed: a save refused as a conflict (someone changed the field
+        # meanwhile) leaves the edit in the form only, and quitting then would drop it silently.
+        lost = [what for screen in screens for what in screen.unsaved_changes()]
         if not lost:
             self.exit()
             return

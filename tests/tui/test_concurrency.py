@@ -232,3 +232,28 @@ async def test_an_answer_spec_both_edited_merges_key_by_key(make_tui, engine, bl
         await pilot.press("ctrl+s")
         await wait_for_saves(pilot, app)
         assert _stored(engine, task_id).answer_spec == {"kind": "exact", "value": "4", "variants": ["three"]}
+
+
+async def test_quit_right_after_typing_into_a_field_changed_elsewhere_keeps_the_typing(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Two windows on one task, both typing into the query, both quitting at once (found walking it in
+    tmux): the second save is refused as a conflict, and quitting went ahead and dropped that typing.
+    Now the quit asks, and the typing is still in the form to settle."""
+    from tui.screens.confirm import ConfirmDiscardScreen
+
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        assert isinstance(editor, TaskEditorScreen)
+        editor.query_one("#query").focus()
+        await pilot.press("end", *" ANN")
+        _elsewhere(engine, task_id, query="How many? BOB")  # bob's save lands first
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: isinstance(app.screen, (ConfirmDiscardScreen, ConflictScreen)))
+        assert app.is_running
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id).query == "How many? BOB"  # bob's text, not overwritten
+        shown = editor.query_one("#query", TextArea).text
+        assert shown == "How many? ANN", shown  # and ann's still there
+        assert any("your edit of query (bob changed it" in w for w in editor.unsaved_changes())

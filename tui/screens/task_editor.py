@@ -107,6 +107,9 @@ class TaskEditorScreen(WorkScreen):
         self._show_all = False
         self._base: dict[str, Any] = {}  # per field: the stored value the annotator's edit started from
         self._conflict: FieldConflict | None = None
+        # The last conflict not settled yet: the annotator's edit of that field is in the form only.
+        # Quitting must not drop it, whether or not the question has been shown yet.
+        self._unsettled: FieldConflict | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -179,6 +182,17 @@ class TaskEditorScreen(WorkScreen):
         if self.detail is not None and message.stamp != self.detail.changed_at:
             self.refresh_data()
 
+    def _held(self, field: str) -> bool:
+        """The form's value of ``field`` is the annotator's and must not be replaced by a load: a save
+        of it is on its way (a load read before that save lands would put the old value back), or it
+        was refused as a conflict and is still to be settled (reload, overwrite or merge)."""
+        if self._unsettled is not None and self._unsettled.field == field:
+            return True
+        return any(
+            w.group == "save" and w.description == field and not w.is_finished and w.node is self
+            for w in self.app.workers
+        )
+
     @on(EditorTaskLoaded)
     def _task_loaded(self, message: EditorTaskLoaded) -> None:
         self.detail = message.detail
@@ -201,14 +215,14 @@ class TaskEditorScreen(WorkScreen):
             data_text(f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}{review}")
         )
         query = self.query_one("#query", TextArea)
-        if "query" not in self._pending_saves:
+        if "query" not in self._pending_saves and not self._held("query"):
             if query.text != d.query:
                 with self.prevent(TextArea.Changed):  # a reload is not typing: its echo must not save
                     query.load_text(d.query)
             self._base["query"] = d.query
         for name in META_FIELDS:
             box = self.query_one(f"#meta-{name}", Input)
-            if force or (not box.has_focus and f"meta-{name}" not in self._pending_saves):
+            if force or (not box.has_focus and f"meta-{name}" not in self._pending_saves and not self._held(name)):
                 if box.value != (getattr(d, name) or ""):
                     with self.prevent(Input.Changed):
                         box.value = getattr(d, name) or ""
@@ -409,9 +423,11 @@ class TaskEditorScreen(WorkScreen):
             try:
                 out = fn(session)
             except FieldConflict as conflict:
-                self._conflict = conflict
+                self._conflict = self._unsettled = conflict
                 raise
             self._base.update(changes)  # what is stored now is what the next edit builds on
+            if self._unsettled is not None and self._unsettled.field in changes:
+                self._unsettled = None  # overwritten or merged: the edit is stored
             return out
 
         self.save(what, apply)
@@ -434,6 +450,7 @@ class TaskEditorScreen(WorkScreen):
                 self._base[conflict.field] = conflict.theirs
                 self._save_fields(conflict.field, {conflict.field: conflict.mine}, f"edit {conflict.field}")
             elif choice == "reload":
+                self._unsettled = None  # the annotator chose to drop their edit
                 self._base[conflict.field] = conflict.theirs
                 self._show_all = True
                 self.refresh_data()
@@ -521,7 +538,10 @@ class TaskEditorScreen(WorkScreen):
 
     def unsaved_changes(self) -> list[str]:
         _, error = self.query_one(AnswerEditor).current()
-        return [f"the answer spec is invalid ({error})"] if error else []
+        lost = [f"the answer spec is invalid ({error})"] if error else []
+        if (c := self._unsettled) is not None:
+            lost.append(f"your edit of {c.field} ({c.who} changed it while you were editing)")
+        return lost
 
     def action_back(self) -> None:
         self.leave()
