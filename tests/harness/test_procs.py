@@ -140,15 +140,20 @@ def test_two_processes_write_what_one_writes(engine, db_path, make_bench):
         assert s.get(Run, two["run_id"]).status == "done"  # type: ignore[union-attr]
 
 
+def _start_on_two_processes(db_path: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``chainmark run`` of the mme bench on 2 harness processes, started: (process, run id)."""
+    proc = _start(db_path, "run", "-b", "mme", "-e", "local", "-m", "atomic", "-j", "4", "--procs", "2")
+    assert proc.stdout is not None and proc.stderr is not None
+    return proc, int(proc.stdout.readline())
+
+
 def test_killed_children_lose_and_repeat_nothing(engine, db_path, make_bench):
     """One child killed: its trajectories go to the other and the run finishes. The other killed
     too: the run stops as failed, and a resume finishes it; every task exactly once."""
     tasks = make_bench("mme", n=40)
     with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>"), latency=0.05) as server:
         _add_endpoint(db_path, server)
-        proc = _start(db_path, "run", "-b", "mme", "-e", "local", "-m", "atomic", "-j", "4", "--procs", "2")
-        assert proc.stdout is not None and proc.stderr is not None
-        run_id = int(proc.stdout.readline())
+        proc, run_id = _start_on_two_processes(db_path)
         children = _wait(lambda: len(server.chat_requests()) >= 4 and _children(proc.pid), "the children's first calls")
         assert len(children) == 2
         os.kill(children[0], signal.SIGKILL)
@@ -157,7 +162,7 @@ def test_killed_children_lose_and_repeat_nothing(engine, db_path, make_bench):
         assert proc.poll() is None, "the run ended before the second kill"
         os.kill(children[1], signal.SIGKILL)
         assert proc.wait(timeout=60) == 1
-        err = proc.stderr.read().decode()
+        err = proc.stderr.read().decode()  # type: ignore[union-attr]
         assert f"run {run_id} failed" in err and "harness processes" in err, err
         with session_scope(engine) as s:
             assert s.get(Run, run_id).status == "failed"  # type: ignore[union-attr]
@@ -178,13 +183,11 @@ def test_ctrl_c_cancels_every_process_and_resume_finishes(engine, db_path, make_
     tasks = make_bench("mme", n=40)
     with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>"), latency=0.05) as server:
         _add_endpoint(db_path, server)
-        proc = _start(db_path, "run", "-b", "mme", "-e", "local", "-m", "atomic", "-j", "4", "--procs", "2")
-        assert proc.stdout is not None and proc.stderr is not None
-        run_id = int(proc.stdout.readline())
+        proc, run_id = _start_on_two_processes(db_path)
         children = _wait(lambda: len(server.chat_requests()) >= 6 and _children(proc.pid), "the children's calls")
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 130
-        assert "interrupted" in proc.stderr.read().decode()
+        assert "interrupted" in proc.stderr.read().decode()  # type: ignore[union-attr]
         _wait(lambda: not any(Path(f"/proc/{c}").exists() for c in children), "the children to end", 10)
         with session_scope(engine) as s:
             assert s.get(Run, run_id).status == "cancelled"  # type: ignore[union-attr]
