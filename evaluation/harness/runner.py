@@ -18,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -316,6 +317,12 @@ def _finish_run(session: Session, run_id: int, status: str, reason: str | None =
             config["stopped_because"] = reason
         if config != (run.config or {}):
             run.config = config
+        if status != "done":  # nothing works on them now: a monitor must not show them as running
+            session.execute(
+                sa.update(Trajectory)
+                .where(Trajectory.run_id == run_id, Trajectory.status == "running")  # type: ignore[arg-type]
+                .values(status="pending")
+            )
         session.flush()
 
 

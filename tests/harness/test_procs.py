@@ -196,3 +196,36 @@ def test_ctrl_c_cancels_every_process_and_resume_finishes(engine, db_path, make_
         r = _chainmark(db_path, "run", "--resume", str(run_id), "--procs", "2")
         assert r.returncode == 0, r.stderr
     _exactly_once(engine, run_id, tasks, 4)
+
+
+def test_monitor_sees_progress_from_every_child(engine, db_path, make_bench):
+    """The run monitor (another process reading the database) sees where each trajectory is, though
+    the trajectories run in forked children: their reports reach the parent's writer."""
+    from tui.screens.runs.data import run_rows
+
+    tasks = make_bench("mme", n=8)
+    hold = {"on": True}
+
+    def reply(req: Any) -> Any:
+        if not any(m.get("role") == "tool" for m in req.messages):
+            return tool_calls(("crop", {"image_index": 0, "bbox_2d": [0, 0, 50, 40]}))
+        return text("<answer>red</answer>", delay=120 if hold["on"] else 0)  # held until cancelled
+
+    def live() -> list[Any]:
+        with session_scope(engine) as s:
+            rows = run_rows(s, with_errors_of=run_id)
+        return [t for t in rows[0].live if t.calls == 1] if rows and rows[0].id == run_id else []
+
+    with ScriptedOpenAI(handler=reply) as server:
+        _add_endpoint(db_path, server)
+        proc, run_id = _start_on_two_processes(db_path)
+        held = _wait(lambda: len(live()) == 4 and live(), "four trajectories waiting on their second call")
+        assert len(_children(proc.pid)) == 2
+        assert [t.step for t in held] == ["tool crop"] * 4  # the last report each made: before its tool
+        assert {t.task_id for t in held} <= set(tasks)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+        hold["on"] = False
+    with session_scope(engine) as s:
+        statuses = {t.status for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id))}
+    assert "running" not in statuses  # a cancelled run leaves no trajectory looking alive

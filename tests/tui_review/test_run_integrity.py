@@ -12,10 +12,13 @@ from textual.widgets import DataTable
 
 from evaluation.harness import RunSpec, add_endpoint, create_run
 from store import session_scope
-from store.models import Run, RunLease, utcnow
+from store.models import Run, RunLease, Task, Trajectory, utcnow
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tests.tui_review.conftest import settle
 from tests.tui_review.test_runs import _bench
+from sqlmodel import select
+
+from tui.screens.runs.data import run_rows
 from tui.screens.runs.manager import run_manager
 from tui.screens.runs.monitor import RunMonitorScreen
 
@@ -82,6 +85,8 @@ async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blo
                 expires_at=now + timedelta(seconds=600),
             )
         )  # that pid does not exist
+        task_id = s.exec(select(Task.id)).one()
+        s.add(Trajectory(run_id=run.id, task_id=task_id, status="running", usage={"api_calls": 1, "step": "tool crop"}))
         run_id = run.id
     app = make_tui()
     async with app.run_test(size=(150, 44)) as pilot:
@@ -92,3 +97,5 @@ async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blo
         assert table.get_row_at(0)[5] == "interrupted"
         title = str(app.screen.query_one("#run-title").render())
         assert f"chainmark run --resume {run_id}" in title
+    with session_scope(engine) as s:  # what the dead executor last reported is no one's work now
+        assert run_rows(s, with_errors_of=run_id)[0].live == []

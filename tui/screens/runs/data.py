@@ -119,7 +119,8 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                 ).all()
             ]
         live: list[LiveTrajectory] = []
-        if with_errors_of == r.id:
+        shown = shown_status(r.status, held.get(r.id or 0), claims.get(r.id or 0, 0) if is_queued(r) else None)
+        if with_errors_of == r.id and shown == "running":  # an interrupted run's rows are no one's work
             now = utcnow()
             for t in session.exec(
                 select(Trajectory)
@@ -148,7 +149,7 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                 benches.get(r.benchmark_id, "?"),
                 endpoints.get(r.endpoint_id, "") if r.endpoint_id else "",
                 r.mode,
-                shown_status(r.status, held.get(r.id or 0), claims.get(r.id or 0, 0) if is_queued(r) else None),
+                shown,
                 r.concurrency,
                 _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
                 counts.get(r.id or 0, {}),
