@@ -86,7 +86,11 @@ async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blo
             )
         )  # that pid does not exist
         task_id = s.exec(select(Task.id)).one()
-        s.add(Trajectory(run_id=run.id, task_id=task_id, status="running", usage={"api_calls": 1, "step": "tool crop"}))
+        s.add(
+            Trajectory(
+                run_id=run.id or 0, task_id=task_id or 0, status="running", usage={"api_calls": 1, "step": "tool crop"}
+            )
+        )
         run_id = run.id
     app = make_tui()
     async with app.run_test(size=(150, 44)) as pilot:
