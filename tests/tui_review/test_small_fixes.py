@@ -36,6 +36,26 @@ async def test_launch_without_an_endpoint_asks_for_one_and_keeps_the_form(make_t
         assert form.query_one("#bench", Select).value == "mme"
 
 
+async def test_a_run_is_launched_with_the_keyboard_alone(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """The form opens on its first field, so Enter opens the benchmark list at once."""
+    with session_scope(engine, "tester") as s:
+        for name in ("alpha", "beta"):
+            authoring.ensure_benchmark(s, name, "chainmark", tool_set="agentic-mme")
+            authoring.create_task(s, name, "What colour?", answer_spec={"kind": "contains", "value": "red"})
+        add_endpoint(s, "one", "http://127.0.0.1:9/v1", "m")
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(LaunchScreen())
+        await settle(pilot, app)
+        form = app.screen
+        assert app.focused is form.query_one("#bench", Select)
+        await pilot.press("enter", "down", "down", "enter")
+        await settle(pilot, app)
+        assert form.query_one("#bench", Select).value == "beta"
+        assert str(form.query_one("#bench #label", Static).render()) == "beta  (1 task, tools agentic-mme)"
+
+
 def test_a_judge_report_being_rated_shows_the_report() -> None:
     report = "Precision inspector\nsupported claims: 3 of 4\nthe second step is not backed by the documents"
     content = {

@@ -43,6 +43,7 @@ class LaunchChoicesLoaded(Result):
 
 class LaunchScreen(WorkScreen):
     CSS_PATH = CSS
+    AUTO_FOCUS = "#bench"  # the first field, not the scrolling form around it: Enter opens the list
     BINDINGS = [
         Binding("ctrl+s", "start", "Start run", priority=True, id="launch.start"),
         Binding("escape", "back", "Back", id="launch.back"),
@@ -85,7 +86,10 @@ class LaunchScreen(WorkScreen):
         c: LaunchChoices = message.choices
         bench = self.query_one("#bench", Select)
         bench.set_options(
-            [(f"{name}  ({n} tasks{', tools ' + ts if ts else ''})", name) for name, n, ts in c.benchmarks]
+            [
+                (f"{name}  ({n} task{'' if n == 1 else 's'}{', tools ' + ts if ts else ''})", name)
+                for name, n, ts in c.benchmarks
+            ]
         )
         if self.initial_benchmark in [b[0] for b in c.benchmarks]:
             bench.value = self.initial_benchmark
