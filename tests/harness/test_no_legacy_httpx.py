@@ -1,10 +1,11 @@
 """Nothing chainmark calls while a run is under way loads the legacy ``httpx`` package.
 
-openai looks ``httpx`` up in ``sys.modules`` on every request; a first import of it on a service
-tool's thread, while other requests were in flight, handed them the half-initialised module and
-failed whole trajectories ("partially initialized module 'httpx' has no attribute 'Timeout'"). The
-blocking client, the VLM tools, the web tools, judges and drafting all post through openai's own
-``httpx2`` instead; a fresh interpreter proves it after a real blocking call.
+The openai client looked ``httpx`` up in ``sys.modules`` on every request; a first import of it on a
+service tool's thread, while other requests were in flight, handed them the half-initialised module
+and failed whole trajectories ("partially initialized module 'httpx' has no attribute 'Timeout'").
+The blocking client, the VLM tools, the web tools, judges and drafting all post through ``httpx2``
+instead (and the image tools' openai client uses it too); a fresh interpreter proves it after a real
+blocking call.
 """
 
 from __future__ import annotations
