@@ -235,10 +235,9 @@ class ModelClient:
                 if response.status >= 400:
                     raise StatusFailure(response.status, raw, response.headers.get("retry-after"))
                 return raw
-        except aiohttp.ClientResponseError as exc:  # not an HTTP answer (the blocking client says the same)
-            raise TransportFailure(
-                "connection", "not an HTTP answer: " + " ".join(str(exc.message).split())[:200]
-            ) from exc
+        except aiohttp.ClientResponseError as exc:  # not valid HTTP, or redirects without end: as httpx2's
+            why = " ".join(str(exc.message).split())[:200] or type(exc).__name__
+            raise TransportFailure("connection", f"no usable HTTP answer ({why})") from exc
         except aiohttp.ClientPayloadError as exc:  # the body was cut short
             raise TransportFailure("connection") from exc
         except aiohttp.ServerDisconnectedError as exc:
