@@ -1,6 +1,11 @@
-"""The model client: one ``openai.AsyncOpenAI`` per run, our own retries with backoff, and the replay
-cache key. The openai library's own retries are switched off so every retry is ours to count, space
-and record."""
+"""The model client: chat calls posted through one aiohttp session per run, our own retries with
+backoff, and the replay cache key.
+
+The request is the body's canonical JSON, posted as is to ``chat/completions`` (``modelcall.wire``:
+the URL and headers the openai client used, so servers and replay keys see what they saw before);
+failures are classed as the openai client classed them (``modelcall.failures``). Not importing
+openai saves a run about a second of start-up, and its per-request machinery most of the client's
+CPU time per call."""
 
 from __future__ import annotations
 
@@ -13,15 +18,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx2  # openai's HTTP library (openai 3.x needs it); the legacy httpx (with its CLI: rich, pygments) is not loaded
-import openai
-
-try:  # the OS lookup the openai client makes for its headers (see _preset_platform)
-    from openai._base_client import get_platform
-except ImportError:  # pragma: no cover - another openai layout: the client looks it up itself
-    get_platform = None
+import aiohttp
 
 from evaluation.harness.endpoints import EndpointSpec
+from evaluation.modelcall.failures import StatusFailure, TransportFailure
 from evaluation.modelcall.reply import (  # re-exported: the harness's callers name them from here
     RETRYABLE_ERRORS,
     ModelCallError,  # noqa: F401  (re-exported)
@@ -33,18 +33,10 @@ from evaluation.modelcall.reply import (  # re-exported: the harness's callers n
 )
 from evaluation.modelcall.retry import RetryNote, RetryPolicy
 from evaluation.modelcall.replay_key import canonical, chat_key_of_payload, replay_key
+from evaluation.modelcall.wire import chat_url, json_body, request_headers
 from evaluation.harness.send_pacer import SendPacer, trace_config
 
-try:  # openai's aiohttp transport, imported with this module rather than on a run's critical path
-    import aiohttp
-    import httpcore2  # noqa: F401  (imported by httpx2 only when the first client is built: ~50 ms)
-except ImportError:  # pragma: no cover - the transport falls back to openai's httpx2 client
-    aiohttp = None  # type: ignore[assignment]
-try:  # the same transport, built here so its session can trace requests (see send_pacer)
-    from openai._vendor.httpx_aiohttp.transport import AiohttpTransport
-except ImportError:  # pragma: no cover - another openai layout: the transport builds its own session
-    AiohttpTransport = None
-
+KEEPALIVE_S = 5.0  # how long an idle connection stays open (what the openai client's pool kept)
 _BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
 
 
@@ -136,28 +128,37 @@ class ModelClient:
         self._timeout = float(params.get("timeout") or self.retry.timeout)
         self._extra_body = params.get("extra_body")
         self._params = {k: v for k, v in params.items() if k not in _BODY_PARAMS_EXCLUDED}
-        self._client: openai.AsyncOpenAI | None = None
         self._pacer: SendPacer | None = None
+        self._session: aiohttp.ClientSession | None = None
         self.answered = 0  # calls the endpoint answered (after retries), so far
         self._canonical = _CanonicalEncoder()
         if not replay:
-            http, self._pacer = _http_client(
-                concurrency,
-                self._timeout,
-                tls if tls is not None else (None if needs_tls(endpoint.base_url) else plain_http_tls()),
+            self._url = chat_url(endpoint.base_url)
+            self._headers = request_headers(endpoint.api_key())
+            self._pool = max(concurrency * 2, 10)
+            self._ssl: ssl.SSLContext = (
+                tls if tls is not None else (tls_context() if needs_tls(endpoint.base_url) else plain_http_tls())
             )
-            self._client = openai.AsyncOpenAI(
-                base_url=endpoint.base_url,
-                api_key=endpoint.api_key(),
-                max_retries=0,
-                timeout=self._timeout,
-                http_client=http,
-            )
-            _preset_platform(self._client)
+            self._pacer = SendPacer()
+
+    def _open(self) -> aiohttp.ClientSession:
+        """The session, made at the first request (aiohttp wants the running loop). Its requests are
+        traced so the pacer knows when one is on the wire (``send_pacer``)."""
+        assert self._pacer is not None
+        t = self._timeout
+        connector = aiohttp.TCPConnector(limit=self._pool, keepalive_timeout=KEEPALIVE_S, ssl=self._ssl)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers=self._headers,
+            timeout=aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t),
+            trace_configs=[trace_config(self._pacer)],
+        )
+        return self._session
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     def build_body(
         self,
@@ -202,13 +203,7 @@ class ModelClient:
                     kind="replay_miss",
                 )
             return ModelReply.from_cache(cached, key)
-        assert self._client is not None
-        send = dict(body)
-        extra = send.pop("extra_body", None)
-        # The request body is already plain JSON: posting it directly skips the client's per-request
-        # walk over every message and tool schema (most of its CPU time per call), while keeping its
-        # HTTP handling and typed errors. Without extra_body the keyed JSON is the body, serialised once.
-        wire = {"body": {**send, **extra}} if extra else {"content": payload}
+        wire = _wire_body(body, payload)
         attempt = 0
         while True:
             attempt += 1
@@ -216,15 +211,14 @@ class ModelClient:
                 turn = await self._pacer.turn()
             started = time.perf_counter()
             try:
-                response = await self._client.post("/chat/completions", cast_to=httpx2.Response, **wire)
-                completion = completion_of(response, self.endpoint.name)
+                completion = completion_of(await self._post(wire), self.endpoint.name)
             except RETRYABLE_ERRORS as exc:
                 note = retry_or_raise(exc, self.retry, attempt, self.endpoint.name, self.endpoint.base_url)
                 self._note(on_retry, note)
             else:
                 reply = normalise(completion, key)
                 reply.latency = time.perf_counter() - started
-                reply.sends, reply.sent_bytes = attempt, attempt * len(payload)
+                reply.sends, reply.sent_bytes = attempt, attempt * len(wire)
                 self.answered += 1
                 return reply
             finally:
@@ -232,10 +226,41 @@ class ModelClient:
                 turn = None
             await asyncio.sleep(note.delay)
 
+    async def _post(self, wire: bytes) -> bytes:
+        """The body of a 2xx/3xx answer; a ``StatusFailure`` or ``TransportFailure`` otherwise."""
+        session = self._session or self._open()
+        try:
+            async with session.post(self._url, data=wire) as response:
+                raw = await response.read()
+                if response.status >= 400:
+                    raise StatusFailure(response.status, raw, response.headers.get("retry-after"))
+                return raw
+        except aiohttp.ClientResponseError as exc:  # not valid HTTP, or redirects without end: as httpx2's
+            why = " ".join(str(exc.message).split())[:200] or type(exc).__name__
+            raise TransportFailure("connection", f"no usable HTTP answer ({why})") from exc
+        except aiohttp.ClientPayloadError as exc:  # the body was cut short
+            raise TransportFailure("connection") from exc
+        except aiohttp.ServerDisconnectedError as exc:
+            raise TransportFailure("timeout", "the server closed the connection without answering") from exc
+        except (aiohttp.ClientConnectionError, TimeoutError) as exc:  # timeouts are connection errors too
+            raise TransportFailure("timeout") from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise TransportFailure("connection") from exc
+
     @staticmethod
     def _note(cb: Callable[[RetryNote], None] | None, note: RetryNote) -> None:
         if cb is not None:
             cb(note)
+
+
+def _wire_body(body: dict[str, Any], payload: bytes) -> bytes:
+    """The bytes posted: the keyed JSON itself, or with ``extra_body`` merged into the top level
+    (serialised as the openai client serialised a body it was given with it)."""
+    if not body.get("extra_body"):
+        return payload
+    send = dict(body)
+    extra = send.pop("extra_body")
+    return json_body({**send, **extra})
 
 
 def needs_tls(base_url: str) -> bool:
@@ -243,9 +268,10 @@ def needs_tls(base_url: str) -> bool:
 
 
 def tls_context() -> Any:
-    """The TLS context the HTTP client would otherwise build for itself when it is created (loading
-    the CA bundle takes tens of milliseconds): runs make it on another thread while they prepare,
-    and only for ``https`` endpoints (see ``plain_http_tls``)."""
+    """The TLS context an ``https`` endpoint needs (the CA bundle httpx2 would load; loading it takes
+    tens of milliseconds): runs make it on another thread while they prepare (see ``plain_http_tls``)."""
+    import httpx2
+
     return httpx2.create_ssl_context()
 
 
@@ -254,42 +280,6 @@ def plain_http_tls() -> ssl.SSLContext:
     client never uses it, unless the endpoint redirects to ``https``, and that then fails loudly
     instead of going unverified. It costs nothing to build, unlike loading a CA bundle."""
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def _preset_platform(client: openai.AsyncOpenAI) -> None:
-    """The openai client looks up the OS for its headers on a new thread at its first request, and
-    every request of a first wave does so while the answer is pending (``-j 32``: 32 threads). The
-    lookup is cached, so doing it once here spares them. Nothing changes if the attribute goes away."""
-    if get_platform is not None and getattr(client, "_platform", "") is None:
-        client._platform = get_platform()  # type: ignore[attr-defined]
-
-
-def _http_client(concurrency: int, timeout: float, tls: Any = None) -> tuple[Any, SendPacer | None]:
-    """The HTTP client for the openai client, and the pacer of its requests when it has one.
-
-    openai's aiohttp transport when it can be built: its connection pool costs far less CPU per
-    request than the default one once dozens of connections are open, and its session can report
-    when a request is on the wire (``send_pacer``). Otherwise the default httpx client, unpaced."""
-    n = max(concurrency * 2, 10)
-    extra = {"verify": tls} if tls is not None else {}
-    limits = httpx2.Limits(max_connections=n, max_keepalive_connections=n)
-    if aiohttp is not None:
-        if AiohttpTransport is not None:
-            pacer = SendPacer()
-            transport = AiohttpTransport(verify=tls if tls is not None else True, limits=limits)
-            ssl_context = transport.ssl_context
-
-            def session() -> aiohttp.ClientSession:  # what the transport would build, plus the tracing
-                connector = aiohttp.TCPConnector(keepalive_timeout=limits.keepalive_expiry, ssl=ssl_context, limit=n)
-                return aiohttp.ClientSession(connector=connector, trace_configs=[trace_config(pacer)])
-
-            transport.client = session
-            return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, transport=transport), pacer
-        try:
-            return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, **extra), None
-        except RuntimeError:
-            pass
-    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, **extra), None
 
 
 def cacheable_request(

@@ -4,12 +4,10 @@ of a completion and of an HTTP error, shared by the harness's async client and t
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-
+from evaluation.modelcall.failures import StatusFailure, TransportFailure
 from evaluation.modelcall.redact import redact
 from evaluation.modelcall.retry import RETRYABLE_STATUS, RetryNote, RetryPolicy
 
@@ -64,27 +62,6 @@ class ModelReply:
         )
 
 
-def connection_failure(exc: openai.APIConnectionError) -> tuple[str, str]:
-    """``("timeout" | "connection", ": why")``. openai's aiohttp transport reports a refused or
-    unresolvable connection as a connect *timeout*; the cause chain tells what really happened."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError) and cause.errno:
-            why = os.strerror(cause.errno) if cause.errno > 0 else cause.strerror  # < 0: a name lookup
-            return "connection", f": {why} ({cause})"
-        cause = cause.__cause__ or cause.__context__
-    return ("timeout" if isinstance(exc, openai.APITimeoutError) else "connection"), ""
-
-
-def error_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:500]
-    return str(exc.message)[:500]
-
-
 def normalise(completion: Any, key: str) -> ModelReply:
     """A chat.completion JSON object → ModelReply; anything off-shape is a clear ``malformed`` error."""
     choices = completion.get("choices") if isinstance(completion, dict) else None
@@ -125,30 +102,25 @@ def normalise(completion: Any, key: str) -> ModelReply:
     )
 
 
-def completion_of(response: Any, endpoint_name: str) -> Any:
-    """The JSON of a completion response; a body that is not JSON is a ``malformed`` error."""
+def completion_of(raw: bytes, endpoint_name: str) -> Any:
+    """The JSON of a completion response's body; a body that is not JSON is a ``malformed`` error."""
     try:
-        return response.json()
+        return json.loads(raw)
     except ValueError as exc:
-        raise ModelCallError(
-            f"the reply of {endpoint_name} is not JSON: {response.text[:200]!r}", kind="malformed"
-        ) from exc
+        text = raw[:1024].decode("utf-8", "replace")
+        raise ModelCallError(f"the reply of {endpoint_name} is not JSON: {text[:200]!r}", kind="malformed") from exc
 
 
 def retry_or_raise(exc: Exception, policy: RetryPolicy, attempt: int, name: str, base_url: str) -> RetryNote:
     """After attempt ``attempt`` failed with ``exc``: the retry to make (its note carries the delay), or
     the ``ModelCallError`` that ends the call (not worth retrying, or the policy's attempts are spent)."""
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
+    if isinstance(exc, StatusFailure):
+        status, message = exc.status, exc.message()
         if status not in RETRYABLE_STATUS or attempt >= policy.attempts:
-            raise ModelCallError(
-                f"HTTP {status} from {name}: {error_message(exc)}", status=status, attempts=attempt
-            ) from exc
-        return RetryNote(
-            attempt, status, error_message(exc), policy.delay(attempt, exc.response.headers.get("retry-after"))
-        )
-    assert isinstance(exc, openai.APIConnectionError)  # timeouts are connection errors too
-    kind, reason = connection_failure(exc)
+            raise ModelCallError(f"HTTP {status} from {name}: {message}", status=status, attempts=attempt) from exc
+        return RetryNote(attempt, status, message, policy.delay(attempt, exc.retry_after))
+    assert isinstance(exc, TransportFailure)
+    kind, reason = exc.reason()
     if attempt >= policy.attempts:
         raise ModelCallError(
             f"{kind} talking to {name} ({base_url}) after {attempt} attempts{reason}", attempts=attempt, kind=kind
@@ -157,4 +129,4 @@ def retry_or_raise(exc: Exception, policy: RetryPolicy, attempt: int, name: str,
 
 
 # What a call may fail with and still be worth another attempt (``retry_or_raise`` decides).
-RETRYABLE_ERRORS = (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError)
+RETRYABLE_ERRORS = (StatusFailure, TransportFailure)

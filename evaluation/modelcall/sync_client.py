@@ -1,10 +1,11 @@
 """A blocking chat call with the one retry policy, the one error shape and redaction: for judges,
 the VLM-backed tools and drafting aids, which run on worker threads outside the harness's loop.
 
-One openai client per (endpoint URL, key, timeout) for the process, shared by every thread (the
-client is thread-safe; building one costs tens of milliseconds of CPU). Its own retries are off:
-every retry is ours, spaced by ``RetryPolicy`` (``Retry-After`` honoured) and reported to
-``on_retry`` (default: a warning in the log, redacted)."""
+One HTTP client per (endpoint URL, key, timeout) for the process, shared by every thread (the
+client is thread-safe; building one costs tens of milliseconds of CPU). It posts the JSON body to
+``chat/completions`` itself (``modelcall.wire``: the URL, headers and failures the openai client had,
+without importing openai). Every retry is ours, spaced by ``RetryPolicy`` (``Retry-After`` honoured)
+and reported to ``on_retry`` (default: a warning in the log, redacted)."""
 
 from __future__ import annotations
 
@@ -15,34 +16,50 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-# openai's own HTTP library, already loaded with openai. Never the legacy ``httpx``: openai looks it
-# up in sys.modules on every request, so importing it on one thread while another thread (or the
-# harness's loop) is mid-request hands that request a half-initialised module ("partially
-# initialized module 'httpx' has no attribute 'Timeout'"): concurrent service tools failed so.
-import httpx2
-
 from evaluation.modelcall.endpoint import EndpointSpec
+from evaluation.modelcall.failures import StatusFailure, TransportFailure
 from evaluation.modelcall.reply import RETRYABLE_ERRORS, ModelReply, completion_of, normalise, retry_or_raise
 from evaluation.modelcall.replay_key import replay_key
 from evaluation.modelcall.retry import RetryNote, RetryPolicy
+from evaluation.modelcall.wire import chat_url, json_body, request_headers
 
 log = logging.getLogger("chainmark.modelcall")
 
-_CLIENTS: dict[tuple[str, str, float], Any] = {}
+_CLIENTS: dict[tuple[str, str, float], "_Client"] = {}
 _LOCK = threading.Lock()
 
 
-def _client(endpoint: EndpointSpec, timeout: float) -> Any:
+class _Client:
+    """One endpoint's URL, headers and connection pool."""
+
+    def __init__(self, base_url: str, key: str, timeout: float):
+        import httpx2  # not the legacy httpx; imported by the first blocking call (a run may make none)
+
+        self.url, self.headers, self.httpx = chat_url(base_url), request_headers(key), httpx2
+        limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+        self.http = httpx2.Client(timeout=timeout, limits=limits, follow_redirects=True)
+
+    def post(self, body: dict[str, Any]) -> bytes:
+        """The body of a 2xx/3xx answer; a ``StatusFailure`` or ``TransportFailure`` otherwise."""
+        httpx2 = self.httpx
+        try:
+            response = self.http.post(self.url, content=json_body(body), headers=self.headers)
+        except httpx2.TimeoutException as exc:
+            raise TransportFailure("timeout") from exc
+        except (httpx2.HTTPError, httpx2.InvalidURL, OSError) as exc:
+            raise TransportFailure("connection") from exc
+        if response.status_code >= 400:
+            raise StatusFailure(response.status_code, response.content, response.headers.get("retry-after"))
+        return response.content
+
+
+def _client(endpoint: EndpointSpec, timeout: float) -> _Client:
     key = endpoint.api_key()
     ident = (endpoint.base_url, hashlib.sha256(key.encode()).hexdigest(), timeout)
     with _LOCK:
         client = _CLIENTS.get(ident)
         if client is None:
-            import openai
-
-            client = _CLIENTS[ident] = openai.OpenAI(
-                base_url=endpoint.base_url, api_key=key, timeout=timeout, max_retries=0
-            )
+            client = _CLIENTS[ident] = _Client(endpoint.base_url, key, timeout)
         return client
 
 
@@ -82,9 +99,7 @@ def chat(
         attempt += 1
         started = time.perf_counter()
         try:
-            completion = completion_of(
-                client.post("/chat/completions", cast_to=httpx2.Response, body=body), endpoint.name
-            )
+            completion = completion_of(client.post(body), endpoint.name)
         except RETRYABLE_ERRORS as exc:
             note = retry_or_raise(exc, retry, attempt, endpoint.name, endpoint.base_url)
             on_retry(note)

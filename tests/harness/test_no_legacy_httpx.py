@@ -1,10 +1,11 @@
 """Nothing chainmark calls while a run is under way loads the legacy ``httpx`` package.
 
-openai looks ``httpx`` up in ``sys.modules`` on every request; a first import of it on a service
-tool's thread, while other requests were in flight, handed them the half-initialised module and
-failed whole trajectories ("partially initialized module 'httpx' has no attribute 'Timeout'"). The
-blocking client, the VLM tools, the web tools, judges and drafting all post through openai's own
-``httpx2`` instead; a fresh interpreter proves it after a real blocking call.
+The openai client looked ``httpx`` up in ``sys.modules`` on every request; a first import of it on a
+service tool's thread, while other requests were in flight, handed them the half-initialised module
+and failed whole trajectories ("partially initialized module 'httpx' has no attribute 'Timeout'").
+The blocking client, the VLM tools, the web tools, judges and drafting all post through ``httpx2``
+instead (and the image tools' openai client uses it too); a fresh interpreter proves it after a real
+blocking call, which loads no openai either (a judge or VLM call posts through httpx2 itself).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import evaluation.drafting, evaluation.judges.client, evaluation.tools.vision, e
 from evaluation.modelcall.endpoint import EndpointSpec
 from evaluation.modelcall.sync_client import chat
 reply = chat(EndpointSpec(1, "vlm", sys.argv[1], "scripted-model", None), [{"role": "user", "content": "hi"}])
-print(json.dumps({"text": reply.content, "httpx": "httpx" in sys.modules}))
+print(json.dumps({"text": reply.content, "httpx": "httpx" in sys.modules, "openai": "openai" in sys.modules}))
 """
 
 
@@ -36,4 +37,4 @@ def test_a_blocking_model_call_never_loads_legacy_httpx() -> None:
             [sys.executable, "-c", CHILD, server.base_url], env=env, capture_output=True, text=True, timeout=120
         )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"text": "a red square", "httpx": False}
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"text": "a red square", "httpx": False, "openai": False}

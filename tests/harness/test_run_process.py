@@ -53,9 +53,20 @@ def test_a_run_loads_no_module_it_does_not_use(
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["done"] == 3
     assert len(scripted_openai.chat_requests()) == 3
-    # the legacy httpx package (the openai client sends through httpx2) and its command line's
-    # rich and pygments; the work queue's PostgreSQL dialect; image libraries no tool call needed
-    unused = {"httpx", "rich", "pygments", "sqlalchemy.dialects.postgresql", "numpy", "PIL", "alembic", "textual"}
+    # the openai library (the harness posts through aiohttp itself: importing openai was half of a
+    # run's start-up); the legacy httpx package and its command line's rich and pygments; the work
+    # queue's PostgreSQL dialect; image libraries no tool call needed
+    unused = {
+        "openai",
+        "httpx",
+        "rich",
+        "pygments",
+        "sqlalchemy.dialects.postgresql",
+        "numpy",
+        "PIL",
+        "alembic",
+        "textual",
+    }
     assert not modules & unused, sorted(modules & unused)
 
 
