@@ -115,9 +115,10 @@ def effective_chain(item: Item) -> tuple[int, int]:
             args: dict[str, Any] = p["arguments"] if isinstance(p.get("arguments"), dict) else {}
             res = results.get(str(p.get("call_id") or ""), {})
             outs: set[str] = set()
-            data = res.get("data") or {}
-            for key in _OUTPUT_KEYS:
-                _add_refs(outs, data.get(key))
+            data = res.get("data")
+            if data:
+                for key in _OUTPUT_KEYS:
+                    _add_refs(outs, data.get(key))
             text = str(res.get("text") or "")
             if "Edited Image Path:" in text:
                 for m in _EDITED.finditer(text):
