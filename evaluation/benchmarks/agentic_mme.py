@@ -140,6 +140,31 @@ class Scored:
     task_known: bool  # the task's checkpoints count on the human side of the overthink analysis
     human_tools: list[str]  # the tools those checkpoints name, in order
     s_checkpoints: int
+    counts: tuple[int, ...] = ()  # checkpoint_counts: what aggregate adds up, worked out once per trajectory
+
+
+def checkpoint_counts(search_keys: list[str], ev: dict[str, Any]) -> tuple[int, ...]:
+    """(≥50 % of checkpoints passed, ≥80 %, V-tool passed, V-tool checks, V-true passed, V-true checks,
+    search passed, search checks) for one trajectory; the overall and its level's aggregate add them."""
+    results = ev["checkpoint_results"]
+    pass50 = pass80 = 0
+    counted = [r for r in results.values() if not (r.get("axis") == "V" and len(r) == 1)]
+    if counted:
+        rate = sum(bool(r.get("passed")) for r in counted) / len(counted)
+        pass50 += rate >= 0.5
+        pass80 += rate >= 0.8
+    v_tool = [0, 0]
+    v_true = [0, 0]
+    for r in results.values():
+        if r.get("axis") == "V" and len(r) > 1:
+            bucket = v_true if "visual_check" in r else v_tool
+            bucket[0] += bool(r.get("passed"))
+            bucket[1] += 1
+    search = [0, 0]
+    for key in search_keys:
+        search[1] += 1
+        search[0] += bool(results.get(key, {}).get("search_check", {}).get("passed"))
+    return (pass50, pass80, v_tool[0], v_tool[1], v_true[0], v_true[1], search[0], search[1])
 
 
 def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
@@ -170,6 +195,7 @@ def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
         task_known,
         human,
         s_checkpoints,
+        () if "dropped" in ev else checkpoint_counts(search_keys, ev),
     )
 
 
@@ -187,20 +213,15 @@ def aggregate(rows: list[tuple[Scored, dict[str, Any]]], mode: str = "fixed") ->
     search = [0, 0]
     usage: dict[str, int] = {}
     for f, ev in rows:
-        results = ev["checkpoint_results"]
-        counted = [r for r in results.values() if not (r.get("axis") == "V" and len(r) == 1)]
-        if counted:
-            rate = sum(bool(r.get("passed")) for r in counted) / len(counted)
-            pass50 += rate >= 0.5
-            pass80 += rate >= 0.8
-        for r in results.values():
-            if r.get("axis") == "V" and len(r) > 1:
-                bucket = v_true if "visual_check" in r else v_tool
-                bucket[0] += bool(r.get("passed"))
-                bucket[1] += 1
-        for key in f.search_keys:
-            search[1] += 1
-            search[0] += bool(results.get(key, {}).get("search_check", {}).get("passed"))
+        c50, c80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = f.counts
+        pass50 += c50
+        pass80 += c80
+        v_tool[0] += tool_passed
+        v_tool[1] += tool_total
+        v_true[0] += true_passed
+        v_true[1] += true_total
+        search[0] += search_passed
+        search[1] += search_total
         for k, c in ev["tool_usage"].items():
             usage[k] = usage.get(k, 0) + c
     return {
