@@ -67,11 +67,26 @@ pass_ctx = click.make_pass_decorator(AppContext)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 
 
+_JSON_PIECES = 50_000  # encoder pieces written at a time (a few hundred kB of text)
+
+
 def emit_json(value: Any) -> None:
-    """JSON on stdout: the values exactly, with characters a terminal would act on written as escapes."""
+    """JSON on stdout: the values exactly, with characters a terminal would act on written as escapes.
+
+    Written as it is encoded, a bounded run of pieces at a time (the escaping is per character, so it
+    can work piece by piece): a 100,000-item ``score --json --per-item`` document is hundreds of MB of
+    text, which ``json.dumps`` held whole, then a second escaped copy of it."""
     from tui.safe_text import json_safe
 
-    sys.stdout.write(json_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)) + "\n")
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=str)
+    write = sys.stdout.write
+    pieces: list[str] = []
+    for piece in encoder.iterencode(value):
+        pieces.append(piece)
+        if len(pieces) >= _JSON_PIECES:
+            write(json_safe("".join(pieces)))
+            pieces.clear()
+    write(json_safe("".join(pieces)) + "\n")
 
 
 def table(rows: list[list[Any]], headers: list[str]) -> str:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Iterable
 
-from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
+from evaluation.benchmarks.base import ScoreContext, UsageCounter, mean, result
 from evaluation.scoring.results import ScoreResult
 from evaluation.benchmarks.agentic_mme_conformance import chainmark_view as conformance_ours  # noqa: F401  (profile hook)
 from evaluation.benchmarks.agentic_mme_conformance import reference_conformance  # noqa: F401  (profile hook)
@@ -68,8 +69,11 @@ def incomplete_run(item: Item) -> bool:
 
 def run_meta(item: Item) -> dict[str, Any]:
     native = item.native if isinstance(item.native, dict) else {}
+    text = (native.get("files") or {}).get("run_meta.json")
+    if not text:
+        return {}
     try:
-        meta = json.loads((native.get("files") or {}).get("run_meta.json") or "{}")
+        meta = json.loads(text)
     except json.JSONDecodeError:
         return {}
     return meta if isinstance(meta, dict) else {}
@@ -112,17 +116,90 @@ def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
     except ReferenceCrash as exc:
         return {"dropped": str(exc)}
     answer = item.final_answer()
+    golden = golden_answer(item)
     ev["final_answer_accuracy"] = {
-        "correct": amme_final_answer_correct(golden_answer(item), answer),
+        "correct": amme_final_answer_correct(golden, answer),
         "model_answer": answer.strip(),
-        "golden_answer": golden_answer(item).get("value"),
+        "golden_answer": golden.get("value"),
     }
     ev["tool_usage"] = _usage(uses)
     ev["incomplete"] = item.trajectory.get("status") not in ("done", None) and not item.events
     return ev
 
 
-def aggregate(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
+@dataclass
+class Scored:
+    """What the aggregation needs of one scored trajectory, so that its ``Item`` (events, task record) can
+    be dropped once it is scored: a run is scored a chunk of items at a time."""
+
+    trajectory_id: Any
+    task_id: Any
+    source_id: Any
+    level: str | None
+    search_keys: list[str]  # google_search checkpoints the search pass rate counts, in task order
+    task_known: bool  # the task's checkpoints count on the human side of the overthink analysis
+    human_tools: list[str]  # the tools those checkpoints name, in order
+    s_checkpoints: int
+    counts: tuple[int, ...] = ()  # checkpoint_counts: what aggregate adds up, worked out once per trajectory
+
+
+def checkpoint_counts(search_keys: list[str], ev: dict[str, Any]) -> tuple[int, ...]:
+    """(≥50 % of checkpoints passed, ≥80 %, V-tool passed, V-tool checks, V-true passed, V-true checks,
+    search passed, search checks) for one trajectory; the overall and its level's aggregate add them."""
+    results = ev["checkpoint_results"]
+    pass50 = pass80 = 0
+    counted = [r for r in results.values() if not (r.get("axis") == "V" and len(r) == 1)]
+    if counted:
+        rate = sum(bool(r.get("passed")) for r in counted) / len(counted)
+        pass50 += rate >= 0.5
+        pass80 += rate >= 0.8
+    v_tool = [0, 0]
+    v_true = [0, 0]
+    for r in results.values():
+        if r.get("axis") == "V" and len(r) > 1:
+            bucket = v_true if "visual_check" in r else v_tool
+            bucket[0] += bool(r.get("passed"))
+            bucket[1] += 1
+    search = [0, 0]
+    for key in search_keys:
+        search[1] += 1
+        search[0] += bool(results.get(key, {}).get("search_check", {}).get("passed"))
+    return (pass50, pass80, v_tool[0], v_tool[1], v_true[0], v_true[1], search[0], search[1])
+
+
+def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
+    # Faithful: the reference looks the task up under run_meta["task_json"], a key its runners never
+    # write, so it counts no search checkpoint and prints 0 (see evaluation/eval_runs_search.py).
+    searched = it.checkpoints if mode == "fixed" or "task_json" in run_meta(it) else []
+    search_keys = [
+        cp["key"] for cp in searched if any(str(t).lower() == "google_search" for t in cp.get("tools") or [])
+    ]
+    # Faithful: an incomplete run names no task file, so its task adds nothing to the human side.
+    task_known = not (mode == "faithful" and ev.get("incomplete_run"))
+    human: list[str] = []
+    s_checkpoints = 0
+    for cp in it.checkpoints if task_known else []:
+        if cp.get("axis") == "S":
+            s_checkpoints += 1
+            human.extend(str(t).lower() for t in cp.get("tools") or [])
+        elif cp.get("axis") == "V":
+            verifier = str((cp.get("code_check") or {}).get("verifier") or "").lower()
+            op = next((o for o in ("crop", "flip", "rotate", "enhance", "resize") if o in verifier), None)
+            human.extend(op if op else str(t).lower() for t in cp.get("tools") or [])
+    return Scored(
+        it.trajectory.get("id"),
+        it.task.get("id"),
+        it.task.get("source_id"),
+        level_of(it, mode) if "dropped" not in ev else None,
+        search_keys,
+        task_known,
+        human,
+        s_checkpoints,
+        () if "dropped" in ev else checkpoint_counts(search_keys, ev),
+    )
+
+
+def aggregate(rows: list[tuple[Scored, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
     n = len(rows)
     if not n:
         return {"total_cases": 0}
@@ -135,24 +212,16 @@ def aggregate(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> d
     v_true = [0, 0]
     search = [0, 0]
     usage: dict[str, int] = {}
-    for it, ev in rows:
-        counted = [r for r in ev["checkpoint_results"].values() if not (r.get("axis") == "V" and len(r) == 1)]
-        if counted:
-            rate = sum(bool(r.get("passed")) for r in counted) / len(counted)
-            pass50 += rate >= 0.5
-            pass80 += rate >= 0.8
-        for r in ev["checkpoint_results"].values():
-            if r.get("axis") == "V" and len(r) > 1:
-                bucket = v_true if "visual_check" in r else v_tool
-                bucket[0] += bool(r.get("passed"))
-                bucket[1] += 1
-        # Faithful: the reference looks the task up under run_meta["task_json"], a key its runners never
-        # write, so it counts no search checkpoint and prints 0 (see evaluation/eval_runs_search.py).
-        searched = it.checkpoints if mode == "fixed" or "task_json" in run_meta(it) else []
-        for cp in searched:
-            if any(str(t).lower() == "google_search" for t in cp.get("tools") or []):
-                search[1] += 1
-                search[0] += bool(ev["checkpoint_results"].get(cp["key"], {}).get("search_check", {}).get("passed"))
+    for f, ev in rows:
+        c50, c80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = f.counts
+        pass50 += c50
+        pass80 += c80
+        v_tool[0] += tool_passed
+        v_tool[1] += tool_total
+        v_true[0] += true_passed
+        v_true[1] += true_total
+        search[0] += search_passed
+        search[1] += search_total
         for k, c in ev["tool_usage"].items():
             usage[k] = usage.get(k, 0) + c
     return {
@@ -184,29 +253,21 @@ def aggregate(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> d
     }
 
 
-def overthink(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
+def overthink(rows: list[tuple[Scored, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
     n = len(rows)
     over = under = optimal = exceeded = s_checkpoints = 0
     ratios: list[float] = []
     ref_total = model_total = 0
     human: Counter[str] = Counter()
     cases: list[dict[str, Any]] = []
-    for it, ev in rows:
+    for f, ev in rows:
         eff = ev["efficiency"]
         ref, model = eff["reference_tool_calls"], eff["effective_tool_calls"]
         ref_total += ref
         model_total += model
-        # Faithful: an incomplete run names no task file, so its task adds nothing to the human side.
-        task_known = not (mode == "faithful" and ev.get("incomplete_run"))
-        for cp in it.checkpoints if task_known else []:
-            if cp.get("axis") == "S":
-                s_checkpoints += 1
-                human.update(str(t).lower() for t in cp.get("tools") or [])
-            elif cp.get("axis") == "V":
-                verifier = str((cp.get("code_check") or {}).get("verifier") or "").lower()
-                op = next((o for o in ("crop", "flip", "rotate", "enhance", "resize") if o in verifier), None)
-                human.update(op if op else str(t).lower() for t in cp.get("tools") or [])
-        if task_known and eff["max_tool_calls"] > 0 and model > eff["max_tool_calls"]:
+        s_checkpoints += f.s_checkpoints
+        human.update(f.human_tools)
+        if f.task_known and eff["max_tool_calls"] > 0 and model > eff["max_tool_calls"]:
             exceeded += 1
         if ref > 0:
             kind = "overthink" if model > ref else "underthink" if model < ref else "optimal"
@@ -216,7 +277,7 @@ def overthink(rows: list[tuple[Item, dict[str, Any]]], mode: str = "fixed") -> d
             ratios.append(model / ref)
             cases.append(
                 {
-                    "trajectory_id": it.trajectory.get("id"),
+                    "trajectory_id": f.trajectory_id,
                     "kind": kind,
                     "model_calls": model,
                     "reference_calls": ref,
@@ -265,21 +326,30 @@ class AgenticMMEProfile:
     reference_prompts = REFERENCE_PROMPTS
 
     def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
-        scored = [(it, score_item(it, ctx)) for it in items]
-        dropped = [it for it, ev in scored if "dropped" in ev]
-        rows = [(it, ev) for it, ev in scored if "dropped" not in ev]
+        return self.score_chunks([items], ctx)
+
+    def score_chunks(self, chunks: Iterable[list[Item]], ctx: ScoreContext) -> ScoreResult:
+        """The run's items a chunk at a time (the runner loads a large run this way): each item is scored
+        and summarised (``Scored``) before the next chunk is loaded, and every number is aggregated once,
+        over all summaries in item order, so it does not depend on where the chunks are cut."""
+        scored: list[tuple[Scored, dict[str, Any]]] = []
+        usage = UsageCounter()
+        for items in chunks:
+            scored.extend((summarise(it, ev, ctx.mode), ev) for it, ev in ((it, score_item(it, ctx)) for it in items))
+            usage.add(items)
+            del items  # not held while the next chunk loads
+        rows = [(f, ev) for f, ev in scored if "dropped" not in ev]
         metrics = aggregate(rows, ctx.mode)
         metrics["overthink"] = overthink(rows, ctx.mode)
-        levels = [level_of(it, ctx.mode) for it, _ in rows]  # once per item, not once per level and row
-        by_level = {lv: aggregate([r for r, k in zip(rows, levels) if k == lv], ctx.mode) for lv in LEVELS}
+        by_level = {lv: aggregate([r for r in rows if r[0].level == lv], ctx.mode) for lv in LEVELS}
         by_level = {k: v for k, v in by_level.items() if v.get("total_cases")}
-        outcomes = [(int(it.trajectory.get("id") or 0), o) for it, ev in rows for o in ev["outcomes"]]
+        outcomes = [(int(f.trajectory_id or 0), o) for f, ev in rows for o in ev["outcomes"]]
         per_item = [
             {
-                "trajectory_id": it.trajectory.get("id"),
-                "task_id": it.task.get("id"),
-                "source_id": it.task.get("source_id"),
-                "level": level,
+                "trajectory_id": f.trajectory_id,
+                "task_id": f.task_id,
+                "source_id": f.source_id,
+                "level": f.level,
                 "incomplete_run": bool(ev.get("incomplete_run")),
                 "scores": ev["scores"],
                 "efficiency": ev["efficiency"],
@@ -288,16 +358,17 @@ class AgenticMMEProfile:
                 "checkpoint_results": ev["checkpoint_results"],
                 "ordering_results": ev["ordering_results"],
             }
-            for (it, ev), level in zip(rows, levels)
+            for f, ev in rows
         ]
+        dropped = [f for f, ev in scored if "dropped" in ev]
         per_item += [
             {
-                "trajectory_id": it.trajectory.get("id"),
-                "task_id": it.task.get("id"),
-                "source_id": it.task.get("source_id"),
+                "trajectory_id": f.trajectory_id,
+                "task_id": f.task_id,
+                "source_id": f.source_id,
                 "dropped": ev["dropped"],
             }
-            for it, ev in scored
+            for f, ev in scored
             if "dropped" in ev
         ]
         notes = []
@@ -308,7 +379,7 @@ class AgenticMMEProfile:
                 "S = V = 0, wrong answer, in every overall denominator, in no level and no overthink case"
             )
         if dropped:
-            names = ", ".join(str(it.task.get("source_id")) for it in dropped[:10])
+            names = ", ".join(str(f.source_id) for f in dropped[:10])
             notes.append(
                 f"{len(dropped)} trajectorie(s) left out, as the reference evaluator raises on them "
                 f"(a verifier it calls with the wrong arguments, or a metrics.json that is not an object): "
@@ -322,7 +393,7 @@ class AgenticMMEProfile:
             per_item=per_item,
             outcomes=outcomes,
             pending=sum(ev["pending_judgements"] for _, ev in rows),
-            usage=usage_stats(items),
+            usage=usage.stats(),
             category_label="level",
             notes=notes,
         )

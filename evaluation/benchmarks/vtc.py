@@ -17,14 +17,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 from pathlib import Path
 
-from evaluation.benchmarks.base import ScoreContext, mean, pct, result, tool_calls_of, usage_stats
+from evaluation.benchmarks.base import ScoreContext, UsageCounter, mean, pct, result, tool_calls_of
 from evaluation.scoring.results import ScoreResult
 from evaluation.benchmarks.vtc_judging import ask_judge
-from evaluation.benchmarks.vtc_rows import FIXED_CORRECTIONS, sheet_rows
+from evaluation.benchmarks.vtc_rows import (
+    FIXED_CORRECTIONS,
+    SheetRow,
+    faithful_rows,
+    fixed_row,
+    predicted_value,
+    task_row,
+)
 from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.items import Item
 from evaluation.scoring.matchers import vtc_is_mcq, vtc_rule_mcq, vtc_rule_open
@@ -80,65 +88,89 @@ def gt_chain(item: Item) -> list[str]:
     return [s["tool_name"] for s in item.reference_steps if s.get("tool_name")]
 
 
-def _refs_in(value: Any) -> set[str]:
-    out: set[str] = set()
+def _add_refs(out: set[str], value: Any) -> None:
+    """Add the names an image reference goes by: a path and its file name, or an image index."""
     if isinstance(value, str) and value:
         out.add(value)
         out.add(value.rsplit("/", 1)[-1])
     elif isinstance(value, int) and not isinstance(value, bool):
         out.add(f"#index:{value}")
-    return out
+
+
+_OUTPUT_KEYS = ("output_path", "saved_path", "image_path")
 
 
 def effective_chain(item: Item) -> tuple[int, int]:
     """(effective steps, predicted steps) by backtracking image provenance from the last output."""
-    calls = []
+    calls: list[tuple[set[str], set[str], bool]] = []  # (ins, outs, ok) per step
+    code_steps = 0
     results: dict[str, dict[str, Any]] = {}
     for e in item.events:
         if e["kind"] == "tool_result":
             results[str((e.get("payload") or {}).get("call_id") or "")] = e.get("payload") or {}
     for e in item.events:
-        p = e.get("payload") or {}
-        if e["kind"] == "tool_call":
-            args = p.get("arguments") if isinstance(p.get("arguments"), dict) else {}
+        kind = e["kind"]
+        if kind == "tool_call":
+            p = e.get("payload") or {}
+            args: dict[str, Any] = p["arguments"] if isinstance(p.get("arguments"), dict) else {}
             res = results.get(str(p.get("call_id") or ""), {})
             outs: set[str] = set()
-            data = res.get("data") or {}
-            for key in ("output_path", "saved_path", "image_path"):
-                outs |= _refs_in(data.get(key))
-            for m in _EDITED.finditer(str(res.get("text") or "")):
-                outs |= _refs_in(m.group(1))
+            data = res.get("data")
+            if data:
+                for key in _OUTPUT_KEYS:
+                    _add_refs(outs, data.get(key))
+            text = str(res.get("text") or "")
+            if "Edited Image Path:" in text:
+                for m in _EDITED.finditer(text):
+                    _add_refs(outs, m.group(1))
             if res.get("image_index") is not None:
-                outs |= _refs_in(int(res["image_index"]))
+                _add_refs(outs, int(res["image_index"]))
             for a in res.get("asset_ids") or []:
                 outs.add(f"#asset:{a}")
-            ins = _refs_in(args.get("image")) | _refs_in(args.get("image_path"))
+            ins: set[str] = set()
+            _add_refs(ins, args.get("image"))
+            _add_refs(ins, args.get("image_path"))
             if args.get("image_index") is not None:
-                ins |= _refs_in(int(args["image_index"]))
+                _add_refs(ins, int(args["image_index"]))
             if args.get("asset_id") is not None:
                 ins.add(f"#asset:{args['asset_id']}")
-            calls.append({"ins": ins, "outs": outs, "ok": bool(res.get("ok", True)) and not e.get("failed")})
-        elif e["kind"] == "code_exec":
-            for _ in p.get("ops") or []:
-                calls.append({"ins": set(), "outs": set(), "ok": True, "code": True})
+            calls.append((ins, outs, bool(res.get("ok", True)) and not e.get("failed")))
+        elif kind == "code_exec":
+            for _ in (e.get("payload") or {}).get("ops") or []:
+                calls.append((set(), set(), True))
+                code_steps += 1
     total = len(calls)
     if not total:
         return 0, 0
-    if all(c.get("code") for c in calls):
+    if code_steps == total:
         return total, total
-    producing = [i for i, c in enumerate(calls) if c["outs"] and c["ok"]]
+    producing = [i for i, (_, outs, ok) in enumerate(calls) if outs and ok]
     if not producing:
         return 0, total
     chain = {producing[-1]}
     frontier = producing[-1]
     while True:
-        wanted = calls[frontier]["ins"]
-        source = next((j for j in range(frontier - 1, -1, -1) if calls[j]["outs"] & wanted and calls[j]["ok"]), None)
+        wanted = calls[frontier][0]
+        source = next((j for j in range(frontier - 1, -1, -1) if calls[j][1] & wanted and calls[j][2]), None)
         if source is None:
             break
         chain.add(source)
         frontier = source
     return len(chain), total
+
+
+@dataclass
+class _Kept:
+    """What scoring a trajectory needs once its chunk's items are dropped."""
+
+    trajectory_id: int
+    task_id: Any
+    item_id: Any
+    calls: int  # tool calls the model made
+    gt_chain: int  # length of the ground-truth tool chain
+    effective: int  # effective_chain: (effective steps, predicted steps)
+    total: int
+    oracle: Any  # the judge oracle of the trajectory's chunk
 
 
 class VTCProfile:
@@ -148,47 +180,52 @@ class VTCProfile:
     reference_prompts = REFERENCE_PROMPTS
 
     def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
-        rows = sheet_rows(items, ctx.mode)
+        return self.score_chunks([items], ctx)
+
+    def score_chunks(self, chunks: Iterable[list[Item]], ctx: ScoreContext) -> ScoreResult:
+        """The run's items a chunk at a time (the runner loads a large run this way). Each item leaves
+        behind only its sheet cells, its tool-chain counts and its chunk's judge oracle; the sheet is built
+        and the rows are scored once every chunk has been read, since faithful mode's sheet infers each
+        column's type from the whole column. Nothing depends on where the chunks are cut."""
+        kept: list[_Kept] = []
+        cells: list[dict[str, Any]] = []
+        predictions: list[Any] = []
+        fixed: list[SheetRow] = []
+        usage = UsageCounter()
+        for items in chunks:
+            for it in items:
+                if ctx.mode == "faithful":
+                    cells.append(task_row(it))
+                    predictions.append(predicted_value(it))
+                else:
+                    fixed.append(fixed_row(it))
+                eff, total = effective_chain(it)
+                kept.append(
+                    _Kept(
+                        int(it.trajectory.get("id") or 0),
+                        it.task.get("id"),
+                        it.task.get("source_id"),
+                        len(tool_calls_of(it)),
+                        len(gt_chain(it)),
+                        eff,
+                        total,
+                        ctx.oracle,
+                    )
+                )
+            usage.add(items)
+            del items  # not held while the next chunk loads
+        rows = faithful_rows(cells, predictions) if ctx.mode == "faithful" else fixed
+        del cells, predictions, fixed
         per_item = []
         pending = 0
-        for it, sheet in zip(items, rows):
-            traj = int(it.trajectory.get("id") or 0)
-            mcq = vtc_is_mcq(sheet.answer, sheet.options)
-            rule = (
-                vtc_rule_mcq(sheet.prediction, sheet.answer, sheet.options)
-                if mcq
-                else vtc_rule_open(sheet.prediction, sheet.answer, ctx.mode)
-            )
-            row: dict[str, Any] = {
-                "trajectory_id": traj,
-                "task_id": it.task.get("id"),
-                "item_id": it.task.get("source_id"),
-                "category": sheet.category,
-                "mcq": mcq,
-                "rule": rule,
-            }
-            final = rule
-            if rule < 0.5:
-                verdict = ask_judge(ctx, traj, sheet)
-                if verdict is None:
-                    pending += 1
-                    row["judge"] = "pending"
-                    final = 0.0
-                else:
-                    final = verdict["hit"]
-                    row["judge"] = verdict
-            row["final"] = final
-            names = tool_calls_of(it)
-            gt = gt_chain(it)
-            eff, total = effective_chain(it)
-            row.update(
-                calls=len(names),
-                gt_chain=len(gt),
-                abs_error=abs(len(names) - len(gt)),
-                effective_steps=eff,
-                efficiency=(eff / total) if total else None,
-            )
-            per_item.append(row)
+        chunk_oracle = ctx.oracle
+        try:
+            for k, sheet in zip(kept, rows):
+                ctx.oracle = k.oracle  # the oracle that holds this trajectory's verdicts
+                per_item.append(self._row(k, sheet, ctx))
+                pending += per_item[-1].get("judge") == "pending"
+        finally:
+            ctx.oracle = chunk_oracle
 
         def agg(rows: list[dict[str, Any]]) -> dict[str, Any]:
             effs = [r["efficiency"] for r in rows if r["efficiency"] is not None]
@@ -214,10 +251,46 @@ class VTCProfile:
             by_category={k: agg(v) for k, v in sorted(cats.items())},
             per_item=per_item,
             pending=pending,
-            usage=usage_stats(items),
+            usage=usage.stats(),
             notes=["TCR/MAE/efficiency follow the paper's definitions; the released code has none"],
         )
         return out
+
+    @staticmethod
+    def _row(k: _Kept, sheet: SheetRow, ctx: ScoreContext) -> dict[str, Any]:
+        """One trajectory's per-item row: the rule, else the judge, and the tool-chain figures."""
+        mcq = vtc_is_mcq(sheet.answer, sheet.options)
+        rule = (
+            vtc_rule_mcq(sheet.prediction, sheet.answer, sheet.options)
+            if mcq
+            else vtc_rule_open(sheet.prediction, sheet.answer, ctx.mode)
+        )
+        row: dict[str, Any] = {
+            "trajectory_id": k.trajectory_id,
+            "task_id": k.task_id,
+            "item_id": k.item_id,
+            "category": sheet.category,
+            "mcq": mcq,
+            "rule": rule,
+        }
+        final = rule
+        if rule < 0.5:
+            verdict = ask_judge(ctx, k.trajectory_id, sheet)
+            if verdict is None:
+                row["judge"] = "pending"
+                final = 0.0
+            else:
+                final = verdict["hit"]
+                row["judge"] = verdict
+        row["final"] = final
+        row.update(
+            calls=k.calls,
+            gt_chain=k.gt_chain,
+            abs_error=abs(k.calls - k.gt_chain),
+            effective_steps=k.effective,
+            efficiency=(k.effective / k.total) if k.total else None,
+        )
+        return row
 
     def item_score(self, row: dict[str, Any]) -> float | None:
         """Per-task score in [0, 1] for run comparison: the final hit (rule, else judge)."""

@@ -59,15 +59,21 @@ def predicted_value(item: Item) -> Any:
 
 
 def sheet_rows(items: list[Item], mode: str) -> list[SheetRow]:
-    rows = [task_row(it) for it in items]
     if mode != "faithful":
-        return [_fixed_row(r, it) for r, it in zip(rows, items)]
+        return [fixed_row(it) for it in items]
+    return faithful_rows([task_row(it) for it in items], [predicted_value(it) for it in items])
+
+
+def faithful_rows(rows: list[dict[str, Any]], predictions: list[Any]) -> list[SheetRow]:
+    """The sheet's rows from each trajectory's ``task_row`` and ``predicted_value``: pandas infers a
+    column's type from the whole column, so this needs every row of the run at once (rows are small; the
+    items they came from need not be kept)."""
     present = {c for r in rows for c in r} & set(TSV_COLUMNS)
     columns: dict[str, list[Any]] = {c: [None if c not in r else str(r[c]) for r in rows] for c in present}
-    columns["prediction"] = [predicted_value(it) for it in items]
+    columns["prediction"] = predictions
     sheet = vtc_sheet.round_trip(columns, present)
     out = []
-    for n in range(len(items)):
+    for n in range(len(rows)):
         cell = {c: v[n] for c, v in sheet.items()}
         options = {
             L: vtc_sheet.as_text(cell[L]) for L in SHEET_OPTIONS if L in cell and cell[L] is not vtc_sheet.MISSING
@@ -85,7 +91,9 @@ def sheet_rows(items: list[Item], mode: str) -> list[SheetRow]:
     return out
 
 
-def _fixed_row(row: dict[str, Any], item: Item) -> SheetRow:
+def fixed_row(item: Item) -> SheetRow:
+    """Fixed mode's row: the cells as written, one trajectory at a time."""
+    row = task_row(item)
     options = {L: str(row[L]) for L in "ABCDEFG" if str(row.get(L) or "").strip()}
     value = predicted_value(item)
     return SheetRow(

@@ -62,7 +62,7 @@ def _utf16_len(text: str) -> int:
 
 
 def _utf16_cut(text: str, limit: int) -> str:
-    if _utf16_len(text) <= limit:
+    if len(text) * 2 <= limit or _utf16_len(text) <= limit:  # a character is at most two UTF-16 units
         return text
     units = text.encode("utf-16-le", "surrogatepass")[: limit * 2]
     return units.decode("utf-16-le", "ignore")  # a pair cut in half is dropped

@@ -18,7 +18,7 @@ from typing import Any
 from sqlmodel import Session, select
 
 from evaluation.judges.reference_prompts import template_for
-from evaluation.judges.templates import Template, prompt_hash, render
+from evaluation.judges.templates import Template, TemplateError, prompt_hash, render, required_variables
 from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
 from store.models import Asset, Judge, Verdict
 
@@ -31,6 +31,7 @@ class PromptBuilder:
         self.asset_sha = dict(asset_sha or {})
         self.mode = mode
         self.templates: dict[str, Template] = {}  # judge → the template its questions were rendered with
+        self._needed: dict[str, frozenset[str] | None] = {}  # judge → its template's variables
 
     def image_sha(self, ref: Any) -> str:
         if isinstance(ref, int) and not isinstance(ref, bool):
@@ -47,12 +48,36 @@ class PromptBuilder:
         # up by name; asking a judge about it fails with a clear error when the image is sent.
         return hashlib.sha256(f"unresolved:{ref}".encode()).hexdigest()
 
-    def build(self, req: JudgeRequest) -> tuple[Template, list[dict[str, Any]], str]:
-        tpl = self.templates.get(req.judge)
+    def template(self, judge: str) -> Template:
+        tpl = self.templates.get(judge)
         if tpl is None:
-            tpl = self.templates[req.judge] = template_for(self.session, req.judge, self.mode)
+            tpl = self.templates[judge] = template_for(self.session, judge, self.mode)
+        return tpl
+
+    def build(self, req: JudgeRequest) -> tuple[Template, list[dict[str, Any]], str]:
+        tpl = self.template(req.judge)
         messages = render(tpl, req.vars, list(req.images))
         return tpl, messages, prompt_hash(tpl, messages, self.image_sha)
+
+    def check(self, req: JudgeRequest) -> None:
+        """Fail where ``build`` would (a variable the template needs, an asset that does not exist) without
+        rendering or hashing: a question no verdict can answer needs no prompt hash."""
+        tpl = self.template(req.judge)
+        if req.judge not in self._needed:
+            self._needed[req.judge] = required_variables(tpl)
+        needed = self._needed[req.judge]
+        if needed is None:  # interleaved parts: only rendering checks them
+            render(tpl, req.vars, list(req.images))
+        else:
+            given = {k for k, _ in req.variables}
+            missing = sorted(needed - given)
+            if missing:
+                raise TemplateError(
+                    f"template {tpl.ref} needs variable {missing[0]!r}; given: {', '.join(sorted(given))}"
+                )
+        for ref in req.images:
+            if isinstance(ref, int) and not isinstance(ref, bool):
+                self.image_sha(ref)
 
 
 class StoreOracle:
@@ -78,6 +103,7 @@ class StoreOracle:
         self.pending: list[JudgeRequest] = []
         self.used_judges: set[str] = set()
         self._index: dict[tuple[str, int, str, str], list[tuple[int, str, Verdict]]] = {}
+        self._parts: set[tuple[str, int, str]] = set()  # (template, target, part) some verdict answered
         ids = [int(it.trajectory["id"]) for it in items if it.trajectory.get("id") is not None]
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
@@ -90,6 +116,7 @@ class StoreOracle:
             for v, j in rows:
                 key = (j.template, v.target_id, v.target_part, v.prompt_hash or "")
                 self._index.setdefault(key, []).append((j.id or 0, j.name, v))
+                self._parts.add(key[:3])
 
     def _choose(self, found: list[tuple[int, str, Verdict]], template: str) -> tuple[str, Verdict] | None:
         if self.only and self.only_template in (None, template):
@@ -103,6 +130,12 @@ class StoreOracle:
         return ranked[0][1], ranked[0][2]
 
     def ask(self, request: JudgeRequest) -> JudgeAnswer | None:
+        if (request.judge, request.target_id, request.target_part) not in self._parts:
+            # No verdict about this question at all, whatever its prompt: pending, without the prompt
+            # hash (rendering and hashing were most of scoring an unjudged VTC run's judge rows).
+            self.prompts.check(request)
+            self.pending.append(request)
+            return None
         _, _, h = self.prompts.build(request)
         chosen = self._choose(
             self._index.get((request.judge, request.target_id, request.target_part, h), []), request.judge

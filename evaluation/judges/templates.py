@@ -187,6 +187,21 @@ def render(
     return messages
 
 
+def required_variables(tpl: Template) -> frozenset[str] | None:
+    """The variables ``render`` fills for ``tpl`` (a missing one is its TemplateError), or None for a
+    template with ``{{parts:…}}`` lines, whose variables only rendering can check."""
+    if tpl.verbatim:
+        texts = [tpl.system, tpl.user] if tpl.system else [tpl.user]
+    else:
+        lines = tpl.user.split("\n")
+        if any(_PARTS_LINE.match(line) for line in lines):
+            return None
+        texts = [line for line in lines if not _IMAGES_LINE.match(line)]
+        if tpl.system.strip():
+            texts.append(tpl.system)
+    return frozenset(m.group(1) for text in texts for m in _PLACEHOLDER.finditer(text))
+
+
 def prompt_hash(tpl: Template, messages: list[dict[str, Any]], image_sha: Callable[[ImageRef], str]) -> str:
     """sha256 of template id + version + rendered messages with every image replaced by its content hash."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from evaluation.scoring.items import Item, JudgeOracle, JudgeRequest
 from evaluation.scoring.matchers import amme_check_answer, amme_expected_from_description, check_mode
@@ -35,20 +35,19 @@ SEARCH_JUDGE = "amme-search"
 def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     """tool_call event index → its tool_result event (by call id, else the next result of that name)."""
     pairs: dict[int, dict[str, Any]] = {}
+    results = [(j, r.get("payload") or {}) for j, r in enumerate(events) if r["kind"] == "tool_result"]
+    if not results:
+        return pairs
     used: set[int] = set()
     for i, e in enumerate(events):
         if e["kind"] != "tool_call":
             continue
         p = e.get("payload") or {}
-        for j in range(i + 1, len(events)):
-            r = events[j]
-            if r["kind"] != "tool_result" or j in used:
-                continue
-            rp = r.get("payload") or {}
-            same_id = p.get("call_id") and rp.get("call_id") == p.get("call_id")
-            same_name = not p.get("call_id") and rp.get("name") == p.get("name")
-            if same_id or same_name:
-                pairs[i] = r
+        call_id = p.get("call_id")
+        key, want = ("call_id", call_id) if call_id else ("name", p.get("name"))
+        for j, rp in results:
+            if j > i and j not in used and rp.get(key) == want:
+                pairs[i] = events[j]
                 used.add(j)
                 break
     return pairs
@@ -263,14 +262,30 @@ def _declared_only(ev: dict[str, Any]) -> bool:
     return bool((ev.get("output") or {}).get("declared_only"))
 
 
-def _require_op(uses: list[dict[str, Any]], op: str, used: set[int], one_to_one: bool) -> tuple[bool, int | None]:
+OpRow = tuple[int, bool, str, str]  # a tool use as ``require_op`` reads it: index, declared only, tool, op
+
+
+def op_table(uses: list[dict[str, Any]]) -> list[OpRow]:
+    """Each use's index, declared-only flag and lower-cased tool name and ``op`` argument, worked out once
+    per trajectory rather than once per checkpoint that looks for an operation."""
+    return [
+        (
+            ev["index"],
+            _declared_only(ev),
+            str(ev.get("tool_name") or "").lower(),
+            str((ev.get("arguments") or {}).get("op") or "").lower(),
+        )
+        for ev in uses
+    ]
+
+
+def _require_op(table: list[OpRow], op: str, used: set[int], one_to_one: bool) -> tuple[bool, int | None]:
     op = op.lower().strip()
-    for ev in uses:
-        if _declared_only(ev) or (one_to_one and ev["index"] in used):
+    for index, declared, tool, arg_op in table:
+        if declared or (one_to_one and index in used):
             continue
-        arg_op = str((ev.get("arguments") or {}).get("op") or "").lower()
-        if str(ev.get("tool_name") or "").lower() == op or arg_op == op:
-            return True, ev["index"]
+        if tool == op or arg_op == op:
+            return True, index
     return False, None
 
 
@@ -317,13 +332,15 @@ def _require_metrics(key: str | None, state: str, value: Any, mode: str) -> tupl
 
 def _dispatch_verifier(
     verifier: str,
-    uses: list[dict[str, Any]],
+    table: list[OpRow],
     used: set[int],
     *,
     mode: str,
-    produced_images: int,
-    metrics: tuple[str, Any],
+    produced_images: Callable[[], int],
+    metrics: Callable[[], tuple[str, Any]],
 ) -> tuple[bool, int | None, dict[str, Any]]:
+    """A code check's verifier; the image count and saved metrics are asked for only by the verifiers
+    that read them."""
     verifier = (verifier or "").strip()
     if not verifier:
         return True, None, {"note": "empty verifier counts as a pass"}
@@ -334,20 +351,22 @@ def _dispatch_verifier(
                 verifier = f"require_op:{prim}"
                 break
     if verifier.startswith("require_op:"):
-        ok, hit = _require_op(uses, verifier.split(":", 1)[1], used, one_to_one=(mode == "fixed"))
+        ok, hit = _require_op(table, verifier.split(":", 1)[1], used, one_to_one=(mode == "fixed"))
         return ok, hit, {"op": verifier.split(":", 1)[1]}
     if verifier.startswith("require_images"):
         parts = verifier.split(":")
         n = int(parts[1]) if len(parts) > 1 and parts[1].strip().isdigit() else 1
-        ok = produced_images >= n
-        return ok, (0 if ok else None), {"count": produced_images, "min_count": n}
+        count = produced_images()
+        ok = count >= n
+        return ok, (0 if ok else None), {"count": count, "min_count": n}
     if verifier.startswith("require_metrics"):
         parts = verifier.split(":")
         key = parts[1].strip() if len(parts) > 1 and parts[1].strip() else None
-        return _require_metrics(key, metrics[0], metrics[1], mode)
+        state, value = metrics()
+        return _require_metrics(key, state, value, mode)
     if verifier in MODULE_REQUIRES_OP:
         op = MODULE_REQUIRES_OP[verifier]
-        ok, hit = _require_op(uses, op, used, one_to_one=(mode == "fixed"))
+        ok, hit = _require_op(table, op, used, one_to_one=(mode == "fixed"))
         return ok, hit, {"op": op, "verifier_function": verifier}
     if mode == "faithful" and verifier in MODULE_PASSES:
         return True, None, {"note": f"{verifier}(...) returns a truthy object", "verifier_function": verifier}
@@ -370,6 +389,12 @@ class _Walk:
     pending: int = 0
     _metrics: Any = None
     _produced: int | None = None
+    _ops: list[OpRow] | None = None
+
+    def ops(self) -> list[OpRow]:
+        if self._ops is None:
+            self._ops = op_table(self.uses)
+        return self._ops
 
     def metrics(self) -> Any:
         """The run folder's saved metrics (read once per trajectory, for any verifier that asks)."""
@@ -459,7 +484,7 @@ def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
     """V's tool part: the verifier, else the operation the verifier names, else any listed tool."""
     verifier = str((cp.get("code_check") or {}).get("verifier") or "")
     ok, vhit, vdetail = _dispatch_verifier(
-        verifier, w.uses, w.used, mode=w.mode, produced_images=w.produced_images(), metrics=w.metrics()
+        verifier, w.ops(), w.used, mode=w.mode, produced_images=w.produced_images, metrics=w.metrics
     )
     if ok:
         v.hit = vhit
@@ -468,7 +493,7 @@ def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
         return True
     op = next((p for p in PRIMITIVES_OP if p in verifier.lower()), None)
     if op:
-        ok, ohit = _require_op(w.uses, op, w.used, one_to_one=True)
+        ok, ohit = _require_op(w.ops(), op, w.used, one_to_one=True)
         if ok:
             v.hit = ohit
             w.claim(ohit)
@@ -597,9 +622,15 @@ def evaluate_process(
     results: dict[str, dict[str, Any]] = {}
     hits: dict[str, int | None] = {}
     outcomes: list[CheckpointOutcome] = []
+    s_ids: list[str] = []  # the S and V checkpoints S and V are the pass rates of
+    v_ids: list[str] = []
 
     for cp in item.checkpoints:
         key, axis = cp["key"], cp.get("axis") or ""
+        if axis == "S":
+            s_ids.append(key)
+        elif axis == "V" and cp.get("answer_check") is None:
+            v_ids.append(key)
         if axis == "V" and cp.get("answer_check") is not None:  # a final-answer check, kept out of V
             results[key] = {"axis": axis}
             hits[key] = None
@@ -645,8 +676,6 @@ def evaluate_process(
 
     r_pass, order_details = _ordering(item, results, hits)
     r_total = len(item.ordering)
-    s_ids = [cp["key"] for cp in item.checkpoints if cp.get("axis") == "S"]
-    v_ids = [cp["key"] for cp in item.checkpoints if cp.get("axis") == "V" and cp.get("answer_check") is None]
     S = sum(results[k]["passed"] for k in s_ids) / len(s_ids) if s_ids else None
     V = sum(results[k]["passed"] for k in v_ids) / len(v_ids) if v_ids else None
     R = r_pass / r_total if r_total else 1.0

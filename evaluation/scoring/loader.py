@@ -197,7 +197,8 @@ class _Reader:
         for r in self.stream(sa.select(*lead, *cols).where(where).order_by(*order)):
             d = dict(zip(fields, r[n:]))
             for f in json_fields:
-                d[f] = decode(d[f])
+                if d[f] is not None:  # NULL stays None: most optional JSON columns are NULL
+                    d[f] = decode(d[f])
             yield tuple(r[:n]), d
 
     def execute(self, stmt: Any) -> Any:

@@ -234,11 +234,14 @@ def _near(num: str, value: float, tol: float) -> bool:
         return False
 
 
-_FINAL_ANSWER_PATTERNS = (
-    r"therefore[,\s]+(?:the\s+)?answer\s+is\s+([^\.\n]+)",
-    r"(?:the\s+)?answer\s+is\s+([^\.\n]+)",
-    r"answer:\s*([^\.\n]+)",
-    r"final\s+answer:\s*([^\.\n]+)",
+_FINAL_ANSWER_PATTERNS = tuple(
+    re.compile(p)
+    for p in (
+        r"therefore[,\s]+(?:the\s+)?answer\s+is\s+([^\.\n]+)",
+        r"(?:the\s+)?answer\s+is\s+([^\.\n]+)",
+        r"answer:\s*([^\.\n]+)",
+        r"final\s+answer:\s*([^\.\n]+)",
+    )
 )
 
 
@@ -254,12 +257,13 @@ def amme_final_answer_correct(golden: dict[str, Any], model_answer: str) -> bool
     if match_type == "contains":
         is_numeric = value.replace(".", "").replace("-", "").replace("+", "").isdigit()
         if is_numeric and len(value) <= 2:
-            word = r"\b" + re.escape(value) + r"\b"
+            word = re.compile(r"\b" + re.escape(value) + r"\b")
+            low = ans.lower()
             for pattern in _FINAL_ANSWER_PATTERNS:
-                m = re.search(pattern, ans.lower())
-                if m and re.search(word, m.group(1)):
+                m = pattern.search(low)
+                if m and word.search(m.group(1)):
                     return True
-            return bool(re.search(word, ans))
+            return bool(word.search(ans))
     return value.lower() in ans.lower()
 
 

@@ -48,3 +48,32 @@ def test_demo_refuses_json_with_open(tmp_path: Path) -> None:
 def test_errors_stay_off_stdout_in_json_mode(tmp_path: Path, args: list[str]) -> None:
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "x.db"), *args, "--json"])
     assert result.exit_code != 0 and result.stdout == ""
+
+
+def test_json_is_written_in_pieces_with_the_bytes_one_string_would_have(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``emit_json`` writes a large document a bounded run of encoder pieces at a time (``score --json
+    --per-item`` at 100,000 items held its whole text twice); what it writes is the one-string text."""
+    from tui import context
+
+    writes: list[str] = []
+    doc = {
+        "rows": [{"id": n, "text": f"a\u202eb\x85{n}\u2028", "v": [n / 3, None, True]} for n in range(300)],
+        "when": Path("/x"),
+    }
+    monkeypatch.setattr(context, "_JSON_PIECES", 7)
+    real_write = context.sys.stdout.write
+
+    def write(text: str) -> int:
+        writes.append(text)
+        return real_write(text)
+
+    monkeypatch.setattr(context.sys.stdout, "write", write)
+    context.emit_json(doc)
+    out = capsys.readouterr().out
+    expected = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+    expected = "".join(f"\\u{ord(c):04x}" if c in "\u202e\x85\u2028" else c for c in expected) + "\n"
+    assert out == expected
+    assert len(writes) > 100 and max(map(len, writes)) < 1_000  # in pieces, none of them the whole text
+    assert json.loads(out)["rows"][299]["text"] == "a\u202eb\x85299\u2028"
