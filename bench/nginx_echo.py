@@ -12,9 +12,11 @@ master), in the foreground: its CPU is that process's.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -90,6 +92,16 @@ http {{
 """
 
 
+def _end_with_parent() -> None:
+    """In the forked child before exec: nginx gets SIGTERM when the bench dies, however it dies (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class NginxEcho:
     """nginx answering ``POST …/chat/completions`` with REPLY after LATENCY seconds; ``port``,
     ``pid``, ``cpu()`` (seconds of CPU it used so far). Use as a context manager."""
@@ -123,7 +135,9 @@ class NginxEcho:
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,
+                    preexec_fn=_end_with_parent,
                 )
+            atexit.register(self.stop)
             try:
                 self._wait_ready(workdir)
                 return self
@@ -168,6 +182,7 @@ class NginxEcho:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
+        """End nginx and remove its directory (again: nothing happens)."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
