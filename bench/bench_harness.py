@@ -7,12 +7,18 @@ the load average. Harness and server share the machine's cores with whatever els
 change by the CPU figures, and repeat a wall-clock run two or three times.
 
     .venv/bin/python bench/bench_harness.py [--tasks 500] [--latency 0.2] [-j 32] [--rounds 1] [--repeat N] [--whole]
-        [--procs N] [--server-procs N]
+        [--procs N] [--server-procs N] [--server python|nginx]
 
 ``--procs N`` runs the harness on N processes as ``chainmark run --procs N`` does (default: chosen
 from -j, as the command chooses); the harness CPU then includes its children's, and
 ``harness_parent_cpu_ms_per_call`` is the parent's alone. ``--server-procs N`` runs N scripted
-servers on one port (SO_REUSEPORT), so the server is not what limits a high -j.
+servers on one port (SO_REUSEPORT), so the server is not what limits a high -j. ``--server nginx``
+answers with nginx and its echo module instead (bench/nginx_echo.py: the same text reply, a few µs
+of C per call; one round only), so at -j 256 the harness, not the server, is what the two cores
+run. ``loop_over_ideal`` is the in-loop ratio: the first progress report (the workers start) to
+the last trajectory's end, ÷ ideal; ``harness_child_cpu_s`` lists each harness child's CPU (read
+from /proc just before the run ends them) and ``events`` counts the stored events by kind, so two
+servers' runs can be compared. ``--profile DIR`` writes a cProfile of each harness process there.
 
 ``--whole`` times the real console script instead, as a user runs it (``chainmark run -b … -e … -m
 atomic -j J --json`` in a process of its own, after one untimed one-task run): wall ÷ ideal from exec
@@ -27,6 +33,7 @@ size, no harness, no send pacing): what the harness is compared with.
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import io
 import json
@@ -38,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -82,25 +90,87 @@ def _serve(
         port_out.put({"calls": len(seen), "first": min(seen, default=None), "last": max(seen, default=None)})
 
 
-def _servers(args: argparse.Namespace) -> tuple[list[Any], int]:
-    """``--server-procs`` scripted servers sharing one port (SO_REUSEPORT): (processes, port)."""
-    ctx = mp.get_context("spawn")
-    ports: "mp.Queue[int]" = ctx.Queue()
-    first = ctx.Process(target=_serve, args=(args.latency, args.rounds, ports), daemon=True)
-    first.start()
-    port = ports.get(timeout=30)
-    servers = [first]
-    for _ in range(args.server_procs - 1):
-        servers.append(ctx.Process(target=_serve, args=(args.latency, args.rounds, ports, None, port), daemon=True))
-        servers[-1].start()
-    for _ in servers[1:]:
-        ports.get(timeout=30)
-    return servers, port
+class _Servers:
+    """The bench's endpoint: ``--server-procs`` scripted servers sharing one port (SO_REUSEPORT), or
+    nginx (``--server nginx``). ``port``, ``cpu()`` (their CPU seconds so far), ``pids``, ``stop()``."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.nginx: Any = None
+        self.processes: list[Any] = []
+        if args.server == "nginx":
+            from bench.nginx_echo import NginxEcho, completion
+
+            if args.rounds != 1:
+                raise SystemExit("--server nginx answers every call the same way: --rounds 1 only")
+            self.nginx = NginxEcho(args.latency, completion("<answer>red</answer>")).start()
+            self.port = self.nginx.port
+            return
+        ctx = mp.get_context("spawn")
+        ports: "mp.Queue[int]" = ctx.Queue()
+        first = ctx.Process(target=_serve, args=(args.latency, args.rounds, ports), daemon=True)
+        first.start()
+        self.port = ports.get(timeout=30)
+        self.processes = [first]
+        for _ in range(args.server_procs - 1):
+            self.processes.append(
+                ctx.Process(target=_serve, args=(args.latency, args.rounds, ports, None, self.port), daemon=True)
+            )
+            self.processes[-1].start()
+        for _ in self.processes[1:]:
+            ports.get(timeout=30)
+
+    @property
+    def pids(self) -> set[int]:
+        return {self.nginx.pid} if self.nginx is not None else {p.pid for p in self.processes}
+
+    def cpu(self) -> float | None:
+        figures = [_process_cpu(pid) for pid in self.pids]
+        return None if any(f is None for f in figures) else sum(f for f in figures if f is not None)
+
+    def stop(self) -> None:
+        if self.nginx is not None:
+            self.nginx.stop()
+        for server in self.processes:
+            server.terminate()
 
 
-def _servers_cpu(servers: list[Any]) -> float | None:
-    figures = [_process_cpu(s.pid) for s in servers]
-    return None if any(f is None for f in figures) else sum(f for f in figures if f is not None)
+class _ChildCpu:
+    """The CPU of each harness child process, sampled from /proc (a child's last sample is taken when
+    the bench sees every trajectory end, before the pool ends the children). Processes that were
+    already this one's children when it was made (servers, multiprocessing's helpers) are not counted."""
+
+    def __init__(self) -> None:
+        self.exclude = set(self._children())
+        self.seen: dict[int, float] = {}
+        self.parent_threads: dict[str, float] = {}
+        self.main_before = _process_cpu(os.getpid(), threading.main_thread().native_id) or 0.0
+
+    @staticmethod
+    def _children() -> list[int]:
+        try:
+            return [int(p) for p in Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()]
+        except OSError:
+            return []
+
+    def threads(self) -> dict[str, float]:
+        """CPU seconds of each of this process's live threads since this was made, by thread name
+        (the event loop is MainThread; the database thread, the pipe readers, … have the names the
+        harness gives them)."""
+        out: dict[str, float] = {}
+        for thread in threading.enumerate():
+            cpu = _process_cpu(os.getpid(), thread.native_id)
+            if cpu is not None:
+                cpu -= self.main_before if thread is threading.main_thread() else 0.0
+                out[thread.name] = round(out.get(thread.name, 0.0) + cpu, 3)
+        return out
+
+    def sample(self) -> None:
+        self.parent_threads = self.threads()
+        for pid in self._children():
+            if pid not in self.exclude:
+                cpu = _process_cpu(pid)
+                if cpu is not None:
+                    self.seen[pid] = max(cpu, self.seen.get(pid, 0.0))
 
 
 def _repeat(args: argparse.Namespace) -> None:
@@ -116,7 +186,7 @@ def _repeat(args: argparse.Namespace) -> None:
         "--rounds",
         str(args.rounds),
     ]
-    argv += ["--server-procs", str(args.server_procs)]
+    argv += ["--server-procs", str(args.server_procs), "--server", args.server]
     argv += ["--procs", str(args.procs)] if args.procs else []
     argv += ["--client-only"] if args.client_only else []
     argv += ["--whole"] if args.whole else []
@@ -158,6 +228,9 @@ _REPEAT_FIELDS = (
     "startup_s",
     "loop_over_ideal",
     "teardown_s",
+    "harness_parent_cpu_ms_per_call",
+    "harness_child_cpu_s",
+    "server_cpu_s",
     "max_rss_mb",
     "load_average",
 )
@@ -169,6 +242,8 @@ _MEDIAN_FIELDS = (
     "teardown_s",
     "cpu_s",
     "harness_cpu_ms_per_call",
+    "harness_parent_cpu_ms_per_call",
+    "server_cpu_ms_per_call",
     "client_cpu_ms_per_call",
     "max_rss_mb",
 )
@@ -185,10 +260,12 @@ def _warm_up(port: int) -> None:
         response.read()
 
 
-def _process_cpu(pid: int | None) -> float | None:
-    """CPU seconds (user + system) used so far by another process, from /proc (Linux); None elsewhere."""
+def _process_cpu(pid: int | None, thread: int | None = None) -> float | None:
+    """CPU seconds (user + system) used so far by another process (or one thread of a process), from
+    /proc (Linux); None elsewhere."""
+    path = f"/proc/{pid}/task/{thread}/stat" if thread is not None else f"/proc/{pid}/stat"
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(path).read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -269,6 +346,12 @@ def main() -> None:
         help="scripted server processes sharing the port, so the server is not what limits a high -j",
     )
     ap.add_argument(
+        "--server",
+        choices=("python", "nginx"),
+        default="python",
+        help="the endpoint: the scripted Python server (default) or nginx with its echo module (cheap; --rounds 1)",
+    )
+    ap.add_argument(
         "--whole",
         action="store_true",
         help="time the real console script `chainmark run … -j J` from exec to exit (start-up and teardown included)",
@@ -293,48 +376,58 @@ def main() -> None:
         _client_only(args)
         return
     if args.whole:
+        if args.server != "python":
+            raise SystemExit("--whole times the start-up from the scripted server's arrivals: --server python only")
         _whole(args)
         return
 
     from evaluation.harness import run_blocking
     from store import session_scope
 
-    servers, port = _servers(args)
+    servers = _Servers(args)
+    load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
-        engine, blobs, run_id = colour_tasks(Path(tmp), args.tasks, port, "atomic", args.concurrency)
+        engine, blobs, run_id = colour_tasks(Path(tmp), args.tasks, servers.port, "atomic", args.concurrency)
         from evaluation.harness.runner import _process_count
 
         procs = _process_count(engine, run_id, args.procs)
+        children = _ChildCpu()
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the harness's own children, once reaped
-        server_cpu0 = _servers_cpu(servers)
+        server_cpu0 = servers.cpu()
         marks: dict[str, float] = {}
 
         def on_progress(p) -> None:  # type: ignore[no-untyped-def]
             now = time.perf_counter()
             marks.setdefault("first", now)
-            if p.completed == args.tasks and not p.finished:
-                marks.setdefault("all_done", now)
+            if p.completed == args.tasks and not p.finished and "all_done" not in marks:
+                marks["all_done"] = now
+                children.sample()
 
         t0 = time.perf_counter()
         progress = run_blocking(engine, blobs, run_id, progress=on_progress, procs=procs)
         wall = time.perf_counter() - t0
         setup = marks.get("first", t0) - t0
         teardown = wall - (marks.get("all_done", t0 + wall) - t0)
+        loop_s = marks.get("all_done", t0 + wall) - marks.get("first", t0)
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        server_cpu1 = _servers_cpu(servers)
+        server_cpu1 = servers.cpu()
         from sqlmodel import select
 
-        from store.models import Trajectory
+        from store.models import Event, Trajectory
 
         with session_scope(engine) as s:
             usages = [t.usage for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all()]
+            kinds = s.exec(
+                select(Event.kind)
+                .join(Trajectory, Trajectory.id == Event.trajectory_id)  # type: ignore[arg-type]
+                .where(Trajectory.run_id == run_id)
+            ).all()
         engine.dispose()
         mean_latency = sum(u.get("latency_s", 0) for u in usages) / max(1, progress.api_calls)
         mean_traj = sum(u.get("wall_s", 0) for u in usages) / max(1, len(usages))
-    for server in servers:
-        server.terminate()
+    servers.stop()
     calls = progress.api_calls
     # every task's calls are sequential; ideal = the waves of J tasks, each `rounds` calls long
     ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
@@ -346,6 +439,7 @@ def main() -> None:
         "concurrency": args.concurrency,
         "latency_s": args.latency,
         "rounds": args.rounds,
+        "server": args.server,
         "done": progress.done,
         "failed": progress.failed,
         "model_calls": calls,
@@ -353,6 +447,7 @@ def main() -> None:
         "ideal_s": round(ideal, 3),
         "wall_over_ideal": round(wall / ideal, 3),
         "wall_over_fluid_ideal": round(wall / ideal_fluid, 3),
+        "loop_over_ideal": round(loop_s / ideal, 3),
         "setup_s": round(setup, 3),
         "teardown_s": round(teardown, 3),
         "mean_call_latency_s": round(mean_latency, 4),
@@ -360,14 +455,20 @@ def main() -> None:
         "harness_cpu_s": round(cpu, 3),
         "harness_cpu_ms_per_call": round(1000 * cpu / max(1, calls), 2),
         "procs": procs,
-        "server_procs": args.server_procs,
+        "events": dict(sorted(collections.Counter(kinds).items())),
     }
     out["harness_peak_rss_mb"] = round(cpu1.ru_maxrss / 1024)  # Linux: kB
     if procs > 1:
+        out["harness_parent_cpu_s"] = round(parent_cpu, 3)
         out["harness_parent_cpu_ms_per_call"] = round(1000 * parent_cpu / max(1, calls), 2)
+        out["harness_child_cpu_s"] = [round(c, 2) for c in children.seen.values()]
+        out["harness_parent_thread_cpu_s"] = children.parent_threads
         out["child_peak_rss_mb"] = round(kids1.ru_maxrss / 1024)  # the largest harness child
     if server_cpu0 is not None and server_cpu1 is not None:
-        out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 2)
+        out["server_procs"] = len(servers.pids)
+        out["server_cpu_s"] = round(server_cpu1 - server_cpu0, 3)
+        out["server_cpu_ms_per_call"] = round(1000 * (server_cpu1 - server_cpu0) / max(1, calls), 3)
+    out["load_average_before"] = load_before
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=2))
 
@@ -501,7 +602,8 @@ def _client_only(args: argparse.Namespace) -> None:
     from evaluation.harness.client import canonical_request
     from evaluation.tools import get_tool_set
 
-    servers, port = _servers(args)
+    servers = _Servers(args)
+    port = servers.port
     image = "data:image/png;base64," + base64.b64encode(_png()).decode()
     body = {
         "model": "scripted-model",
@@ -549,11 +651,10 @@ def _client_only(args: argparse.Namespace) -> None:
         await client.close()
         return wall, sum(latencies) / len(latencies)
 
-    cpu0, server_cpu0 = resource.getrusage(resource.RUSAGE_SELF), _servers_cpu(servers)
+    cpu0, server_cpu0 = resource.getrusage(resource.RUSAGE_SELF), servers.cpu()
     wall, mean_latency = asyncio.run(run())
-    cpu1, server_cpu1 = resource.getrusage(resource.RUSAGE_SELF), _servers_cpu(servers)
-    for server in servers:
-        server.terminate()
+    cpu1, server_cpu1 = resource.getrusage(resource.RUSAGE_SELF), servers.cpu()
+    servers.stop()
     calls = args.tasks * args.rounds
     ideal = math.ceil(args.tasks / args.concurrency) * args.rounds * args.latency
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)

@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from evaluation.harness import plainrows
 from store import events as ev
 from store.models import Event, EventAsset, ReplayCache, Trajectory, utcnow
 from store.storable import storable
@@ -153,25 +154,35 @@ def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:
     if vanished:
         raise LookupError(f"trajectory {vanished[0]} vanished")
     _delete_events(session, [i for i in ids if statuses[i] in FINISHED])  # re-running replaces a finished one
-    _insert_events(session, items)
+    conn = session.connection()
+    plain = _plain(conn)
+    _insert_events(session, items, plain)
     now = utcnow()
-    session.execute(
-        _FINISH_TRAJECTORY,
-        [
-            {
-                "tid": item.trajectory_id,
-                "status": item.status,
-                "final_answer": item.final_answer,
-                "usage": item.usage,
-                "error": item.error,
-                "finished_at": now,
-                "task_revision": item.task_revision,
-                "started_at": item.started_at,
-            }
-            for item in items
-        ],
-    )
+    finished = [
+        {
+            "tid": item.trajectory_id,
+            "status": item.status,
+            "final_answer": item.final_answer,
+            "usage": item.usage,
+            "error": item.error,
+            "finished_at": now,
+            "task_revision": item.task_revision,
+            "started_at": item.started_at,
+        }
+        for item in items
+    ]
+    if plain:
+        for row in finished:
+            row["id"] = row.pop("tid")
+        plainrows.update_by_id(conn, _TRAJECTORY, _FINISHED_COLUMNS, finished, keep_if_null=_KEPT_IF_NULL)
+    else:
+        session.execute(_FINISH_TRAJECTORY, finished)
     store_cache(session, [entry for item in items for entry in item.cache])
+
+
+def _plain(conn: Any) -> bool:
+    """Whether the commit's rows go through ``plainrows`` (SQLite) rather than Core statements."""
+    return bool(conn.dialect.name == "sqlite")
 
 
 _FINISH_TRAJECTORY = (
@@ -195,9 +206,15 @@ _FINISH_TRAJECTORY = (
 )  # type: ignore[attr-defined]
 
 
-def _insert_events(session: Session, items: list[FinishedTrajectory]) -> None:
+_FINISHED_COLUMNS = ("status", "final_answer", "usage", "error", "finished_at", "task_revision", "started_at")
+_KEPT_IF_NULL = ("task_revision", "started_at")  # as _FINISH_TRAJECTORY's coalesce
+_EVENT_COLUMNS = ("trajectory_id", "ordinal", "kind", "payload", "failed", "started_at", "finished_at")
+_LINK_COLUMNS = ("event_id", "asset_id", "ordinal", "role")
+
+
+def _insert_events(session: Session, items: list[FinishedTrajectory], plain: bool = False) -> None:
     """All events of the batch in one executemany, then their asset links (ids looked up by the
-    (trajectory, ordinal) key, which is unique)."""
+    (trajectory, ordinal) key, which is unique). ``plain``: as ``plainrows`` statements (SQLite)."""
     rows = [
         {
             "trajectory_id": item.trajectory_id,
@@ -213,7 +230,10 @@ def _insert_events(session: Session, items: list[FinishedTrajectory]) -> None:
     ]
     if not rows:
         return
-    session.execute(sa.insert(Event.__table__), rows)  # type: ignore[attr-defined]
+    if plain:
+        plainrows.insert(session.connection(), Event.__table__, _EVENT_COLUMNS, rows)  # type: ignore[attr-defined]
+    else:
+        session.execute(sa.insert(Event.__table__), rows)  # type: ignore[attr-defined]
     with_assets = {
         item.trajectory_id: item.recorder.events for item in items if any(e.assets for e in item.recorder.events)
     }
@@ -231,7 +251,10 @@ def _insert_events(session: Session, items: list[FinishedTrajectory]) -> None:
         for i, e in enumerate(events)
         for j, (aid, role) in enumerate(e.assets)
     ]
-    session.execute(sa.insert(EventAsset.__table__), links)  # type: ignore[attr-defined]
+    if plain:
+        plainrows.insert(session.connection(), EventAsset.__table__, _LINK_COLUMNS, links)  # type: ignore[attr-defined]
+    else:
+        session.execute(sa.insert(EventAsset.__table__), links)  # type: ignore[attr-defined]
 
 
 def commit_trajectory(

@@ -203,3 +203,78 @@ async def test_a_store_that_refuses_writes_stops_the_committer_and_says_why() ->
     committer.submit(finished(3), lambda exc: outcomes.__setitem__(3, exc))  # refused at once, nothing tried
     assert reasons == ["the database refused a write (database or disk is full)"]
     assert all(isinstance(outcomes[t], StoreRefused) for t in (1, 2, 3))
+
+
+def test_plain_sqlite_rows_are_the_core_statements_rows(engine: Engine, make_bench: Any, monkeypatch: Any) -> None:
+    """On SQLite a commit's events, asset links and trajectory updates go through plain executemany
+    statements (``plainrows``); the stored column values are byte for byte the Core statements'."""
+    import sqlite3
+
+    from evaluation.harness import recorder
+
+    task_ids = make_bench("commits", n=2)
+    with session_scope(engine) as s:
+        asset_id = s.exec(select(TaskAsset.asset_id)).first()
+    assert asset_id is not None
+    t0 = utcnow()
+    monkeypatch.setattr(recorder, "utcnow", lambda: t0 + timedelta(seconds=9))
+
+    def items(trajectories: dict[int, int]) -> list[FinishedTrajectory]:
+        out = []
+        for n, task_id in enumerate(task_ids):
+            rec = Recorder()
+            rec.add(
+                "user_message",
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "é ✓ \u2028"}, {"type": "image", "asset_id": asset_id}],
+                },
+                started_at=t0,
+                assets=[(asset_id, "input"), (asset_id, "output")],
+            )
+            rec.add("error", {"type": "retry", "message": "x"}, failed=True, started_at=t0)
+            rec.events[-1].finished_at = None
+            out.append(
+                FinishedTrajectory(
+                    trajectories[task_id],
+                    rec,
+                    "done" if n else "failed",
+                    "ünï" if n else None,
+                    {"api_calls": 1, "wall_s": 0.25, "nested": [1, None, True]} if n else {},
+                    None if n else "boom",
+                    [],
+                    5 if n else None,  # type: ignore[arg-type]  # None keeps the stored revision
+                    t0 if n else None,  # type: ignore[arg-type]  # None keeps the stored start
+                )
+            )
+        return out
+
+    def stored(run_id: int) -> list[tuple[Any, ...]]:
+        con = sqlite3.connect(engine.url.database or "")
+        try:
+            trajectories = con.execute(
+                "SELECT task_id, status, final_answer, usage, error, finished_at, task_revision, started_at"
+                " FROM trajectory WHERE run_id = ? ORDER BY task_id",
+                (run_id,),
+            ).fetchall()
+            events = con.execute(
+                "SELECT t.task_id, e.ordinal, e.kind, e.payload, e.failed, e.started_at, e.finished_at, a.asset_id,"
+                " a.ordinal, a.role FROM event e JOIN trajectory t ON t.id = e.trajectory_id"
+                " LEFT JOIN eventasset a ON a.event_id = e.id WHERE t.run_id = ? ORDER BY t.task_id, e.ordinal, a.ordinal",
+                (run_id,),
+            ).fetchall()
+        finally:
+            con.close()
+        return trajectories + events
+
+    rows = {}
+    for plain in (True, False):
+        monkeypatch.setattr(recorder, "_plain", lambda conn, plain=plain: plain)
+        run_id, _ = _run_with_tasks(engine, lambda *a, **k: task_ids, 0)
+        with session_scope(engine) as s:
+            trajectories = ensure_trajectories(s, run_id, task_ids)
+        with session_scope(engine) as s:
+            commit_many(s, items(trajectories))
+        rows[plain] = stored(run_id)
+    assert len(rows[True]) == 2 + 2 * 3  # two trajectories; each: an event with two links, an event with none
+    assert rows[True] == rows[False]
