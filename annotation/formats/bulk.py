@@ -53,6 +53,9 @@ class JsonText(str):
         self.value = value
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:  # (str's own would call __new__ without the value)
+        return (JsonText, (self.value, str.__str__(self)))
+
 
 _MISSING = object()
 _quote = encode_basestring_ascii
