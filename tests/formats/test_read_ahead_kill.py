@@ -65,6 +65,7 @@ def test_killing_the_parent_commits_nothing_and_ends_the_reader(engine, db_path:
     marks.mkdir()
     before = counts()
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(db_path), str(tmp_path / "d"), str(marks)])
+    child = 0
     try:
         _wait_for(lambda: (marks / "written").exists() and (marks / "child").exists(), "a batch and the stall")
         child = int((marks / "child").read_text())
@@ -75,4 +76,6 @@ def test_killing_the_parent_commits_nothing_and_ends_the_reader(engine, db_path:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if child and not _gone(child):  # (the test failed: don't leave it behind)
+            os.kill(child, signal.SIGKILL)
     assert counts() == before
