@@ -118,7 +118,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--format", choices=sorted(GENERATORS), default="gta")
     ap.add_argument("--tasks", type=int, default=10_000)
-    ap.add_argument("--images", type=int, default=None, help="gta: distinct images (default: one per task)")
+    ap.add_argument("--images", type=int, default=None, help="distinct (query) images (default: one per task)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--compare", action="store_true", help="also import with everything in this process")
     args = ap.parse_args()
@@ -126,7 +126,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cm-bench-import-") as tmp_name:
         tmp = Path(tmp_name)
         gen = GENERATORS[args.format]
-        root = gen(tmp / args.format, args.tasks, args.images) if args.format == "gta" else gen(tmp / "isg", args.tasks)
+        root = gen(tmp / args.format, args.tasks, args.images)
         size = sum(p.stat().st_size for p in root.iterdir() if p.is_file())
         modes = [True, False] if args.compare else [True]
         runs: dict[bool, list[dict[str, float]]] = {m: [] for m in modes}

@@ -43,16 +43,18 @@ def line(i: int, query_image: str, golden_image: str) -> dict[str, Any]:
     }
 
 
-def write_dataset(root: Path, n: int, golden_images: int = 1000) -> Path:
-    """``n`` items, each with its own query image; ``golden_images`` golden images shared round-robin."""
+def write_dataset(root: Path, n: int, query_images: int | None = None, golden_images: int = 1000) -> Path:
+    """``n`` items; ``query_images`` (default n: one per item) and ``golden_images`` distinct images,
+    shared round-robin."""
     images = root / "images"
     images.mkdir(parents=True, exist_ok=True)
-    for k in range(n):
+    queries = query_images or n
+    for k in range(queries):
         (images / f"q_{k}.png").write_bytes(tiny_png(k))
     for k in range(golden_images):
-        (images / f"g_{k}.png").write_bytes(tiny_png(n + k))
+        (images / f"g_{k}.png").write_bytes(tiny_png(queries + k))
     with (root / "ISG-Bench.jsonl").open("w", encoding="utf-8") as out:
         for i in range(n):
-            item = line(i, f"images/q_{i}.png", f"images/g_{i % golden_images}.png")
+            item = line(i, f"images/q_{i % queries}.png", f"images/g_{i % golden_images}.png")
             out.write(json.dumps(item, ensure_ascii=False) + "\n")
     return root
