@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -42,7 +42,10 @@ from store import make_engine, session_scope  # noqa: E402
 from store.blobs import FolderBlobStore  # noqa: E402
 from store.migrate import upgrade  # noqa: E402
 
-GENERATORS = {"gta": gta_gen.write_dataset, "isg": isg_gen.write_dataset}
+GENERATORS: dict[str, Callable[[Path, int, int | None], Path]] = {
+    "gta": gta_gen.write_dataset,
+    "isg": isg_gen.write_dataset,
+}
 
 
 def clock() -> tuple[float, float, float]:
