@@ -23,7 +23,7 @@ from annotation.answers import AnswerSpecError, validate_answer_spec
 from annotation.formats import read_ahead
 from annotation.formats.assets import AssetCache
 from annotation.formats.base import DatasetSpec, DatasetStream, TaskBundle, TaskSpec, gc_paused
-from annotation.formats.bulk import CHUNK, audit_stage, copy_audit_stage, insert_audited, insert_many
+from annotation.formats.bulk import CHUNK, JsonText, audit_stage, copy_audit_stage, insert_audited, insert_many
 from annotation.formats.errors import FormatError
 from annotation.formats.fingerprint import fingerprint
 from annotation.tasks import ensure_benchmark
@@ -309,6 +309,8 @@ class _Prepare:
         _check_dataset((t,), self.source, self.seen)
         t.fingerprint = _fingerprint(t, self.source)
         t.record_text = None
+        if type(t.fingerprint[1]) is JsonText:  # the record travels as that text (see _record)
+            t.record = None
 
 
 def _checked_batches(
@@ -515,6 +517,13 @@ def _fingerprint(t: TaskSpec, source: str) -> tuple[str, Any]:
         ) from None
 
 
+def _record(t: TaskSpec) -> Any:
+    """The source record; from the read-ahead child it may come as its JSON text only."""
+    if t.record is None and t.fingerprint is not None and type(t.fingerprint[1]) is JsonText:
+        return t.fingerprint[1].value
+    return t.record
+
+
 def _count(summary: ImportSummary, t: TaskSpec) -> None:
     summary.steps += len(t.steps)
     summary.checkpoints += len(t.checkpoints)
@@ -536,7 +545,7 @@ def _update_task(
         if key == "tools_offered":
             value = list(value or [])
         setattr(task, key, value)
-    task.source_record = t.record
+    task.source_record = _record(t)
     task.revision = (task.revision or 0) + 1
     task.updated_at = now
     task.meta = {
