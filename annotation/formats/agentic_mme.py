@@ -23,11 +23,13 @@ from annotation.formats.base import (
     Checker,
     CheckpointSpec,
     DatasetSpec,
+    DatasetStream,
     OrderingSpec,
     TaskBundle,
     TaskSpec,
     export_relpath,
     extension_for,
+    file_size,
     is_entry,
     parse_json,
     read_asset,
@@ -104,12 +106,18 @@ def resolve_images(root: Path, stem: str) -> list[Path]:
 
 
 def read(path: Path) -> DatasetSpec:
+    """The whole dataset in memory (exports, tests, tools); ``import`` streams it instead."""
+    return DatasetSpec(list(stream(path).tasks))
+
+
+def stream(path: Path) -> DatasetStream:
+    """The task files read one by one as the import asks for tasks (one file is one task)."""
     root, json_dir = _json_dir(path)
     files = sorted(json_dir.glob("*.json"))
     if not files:
         raise FormatError(json_dir, message="contains no task files (*.json)")
     src = DatasetRoot(root)
-    return DatasetSpec([parse_task(f, src) for f in files])
+    return DatasetStream((parse_task(f, src) for f in files), size=sum(map(file_size, files)))
 
 
 def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:

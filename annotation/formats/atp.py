@@ -13,19 +13,22 @@ Optional ``category``/``intent`` are read when present.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from annotation.formats.base import (
     AssetSpec,
     Checker,
     DatasetSpec,
+    DatasetStream,
     DocumentSpec,
     StepSpec,
     TaskBundle,
     TaskSpec,
     export_relpath,
     extension_for,
+    file_size,
     find_dataset_file,
+    iter_jsonl,
     read_asset,
     read_jsonl,
     write_file,
@@ -53,16 +56,25 @@ def _image(root: Path | DatasetRoot, rel: Any, c: Checker, field: str) -> tuple[
 
 
 def read(path: Path) -> DatasetSpec:
+    """The whole dataset in memory (exports, tests, tools); ``import`` streams it instead."""
+    streamed = stream(path)
+    return DatasetSpec(list(streamed.tasks), streamed.settings, streamed.notes)
+
+
+def stream(path: Path) -> DatasetStream:
+    """``data.jsonl`` read line by line as the import asks for tasks."""
     file = find_dataset_file(path, (DATASET_FILE,), "ATP-Bench data.jsonl")
     root = DatasetRoot(path if path.is_dir() else file.parent)
-    tasks = []
-    for lineno, line in read_jsonl(file, root):
+    return DatasetStream(_tasks(file, root), size=file_size(file))
+
+
+def _tasks(file: Path, root: DatasetRoot) -> Iterator[TaskSpec]:
+    for lineno, line in iter_jsonl(file, root):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = c.get(line, "trace_id", (str, int), "trace_id")
         c.record = f"line {lineno} (trace_id {ident})"
-        tasks.append(parse_record(str(ident), line, c, root))
-    return DatasetSpec(tasks)
+        yield parse_record(str(ident), line, c, root)
 
 
 def parse_record(ident: str, line: dict[str, Any], c: Checker, root: Path | DatasetRoot) -> TaskSpec:

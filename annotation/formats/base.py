@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
 from annotation.formats.errors import FormatError
+from annotation.formats.json_stream import TextChunks
 from annotation.formats.safe_files import DatasetRoot, DuplicateKey, UnsafeFile, loads_keep_last, loads_strict
 from store.blobs import sha256_of
 from store.gc_pause import gc_paused  # noqa: F401  (re-exported: the importers and their tests use it from here)
@@ -95,6 +96,8 @@ class TaskSpec:
     documents: list[DocumentSpec] = field(default_factory=list)
     assets: list[AssetSpec] = field(default_factory=list)
     record_text: str | None = None  # the reader's ``fingerprint.encode_record(record)``, if it made it
+    # ``(hash, record as the task row takes it)`` when worked out ahead (``read_ahead``'s child process).
+    fingerprint: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -112,6 +115,7 @@ class DatasetStream:
     tasks: Iterator[TaskSpec]
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    size: int = 0  # bytes of the data file(s) ``tasks`` reads, when known: big ones are read ahead in a child
 
 
 @dataclass
@@ -230,21 +234,38 @@ def read_json(path: Path, root: Path | DatasetRoot | None = None, *, keep_last: 
 
 def read_jsonl(path: Path, root: Path | DatasetRoot | None = None) -> list[tuple[int, Any]]:
     """``(line number, value)`` for every non-blank line; a line longer than the record cap is refused."""
+    return list(iter_jsonl(path, root))
+
+
+def iter_jsonl(path: Path, root: Path | DatasetRoot | None = None) -> Iterator[tuple[int, Any]]:
+    """``read_jsonl`` a line at a time: the file is read in chunks, so only the lines not parsed yet
+    are in memory. Lines are split as ``str.splitlines`` splits the whole text (the same line numbers,
+    a ``\\r\\n`` across two chunks included: the last piece of a chunk waits for the next one)."""
     src = as_root(root, path)
     cap = src.limits.record_bytes
-    out: list[tuple[int, Any]] = []
-    for n, line in enumerate(read_text(path, src).splitlines(), start=1):
-        if not line.strip():
-            continue
-        if len(line) > cap // 4 and len(line.encode("utf-8")) > cap:
-            raise FormatError(
-                path,
-                f"line {n}",
-                None,
-                f"the record is {len(line.encode())} bytes, over the {cap} byte record limit (CHAINMARK_MAX_RECORD_MB)",
-            )
-        out.append((n, parse_json(line, path, src, record=f"line {n}")))
-    return out
+    n = 0
+    with TextChunks(path, src) as chunks:
+        pending = ""
+        while True:
+            chunk = chunks.read(len(pending))  # reads grow with a long line: linear time for any length
+            pieces = (pending + chunk).splitlines(keepends=True) if chunk else [pending] if pending else []
+            pending = pieces.pop() if chunk and pieces else ""
+            for piece in pieces:
+                n += 1
+                line = piece.splitlines()[0]
+                if not line.strip():
+                    continue
+                if len(line) > cap // 4 and len(line.encode("utf-8")) > cap:
+                    raise FormatError(
+                        path,
+                        f"line {n}",
+                        None,
+                        f"the record is {len(line.encode())} bytes, over the {cap} byte record limit "
+                        f"(CHAINMARK_MAX_RECORD_MB)",
+                    )
+                yield n, parse_json(line, path, src, record=f"line {n}")
+            if not chunk:
+                return
 
 
 def type_name(value: Any) -> str:
@@ -408,6 +429,14 @@ def extension_for(mime: str | None, default: str = ".png") -> str:
         return ".jpg"
     ext = mimetypes.guess_extension(mime or "") if mime else None
     return ext or default
+
+
+def file_size(path: Path) -> int:
+    """Bytes of the file at ``path`` (links followed), 0 if that cannot be known: a hint, never a check."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def is_entry(path: Path) -> bool:

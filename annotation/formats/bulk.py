@@ -53,6 +53,21 @@ class JsonText(str):
         self.value = value
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its text alone (half the bytes of a source record, and a text unpickles far faster
+        than the objects); the value is decoded again only if something asks for it."""
+        return (_unpickle_json_text, (str.__str__(self),))
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "value":
+            raise AttributeError(name)
+        self.value = json.loads(str.__str__(self))  # the text is json.dumps of the value: the same value
+        return self.value
+
+
+def _unpickle_json_text(text: str) -> JsonText:
+    return str.__new__(JsonText, text)
+
 
 _MISSING = object()
 _quote = encode_basestring_ascii

@@ -22,6 +22,7 @@ from annotation.formats.base import (
     TaskSpec,
     export_relpath,
     extension_for,
+    file_size,
     find_dataset_file,
     is_entry,
     read_asset_hashed,
@@ -67,7 +68,7 @@ def stream(path: Path) -> DatasetStream:
         if not isinstance(toolmeta, dict):
             raise FormatError(toolmeta_file, None, None, "must be a JSON object keyed by tool name")
         settings["toolmeta"] = toolmeta
-    return DatasetStream(_tasks(file, src), settings)
+    return DatasetStream(_tasks(file, src), settings, size=file_size(file))
 
 
 def _tasks(file: Path, src: DatasetRoot) -> Iterator[TaskSpec]:

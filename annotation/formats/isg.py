@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from annotation.formats.base import (
     AssetSpec,
     Checker,
     DatasetSpec,
+    DatasetStream,
     TaskBundle,
     TaskSpec,
     export_relpath,
     extension_for,
     find_dataset_file,
+    file_size,
     is_entry,
+    iter_jsonl,
     read_asset,
     read_jsonl,
     safe_relpath,
@@ -82,27 +85,35 @@ def check_blocks(value: Any, c: Checker, field: str, *, allow_empty: bool = Fals
 
 
 def read(path: Path) -> DatasetSpec:
+    """The whole dataset in memory (exports, tests, tools); ``import`` streams it instead."""
+    streamed = stream(path)
+    return DatasetSpec(list(streamed.tasks), streamed.settings, streamed.notes)
+
+
+def stream(path: Path) -> DatasetStream:
+    """The JSONL read line by line as the import asks for tasks; the note on model output is added
+    once the last line is read."""
     file = _jsonl_file(path, DATASET_FILE)
     root = DatasetRoot(path if path.is_dir() else file.parent)
-    tasks = []
+    notes: list[str] = []
+    return DatasetStream(_tasks(file, root, notes), notes=notes, size=file_size(file))
+
+
+def _tasks(file: Path, root: DatasetRoot, notes: list[str]) -> Iterator[TaskSpec]:
     with_output = 0
-    for lineno, line in read_jsonl(file, root):
+    for lineno, line in iter_jsonl(file, root):
         c = Checker(file, f"line {lineno}")
         c.expect(line, dict, "(record)")
         ident = c.get(line, "id", (str, int), "id")
         c.record = f"line {lineno} (id {ident})"
         record = {k: v for k, v in line.items() if k not in PREDICTION_KEYS}
         with_output += len(record) != len(line)
-        tasks.append(parse_record(str(ident), record, c, root))
-    notes = (
-        [
+        yield parse_record(str(ident), record, c, root)
+    if with_output:
+        notes.append(
             f"{with_output} line(s) carry model output; it was not imported as task data "
             f"(use `chainmark import-run isg` for predictions)"
-        ]
-        if with_output
-        else []
-    )
-    return DatasetSpec(tasks, notes=notes)
+        )
 
 
 def parse_record(ident: str, record: dict[str, Any], c: Checker, root: Path | DatasetRoot) -> TaskSpec:

@@ -94,6 +94,49 @@ class _Source:
         return f"line {self.lines_before + nl + 1}, column {col}"
 
 
+def _open(path: str, root: DatasetRoot) -> int:
+    """A descriptor on the data file (refusals as ``safe_files.open_regular``, worded as FormatErrors)."""
+    try:
+        fd, _ = open_regular(path, root.real, root.limits.file_bytes)
+    except FileNotFoundError:
+        raise FormatError(path, message="file not found") from None
+    except NotADirectoryError:
+        raise FormatError(path, message="file not found (a folder on its path is a file)") from None
+    except UnsafeFile as exc:
+        raise FormatError(path, message=str(exc)) from None
+    return fd
+
+
+class TextChunks:
+    """A data file's text a chunk at a time (``with TextChunks(path, root) as c: c.read()``), with the
+    checks and messages of reading it whole: regular file inside the root, the size cap, UTF-8."""
+
+    def __init__(self, path: str | os.PathLike[str], root: DatasetRoot):
+        self.path = os.fspath(path)
+        self.root = root
+        self._src: _Source | None = None
+
+    def __enter__(self) -> TextChunks:
+        self._src = _Source(self.path, _open(self.path, self.root), self.root.limits.file_bytes)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._src is not None:
+            os.close(self._src.fd)
+            self._src = None
+
+    def read(self, at_least: int = 0) -> str:
+        """The next piece of text, at least ``at_least`` characters (and a chunk) unless the file ends
+        first; '' at its end."""
+        src = self._src
+        assert src is not None, "use TextChunks in a with block"
+        while src.more(at_least):
+            text, src.buf = src.buf, ""
+            if text:
+                return text
+        return ""
+
+
 def _size(n: int) -> str:
     mb = 1024 * 1024
     return f"{n / mb:.1f} MB" if n >= mb else f"{n} bytes"
@@ -124,14 +167,7 @@ class RecordReader:
         self.decoder = json.JSONDecoder()
 
     def __iter__(self) -> Iterator[tuple[Any, Any, str | None]]:
-        try:
-            fd, _ = open_regular(self.path, self.root.real, self.root.limits.file_bytes)
-        except FileNotFoundError:
-            raise FormatError(self.path, message="file not found") from None
-        except NotADirectoryError:
-            raise FormatError(self.path, message="file not found (a folder on its path is a file)") from None
-        except UnsafeFile as exc:
-            raise FormatError(self.path, message=str(exc)) from None
+        fd = _open(self.path, self.root)
         try:
             yield from self._members(_Source(self.path, fd, self.root.limits.file_bytes))
         finally:

@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 import itertools
 from typing import Any
 
@@ -19,9 +20,10 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from annotation.answers import AnswerSpecError, validate_answer_spec
+from annotation.formats import read_ahead
 from annotation.formats.assets import AssetCache
 from annotation.formats.base import DatasetSpec, DatasetStream, TaskBundle, TaskSpec, gc_paused
-from annotation.formats.bulk import CHUNK, audit_stage, copy_audit_stage, insert_audited, insert_many
+from annotation.formats.bulk import CHUNK, JsonText, audit_stage, copy_audit_stage, insert_audited, insert_many
 from annotation.formats.errors import FormatError
 from annotation.formats.fingerprint import fingerprint
 from annotation.tasks import ensure_benchmark
@@ -257,8 +259,8 @@ def write_dataset(
         bench = _prepare_benchmark(session, fmt, spec, name, source)
         summary = ImportSummary(fmt.name, name, source)
         # New files are written while the rows go in; leaving the block waits for them (before any commit).
-        with AssetCache(session, blobs, background=True) as cache:
-            parts = _checked_batches(spec.tasks, source, cache, summary, checked=whole)
+        with AssetCache(session, blobs, background=True) as cache, _read(spec, source) as (tasks, checked):
+            parts = _checked_batches(tasks, source, cache, summary, checked=whole or checked)
             _upsert_tasks(session, fmt, parts, bench.id or 0, cache, summary, source, consume)
         summary.notes = list(spec.notes)
         return summary
@@ -277,6 +279,38 @@ def _check_dataset(tasks: Iterable[TaskSpec], source: str, seen: dict[str, int] 
                 f"source id appears twice (records {seen[t.source_id] + 1} and {len(seen) + 1})",
             )
         seen[t.source_id] = len(seen)
+
+
+@contextmanager
+def _read(spec: DatasetSpec | DatasetStream, source: str) -> Iterator[tuple[Iterable[TaskSpec], bool]]:
+    """``(tasks, checked)``: a big stream is parsed, checked and fingerprinted in a child process while
+    this one writes (``read_ahead``); anything else is read here, and checked by the caller."""
+    if isinstance(spec, DatasetStream) and read_ahead.may_fork(spec.size):
+        try:
+            reader = read_ahead.ReadAhead(spec.tasks, spec.notes, _Prepare(source))
+        except OSError:  # no process to spare (memory, limits): read it here instead
+            pass
+        else:
+            with reader:
+                yield reader, True
+            return
+    yield spec.tasks, False
+
+
+class _Prepare:
+    """What the read-ahead child does to each task before sending it: the checks ``_check_dataset``
+    makes, and the fingerprint (its text is then not needed apart)."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, t: TaskSpec) -> None:
+        _check_dataset((t,), self.source, self.seen)
+        t.fingerprint = _fingerprint(t, self.source)
+        t.record_text = None
+        if type(t.fingerprint[1]) is JsonText:  # the record travels as that text (see _record)
+            t.record = None
 
 
 def _checked_batches(
@@ -472,6 +506,8 @@ class _NewTasks:
 
 
 def _fingerprint(t: TaskSpec, source: str) -> tuple[str, Any]:
+    if t.fingerprint is not None:  # worked out by the read-ahead child
+        return t.fingerprint
     try:
         return fingerprint(t)
     except UnicodeEncodeError:  # JSON may spell "\ud800" alone; UTF-8 (and so the database) cannot hold it
@@ -479,6 +515,13 @@ def _fingerprint(t: TaskSpec, source: str) -> tuple[str, Any]:
         raise FormatError(
             source, t.source_id, where, "text holds an unpaired UTF-16 surrogate, which cannot be stored"
         ) from None
+
+
+def _record(t: TaskSpec) -> Any:
+    """The source record; from the read-ahead child it may come as its JSON text only."""
+    if t.record is None and t.fingerprint is not None and type(t.fingerprint[1]) is JsonText:
+        return t.fingerprint[1].value
+    return t.record
 
 
 def _count(summary: ImportSummary, t: TaskSpec) -> None:
@@ -502,7 +545,7 @@ def _update_task(
         if key == "tools_offered":
             value = list(value or [])
         setattr(task, key, value)
-    task.source_record = t.record
+    task.source_record = _record(t)
     task.revision = (task.revision or 0) + 1
     task.updated_at = now
     task.meta = {

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from annotation.formats import writer
+from annotation.formats import read_ahead, writer
 from annotation.formats.api import import_dataset
 from store import make_engine
 from store.blobs import FolderBlobStore
@@ -114,10 +114,16 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@pytest.mark.parametrize("batch", [None, 3])
-def test_import_and_reimport_store_the_same_rows_and_blobs(tmp_path: Path, monkeypatch, batch: int | None) -> None:
+@pytest.mark.parametrize(("batch", "forked"), [(None, False), (3, False), (None, True), (3, True)])
+def test_import_and_reimport_store_the_same_rows_and_blobs(
+    tmp_path: Path, monkeypatch, batch: int | None, forked: bool
+) -> None:
     if batch is not None and hasattr(writer, "BATCH"):
         monkeypatch.setattr(writer, "BATCH", batch)
+    if forked:  # dataset.json parsed in a child process (read_ahead), two tasks to a frame
+        monkeypatch.setattr(read_ahead, "FORK_MIN_BYTES", 0)
+        monkeypatch.setattr(read_ahead, "FRAME_TASKS", 2)
+        forks = _count_forks(monkeypatch)
     engine = make_engine(tmp_path / "t.db")
     upgrade(engine)
     blobs = FolderBlobStore(tmp_path / "t.db.blobs")
@@ -128,3 +134,18 @@ def test_import_and_reimport_store_the_same_rows_and_blobs(tmp_path: Path, monke
     import_dataset(engine, blobs, "gta", tmp_path / "b", actor="importer")
     second = _dump(engine, tmp_path / "t.db.blobs")
     assert (_digest(first), _digest(second)) == EXPECTED
+    if forked:
+        assert forks == [1, 1]  # both imports were read ahead (the test proves nothing otherwise)
+
+
+def _count_forks(monkeypatch) -> list[int]:
+    """One entry per import that started a read-ahead child."""
+    started: list[int] = []
+    real = read_ahead.ReadAhead.__init__
+
+    def init(self, *args, **kw):
+        real(self, *args, **kw)
+        started.append(1)
+
+    monkeypatch.setattr(read_ahead.ReadAhead, "__init__", init)
+    return started

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, col, select
 
-from annotation.formats import FormatError, gta, writer
+from annotation.formats import FormatError, gta, read_ahead, writer
 from annotation.formats.api import import_dataset
 from annotation.formats.safe_files import DatasetRoot
 from store.models import AuditEvent, Benchmark, ReferenceStep, Task, TaskAsset
@@ -133,10 +133,17 @@ def test_ids_are_looked_up_when_sqlite_cannot_count_them(engine, blobs, tmp_path
                 assert (e.after or {})["source_id"] == tasks[e.entity_id].source_id
 
 
-def test_audit_events_come_kind_by_kind_on_both_databases(any_engine, tmp_path: Path, small_batches) -> None:
-    """Batches write tasks and steps in turn; the audit trail still lists every task, then every step."""
+@pytest.mark.parametrize("forked", [False, True], ids=["in-process", "read-ahead"])
+def test_audit_events_come_kind_by_kind_on_both_databases(
+    any_engine, tmp_path: Path, small_batches, monkeypatch, forked: bool
+) -> None:
+    """Batches write tasks and steps in turn; the audit trail still lists every task, then every step
+    (also with dataset.json parsed in a forked child, on both databases)."""
     from store.blobs import FolderBlobStore, default_blob_store
 
+    if forked:
+        monkeypatch.setattr(read_ahead, "FORK_MIN_BYTES", 0)
+        monkeypatch.setattr(read_ahead, "FRAME_TASKS", 3)
     write_gta(tmp_path / "gta", n=7)
     blobs = default_blob_store(any_engine) if any_engine.dialect.name != "sqlite" else FolderBlobStore(tmp_path / "b")
     import_dataset(any_engine, blobs, "gta", tmp_path / "gta", actor="importer")
