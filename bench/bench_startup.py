@@ -64,8 +64,7 @@ def to_first_work(args: list[str], env: dict[str, str], stop: bool) -> tuple[flo
 
 def prepare(tmp: Path, env: dict[str, str]) -> dict[str, str]:
     """The demo project, an endpoint nobody answers, a small scored-run fixture and a GTA folder."""
-    from gta_gen import write_dataset
-
+    from bench.gta_gen import write_dataset
     from store import make_engine
     from tests.support.scoring_runs import write_run
 
@@ -88,7 +87,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per case (default 7)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "bench"))
 
     with tempfile.TemporaryDirectory(prefix="chainmark-startup-") as tmp:
         db = str(Path(tmp) / "bench.db")

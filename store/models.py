@@ -612,3 +612,7 @@ ALL_TABLES = [
     AuditEvent,
     UndoEntry,
 ]
+
+# The audit trail is part of having these tables: whoever can make a row of them gets the session
+# hooks that record its edits (store.audit reads the classes above; they are all defined by now).
+from store import audit as _audit  # noqa: E402,F401
