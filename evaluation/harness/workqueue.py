@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlmodel import Session, select
 
 from evaluation.harness.recorder import FINISHED, FinishedTrajectory, _delete_events, commit_many, mark_unstorable
@@ -60,6 +59,8 @@ def enqueue(session: Session, run_id: int, task_ids: list[int], *, retry_failed:
     trajectory (failed ones too with ``retry_failed``). Rows held by a live worker are left alone.
     The run becomes ``queued`` (``running`` if workers hold some of it) or ``done`` when nothing is
     left. Returns how many trajectories are open."""
+    from sqlalchemy.dialects.postgresql import insert as pg_insert  # queues are PostgreSQL's: not loaded on SQLite
+
     from evaluation.harness.recorder import ensure_trajectories
 
     run = session.exec(select(Run).where(Run.id == run_id).with_for_update()).one()
