@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from typing import Any, Optional
 
 import sqlalchemy as sa
-from pydantic import ConfigDict
 from sqlmodel import Field, SQLModel
+from sqlmodel.main import SQLModelConfig
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -34,7 +34,7 @@ class Table(SQLModel):
     skip it), so a table's validator and serializer are built when first asked for
     (``model_validate``, ``model_dump``), not while the module is imported."""
 
-    model_config = ConfigDict(defer_build=True)
+    model_config = SQLModelConfig(defer_build=True)
 
 
 def utcnow() -> datetime:
