@@ -108,15 +108,15 @@ def main() -> None:
             ("import gta (20 tasks)", ["import", "gta", made["gta"], "--benchmark", "startup-gta"], True),
         ]
         print(f"load average {os.getloadavg()[0]:.2f}; {args.repeat} runs per case after one warm-up")
-        print(f"{'whole process':32} {'median':>8} {'min':>7} {'max':>7} {'CPU':>7}")
+        print(f"{'whole process':34} {'median':>8} {'min':>7} {'max':>7} {'CPU':>7}")
         for label, cmd in whole:
             timed(cmd, env)
             runs = [timed(cmd, env) for _ in range(args.repeat)]
             walls = [w for w, _ in runs]
             cpu = statistics.median(c for _, c in runs)
-            print(f"{label:32} {statistics.median(walls):7.3f}s {min(walls):6.3f}s {max(walls):6.3f}s {cpu:6.3f}s")
+            print(f"{label:34} {statistics.median(walls):7.3f}s {min(walls):6.3f}s {max(walls):6.3f}s {cpu:6.3f}s")
         print()
-        print(f"{'to first own statement':32} {'median':>8} {'min':>7} {'max':>7} {'CPU':>7}   whole: wall, CPU")
+        print(f"{'to first own statement':34} {'median':>8} {'min':>7} {'max':>7} {'CPU':>7}   whole: wall, CPU")
         for label, cmd, stop in started:
             to_first_work(cmd, env, stop)
             runs5 = [to_first_work(cmd, env, stop) for _ in range(args.repeat)]
@@ -125,7 +125,7 @@ def main() -> None:
             tail = "(stopped there)" if stop else f"{statistics.median(r[2] for r in runs5):.3f}s, "
             tail += "" if stop else f"{statistics.median(r[3] for r in runs5):.3f}s"
             print(
-                f"chainmark {label:22} {statistics.median(walls):7.3f}s {min(walls):6.3f}s {max(walls):6.3f}s "
+                f"chainmark {label:24} {statistics.median(walls):7.3f}s {min(walls):6.3f}s {max(walls):6.3f}s "
                 f"{cpu:6.3f}s   {tail}"
             )
             print(f"    first statement: {runs5[0][4]}")
