@@ -38,9 +38,44 @@ run = sa.table(
     sa.column("id", sa.Integer),
     sa.column("name", sa.String),
     sa.column("benchmark_id", sa.Integer),
+    sa.column("endpoint_id", sa.Integer),
     sa.column("mode", sa.String),
+    sa.column("prompt_version", sa.String),
+    sa.column("budgets", sa.JSON),
+    sa.column("concurrency", sa.Integer),
     sa.column("status", sa.String),
+    sa.column("config", sa.JSON),
     sa.column("created_at", sa.DateTime(timezone=True)),
+    sa.column("started_at", sa.DateTime(timezone=True)),
+    sa.column("finished_at", sa.DateTime(timezone=True)),
+)
+modelendpoint = sa.table("modelendpoint", sa.column("id", sa.Integer), sa.column("name", sa.String))
+trajectory = sa.table("trajectory", sa.column("run_id", sa.Integer), sa.column("status", sa.String))
+runlease = sa.table(
+    "runlease",
+    sa.column("run_id", sa.Integer),
+    sa.column("host", sa.String),
+    sa.column("pid", sa.Integer),
+    sa.column("heartbeat_at", sa.DateTime(timezone=True)),
+    sa.column("expires_at", sa.DateTime(timezone=True)),
+)
+trajectoryclaim = sa.table(
+    "trajectoryclaim",
+    sa.column("run_id", sa.Integer),
+    sa.column("token", sa.String),
+    sa.column("expires_at", sa.DateTime(timezone=True)),
+    sa.column("finished_at", sa.DateTime(timezone=True)),
 )
 
-TABLES = (benchmark, task, referencestep, checkpoint, taskasset, run)
+TABLES = (
+    benchmark,
+    task,
+    referencestep,
+    checkpoint,
+    taskasset,
+    run,
+    modelendpoint,
+    trajectory,
+    runlease,
+    trajectoryclaim,
+)
