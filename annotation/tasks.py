@@ -16,6 +16,7 @@ from sqlmodel import Session, select
 from annotation.answers import validate_answer_spec
 from annotation.rules import Warning, check_task
 from store.blobs import BlobStore, put_asset
+from store.queries import benchmark_names, unknown_benchmark
 from store.models import (
     AuditEvent,
     Benchmark,
@@ -118,8 +119,7 @@ def create_benchmark(
 def get_benchmark(session: Session, name: str) -> Benchmark:
     bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
     if bench is None:
-        known = ", ".join(session.exec(select(Benchmark.name)).all()) or "none yet"
-        raise AuthoringError(f"no benchmark named {name!r} (known: {known})")
+        raise AuthoringError(unknown_benchmark(name, benchmark_names(session)))
     return bench
 
 

@@ -1,9 +1,25 @@
 """Persistence only: tables, engine factory, migrations, blob store and plain-object queries.
 
-Knows nothing of Textual, models or tools. Importing it registers the audit hooks.
+Knows nothing of Textual, models or tools. Importing it imports nothing heavy: the engine helpers
+load on first use, and the tables (``store.models``, which registers the audit hooks as it loads)
+only when something asks for them, so a listing that reads through SQLAlchemy Core never builds the
+SQLModel classes (bench/bench_startup.py).
 """
 
-from store import audit as _audit  # noqa: F401  (registers the session hooks)
-from store.db import make_engine, read_only, resolve_url, session_scope
+from __future__ import annotations
 
-__all__ = ["make_engine", "read_only", "resolve_url", "session_scope"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from store.db import make_engine, read_only, read_scope, resolve_url, session_scope
+
+__all__ = ["make_engine", "read_only", "read_scope", "resolve_url", "session_scope"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'store' has no attribute {name!r}")
+    value = getattr(importlib.import_module("store.db"), name)
+    globals()[name] = value
+    return value

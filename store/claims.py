@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 NEEDS_POSTGRES = (
     "queued work (`--queue`) and `chainmark worker` need PostgreSQL (SKIP LOCKED, many writers); "
@@ -57,7 +59,7 @@ def is_free(table: sa.Table) -> Any:
     return sa.and_(c.finished_at.is_(None), sa.or_(c.token.is_(None), c.expires_at <= now()))
 
 
-def is_held(table: sa.Table) -> Any:
+def is_held(table: sa.TableClause) -> Any:
     """Open and held by a worker whose claim has not expired."""
     c = table.c
     return sa.and_(c.finished_at.is_(None), c.token.is_not(None), c.expires_at > now())

@@ -13,11 +13,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy.engine import Connection, Engine
+
+if TYPE_CHECKING:  # the ORM loads with the first session, not with the engine (store/__init__.py)
+    from sqlmodel import Session
 
 DEFAULT_DB = "chainmark.db"
 ENV_DB = "CHAINMARK_DB"
@@ -107,6 +110,8 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
 
     ``actor`` names who is acting; audit events written in this session carry it.
     """
+    from sqlmodel import Session
+
     session = Session(engine, expire_on_commit=False)
     session.info["actor"] = acting_user(actor)
     try:
@@ -117,6 +122,14 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def read_scope(engine: Engine) -> Iterator[Connection]:
+    """One short read-only transaction (DEFERRED on SQLite, as ``read_only``) on a plain connection,
+    for queries written in SQLAlchemy Core: no ORM session, so no SQLModel classes to build."""
+    with read_only(engine).connect() as conn, conn.begin():
+        yield conn
 
 
 def acting_user(actor: str | None = None) -> str:

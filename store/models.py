@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
+from sqlmodel.main import SQLModelConfig
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -26,6 +27,14 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 SQLModel.metadata.naming_convention = NAMING_CONVENTION
+
+
+class Table(SQLModel):
+    """The base of every table. Rows are made without pydantic validation (SQLModel's table models
+    skip it), so a table's validator and serializer are built when first asked for
+    (``model_validate``, ``model_dump``), not while the module is imported."""
+
+    model_config = SQLModelConfig(defer_build=True)
 
 
 def utcnow() -> datetime:
@@ -64,7 +73,7 @@ def _text(nullable: bool = True) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-class Benchmark(SQLModel, table=True):
+class Benchmark(Table, table=True):
     """A named collection of tasks in one source format, with its default tool set."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -77,7 +86,7 @@ class Benchmark(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class Task(SQLModel, table=True):
+class Task(Table, table=True):
     """One benchmark item: query, metadata, tagged answer spec and the source record verbatim."""
 
     __table_args__ = (sa.UniqueConstraint("benchmark_id", "source_id"),)
@@ -110,7 +119,7 @@ class Task(SQLModel, table=True):
     updated_at: datetime = _ts()
 
 
-class Asset(SQLModel, table=True):
+class Asset(Table, table=True):
     """A content-addressed blob (image, artifact, screenshot); bytes live in the BlobStore."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -122,14 +131,14 @@ class Asset(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class Blob(SQLModel, table=True):
+class Blob(Table, table=True):
     """Blob bytes when the blob store is configured to live in the database (PostgreSQL teams)."""
 
     sha256: str = Field(max_length=64, primary_key=True)
     data: bytes = Field(sa_column=sa.Column(sa.LargeBinary, nullable=False))
 
 
-class Document(SQLModel, table=True):
+class Document(Table, table=True):
     """A context document of a task (ATP-Bench), ordered, with text; its images are TaskAssets."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -140,7 +149,7 @@ class Document(SQLModel, table=True):
     meta: dict[str, Any] = _json_dict()
 
 
-class Tool(SQLModel, table=True):
+class Tool(Table, table=True):
     """A tool of a named, versioned tool set: OpenAI function schema plus runtime binding."""
 
     __table_args__ = (sa.UniqueConstraint("tool_set", "version", "name"),)
@@ -156,7 +165,7 @@ class Tool(SQLModel, table=True):
     meta: dict[str, Any] = _json_dict()
 
 
-class ReferenceStep(SQLModel, table=True):
+class ReferenceStep(Table, table=True):
     """One step of a task's reference chain: thought → tool call → result, or the final answer."""
 
     __table_args__ = (sa.UniqueConstraint("task_id", "ordinal"),)
@@ -176,7 +185,7 @@ class ReferenceStep(SQLModel, table=True):
     meta: dict[str, Any] = _json_dict()
 
 
-class TaskAsset(SQLModel, table=True):
+class TaskAsset(Table, table=True):
     """Links an asset to a task in a role; optionally to a document or the step that produced it."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -190,7 +199,7 @@ class TaskAsset(SQLModel, table=True):
     url: Optional[str] = Field(default=None, max_length=2000)
 
 
-class Checkpoint(SQLModel, table=True):
+class Checkpoint(Table, table=True):
     """A stepwise check on a task: axis S/V/R/custom with code, visual, search and answer checks."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -211,7 +220,7 @@ class Checkpoint(SQLModel, table=True):
     meta: dict[str, Any] = _json_dict()
 
 
-class OrderingConstraint(SQLModel, table=True):
+class OrderingConstraint(Table, table=True):
     """Checkpoints that must pass in order, with at most ``max_gap`` events between neighbours."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -226,7 +235,7 @@ class OrderingConstraint(SQLModel, table=True):
 # --------------------------------------------------------------------------------------------
 
 
-class ModelEndpoint(SQLModel, table=True):
+class ModelEndpoint(Table, table=True):
     """An OpenAI-compatible endpoint. The API key is read from the env var named here, never stored."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -238,7 +247,7 @@ class ModelEndpoint(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class Run(SQLModel, table=True):
+class Run(Table, table=True):
     """One execution of a benchmark by a model (or a human, or imported from another harness)."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -257,7 +266,7 @@ class Run(SQLModel, table=True):
     finished_at: Optional[datetime] = _ts_opt()
 
 
-class RunLease(SQLModel, table=True):
+class RunLease(Table, table=True):
     """Who is executing a run right now: one row per run, taken atomically, renewed by a heartbeat.
 
     A second executor finds a live row and refuses; a row whose heartbeat expired (or whose process
@@ -273,7 +282,7 @@ class RunLease(SQLModel, table=True):
     expires_at: datetime = _ts()
 
 
-class LeaseColumns(SQLModel):
+class LeaseColumns(Table):
     """The lease every claimable unit of work carries (``store.claims``): who holds it (token, host,
     pid), how often it was claimed, and when it was claimed, renewed, expires and finished. The
     timestamps name their type rather than a Column object, so each table gets columns of its own."""
@@ -328,7 +337,7 @@ class JudgeClaim(LeaseColumns, table=True):
     error: Optional[str] = _text()
 
 
-class Trajectory(SQLModel, table=True):
+class Trajectory(Table, table=True):
     """A run on one task. Unique per (run, task) so a resumed run can never duplicate work."""
 
     __table_args__ = (sa.UniqueConstraint("run_id", "task_id"),)
@@ -346,7 +355,7 @@ class Trajectory(SQLModel, table=True):
     finished_at: Optional[datetime] = _ts_opt()
 
 
-class Event(SQLModel, table=True):
+class Event(Table, table=True):
     """One thing that happened in a trajectory: model message, tool call/result, code exec, error."""
 
     __table_args__ = (sa.UniqueConstraint("trajectory_id", "ordinal"),)
@@ -361,7 +370,7 @@ class Event(SQLModel, table=True):
     finished_at: Optional[datetime] = _ts_opt()
 
 
-class EventAsset(SQLModel, table=True):
+class EventAsset(Table, table=True):
     """Assets produced or consumed by an event (images fed back to the model, artifacts)."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -371,7 +380,7 @@ class EventAsset(SQLModel, table=True):
     role: str = Field(default="output", max_length=20)
 
 
-class ReplayCache(SQLModel, table=True):
+class ReplayCache(Table, table=True):
     """Request hash → response, for model, search, tool-service and judge calls."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -382,7 +391,7 @@ class ReplayCache(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class CheckpointResult(SQLModel, table=True):
+class CheckpointResult(Table, table=True):
     """Whether a trajectory passed a checkpoint, by which event, decided how (rule/judge/human)."""
 
     __table_args__ = (sa.UniqueConstraint("trajectory_id", "checkpoint_id", "method", "scoring_mode"),)
@@ -404,7 +413,7 @@ class CheckpointResult(SQLModel, table=True):
 # --------------------------------------------------------------------------------------------
 
 
-class Judge(SQLModel, table=True):
+class Judge(Table, table=True):
     """An LLM judge: a prompt template file (id + version) on an endpoint."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -416,7 +425,7 @@ class Judge(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class JudgeTemplate(SQLModel, table=True):
+class JudgeTemplate(Table, table=True):
     """A judge prompt read from the user's checkout of a reference repository (``judges import-prompts``).
 
     The text never ships with chainmark; it is stored per database with where it came from (repository,
@@ -435,7 +444,7 @@ class JudgeTemplate(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class Verdict(SQLModel, table=True):
+class Verdict(Table, table=True):
     """One judge's answer about one target."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -452,7 +461,7 @@ class Verdict(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class Annotator(SQLModel, table=True):
+class Annotator(Table, table=True):
     """A person who rates or reviews: role annotator | reviewer | admin."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -463,7 +472,7 @@ class Annotator(SQLModel, table=True):
     serve_token_hash: Optional[str] = Field(default=None, max_length=64)
 
 
-class RatingScale(SQLModel, table=True):
+class RatingScale(Table, table=True):
     """A rating scale as data: level of measurement, allowed values, dimensions, rubric."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -474,7 +483,7 @@ class RatingScale(SQLModel, table=True):
     rubric: Optional[str] = _text()
 
 
-class Assignment(SQLModel, table=True):
+class Assignment(Table, table=True):
     """A target handed to an annotator for rating on a scale."""
 
     __table_args__ = (sa.UniqueConstraint("annotator_id", "target_kind", "target_id", "target_part", "scale"),)
@@ -490,7 +499,7 @@ class Assignment(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class HumanRating(SQLModel, table=True):
+class HumanRating(Table, table=True):
     """A person's rating of a target on a scale, with the task revision they saw."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -508,7 +517,7 @@ class HumanRating(SQLModel, table=True):
     updated_at: datetime = _ts()
 
 
-class Adjudication(SQLModel, table=True):
+class Adjudication(Table, table=True):
     """A reviewer's final value for a disputed target; the originals it overrode stay untouched."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -523,7 +532,7 @@ class Adjudication(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class Preference(SQLModel, table=True):
+class Preference(Table, table=True):
     """A person's pairwise judgement of two runs' answers to one task: which is better, or a tie.
 
     The pair is stored in canonical order (``run_a_id`` < ``run_b_id``) and ``choice`` is in those
@@ -558,7 +567,7 @@ def preference_pair_part(run_a_id: int, run_b_id: int) -> str:
     return f"pair:{lo}-{hi}"
 
 
-class AuditEvent(SQLModel, table=True):
+class AuditEvent(Table, table=True):
     """Who changed what, when, with the row before and after."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -571,7 +580,7 @@ class AuditEvent(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class UndoEntry(SQLModel, table=True):
+class UndoEntry(Table, table=True):
     """One step of a person's undo stack (per task or screen), so ctrl+z works after a restart."""
 
     id: Optional[int] = Field(default=None, primary_key=True)
@@ -612,3 +621,7 @@ ALL_TABLES = [
     AuditEvent,
     UndoEntry,
 ]
+
+# The audit trail is part of having these tables: whoever can make a row of them gets the session
+# hooks that record its edits (store.audit reads the classes above; they are all defined by now).
+from store import audit as _audit  # noqa: E402,F401

@@ -1,15 +1,24 @@
-"""Read queries that return plain dataclasses, so callers (CLI, TUI workers) never hold live ORM rows."""
+"""Read queries that return plain dataclasses, so callers (CLI, TUI workers) never hold live ORM rows.
+
+Written in SQLAlchemy Core over ``store.columns``: they run on an ORM session (the TUI) or a plain
+connection (``store.read_scope``, the command line), and never need the SQLModel classes built.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
 
-from store.models import Benchmark, Checkpoint, ReferenceStep, Run, Task, TaskAsset
+from store import columns as tables
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
+
+Reader: TypeAlias = "Session | Connection"
 
 
 @dataclass(frozen=True)
@@ -44,64 +53,86 @@ class TaskSummary:
         return asdict(self)
 
 
-def benchmark_summaries(session: Session) -> list[BenchmarkSummary]:
+def benchmark_summaries(session: Reader) -> list[BenchmarkSummary]:
     counts: dict[int, dict[str, int]] = {}
-    rows = session.exec(
-        select(Task.benchmark_id, Task.status, sa.func.count()).group_by(Task.benchmark_id, Task.status)
+    rows = session.execute(
+        sa.select(tables.task.c.benchmark_id, tables.task.c.status, sa.func.count()).group_by(
+            tables.task.c.benchmark_id, tables.task.c.status
+        )
     ).all()
     for bench_id, status, n in rows:
         counts.setdefault(bench_id, {})[status] = n
     out = []
-    for b in session.exec(select(Benchmark).order_by(Benchmark.name)).all():
-        by_status = counts.get(b.id or 0, {})
+    b = tables.benchmark.c
+    for bid, name, source_format, tool_set in session.execute(
+        sa.select(b.id, b.name, b.source_format, b.tool_set).order_by(b.name)
+    ).all():
+        by_status = counts.get(bid or 0, {})
         out.append(
             BenchmarkSummary(
-                b.id or 0, b.name, b.source_format, b.tool_set, sum(by_status.values()), dict(sorted(by_status.items()))
+                bid or 0, name, source_format, tool_set, sum(by_status.values()), dict(sorted(by_status.items()))
             )
         )
     return out
 
 
+def benchmark_names(session: Reader) -> list[str]:
+    return list(session.execute(sa.select(tables.benchmark.c.name)).scalars())
+
+
+def require_benchmark(session: Reader, name: str) -> int:
+    """The id of the benchmark called ``name``; a LookupError that lists the known ones if none is."""
+    found = session.execute(sa.select(tables.benchmark.c.id).where(tables.benchmark.c.name == name)).scalar()
+    if found is None:
+        raise LookupError(unknown_benchmark(name, benchmark_names(session)))
+    return int(found)
+
+
+def unknown_benchmark(name: str, known: list[str]) -> str:
+    return f"no benchmark named {name!r} (known: {', '.join(known) or 'none yet'})"
+
+
 IN_CHUNK = 900  # ids per ``IN (...)``: far under every SQLite build's parameter limit (999 on old ones)
 
 
-def _count_by_task(session: Session, column: Any, task_ids: list[int], *where: Any) -> dict[int, int]:
+def _count_by_task(session: Reader, column: Any, task_ids: list[int], *where: Any) -> dict[int, int]:
     """Counts per task id, asked in chunks so no ``IN (...)`` grows past the parameter limit."""
     out: dict[int, int] = {}
     for i in range(0, len(task_ids), IN_CHUNK):
-        stmt = select(column, sa.func.count()).where(column.in_(task_ids[i : i + IN_CHUNK]), *where).group_by(column)
-        out.update({tid: n for tid, n in session.exec(stmt).all()})
+        stmt = sa.select(column, sa.func.count()).where(column.in_(task_ids[i : i + IN_CHUNK]), *where).group_by(column)
+        out.update({tid: n for tid, n in session.execute(stmt).all()})
     return out
 
 
 _SUMMARY_COLUMNS = (
-    Task.id,
-    Benchmark.name,
-    Task.source_id,
-    Task.query,
-    Task.category,
-    Task.level,
-    Task.status,
-    Task.revision,
-    Task.answer_spec,
+    tables.task.c.id,
+    tables.benchmark.c.name,
+    tables.task.c.source_id,
+    tables.task.c.query,
+    tables.task.c.category,
+    tables.task.c.level,
+    tables.task.c.status,
+    tables.task.c.revision,
+    tables.task.c.answer_spec,
 )
 
 
 def _task_filter(stmt: Any, benchmark: str | None, status: str | None, category: str | None, text: str | None) -> Any:
-    stmt = stmt.join(Benchmark, Benchmark.id == Task.benchmark_id)
+    t = tables.task.c
+    stmt = stmt.join(tables.benchmark, tables.benchmark.c.id == t.benchmark_id)
     if benchmark:
-        stmt = stmt.where(Benchmark.name == benchmark)
+        stmt = stmt.where(tables.benchmark.c.name == benchmark)
     if status:
-        stmt = stmt.where(Task.status == status)
+        stmt = stmt.where(t.status == status)
     if category:
-        stmt = stmt.where(Task.category == category)
+        stmt = stmt.where(t.category == category)
     if text:
-        stmt = stmt.where(sa.func.lower(Task.query).contains(text.lower()))
+        stmt = stmt.where(sa.func.lower(t.query).contains(text.lower()))
     return stmt
 
 
 def task_summaries(
-    session: Session,
+    session: Reader,
     benchmark: str | None = None,
     *,
     status: str | None = None,
@@ -113,14 +144,14 @@ def task_summaries(
     """Tasks in id order, filtered; keyset-paged with ``after_id`` so deep pages stay fast. Reads
     only the listed columns (not the source record) and counts per page in bounded chunks."""
     stmt = _task_filter(sa.select(*_SUMMARY_COLUMNS), benchmark, status, category, text)
-    stmt = stmt.where(Task.id > after_id).order_by(Task.id)
+    stmt = stmt.where(tables.task.c.id > after_id).order_by(tables.task.c.id)
     if limit:
         stmt = stmt.limit(limit)
     rows = session.execute(stmt).all()
     ids = [r[0] for r in rows]
-    steps = _count_by_task(session, ReferenceStep.task_id, ids)
-    cps = _count_by_task(session, Checkpoint.task_id, ids)
-    imgs = _count_by_task(session, TaskAsset.task_id, ids, TaskAsset.role == "query_image")
+    steps = _count_by_task(session, tables.referencestep.c.task_id, ids)
+    cps = _count_by_task(session, tables.checkpoint.c.task_id, ids)
+    imgs = _count_by_task(session, tables.taskasset.c.task_id, ids, tables.taskasset.c.role == "query_image")
     return [
         TaskSummary(
             id=tid,
@@ -141,7 +172,7 @@ def task_summaries(
 
 
 def iter_task_summaries(
-    session: Session,
+    session: Reader,
     benchmark: str | None = None,
     *,
     status: str | None = None,
@@ -165,7 +196,7 @@ def iter_task_summaries(
 
 
 def count_tasks(
-    session: Session,
+    session: Reader,
     benchmark: str | None = None,
     *,
     status: str | None = None,
@@ -173,25 +204,26 @@ def count_tasks(
     text: str | None = None,
 ) -> int:
     """How many tasks ``task_summaries`` would list with these filters and no limit."""
-    stmt = _task_filter(sa.select(sa.func.count(Task.id)), benchmark, status, category, text)
+    stmt = _task_filter(sa.select(sa.func.count(tables.task.c.id)), benchmark, status, category, text)
     return int(session.execute(stmt).scalar_one())
 
 
-def recent_runs(session: Session, limit: int = 10) -> list[dict[str, Any]]:
+def recent_runs(session: Reader, limit: int = 10) -> list[dict[str, Any]]:
+    r = tables.run.c
     stmt = (
-        select(Run, Benchmark.name)
-        .join(Benchmark, Benchmark.id == Run.benchmark_id)  # type: ignore[arg-type]
-        .order_by(Run.id.desc())  # type: ignore[union-attr]
+        sa.select(r.id, r.name, tables.benchmark.c.name, r.mode, r.status, r.created_at)
+        .join(tables.benchmark, tables.benchmark.c.id == r.benchmark_id)
+        .order_by(r.id.desc())
         .limit(limit)
     )
     return [
         {
-            "id": r.id,
-            "name": r.name,
+            "id": rid,
+            "name": name,
             "benchmark": b,
-            "mode": r.mode,
-            "status": r.status,
-            "created_at": r.created_at.isoformat() if r.created_at else None,
+            "mode": mode,
+            "status": status,
+            "created_at": created_at.isoformat() if created_at else None,
         }
-        for r, b in session.exec(stmt).all()
+        for rid, name, b, mode, status, created_at in session.execute(stmt).all()
     ]

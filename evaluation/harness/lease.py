@@ -12,22 +12,27 @@ interrupted: ``shown_status`` says so, and ``RESUME_HINT`` says how to continue 
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from evaluation.harness.run_status import (  # noqa: F401  (re-exported: the lease's readers import them from here)
+    RESUME_HINT,
+    LeaseInfo,
+    describe,
+    leases,
+    shown_status,
+    this_host,
+)
 from store import session_scope
 from store.models import Run, RunLease, utcnow
 
 DEFAULT_TTL = 60.0  # seconds a heartbeat keeps the lease; renewed every TTL / 4
-RESUME_HINT = "chainmark run --resume {run_id}"
 
 
 class LeaseHeld(RuntimeError):
@@ -41,77 +46,10 @@ class LeaseHeld(RuntimeError):
         )
 
 
-@dataclass(frozen=True)
-class LeaseInfo:
-    run_id: int
-    host: str
-    pid: int
-    heartbeat_at: datetime
-    expires_at: datetime
-    stale: bool
-    age: float  # seconds since the last heartbeat
-
-
 def ttl_seconds() -> float:
     from store.settings import current
 
     return current().lease_seconds
-
-
-def this_host() -> str:
-    return socket.gethostname()
-
-
-def _aware(t: datetime) -> datetime:
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)  # SQLite drops the zone
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: it exists
-        return True
-    try:  # a zombie (killed, not yet reaped by its parent) holds nothing any more
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def describe(row: RunLease, now: datetime | None = None) -> LeaseInfo:
-    now = now or utcnow()
-    expired = _aware(row.expires_at) <= now
-    gone = row.host == this_host() and not _pid_alive(row.pid)
-    return LeaseInfo(
-        row.run_id,
-        row.host,
-        row.pid,
-        _aware(row.heartbeat_at),
-        _aware(row.expires_at),
-        expired or gone,
-        (now - _aware(row.heartbeat_at)).total_seconds(),
-    )
-
-
-def leases(session: Session, run_ids: list[int] | None = None) -> dict[int, LeaseInfo]:
-    stmt = select(RunLease)
-    if run_ids is not None:
-        stmt = stmt.where(RunLease.run_id.in_(run_ids))  # type: ignore[attr-defined]
-    now = utcnow()
-    return {r.run_id: describe(r, now) for r in session.exec(stmt).all()}
-
-
-def shown_status(status: str, lease: LeaseInfo | None, live_claims: int | None = None) -> str:
-    """A "running" run with no live executor was interrupted (killed, machine lost). A queued run
-    (``live_claims`` given) has no single executor: it is "running" while some worker holds a
-    trajectory of it and "queued" (waiting for a worker) while none does."""
-    if live_claims is not None:
-        return "queued" if status == "running" and live_claims == 0 else status
-    if status == "running" and (lease is None or lease.stale):
-        return "interrupted"
-    return status
 
 
 def _take(session: Session, run_id: int, token: str, ttl: float) -> bool:

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlmodel import Session, select
 
+from evaluation.harness.run_status import is_queued, live_claims  # noqa: F401  (re-exported: the queue's readers use them)
 from evaluation.harness.recorder import FINISHED, FinishedTrajectory, _delete_events, commit_many, mark_unstorable
 from store import claims
 from store.claims import NEEDS_POSTGRES, QueueUnsupported, require_postgres, this_worker
@@ -48,10 +48,6 @@ _R = Run.__table__  # type: ignore[attr-defined]
 CLAIMABLE = ("queued", "running")  # run statuses whose trajectories workers take
 
 
-def is_queued(run: Run) -> bool:
-    return bool((run.config or {}).get("queue"))
-
-
 _now = claims.now
 
 
@@ -60,6 +56,8 @@ def enqueue(session: Session, run_id: int, task_ids: list[int], *, retry_failed:
     trajectory (failed ones too with ``retry_failed``). Rows held by a live worker are left alone.
     The run becomes ``queued`` (``running`` if workers hold some of it) or ``done`` when nothing is
     left. Returns how many trajectories are open."""
+    from sqlalchemy.dialects.postgresql import insert as pg_insert  # queues are PostgreSQL's: not loaded on SQLite
+
     from evaluation.harness.recorder import ensure_trajectories
 
     run = session.exec(select(Run).where(Run.id == run_id).with_for_update()).one()
@@ -94,18 +92,6 @@ def open_count(session: Session, run_id: int) -> int:
         ).scalar()
         or 0
     )
-
-
-def live_claims(session: Session, run_ids: list[int]) -> dict[int, int]:
-    """Run id → trajectories held right now by a worker whose claim has not expired."""
-    if not run_ids:
-        return {}
-    rows = session.execute(
-        sa.select(_C.c.run_id, sa.func.count())
-        .where(_C.c.run_id.in_(run_ids), claims.is_held(_C))
-        .group_by(_C.c.run_id)
-    ).all()
-    return {int(r): int(n) for r, n in rows}
 
 
 def queued_runs(session: Session, run_ids: list[int] | None = None) -> list[int]:

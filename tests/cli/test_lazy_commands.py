@@ -76,3 +76,49 @@ def test_the_tool_sets_offered_as_choices_are_the_built_in_ones() -> None:
     from evaluation.vocab import TOOL_SETS
 
     assert tuple(builtin_sets()) == TOOL_SETS
+
+
+LISTINGS = """
+import json, sys
+from click.testing import CliRunner
+from tui.cli import cli
+outputs = [CliRunner().invoke(cli, args.split(), catch_exceptions=False).output for args in sys.argv[2:]]
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"sqlmodel", "openai"}
+                or m in {"sqlalchemy.orm", "store.models", "evaluation.harness.runner"})
+print(json.dumps({"outputs": outputs, "loaded": loaded}))
+"""
+
+
+def _listing(db, *commands: str) -> dict:
+    code = LISTINGS
+    args = [f"--db {db} {c}" for c in commands]
+    proc = subprocess.run([sys.executable, "-c", code, "-", *args], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_listings_read_through_core_without_building_the_orm_tables(tmp_path) -> None:
+    """``benchmarks list``, ``tasks list`` and ``runs list`` read the rows they print without SQLModel,
+    the ORM or the table classes (store.columns), and ``runs list`` without the model client."""
+    from annotation import tasks as authoring
+    from store import make_engine, session_scope
+    from store.migrate import upgrade
+
+    db = tmp_path / "cm.db"
+    engine = make_engine(db)
+    upgrade(engine)
+    with session_scope(engine, "tester") as s:
+        bench = authoring.create_benchmark(s, "lazy-bench", "gta", tool_set="gta")
+        authoring.create_task(s, bench.name, "How many cats?", answer_spec={"kind": "exact", "value": "3"})
+    engine.dispose()
+
+    lists = _listing(db, "benchmarks list --json", "tasks list --json")
+    benchmarks, tasks = (json.loads(out) for out in lists["outputs"])
+    assert [(b["name"], b["tasks"], b["by_status"]) for b in benchmarks] == [("lazy-bench", 1, {"draft": 1})]
+    assert [(t["benchmark"], t["query"], t["answer_kind"]) for t in tasks] == [
+        ("lazy-bench", "How many cats?", "exact")
+    ]
+    assert lists["loaded"] == []
+
+    runs = _listing(db, "runs list --json")
+    assert json.loads(runs["outputs"][0]) == []
+    assert runs["loaded"] == []

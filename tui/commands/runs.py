@@ -280,7 +280,7 @@ def run_cmd(
         from evaluation.harness.workqueue import is_queued  # the queue (and its PostgreSQL dialect) only here
 
         with session_scope(read_only(app.engine)) as s:
-            queue = is_queued(s.get(Run, run_id))  # type: ignore[arg-type]  # a queued run stays queued
+            queue = is_queued(s.get(Run, run_id))  # a queued run stays queued
     if queue:
         _enqueue(app, run_id, retry_failed, as_json)
         return
@@ -373,25 +373,23 @@ def runs_group() -> None:
 
 
 def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
+    """The listing's rows, read through SQLAlchemy Core (a session or a plain connection): no ORM tables."""
     import sqlalchemy as sa
-    from sqlmodel import select
-    from evaluation.harness.workqueue import is_queued, live_claims
-    from evaluation.harness.lease import RESUME_HINT, leases, shown_status
-    from store.models import Benchmark, ModelEndpoint, Run, Trajectory
+    from evaluation.harness.run_status import RESUME_HINT, is_queued, leases, live_claims, shown_status
+    from store import columns as t
 
     stmt = (
-        select(Run, Benchmark.name, ModelEndpoint.name)
-        .join(Benchmark, Benchmark.id == Run.benchmark_id)
-        .join(ModelEndpoint, ModelEndpoint.id == Run.endpoint_id, isouter=True)
-        .order_by(Run.id)
+        sa.select(t.run, t.benchmark.c.name.label("benchmark_name"), t.modelendpoint.c.name.label("endpoint_name"))
+        .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+        .join(t.modelendpoint, t.modelendpoint.c.id == t.run.c.endpoint_id, isouter=True)
+        .order_by(t.run.c.id)
     )
     if run_ids:
-        stmt = stmt.where(Run.id.in_(run_ids))  # type: ignore[union-attr]
-    rows = s.exec(stmt).all()
+        stmt = stmt.where(t.run.c.id.in_(run_ids))
+    rows = [(r, r.benchmark_name, r.endpoint_name) for r in s.execute(stmt).all()]
     counts: dict[int, dict[str, int]] = {}
-    agg = s.exec(
-        select(Trajectory.run_id, Trajectory.status, sa.func.count()).group_by(Trajectory.run_id, Trajectory.status)
-    ).all()
+    traj = t.trajectory.c
+    agg = s.execute(sa.select(traj.run_id, traj.status, sa.func.count()).group_by(traj.run_id, traj.status)).all()
     for rid, st, n in agg:
         counts.setdefault(rid, {})[st] = n
     out = []
@@ -433,9 +431,9 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
 @pass_ctx
 def runs_list(app: AppContext, as_json: bool) -> None:
     """Runs with their benchmark, endpoint, mode, status and trajectory counts."""
-    from store import read_only, session_scope
+    from store import read_scope
 
-    with session_scope(read_only(app.engine)) as s:
+    with read_scope(app.engine) as s:
         rows = _run_rows(s)
     if as_json:
         emit_json(rows)
