@@ -185,9 +185,19 @@ def verify(url: str, world: dict[str, Any], outcomes: list[Outcome]) -> dict[str
     return {"lost": lost, "ratings_stored": ratings}
 
 
+def processes() -> Any:
+    """Where the people's processes come from: forked from a server that imported chainmark once
+    (a spawned process imports it again, about a second of CPU each); spawned where there is none."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["__main__", "store", "annotation.tasks", "annotation.review.ratings"])
+    return ctx
+
+
 def run(url: str, people: int, seconds: float, min_ops: int = 0) -> dict[str, Any]:
     world = prepare(url, people)
-    ctx = mp.get_context("spawn")
+    ctx = processes()
     queue = ctx.Queue()
     procs = [
         ctx.Process(target=person, args=(url, name, world, seconds, i, queue, min_ops))

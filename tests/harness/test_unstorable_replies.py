@@ -16,17 +16,20 @@ from sqlmodel import select
 from evaluation.harness import RunSpec, start_run
 from evaluation.harness.planparse import parse_and_validate
 from store import make_engine, session_scope
-from store.migrate import upgrade
 from store.models import Event, Run, Trajectory
 from tests.store.conftest import pg_cluster  # noqa: F401  (the throwaway PostgreSQL cluster fixture)
 from tests.support.scripted_openai import ScriptedOpenAI, text
+from tests.support.template_db import copy_sqlite_template
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def engine(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Engine]:
-    url = str(db_path) if request.param == "sqlite" else request.getfixturevalue("pg_cluster").new_database()
+    if request.param == "sqlite":
+        copy_sqlite_template(db_path)
+        url = str(db_path)
+    else:
+        url = request.getfixturevalue("pg_cluster").new_database(migrated=True)
     eng = make_engine(url)
-    upgrade(eng)
     yield eng
     eng.dispose()
 

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from store import make_engine
-from store.migrate import upgrade
 from tests.support.postgres import ThrowawayCluster, pg_bindir
+from tests.support.template_db import copy_sqlite_template
 
 
 @pytest.fixture(scope="session")
@@ -26,16 +26,21 @@ def pg_cluster() -> Iterator[ThrowawayCluster]:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def any_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database, or one at the newest schema when the test asks for ``any_engine`` too
+    (what ``upgrade`` writes, built once and copied)."""
+    migrated = "any_engine" in request.fixturenames
     if request.param == "sqlite":
-        return str(tmp_path / "store.db")
+        path = tmp_path / "store.db"
+        if migrated:
+            copy_sqlite_template(path)
+        return str(path)
     cluster: ThrowawayCluster = request.getfixturevalue("pg_cluster")
-    return cluster.new_database()
+    return cluster.new_database(migrated=migrated)
 
 
 @pytest.fixture
 def any_engine(any_url: str) -> Iterator[Engine]:
     eng = make_engine(any_url)
-    upgrade(eng)
     yield eng
     eng.dispose()
 
@@ -43,7 +48,6 @@ def any_engine(any_url: str) -> Iterator[Engine]:
 @pytest.fixture
 def pg_engine(pg_cluster: ThrowawayCluster) -> Iterator[Engine]:
     """A fresh database on the throwaway cluster, at the newest schema."""
-    eng = make_engine(pg_cluster.new_database())
-    upgrade(eng)
+    eng = make_engine(pg_cluster.new_database(migrated=True))
     yield eng
     eng.dispose()

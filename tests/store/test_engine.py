@@ -11,6 +11,7 @@ from sqlmodel import select
 
 from store import make_engine, resolve_url, session_scope
 from store.migrate import upgrade
+from bench.bench_team import processes
 from store.models import Annotator, AuditEvent
 
 
@@ -66,7 +67,7 @@ def _writer(path: str, worker: int, n: int, errors: "mp.Queue[str]") -> None:
 def test_eight_processes_writing_concurrently_lose_nothing(tmp_path: Path):
     path = str(tmp_path / "concurrent.db")
     upgrade(make_engine(path))
-    ctx = mp.get_context("spawn")
+    ctx = processes()  # separate processes, forked from one that imported chainmark once
     errors: "mp.Queue[str]" = ctx.Queue()
     per_worker = 25
     procs = [ctx.Process(target=_writer, args=(path, w, per_worker, errors)) for w in range(8)]

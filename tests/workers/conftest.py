@@ -13,7 +13,6 @@ from annotation import tasks as authoring
 from evaluation.harness import add_endpoint
 from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
-from store.migrate import upgrade
 from tests.harness.conftest import png
 from tests.store.conftest import pg_cluster  # noqa: F401  (registers the session-wide cluster fixture)
 from tests.support.postgres import ThrowawayCluster
@@ -21,13 +20,13 @@ from tests.support.postgres import ThrowawayCluster
 
 @pytest.fixture
 def pg_url(pg_cluster: ThrowawayCluster) -> str:  # noqa: F811
-    return pg_cluster.new_database()
+    """A new database at the newest schema (what ``upgrade`` writes, copied from the cluster's template)."""
+    return pg_cluster.new_database(migrated=True)
 
 
 @pytest.fixture
 def pg_engine(pg_url: str) -> Iterator[Engine]:
     eng = make_engine(pg_url)
-    upgrade(eng)
     yield eng
     eng.dispose()
 
