@@ -61,7 +61,7 @@ async def wait_for_saves(pilot, app: ChainmarkApp, timeout: float = 20.0) -> Non
     import time
 
     end = time.monotonic() + timeout
-    await pilot.pause(0.05)
+    await settle(pilot, app)  # the edit's Changed message is handled first: it starts the debounce
     while getattr(app.screen, "_pending_saves", None):
         assert time.monotonic() < end, "debounced saves never fired"
         await pilot.pause(0.05)

@@ -34,7 +34,10 @@ async def test_resume_pressed_twice_runs_once_and_the_monitor_follows_the_newest
     make_tui, engine, blobs
 ) -> None:  # type: ignore[no-untyped-def]
     _bench(engine, blobs, 5)
-    with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>"), latency=0.1) as server:
+    # The resumed session's replies are slow, so it is still going when the second r arrives even on
+    # a busy machine (with fast replies it could finish in between, and then a new session is right).
+    slow = {"on": False}
+    with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>", delay=0.7 if slow["on"] else 0.1)) as server:
         with session_scope(engine, "tester") as s:
             add_endpoint(s, "scripted", server.base_url, "scripted-model")
             run_id = create_run(s, RunSpec("mme", "scripted", "atomic", concurrency=1, limit=2)).id
@@ -52,6 +55,7 @@ async def test_resume_pressed_twice_runs_once_and_the_monitor_follows_the_newest
             assert first.progress["done"] == 2
             with session_scope(engine) as s:  # widen the run, then resume it twice in a row
                 s.get(Run, run_id).config = {**s.get(Run, run_id).config, "limit": 5}
+            slow["on"] = True
             await pilot.press("r", "r")
             sessions = manager.snapshot()
             assert len(sessions) == 2  # the second r was refused: the run is still going
