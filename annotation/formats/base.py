@@ -19,7 +19,14 @@ from typing import Any, Callable, Iterator
 
 from annotation.formats.errors import FormatError
 from annotation.formats.json_stream import TextChunks
-from annotation.formats.safe_files import DatasetRoot, DuplicateKey, UnsafeFile, loads_keep_last, loads_strict
+from annotation.formats.safe_files import (
+    DatasetRoot,
+    DuplicateKey,
+    UnsafeFile,
+    loads_keep_last,
+    loads_strict,
+    refusals_as_format_errors,
+)
 from store.blobs import sha256_of
 from store.gc_pause import gc_paused  # noqa: F401  (re-exported: the importers and their tests use it from here)
 
@@ -152,14 +159,8 @@ def as_root(root: Path | DatasetRoot | None, path: Path) -> DatasetRoot:
 def read_bytes(path: Path, root: Path | DatasetRoot | None = None) -> bytes:
     """A data file under ``root`` (see ``safe_files``): regular, inside the root, under the size cap."""
     src = as_root(root, path)
-    try:
+    with refusals_as_format_errors(path):
         return src.read(path)
-    except FileNotFoundError:
-        raise FormatError(path, message="file not found") from None
-    except NotADirectoryError:
-        raise FormatError(path, message="file not found (a folder on its path is a file)") from None
-    except UnsafeFile as exc:
-        raise FormatError(path, message=str(exc)) from None
 
 
 def read_text(path: Path, root: Path | DatasetRoot | None = None) -> str:

@@ -75,13 +75,13 @@ class BlobWrites:
             raise _rebuild(report.decode("utf-8", "replace"), status)
 
 
+def fork_is_safe() -> bool:
+    """A fork copies only the calling thread: forking is safe on Linux from a single-threaded process."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
 def _may_fork(count: int) -> bool:
-    return (
-        count >= FORK_MIN_BLOBS
-        and sys.platform.startswith("linux")
-        and hasattr(os, "fork")
-        and threading.active_count() == 1
-    )
+    return count >= FORK_MIN_BLOBS and fork_is_safe()
 
 
 def _describe(exc: BaseException) -> str:

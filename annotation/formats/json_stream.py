@@ -26,7 +26,13 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, Callable
 
 from annotation.formats.errors import FormatError
-from annotation.formats.safe_files import DatasetRoot, DuplicateKey, UnsafeFile, loads_strict, open_regular
+from annotation.formats.safe_files import (
+    DatasetRoot,
+    DuplicateKey,
+    loads_strict,
+    open_regular,
+    refusals_as_format_errors,
+)
 
 CHUNK = 1 << 20  # characters decoded per read
 _WS = re.compile(r"[ \t\n\r]*")
@@ -96,14 +102,8 @@ class _Source:
 
 def _open(path: str, root: DatasetRoot) -> int:
     """A descriptor on the data file (refusals as ``safe_files.open_regular``, worded as FormatErrors)."""
-    try:
+    with refusals_as_format_errors(path):
         fd, _ = open_regular(path, root.real, root.limits.file_bytes)
-    except FileNotFoundError:
-        raise FormatError(path, message="file not found") from None
-    except NotADirectoryError:
-        raise FormatError(path, message="file not found (a folder on its path is a file)") from None
-    except UnsafeFile as exc:
-        raise FormatError(path, message=str(exc)) from None
     return fd
 
 

@@ -25,12 +25,12 @@ import pickle
 import queue
 import signal
 import struct
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from annotation.formats.base import TaskSpec
+from annotation.formats.blob_writer import fork_is_safe
 from annotation.formats.errors import FormatError
 
 FORK_MIN_BYTES = 8 * 1024 * 1024  # smaller data files are read in-process: a fork costs more than it saves
@@ -40,12 +40,7 @@ _HEADER = struct.Struct("<Q")
 
 
 def may_fork(size: int) -> bool:
-    return (
-        size >= FORK_MIN_BYTES
-        and sys.platform.startswith("linux")
-        and hasattr(os, "fork")
-        and threading.active_count() == 1
-    )
+    return size >= FORK_MIN_BYTES and fork_is_safe()
 
 
 class ReadAhead:

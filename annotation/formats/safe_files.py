@@ -19,6 +19,8 @@ import json
 import os
 import stat
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +56,19 @@ def limits() -> ReadLimits:
 
 class UnsafeFile(Exception):
     """Why a file was refused; the caller turns it into a FormatError naming its file, record and field."""
+
+
+@contextmanager
+def refusals_as_format_errors(path: Any) -> Iterator[None]:
+    """Opening a data file: a missing file, a file on its path or an unsafe one, worded as FormatErrors."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise FormatError(path, message="file not found") from None
+    except NotADirectoryError:
+        raise FormatError(path, message="file not found (a folder on its path is a file)") from None
+    except UnsafeFile as exc:
+        raise FormatError(path, message=str(exc)) from None
 
 
 def real_root(root: str | os.PathLike[str]) -> str:
