@@ -35,3 +35,16 @@ def counts(engine: Engine):
 # The store suite's database fixtures (SQLite, and PostgreSQL when its binaries are installed), so
 # import paths that differ per dialect are tested on both.
 from tests.store.conftest import any_engine, any_url, pg_cluster  # noqa: E402,F401
+
+
+def end_other_threads() -> None:
+    """Import forks (its blob writers, its read-ahead child) only from a single-threaded process: an
+    image test run earlier in this worker may have left the background encode pool's threads, so
+    they are ended first; any other thread left is named (the test would silently not fork)."""
+    import threading
+
+    from evaluation.tools.images import close_encode_pool
+
+    close_encode_pool()
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    assert not others, f"threads left by earlier tests keep the import from forking: {others}"

@@ -15,6 +15,7 @@ from annotation.formats.api import import_dataset
 from annotation.formats.blob_writer import BlobWrites
 from store.blobs import FolderBlobStore, sha256_of
 from tests.formats.conftest import row_counts
+from tests.formats.conftest import end_other_threads
 from tests.formats.fixtures import png, write_gta
 
 
@@ -23,11 +24,7 @@ def forks(monkeypatch) -> list[int]:
     """Fork for any number of files; the children's pids, to check each was waited for. The writer
     forks only from a single-threaded process: an image test run earlier in this worker may have left
     the background encode pool's threads, so they are ended first."""
-    from evaluation.tools.images import close_encode_pool
-
-    close_encode_pool()
-    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
-    assert not others, f"threads left by earlier tests keep the writer from forking: {others}"
+    end_other_threads()
     monkeypatch.setattr(blob_writer, "FORK_MIN_BLOBS", 1)
     pids: list[int] = []
     real_fork = os.fork

@@ -23,6 +23,7 @@ from store import make_engine
 from store.blobs import FolderBlobStore
 from store.migrate import upgrade
 from store.models import ALL_TABLES
+from tests.formats.conftest import end_other_threads
 from tests.formats.fixtures import png, write_gta
 
 _TIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?")
@@ -121,6 +122,7 @@ def test_import_and_reimport_store_the_same_rows_and_blobs(
     if batch is not None and hasattr(writer, "BATCH"):
         monkeypatch.setattr(writer, "BATCH", batch)
     if forked:  # dataset.json parsed in a child process (read_ahead), two tasks to a frame
+        end_other_threads()
         monkeypatch.setattr(read_ahead, "FORK_MIN_BYTES", 0)
         monkeypatch.setattr(read_ahead, "FRAME_TASKS", 2)
         forks = _count_forks(monkeypatch)

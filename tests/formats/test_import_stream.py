@@ -14,6 +14,7 @@ from annotation.formats import FormatError, gta, read_ahead, writer
 from annotation.formats.api import import_dataset
 from annotation.formats.safe_files import DatasetRoot
 from store.models import AuditEvent, Benchmark, ReferenceStep, Task, TaskAsset
+from tests.formats.conftest import end_other_threads
 from tests.formats.fixtures import png, write_gta
 
 
@@ -142,6 +143,7 @@ def test_audit_events_come_kind_by_kind_on_both_databases(
     from store.blobs import FolderBlobStore, default_blob_store
 
     if forked:
+        end_other_threads()
         monkeypatch.setattr(read_ahead, "FORK_MIN_BYTES", 0)
         monkeypatch.setattr(read_ahead, "FRAME_TASKS", 3)
     write_gta(tmp_path / "gta", n=7)

@@ -18,6 +18,7 @@ from annotation.formats import FormatError, isg, read_ahead, writer
 from annotation.formats.api import import_dataset
 from annotation.formats.writer import ImportSummary
 from store.models import Task
+from tests.formats.conftest import end_other_threads
 from tests.formats.fixtures import write_atp, write_isg
 from tests.formats.test_import_equivalence import _count_forks, _digest, _dump
 
@@ -60,6 +61,7 @@ def write_jsonl(fmt: str, root: Path, n: int = N) -> Path:
 def _import(engine, blobs, fmt: str, root: Path, *, forked: bool, monkeypatch) -> tuple[ImportSummary, list[int]]:
     forks = _count_forks(monkeypatch)
     if forked:
+        end_other_threads()
         monkeypatch.setattr(read_ahead, "FORK_MIN_BYTES", 0)
         monkeypatch.setattr(read_ahead, "FRAME_TASKS", 3)
     return import_dataset(engine, blobs, fmt, root, actor="importer"), forks
