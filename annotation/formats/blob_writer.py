@@ -38,13 +38,7 @@ class BlobWrites:
             blobs.put_hashed(sha, data)
 
     def _fork(self, blobs: FolderBlobStore, by_sha: dict[str, bytes]) -> None:
-        read_fd, write_fd = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read_fd)
-            os.close(write_fd)
-            raise
+        pid, read_fd, write_fd = fork_with_pipe()
         if pid == 0:  # the child: write, report a failure on the pipe, leave without any cleanup
             status = 0
             try:
@@ -78,6 +72,19 @@ class BlobWrites:
 def fork_is_safe() -> bool:
     """A fork copies only the calling thread: forking is safe on Linux from a single-threaded process."""
     return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def fork_with_pipe() -> tuple[int, int, int]:
+    """``os.fork`` with a pipe for the child to talk back on: (pid, read end, write end); the pipe is
+    closed again if the fork fails."""
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+    return pid, read_fd, write_fd
 
 
 def _may_fork(count: int) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from annotation.formats.base import TaskSpec
-from annotation.formats.blob_writer import fork_is_safe
+from annotation.formats.blob_writer import fork_is_safe, fork_with_pipe
 from annotation.formats.errors import FormatError
 
 FORK_MIN_BYTES = 8 * 1024 * 1024  # smaller data files are read in-process: a fork costs more than it saves
@@ -54,14 +54,8 @@ class ReadAhead:
         self.pid = 0
         self.child_cpu = 0.0  # seconds of CPU the child used, once it is reaped (for benchmarks)
         self._file: Any = None
-        read_fd, write_fd = os.pipe()
         parent = os.getpid()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read_fd)
-            os.close(write_fd)
-            raise
+        pid, read_fd, write_fd = fork_with_pipe()
         if pid == 0:  # the child: never returns
             os.close(read_fd)
             _die_with(parent)

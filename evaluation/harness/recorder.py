@@ -10,8 +10,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from evaluation.harness import plainrows
 from store import events as ev
+from store import plain_rows
 from store.models import Event, EventAsset, ReplayCache, Trajectory, utcnow
 from store.storable import storable
 
@@ -174,14 +174,14 @@ def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:
     if plain:
         for row in finished:
             row["id"] = row.pop("tid")
-        plainrows.update_by_id(conn, _TRAJECTORY, _FINISHED_COLUMNS, finished, keep_if_null=_KEPT_IF_NULL)
+        plain_rows.update_by_id(conn, _TRAJECTORY, _FINISHED_COLUMNS, finished, keep_if_null=_KEPT_IF_NULL)
     else:
         session.execute(_FINISH_TRAJECTORY, finished)
     store_cache(session, [entry for item in items for entry in item.cache])
 
 
 def _plain(conn: Any) -> bool:
-    """Whether the commit's rows go through ``plainrows`` (SQLite) rather than Core statements."""
+    """Whether the commit's rows go through ``store.plain_rows`` (SQLite) rather than Core statements."""
     return bool(conn.dialect.name == "sqlite")
 
 
@@ -214,7 +214,7 @@ _LINK_COLUMNS = ("event_id", "asset_id", "ordinal", "role")
 
 def _insert_events(session: Session, items: list[FinishedTrajectory], plain: bool = False) -> None:
     """All events of the batch in one executemany, then their asset links (ids looked up by the
-    (trajectory, ordinal) key, which is unique). ``plain``: as ``plainrows`` statements (SQLite)."""
+    (trajectory, ordinal) key, which is unique). ``plain``: as ``store.plain_rows`` statements (SQLite)."""
     rows = [
         {
             "trajectory_id": item.trajectory_id,
@@ -231,7 +231,7 @@ def _insert_events(session: Session, items: list[FinishedTrajectory], plain: boo
     if not rows:
         return
     if plain:
-        plainrows.insert(session.connection(), Event.__table__, _EVENT_COLUMNS, rows)  # type: ignore[attr-defined]
+        plain_rows.insert(session.connection(), Event.__table__, _EVENT_COLUMNS, rows)  # type: ignore[attr-defined]
     else:
         session.execute(sa.insert(Event.__table__), rows)  # type: ignore[attr-defined]
     with_assets = {
@@ -252,7 +252,7 @@ def _insert_events(session: Session, items: list[FinishedTrajectory], plain: boo
         for j, (aid, role) in enumerate(e.assets)
     ]
     if plain:
-        plainrows.insert(session.connection(), EventAsset.__table__, _LINK_COLUMNS, links)  # type: ignore[attr-defined]
+        plain_rows.insert(session.connection(), EventAsset.__table__, _LINK_COLUMNS, links)  # type: ignore[attr-defined]
     else:
         session.execute(sa.insert(EventAsset.__table__), links)  # type: ignore[attr-defined]
 

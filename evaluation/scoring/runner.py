@@ -21,7 +21,7 @@ from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
 from evaluation.scoring.loader import LoadedRun, load_run, run_header, trajectory_chunks
 from evaluation.scoring.results import ScoreResult
-from store import read_only, session_scope
+from store import plain_rows, read_only, session_scope
 from store.models import CheckpointResult, Run, utcnow
 
 
@@ -232,49 +232,20 @@ def _write_sqlite(
     mode: str,
     now: Any,
 ) -> None:
-    """The same rows as ``_write_core``'s statements, through one plain ``executemany`` each: Core's
-    per-row parameter processing was most of writing 30,000 rows. Each value still goes through its
-    column type's own bind processor (booleans as 0/1, the JSON column's serializer, the timestamp's
-    text), so the stored values are the ones the Core statements store."""
-    dialect = conn.dialect
-    quote = dialect.identifier_preparer.quote
-
-    def bind(name: str) -> Any:
-        proc = table.c[name].type._cached_bind_processor(dialect)
-        return proc if proc is not None else (lambda x: x)
-
-    passed, score, event, detail = (bind(f) for f in _VALUES)
-    created = bind("created_at")(now)
+    """The same rows as ``_write_core``'s statements, through ``store.plain_rows`` (one plain
+    ``executemany`` each: Core's per-row parameter processing was most of writing 30,000 rows)."""
     inserts = [
-        (
-            k[0],
-            k[1],
-            k[2],
-            mode,
-            created,
-            passed(v["passed"]),
-            score(v["score"]),
-            event(v["matched_event_id"]),
-            detail(v["detail"]),
-        )
+        {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
         for k, v in latest.items()
         if k not in existing
     ]
-    updates = [
-        (passed(v["passed"]), score(v["score"]), event(v["matched_event_id"]), detail(v["detail"]), existing[k])
-        for k, v in latest.items()
-        if k in existing
-    ]
-    name = quote(table.name)
+    updates = [{"id": existing[k], **v} for k, v in latest.items() if k in existing]
     if inserts:
-        cols = ("trajectory_id", "checkpoint_id", "method", "scoring_mode", "created_at", *_VALUES)
-        conn.exec_driver_sql(
-            f"INSERT INTO {name} ({', '.join(map(quote, cols))}) VALUES ({', '.join('?' * len(cols))})", inserts
+        plain_rows.insert(
+            conn, table, ("trajectory_id", "checkpoint_id", "method", "scoring_mode", "created_at", *_VALUES), inserts
         )
     if updates:
-        conn.exec_driver_sql(
-            f"UPDATE {name} SET {', '.join(f'{quote(c)} = ?' for c in _VALUES)} WHERE {quote('id')} = ?", updates
-        )
+        plain_rows.update_by_id(conn, table, _VALUES, updates)
 
 
 UNSAFE_SANDBOX_NOTE = (

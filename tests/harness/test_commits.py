@@ -207,7 +207,7 @@ async def test_a_store_that_refuses_writes_stops_the_committer_and_says_why() ->
 
 def test_plain_sqlite_rows_are_the_core_statements_rows(engine: Engine, make_bench: Any, monkeypatch: Any) -> None:
     """On SQLite a commit's events, asset links and trajectory updates go through plain executemany
-    statements (``plainrows``); the stored column values are byte for byte the Core statements'."""
+    statements (``store.plain_rows``); the stored column values are byte for byte the Core statements'."""
     import sqlite3
 
     from evaluation.harness import recorder

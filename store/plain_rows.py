@@ -1,11 +1,10 @@
-"""A commit's rows on SQLite through plain ``executemany`` statements instead of Core's.
+"""Many rows on SQLite through plain ``executemany`` statements instead of Core's.
 
-At -j 256 the run's one database thread writes every trajectory of every harness process, and
-Core's per-row parameter handling (compiled parameters, processors looked up per row) was about
-half of a commit (bench_harness). Here each value still goes through its column type's own bind
-processor (the JSON column's serializer, the timestamps' text, booleans as 0/1), so the stored
-values are the ones the Core statements store; ``evaluation/scoring/runner.py`` writes its rows
-the same way. Other databases keep the Core statements.
+Core's per-row parameter handling (compiled parameters, processors looked up per row) was about half
+of a harness commit at -j 256 and most of writing a scored run's 30,000 checkpoint rows. Here each
+value still goes through its column type's own bind processor (the JSON column's serializer, the
+timestamps' text, booleans as 0/1), so the stored values are the ones the Core statements store.
+Used by the harness's commits and the scoring runner on SQLite; other databases keep Core.
 """
 
 from __future__ import annotations
@@ -22,8 +21,20 @@ def _encoded(conn: Any, table: sa.Table, names: Sequence[str], rows: list[dict[s
     for name in names:
         values = [row[name] for row in rows]
         proc = table.c[name].type._cached_bind_processor(dialect)
-        columns.append([proc(v) for v in values] if proc is not None else values)
+        columns.append(_processed(proc, values) if proc is not None else values)
     return list(zip(*columns))
+
+
+def _processed(proc: Any, values: list[Any]) -> list[Any]:
+    """PROC over VALUES, once per run of the same object (a commit's one timestamp, say)."""
+    out: list[Any] = []
+    last: Any = object()
+    done: Any = None
+    for v in values:
+        if v is not last:
+            last, done = v, proc(v)
+        out.append(done)
+    return out
 
 
 def insert(conn: Any, table: sa.Table, names: Sequence[str], rows: list[dict[str, Any]]) -> None:
