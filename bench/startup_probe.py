@@ -10,11 +10,11 @@ wall clock, the statement's first line); with ``--stop`` it then exits at once (
 command (``run``, ``score``) needs no model server or big data to have its start-up timed.
 
 Two listeners see the statements, neither importing anything heavy the command would not: every
-``sqlite3`` connection gets a trace callback as it opens (``sqlite3.connect`` is wrapped; the module
-itself costs ≈ 2 ms), which sees the listings that read SQLite without SQLAlchemy and every other
-command on SQLite; and SQLAlchemy's ``Engine`` class gets a ``before_cursor_execute`` listener the
-moment the command imports SQLAlchemy (PostgreSQL's statements). The first own statement either
-sees counts.
+connection opened through ``sqlite3.connect`` gets a trace callback (the wrapper costs the ``sqlite3``
+import, ≈ 2 ms, which a command on SQLite pays anyway): the listings read SQLite that way, without
+SQLAlchemy. SQLAlchemy's ``Engine`` class gets a ``before_cursor_execute`` listener the moment the
+command imports SQLAlchemy: every other command, on either database (SQLAlchemy opens SQLite through
+``sqlite3.dbapi2.connect``, which stays unwrapped, so no statement is seen twice).
 """
 
 from __future__ import annotations

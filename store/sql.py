@@ -24,7 +24,7 @@ def rows(reader: Any, sql: str, params: Mapping[str, Any] | None = None) -> Iter
         return reader.execute(sql, params or {})
     import sqlalchemy as sa  # the reader is SQLAlchemy's: already imported
 
-    return reader.execute(sa.text(sql), params or {}).tuples()
+    return reader.execute(sa.text(sql), params or {})
 
 
 def scalar(reader: Any, sql: str, params: Mapping[str, Any] | None = None) -> Any:

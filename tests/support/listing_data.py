@@ -157,7 +157,7 @@ def _runs() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
 
 def _defaults(model: Any, values: dict[str, Any]) -> dict[str, Any]:
     """The row with the model's defaults for every column not given (explicit None kept: JSON null)."""
-    given = {k: v for k, v in values.items() if v is not None}
+    given = {k: v for k, v in values.items() if v is not None and not isinstance(v, dict | list)}
     row = model(**given).model_dump()
     row.update(values)
     return {k: v for k, v in row.items() if k in model.__table__.c and (k != "id" or v is not None)}
