@@ -13,7 +13,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 IN_CHUNK = 900  # values per ``IN (...)``: far under every SQLite build's parameter limit (999 on old ones)
 
@@ -52,6 +52,10 @@ def json_value(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+@overload
+def timestamp(value: None) -> None: ...
+@overload
+def timestamp(value: datetime | str) -> datetime: ...
 def timestamp(value: datetime | str | None) -> datetime | None:
     """A timestamp column: PostgreSQL's driver gives a datetime, SQLite the text SQLAlchemy stored
     (read back as SQLAlchemy reads it, ``datetime.fromisoformat``: naive, the zone was dropped)."""

@@ -114,6 +114,7 @@ def test_listings_on_sqlite_print_their_rows_without_sqlalchemy(tmp_path) -> Non
         ep = ModelEndpoint(name="ep", base_url="http://x/v1", model="m")
         s.add(ep)
         s.flush()
+        assert bench.id is not None and ep.id is not None
         s.add(
             Run(
                 name="r",

@@ -105,7 +105,9 @@ def test_the_stored_output_covers_what_must_be_escaped_and_counted() -> None:
         runs = json.loads(str(out["runs list --json"]["stdout"]))
         assert {r["status"] for r in runs} == {"done", "interrupted", "running", "queued", "failed", "pending"}
         assert "48 more tasks not shown" in str(out["tasks list --limit 7"]["stdout"])
-        assert out["tasks list -b nosuch"]["exit"] == 1 and "no benchmark named" in str(out["tasks list -b nosuch"]["stderr"])
+        assert out["tasks list -b nosuch"]["exit"] == 1 and "no benchmark named" in str(
+            out["tasks list -b nosuch"]["stderr"]
+        )
 
 
 if __name__ == "__main__":  # write the expected output with the code checked out now

@@ -82,28 +82,30 @@ def fill(engine: Engine) -> None:
     runs, trajs, leases, claims = _runs()
     with engine.begin() as c:
         c.execute(
-            sa.insert(m.Benchmark.__table__),
+            sa.insert(_table(m.Benchmark)),
             [_defaults(m.Benchmark, {"id": b, **BENCHMARKS[b - 1], "created_at": T0}) for b in bench_ids],
         )
-        c.execute(sa.insert(m.Task.__table__), [_defaults(m.Task, t) for t in tasks])
-        c.execute(sa.insert(m.ReferenceStep.__table__), [_defaults(m.ReferenceStep, s) for s in steps])
-        c.execute(sa.insert(m.Checkpoint.__table__), [_defaults(m.Checkpoint, s) for s in cps])
-        c.execute(sa.insert(m.Asset.__table__), [_defaults(m.Asset, a) for a in assets])
-        c.execute(sa.insert(m.TaskAsset.__table__), [_defaults(m.TaskAsset, a) for a in links])
+        c.execute(sa.insert(_table(m.Task)), [_defaults(m.Task, t) for t in tasks])
+        c.execute(sa.insert(_table(m.ReferenceStep)), [_defaults(m.ReferenceStep, s) for s in steps])
+        c.execute(sa.insert(_table(m.Checkpoint)), [_defaults(m.Checkpoint, s) for s in cps])
+        c.execute(sa.insert(_table(m.Asset)), [_defaults(m.Asset, a) for a in assets])
+        c.execute(sa.insert(_table(m.TaskAsset)), [_defaults(m.TaskAsset, a) for a in links])
         c.execute(
-            sa.insert(m.ModelEndpoint.__table__),
+            sa.insert(_table(m.ModelEndpoint)),
             [
                 _defaults(m.ModelEndpoint, {"id": 1, "name": "local", "base_url": "http://x/v1", "model": "m"}),
                 _defaults(m.ModelEndpoint, {"id": 2, "name": "ënd\x1bpoint", "base_url": "http://y/v1", "model": "m"}),
             ],
         )
-        c.execute(sa.insert(m.Run.__table__), [_defaults(m.Run, r) for r in runs])
-        c.execute(sa.insert(m.Trajectory.__table__), [_defaults(m.Trajectory, t) for t in trajs])
-        c.execute(sa.insert(m.RunLease.__table__), leases)
-        c.execute(sa.insert(m.TrajectoryClaim.__table__), claims)
+        c.execute(sa.insert(_table(m.Run)), [_defaults(m.Run, r) for r in runs])
+        c.execute(sa.insert(_table(m.Trajectory)), [_defaults(m.Trajectory, t) for t in trajs])
+        c.execute(sa.insert(_table(m.RunLease)), leases)
+        c.execute(sa.insert(_table(m.TrajectoryClaim)), claims)
         if engine.dialect.name == "postgresql":  # explicit ids: move the sequences past them
             for table in ("benchmark", "task", "run", "trajectory", "modelendpoint", "asset"):
-                c.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"))
+                c.execute(
+                    sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+                )
 
 
 def _runs() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -153,6 +155,10 @@ def _runs() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
         {**lease, "run_id": 4, "host": "elsewhere.example", "expires_at": PAST},
     ]
     return runs, trajs, leases, claims
+
+
+def _table(model: Any) -> Any:
+    return model.__table__
 
 
 def _defaults(model: Any, values: dict[str, Any]) -> dict[str, Any]:

@@ -405,9 +405,9 @@ def _runs(s: Any, run_ids: list[int] | None) -> list[_RunRow]:
     if run_ids:
         asked = [(f"{_RUNS} WHERE run.id IN {ids}", p) for ids, p in (in_list("run_id", c) for c in chunks(run_ids))]
     found = [
-        _RunRow(rid, name, mode, pv, json_value(b), conc, st, json_value(cfg), *map(timestamp, times), bname, ename)
+        _RunRow._make((*r[:4], json_value(r[4]), *r[5:7], json_value(r[7]), *map(timestamp, r[8:11]), *r[11:]))
         for sql, p in asked
-        for rid, name, mode, pv, b, conc, st, cfg, *times, bname, ename in rows(s, sql + " ORDER BY run.id", p)
+        for r in rows(s, sql + " ORDER BY run.id", p)
     ]
     return sorted(found, key=lambda r: r.id) if len(asked) > 1 else found
 
