@@ -83,3 +83,19 @@ def test_chainmark_db_names_the_database_and_db_wins(db: Path, tmp_path: Path) -
     copy_sqlite_template(other)
     by_option = invoke("--db", str(other), "benchmarks", "list", "--json", env={"CHAINMARK_DB": str(db)})
     assert by_option.stdout == "[]\n"
+
+
+def test_a_listing_reads_while_a_writer_holds_the_write_lock(db: Path) -> None:
+    """The schema check begins DEFERRED as the listing does (the engine's began IMMEDIATE, so a
+    listing waited out the busy timeout behind any writer, then failed "database is locked")."""
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute(
+            "INSERT INTO benchmark (name, source_format, settings, created_at) VALUES ('w', 'gta', '{}', '')"
+        )
+        r = invoke("--db", str(db), "benchmarks", "list", "--json", env={"CHAINMARK_BUSY_TIMEOUT_MS": "200"})
+        assert (r.exit_code, r.stdout) == (0, "[]\n"), r.stderr
+    finally:
+        writer.close()
