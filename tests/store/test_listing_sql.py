@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+from sqlmodel import select
 
 from evaluation.harness.run_status import leases, live_claims
 from store import claims, read_scope, session_scope
@@ -52,7 +53,7 @@ def test_live_claims_count_what_claims_is_held_holds(any_engine: Engine) -> None
     fill(any_engine)
     c = TrajectoryClaim.__table__  # type: ignore[attr-defined]
     with read_scope(any_engine) as conn:
-        core = dict(
+        core: dict[int, int] = dict(
             conn.execute(sa.select(c.c.run_id, sa.func.count()).where(claims.is_held(c)).group_by(c.c.run_id)).all()
         )
         assert live_claims(conn, [1, 5, 6]) == core
@@ -62,7 +63,7 @@ def test_live_claims_count_what_claims_is_held_holds(any_engine: Engine) -> None
 def test_leases_read_as_the_orm_rows_say(any_engine: Engine) -> None:
     fill(any_engine)
     with session_scope(any_engine) as s:
-        rows = {r.run_id: r for r in s.exec(sa.select(RunLease)).scalars()}
+        rows = {r.run_id: r for r in s.exec(select(RunLease)).all()}
         read = leases(s)
     assert set(read) == set(rows)
     for run_id, lease in read.items():
