@@ -10,9 +10,9 @@ Settings are read again whenever the environment or a settings file changes (tes
 processes see edits), and cached otherwise: ``current()`` is cheap enough for hot paths.
 
 Standard library only: every command reads its settings before its own work, so this module must not
-pay for a validation library at start-up (issue #20). Values are read as pydantic-settings read them
-before (lax coercions in ``store.setting_values``, the same precedence and error wording), which the
-tests in ``tests/test_settings*.py`` pin down.
+pay for a validation library at start-up (issue #20). Values are read as the pydantic-settings model
+that this replaced read them (its lax conversions are in ``store.setting_values``; the same precedence,
+[keymap] merging and error wording), which ``tests/test_settings.py`` pins down.
 """
 
 # No ``from __future__ import annotations``: the field annotations are read at import time (FIELDS).
@@ -37,7 +37,7 @@ def _setting(default: Any, description: str, *, ge: float | None = None, le: flo
     """A field with its default, bounds and description (the README's environment table)."""
     meta = {"description": description, "ge": ge, "le": le}
     if isinstance(default, dict):
-        return dataclasses.field(default_factory=dict, metadata=meta)
+        return dataclasses.field(default_factory=default.copy, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
 
