@@ -83,7 +83,7 @@ import json, sys
 from click.testing import CliRunner
 from tui.cli import cli
 outputs = [CliRunner().invoke(cli, args.split(), catch_exceptions=False).output for args in sys.argv[2:]]
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"sqlmodel", "openai", "sqlalchemy", "alembic"}
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"sqlmodel", "openai", "sqlalchemy", "alembic", "pydantic"}
                 or m in {"store.models", "evaluation.harness.runner"})
 print(json.dumps({"outputs": outputs, "loaded": loaded}))
 """
@@ -98,7 +98,8 @@ def _listing(db, *commands: str) -> dict:
 
 def test_listings_on_sqlite_print_their_rows_without_sqlalchemy(tmp_path) -> None:
     """``benchmarks list``, ``tasks list`` and ``runs list`` on a SQLite file read the rows they print
-    through ``sqlite3`` (store.sqlite_read): no SQLAlchemy, no Alembic, no SQLModel, no model client."""
+    through ``sqlite3`` (store.sqlite_read): no SQLAlchemy, no Alembic, no SQLModel, no pydantic (the
+    settings load with the standard library), no model client."""
     from annotation import tasks as authoring
     from store import make_engine, session_scope
     from store.migrate import upgrade
