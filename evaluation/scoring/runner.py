@@ -7,11 +7,11 @@ Re-scoring replaces this run's CheckpointResult rows for the same method and sco
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from evaluation.benchmarks import ScoreContext, UnknownProfile, get_profile
 from evaluation.benchmarks.base import Profile
@@ -19,10 +19,10 @@ from evaluation.judges.oracle import StoreOracle
 from evaluation.scoring.embedding import get_embedder
 from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
-from evaluation.scoring.loader import LoadedRun, load_run, run_header, trajectory_chunks
+from evaluation.scoring.loader import LoadedRun, Reader, connection_of, load_run, run_header, trajectory_chunks
 from evaluation.scoring.results import ScoreResult
-from store import plain_rows, read_only, session_scope
-from store.models import CheckpointResult, Run, utcnow
+from store import plain_rows, read_scope
+from store.score_columns import checkpointresult
 
 
 def profile_for(loaded: LoadedRun) -> Profile:
@@ -40,7 +40,7 @@ def profile_for(loaded: LoadedRun) -> Profile:
 
 
 def score_loaded(
-    session: Session,
+    session: Reader,
     loaded: LoadedRun,
     *,
     mode: str = "faithful",
@@ -65,7 +65,7 @@ a 100,000-trajectory run never has more than this many items in memory."""
 
 
 def score_chunked(
-    session: Session,
+    session: Reader,
     header: LoadedRun,
     ranges: list[tuple[int, int]],
     *,
@@ -157,13 +157,13 @@ def _count_by_judge(pending: list[Any]) -> dict[str, int]:
     return out
 
 
-def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str) -> int:
+def write_outcomes(session: Reader, outcomes: list[tuple[int, Any]], mode: str) -> int:
     """Upsert CheckpointResult rows (unique per trajectory, checkpoint, method, mode) with Core
     executemany statements: 30k ORM objects took longer than scoring them (bench_scoring --command)."""
     if not outcomes:
         return 0
-    table = CheckpointResult.__table__  # type: ignore[attr-defined]
-    conn = session.connection()
+    table = checkpointresult
+    conn = connection_of(session)
     traj_ids = sorted({t for t, _ in outcomes})
     existing: dict[tuple[int, int, str], int] = {}
     for start in range(0, len(traj_ids), 500):
@@ -248,6 +248,11 @@ def _write_sqlite(
         plain_rows.update_by_id(conn, table, _VALUES, updates)
 
 
+def utcnow() -> datetime:
+    """The rows' ``created_at``: timezone-aware UTC, as ``store.models.utcnow`` (not imported: no ORM here)."""
+    return datetime.now(timezone.utc)
+
+
 UNSAFE_SANDBOX_NOTE = (
     "model-written code in this run ran WITHOUT an OS-level sandbox "
     "(--unsafe-in-process-sandbox): in-process guards only"
@@ -277,7 +282,11 @@ def _score_run(
     write: bool,
     actor: str | None,
 ) -> ScoreResult:
-    with session_scope(read_only(engine), actor=actor) as s:
+    # Plain connections, not ORM sessions: scoring reads and writes through SQLAlchemy Core
+    # (``store.score_columns``), so the command never builds the SQLModel classes. Its writes are
+    # CheckpointResult rows, which the audit trail does not record: ``actor`` names nobody here.
+    del actor
+    with read_scope(engine) as s:
         header = run_header(s, run_id)
         chunked = hasattr(profile_for(header), "score_chunks")
         ranges = trajectory_chunks(s, run_id, CHUNK) if chunked else []
@@ -287,14 +296,14 @@ def _score_run(
             loaded = load_run(s, run_id)
             res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
             del loaded  # the items: not needed to write the outcomes
-        run = s.get(Run, run_id)
-        if run is not None and (run.config or {}).get("unsafe_in_process_sandbox"):
+        config = header.run["config"]
+        if config.get("unsafe_in_process_sandbox"):
             res.unsafe_in_process_sandbox = True
             res.add_notes(UNSAFE_SANDBOX_NOTE)
-        warned = (run.config or {}).get("import_warnings") if run is not None else None
+        warned = config.get("import_warnings")
         if warned:  # what the import could not reproduce of the reference: the numbers may differ from it
             res.add_notes(*(f"import: {w}" for w in warned))
     if write:
-        with session_scope(engine, actor=actor) as s:
-            res.checkpoint_results_written = write_outcomes(s, res.outcomes, mode)
+        with engine.begin() as conn:
+            res.checkpoint_results_written = write_outcomes(conn, res.outcomes, mode)
     return res
