@@ -53,3 +53,24 @@ def update_by_id(
     sets = ", ".join(f"{quote(n)} = coalesce(?, {quote(n)})" if n in keep_if_null else f"{quote(n)} = ?" for n in names)
     sql = f"UPDATE {quote(table.name)} SET {sets} WHERE {quote('id')} = ?"
     conn.exec_driver_sql(sql, _encoded(conn, table, [*names, "id"], rows))
+
+
+def upsert(
+    conn: Any,
+    table: sa.Table,
+    names: Sequence[str],
+    rows: list[dict[str, Any]],
+    *,
+    conflict: Sequence[str],
+    update: Sequence[str],
+) -> None:
+    """``INSERT … ON CONFLICT (conflict…) DO UPDATE SET`` the UPDATE columns of ROWS, one executemany: a
+    row whose CONFLICT columns match a stored one (a unique constraint) updates it in place (its id and
+    the other columns stay); the others are inserted in order, taking the ids a plain insert would."""
+    quote = conn.dialect.identifier_preparer.quote
+    sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in update)
+    sql = (
+        f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, names))}) VALUES ({', '.join('?' * len(names))}) "
+        f"ON CONFLICT ({', '.join(map(quote, conflict))}) DO UPDATE SET {sets}"
+    )
+    conn.exec_driver_sql(sql, _encoded(conn, table, names, rows))

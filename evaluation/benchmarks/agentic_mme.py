@@ -14,6 +14,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import add
 from typing import Any, Iterable
 
 from evaluation.benchmarks.base import ScoreContext, UsageCounter, mean, result
@@ -241,9 +242,7 @@ class Totals:
         self.calls += ev["efficiency"]["effective_tool_calls"]
         self.penalties.append(scores["penalty"])
         self.perfect += scores["PQS"] == 1.0
-        counts = self.counts
-        for k, c in enumerate(f.counts):
-            counts[k] += c
+        self.counts = list(map(add, self.counts, f.counts))
         usage = self.usage
         for k, c in ev["tool_usage"].items():
             usage[k] = usage.get(k, 0) + c

@@ -158,21 +158,11 @@ def _count_by_judge(pending: list[Any]) -> dict[str, int]:
 
 
 def write_outcomes(session: Reader, outcomes: list[tuple[int, Any]], mode: str) -> int:
-    """Upsert CheckpointResult rows (unique per trajectory, checkpoint, method, mode) with Core
-    executemany statements: 30k ORM objects took longer than scoring them (bench_scoring --command)."""
+    """Upsert CheckpointResult rows (unique per trajectory, checkpoint, method, mode) with executemany
+    statements: 30k ORM objects took longer than scoring them (bench_scoring --command)."""
     if not outcomes:
         return 0
-    table = checkpointresult
     conn = connection_of(session)
-    traj_ids = sorted({t for t, _ in outcomes})
-    existing: dict[tuple[int, int, str], int] = {}
-    for start in range(0, len(traj_ids), 500):
-        for rid, traj, cp, method in conn.execute(
-            sa.select(table.c.id, table.c.trajectory_id, table.c.checkpoint_id, table.c.method).where(
-                table.c.trajectory_id.in_(traj_ids[start : start + 500]), table.c.scoring_mode == mode
-            )
-        ):
-            existing[(traj, cp, method)] = rid
     latest: dict[tuple[int, int, str], dict[str, Any]] = {}  # the last outcome per key wins
     n = 0
     for traj, o in outcomes:
@@ -186,19 +176,21 @@ def write_outcomes(session: Reader, outcomes: list[tuple[int, Any]], mode: str) 
             "detail": o.detail,
         }
         n += 1
-    (_write_sqlite if conn.dialect.name == "sqlite" else _write_core)(conn, table, latest, existing, mode, utcnow())
+    (_write_sqlite if conn.dialect.name == "sqlite" else _write_core)(conn, checkpointresult, latest, mode, utcnow())
     return n
 
 
-def _write_core(
-    conn: Any,
-    table: Any,
-    latest: dict[tuple[int, int, str], dict[str, Any]],
-    existing: dict[tuple[int, int, str], int],
-    mode: str,
-    now: Any,
-) -> None:
+def _write_core(conn: Any, table: Any, latest: dict[tuple[int, int, str], dict[str, Any]], mode: str, now: Any) -> None:
     """Insert the new rows and update the existing ones with Core executemany statements."""
+    traj_ids = sorted({k[0] for k in latest})
+    existing: dict[tuple[int, int, str], int] = {}
+    for start in range(0, len(traj_ids), 500):
+        for rid, traj, cp, method in conn.execute(
+            sa.select(table.c.id, table.c.trajectory_id, table.c.checkpoint_id, table.c.method).where(
+                table.c.trajectory_id.in_(traj_ids[start : start + 500]), table.c.scoring_mode == mode
+            )
+        ).all():
+            existing[(traj, cp, method)] = rid
     inserts = [
         {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
         for k, v in latest.items()
@@ -221,31 +213,21 @@ def _write_core(
         )
 
 
+_KEY = ("trajectory_id", "checkpoint_id", "method", "scoring_mode")
 _VALUES = ("passed", "score", "matched_event_id", "detail")
 
 
 def _write_sqlite(
-    conn: Any,
-    table: Any,
-    latest: dict[tuple[int, int, str], dict[str, Any]],
-    existing: dict[tuple[int, int, str], int],
-    mode: str,
-    now: Any,
+    conn: Any, table: Any, latest: dict[tuple[int, int, str], dict[str, Any]], mode: str, now: Any
 ) -> None:
-    """The same rows as ``_write_core``'s statements, through ``store.plain_rows`` (one plain
-    ``executemany`` each: Core's per-row parameter processing was most of writing 30,000 rows)."""
-    inserts = [
+    """The same rows as ``_write_core``'s statements in one plain ``executemany`` (``store.plain_rows``)
+    of an upsert on the table's unique key: no read of the stored rows' ids first, and no Core
+    per-row parameter processing (most of writing 30,000 rows)."""
+    rows = [
         {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
         for k, v in latest.items()
-        if k not in existing
     ]
-    updates = [{"id": existing[k], **v} for k, v in latest.items() if k in existing]
-    if inserts:
-        plain_rows.insert(
-            conn, table, ("trajectory_id", "checkpoint_id", "method", "scoring_mode", "created_at", *_VALUES), inserts
-        )
-    if updates:
-        plain_rows.update_by_id(conn, table, _VALUES, updates)
+    plain_rows.upsert(conn, table, (*_KEY, "created_at", *_VALUES), rows, conflict=_KEY, update=_VALUES)
 
 
 def utcnow() -> datetime:
