@@ -195,12 +195,24 @@ class _Reader:
         """(leading column values, {field: value}) per row, JSON decoded."""
         cols, is_json = self.cols(model, fields)
         json_fields = [f for f, j in zip(fields, is_json) if j]
-        decode, n = self.decode, len(lead)
+        decode, n, sqlite = self.decode, len(lead), self.sqlite
         for r in self.stream(sa.select(*lead, *cols).where(where).order_by(*order)):
             d = dict(zip(fields, r[n:]))
             for f in json_fields:
-                if d[f] is not None:  # NULL stays None: most optional JSON columns are NULL
-                    d[f] = decode(d[f])
+                raw = d[f]
+                if raw is None:  # NULL stays None: most optional JSON columns are NULL
+                    continue
+                if sqlite and len(raw) <= 4:  # JSON null, {} and [] (most of the rest) without a call
+                    if raw == "null":
+                        d[f] = None
+                        continue
+                    if raw == "{}":
+                        d[f] = {}
+                        continue
+                    if raw == "[]":
+                        d[f] = []
+                        continue
+                d[f] = decode(raw)
             yield tuple(r[:n]), d
 
     def execute(self, stmt: Any) -> Any:
