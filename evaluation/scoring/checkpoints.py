@@ -39,17 +39,16 @@ def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     results = [(j, r.get("payload") or {}) for j, r in enumerate(events) if r["kind"] == "tool_result"]
     if not results:
         return pairs
-    used: set[int] = set()
     for i, e in enumerate(events):
         if e["kind"] != "tool_call":
             continue
         p = e.get("payload") or {}
         call_id = p.get("call_id")
         key, want = ("call_id", call_id) if call_id else ("name", p.get("name"))
-        for j, rp in results:
-            if j > i and j not in used and rp.get(key) == want:
+        for k, (j, rp) in enumerate(results):
+            if j > i and rp.get(key) == want:
                 pairs[i] = events[j]
-                used.add(j)
+                del results[k]  # each result answers one call: the unused ones stay, in order
                 break
     return pairs
 
