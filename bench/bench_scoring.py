@@ -5,7 +5,7 @@ answer checkpoints, VTC with MCQ/open answers and tool chains) and times ``profi
 judges (judge-only checks count as pending). Prints one line per profile.
 
     .venv/bin/python bench/bench_scoring.py [N]
-    .venv/bin/python bench/bench_scoring.py --command [N] [--db PATH] [--repeat R]
+    .venv/bin/python bench/bench_scoring.py --command [N] [--db PATH] [--repeat R] [--only agentic-mme]
 
 ``--command`` times what a user waits for instead: the real ``chainmark score RUN`` in its own
 process (start-up, loading the run from the database, scoring, writing CheckpointResult rows) on a
@@ -41,7 +41,7 @@ from evaluation.scoring.items import NoJudges  # noqa: E402  (after the sys.path
 from tests.support.scoring_runs import amme_item, gta_item, vtc_item  # noqa: E402
 
 
-def command_mode(n: int, db: Path | None, repeat: int = 1) -> None:
+def command_mode(n: int, db: Path | None, repeat: int = 1, only: list[str] | None = None) -> None:
     from store import make_engine
     from store.migrate import upgrade
     from tests.support.scoring_runs import PROFILES, write_run
@@ -69,6 +69,8 @@ def command_mode(n: int, db: Path | None, repeat: int = 1) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CHAINMARK_DB": str(db)}
     print(f"load average {os.getloadavg()[0]:.2f}; {repeat} run(s) per case, medians (range of wall times)")
     for profile, run_id in runs.items():
+        if only and profile not in only:
+            continue
         for extra in ([], ["--no-write"]):
             argv = [sys.executable, "-m", "tui.cli", "score", str(run_id), "--embedder", "hashing", *extra]
             walls, cpus, peaks = [], [], []
@@ -118,9 +120,15 @@ def main() -> None:
     ap.add_argument("--command", action="store_true", help="time the real `chainmark score` processes")
     ap.add_argument("--db", type=Path, default=None, help="with --command: reuse this database")
     ap.add_argument("--repeat", type=int, default=1, help="with --command: runs per benchmark (medians)")
+    ap.add_argument(
+        "--only",
+        action="append",
+        choices=["gta", "agentic-mme", "vtc"],
+        help="time only this benchmark (repeatable; default: all three)",
+    )
     args = ap.parse_args()
     if args.command:
-        command_mode(args.n, args.db, args.repeat)
+        command_mode(args.n, args.db, args.repeat, args.only)
         return
     n = args.n
     rng = random.Random(7)
@@ -129,6 +137,8 @@ def main() -> None:
         ("agentic-mme", amme_item, "atomic"),
         ("vtc", vtc_item, "atomic"),
     ):
+        if args.only and name not in args.only:
+            continue
         items = [build(i, rng) for i in range(n)]
         ctx = ScoreContext(mode="faithful", run_mode=run_mode, oracle=NoJudges(), embedder_factory=HashingEmbedder)
         t0, c0 = time.perf_counter(), time.process_time()

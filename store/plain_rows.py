@@ -9,7 +9,9 @@ Used by the harness's commits and the scoring runner on SQLite; other databases 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from json import encoder as json_encoder
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,9 +22,48 @@ def _encoded(conn: Any, table: sa.Table, names: Sequence[str], rows: list[dict[s
     columns: list[list[Any]] = []
     for name in names:
         values = [row[name] for row in rows]
-        proc = table.c[name].type._cached_bind_processor(dialect)
+        column_type = table.c[name].type
+        proc = column_type._cached_bind_processor(dialect)
+        if proc is not None and type(column_type) is sa.JSON and dialect._json_serializer is None:
+            proc = _JsonDumps(proc)
         columns.append(_processed(proc, values) if proc is not None else values)
     return list(zip(*columns))
+
+
+class _JsonDumps:
+    """A JSON column's bind processor with ``json.dumps``'s own C encoder made once, not once per value:
+    the same text for every dict and list (json.dumps builds exactly this encoder for each call);
+    anything else, and any value the encoder refuses, goes through the column's processor."""
+
+    def __init__(self, proc: Any):
+        self.proc = proc
+        self.encoder = self._make()
+
+    @staticmethod
+    def _make() -> Any:
+        enc: Any = getattr(json, "_default_encoder")  # what json.dumps uses when called with no options
+        make: Any = getattr(json_encoder, "c_make_encoder", None)
+        if make is None or enc.indent is not None:
+            return None
+        return make(
+            {} if enc.check_circular else None,
+            enc.default,
+            json_encoder.encode_basestring_ascii if enc.ensure_ascii else json_encoder.encode_basestring,
+            enc.indent,
+            enc.key_separator,
+            enc.item_separator,
+            enc.sort_keys,
+            enc.skipkeys,
+            enc.allow_nan,
+        )
+
+    def __call__(self, value: Any) -> Any:
+        if self.encoder is not None and type(value) in (dict, list):
+            try:
+                return "".join(self.encoder(value, 0))
+            except Exception:  # a circular reference, an unserialisable value: the processor says so
+                self.encoder = self._make()  # its circular-reference marks may be left set
+        return self.proc(value)
 
 
 def _processed(proc: Any, values: list[Any]) -> list[Any]:
@@ -53,3 +94,24 @@ def update_by_id(
     sets = ", ".join(f"{quote(n)} = coalesce(?, {quote(n)})" if n in keep_if_null else f"{quote(n)} = ?" for n in names)
     sql = f"UPDATE {quote(table.name)} SET {sets} WHERE {quote('id')} = ?"
     conn.exec_driver_sql(sql, _encoded(conn, table, [*names, "id"], rows))
+
+
+def upsert(
+    conn: Any,
+    table: sa.Table,
+    names: Sequence[str],
+    rows: list[dict[str, Any]],
+    *,
+    conflict: Sequence[str],
+    update: Sequence[str],
+) -> None:
+    """``INSERT … ON CONFLICT (conflict…) DO UPDATE SET`` the UPDATE columns of ROWS, one executemany: a
+    row whose CONFLICT columns match a stored one (a unique constraint) updates it in place (its id and
+    the other columns stay); the others are inserted in order, taking the ids a plain insert would."""
+    quote = conn.dialect.identifier_preparer.quote
+    sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in update)
+    sql = (
+        f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, names))}) VALUES ({', '.join('?' * len(names))}) "
+        f"ON CONFLICT ({', '.join(map(quote, conflict))}) DO UPDATE SET {sets}"
+    )
+    conn.exec_driver_sql(sql, _encoded(conn, table, names, rows))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
+from operator import add
 from typing import Any, Iterable
 
 from evaluation.benchmarks.base import ScoreContext, UsageCounter, mean, result
@@ -148,23 +150,34 @@ def checkpoint_counts(search_keys: list[str], ev: dict[str, Any]) -> tuple[int, 
     search passed, search checks) for one trajectory; the overall and its level's aggregate add them."""
     results = ev["checkpoint_results"]
     pass50 = pass80 = 0
-    counted = [r for r in results.values() if not (r.get("axis") == "V" and len(r) == 1)]
-    if counted:
-        rate = sum(bool(r.get("passed")) for r in counted) / len(counted)
-        pass50 += rate >= 0.5
-        pass80 += rate >= 0.8
+    counted = passed = 0
     v_tool = [0, 0]
     v_true = [0, 0]
     for r in results.values():
-        if r.get("axis") == "V" and len(r) > 1:
+        if r.get("axis") == "V":
+            if len(r) == 1:  # a final-answer checkpoint: in no checkpoint rate
+                continue
             bucket = v_true if "visual_check" in r else v_tool
             bucket[0] += bool(r.get("passed"))
             bucket[1] += 1
+        counted += 1
+        passed += bool(r.get("passed"))
+    if counted:
+        rate = passed / counted
+        pass50 += rate >= 0.5
+        pass80 += rate >= 0.8
     search = [0, 0]
     for key in search_keys:
         search[1] += 1
         search[0] += bool(results.get(key, {}).get("search_check", {}).get("passed"))
     return (pass50, pass80, v_tool[0], v_tool[1], v_true[0], v_true[1], search[0], search[1])
+
+
+@lru_cache(maxsize=1024)
+def _named_op(verifier: str) -> str | None:
+    """The first of the reference's operation names in a verifier's name, lower-cased (``analyze_v``)."""
+    low = verifier.lower()
+    return next((o for o in ("crop", "flip", "rotate", "enhance", "resize") if o in low), None)
 
 
 def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
@@ -179,13 +192,13 @@ def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
     human: list[str] = []
     s_checkpoints = 0
     for cp in it.checkpoints if task_known else []:
-        if cp.get("axis") == "S":
+        axis = cp.get("axis")
+        if axis == "S":
             s_checkpoints += 1
-            human.extend(str(t).lower() for t in cp.get("tools") or [])
-        elif cp.get("axis") == "V":
-            verifier = str((cp.get("code_check") or {}).get("verifier") or "").lower()
-            op = next((o for o in ("crop", "flip", "rotate", "enhance", "resize") if o in verifier), None)
-            human.extend(op if op else str(t).lower() for t in cp.get("tools") or [])
+            human.extend([str(t).lower() for t in cp.get("tools") or []])
+        elif axis == "V":
+            op = _named_op(str((cp.get("code_check") or {}).get("verifier") or ""))
+            human.extend([op if op else str(t).lower() for t in cp.get("tools") or []])
     return Scored(
         it.trajectory.get("id"),
         it.task.get("id"),
@@ -199,58 +212,81 @@ def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
     )
 
 
-def aggregate(rows: list[tuple[Scored, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
-    n = len(rows)
-    if not n:
-        return {"total_cases": 0}
-    s = [ev["scores"]["S"] for _, ev in rows if ev["scores"]["S"] is not None]
-    v = [ev["scores"]["V"] for _, ev in rows if ev["scores"]["V"] is not None]
-    correct = sum(ev["final_answer_accuracy"]["correct"] for _, ev in rows)
-    calls = sum(ev["efficiency"]["effective_tool_calls"] for _, ev in rows)
-    pass50 = pass80 = 0
-    v_tool = [0, 0]
-    v_true = [0, 0]
-    search = [0, 0]
-    usage: dict[str, int] = {}
-    for f, ev in rows:
-        c50, c80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = f.counts
-        pass50 += c50
-        pass80 += c80
-        v_tool[0] += tool_passed
-        v_tool[1] += tool_total
-        v_true[0] += true_passed
-        v_true[1] += true_total
-        search[0] += search_passed
-        search[1] += search_total
+class Totals:
+    """What ``aggregate`` adds up, gathered one row at a time: the run's rows go through once, each into
+    the overall totals and its level's (four passes per group took longer than scoring the items).
+    Float columns are kept as lists and summed in row order, so every number is the one a ``sum`` over
+    the rows gives."""
+
+    __slots__ = ("n", "s", "v", "correct", "calls", "penalties", "perfect", "counts", "usage")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.s: list[float] = []
+        self.v: list[float] = []
+        self.correct = 0
+        self.calls = 0
+        self.penalties: list[float] = []
+        self.perfect = 0
+        self.counts = [0] * 8  # the Scored.counts columns, added up
+        self.usage: dict[str, int] = {}
+
+    def add(self, f: Scored, ev: dict[str, Any]) -> None:
+        scores = ev["scores"]
+        self.n += 1
+        if scores["S"] is not None:
+            self.s.append(scores["S"])
+        if scores["V"] is not None:
+            self.v.append(scores["V"])
+        self.correct += ev["final_answer_accuracy"]["correct"]
+        self.calls += ev["efficiency"]["effective_tool_calls"]
+        self.penalties.append(scores["penalty"])
+        self.perfect += scores["PQS"] == 1.0
+        self.counts = list(map(add, self.counts, f.counts))
+        usage = self.usage
         for k, c in ev["tool_usage"].items():
             usage[k] = usage.get(k, 0) + c
-    return {
-        "total_cases": n,
-        "Acc": correct / n * 100,
-        "S": mean(s) * 100 if s else None,  # type: ignore[operator]
-        "V": mean(v) * 100 if v else None,  # type: ignore[operator]
-        "V_tool": v_tool[0] / v_tool[1] * 100 if v_tool[1] else None,
-        "V_true": v_true[0] / v_true[1] * 100 if v_true[1] else None,
-        "total_s_cases": len(s),
-        "total_v_cases": len(v),
-        "final_answer_correct_count": correct,
-        "avg_penalty": sum(ev["scores"]["penalty"] for _, ev in rows) / n,
-        "total_tool_calls": calls,
-        "avg_tool_calls_per_case": calls / n,
-        "tool_usage": dict(sorted(usage.items(), key=lambda kv: -kv[1])),
-        "perfect_cases": sum(ev["scores"]["PQS"] == 1.0 for _, ev in rows),
-        "checkpoint_pass_rate_50": pass50 / n * 100,
-        "checkpoint_pass_rate_80": pass80 / n * 100,
-        "cases_pass_50_checkpoints": pass50,
-        "cases_pass_80_checkpoints": pass80,
-        "search_checkpoint_pass_rate": search[0] / search[1] * 100
-        if search[1]
-        else (0.0 if mode == "faithful" else None),
-        "search_checkpoints_total": search[1],
-        "search_checkpoints_passed": search[0],
-        "v_tool_counts": {"passed": v_tool[0], "total": v_tool[1]},
-        "v_true_counts": {"passed": v_true[0], "total": v_true[1]},
-    }
+
+    def metrics(self, mode: str = "fixed") -> dict[str, Any]:
+        n = self.n
+        if not n:
+            return {"total_cases": 0}
+        s, v, correct, calls = self.s, self.v, self.correct, self.calls
+        pass50, pass80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = self.counts
+        return {
+            "total_cases": n,
+            "Acc": correct / n * 100,
+            "S": mean(s) * 100 if s else None,  # type: ignore[operator]
+            "V": mean(v) * 100 if v else None,  # type: ignore[operator]
+            "V_tool": tool_passed / tool_total * 100 if tool_total else None,
+            "V_true": true_passed / true_total * 100 if true_total else None,
+            "total_s_cases": len(s),
+            "total_v_cases": len(v),
+            "final_answer_correct_count": correct,
+            "avg_penalty": sum(self.penalties) / n,
+            "total_tool_calls": calls,
+            "avg_tool_calls_per_case": calls / n,
+            "tool_usage": dict(sorted(self.usage.items(), key=lambda kv: -kv[1])),
+            "perfect_cases": self.perfect,
+            "checkpoint_pass_rate_50": pass50 / n * 100,
+            "checkpoint_pass_rate_80": pass80 / n * 100,
+            "cases_pass_50_checkpoints": pass50,
+            "cases_pass_80_checkpoints": pass80,
+            "search_checkpoint_pass_rate": search_passed / search_total * 100
+            if search_total
+            else (0.0 if mode == "faithful" else None),
+            "search_checkpoints_total": search_total,
+            "search_checkpoints_passed": search_passed,
+            "v_tool_counts": {"passed": tool_passed, "total": tool_total},
+            "v_true_counts": {"passed": true_passed, "total": true_total},
+        }
+
+
+def aggregate(rows: list[tuple[Scored, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
+    totals = Totals()
+    for f, ev in rows:
+        totals.add(f, ev)
+    return totals.metrics(mode)
 
 
 def overthink(rows: list[tuple[Scored, dict[str, Any]]], mode: str = "fixed") -> dict[str, Any]:
@@ -339,10 +375,15 @@ class AgenticMMEProfile:
             usage.add(items)
             del items  # not held while the next chunk loads
         rows = [(f, ev) for f, ev in scored if "dropped" not in ev]
-        metrics = aggregate(rows, ctx.mode)
+        overall, levels = Totals(), {lv: Totals() for lv in LEVELS}
+        for f, ev in rows:
+            overall.add(f, ev)
+            level = levels.get(f.level)  # type: ignore[arg-type]
+            if level is not None:
+                level.add(f, ev)
+        metrics = overall.metrics(ctx.mode)
         metrics["overthink"] = overthink(rows, ctx.mode)
-        by_level = {lv: aggregate([r for r in rows if r[0].level == lv], ctx.mode) for lv in LEVELS}
-        by_level = {k: v for k, v in by_level.items() if v.get("total_cases")}
+        by_level = {lv: t.metrics(ctx.mode) for lv, t in levels.items() if t.n}
         outcomes = [(int(f.trajectory_id or 0), o) for f, ev in rows for o in ev["outcomes"]]
         per_item = [
             {

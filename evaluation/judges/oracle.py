@@ -15,18 +15,18 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
 
 from evaluation.judges.reference_prompts import template_for
 from evaluation.judges.templates import Template, TemplateError, prompt_hash, render, required_variables
 from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
-from store.models import Asset, Judge, Verdict
+from store.score_columns import Reader, asset, connection_of, judge, verdict
 
 
 class PromptBuilder:
     """Renders requests and hashes their images (asset ids via the items' hashes or the DB; paths by bytes)."""
 
-    def __init__(self, session: Session | None, asset_sha: dict[int, str] | None = None, mode: str = "faithful"):
+    def __init__(self, session: Reader | None, asset_sha: dict[int, str] | None = None, mode: str = "faithful"):
         self.session = session
         self.asset_sha = dict(asset_sha or {})
         self.mode = mode
@@ -36,10 +36,14 @@ class PromptBuilder:
     def image_sha(self, ref: Any) -> str:
         if isinstance(ref, int) and not isinstance(ref, bool):
             if ref not in self.asset_sha:
-                asset = self.session.get(Asset, ref) if self.session is not None else None
-                if asset is None:
+                found = (
+                    connection_of(self.session).execute(sa.select(asset.c.sha256).where(asset.c.id == ref)).first()
+                    if self.session is not None
+                    else None
+                )
+                if found is None:
                     raise LookupError(f"judge prompt names asset {ref}, which does not exist")
-                self.asset_sha[ref] = asset.sha256
+                self.asset_sha[ref] = found.sha256
             return self.asset_sha[ref]
         path = Path(str(ref))
         if path.is_file():
@@ -85,7 +89,7 @@ class StoreOracle:
 
     def __init__(
         self,
-        session: Session,
+        session: Reader,
         items: list[Item],
         *,
         prefer: list[str] | None = None,
@@ -102,23 +106,38 @@ class StoreOracle:
         self.prompts = PromptBuilder(session, shas, mode)
         self.pending: list[JudgeRequest] = []
         self.used_judges: set[str] = set()
-        self._index: dict[tuple[str, int, str, str], list[tuple[int, str, Verdict]]] = {}
+        # (judge id, judge name, the verdict's row: id, label, score, parsed, raw_output) per question
+        self._index: dict[tuple[str, int, str, str], list[tuple[int, str, Any]]] = {}
         self._parts: set[tuple[str, int, str]] = set()  # (template, target, part) some verdict answered
         ids = [int(it.trajectory["id"]) for it in items if it.trajectory.get("id") is not None]
+        conn = connection_of(session)
+        v, j = verdict.c, judge.c
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            rows = session.exec(
-                select(Verdict, Judge)
-                .join(Judge, Judge.id == Verdict.judge_id)
-                .where(Verdict.target_kind == "trajectory", Verdict.target_id.in_(chunk))  # type: ignore[attr-defined]
-                .order_by(Verdict.id)
+            rows = conn.execute(
+                sa.select(
+                    v.id,
+                    v.label,
+                    v.score,
+                    v.parsed,
+                    v.raw_output,
+                    v.target_id,
+                    v.target_part,
+                    v.prompt_hash,
+                    j.id.label("judge_id"),
+                    j.name.label("judge_name"),
+                    j.template.label("judge_template"),
+                )
+                .join_from(verdict, judge, j.id == v.judge_id)
+                .where(v.target_kind == "trajectory", v.target_id.in_(chunk))
+                .order_by(v.id)
             ).all()
-            for v, j in rows:
-                key = (j.template, v.target_id, v.target_part, v.prompt_hash or "")
-                self._index.setdefault(key, []).append((j.id or 0, j.name, v))
+            for r in rows:
+                key = (r.judge_template, r.target_id, r.target_part, r.prompt_hash or "")
+                self._index.setdefault(key, []).append((r.judge_id or 0, r.judge_name, r))
                 self._parts.add(key[:3])
 
-    def _choose(self, found: list[tuple[int, str, Verdict]], template: str) -> tuple[str, Verdict] | None:
+    def _choose(self, found: list[tuple[int, str, Any]], template: str) -> tuple[str, Any] | None:
         if self.only and self.only_template in (None, template):
             found = [f for f in found if f[1] in self.prefer]
         if not found:

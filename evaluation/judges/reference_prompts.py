@@ -16,12 +16,17 @@ import string
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
 
 from evaluation.judges.templates import _PLACEHOLDER, Template, load_template
-from store.models import JudgeTemplate
+from store.score_columns import Reader, connection_of, judgetemplate
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from store.models import JudgeTemplate
 
 
 class PromptImportError(ValueError):
@@ -218,6 +223,10 @@ def import_prompts(
             "variable": ", ".join(f"{s.role}={s.where}" for s in srcs),
         }
         prepared.append((judge, texts, first.parser or base.parser, params, source))
+    from sqlmodel import select  # the ORM only where templates are imported, not where they are read
+
+    from store.models import JudgeTemplate
+
     out = []
     for judge, texts, parser, params, source in prepared:
         rows = session.exec(select(JudgeTemplate).where(JudgeTemplate.judge == judge).order_by(JudgeTemplate.id)).all()  # type: ignore[arg-type]
@@ -255,7 +264,8 @@ def import_prompts(
     return out
 
 
-def imported_template(row: JudgeTemplate) -> Template:
+def imported_template(row: "JudgeTemplate | Any") -> Template:
+    """The Template of a JudgeTemplate row (an ORM object or a Core row with its columns)."""
     return Template(
         judge=row.judge,
         version=row.version,
@@ -269,13 +279,16 @@ def imported_template(row: JudgeTemplate) -> Template:
     )
 
 
-def template_for(session: Session | None, judge: str, mode: str = "faithful") -> Template:
+def template_for(session: Reader | None, judge: str, mode: str = "faithful") -> Template:
     """Faithful: the newest imported reference prompt of ``judge`` if there is one; otherwise (and in
     fixed mode) chainmark's own template file."""
     if mode == "faithful" and session is not None:
-        row = session.exec(
-            select(JudgeTemplate).where(JudgeTemplate.judge == judge).order_by(JudgeTemplate.id.desc())  # type: ignore[union-attr]
-        ).first()
+        t = judgetemplate
+        row = (
+            connection_of(session)
+            .execute(sa.select(*t.c).where(t.c.judge == judge).order_by(t.c.id.desc()).limit(1))
+            .first()
+        )
         if row is not None:
             return imported_template(row)
     return load_template(judge)

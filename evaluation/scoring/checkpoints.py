@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 from evaluation.scoring.items import Item, JudgeOracle, JudgeRequest
@@ -38,42 +39,48 @@ def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     results = [(j, r.get("payload") or {}) for j, r in enumerate(events) if r["kind"] == "tool_result"]
     if not results:
         return pairs
-    used: set[int] = set()
     for i, e in enumerate(events):
         if e["kind"] != "tool_call":
             continue
         p = e.get("payload") or {}
         call_id = p.get("call_id")
         key, want = ("call_id", call_id) if call_id else ("name", p.get("name"))
-        for j, rp in results:
-            if j > i and j not in used and rp.get(key) == want:
+        for k, (j, rp) in enumerate(results):
+            if j > i and rp.get(key) == want:
                 pairs[i] = events[j]
-                used.add(j)
+                del results[k]  # each result answers one call: the unused ones stay, in order
                 break
     return pairs
 
 
 def _call_entry(call: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
     p = call.get("payload") or {}
-    rp = (result or {}).get("payload") or {}
+    rp = (result.get("payload") or {}) if result else {}
     data = rp.get("data") or {}
+    failed = call.get("failed")
     output = {
         **data,
-        "ok": bool(rp.get("ok", not call.get("failed"))) and not call.get("failed"),
-        "asset_ids": list(rp.get("asset_ids") or []),
+        "ok": bool(rp.get("ok", not failed)) and not failed,
+        "asset_ids": list(rp.get("asset_ids") or ()),
     }
-    output.setdefault("context", rp.get("text") or "")
+    if "context" not in output:
+        output["context"] = rp.get("text") or ""
     if p.get("declared_only") or data.get("declared_only"):
         output["declared_only"] = True
     args = p.get("arguments")
+    name = p.get("name")
     return {
-        "tool_name": p.get("name") or "",
-        "raw_tool_name": p.get("raw_name") or p.get("name") or "",
+        "tool_name": name or "",
+        "raw_tool_name": p.get("raw_name") or name or "",
         "arguments": args if isinstance(args, dict) else {},
         "output": output,
         "event_id": call.get("id"),
         "ordinal": call.get("ordinal", 0),
     }
+
+
+def _first(entry: tuple[Any, ...]) -> Any:
+    return entry[0]
 
 
 def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tuple[list[dict[str, Any]], int]:
@@ -87,12 +94,10 @@ def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tup
     events = item.events
     pairs = _paired_results(events)
     calls = [
-        (events[i].get("ordinal", 0), 0, _call_entry(events[i], pairs.get(i)))
-        for i, e in enumerate(events)
-        if e["kind"] == "tool_call"
+        (e.get("ordinal", 0), 0, _call_entry(e, pairs.get(i))) for i, e in enumerate(events) if e["kind"] == "tool_call"
     ]
     if not code_mode:
-        entries = [c[2] for c in sorted(calls, key=lambda c: c[0])]
+        entries = [c[2] for c in sorted(calls, key=_first)]
         for n, entry in enumerate(entries):
             entry["index"] = n
         return entries, len(entries)
@@ -330,6 +335,28 @@ def _require_metrics(key: str | None, state: str, value: Any, mode: str) -> tupl
     return False, None, {"reason": "metrics.json is not an object"}
 
 
+@lru_cache(maxsize=1024)
+def _verifier_plan(verifier: str) -> tuple[str, Any]:
+    """What a (stripped, non-empty) verifier name asks for: ("op", operation), ("images", minimum
+    count), ("metrics", key or None) or ("other", the name); worked out once per distinct name, not
+    once per checkpoint of every trajectory."""
+    if verifier.startswith("verify_") and verifier.endswith("_ast"):
+        low = verifier.lower()
+        for prim in PRIMITIVES_AUTO:
+            if prim in low:
+                verifier = f"require_op:{prim}"
+                break
+    if verifier.startswith("require_op:"):
+        return "op", verifier.split(":", 1)[1]
+    if verifier.startswith("require_images"):
+        parts = verifier.split(":")
+        return "images", int(parts[1]) if len(parts) > 1 and parts[1].strip().isdigit() else 1
+    if verifier.startswith("require_metrics"):
+        parts = verifier.split(":")
+        return "metrics", parts[1].strip() if len(parts) > 1 and parts[1].strip() else None
+    return "other", verifier
+
+
 def _dispatch_verifier(
     verifier: str,
     table: list[OpRow],
@@ -344,26 +371,17 @@ def _dispatch_verifier(
     verifier = (verifier or "").strip()
     if not verifier:
         return True, None, {"note": "empty verifier counts as a pass"}
-    low = verifier.lower()
-    if verifier.startswith("verify_") and verifier.endswith("_ast"):
-        for prim in PRIMITIVES_AUTO:
-            if prim in low:
-                verifier = f"require_op:{prim}"
-                break
-    if verifier.startswith("require_op:"):
-        ok, hit = _require_op(table, verifier.split(":", 1)[1], used, one_to_one=(mode == "fixed"))
-        return ok, hit, {"op": verifier.split(":", 1)[1]}
-    if verifier.startswith("require_images"):
-        parts = verifier.split(":")
-        n = int(parts[1]) if len(parts) > 1 and parts[1].strip().isdigit() else 1
+    kind, arg = _verifier_plan(verifier)
+    if kind == "op":
+        ok, hit = _require_op(table, arg, used, one_to_one=(mode == "fixed"))
+        return ok, hit, {"op": arg}
+    if kind == "images":
         count = produced_images()
-        ok = count >= n
-        return ok, (0 if ok else None), {"count": count, "min_count": n}
-    if verifier.startswith("require_metrics"):
-        parts = verifier.split(":")
-        key = parts[1].strip() if len(parts) > 1 and parts[1].strip() else None
+        ok = count >= arg
+        return ok, (0 if ok else None), {"count": count, "min_count": arg}
+    if kind == "metrics":
         state, value = metrics()
-        return _require_metrics(key, state, value, mode)
+        return _require_metrics(arg, state, value, mode)
     if verifier in MODULE_REQUIRES_OP:
         op = MODULE_REQUIRES_OP[verifier]
         ok, hit = _require_op(table, op, used, one_to_one=(mode == "fixed"))
@@ -627,52 +645,47 @@ def evaluate_process(
 
     for cp in item.checkpoints:
         key, axis = cp["key"], cp.get("axis") or ""
+        answer_check = cp.get("answer_check")
         if axis == "S":
             s_ids.append(key)
-        elif axis == "V" and cp.get("answer_check") is None:
-            v_ids.append(key)
-        if axis == "V" and cp.get("answer_check") is not None:  # a final-answer check, kept out of V
-            results[key] = {"axis": axis}
-            hits[key] = None
-            outcomes.append(
-                CheckpointOutcome(
-                    cp.get("id"),
-                    key,
-                    amme_check_answer(cp["answer_check"], answer),
-                    None,
-                    "rule",
-                    {"final_answer_checkpoint": True, "excluded_from": "V"},
+        elif axis == "V":
+            if answer_check is not None:  # a final-answer check, kept out of V
+                results[key] = {"axis": axis}
+                hits[key] = None
+                outcomes.append(
+                    CheckpointOutcome(
+                        cp.get("id"),
+                        key,
+                        amme_check_answer(answer_check, answer),
+                        None,
+                        "rule",
+                        {"final_answer_checkpoint": True, "excluded_from": "V"},
+                    )
                 )
-            )
-            continue
+                continue
+            v_ids.append(key)
         method = "rule"
-        if axis in ("S", "V"):
+        if axis == "S" or axis == "V":
             v = _search_axis(cp, w) if axis == "S" else _visual_axis(cp, w)
             method = v.method
-            results[key] = {"axis": axis, "passed": v.passed, "hit_index": v.hit, **v.extra}
-        elif axis == "R" and cp.get("answer_check") is not None:
-            results[key] = {
+            res = {"axis": axis, "passed": v.passed, "hit_index": v.hit, **v.extra}
+        elif axis == "R" and answer_check is not None:
+            res = {
                 "axis": axis,
-                "passed": amme_check_answer(cp["answer_check"], answer),
+                "passed": amme_check_answer(answer_check, answer),
                 "hit_index": len(uses),
-                "answer_check": cp["answer_check"],
+                "answer_check": answer_check,
             }
         elif axis == "R":
-            results[key] = {"axis": axis, "passed": False, "error": "R checkpoint without answer_check"}
+            res = {"axis": axis, "passed": False, "error": "R checkpoint without answer_check"}
         else:
-            results[key] = {"axis": axis, "passed": False, "error": f"unknown axis {axis!r}"}
-        hit = hits[key] = results[key].get("hit_index")
+            res = {"axis": axis, "passed": False, "error": f"unknown axis {axis!r}"}
+        results[key] = res
+        hit = hits[key] = res.get("hit_index")
         event_id = by_index[hit]["event_id"] if hit is not None and hit in by_index else None
-        outcomes.append(
-            CheckpointOutcome(
-                cp.get("id"),
-                key,
-                bool(results[key].get("passed")),
-                event_id,
-                method,
-                {k: v for k, v in results[key].items() if k != "passed"},
-            )
-        )
+        detail = res.copy()  # the result without "passed" (every branch above sets it), keys in order
+        del detail["passed"]
+        outcomes.append(CheckpointOutcome(cp.get("id"), key, bool(res["passed"]), event_id, method, detail))
 
     r_pass, order_details = _ordering(item, results, hits)
     r_total = len(item.ordering)

@@ -10,24 +10,22 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
 
 from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
-from store.models import (
-    Asset,
-    AuditEvent,
-    Benchmark,
-    Checkpoint,
-    Event,
-    EventAsset,
-    ModelEndpoint,
-    OrderingConstraint,
-    ReferenceStep,
-    Run,
-    Task,
-    TaskAsset,
-    Trajectory,
+from store import score_columns as db_
+from store.score_columns import Reader, connection_of
+from store.score_columns import (
+    asset as Asset,
+    auditevent as AuditEvent,
+    checkpoint as Checkpoint,
+    event as Event,
+    eventasset as EventAsset,
+    orderingconstraint as OrderingConstraint,
+    referencestep as ReferenceStep,
+    task as Task,
+    taskasset as TaskAsset,
+    trajectory as Trajectory,
 )
 
 
@@ -86,17 +84,17 @@ def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
         yield ids[i : i + n]
 
 
-def _task_revisions(session: Session, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], dict[str, Any]]:
+def _task_revisions(session: Reader, wanted: set[tuple[int, int]]) -> dict[tuple[int, int], dict[str, Any]]:
     """(task id, revision) → the task's fields at that revision, from the audit trail: the edit that
     moved a task off revision r recorded the whole row as it was at r. Missing when not recorded."""
     out: dict[tuple[int, int], dict[str, Any]] = {}
     task_ids = sorted({t for t, _ in wanted})
     for chunk in _chunks(task_ids):
-        for a in session.exec(
-            select(AuditEvent)
-            .where(AuditEvent.entity == "task", AuditEvent.action == "update", AuditEvent.entity_id.in_(chunk))  # type: ignore[union-attr]
-            .order_by(AuditEvent.id)
-        ).all():
+        for a in connection_of(session).execute(
+            sa.select(AuditEvent.c.entity_id, AuditEvent.c.before)
+            .where(AuditEvent.c.entity == "task", AuditEvent.c.action == "update", AuditEvent.c.entity_id.in_(chunk))
+            .order_by(AuditEvent.c.id)
+        ):
             before = a.before if isinstance(a.before, dict) else {}
             key = (a.entity_id or 0, int(before.get("revision") or 0))
             if key in wanted and key not in out:
@@ -105,7 +103,7 @@ def _task_revisions(session: Session, wanted: set[tuple[int, int]]) -> dict[tupl
 
 
 def _checkpoints_as_of(
-    session: Session, task_id: int, since: Any, current: list[dict[str, Any]]
+    session: Reader, task_id: int, since: Any, current: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The task's checkpoints as they were at ``since`` (a trajectory's start): each edited later is
     taken from the first later edit's "before"; ones created later are left out."""
@@ -114,18 +112,22 @@ def _checkpoints_as_of(
     ids = [c["id"] for c in current]
     if not ids:
         return current
-    events = session.exec(
-        select(AuditEvent)
-        .where(
-            AuditEvent.entity == "checkpoint",
-            AuditEvent.entity_id.in_(ids),  # type: ignore[union-attr]
-            AuditEvent.created_at > since,
+    events = (
+        connection_of(session)
+        .execute(
+            sa.select(AuditEvent.c.entity_id, AuditEvent.c.action, AuditEvent.c.before)
+            .where(
+                AuditEvent.c.entity == "checkpoint",
+                AuditEvent.c.entity_id.in_(ids),
+                AuditEvent.c.created_at > since,
+            )
+            .order_by(AuditEvent.c.id)
         )
-        .order_by(AuditEvent.id)
-    ).all()
-    first: dict[int, AuditEvent] = {}
-    for a in events:
-        first.setdefault(a.entity_id or 0, a)
+        .all()
+    )
+    first: dict[int, Any] = {}
+    for row in events:
+        first.setdefault(row.entity_id or 0, row)
     out = []
     for c in current:
         a = first.get(c["id"])
@@ -162,8 +164,8 @@ class _Reader:
     """Core selects on the session's connection (no ORM row processing). On SQLite, JSON columns are
     read as text and decoded by ``_decode_sqlite``; other drivers already hand back decoded values."""
 
-    def __init__(self, session: Session, stream: bool = True):
-        self.conn = session.connection()
+    def __init__(self, session: Reader, stream: bool = True):
+        self.conn = connection_of(session)
         # A few trajectories (``only``, up to ``_FEW``) are read in one go: on PostgreSQL a streamed result is a
         # server-side cursor, three round trips per query, which is most of a queued judge item's load.
         self.streaming = stream
@@ -173,7 +175,7 @@ class _Reader:
     def cols(self, model: Any, fields: Iterable[str]) -> tuple[list[Any], list[bool]]:
         out, is_json = [], []
         for f in fields:
-            col = getattr(model, f)
+            col = model.c[f]
             j = isinstance(col.type, sa.JSON)
             out.append(sa.type_coerce(col, sa.Text) if j and self.sqlite else col)
             is_json.append(j)
@@ -193,12 +195,24 @@ class _Reader:
         """(leading column values, {field: value}) per row, JSON decoded."""
         cols, is_json = self.cols(model, fields)
         json_fields = [f for f, j in zip(fields, is_json) if j]
-        decode, n = self.decode, len(lead)
+        decode, n, sqlite = self.decode, len(lead), self.sqlite
         for r in self.stream(sa.select(*lead, *cols).where(where).order_by(*order)):
             d = dict(zip(fields, r[n:]))
             for f in json_fields:
-                if d[f] is not None:  # NULL stays None: most optional JSON columns are NULL
-                    d[f] = decode(d[f])
+                raw = d[f]
+                if raw is None:  # NULL stays None: most optional JSON columns are NULL
+                    continue
+                if sqlite and len(raw) <= 4:  # JSON null, {} and [] (most of the rest) without a call
+                    if raw == "null":
+                        d[f] = None
+                        continue
+                    if raw == "{}":
+                        d[f] = {}
+                        continue
+                    if raw == "[]":
+                        d[f] = []
+                        continue
+                d[f] = decode(raw)
             yield tuple(r[:n]), d
 
     def execute(self, stmt: Any) -> Any:
@@ -212,7 +226,7 @@ TRAJ_FIELDS = ("id", "task_id", "status", "final_answer", "usage", "native", "er
 
 
 def load_run(
-    session: Session, run_id: int, only: Iterable[int] | None = None, id_range: tuple[int, int] | None = None
+    session: Reader, run_id: int, only: Iterable[int] | None = None, id_range: tuple[int, int] | None = None
 ) -> LoadedRun:
     """``only`` keeps just those trajectories of the run (one item's score for a review screen, or a
     queued judge's work item, without loading the whole run); ``id_range`` (first, last) those with
@@ -221,90 +235,109 @@ def load_run(
         return _load_run(session, run_id, None if only is None else list(only), id_range)
 
 
-def trajectory_chunks(session: Session, run_id: int, size: int) -> list[tuple[int, int]]:
+def trajectory_chunks(session: Reader, run_id: int, size: int) -> list[tuple[int, int]]:
     """The run's trajectory ids cut into consecutive (first, last) ranges of ``size`` trajectories."""
     ids = [
         tid
-        for (tid,) in session.connection().execute(
-            sa.select(Trajectory.id).where(Trajectory.run_id == run_id).order_by(Trajectory.id)  # type: ignore[call-overload]
+        for (tid,) in connection_of(session).execute(
+            sa.select(Trajectory.c.id).where(Trajectory.c.run_id == run_id).order_by(Trajectory.c.id)
         )
     ]
     return [(ids[k], ids[min(k + size, len(ids)) - 1]) for k in range(0, len(ids), size)]
 
 
-def run_header(session: Session, run_id: int) -> LoadedRun:
+def run_header(session: Reader, run_id: int) -> LoadedRun:
     """The run, its benchmark and model, without its items."""
-    run = session.get(Run, run_id)
+    return _header(session, _run_row(session, run_id), [])
+
+
+def _run_row(session: Reader, run_id: int) -> Any:
+    r = db_.run
+    run = (
+        connection_of(session)
+        .execute(
+            sa.select(
+                r.c.id,
+                r.c.name,
+                r.c.mode,
+                r.c.kind,
+                r.c.status,
+                r.c.config,
+                r.c.prompt_version,
+                r.c.benchmark_id,
+                r.c.endpoint_id,
+            ).where(r.c.id == run_id)
+        )
+        .first()
+    )
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")
-    return _header(session, run, [])
+    return run
 
 
-def _load_run(session: Session, run_id: int, only: list[int] | None, id_range: tuple[int, int] | None) -> LoadedRun:
+def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tuple[int, int] | None) -> LoadedRun:
     """Columns, not ORM objects: Core selects read exactly the fields scoring uses, each JSON value is
     decoded once, and rows stream from the cursor a batch at a time. Every per-run table is read in
     one query filtered by a sub-select on the run (no ``IN (...)`` list that grows with the run, so
     no SQLite parameter limit and no statement compiled per chunk); per-item work is linear. Each
     trajectory's row dict becomes its item's ``trajectory`` (no second copy per item)."""
-    run = session.get(Run, run_id)
-    if run is None:
-        raise RunNotFound(f"no run with id {run_id}")
+    run = _run_row(session, run_id)
     db = _Reader(session, stream=only is None or len(only) > _FEW)
-    in_traj: Any = Trajectory.run_id == run_id
+    in_traj: Any = Trajectory.c.run_id == run_id
     if only is not None:
-        in_traj = sa.and_(in_traj, Trajectory.id.in_(only))  # type: ignore[union-attr]
+        in_traj = sa.and_(in_traj, Trajectory.c.id.in_(only))
     if id_range is not None:
-        in_traj = sa.and_(in_traj, Trajectory.id.between(*id_range))  # type: ignore[union-attr]
-    in_run = sa.select(Trajectory.id).where(in_traj)  # type: ignore[call-overload]
-    run_tasks = sa.select(Trajectory.task_id).where(in_traj)  # type: ignore[call-overload]
-    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, in_traj, Trajectory.id)]
+        in_traj = sa.and_(in_traj, Trajectory.c.id.between(*id_range))
+    in_run = sa.select(Trajectory.c.id).where(in_traj)
+    run_tasks = sa.select(Trajectory.c.task_id).where(in_traj)
+    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, in_traj, Trajectory.c.id)]
 
-    tasks = {t["id"]: t for _, t in db.rows(Task, TASK_FIELDS, Task.id.in_(run_tasks))}  # type: ignore[union-attr]
+    tasks = {t["id"]: t for _, t in db.rows(Task, TASK_FIELDS, Task.c.id.in_(run_tasks))}
     cps: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for (tid,), c in db.rows(
         Checkpoint,
         CP_FIELDS,
-        Checkpoint.task_id.in_(run_tasks),  # type: ignore[attr-defined]
-        Checkpoint.task_id,
-        Checkpoint.ordinal,
-        Checkpoint.id,
-        lead=(Checkpoint.task_id,),
+        Checkpoint.c.task_id.in_(run_tasks),
+        Checkpoint.c.task_id,
+        Checkpoint.c.ordinal,
+        Checkpoint.c.id,
+        lead=(Checkpoint.c.task_id,),
     ):
         cps[tid].append(c)
     orders: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for (tid,), o in db.rows(
         OrderingConstraint,
         ("key", "sequence", "max_gap"),
-        OrderingConstraint.task_id.in_(run_tasks),  # type: ignore[attr-defined]
-        OrderingConstraint.task_id,
-        OrderingConstraint.id,
-        lead=(OrderingConstraint.task_id,),
+        OrderingConstraint.c.task_id.in_(run_tasks),
+        OrderingConstraint.c.task_id,
+        OrderingConstraint.c.id,
+        lead=(OrderingConstraint.c.task_id,),
     ):
         orders[tid].append({"key": o["key"], "sequence": list(o["sequence"] or []), "max_gap": o["max_gap"]})
     steps: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for (tid,), st in db.rows(
         ReferenceStep,
         STEP_FIELDS,
-        ReferenceStep.task_id.in_(run_tasks),  # type: ignore[attr-defined]
-        ReferenceStep.task_id,
-        ReferenceStep.ordinal,
-        lead=(ReferenceStep.task_id,),
+        ReferenceStep.c.task_id.in_(run_tasks),
+        ReferenceStep.c.task_id,
+        ReferenceStep.c.ordinal,
+        lead=(ReferenceStep.c.task_id,),
     ):
         steps[tid].append(st)
     tassets: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for tid, aid, role, ordinal, path, doc, sha in db.stream(
         sa.select(
-            TaskAsset.task_id,
-            TaskAsset.asset_id,
-            TaskAsset.role,
-            TaskAsset.ordinal,
-            TaskAsset.original_path,
-            TaskAsset.document_id,
-            Asset.sha256,
+            TaskAsset.c.task_id,
+            TaskAsset.c.asset_id,
+            TaskAsset.c.role,
+            TaskAsset.c.ordinal,
+            TaskAsset.c.original_path,
+            TaskAsset.c.document_id,
+            Asset.c.sha256,
         )
-        .join(Asset, Asset.id == TaskAsset.asset_id)
-        .where(TaskAsset.task_id.in_(run_tasks))  # type: ignore[attr-defined]
-        .order_by(TaskAsset.task_id, TaskAsset.id)
+        .join(Asset, Asset.c.id == TaskAsset.c.asset_id)
+        .where(TaskAsset.c.task_id.in_(run_tasks))
+        .order_by(TaskAsset.c.task_id, TaskAsset.c.id)
     ):
         tassets[tid].append(
             {
@@ -321,11 +354,11 @@ def _load_run(session: Session, run_id: int, only: list[int] | None, id_range: t
     event_assets: dict[int, list[int]] = defaultdict(list)
     asset_sha: dict[int, str] = {}
     for eid, aid, sha in db.stream(
-        sa.select(EventAsset.event_id, EventAsset.asset_id, Asset.sha256)  # type: ignore[call-overload]
-        .join(Asset, Asset.id == EventAsset.asset_id)
-        .join(Event, Event.id == EventAsset.event_id)
-        .where(Event.trajectory_id.in_(in_run))  # type: ignore[attr-defined]
-        .order_by(EventAsset.event_id, EventAsset.id)
+        sa.select(EventAsset.c.event_id, EventAsset.c.asset_id, Asset.c.sha256)
+        .join(Asset, Asset.c.id == EventAsset.c.asset_id)
+        .join(Event, Event.c.id == EventAsset.c.event_id)
+        .where(Event.c.trajectory_id.in_(in_run))
+        .order_by(EventAsset.c.event_id, EventAsset.c.id)
     ):
         event_assets[eid].append(aid)
         asset_sha[aid] = sha
@@ -335,9 +368,9 @@ def _load_run(session: Session, run_id: int, only: list[int] | None, id_range: t
     mentioned: set[int] = set()
     kinds: dict[str, str] = {}
     for tid, eid, ordinal, kind, payload, failed in db.stream(
-        sa.select(Event.trajectory_id, Event.id, Event.ordinal, Event.kind, payload_col, Event.failed)
-        .where(Event.trajectory_id.in_(in_run))  # type: ignore[attr-defined]
-        .order_by(Event.trajectory_id, Event.ordinal)
+        sa.select(Event.c.trajectory_id, Event.c.id, Event.c.ordinal, Event.c.kind, payload_col, Event.c.failed)
+        .where(Event.c.trajectory_id.in_(in_run))
+        .order_by(Event.c.trajectory_id, Event.c.ordinal)
     ):
         kind = kinds.setdefault(kind, kind)  # one string object per kind, not one per event
         p = decode(payload) or {}
@@ -355,7 +388,7 @@ def _load_run(session: Session, run_id: int, only: list[int] | None, id_range: t
 
     # Payload asset ids that no EventAsset row names still need their hashes (judge prompts hash images).
     for chunk in _chunks(sorted(mentioned - set(asset_sha))):
-        for aid, sha in db.execute(sa.select(Asset.id, Asset.sha256).where(Asset.id.in_(chunk))):  # type: ignore[union-attr]
+        for aid, sha in db.execute(sa.select(Asset.c.id, Asset.c.sha256).where(Asset.c.id.in_(chunk))):
             asset_sha[aid] = sha
 
     # Files of an imported native record (e.g. an Agentic-MME run folder's orig.png) are stored assets too.
@@ -368,7 +401,7 @@ def _load_run(session: Session, run_id: int, only: list[int] | None, id_range: t
     }
     id_by_sha: dict[str, int] = {}
     for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
-        for aid, sha in db.execute(sa.select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))):  # type: ignore[attr-defined]
+        for aid, sha in db.execute(sa.select(Asset.c.id, Asset.c.sha256).where(Asset.c.sha256.in_(chunk))):
             id_by_sha.setdefault(sha, aid)
     sha_by_id = {aid: sha for sha, aid in id_by_sha.items()}
     sha_rank = {aid: k for k, aid in enumerate(id_by_sha.values())}
@@ -437,9 +470,12 @@ def _load_run(session: Session, run_id: int, only: list[int] | None, id_range: t
     return _header(session, run, items)
 
 
-def _header(session: Session, run: Run, items: list[Item]) -> LoadedRun:
-    bench = session.get(Benchmark, run.benchmark_id)
-    endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
+def _header(session: Reader, run: Any, items: list[Item]) -> LoadedRun:
+    conn, b, e = connection_of(session), db_.benchmark, db_.modelendpoint
+    bench = conn.execute(
+        sa.select(b.c.id, b.c.name, b.c.source_format, b.c.settings).where(b.c.id == run.benchmark_id)
+    ).first()
+    endpoint = conn.execute(sa.select(e.c.model).where(e.c.id == run.endpoint_id)).first() if run.endpoint_id else None
     return LoadedRun(
         run={
             "id": run.id,

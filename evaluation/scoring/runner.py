@@ -7,11 +7,11 @@ Re-scoring replaces this run's CheckpointResult rows for the same method and sco
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from evaluation.benchmarks import ScoreContext, UnknownProfile, get_profile
 from evaluation.benchmarks.base import Profile
@@ -19,10 +19,10 @@ from evaluation.judges.oracle import StoreOracle
 from evaluation.scoring.embedding import get_embedder
 from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
-from evaluation.scoring.loader import LoadedRun, load_run, run_header, trajectory_chunks
+from evaluation.scoring.loader import LoadedRun, Reader, connection_of, load_run, run_header, trajectory_chunks
 from evaluation.scoring.results import ScoreResult
-from store import plain_rows, read_only, session_scope
-from store.models import CheckpointResult, Run, utcnow
+from store import plain_rows, read_scope
+from store.score_columns import checkpointresult
 
 
 def profile_for(loaded: LoadedRun) -> Profile:
@@ -40,7 +40,7 @@ def profile_for(loaded: LoadedRun) -> Profile:
 
 
 def score_loaded(
-    session: Session,
+    session: Reader,
     loaded: LoadedRun,
     *,
     mode: str = "faithful",
@@ -65,7 +65,7 @@ a 100,000-trajectory run never has more than this many items in memory."""
 
 
 def score_chunked(
-    session: Session,
+    session: Reader,
     header: LoadedRun,
     ranges: list[tuple[int, int]],
     *,
@@ -157,22 +157,12 @@ def _count_by_judge(pending: list[Any]) -> dict[str, int]:
     return out
 
 
-def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str) -> int:
-    """Upsert CheckpointResult rows (unique per trajectory, checkpoint, method, mode) with Core
-    executemany statements: 30k ORM objects took longer than scoring them (bench_scoring --command)."""
+def write_outcomes(session: Reader, outcomes: list[tuple[int, Any]], mode: str) -> int:
+    """Upsert CheckpointResult rows (unique per trajectory, checkpoint, method, mode) with executemany
+    statements: 30k ORM objects took longer than scoring them (bench_scoring --command)."""
     if not outcomes:
         return 0
-    table = CheckpointResult.__table__  # type: ignore[attr-defined]
-    conn = session.connection()
-    traj_ids = sorted({t for t, _ in outcomes})
-    existing: dict[tuple[int, int, str], int] = {}
-    for start in range(0, len(traj_ids), 500):
-        for rid, traj, cp, method in conn.execute(
-            sa.select(table.c.id, table.c.trajectory_id, table.c.checkpoint_id, table.c.method).where(
-                table.c.trajectory_id.in_(traj_ids[start : start + 500]), table.c.scoring_mode == mode
-            )
-        ):
-            existing[(traj, cp, method)] = rid
+    conn = connection_of(session)
     latest: dict[tuple[int, int, str], dict[str, Any]] = {}  # the last outcome per key wins
     n = 0
     for traj, o in outcomes:
@@ -186,19 +176,21 @@ def write_outcomes(session: Session, outcomes: list[tuple[int, Any]], mode: str)
             "detail": o.detail,
         }
         n += 1
-    (_write_sqlite if conn.dialect.name == "sqlite" else _write_core)(conn, table, latest, existing, mode, utcnow())
+    (_write_sqlite if conn.dialect.name == "sqlite" else _write_core)(conn, checkpointresult, latest, mode, utcnow())
     return n
 
 
-def _write_core(
-    conn: Any,
-    table: Any,
-    latest: dict[tuple[int, int, str], dict[str, Any]],
-    existing: dict[tuple[int, int, str], int],
-    mode: str,
-    now: Any,
-) -> None:
+def _write_core(conn: Any, table: Any, latest: dict[tuple[int, int, str], dict[str, Any]], mode: str, now: Any) -> None:
     """Insert the new rows and update the existing ones with Core executemany statements."""
+    traj_ids = sorted({k[0] for k in latest})
+    existing: dict[tuple[int, int, str], int] = {}
+    for start in range(0, len(traj_ids), 500):
+        for rid, traj, cp, method in conn.execute(
+            sa.select(table.c.id, table.c.trajectory_id, table.c.checkpoint_id, table.c.method).where(
+                table.c.trajectory_id.in_(traj_ids[start : start + 500]), table.c.scoring_mode == mode
+            )
+        ).all():
+            existing[(traj, cp, method)] = rid
     inserts = [
         {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
         for k, v in latest.items()
@@ -221,31 +213,26 @@ def _write_core(
         )
 
 
+_KEY = ("trajectory_id", "checkpoint_id", "method", "scoring_mode")
 _VALUES = ("passed", "score", "matched_event_id", "detail")
 
 
 def _write_sqlite(
-    conn: Any,
-    table: Any,
-    latest: dict[tuple[int, int, str], dict[str, Any]],
-    existing: dict[tuple[int, int, str], int],
-    mode: str,
-    now: Any,
+    conn: Any, table: Any, latest: dict[tuple[int, int, str], dict[str, Any]], mode: str, now: Any
 ) -> None:
-    """The same rows as ``_write_core``'s statements, through ``store.plain_rows`` (one plain
-    ``executemany`` each: Core's per-row parameter processing was most of writing 30,000 rows)."""
-    inserts = [
+    """The same rows as ``_write_core``'s statements in one plain ``executemany`` (``store.plain_rows``)
+    of an upsert on the table's unique key: no read of the stored rows' ids first, and no Core
+    per-row parameter processing (most of writing 30,000 rows)."""
+    rows = [
         {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
         for k, v in latest.items()
-        if k not in existing
     ]
-    updates = [{"id": existing[k], **v} for k, v in latest.items() if k in existing]
-    if inserts:
-        plain_rows.insert(
-            conn, table, ("trajectory_id", "checkpoint_id", "method", "scoring_mode", "created_at", *_VALUES), inserts
-        )
-    if updates:
-        plain_rows.update_by_id(conn, table, _VALUES, updates)
+    plain_rows.upsert(conn, table, (*_KEY, "created_at", *_VALUES), rows, conflict=_KEY, update=_VALUES)
+
+
+def utcnow() -> datetime:
+    """The rows' ``created_at``: timezone-aware UTC, as ``store.models.utcnow`` (not imported: no ORM here)."""
+    return datetime.now(timezone.utc)
 
 
 UNSAFE_SANDBOX_NOTE = (
@@ -277,7 +264,11 @@ def _score_run(
     write: bool,
     actor: str | None,
 ) -> ScoreResult:
-    with session_scope(read_only(engine), actor=actor) as s:
+    # Plain connections, not ORM sessions: scoring reads and writes through SQLAlchemy Core
+    # (``store.score_columns``), so the command never builds the SQLModel classes. Its writes are
+    # CheckpointResult rows, which the audit trail does not record: ``actor`` names nobody here.
+    del actor
+    with read_scope(engine) as s:
         header = run_header(s, run_id)
         chunked = hasattr(profile_for(header), "score_chunks")
         ranges = trajectory_chunks(s, run_id, CHUNK) if chunked else []
@@ -287,14 +278,14 @@ def _score_run(
             loaded = load_run(s, run_id)
             res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
             del loaded  # the items: not needed to write the outcomes
-        run = s.get(Run, run_id)
-        if run is not None and (run.config or {}).get("unsafe_in_process_sandbox"):
+        config = header.run["config"]
+        if config.get("unsafe_in_process_sandbox"):
             res.unsafe_in_process_sandbox = True
             res.add_notes(UNSAFE_SANDBOX_NOTE)
-        warned = (run.config or {}).get("import_warnings") if run is not None else None
+        warned = config.get("import_warnings")
         if warned:  # what the import could not reproduce of the reference: the numbers may differ from it
             res.add_notes(*(f"import: {w}" for w in warned))
     if write:
-        with session_scope(engine, actor=actor) as s:
-            res.checkpoint_results_written = write_outcomes(s, res.outcomes, mode)
+        with engine.begin() as conn:
+            res.checkpoint_results_written = write_outcomes(conn, res.outcomes, mode)
     return res

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from sqlalchemy.engine import Connection
 from sqlmodel import Session, select
 
 from evaluation.scoring.items import Item
@@ -89,7 +90,9 @@ def _chunks(ids: list[int], n: int = 500) -> Iterable[list[int]]:
         yield ids[i : i + n]
 
 
-def load_run(session: Session, run_id: int) -> LoadedRun:
+def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
+    if isinstance(session, Connection):  # the runner reads through a plain connection
+        session = Session(session)
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id}")
