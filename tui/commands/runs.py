@@ -238,24 +238,28 @@ def run_cmd(
     as_json: bool,
 ) -> None:
     """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
+    import sqlalchemy as sa
+
     from evaluation.harness import Budgets, RetryPolicy, RunSpec, create_run, run_blocking
     from evaluation.harness.lease import LeaseHeld
-    from store import read_only, session_scope
+    from store import read_scope
     from store.claims import NEEDS_POSTGRES
-    from store.models import Run
+    from store.run_tables import run as run_table
 
+    # SQLAlchemy Core on plain connections up to the first model call: no SQLModel classes to build
     if queue and not app.url.startswith("postgresql"):
         raise click.ClickException(NEEDS_POSTGRES)
+    this_run = sa.select(run_table.c.config).where(run_table.c.id == resume_id)
     if resume_id is not None:
         run_id = resume_id
-        with session_scope(read_only(app.engine)) as s:
-            if s.get(Run, run_id) is None:
+        with read_scope(app.engine) as conn:
+            if conn.execute(this_run).first() is None:
                 raise click.ClickException(f"no run with id {run_id}")
         if unsafe_sandbox:
-            with session_scope(app.engine, app.actor) as s:
-                run = s.get(Run, run_id)
-                run.config = {**(run.config or {}), "unsafe_in_process_sandbox": True}  # type: ignore[union-attr]
-                s.add(run)
+            with app.engine.begin() as conn:
+                config = conn.execute(this_run).scalar_one()
+                config = {**(config or {}), "unsafe_in_process_sandbox": True}
+                conn.execute(sa.update(run_table).where(run_table.c.id == run_id).values(config=config))
     else:
         missing = [o for o, v in (("--benchmark", benchmark), ("--endpoint", endpoint), ("--mode", mode)) if not v]
         if missing:
@@ -274,13 +278,13 @@ def run_cmd(
             retry=RetryPolicy(attempts=retries),
             unsafe_in_process_sandbox=unsafe_sandbox,
         )
-        with session_scope(app.engine, app.actor) as s:
-            run_id = create_run(s, spec).id or 0
+        with app.engine.begin() as conn:
+            run_id = create_run(conn, spec).id
     if not queue and resume_id is not None and app.url.startswith("postgresql"):
-        from evaluation.harness.workqueue import is_queued  # the queue (and its PostgreSQL dialect) only here
+        from evaluation.harness.run_status import is_queued
 
-        with session_scope(read_only(app.engine)) as s:
-            queue = is_queued(s.get(Run, run_id))  # a queued run stays queued
+        with read_scope(app.engine) as conn:
+            queue = is_queued(conn.execute(this_run).one())  # a queued run stays queued
     if queue:
         _enqueue(app, run_id, retry_failed, as_json)
         return
