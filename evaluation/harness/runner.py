@@ -27,7 +27,7 @@ from sqlalchemy.engine import Engine
 
 from evaluation.harness import prompts
 from evaluation.harness.budgets import BudgetExhausted, Budgets
-from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, needs_tls, tls_context
+from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, load_transport, needs_tls, tls_context
 from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
@@ -363,6 +363,8 @@ async def execute_run(
     executor (``LeaseHeld`` if another live process has it; see ``lease.py``). ``procs`` above 1 runs
     the trajectories on that many child event loops (``procs.py``); None picks a number from -j."""
     n = _process_count(engine, run_id, procs)
+    if n > 1:
+        load_transport()  # once here, inherited by every child
     pool = ProcPool(n, engine, blobs) if n > 1 else None  # forked before any thread of the run starts
     try:
         with run_lease(engine, run_id), existing_objects_frozen():  # no full GC stalls the calls in flight
