@@ -120,15 +120,25 @@ class TableBlobStore:
     """Blobs as rows of the ``blob`` table, written in the caller's transaction when given one (an
     ORM session or a connection)."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine | None):
         self.engine = engine
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A copy sent to another process (a harness child asks its parent to store a tool's image)
+        has no engine: it writes and reads only in the transaction it is given."""
+        return (TableBlobStore, (None,))
+
+    def _own(self) -> Engine:
+        if self.engine is None:
+            raise RuntimeError("this blob store was sent from another process: give it a transaction")
+        return self.engine
 
     def put(self, data: bytes, session: Any = None) -> str:
         digest = sha256_of(data)
         if session is not None:
             self._put(session, digest, data)
             return digest
-        with self.engine.begin() as own:
+        with self._own().begin() as own:
             self._put(own, digest, data)
         return digest
 
@@ -142,7 +152,7 @@ class TableBlobStore:
         if session is not None:
             row = session.execute(query).first()
         else:
-            with self.engine.connect() as own:
+            with self._own().connect() as own:
                 row = own.execute(query).first()
         if row is None:
             raise BlobNotFound(sha256)
