@@ -158,3 +158,31 @@ def test_everything_a_run_did_is_stored_when_its_process_has_exited(
         assert kinds_seen.count("model_message") == 2 and kinds_seen[-1] == "answer"
         assert "tool_call" in kinds_seen and "tool_result" in kinds_seen
         assert assets >= 2  # the task's image and the crop
+
+
+# Everything a run may load after its first call: every mode and every tool's implementation.
+EVERYTHING_A_RUN_LOADS = """
+import importlib, json, sys
+import evaluation.harness.runner, evaluation.harness.procs
+for mode in ("atomic", "code", "react", "plan", "step"):
+    importlib.import_module("evaluation.harness.modes." + mode)
+from evaluation.tools import get_tool_set, tool_set_names
+for name in tool_set_names():
+    for tool in get_tool_set(name).tools.values():
+        tool.implementation()
+print(json.dumps({"sets": tool_set_names(), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_nothing_a_run_loads_later_builds_the_orm() -> None:
+    # A first import of the ORM in the middle of a run (a service tool's first call, a tool image)
+    # would hold the GIL for a third of a second while the run's calls are in flight.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run(
+        [sys.executable, "-c", EVERYTHING_A_RUN_LOADS], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = json.loads(out.stdout)
+    assert {"gta", "agentic-mme"} <= set(loaded["sets"])
+    assert "evaluation.tools.replay" in loaded["modules"]  # the service tools' cache: loaded, in Core
+    assert not set(loaded["modules"]) & ORM, sorted(set(loaded["modules"]) & ORM)
