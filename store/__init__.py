@@ -2,8 +2,9 @@
 
 Knows nothing of Textual, models or tools. Importing it imports nothing heavy: the engine helpers
 load on first use, and the tables (``store.models``, which registers the audit hooks as it loads)
-only when something asks for them, so a listing that reads through SQLAlchemy Core never builds the
-SQLModel classes (bench/bench_startup.py).
+only when something asks for them. The listings' queries are plain SQL (``store.sql``), so on a
+SQLite file they read through ``sqlite3`` (``store.sqlite_read``) without SQLAlchemy at all
+(bench/bench_startup.py).
 """
 
 from __future__ import annotations

@@ -19,31 +19,18 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
+from store.locate import (  # noqa: F401  (re-exported: where the database is, read without SQLAlchemy)
+    BUSY_TIMEOUT_MS,
+    DEFAULT_DB,
+    ENV_BUSY_TIMEOUT,
+    ENV_DB,
+    busy_timeout_ms,
+    resolve_url,
+)
+from store.sqlite_read import connection_pragmas
+
 if TYPE_CHECKING:  # the ORM loads with the first session, not with the engine (store/__init__.py)
     from sqlmodel import Session
-
-DEFAULT_DB = "chainmark.db"
-ENV_DB = "CHAINMARK_DB"
-BUSY_TIMEOUT_MS = 30_000
-ENV_BUSY_TIMEOUT = "CHAINMARK_BUSY_TIMEOUT_MS"
-
-
-def busy_timeout_ms() -> int:
-    """How long a SQLite writer waits for another's lock before giving up: ``CHAINMARK_BUSY_TIMEOUT_MS``
-    or 30 s. A bad value is an error, not a silent default."""
-    from store.settings import current
-
-    return current().busy_timeout_ms
-
-
-def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
-    """Turn a CLI/env value (a path or a URL) into an SQLAlchemy URL."""
-    from store.settings import current
-
-    value = str(db) if db else current().db
-    if "://" in value:
-        return value
-    return f"sqlite:///{Path(value).expanduser().resolve()}"
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -87,10 +74,8 @@ def _attach_sqlite_rules(engine: Engine, timeout_ms: int = BUSY_TIMEOUT_MS) -> N
     def _on_connect(dbapi_conn, _record):  # type: ignore[no-untyped-def]
         dbapi_conn.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={int(timeout_ms)}")
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA synchronous=NORMAL")
+        for pragma in connection_pragmas(timeout_ms):
+            cur.execute(pragma)
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -8,20 +8,17 @@ revision lines of the migration files itself; upgrading uses Alembic.
 from __future__ import annotations
 
 import logging
-import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from store.schema_head import MIGRATIONS, one_revision, plain_head
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
 log = logging.getLogger(__name__)
-MIGRATIONS = Path(__file__).with_name("migrations")
-_REVISION = re.compile(r"^revision\b[^=\n]*=\s*['\"]([^'\"]+)['\"]", re.M)
-_DOWN_REVISION = re.compile(r"^down_revision\b[^=\n]*=\s*(?:['\"]([^'\"]+)['\"]|None)", re.M)
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -34,18 +31,8 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def head_revision(engine: Engine) -> str:
-    """The newest revision: in a straight history, the one no migration names as its parent."""
-    revisions, parents = set(), set()
-    for path in (MIGRATIONS / "versions").glob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        revision, parent = _REVISION.search(text), _DOWN_REVISION.search(text)
-        if revision is None or parent is None:
-            return _alembic_head(engine)
-        revisions.add(revision.group(1))
-        if parent.group(1):
-            parents.add(parent.group(1))
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 else _alembic_head(engine)
+    """The newest revision (``store.schema_head``; Alembic's answer when the plain reading can't tell)."""
+    return plain_head() or _alembic_head(engine)
 
 
 def _alembic_head(engine: Engine) -> str:
@@ -60,9 +47,7 @@ def current_revision(engine: Engine) -> str | None:
         if not sa.inspect(conn).has_table("alembic_version"):
             return None
         versions = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
-    if len(versions) > 1:
-        raise RuntimeError(f"the database has several schema heads ({', '.join(versions)}); run alembic merge")
-    return versions[0] if versions else None
+    return one_revision(versions)
 
 
 def is_current(engine: Engine) -> bool:

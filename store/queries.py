@@ -1,24 +1,19 @@
 """Read queries that return plain dataclasses, so callers (CLI, TUI workers) never hold live ORM rows.
 
-Written in SQLAlchemy Core over ``store.columns``: they run on an ORM session (the TUI) or a plain
-connection (``store.read_scope``, the command line), and never need the SQLModel classes built.
+Written as plain SQL text (``store.sql``): they run on a ``sqlite3`` connection (the command line on
+SQLite, ``store.sqlite_read``: no SQLAlchemy imported), a SQLAlchemy connection (PostgreSQL) or an
+ORM session (the TUI), one text for all of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
-import sqlalchemy as sa
+from store.sql import chunks, in_list, json_value, rows, scalar, timestamp
 
-from store import columns as tables
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
-    from sqlalchemy.orm import Session
-
-Reader: TypeAlias = "Session | Connection"
+Reader: TypeAlias = Any  # a sqlite3.Connection, or a SQLAlchemy Connection or Session (store.sql.rows)
 
 
 @dataclass(frozen=True)
@@ -55,18 +50,12 @@ class TaskSummary:
 
 def benchmark_summaries(session: Reader) -> list[BenchmarkSummary]:
     counts: dict[int, dict[str, int]] = {}
-    rows = session.execute(
-        sa.select(tables.task.c.benchmark_id, tables.task.c.status, sa.func.count()).group_by(
-            tables.task.c.benchmark_id, tables.task.c.status
-        )
-    ).all()
-    for bench_id, status, n in rows:
+    grouped = "SELECT task.benchmark_id, task.status, count(*) FROM task GROUP BY task.benchmark_id, task.status"
+    for bench_id, status, n in rows(session, grouped):
         counts.setdefault(bench_id, {})[status] = n
     out = []
-    b = tables.benchmark.c
-    for bid, name, source_format, tool_set in session.execute(
-        sa.select(b.id, b.name, b.source_format, b.tool_set).order_by(b.name)
-    ).all():
+    listed = "SELECT benchmark.id, benchmark.name, benchmark.source_format, benchmark.tool_set FROM benchmark"
+    for bid, name, source_format, tool_set in list(rows(session, listed + " ORDER BY benchmark.name")):
         by_status = counts.get(bid or 0, {})
         out.append(
             BenchmarkSummary(
@@ -77,12 +66,12 @@ def benchmark_summaries(session: Reader) -> list[BenchmarkSummary]:
 
 
 def benchmark_names(session: Reader) -> list[str]:
-    return list(session.execute(sa.select(tables.benchmark.c.name)).scalars())
+    return [name for (name,) in rows(session, "SELECT benchmark.name FROM benchmark")]
 
 
 def require_benchmark(session: Reader, name: str) -> int:
     """The id of the benchmark called ``name``; a LookupError that lists the known ones if none is."""
-    found = session.execute(sa.select(tables.benchmark.c.id).where(tables.benchmark.c.name == name)).scalar()
+    found = scalar(session, "SELECT benchmark.id FROM benchmark WHERE benchmark.name = :name", {"name": name})
     if found is None:
         raise LookupError(unknown_benchmark(name, benchmark_names(session)))
     return int(found)
@@ -92,43 +81,41 @@ def unknown_benchmark(name: str, known: list[str]) -> str:
     return f"no benchmark named {name!r} (known: {', '.join(known) or 'none yet'})"
 
 
-IN_CHUNK = 900  # ids per ``IN (...)``: far under every SQLite build's parameter limit (999 on old ones)
-
-
-def _count_by_task(session: Reader, column: Any, task_ids: list[int], *where: Any) -> dict[int, int]:
-    """Counts per task id, asked in chunks so no ``IN (...)`` grows past the parameter limit."""
+def _count_by_task(session: Reader, table: str, task_ids: list[int], where: str = "") -> dict[int, int]:
+    """Counts per task id in ``table``, asked in chunks so no ``IN (...)`` grows past the parameter limit."""
     out: dict[int, int] = {}
-    for i in range(0, len(task_ids), IN_CHUNK):
-        stmt = sa.select(column, sa.func.count()).where(column.in_(task_ids[i : i + IN_CHUNK]), *where).group_by(column)
-        out.update({tid: n for tid, n in session.execute(stmt).all()})
+    for chunk in chunks(task_ids):
+        ids, params = in_list("task_id", chunk)
+        sql = f"SELECT {table}.task_id, count(*) FROM {table} WHERE {table}.task_id IN {ids}{where} GROUP BY {table}.task_id"
+        out.update({tid: n for tid, n in rows(session, sql, params)})
     return out
 
 
 _SUMMARY_COLUMNS = (
-    tables.task.c.id,
-    tables.benchmark.c.name,
-    tables.task.c.source_id,
-    tables.task.c.query,
-    tables.task.c.category,
-    tables.task.c.level,
-    tables.task.c.status,
-    tables.task.c.revision,
-    tables.task.c.answer_spec,
+    'task.id, benchmark.name, task.source_id, task."query", task.category, task.level, task.status, '
+    "task.revision, CAST(task.answer_spec AS TEXT)"
 )
 
 
-def _task_filter(stmt: Any, benchmark: str | None, status: str | None, category: str | None, text: str | None) -> Any:
-    t = tables.task.c
-    stmt = stmt.join(tables.benchmark, tables.benchmark.c.id == t.benchmark_id)
-    if benchmark:
-        stmt = stmt.where(tables.benchmark.c.name == benchmark)
-    if status:
-        stmt = stmt.where(t.status == status)
-    if category:
-        stmt = stmt.where(t.category == category)
-    if text:
-        stmt = stmt.where(sa.func.lower(t.query).contains(text.lower()))
-    return stmt
+def _task_filter(
+    select: str, benchmark: str | None, status: str | None, category: str | None, text: str | None
+) -> tuple[str, dict[str, Any]]:
+    """``SELECT … FROM task JOIN benchmark`` with the filters given: the text and its parameters."""
+    given = {"benchmark": benchmark, "status": status, "category": category, "text": text and text.lower()}
+    params = {k: v for k, v in given.items() if v}
+    where = " AND ".join(_FILTERS[k] for k in params)
+    return (
+        f"SELECT {select} FROM task JOIN benchmark ON benchmark.id = task.benchmark_id WHERE {where or '1 = 1'}",
+        params,
+    )
+
+
+_FILTERS = {
+    "benchmark": "benchmark.name = :benchmark",
+    "status": "task.status = :status",
+    "category": "task.category = :category",
+    "text": """lower(task."query") LIKE '%' || :text || '%'""",  # as ``contains`` was: % and _ are wildcards
+}
 
 
 def task_summaries(
@@ -143,15 +130,15 @@ def task_summaries(
 ) -> list[TaskSummary]:
     """Tasks in id order, filtered; keyset-paged with ``after_id`` so deep pages stay fast. Reads
     only the listed columns (not the source record) and counts per page in bounded chunks."""
-    stmt = _task_filter(sa.select(*_SUMMARY_COLUMNS), benchmark, status, category, text)
-    stmt = stmt.where(tables.task.c.id > after_id).order_by(tables.task.c.id)
+    sql, params = _task_filter(_SUMMARY_COLUMNS, benchmark, status, category, text)
+    sql, params["after_id"] = sql + " AND task.id > :after_id ORDER BY task.id", after_id
     if limit:
-        stmt = stmt.limit(limit)
-    rows = session.execute(stmt).all()
-    ids = [r[0] for r in rows]
-    steps = _count_by_task(session, tables.referencestep.c.task_id, ids)
-    cps = _count_by_task(session, tables.checkpoint.c.task_id, ids)
-    imgs = _count_by_task(session, tables.taskasset.c.task_id, ids, tables.taskasset.c.role == "query_image")
+        sql, params["limit"] = sql + " LIMIT :limit", limit
+    found = list(rows(session, sql, params))
+    ids = [r[0] for r in found]
+    steps = _count_by_task(session, "referencestep", ids)
+    cps = _count_by_task(session, "checkpoint", ids)
+    imgs = _count_by_task(session, "taskasset", ids, " AND taskasset.role = 'query_image'")
     return [
         TaskSummary(
             id=tid,
@@ -162,12 +149,12 @@ def task_summaries(
             level=level,
             status=status_,
             revision=revision,
-            answer_kind=(spec or {}).get("kind", "none"),
+            answer_kind=(json_value(spec) or {}).get("kind", "none"),
             steps=steps.get(tid, 0),
             checkpoints=cps.get(tid, 0),
             images=imgs.get(tid, 0),
         )
-        for tid, bname, source_id, query, category_, level, status_, revision, spec in rows
+        for tid, bname, source_id, query, category_, level, status_, revision, spec in found
     ]
 
 
@@ -204,26 +191,26 @@ def count_tasks(
     text: str | None = None,
 ) -> int:
     """How many tasks ``task_summaries`` would list with these filters and no limit."""
-    stmt = _task_filter(sa.select(sa.func.count(tables.task.c.id)), benchmark, status, category, text)
-    return int(session.execute(stmt).scalar_one())
+    sql, params = _task_filter("count(task.id)", benchmark, status, category, text)
+    return int(scalar(session, sql, params))
 
 
 def recent_runs(session: Reader, limit: int = 10) -> list[dict[str, Any]]:
-    r = tables.run.c
-    stmt = (
-        sa.select(r.id, r.name, tables.benchmark.c.name, r.mode, r.status, r.created_at)
-        .join(tables.benchmark, tables.benchmark.c.id == r.benchmark_id)
-        .order_by(r.id.desc())
-        .limit(limit)
+    sql = (
+        "SELECT run.id, run.name, benchmark.name, run.mode, run.status, run.created_at "
+        "FROM run JOIN benchmark ON benchmark.id = run.benchmark_id ORDER BY run.id DESC LIMIT :limit"
     )
-    return [
-        {
-            "id": rid,
-            "name": name,
-            "benchmark": b,
-            "mode": mode,
-            "status": status,
-            "created_at": created_at.isoformat() if created_at else None,
-        }
-        for rid, name, b, mode, status, created_at in session.execute(stmt).all()
-    ]
+    out = []
+    for rid, name, b, mode, status, created in rows(session, sql, {"limit": limit}):
+        created_at = timestamp(created)
+        out.append(
+            {
+                "id": rid,
+                "name": name,
+                "benchmark": b,
+                "mode": mode,
+                "status": status,
+                "created_at": created_at.isoformat() if created_at else None,
+            }
+        )
+    return out

@@ -5,7 +5,7 @@ from the endpoint look-up to the last commit, with the types that decide how a v
 read back (JSON, timestamps, booleans), so a run reaches its first model call without building the
 SQLModel classes (about a third of a second of start-up, bench/bench_harness.py --whole). Every
 insert here names all of its NOT NULL columns: a table clause carries none of the models' defaults.
-tests/store/test_columns.py holds every column here to the model's name and type.
+tests/store/test_run_tables.py holds every column here to the model's name and type.
 """
 
 from __future__ import annotations

@@ -8,18 +8,24 @@ variable* that holds a key, so no key is ever written to a settings file, the da
 
 Settings are read again whenever the environment or a settings file changes (tests and long-lived
 processes see edits), and cached otherwise: ``current()`` is cheap enough for hot paths.
+
+Standard library only: every command reads its settings before its own work, so this module must not
+pay for a validation library at start-up (issue #20). Values are read as the pydantic-settings model
+that this replaced read them (its lax conversions are in ``store.setting_values``; the same precedence,
+[keymap] merging and error wording), which ``tests/test_settings.py`` pins down.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: the field annotations are read at import time (FIELDS).
 
+import dataclasses
+import json
 import os
 import threading
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from store.setting_values import Problem, Spec, spec_of, validate
 
 ENV_PREFIX = "CHAINMARK_"
 ENV_CONFIG = "CHAINMARK_CONFIG"
@@ -27,84 +33,59 @@ PROJECT_FILE = "chainmark.toml"
 ImageProtocol = Literal["auto", "tgp", "sixel", "halfcell", "unicode"]
 
 
-class Settings(BaseSettings):
+def _setting(default: Any, description: str, *, ge: float | None = None, le: float | None = None) -> Any:
+    """A field with its default, bounds and description (the README's environment table)."""
+    meta = {"description": description, "ge": ge, "le": le}
+    if isinstance(default, dict):
+        return dataclasses.field(default_factory=default.copy, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
     """What a user may set. Each field's description is the README's environment table."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", validate_default=True)
-
-    db: str = Field(
-        "chainmark.db", description="Database: a SQLite path or a postgresql+psycopg:// URL (overridden by --db)"
+    db: str = _setting("chainmark.db", "Database: a SQLite path or a postgresql+psycopg:// URL (overridden by --db)")
+    user: str | None = _setting(
+        None, "Who is acting, for the audit trail (overridden by --as; default: the login name)"
     )
-    user: str | None = Field(
-        None, description="Who is acting, for the audit trail (overridden by --as; default: the login name)"
+    busy_timeout_ms: int = _setting(30_000, "How long a SQLite writer waits for another's lock", ge=0, le=3_600_000)
+    blobs: str | None = _setting(
+        None, "Folder for images and other blobs (default: beside a SQLite database; required for PostgreSQL)"
     )
-    busy_timeout_ms: int = Field(
-        30_000, ge=0, le=3_600_000, description="How long a SQLite writer waits for another's lock"
+    images: ImageProtocol = _setting("auto", "Terminal image protocol: auto, tgp, sixel, halfcell, unicode")
+    max_file_mb: int = _setting(512, "Import: largest data file read (MB)", ge=1)
+    max_image_mb: int = _setting(64, "Import: largest image file read (MB)", ge=1)
+    max_image_pixels: int = _setting(89_478_485, "Import: most pixels in one image", ge=1)
+    max_record_mb: int = _setting(256, "Import: largest task or trajectory with its files (MB)", ge=1)
+    bwrap: str | None = _setting(
+        None, "The bubblewrap binary for the sandbox; 'off' finds none (default: the bundled one, then PATH)"
     )
-    blobs: str | None = Field(
+    sandbox_slots: int | None = _setting(
         None,
-        description="Folder for images and other blobs (default: beside a SQLite database; required for PostgreSQL)",
-    )
-    images: ImageProtocol = Field("auto", description="Terminal image protocol: auto, tgp, sixel, halfcell, unicode")
-    max_file_mb: int = Field(512, ge=1, description="Import: largest data file read (MB)")
-    max_image_mb: int = Field(64, ge=1, description="Import: largest image file read (MB)")
-    max_image_pixels: int = Field(89_478_485, ge=1, description="Import: most pixels in one image")
-    max_record_mb: int = Field(256, ge=1, description="Import: largest task or trajectory with its files (MB)")
-    bwrap: str | None = Field(
-        None,
-        description="The bubblewrap binary for the sandbox; 'off' finds none (default: the bundled one, then PATH)",
-    )
-    sandbox_slots: int | None = Field(
-        None,
+        "Sandboxes of model-written code run at once (default: the CPUs available), whatever -j is",
         ge=1,
         le=1024,
-        description="Sandboxes of model-written code run at once (default: the CPUs available), whatever -j is",
     )
-    lease_seconds: float = Field(
-        60.0, ge=1.0, description="A run's lease: a holder silent this long is taken over on resume"
+    lease_seconds: float = _setting(60.0, "A run's lease: a holder silent this long is taken over on resume", ge=1.0)
+    vlm_base_url: str | None = _setting(
+        None, "Vision service tools (ImageDescription, TextToBbox…): an OpenAI-compatible base URL"
     )
-    vlm_base_url: str | None = Field(
-        None, description="Vision service tools (ImageDescription, TextToBbox…): an OpenAI-compatible base URL"
-    )
-    vlm_model: str | None = Field(None, description="Model name for the vision service tools")
-    search_base_url: str = Field("https://google.serper.dev", description="Web search service (Serper API)")
-    fetch_via: str = Field(
-        "direct", description="Web page fetch: 'direct' or a reader prefix such as https://r.jina.ai/"
-    )
-    image_base_url: str | None = Field(None, description="Image generation service: an OpenAI-compatible base URL")
-    image_model: str | None = Field(None, description="Model name for image generation")
-    replay_only: bool = Field(False, description="Service tools answer only from the record/replay cache")
-    traceback: bool = Field(False, description="Print Python tracebacks instead of one-line errors")
-    keymap: dict[str, str] = Field(
-        default_factory=dict,
-        description='[keymap] table: binding id = keys, e.g. "editor.save" = "ctrl+s,f2" (ids: chainmark config keys)',
+    vlm_model: str | None = _setting(None, "Model name for the vision service tools")
+    search_base_url: str = _setting("https://google.serper.dev", "Web search service (Serper API)")
+    fetch_via: str = _setting("direct", "Web page fetch: 'direct' or a reader prefix such as https://r.jina.ai/")
+    image_base_url: str | None = _setting(None, "Image generation service: an OpenAI-compatible base URL")
+    image_model: str | None = _setting(None, "Model name for image generation")
+    replay_only: bool = _setting(False, "Service tools answer only from the record/replay cache")
+    traceback: bool = _setting(False, "Print Python tracebacks instead of one-line errors")
+    keymap: dict[str, str] = _setting(
+        {},
+        '[keymap] table: binding id = keys, e.g. "editor.save" = "ctrl+s,f2" (ids: chainmark config keys)',
     )
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        files = [TomlFile(settings_cls, path) for path in reversed(config_files())]  # project before user
-        return (init_settings, env_settings, *files)
 
-
-class TomlFile(PydanticBaseSettingsSource):
-    """One ``chainmark.toml``: a flat table of settings plus an optional ``[keymap]`` table."""
-
-    def __init__(self, settings_cls: type[BaseSettings], path: Path):
-        super().__init__(settings_cls)
-        self.path = path
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # required, unused
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return read_toml(self.path)
+FIELDS: dict[str, Spec] = {f.name: spec_of(f) for f in dataclasses.fields(Settings)}
+"""Every setting by name, in the order above: type, bounds, choices, default, description."""
 
 
 class SettingsError(ValueError):
@@ -117,7 +98,7 @@ def read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(fh)
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"{path}: {exc}") from None
     if "keymap" in data and not isinstance(data["keymap"], dict):
         raise SettingsError(f"{path}: keymap must be a table ([keymap])")
@@ -169,22 +150,68 @@ def current() -> Settings:
 
 def load() -> Settings:
     """Read and validate every source; a bad value raises SettingsError naming the setting and source."""
-    try:
-        return Settings()  # type: ignore[call-arg]  # pydantic-settings fills the fields from its sources
-    except ValidationError as exc:
-        raise SettingsError(_describe(exc)) from None
+    merged: dict[str, Any] = {}
+    for layer in (_from_environment(), *(read_toml(p) for p in reversed(config_files()))):  # env, project, user
+        merged = _deep_update(layer, merged)  # the layer read earlier wins
+    values: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for name, spec in FIELDS.items():
+        if name in merged:
+            values[name], found = validate(spec, merged[name])
+            problems += found
+    problems += [Problem((name,), "extra_forbidden", "", value) for name, value in merged.items() if name not in FIELDS]
+    if problems:
+        raise SettingsError(_describe(problems))
+    return Settings(**values)
 
 
-def _describe(exc: ValidationError) -> str:
-    lines = []
-    for err in exc.errors():
-        name = ".".join(str(p) for p in err["loc"]) or "settings"
-        where = source_of(name.split(".")[0])
-        label = where[4:] + f" (setting {name})" if where.startswith("env ") else f"{name} in {where}"
-        if err["type"] == "extra_forbidden":
-            lines.append(f"{label}: is not a chainmark setting (chainmark config show lists them)")
+def _from_environment() -> dict[str, Any]:
+    """``CHAINMARK_<NAME>`` values as strings, the keymap decoded from JSON (variable names in any case)."""
+    env = {k.lower(): v for k, v in os.environ.items()}
+    found: dict[str, Any] = {}
+    for name, spec in FIELDS.items():
+        raw = env.get(ENV_PREFIX.lower() + name)
+        if raw is None:
+            continue
+        if spec.kind != "map":
+            found[name] = raw
+            continue
+        try:
+            decoded = json.loads(raw)
+        except ValueError as exc:
+            why = f"{str(exc)[0].lower()}{str(exc)[1:]}"
+            raise SettingsError(
+                f"{_label(name)}: should be a JSON object, not valid JSON: {why} (got {raw!r})"
+            ) from None
+        if decoded is not None:  # JSON null: as if unset
+            found[name] = decoded
+    return found
+
+
+def _deep_update(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``update``'s keys on top, tables merged key by key ([keymap] from several files)."""
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(merged.get(key), dict) and isinstance(value, dict):
+            merged[key] = _deep_update(merged[key], value)
         else:
-            lines.append(f"{label}: {err['msg'][0].lower()}{err['msg'][1:]} (got {err.get('input')!r})")
+            merged[key] = value
+    return merged
+
+
+def _label(name: str) -> str:
+    where = source_of(name.split(".")[0])
+    return where[4:] + f" (setting {name})" if where.startswith("env ") else f"{name} in {where}"
+
+
+def _describe(problems: list[Problem]) -> str:
+    lines = []
+    for p in problems:
+        name = ".".join(p.loc) or "settings"
+        if p.kind == "extra_forbidden":
+            lines.append(f"{_label(name)}: is not a chainmark setting (chainmark config show lists them)")
+        else:
+            lines.append(f"{_label(name)}: {p.message[0].lower()}{p.message[1:]} (got {p.value!r})")
     return "; ".join(lines)
 
 
@@ -205,14 +232,14 @@ def source_of(name: str) -> str:
 def shown(settings: Settings) -> list[dict[str, Any]]:
     """Every setting with its value, its source and what it does (``chainmark config show``)."""
     rows = []
-    for name, field in Settings.model_fields.items():
+    for name, spec in FIELDS.items():
         rows.append(
             {
                 "name": name,
                 "value": getattr(settings, name),
                 "source": source_of(name),
                 "env": ENV_PREFIX + name.upper(),
-                "description": field.description or "",
+                "description": spec.description,
             }
         )
     return rows

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -11,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads on first use, off the TUI's path to its first frame
+    import sqlite3
+
     from sqlalchemy.engine import Engine
 
     from store.blobs import BlobStore
@@ -24,7 +28,7 @@ class AppContext:
 
     @property
     def url(self) -> str:
-        from store import resolve_url
+        from store.locate import resolve_url
 
         return resolve_url(self.db)
 
@@ -40,12 +44,54 @@ class AppContext:
             if current is None:
                 upgrade(engine)
             elif current != head_revision(engine):
-                raise click.ClickException(
-                    f"the database is at schema {current}, this chainmark needs {head_revision(engine)}; "
-                    "run `chainmark init` to upgrade it"
-                )
+                raise schema_refused(current, head_revision(engine))
             self._engine = engine
         return self._engine
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """One read-only transaction for a listing, as a reader of ``store.sql.rows``: on an existing
+        SQLite file at the newest schema, a ``sqlite3`` connection (no SQLAlchemy imported); otherwise
+        (PostgreSQL, a new or unmigrated file) the engine's, which creates or upgrades it as before."""
+        conn = self._sqlite_reader()
+        if conn is None:
+            from store import read_scope
+
+            with read_scope(self.engine) as c:
+                yield c
+            return
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def _sqlite_reader(self) -> sqlite3.Connection | None:
+        """A connection to the SQLite file in a DEFERRED transaction, after the schema check the engine
+        makes (same refusal for an older or newer schema); None when only the engine can open it."""
+        from store.locate import busy_timeout_ms, plain_sqlite_file
+
+        path = plain_sqlite_file(self.url) if self._engine is None else None
+        if path is None:
+            return None
+        from store.schema_head import plain_head
+        from store.sqlite_read import connect, stored_revision
+
+        conn = connect(path, busy_timeout_ms())
+        if conn is None:
+            return None
+        try:
+            conn.execute("BEGIN DEFERRED")
+            current, head = stored_revision(conn), plain_head()
+            if current is not None and head is not None and current != head:
+                raise schema_refused(current, head)
+        except BaseException:
+            conn.close()
+            raise
+        if current is None or head is None:  # never migrated, or a history only Alembic reads: the engine's
+            conn.close()
+            return None
+        return conn
 
     def close(self) -> None:
         """Close the database connections this command opened (SQLite checkpoints its WAL as the last
@@ -58,6 +104,12 @@ class AppContext:
         from store.blobs import default_blob_store
 
         return default_blob_store(self.engine)
+
+
+def schema_refused(current: str, head: str) -> click.ClickException:
+    return click.ClickException(
+        f"the database is at schema {current}, this chainmark needs {head}; run `chainmark init` to upgrade it"
+    )
 
 
 pass_ctx = click.make_pass_decorator(AppContext)

@@ -52,11 +52,16 @@ _OS = {
 
 def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:
     """One line for an error the user can act on, or None when it looks like a bug."""
+    import sqlite3
+
     import sqlalchemy.exc as sa_exc
 
     from store.storable import one_line
 
-    if isinstance(exc, sa_exc.OperationalError | sa_exc.InternalError):
+    # sqlite3's own errors: the listings read SQLite through it directly (store.sqlite_read)
+    if isinstance(
+        exc, sa_exc.OperationalError | sa_exc.InternalError | sqlite3.OperationalError | sqlite3.InternalError
+    ):
         raw = one_line(exc)
         low = raw.lower()
         for needle, meaning in _SQLITE:

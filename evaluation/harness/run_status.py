@@ -1,9 +1,9 @@
 """What a run's listing says about it beyond its row: who holds its lease and whether that holder
 is alive, and for a queued run how many of its trajectories workers hold now.
 
-Read in SQLAlchemy Core over ``store.columns`` and free of the ORM tables, so ``chainmark runs list``
-starts without building them (bench/bench_startup.py); ``evaluation.harness.lease`` and
-``evaluation.harness.workqueue`` use the same functions.
+Read in plain SQL text (``store.sql``), so ``chainmark runs list`` reads them on SQLite through
+``sqlite3`` without importing SQLAlchemy (bench/bench_startup.py); ``evaluation.harness.lease``,
+``evaluation.harness.workqueue`` and the TUI use the same functions on their sessions.
 """
 
 from __future__ import annotations
@@ -12,16 +12,9 @@ import os
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
-import sqlalchemy as sa
-
-from store import claims
-from store import columns as tables
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
-    from sqlalchemy.orm import Session
+from store.sql import chunks, in_list, rows, timestamp
 
 RESUME_HINT = "chainmark run --resume {run_id}"
 
@@ -75,12 +68,35 @@ def describe(row: Any, now: datetime | None = None) -> LeaseInfo:
     )
 
 
-def leases(session: Session | Connection, run_ids: list[int] | None = None) -> dict[int, LeaseInfo]:
-    stmt = sa.select(tables.runlease)
+class _LeaseRow(NamedTuple):
+    run_id: int
+    host: str
+    pid: int
+    heartbeat_at: datetime
+    expires_at: datetime
+
+
+_LEASES = (
+    "SELECT runlease.run_id, runlease.host, runlease.pid, runlease.heartbeat_at, runlease.expires_at FROM runlease"
+)
+
+
+def leases(session: Any, run_ids: list[int] | None = None) -> dict[int, LeaseInfo]:
+    """Run id → its lease as seen now, for the runs ``run_ids`` (all runs when None); ``session`` is
+    any reader of ``store.sql.rows``."""
+    asked: list[tuple[str, dict[str, Any]]] = [(_LEASES, {})]
     if run_ids is not None:
-        stmt = stmt.where(tables.runlease.c.run_id.in_(run_ids))
+        asked = [
+            (f"{_LEASES} WHERE runlease.run_id IN {ids}", p)
+            for ids, p in (in_list("run_id", c) for c in chunks(run_ids))
+        ]
     now = datetime.now(UTC)
-    return {r.run_id: describe(r, now) for r in session.execute(stmt).all()}
+    found = [
+        _LeaseRow(rid, host, pid, timestamp(beat), timestamp(exp))
+        for sql, p in asked
+        for rid, host, pid, beat, exp in rows(session, sql, p)
+    ]
+    return {r.run_id: describe(r, now) for r in found}
 
 
 def shown_status(status: str, lease: LeaseInfo | None, live_claims: int | None = None) -> str:
@@ -99,12 +115,16 @@ def is_queued(run: Any) -> bool:
     return bool((run.config or {}).get("queue"))
 
 
-def live_claims(session: Session | Connection, run_ids: list[int]) -> dict[int, int]:
-    """Run id → trajectories held right now by a worker whose claim has not expired."""
-    if not run_ids:
-        return {}
-    c = tables.trajectoryclaim
-    rows = session.execute(
-        sa.select(c.c.run_id, sa.func.count()).where(c.c.run_id.in_(run_ids), claims.is_held(c)).group_by(c.c.run_id)
-    ).all()
-    return {int(r): int(n) for r, n in rows}
+def live_claims(session: Any, run_ids: list[int]) -> dict[int, int]:
+    """Run id → trajectories held right now by a worker whose claim has not expired (the condition
+    of ``store.claims.is_held``, the database's clock deciding; a test holds the two equal)."""
+    out: dict[int, int] = {}
+    for chunk in chunks(run_ids):
+        ids, params = in_list("run_id", chunk)
+        sql = (
+            "SELECT c.run_id, count(*) FROM trajectoryclaim AS c WHERE c.run_id IN "
+            f"{ids} AND c.finished_at IS NULL AND c.token IS NOT NULL AND c.expires_at > CURRENT_TIMESTAMP "
+            "GROUP BY c.run_id"
+        )
+        out.update({int(r): int(n) for r, n in rows(session, sql, params)})
+    return out

@@ -35,7 +35,7 @@ def test_console_script_demo_then_tasks_list_json_has_all_five_styles(tmp_path):
 
 
 def test_init_creates_then_reports_current(tmp_path):
-    from store.migrate import MIGRATIONS, _REVISION
+    from store.schema_head import _REVISION, MIGRATIONS
 
     revisions = {_REVISION.search(p.read_text()).group(1) for p in (MIGRATIONS / "versions").glob("*.py")}
     db = tmp_path / "x.db"

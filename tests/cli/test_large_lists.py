@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
 
 from store import make_engine
 from store.migrate import upgrade
@@ -26,16 +24,24 @@ VARIABLE_LIMIT = 999  # SQLITE_MAX_VARIABLE_NUMBER of builds before 3.32
 
 
 @pytest.fixture
-def standard_sqlite_limit() -> Iterator[None]:
-    """Every SQLite connection gets the old parameter limit, whatever this Python was built with."""
+def standard_sqlite_limit(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every SQLite connection gets the old parameter limit, whatever this Python was built with: the
+    engine's (SQLAlchemy opens them through ``sqlite3.dbapi2``) and the listings' plain ones."""
+    made: list[sqlite3.Connection] = []
 
-    def limit(dbapi_conn, _record):  # type: ignore[no-untyped-def]
-        if isinstance(dbapi_conn, sqlite3.Connection):
-            dbapi_conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, VARIABLE_LIMIT)
+    def limited(connect):  # type: ignore[no-untyped-def]
+        def open_limited(*args, **kwargs):  # type: ignore[no-untyped-def]
+            conn = connect(*args, **kwargs)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, VARIABLE_LIMIT)
+            made.append(conn)
+            return conn
 
-    event.listen(Engine, "connect", limit)
+        return open_limited
+
+    monkeypatch.setattr(sqlite3, "connect", limited(sqlite3.connect))
+    monkeypatch.setattr(sqlite3.dbapi2, "connect", limited(sqlite3.dbapi2.connect))
     yield
-    event.remove(Engine, "connect", limit)
+    assert made, "no SQLite connection was opened under the limit"
 
 
 def rows(model, items):  # type: ignore[no-untyped-def]

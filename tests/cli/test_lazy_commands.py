@@ -83,8 +83,8 @@ import json, sys
 from click.testing import CliRunner
 from tui.cli import cli
 outputs = [CliRunner().invoke(cli, args.split(), catch_exceptions=False).output for args in sys.argv[2:]]
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"sqlmodel", "openai"}
-                or m in {"sqlalchemy.orm", "store.models", "evaluation.harness.runner"})
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"sqlmodel", "openai", "sqlalchemy", "alembic", "pydantic"}
+                or m in {"store.models", "evaluation.harness.runner"})
 print(json.dumps({"outputs": outputs, "loaded": loaded}))
 """
 
@@ -96,12 +96,14 @@ def _listing(db, *commands: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def test_listings_read_through_core_without_building_the_orm_tables(tmp_path) -> None:
-    """``benchmarks list``, ``tasks list`` and ``runs list`` read the rows they print without SQLModel,
-    the ORM or the table classes (store.columns), and ``runs list`` without the model client."""
+def test_listings_on_sqlite_print_their_rows_without_sqlalchemy(tmp_path) -> None:
+    """``benchmarks list``, ``tasks list`` and ``runs list`` on a SQLite file read the rows they print
+    through ``sqlite3`` (store.sqlite_read): no SQLAlchemy, no Alembic, no SQLModel, no pydantic (the
+    settings load with the standard library), no model client."""
     from annotation import tasks as authoring
     from store import make_engine, session_scope
     from store.migrate import upgrade
+    from store.models import ModelEndpoint, Run
 
     db = tmp_path / "cm.db"
     engine = make_engine(db)
@@ -109,16 +111,40 @@ def test_listings_read_through_core_without_building_the_orm_tables(tmp_path) ->
     with session_scope(engine, "tester") as s:
         bench = authoring.create_benchmark(s, "lazy-bench", "gta", tool_set="gta")
         authoring.create_task(s, bench.name, "How many cats?", answer_spec={"kind": "exact", "value": "3"})
+    with session_scope(engine, "tester") as s:
+        ep = ModelEndpoint(name="ep", base_url="http://x/v1", model="m")
+        s.add(ep)
+        s.flush()
+        assert bench.id is not None and ep.id is not None
+        s.add(
+            Run(
+                name="r",
+                benchmark_id=bench.id,
+                endpoint_id=ep.id,
+                mode="atomic",
+                status="done",
+                config={"replay": True},
+            )
+        )
     engine.dispose()
 
-    lists = _listing(db, "benchmarks list --json", "tasks list --json")
-    benchmarks, tasks = (json.loads(out) for out in lists["outputs"])
+    lists = _listing(db, "benchmarks list --json", "tasks list --json", "runs list --json", "tasks list")
+    benchmarks, tasks, runs = (json.loads(out) for out in lists["outputs"][:3])
     assert [(b["name"], b["tasks"], b["by_status"]) for b in benchmarks] == [("lazy-bench", 1, {"draft": 1})]
     assert [(t["benchmark"], t["query"], t["answer_kind"]) for t in tasks] == [
         ("lazy-bench", "How many cats?", "exact")
     ]
+    assert [(r["name"], r["benchmark"], r["endpoint"], r["status"], r["replay"]) for r in runs] == [
+        ("r", "lazy-bench", "ep", "done", True)
+    ]
+    assert "How many cats?" in lists["outputs"][3]
     assert lists["loaded"] == []
 
-    runs = _listing(db, "runs list --json")
-    assert json.loads(runs["outputs"][0]) == []
-    assert runs["loaded"] == []
+
+def test_listings_of_a_new_database_create_it_through_the_engine(tmp_path) -> None:
+    """A missing file is created and migrated as before (the engine's way, SQLAlchemy and all), then listed."""
+    db = tmp_path / "new" / "cm.db"
+    lists = _listing(db, "benchmarks list --json")
+    assert json.loads(lists["outputs"][0]) == []
+    assert db.stat().st_mode & 0o777 == 0o600
+    assert "sqlalchemy" in lists["loaded"]

@@ -8,7 +8,8 @@ import math
 import sys
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 
 from evaluation.vocab import MAX_COUNT, MAX_LIMIT, MAX_SECONDS, RUN_MODES
@@ -381,39 +382,69 @@ def runs_group() -> None:
     """List and inspect runs."""
 
 
-def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
-    """The listing's rows, read through SQLAlchemy Core (a session or a plain connection): no ORM tables."""
-    import sqlalchemy as sa
-    from evaluation.harness.run_status import RESUME_HINT, is_queued, leases, live_claims, shown_status
-    from store import columns as t
+_RUNS = (
+    "SELECT run.id, run.name, run.mode, run.prompt_version, CAST(run.budgets AS TEXT), run.concurrency, "
+    "run.status, CAST(run.config AS TEXT), run.created_at, run.started_at, run.finished_at, benchmark.name, "
+    "modelendpoint.name FROM run JOIN benchmark ON benchmark.id = run.benchmark_id "
+    "LEFT OUTER JOIN modelendpoint ON modelendpoint.id = run.endpoint_id"
+)
 
-    stmt = (
-        sa.select(t.run, t.benchmark.c.name.label("benchmark_name"), t.modelendpoint.c.name.label("endpoint_name"))
-        .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
-        .join(t.modelendpoint, t.modelendpoint.c.id == t.run.c.endpoint_id, isouter=True)
-        .order_by(t.run.c.id)
-    )
+
+class _RunRow(NamedTuple):
+    id: int
+    name: str
+    mode: str
+    prompt_version: str
+    budgets: Any
+    concurrency: int
+    status: str
+    config: Any
+    created_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    benchmark: str
+    endpoint: str | None
+
+
+def _runs(s: Any, run_ids: list[int] | None) -> list[_RunRow]:
+    """The runs (all, or those of ``run_ids``) in id order, their JSON and timestamps decoded."""
+    from store.sql import chunks, in_list, json_value, rows, timestamp
+
+    asked: list[tuple[str, dict[str, Any]]] = [(_RUNS, {})]
     if run_ids:
-        stmt = stmt.where(t.run.c.id.in_(run_ids))
-    rows = [(r, r.benchmark_name, r.endpoint_name) for r in s.execute(stmt).all()]
+        asked = [(f"{_RUNS} WHERE run.id IN {ids}", p) for ids, p in (in_list("run_id", c) for c in chunks(run_ids))]
+    found = [
+        _RunRow._make((*r[:4], json_value(r[4]), *r[5:7], json_value(r[7]), *map(timestamp, r[8:11]), *r[11:]))
+        for sql, p in asked
+        for r in rows(s, sql + " ORDER BY run.id", p)
+    ]
+    return sorted(found, key=lambda r: r.id) if len(asked) > 1 else found
+
+
+def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
+    """The listing's rows, read in plain SQL (``store.sql``: a sqlite3 connection, a SQLAlchemy
+    connection or session): no ORM tables, and on SQLite no SQLAlchemy."""
+    from evaluation.harness.run_status import RESUME_HINT, is_queued, leases, live_claims, shown_status
+    from store.sql import rows
+
+    runs = _runs(s, run_ids)
     counts: dict[int, dict[str, int]] = {}
-    traj = t.trajectory.c
-    agg = s.execute(sa.select(traj.run_id, traj.status, sa.func.count()).group_by(traj.run_id, traj.status)).all()
-    for rid, st, n in agg:
+    grouped = "SELECT trajectory.run_id, trajectory.status, count(*) FROM trajectory GROUP BY trajectory.run_id, trajectory.status"
+    for rid, st, n in rows(s, grouped):
         counts.setdefault(rid, {})[st] = n
     out = []
-    held = leases(s, [run.id or 0 for run, _, _ in rows])
-    queued = [run.id or 0 for run, _, _ in rows if is_queued(run)]
+    held = leases(s, [run.id or 0 for run in runs])
+    queued = [run.id or 0 for run in runs if is_queued(run)]
     claims = live_claims(s, queued) if queued else {}
-    for run, bname, ename in rows:
+    for run in runs:
         c = counts.get(run.id or 0, {})
         status = shown_status(run.status, held.get(run.id or 0), claims.get(run.id or 0, 0) if is_queued(run) else None)
         out.append(
             {
                 "id": run.id,
                 "name": run.name,
-                "benchmark": bname,
-                "endpoint": ename,
+                "benchmark": run.benchmark,
+                "endpoint": run.endpoint,
                 "mode": run.mode,
                 "status": status,
                 "resume": RESUME_HINT.format(run_id=run.id) if status == "interrupted" else None,
@@ -440,9 +471,7 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
 @pass_ctx
 def runs_list(app: AppContext, as_json: bool) -> None:
     """Runs with their benchmark, endpoint, mode, status and trajectory counts."""
-    from store import read_scope
-
-    with read_scope(app.engine) as s:
+    with app.reading() as s:
         rows = _run_rows(s)
     if as_json:
         emit_json(rows)

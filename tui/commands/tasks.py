@@ -56,14 +56,13 @@ def list_tasks(
 
     Shows the first 200 by default and says how many more there are; rows are read and printed a
     page at a time, so a 100k-task database lists in flat memory."""
-    from store import read_scope
     from store.queries import count_tasks, iter_task_summaries, require_benchmark
 
     if all_ and limit is not None:
         raise click.UsageError("give --limit N or --all, not both")
     limit = None if all_ else (limit or DEFAULT_LIST_LIMIT)
     filters = {"status": status, "category": category, "text": text}
-    with read_scope(app.engine) as s:
+    with app.reading() as s:
         if benchmark:
             require_benchmark(s, benchmark)
         rows = iter_task_summaries(s, benchmark, limit=limit, **filters)
@@ -428,10 +427,9 @@ def benchmarks_group() -> None:
 @pass_ctx
 def list_benchmarks(app: AppContext, as_json: bool) -> None:
     """Benchmarks with their task counts by status."""
-    from store import read_scope
     from store.queries import benchmark_summaries
 
-    with read_scope(app.engine) as s:
+    with app.reading() as s:
         rows = benchmark_summaries(s)
     if as_json:
         emit_json([r.to_dict() for r in rows])

@@ -11,5 +11,14 @@ from textual.widgets import Footer
 
 
 class KeyFooter(Footer):
+    # Compact mode gives every key a right margin, the docked palette key too: that margin left the
+    # last column uncovered, and the first letter of an overflowing key showed through it.
+    DEFAULT_CSS = """
+    KeyFooter.-compact FooterKey.-command-palette {
+        margin-right: 0;
+        padding-right: 1;
+    }
+    """
+
     def __init__(self, *, show_command_palette: bool = True) -> None:
         super().__init__(compact=True, show_command_palette=show_command_palette)
