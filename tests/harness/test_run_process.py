@@ -81,6 +81,7 @@ def test_a_run_builds_no_orm_before_its_first_model_call(
     assert json.loads(proc.stdout)["done"] == 3
     assert "sqlalchemy" in at_first_call and "evaluation.harness.runner" in at_first_call  # noted at the call
     assert not at_first_call & ORM, sorted(at_first_call & ORM)
+    assert "pydantic" not in at_first_call  # the settings load with the standard library, and no table class
     # … nor at all in a run whose tools made no images
     _, at_exit = _run(db_path, tmp_path, "run", "-b", "mme", "-e", endpoint, "-m", "atomic", "--json")
     assert not at_exit & ORM, sorted(at_exit & ORM)
