@@ -3,6 +3,9 @@
 Two places a blob can live: a folder beside the SQLite file (the default: ``<db>.blobs/ab/cdef…``),
 or the ``blob`` table in the database itself (for PostgreSQL teams who share one server and no
 filesystem). ``put_asset`` writes the bytes and the ``Asset`` row together.
+
+Written in SQLAlchemy Core over ``store.run_tables``: a run stores the images its tools make through a
+plain connection, without building the SQLModel classes; the same functions take an ORM session.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ import itertools
 import os
 import tempfile
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
 
+from store import run_tables as t
+from store.clock import utcnow
 from store.db import resolve_url, sqlite_path
-from store.models import Asset, Blob
+
+if TYPE_CHECKING:
+    from store.models import Asset
 
 ENV_BLOBS = "CHAINMARK_BLOBS"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -32,9 +39,9 @@ class BlobNotFound(KeyError):
 
 
 class BlobStore(Protocol):
-    def put(self, data: bytes, session: Session | None = None) -> str: ...
-    def get(self, sha256: str, session: Session | None = None) -> bytes: ...
-    def exists(self, sha256: str, session: Session | None = None) -> bool: ...
+    def put(self, data: bytes, session: Any = None) -> str: ...
+    def get(self, sha256: str, session: Any = None) -> bytes: ...
+    def exists(self, sha256: str, session: Any = None) -> bool: ...
 
 
 def sha256_of(data: bytes) -> str:
@@ -59,7 +66,7 @@ class FolderBlobStore:
     def path_of(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
 
-    def put(self, data: bytes, session: Session | None = None) -> str:
+    def put(self, data: bytes, session: Any = None) -> str:
         digest = sha256_of(data)
         self.put_hashed(digest, data)
         return digest
@@ -99,46 +106,59 @@ class FolderBlobStore:
             return tmp, fd
         return tmp, os.open(tmp, _NEW_FILE, 0o600)
 
-    def get(self, sha256: str, session: Session | None = None) -> bytes:
+    def get(self, sha256: str, session: Any = None) -> bytes:
         try:
             return self.path_of(sha256).read_bytes()
         except FileNotFoundError as exc:
             raise BlobNotFound(sha256) from exc
 
-    def exists(self, sha256: str, session: Session | None = None) -> bool:
+    def exists(self, sha256: str, session: Any = None) -> bool:
         return self.path_of(sha256).exists()
 
 
 class TableBlobStore:
-    """Blobs as rows of the ``blob`` table, written in the caller's transaction when given one."""
+    """Blobs as rows of the ``blob`` table, written in the caller's transaction when given one (an
+    ORM session or a connection)."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine | None):
         self.engine = engine
 
-    def put(self, data: bytes, session: Session | None = None) -> str:
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A copy sent to another process (a harness child asks its parent to store a tool's image)
+        has no engine: it writes and reads only in the transaction it is given."""
+        return (TableBlobStore, (None,))
+
+    def _own(self) -> Engine:
+        if self.engine is None:
+            raise RuntimeError("this blob store was sent from another process: give it a transaction")
+        return self.engine
+
+    def put(self, data: bytes, session: Any = None) -> str:
         digest = sha256_of(data)
         if session is not None:
-            if session.get(Blob, digest) is None:
-                session.add(Blob(sha256=digest, data=data))
-                session.flush()
+            self._put(session, digest, data)
             return digest
-        with Session(self.engine) as own:
-            if own.get(Blob, digest) is None:
-                own.add(Blob(sha256=digest, data=data))
-                own.commit()
+        with self._own().begin() as own:
+            self._put(own, digest, data)
         return digest
 
-    def get(self, sha256: str, session: Session | None = None) -> bytes:
+    @staticmethod
+    def _put(reader: Any, digest: str, data: bytes) -> None:
+        if reader.execute(sa.select(t.blob.c.sha256).where(t.blob.c.sha256 == digest)).first() is None:
+            reader.execute(sa.insert(t.blob).values(sha256=digest, data=data))
+
+    def get(self, sha256: str, session: Any = None) -> bytes:
+        query = sa.select(t.blob.c.data).where(t.blob.c.sha256 == sha256)
         if session is not None:
-            row = session.get(Blob, sha256)
+            row = session.execute(query).first()
         else:
-            with Session(self.engine) as own:
-                row = own.get(Blob, sha256)
+            with self._own().connect() as own:
+                row = own.execute(query).first()
         if row is None:
             raise BlobNotFound(sha256)
-        return row.data
+        return bytes(row[0])
 
-    def exists(self, sha256: str, session: Session | None = None) -> bool:
+    def exists(self, sha256: str, session: Any = None) -> bool:
         try:
             self.get(sha256, session)
             return True
@@ -181,12 +201,22 @@ def guess_mime(data: bytes) -> str:
     return "application/octet-stream"
 
 
-def put_asset(session: Session, blobs: BlobStore, data: bytes, mime: str | None = None) -> Asset:
+def put_asset(session: Any, blobs: BlobStore, data: bytes, mime: str | None = None) -> Asset:
     """Store bytes and return their Asset row (existing row if the same bytes were stored before)."""
-    digest = blobs.put(data, session)
-    asset = session.exec(select(Asset).where(Asset.sha256 == digest)).first()
-    if asset is not None:
-        return asset
+    from store.models import Asset
+
+    asset = session.get(Asset, put_asset_id(session, blobs, data, mime))
+    assert asset is not None
+    return asset
+
+
+def put_asset_id(reader: Any, blobs: BlobStore, data: bytes, mime: str | None = None) -> int:
+    """Store bytes and their ``asset`` row (kept if the same bytes were stored before) in the caller's
+    transaction (a connection or an ORM session); the row's id."""
+    digest = blobs.put(data, reader)
+    known = reader.execute(sa.select(t.asset.c.id).where(t.asset.c.sha256 == digest)).scalar()
+    if known is not None:
+        return int(known)
     mime = mime or guess_mime(data)
     width = height = None
     if mime.startswith("image/"):
@@ -197,7 +227,5 @@ def put_asset(session: Session, blobs: BlobStore, data: bytes, mime: str | None 
                 width, height = im.size
         except Exception:  # not decodable: keep the blob, leave the size unknown
             pass
-    asset = Asset(sha256=digest, mime=mime, size=len(data), width=width, height=height)
-    session.add(asset)
-    session.flush()
-    return asset
+    row = dict(sha256=digest, mime=mime, size=len(data), width=width, height=height, created_at=utcnow())
+    return int(reader.execute(sa.insert(t.asset).values(**row).returning(t.asset.c.id)).scalar_one())

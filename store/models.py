@@ -12,12 +12,14 @@ names the table, the id its row, and ``target_part`` a sub-item inside it (``"bl
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Optional
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 from sqlmodel.main import SQLModelConfig
+
+from store.clock import utcnow
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -35,11 +37,6 @@ class Table(SQLModel):
     (``model_validate``, ``model_dump``), not while the module is imported."""
 
     model_config = SQLModelConfig(defer_build=True)
-
-
-def utcnow() -> datetime:
-    """Timestamps are always timezone-aware UTC."""
-    return datetime.now(timezone.utc)
 
 
 def _json(nullable: bool = True) -> Any:

@@ -17,7 +17,9 @@ from typing import Any
 import sqlalchemy as sa
 
 
-def _encoded(conn: Any, table: sa.Table, names: Sequence[str], rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+def _encoded(
+    conn: Any, table: sa.TableClause, names: Sequence[str], rows: list[dict[str, Any]]
+) -> list[tuple[Any, ...]]:
     dialect = conn.dialect
     columns: list[list[Any]] = []
     for name in names:
@@ -78,7 +80,7 @@ def _processed(proc: Any, values: list[Any]) -> list[Any]:
     return out
 
 
-def insert(conn: Any, table: sa.Table, names: Sequence[str], rows: list[dict[str, Any]]) -> None:
+def insert(conn: Any, table: sa.TableClause, names: Sequence[str], rows: list[dict[str, Any]]) -> None:
     """``INSERT INTO table (names…)`` of ROWS (dicts keyed by column name), one executemany."""
     quote = conn.dialect.identifier_preparer.quote
     sql = f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, names))}) VALUES ({', '.join('?' * len(names))})"
@@ -86,7 +88,12 @@ def insert(conn: Any, table: sa.Table, names: Sequence[str], rows: list[dict[str
 
 
 def update_by_id(
-    conn: Any, table: sa.Table, names: Sequence[str], rows: list[dict[str, Any]], *, keep_if_null: Sequence[str] = ()
+    conn: Any,
+    table: sa.TableClause,
+    names: Sequence[str],
+    rows: list[dict[str, Any]],
+    *,
+    keep_if_null: Sequence[str] = (),
 ) -> None:
     """``UPDATE table SET name = ? … WHERE id = ?`` for each of ROWS (dicts with ``id`` and NAMES);
     a column in KEEP_IF_NULL keeps its stored value where the row has None (``coalesce``)."""

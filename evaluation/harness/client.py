@@ -5,7 +5,9 @@ The request is the body's canonical JSON, posted as is to ``chat/completions`` (
 the URL and headers the openai client used, so servers and replay keys see what they saw before);
 failures are classed as the openai client classed them (``modelcall.failures``). Not importing
 openai saves a run about a second of start-up, and its per-request machinery most of the client's
-CPU time per call."""
+CPU time per call. aiohttp itself (≈ 0.15 s to import, a quarter of it loading CA certificates) is
+imported when a client that posts is made (``load_transport``), not with this module: a run makes
+its client while its database thread prepares the trajectories, so the two overlap."""
 
 from __future__ import annotations
 
@@ -16,9 +18,7 @@ import json
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from evaluation.harness.endpoints import EndpointSpec
 from evaluation.modelcall.failures import StatusFailure, TransportFailure
@@ -36,8 +36,19 @@ from evaluation.modelcall.replay_key import canonical, chat_key_of_payload, repl
 from evaluation.modelcall.wire import chat_url, json_body, request_headers
 from evaluation.harness.send_pacer import SendPacer, trace_config
 
+if TYPE_CHECKING:
+    import aiohttp
+
 KEEPALIVE_S = 5.0  # how long an idle connection stays open (what the openai client's pool kept)
 _BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
+
+
+def load_transport() -> Any:
+    """The aiohttp module, imported on first use (``runner`` also loads it before forking harness
+    processes, so they inherit it instead of each importing it)."""
+    import aiohttp
+
+    return aiohttp
 
 
 def data_url_digest(url: str) -> str:
@@ -133,6 +144,7 @@ class ModelClient:
         self.answered = 0  # calls the endpoint answered (after retries), so far
         self._canonical = _CanonicalEncoder()
         if not replay:
+            self._http = load_transport()
             self._url = chat_url(endpoint.base_url)
             self._headers = request_headers(endpoint.api_key())
             self._pool = max(concurrency * 2, 10)
@@ -145,12 +157,12 @@ class ModelClient:
         """The session, made at the first request (aiohttp wants the running loop). Its requests are
         traced so the pacer knows when one is on the wire (``send_pacer``)."""
         assert self._pacer is not None
-        t = self._timeout
-        connector = aiohttp.TCPConnector(limit=self._pool, keepalive_timeout=KEEPALIVE_S, ssl=self._ssl)
-        self._session = aiohttp.ClientSession(
+        t, http = self._timeout, self._http
+        connector = http.TCPConnector(limit=self._pool, keepalive_timeout=KEEPALIVE_S, ssl=self._ssl)
+        self._session = http.ClientSession(
             connector=connector,
             headers=self._headers,
-            timeout=aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t),
+            timeout=http.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t),
             trace_configs=[trace_config(self._pacer)],
         )
         return self._session
@@ -228,23 +240,23 @@ class ModelClient:
 
     async def _post(self, wire: bytes) -> bytes:
         """The body of a 2xx/3xx answer; a ``StatusFailure`` or ``TransportFailure`` otherwise."""
-        session = self._session or self._open()
+        session, http = self._session or self._open(), self._http
         try:
             async with session.post(self._url, data=wire) as response:
                 raw = await response.read()
                 if response.status >= 400:
                     raise StatusFailure(response.status, raw, response.headers.get("retry-after"))
                 return raw
-        except aiohttp.ClientResponseError as exc:  # not valid HTTP, or redirects without end: as httpx2's
+        except http.ClientResponseError as exc:  # not valid HTTP, or redirects without end: as httpx2's
             why = " ".join(str(exc.message).split())[:200] or type(exc).__name__
             raise TransportFailure("connection", f"no usable HTTP answer ({why})") from exc
-        except aiohttp.ClientPayloadError as exc:  # the body was cut short
+        except http.ClientPayloadError as exc:  # the body was cut short
             raise TransportFailure("connection") from exc
-        except aiohttp.ServerDisconnectedError as exc:
+        except http.ServerDisconnectedError as exc:
             raise TransportFailure("timeout", "the server closed the connection without answering") from exc
-        except (aiohttp.ClientConnectionError, TimeoutError) as exc:  # timeouts are connection errors too
+        except (http.ClientConnectionError, TimeoutError) as exc:  # timeouts are connection errors too
             raise TransportFailure("timeout") from exc
-        except (aiohttp.ClientError, OSError) as exc:
+        except (http.ClientError, OSError) as exc:
             raise TransportFailure("connection") from exc
 
     @staticmethod

@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
 
 from evaluation.modelcall.endpoint import EndpointError, EndpointSpec
-from store.models import ModelEndpoint
+from store import run_tables as t
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from store.models import ModelEndpoint
 
 # Parameters that belong to the request body; anything else is refused so typos are caught early.
 SAMPLING_PARAMS = {
@@ -30,7 +35,7 @@ SAMPLING_PARAMS = {
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _spec(row: ModelEndpoint) -> EndpointSpec:
+def _spec(row: ModelEndpoint | Any) -> EndpointSpec:
     return EndpointSpec.of(row)
 
 
@@ -68,6 +73,10 @@ def add_endpoint(
     replace: bool = False,
 ) -> EndpointSpec:
     """Create (or with ``replace`` overwrite) an endpoint. A value that looks like a key is refused."""
+    from sqlmodel import select
+
+    from store.models import ModelEndpoint
+
     if not name.strip():
         raise EndpointError("an endpoint needs a name")
     if not re.match(r"^https?://", base_url):
@@ -89,14 +98,20 @@ def add_endpoint(
     return _spec(row)
 
 
-def get_endpoint(session: Session, name_or_id: str | int) -> EndpointSpec:
+_ENDPOINT = sa.select(*(t.modelendpoint.c[n] for n in ("id", "name", "base_url", "model", "api_key_env", "params")))
+
+
+def get_endpoint(reader: Any, name_or_id: str | int) -> EndpointSpec:
+    """The endpoint with that id (a number) or else that name, read in SQLAlchemy Core (a run's
+    connection, or an ORM session)."""
+    c = t.modelendpoint.c
     if isinstance(name_or_id, int) or str(name_or_id).isdigit():
-        row = session.get(ModelEndpoint, int(name_or_id))
+        row = reader.execute(_ENDPOINT.where(c.id == int(name_or_id))).first()
         if row is not None:
             return _spec(row)
-    row = session.exec(select(ModelEndpoint).where(ModelEndpoint.name == str(name_or_id))).first()
+    row = reader.execute(_ENDPOINT.where(c.name == str(name_or_id))).first()
     if row is None:
-        known = ", ".join(session.exec(select(ModelEndpoint.name)).all()) or "none yet"
+        known = ", ".join(reader.execute(sa.select(c.name)).scalars()) or "none yet"
         raise EndpointError(
             f"no endpoint named {name_or_id!r} (known: {known}); add one with `chainmark endpoints add`"
         )
@@ -104,4 +119,8 @@ def get_endpoint(session: Session, name_or_id: str | int) -> EndpointSpec:
 
 
 def list_endpoints(session: Session) -> list[EndpointSpec]:
+    from sqlmodel import select
+
+    from store.models import ModelEndpoint
+
     return [_spec(r) for r in session.exec(select(ModelEndpoint).order_by(ModelEndpoint.name)).all()]

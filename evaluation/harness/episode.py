@@ -31,16 +31,17 @@ from evaluation.harness.live import report as live_report
 from evaluation.harness.recorder import CacheEntry, PendingEvent, Recorder
 from evaluation.harness.taskdata import TaskInput
 from store import events as ev
-from store import session_scope
-from store.blobs import BlobStore, guess_mime, put_asset
-from store.models import utcnow
+from store.blobs import BlobStore, guess_mime, put_asset_id
+from store.clock import utcnow
 
 DEFAULT_MAX_REPLY_CHARS = 200_000
 
 
 class DbRunner:
     """All database work of a run goes through one thread, so the event loop never blocks on SQLite
-    and the run's own writes never contend with each other."""
+    and the run's own writes never contend with each other. Each job gets a plain connection in a
+    transaction of its own (SQLAlchemy Core: a run never builds the SQLModel classes). ``actor`` is who
+    runs it; no write of a run goes to an audited table, so no job needs it today."""
 
     def __init__(self, engine: Engine, executor: Executor, actor: str | None = None):
         self.engine, self.executor, self.actor = engine, executor, actor
@@ -53,11 +54,11 @@ class DbRunner:
         return await self.submit(fn, *args, **kwargs)
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "asyncio.Future[Any]":
-        """``fn(session, *args)`` in its own transaction, queued now (``call`` queues it when awaited)."""
+        """``fn(connection, *args)`` in its own transaction, queued now (``call`` queues it when awaited)."""
 
         def work() -> Any:
-            with session_scope(self.engine, self.actor) as s:
-                return fn(s, *args, **kwargs)
+            with self.engine.begin() as conn:
+                return fn(conn, *args, **kwargs)
 
         return asyncio.get_running_loop().run_in_executor(self.executor, work)
 
@@ -115,7 +116,7 @@ def data_url(data: bytes, mime: str | None = None) -> str:
 
 
 def _store_images(session: Any, blobs: BlobStore, images: list[bytes]) -> list[int]:
-    return [put_asset(session, blobs, data).id or 0 for data in images]
+    return [put_asset_id(session, blobs, data) for data in images]
 
 
 class Episode:

@@ -17,9 +17,10 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
 
 from evaluation.harness.run_status import (  # noqa: F401  (re-exported: the lease's readers import them from here)
     RESUME_HINT,
@@ -29,8 +30,9 @@ from evaluation.harness.run_status import (  # noqa: F401  (re-exported: the lea
     shown_status,
     this_host,
 )
-from store import session_scope
-from store.models import Run, RunLease, utcnow
+from store import run_tables as t
+from store.clock import utcnow
+from store.run_tables import connection_of
 
 DEFAULT_TTL = 60.0  # seconds a heartbeat keeps the lease; renewed every TTL / 4
 
@@ -52,26 +54,33 @@ def ttl_seconds() -> float:
     return current().lease_seconds
 
 
-def _take(session: Session, run_id: int, token: str, ttl: float) -> bool:
-    """Write our lease row; False when there is no such run (the runner reports that itself)."""
-    stmt = select(Run).where(Run.id == run_id)
-    if session.get_bind().dialect.name != "sqlite":  # SQLite: BEGIN IMMEDIATE already holds the write lock
+_L = t.runlease
+
+
+def _lease_row(session: Any, run_id: int) -> Any:
+    return session.execute(sa.select(_L).where(_L.c.run_id == run_id)).first()
+
+
+def _take(session: Any, run_id: int, token: str, ttl: float) -> bool:
+    """Write our lease row; False when there is no such run (the runner reports that itself). In the
+    caller's write transaction: a connection, or an ORM session."""
+    stmt = sa.select(t.run.c.id).where(t.run.c.id == run_id)
+    if connection_of(session).dialect.name != "sqlite":  # SQLite: BEGIN IMMEDIATE already holds the write lock
         stmt = stmt.with_for_update()
-    if session.exec(stmt).first() is None:
+    if session.execute(stmt).first() is None:
         return False
-    row = session.get(RunLease, run_id)
+    row = _lease_row(session, run_id)
     now = utcnow()
     if row is not None and row.token != token:
         info = describe(row, now)
         if not info.stale:
             raise LeaseHeld(run_id, info)
-        session.delete(row)
-        session.flush()
+        session.execute(sa.delete(_L).where(_L.c.run_id == run_id))
         row = None
     expires = now + timedelta(seconds=ttl)
     if row is None:
-        session.add(
-            RunLease(
+        session.execute(
+            sa.insert(_L).values(
                 run_id=run_id,
                 token=token,
                 host=this_host(),
@@ -82,24 +91,22 @@ def _take(session: Session, run_id: int, token: str, ttl: float) -> bool:
             )
         )
     else:
-        row.heartbeat_at, row.expires_at = now, expires
-    session.flush()
+        session.execute(sa.update(_L).where(_L.c.run_id == run_id).values(heartbeat_at=now, expires_at=expires))
     return True
 
 
-def _renew(session: Session, run_id: int, token: str, ttl: float) -> bool:
-    row = session.get(RunLease, run_id)
-    if row is None or row.token != token:
-        return False
+def _renew(session: Any, run_id: int, token: str, ttl: float) -> bool:
     now = utcnow()
-    row.heartbeat_at, row.expires_at = now, now + timedelta(seconds=ttl)
-    return True
+    renewed = session.execute(
+        sa.update(_L)
+        .where(_L.c.run_id == run_id, _L.c.token == token)
+        .values(heartbeat_at=now, expires_at=now + timedelta(seconds=ttl))
+    )
+    return bool(renewed.rowcount)
 
 
-def _release(session: Session, run_id: int, token: str) -> None:
-    row = session.get(RunLease, run_id)
-    if row is not None and row.token == token:
-        session.delete(row)
+def _release(session: Any, run_id: int, token: str) -> None:
+    session.execute(sa.delete(_L).where(_L.c.run_id == run_id, _L.c.token == token))
 
 
 @contextmanager
@@ -108,7 +115,7 @@ def run_lease(engine: Engine, run_id: int, *, ttl: float | None = None) -> Itera
     background thread, give it back at the end. A killed process leaves it to expire."""
     ttl = ttl or ttl_seconds()
     token = uuid.uuid4().hex
-    with session_scope(engine) as s:
+    with engine.begin() as s:
         taken = _take(s, run_id, token, ttl)
     if not taken:
         yield None  # type: ignore[misc]
@@ -118,7 +125,7 @@ def run_lease(engine: Engine, run_id: int, *, ttl: float | None = None) -> Itera
     def beat() -> None:
         while not stop.wait(ttl / 4):
             try:
-                with session_scope(engine) as s:
+                with engine.begin() as s:
                     if not _renew(s, run_id, token, ttl):
                         return  # taken over after we stalled past the expiry: the new holder rules
             except Exception:  # noqa: BLE001, S112 - a busy database: try again at the next beat
@@ -127,15 +134,15 @@ def run_lease(engine: Engine, run_id: int, *, ttl: float | None = None) -> Itera
     keeper = threading.Thread(target=beat, name=f"chainmark-lease-{run_id}", daemon=True)
     keeper.start()
     try:
-        with session_scope(engine) as s:
-            row = s.get(RunLease, run_id)
+        with engine.begin() as s:
+            row = _lease_row(s, run_id)
             info = describe(row) if row is not None else None
         yield info
     finally:
         stop.set()
         keeper.join(timeout=5)
         try:
-            with session_scope(engine) as s:
+            with engine.begin() as s:
                 _release(s, run_id, token)
         except Exception:  # noqa: BLE001 - a store refusing writes (full, read-only, locked) must not hide
             pass  # why the run stopped; our pid is gone soon, so the lease reads as stale anyway

@@ -14,15 +14,16 @@ import asyncio
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
-from store.models import Trajectory, utcnow
+from store.clock import utcnow
+from store.run_tables import trajectory as _TRAJECTORY
 
 UNFINISHED = ("pending", "running")
 
 
-def write_live(session: Session, trajectory_id: int, usage: dict[str, Any]) -> None:
-    table = Trajectory.__table__  # type: ignore[attr-defined]
+def write_live(session: Any, trajectory_id: int, usage: dict[str, Any]) -> None:
+    """One report, in the caller's transaction (a connection or an ORM session)."""
+    table = _TRAJECTORY
     values: dict[str, Any] = {"status": "running", "usage": usage}
     if usage.get("step") == "starting":
         values["started_at"] = utcnow()
@@ -31,14 +32,13 @@ def write_live(session: Session, trajectory_id: int, usage: dict[str, Any]) -> N
     )
 
 
-_TRAJECTORY = Trajectory.__table__  # type: ignore[attr-defined]
 # No IN (…) here: executemany cannot take its expanding parameter.
 _LIVE = sa.update(_TRAJECTORY).where(
     _TRAJECTORY.c.id == sa.bindparam("tid"), sa.or_(*(_TRAJECTORY.c.status == s for s in UNFINISHED))
 )
 
 
-def write_live_many(session: Session, batch: dict[int, dict[str, Any]]) -> None:
+def write_live_many(session: Any, batch: dict[int, dict[str, Any]]) -> None:
     """``write_live`` for many trajectories at once (trajectory id → usage; ``_started`` in a usage
     marks a trajectory whose "starting" report was folded into it): two executemany statements."""
     started, going = [], []

@@ -20,7 +20,6 @@ from sqlalchemy.engine import Engine
 
 from evaluation.harness.episode import DbRunner
 from evaluation.harness.live import write_live, write_live_many
-from store import session_scope
 
 
 class BatchedLiveDb(DbRunner):
@@ -71,8 +70,8 @@ class BatchedLiveDb(DbRunner):
                 pass
 
     def _write(self, batch: dict[int, dict[str, Any]]) -> None:
-        with session_scope(self.engine, self.actor) as s:
-            write_live_many(s, batch)
+        with self.engine.begin() as conn:
+            write_live_many(conn, batch)
 
     async def close(self) -> None:
         """Write what is gathered now and take no more reports (before the database thread stops)."""

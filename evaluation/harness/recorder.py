@@ -1,19 +1,26 @@
 """Events of a trajectory, kept in memory while it runs and written in one transaction when it ends
-(so a killed run never leaves half a trajectory behind: resume deletes and redoes unfinished ones)."""
+(so a killed run never leaves half a trajectory behind: resume deletes and redoes unfinished ones).
+
+The database functions here are SQLAlchemy Core over ``store.run_tables`` and take a connection (a
+run's database thread) or an ORM session (the TUI, tests) alike: a run never builds the SQLModel
+classes for them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
 
 from store import events as ev
 from store import plain_rows
-from store.models import Event, EventAsset, ReplayCache, Trajectory, utcnow
+from store import run_tables as t
+from store.clock import utcnow
+from store.run_tables import connection_of
 from store.storable import storable
+
+Reader: TypeAlias = Any  # a Connection, or an ORM Session: both execute Core statements
 
 FINISHED = ("done", "failed")
 
@@ -63,33 +70,19 @@ class CacheEntry:
     response: Any
 
 
-def begin_trajectory(session: Session, run_id: int, task_id: int, revision: int) -> int:
-    """The trajectory row for (run, task), created or reset to ``running`` with no events."""
-    row = session.exec(select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.task_id == task_id)).first()
-    if row is None:
-        row = Trajectory(run_id=run_id, task_id=task_id)
-        session.add(row)
-    else:
-        _delete_events(session, [row.id or 0])
-    row.task_revision, row.status, row.started_at = revision, "running", utcnow()
-    row.final_answer, row.error, row.usage, row.finished_at = None, None, {}, None
-    session.flush()
-    return row.id or 0
-
-
-def _delete_events(session: Session, trajectory_ids: list[int]) -> int:
+def _delete_events(session: Reader, trajectory_ids: list[int]) -> int:
     if not trajectory_ids:
         return 0
-    event_ids = select(Event.id).where(Event.trajectory_id.in_(trajectory_ids))  # type: ignore[attr-defined]
-    session.exec(sa.delete(EventAsset).where(EventAsset.event_id.in_(event_ids)))  # type: ignore[attr-defined, call-overload,union-attr]
-    result = session.exec(sa.delete(Event).where(Event.trajectory_id.in_(trajectory_ids)))
+    event_ids = sa.select(t.event.c.id).where(t.event.c.trajectory_id.in_(trajectory_ids))
+    session.execute(sa.delete(t.eventasset).where(t.eventasset.c.event_id.in_(event_ids)))
+    result = session.execute(sa.delete(t.event).where(t.event.c.trajectory_id.in_(trajectory_ids)))
     return result.rowcount or 0
 
 
-def ensure_trajectories(session: Session, run_id: int, task_ids: list[int]) -> dict[int, int]:
+def ensure_trajectories(session: Reader, run_id: int, task_ids: list[int]) -> dict[int, int]:
     """A ``pending`` trajectory row per task (existing rows kept), created in one go so starting a
     trajectory later costs no write. Returns task id → trajectory id."""
-    existing = dict(session.exec(select(Trajectory.task_id, Trajectory.id).where(Trajectory.run_id == run_id)).all())
+    existing = dict(session.execute(sa.select(_T.c.task_id, _T.c.id).where(_T.c.run_id == run_id)).all())
     missing = [t for t in task_ids if t not in existing]
     if missing:  # multi-row INSERTs that return the new ids; no ORM objects, no JSON encoding per row
         created = session.execute(_NEW_TRAJECTORIES, [{"run_id": run_id, "task_id": t} for t in missing])
@@ -97,7 +90,7 @@ def ensure_trajectories(session: Session, run_id: int, task_ids: list[int]) -> d
     return {t: existing[t] for t in task_ids}  # type: ignore[misc]
 
 
-_TRAJECTORY = Trajectory.__table__  # type: ignore[attr-defined]
+_T = _TRAJECTORY = t.trajectory
 _NEW_TRAJECTORIES = (
     sa.insert(_TRAJECTORY)
     .values(task_revision=1, status="pending", usage=sa.literal_column("'{}'"))
@@ -105,22 +98,25 @@ _NEW_TRAJECTORIES = (
 )
 
 
-def reset_unfinished(session: Session, run_id: int) -> list[int]:
+def reset_unfinished(session: Reader, run_id: int) -> list[int]:
     """Unfinished trajectories of a run go back to ``pending`` with their partial events deleted, in
     the caller's transaction. Returns their task ids."""
-    rows = session.exec(select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status.not_in(FINISHED))).all()  # type: ignore[attr-defined]
-    _delete_events(session, [r.id or 0 for r in rows])
-    for r in rows:
-        r.status, r.final_answer, r.error, r.usage, r.started_at, r.finished_at = "pending", None, None, {}, None, None
-    session.flush()
+    rows = session.execute(
+        sa.select(_T.c.id, _T.c.task_id).where(_T.c.run_id == run_id, _T.c.status.not_in(FINISHED))
+    ).all()
+    if rows:
+        _delete_events(session, [r.id for r in rows])
+        session.execute(
+            sa.update(_T)
+            .where(_T.c.run_id == run_id, _T.c.status.not_in(FINISHED))
+            .values(status="pending", final_answer=None, error=None, usage={}, started_at=None, finished_at=None)
+        )
     return [r.task_id for r in rows]
 
 
-def finished_task_ids(session: Session, run_id: int, statuses: tuple[str, ...] = FINISHED) -> set[int]:
+def finished_task_ids(session: Reader, run_id: int, statuses: tuple[str, ...] = FINISHED) -> set[int]:
     return set(
-        session.exec(
-            select(Trajectory.task_id).where(Trajectory.run_id == run_id, Trajectory.status.in_(statuses))  # type: ignore[attr-defined]
-        ).all()
+        session.execute(sa.select(_T.c.task_id).where(_T.c.run_id == run_id, _T.c.status.in_(statuses))).scalars()
     )
 
 
@@ -140,7 +136,7 @@ class FinishedTrajectory:
     failure_kind: str | None = None  # a failed model call's kind ("connection", "timeout", "http", …)
 
 
-def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:
+def commit_many(session: Reader, items: list[FinishedTrajectory]) -> None:
     """Group commit: several finished trajectories in one transaction (each still all-or-nothing).
 
     Written with a few executemany statements rather than ORM objects: the single database thread
@@ -149,12 +145,12 @@ def commit_many(session: Session, items: list[FinishedTrajectory]) -> None:
     if not items:
         return
     ids = [item.trajectory_id for item in items]
-    statuses = dict(session.execute(sa.select(Trajectory.id, Trajectory.status).where(Trajectory.id.in_(ids))).all())  # type: ignore[union-attr]
+    statuses = dict(session.execute(sa.select(_T.c.id, _T.c.status).where(_T.c.id.in_(ids))).all())
     vanished = [i for i in ids if i not in statuses]
     if vanished:
         raise LookupError(f"trajectory {vanished[0]} vanished")
     _delete_events(session, [i for i in ids if statuses[i] in FINISHED])  # re-running replaces a finished one
-    conn = session.connection()
+    conn = connection_of(session)
     plain = _plain(conn)
     _insert_events(session, items, plain)
     now = utcnow()
@@ -186,8 +182,8 @@ def _plain(conn: Any) -> bool:
 
 
 _FINISH_TRAJECTORY = (
-    sa.update(Trajectory.__table__)  # type: ignore[attr-defined]
-    .where(Trajectory.__table__.c.id == sa.bindparam("tid"))  # type: ignore[attr-defined]
+    sa.update(_T)
+    .where(_T.c.id == sa.bindparam("tid"))
     .values(
         status=sa.bindparam("status"),
         final_answer=sa.bindparam("final_answer"),
@@ -196,14 +192,14 @@ _FINISH_TRAJECTORY = (
         finished_at=sa.bindparam("finished_at"),
         task_revision=sa.func.coalesce(
             sa.bindparam("task_revision", type_=sa.Integer),
-            Trajectory.__table__.c.task_revision,  # type: ignore[attr-defined]
+            _T.c.task_revision,
         ),
         started_at=sa.func.coalesce(
             sa.bindparam("started_at", type_=sa.DateTime(timezone=True)),
-            Trajectory.__table__.c.started_at,  # type: ignore[attr-defined]
+            _T.c.started_at,
         ),
     )
-)  # type: ignore[attr-defined]
+)
 
 
 _FINISHED_COLUMNS = ("status", "final_answer", "usage", "error", "finished_at", "task_revision", "started_at")
@@ -212,7 +208,7 @@ _EVENT_COLUMNS = ("trajectory_id", "ordinal", "kind", "payload", "failed", "star
 _LINK_COLUMNS = ("event_id", "asset_id", "ordinal", "role")
 
 
-def _insert_events(session: Session, items: list[FinishedTrajectory], plain: bool = False) -> None:
+def _insert_events(session: Reader, items: list[FinishedTrajectory], plain: bool = False) -> None:
     """All events of the batch in one executemany, then their asset links (ids looked up by the
     (trajectory, ordinal) key, which is unique). ``plain``: as ``store.plain_rows`` statements (SQLite)."""
     rows = [
@@ -231,9 +227,9 @@ def _insert_events(session: Session, items: list[FinishedTrajectory], plain: boo
     if not rows:
         return
     if plain:
-        plain_rows.insert(session.connection(), Event.__table__, _EVENT_COLUMNS, rows)  # type: ignore[attr-defined]
+        plain_rows.insert(connection_of(session), t.event, _EVENT_COLUMNS, rows)
     else:
-        session.execute(sa.insert(Event.__table__), rows)  # type: ignore[attr-defined]
+        session.execute(sa.insert(t.event), rows)
     with_assets = {
         item.trajectory_id: item.recorder.events for item in items if any(e.assets for e in item.recorder.events)
     }
@@ -242,7 +238,9 @@ def _insert_events(session: Session, items: list[FinishedTrajectory], plain: boo
     event_ids = {
         (t, o): i
         for i, t, o in session.execute(
-            sa.select(Event.id, Event.trajectory_id, Event.ordinal).where(Event.trajectory_id.in_(list(with_assets)))  # type: ignore[attr-defined, call-overload]
+            sa.select(t.event.c.id, t.event.c.trajectory_id, t.event.c.ordinal).where(
+                t.event.c.trajectory_id.in_(list(with_assets))
+            )
         ).all()
     }
     links = [
@@ -252,64 +250,30 @@ def _insert_events(session: Session, items: list[FinishedTrajectory], plain: boo
         for j, (aid, role) in enumerate(e.assets)
     ]
     if plain:
-        plain_rows.insert(session.connection(), EventAsset.__table__, _LINK_COLUMNS, links)  # type: ignore[attr-defined]
+        plain_rows.insert(connection_of(session), t.eventasset, _LINK_COLUMNS, links)
     else:
-        session.execute(sa.insert(EventAsset.__table__), links)  # type: ignore[attr-defined]
+        session.execute(sa.insert(t.eventasset), links)
 
 
-def commit_trajectory(
-    session: Session,
-    trajectory_id: int,
-    recorder: Recorder,
-    *,
-    status: str,
-    final_answer: str | None,
-    usage: dict[str, Any],
-    error: str | None,
-    cache: list[CacheEntry],
-    task_revision: int | None = None,
-    started_at: datetime | None = None,
-) -> None:
-    """Write all events, their asset links, the final state and the recorded cache entries at once.
-    The trajectory has no events yet: runs reset unfinished trajectories before they start."""
-    commit_many(
-        session,
-        [
-            FinishedTrajectory(
-                trajectory_id,
-                recorder,
-                status,
-                final_answer,
-                usage,
-                error,
-                cache,
-                task_revision,  # type: ignore[arg-type]
-                started_at,  # type: ignore[arg-type]
-            )
-        ],
-    )
-
-
-def store_cache(session: Session, entries: list[CacheEntry]) -> None:
+def store_cache(session: Reader, entries: list[CacheEntry]) -> None:
     """Upsert by key: the newest response for a request wins, so replaying the latest run is exact."""
     if not entries:
         return
-    upsert = _cache_upsert(session.get_bind().dialect.name)
+    now = utcnow()
+    values = {
+        e.key: {"key": e.key, "kind": e.kind, "request": e.request, "response": e.response, "created_at": now}
+        for e in entries
+    }  # the newest entry per key within the batch
+    upsert = _cache_upsert(connection_of(session).dialect.name)
     if upsert is not None:
-        now = utcnow()
-        values = {
-            e.key: {"key": e.key, "kind": e.kind, "request": e.request, "response": e.response, "created_at": now}
-            for e in entries
-        }  # the newest entry per key within the batch
         session.execute(upsert, list(values.values()))
         return
-    for entry in entries:
-        row = session.exec(select(ReplayCache).where(ReplayCache.key == entry.key)).first()
-        if row is None:
-            session.add(ReplayCache(key=entry.key, kind=entry.kind, request=entry.request, response=entry.response))
+    c = t.replaycache.c
+    for key, row in values.items():
+        if session.execute(sa.select(c.id).where(c.key == key)).first() is None:
+            session.execute(sa.insert(t.replaycache).values(**row))
         else:
-            row.request, row.response, row.created_at = entry.request, entry.response, utcnow()
-    session.flush()
+            session.execute(sa.update(t.replaycache).where(c.key == key).values(**row))
 
 
 _UPSERTS: dict[str, Any] = {}
@@ -325,7 +289,7 @@ def _cache_upsert(dialect: str) -> Any:
             from sqlalchemy.dialects.sqlite import insert
         else:
             from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
-        stmt = insert(ReplayCache.__table__)  # type: ignore[attr-defined]
+        stmt = insert(t.replaycache)
         _UPSERTS[dialect] = stmt.on_conflict_do_update(
             index_elements=["key"],
             set_={
@@ -338,8 +302,8 @@ def _cache_upsert(dialect: str) -> Any:
     return _UPSERTS[dialect]
 
 
-def cache_lookup(session: Session, key: str) -> dict[str, Any] | None:
-    row = session.exec(select(ReplayCache.response).where(ReplayCache.key == key)).first()
+def cache_lookup(session: Reader, key: str) -> dict[str, Any] | None:
+    row = session.execute(sa.select(t.replaycache.c.response).where(t.replaycache.c.key == key)).scalar()
     return row if isinstance(row, dict) else None
 
 
@@ -383,7 +347,7 @@ def escaped_copy(item: FinishedTrajectory, *, nul: bool, why: str) -> FinishedTr
     return copy
 
 
-def mark_unstorable(session: Session, trajectory_id: int, reason: str) -> None:
+def mark_unstorable(session: Reader, trajectory_id: int, reason: str) -> None:
     """Last resort when even the escaped trajectory cannot be written: the row says ``failed`` and
     why, with no events, instead of staying ``pending`` with no reason."""
     _delete_events(session, [trajectory_id])

@@ -7,6 +7,10 @@ workers. Each trajectory is committed all-or-nothing shortly after it ends (traj
 together share a transaction, see ``committer``), so a kill at any moment loses only the trajectories
 in flight or just finished, which a resume runs again. The CLI and the TUI both drive this module through the
 ``progress`` callback.
+
+Its database work is SQLAlchemy Core over ``store.run_tables``, on a connection (the run's database
+thread, the command line) or an ORM session (the TUI, tests): a run reaches its first model call
+without building the SQLModel classes.
 """
 
 from __future__ import annotations
@@ -20,11 +24,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
 
 from evaluation.harness import prompts
 from evaluation.harness.budgets import BudgetExhausted, Budgets
-from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, needs_tls, tls_context
+from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, load_transport, needs_tls, tls_context
 from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.endpoints import EndpointError, get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
@@ -42,9 +45,10 @@ from evaluation.harness.recorder import (
 )
 from evaluation.harness.taskdata import TaskInput, load_tasks
 from evaluation.sandbox import SandboxUnavailable
-from store import read_only, session_scope
+from store import read_scope
+from store import run_tables as t
 from store.blobs import BlobStore
-from store.models import Benchmark, Run, Task, Trajectory, utcnow
+from store.clock import utcnow
 from store.reserve import SpaceReserve
 from store.storable import one_line, write_failure
 from evaluation import vocab
@@ -128,10 +132,21 @@ class RunProgress:
 
 ProgressCallback = Callable[[RunProgress], None]
 EventListener = Callable[[int, PendingEvent], None]
+Reader = Any  # a Connection, or an ORM Session: both execute the Core statements here
 
 
-def create_run(session: Session, spec: RunSpec) -> Run:
-    """Validate the spec against the database and write the Run row (status ``pending``)."""
+@dataclass(frozen=True)
+class CreatedRun:
+    """The run row ``create_run`` wrote: its id and what selects its tasks (``_task_ids``)."""
+
+    id: int
+    benchmark_id: int
+    config: dict[str, Any]
+
+
+def create_run(session: Reader, spec: RunSpec) -> CreatedRun:
+    """Validate the spec against the database and write the Run row (status ``pending``), in the
+    caller's transaction."""
     if spec.mode not in MODES:
         raise RunError(f"unknown mode {spec.mode!r}; modes: {', '.join(MODES)}")
     if spec.concurrency < 1:
@@ -143,9 +158,10 @@ def create_run(session: Session, spec: RunSpec) -> Run:
     problems = spec.budgets.problems()
     if problems:
         raise RunError("; ".join(problems))
-    bench = session.exec(select(Benchmark).where(Benchmark.name == spec.benchmark)).first()
+    b = t.benchmark.c
+    bench = session.execute(sa.select(b.id, b.name, b.tool_set, b.settings).where(b.name == spec.benchmark)).first()
     if bench is None:
-        known = ", ".join(session.exec(select(Benchmark.name)).all()) or "none yet"
+        known = ", ".join(session.execute(sa.select(b.name)).scalars()) or "none yet"
         raise RunError(f"no benchmark named {spec.benchmark!r} (known: {known})")
     endpoint = get_endpoint(session, spec.endpoint)
     if bench.tool_set:
@@ -166,20 +182,21 @@ def create_run(session: Session, spec: RunSpec) -> Run:
         "unsafe_in_process_sandbox": bool(spec.unsafe_in_process_sandbox),
         "endpoint": {"name": endpoint.name, "model": endpoint.model, "base_url": endpoint.base_url},
     }
-    run = Run(
-        name=spec.name,
-        benchmark_id=bench.id or 0,
-        endpoint_id=endpoint.id,
-        kind="model",
-        mode=spec.mode,
-        prompt_version=prompts.prompt_version(spec.mode, bench.settings),
-        budgets=budgets.to_dict(),
-        concurrency=spec.concurrency,
-        status="pending",
-        config=config,
-    )
-    session.add(run)
-    session.flush()
+    row = {
+        "name": spec.name,
+        "benchmark_id": bench.id,
+        "endpoint_id": endpoint.id,
+        "kind": "model",
+        "mode": spec.mode,
+        "prompt_version": prompts.prompt_version(spec.mode, bench.settings or {}),
+        "budgets": budgets.to_dict(),
+        "concurrency": spec.concurrency,
+        "status": "pending",
+        "config": config,
+        "created_at": utcnow(),
+    }
+    run_id = session.execute(sa.insert(t.run).values(**row).returning(t.run.c.id)).scalar_one()
+    run = CreatedRun(int(run_id), bench.id, config)
     if not _task_ids(session, run):
         raise RunError(
             f"benchmark {bench.name!r} has no tasks to run"
@@ -197,17 +214,19 @@ def _tool_set(name: str) -> Any:
         raise RunError(str(exc)) from exc
 
 
-def _task_ids(session: Session, run: Run) -> list[int]:
+def _task_ids(session: Reader, run: Any) -> list[int]:
+    """The ids of the tasks the run (anything with its ``benchmark_id`` and ``config``) selects, in order."""
     cfg = run.config or {}
-    stmt = select(Task.id).where(Task.benchmark_id == run.benchmark_id)
+    task = t.task.c
+    stmt = sa.select(task.id).where(task.benchmark_id == run.benchmark_id)
     if cfg.get("task_ids"):
-        stmt = stmt.where(Task.id.in_(cfg["task_ids"]))  # type: ignore[union-attr]
+        stmt = stmt.where(task.id.in_(cfg["task_ids"]))
     if cfg.get("status"):
-        stmt = stmt.where(Task.status == cfg["status"])
-    stmt = stmt.order_by(Task.id)
+        stmt = stmt.where(task.status == cfg["status"])
+    stmt = stmt.order_by(task.id)
     if cfg.get("limit"):
         stmt = stmt.limit(int(cfg["limit"]))
-    return [i for i in session.exec(stmt).all() if i is not None]
+    return [i for i in session.execute(stmt).scalars() if i is not None]
 
 
 @dataclass
@@ -236,14 +255,20 @@ FIRST_WAVE_MAX = 64
 SERVICE_THREADS_MAX = 128  # service-tool threads mostly wait on the network; threads start only when needed
 
 
-def read_head(session: Session, run_id: int) -> _Head:
+_HEAD = sa.select(
+    *(t.run.c[n] for n in ("kind", "benchmark_id", "endpoint_id", "config", "concurrency", "mode", "budgets"))
+)
+
+
+def read_head(session: Reader, run_id: int) -> _Head:
     """The run's settings as plain values; ``RunError`` for a run that cannot be executed."""
-    run = session.get(Run, run_id)
+    run = session.execute(_HEAD.where(t.run.c.id == run_id)).first()
     if run is None:
         raise RunError(f"no run with id {run_id}")
     if run.kind != "model":
         raise RunError(f"run {run_id} is a {run.kind} run; only model runs can be executed")
-    bench = session.get(Benchmark, run.benchmark_id)
+    b = t.benchmark.c
+    bench = session.execute(sa.select(b.tool_set, b.settings).where(b.id == run.benchmark_id)).first()
     if run.endpoint_id is None:
         raise RunError(f"run {run_id} has no endpoint")
     head = _Head(
@@ -261,7 +286,7 @@ def read_head(session: Session, run_id: int) -> _Head:
     return head
 
 
-def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore, head_out: "Future[_Head]") -> _Plan:
+def _prepare(session: Reader, run_id: int, retry_failed: bool, blobs: BlobStore, head_out: "Future[_Head]") -> _Plan:
     """Check the run and hand its settings to ``head_out`` at once (the loop builds the client
     meanwhile); then reset what a kill left unfinished, list what is left to do, make its trajectory
     rows, mark the run running and read the first wave of tasks."""
@@ -276,24 +301,22 @@ def _prepare(session: Session, run_id: int, retry_failed: bool, blobs: BlobStore
         head_out.set_exception(exc)
         raise
     head_out.set_result(head)
-    run = session.get(Run, run_id)
-    assert run is not None
+    r, traj = t.run.c, t.trajectory.c
+    run = session.execute(sa.select(r.benchmark_id, r.config, r.started_at).where(r.id == run_id)).one()
     reset_unfinished(session, run_id)
     if retry_failed:
-        failed = session.exec(
-            select(Trajectory).where(Trajectory.run_id == run_id, Trajectory.status == "failed")
-        ).all()
-        for t in failed:
-            t.status = "pending"
-        session.flush()
+        session.execute(
+            sa.update(t.trajectory).where(traj.run_id == run_id, traj.status == "failed").values(status="pending")
+        )
         reset_unfinished(session, run_id)
     all_ids = _task_ids(session, run)
     finished = finished_task_ids(session, run_id)
-    todo = [t for t in all_ids if t not in finished]
+    todo = [i for i in all_ids if i not in finished]
     trajectories = ensure_trajectories(session, run_id, todo)
-    run.status, run.finished_at = "running", None
-    run.started_at = run.started_at or utcnow()
-    session.flush()
+    running: dict[str, Any] = {"status": "running", "finished_at": None}
+    if run.started_at is None:
+        running["started_at"] = utcnow()
+    session.execute(sa.update(t.run).where(r.id == run_id).values(**running))
     first = load_tasks(session, blobs, todo[: min(head.concurrency, FIRST_WAVE_MAX)])
     return _Plan(todo, len(all_ids), len(all_ids) - len(todo), trajectories, first)
 
@@ -303,27 +326,25 @@ def _batches(ids: list[int], size: int) -> list[list[int]]:
 
 
 def _load_batch(engine: Engine, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
-    with session_scope(read_only(engine)) as s:
-        return load_tasks(s, blobs, task_ids)
+    with read_scope(engine) as conn:
+        return load_tasks(conn, blobs, task_ids)
 
 
-def _finish_run(session: Session, run_id: int, status: str, reason: str | None = None) -> None:
-    run = session.get(Run, run_id)
+def _finish_run(session: Reader, run_id: int, status: str, reason: str | None = None) -> None:
+    r, traj = t.run.c, t.trajectory.c
+    run = session.execute(sa.select(r.config).where(r.id == run_id)).first()
     if run is not None:
-        run.status = status
-        run.finished_at = utcnow() if status in ("done", "failed") else None
+        values: dict[str, Any] = {"status": status, "finished_at": utcnow() if status in ("done", "failed") else None}
         config = {k: v for k, v in (run.config or {}).items() if k != "stopped_because"}
         if reason:
             config["stopped_because"] = reason
         if config != (run.config or {}):
-            run.config = config
+            values["config"] = config
+        session.execute(sa.update(t.run).where(r.id == run_id).values(**values))
         if status != "done":  # nothing works on them now: a monitor must not show them as running
             session.execute(
-                sa.update(Trajectory)
-                .where(Trajectory.run_id == run_id, Trajectory.status == "running")  # type: ignore[arg-type]
-                .values(status="pending")
+                sa.update(t.trajectory).where(traj.run_id == run_id, traj.status == "running").values(status="pending")
             )
-        session.flush()
 
 
 async def execute_run(
@@ -342,6 +363,8 @@ async def execute_run(
     executor (``LeaseHeld`` if another live process has it; see ``lease.py``). ``procs`` above 1 runs
     the trajectories on that many child event loops (``procs.py``); None picks a number from -j."""
     n = _process_count(engine, run_id, procs)
+    if n > 1:
+        load_transport()  # once here, inherited by every child
     pool = ProcPool(n, engine, blobs) if n > 1 else None  # forked before any thread of the run starts
     try:
         with run_lease(engine, run_id), existing_objects_frozen():  # no full GC stalls the calls in flight
@@ -358,8 +381,8 @@ def _process_count(engine: Engine, run_id: int, procs: int | None) -> int:
     if procs == 1 or not can_fork():
         return 1
     try:
-        with session_scope(read_only(engine)) as s:
-            head = read_head(s, run_id)
+        with read_scope(engine) as conn:
+            head = read_head(conn, run_id)
     except Exception:  # the run cannot start: the run itself reports why
         return 1
     if head.config.get("queue"):
@@ -687,6 +710,6 @@ def start_run(
     engine: Engine, blobs: BlobStore, spec: RunSpec, *, actor: str | None = None, **kwargs: Any
 ) -> RunProgress:
     """Create and execute a run in one call (for scripts and tests)."""
-    with session_scope(engine, actor) as s:
-        run_id = create_run(s, spec).id or 0
+    with engine.begin() as conn:
+        run_id = create_run(conn, spec).id
     return run_blocking(engine, blobs, run_id, actor=actor, **kwargs)

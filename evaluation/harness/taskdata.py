@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
 
+from store import run_tables as tb
 from store.blobs import BlobStore
-from store.models import Asset, Document, ReferenceStep, Task, TaskAsset
 
 
 @dataclass
@@ -70,70 +70,56 @@ class TaskInput:
 _EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/bmp": "bmp"}
 
 
-def load_task(session: Session, blobs: BlobStore, task_id: int) -> TaskInput:
+def load_task(session: Any, blobs: BlobStore, task_id: int) -> TaskInput:
     tasks = load_tasks(session, blobs, [task_id])
     if not tasks:
         raise LookupError(f"no task with id {task_id}")
     return tasks[0]
 
 
-def load_tasks(session: Session, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
-    """Several tasks with four queries in all (runs prefetch tasks in batches). Plain column rows, not
-    ORM objects: this runs on a reader thread that shares the GIL with the run's event loop."""
+def load_tasks(session: Any, blobs: BlobStore, task_ids: list[int]) -> list[TaskInput]:
+    """Several tasks with four queries in all (runs prefetch tasks in batches). Plain column rows in
+    SQLAlchemy Core, not ORM objects: this runs on a reader thread that shares the GIL with the run's
+    event loop, on a connection (or an ORM session)."""
     if not task_ids:
         return []
+    task, link, asset, doc, step = tb.task.c, tb.taskasset.c, tb.asset.c, tb.document.c, tb.referencestep.c
     tasks = session.execute(
-        select(
-            Task.id,
-            Task.revision,
-            Task.source_id,
-            Task.query,
-            Task.answer_spec,
-            Task.output_format,
-            Task.tools_offered,
-            Task.meta,
-        ).where(Task.id.in_(task_ids))  # type: ignore[union-attr]
+        sa.select(
+            task.id,
+            task.revision,
+            task.source_id,
+            task.query,
+            task.answer_spec,
+            task.output_format,
+            task.tools_offered,
+            task.meta,
+        ).where(task.id.in_(task_ids))
     ).all()
     links = session.execute(
-        select(  # type: ignore[call-overload]
-            TaskAsset.task_id,
-            TaskAsset.role,
-            TaskAsset.original_path,
-            TaskAsset.document_id,
-            Asset.id,
-            Asset.sha256,
-            Asset.mime,
-        )
-        .join(Asset, Asset.id == TaskAsset.asset_id)
-        .where(
-            TaskAsset.task_id.in_(task_ids),  # type: ignore[attr-defined]
-            TaskAsset.role.in_(("query_image", "document_image")),  # type: ignore[attr-defined]
-        )
-        .order_by(
-            TaskAsset.task_id,
-            TaskAsset.role.desc(),  # type: ignore[attr-defined]
-            TaskAsset.ordinal,
-            TaskAsset.id,
-        )
+        sa.select(link.task_id, link.role, link.original_path, link.document_id, asset.id, asset.sha256, asset.mime)
+        .select_from(tb.taskasset.join(tb.asset, asset.id == link.asset_id))
+        .where(link.task_id.in_(task_ids), link.role.in_(("query_image", "document_image")))
+        .order_by(link.task_id, link.role.desc(), link.ordinal, link.id)
     ).all()
     docs = session.execute(
-        select(Document.id, Document.task_id, Document.title, Document.text)
-        .where(Document.task_id.in_(task_ids))  # type: ignore[attr-defined]
-        .order_by(Document.task_id, Document.ordinal, Document.id)  # type: ignore[arg-type]
+        sa.select(doc.id, doc.task_id, doc.title, doc.text)
+        .where(doc.task_id.in_(task_ids))
+        .order_by(doc.task_id, doc.ordinal, doc.id)
     ).all()
     steps = session.execute(
-        select(  # type: ignore[call-overload, misc]
-            ReferenceStep.task_id,
-            ReferenceStep.ordinal,
-            ReferenceStep.thought,
-            ReferenceStep.tool_name,
-            ReferenceStep.tool_args,
-            ReferenceStep.result_text,
-            ReferenceStep.is_final,
-            ReferenceStep.final_answer,
+        sa.select(
+            step.task_id,
+            step.ordinal,
+            step.thought,
+            step.tool_name,
+            step.tool_args,
+            step.result_text,
+            step.is_final,
+            step.final_answer,
         )
-        .where(ReferenceStep.task_id.in_(task_ids))  # type: ignore[attr-defined]
-        .order_by(ReferenceStep.task_id, ReferenceStep.ordinal)
+        .where(step.task_id.in_(task_ids))
+        .order_by(step.task_id, step.ordinal)
     ).all()
     images: dict[int, list[TaskImage]] = {}
     by_doc: dict[int, list[TaskImage]] = {}

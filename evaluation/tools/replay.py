@@ -10,6 +10,9 @@ lookup is a short read, the call runs outside any transaction, and the row is wr
 short transaction afterwards. A held SQLite write lock would serialise every service call of a run
 and make concurrent ones fail with "database is locked". A busy database is retried a bounded number
 of times and then raised as ``StoreBusy``, which ``execute`` never turns into a tool result.
+
+Written in SQLAlchemy Core: a run's first service call does not build the SQLModel classes (a third
+of a second of one thread holding the GIL while the run's calls are in flight).
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlmodel import Session, select
 
 from evaluation.tools.result import StoreBusy, ToolContext, ToolError
-from store import read_only, session_scope
-from store.models import ReplayCache
+from store import read_only
+from store.clock import utcnow
+from store.run_tables import replaycache
 
 T = TypeVar("T")
 
@@ -46,17 +50,17 @@ def _busy(exc: OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def in_short_transaction(ctx: ToolContext, fn: Callable[[Session], T], *, write: bool) -> T:
-    """``fn(session)`` in its own short transaction on ``ctx.engine`` (retried while the database is
-    busy), or in the caller's ``ctx.session`` when the caller owns the transaction."""
+def in_short_transaction(ctx: ToolContext, fn: Callable[[Any], T], *, write: bool) -> T:
+    """``fn(connection)`` in its own short transaction on ``ctx.engine`` (retried while the database
+    is busy), or ``fn(session)`` in the caller's ``ctx.session`` when the caller owns the transaction."""
     if ctx.engine is None:
         assert ctx.session is not None
         return fn(ctx.session)
     engine = ctx.engine if write else read_only(ctx.engine)
     for attempt in range(1, BUSY_ATTEMPTS + 1):
         try:
-            with session_scope(engine) as s:
-                return fn(s)
+            with engine.begin() as conn:
+                return fn(conn)
         except OperationalError as exc:
             if not _busy(exc):
                 raise
@@ -74,8 +78,9 @@ def lookup(ctx: ToolContext, kind: str, request: dict[str, Any]) -> Any | None:
     if not _has_store(ctx):
         return None
     key = request_key(kind, request)
+    c = replaycache.c
     return in_short_transaction(
-        ctx, lambda s: s.exec(select(ReplayCache.response).where(ReplayCache.key == key)).first(), write=False
+        ctx, lambda s: s.execute(sa.select(c.response).where(c.key == key)).scalar(), write=False
     )
 
 
@@ -85,13 +90,13 @@ def record(ctx: ToolContext, kind: str, request: dict[str, Any], response: Any) 
         return
     key = request_key(kind, request)
 
-    def write(s: Session) -> None:
-        if s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
-            s.add(ReplayCache(key=key, kind=kind, request=request, response=response))
-            s.flush()
+    def write(s: Any) -> None:
+        if s.execute(sa.select(replaycache.c.id).where(replaycache.c.key == key)).first() is None:
+            row = {"key": key, "kind": kind, "request": request, "response": response, "created_at": utcnow()}
+            s.execute(sa.insert(replaycache).values(**row))
 
     if ctx.engine is None:
-        write(ctx.session)  # type: ignore[arg-type]
+        write(ctx.session)
         return
     try:
         in_short_transaction(ctx, write, write=True)

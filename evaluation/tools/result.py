@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from store.blobs import BlobStore
 
 if TYPE_CHECKING:
+    from sqlmodel import Session
+
     from evaluation.tools.images import ImageData
 
 

@@ -1,6 +1,6 @@
 """``chainmark run`` as a whole process: it loads only what a run uses before its first model call
-(every module is start-up time a user waits through), and everything it did is in the database
-when the process has exited."""
+(every module is start-up time a user waits through), builds no SQLModel class on its way there,
+and everything it did is in the database when the process has exited."""
 
 from __future__ import annotations
 
@@ -30,18 +30,61 @@ main()
 """
 
 
-def _run(db_path: Path, tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+# The same, but noting the modules loaded when the process first connects to the model server (the
+# ``socket.connect`` audit event for its port): what the run imported before its first model call.
+FIRST_CALL_PROBE = """
+import json, os, sys
+port, noted = int(os.environ["MODEL_PORT"]), []
+def at_first_call(event, args):
+    if event == "socket.connect" and not noted and isinstance(args[1], tuple) and args[1][1:2] == (port,):
+        noted.append(1)
+        open(os.environ["PROBE_OUT"], "w").write(json.dumps(sorted(sys.modules)))
+sys.addaudithook(at_first_call)
+from tui.cli import main
+sys.argv[0] = "chainmark"
+main()
+"""
+
+
+def _run(
+    db_path: Path, tmp_path: Path, *args: str, probe: str = PROBE, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     out = tmp_path / "modules.json"
     env = {
         **os.environ,
+        **(env or {}),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "CHAINMARK_DB": str(db_path),
         "PROBE_OUT": str(out),
     }
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", probe, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     return proc, set(json.loads(out.read_text())) if out.exists() else set()
+
+
+# The ORM: SQLModel, SQLAlchemy's ORM and chainmark's 31 table classes (with the audit hooks they
+# register) were a third of a second of every run's start-up; a run reads and writes through
+# SQLAlchemy Core (store/run_tables.py) instead.
+ORM = {"sqlmodel", "sqlalchemy.orm", "store.models", "store.audit"}
+
+
+def test_a_run_builds_no_orm_before_its_first_model_call(
+    engine: Engine, db_path: Path, tmp_path: Path, make_bench, endpoint: str, scripted_openai: ScriptedOpenAI
+) -> None:
+    make_bench("mme", n=3)
+    scripted_openai.handler = lambda req: text("<answer>red</answer>")
+    args = ("run", "-b", "mme", "-e", endpoint, "-m", "atomic", "-j", "2", "--json")
+    env = {"MODEL_PORT": str(scripted_openai.port)}
+    proc, at_first_call = _run(db_path, tmp_path, *args, probe=FIRST_CALL_PROBE, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["done"] == 3
+    assert "sqlalchemy" in at_first_call and "evaluation.harness.runner" in at_first_call  # noted at the call
+    assert not at_first_call & ORM, sorted(at_first_call & ORM)
+    assert "pydantic" not in at_first_call  # the settings load with the standard library, and no table class
+    # … nor at all in a run whose tools made no images
+    _, at_exit = _run(db_path, tmp_path, "run", "-b", "mme", "-e", endpoint, "-m", "atomic", "--json")
+    assert not at_exit & ORM, sorted(at_exit & ORM)
 
 
 def test_a_run_loads_no_module_it_does_not_use(
@@ -116,3 +159,31 @@ def test_everything_a_run_did_is_stored_when_its_process_has_exited(
         assert kinds_seen.count("model_message") == 2 and kinds_seen[-1] == "answer"
         assert "tool_call" in kinds_seen and "tool_result" in kinds_seen
         assert assets >= 2  # the task's image and the crop
+
+
+# Everything a run may load after its first call: every mode and every tool's implementation.
+EVERYTHING_A_RUN_LOADS = """
+import importlib, json, sys
+import evaluation.harness.runner, evaluation.harness.procs
+for mode in ("atomic", "code", "react", "plan", "step"):
+    importlib.import_module("evaluation.harness.modes." + mode)
+from evaluation.tools import get_tool_set, tool_set_names
+for name in tool_set_names():
+    for tool in get_tool_set(name).tools.values():
+        tool.implementation()
+print(json.dumps({"sets": tool_set_names(), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_nothing_a_run_loads_later_builds_the_orm() -> None:
+    # A first import of the ORM in the middle of a run (a service tool's first call, a tool image)
+    # would hold the GIL for a third of a second while the run's calls are in flight.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run(
+        [sys.executable, "-c", EVERYTHING_A_RUN_LOADS], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = json.loads(out.stdout)
+    assert {"gta", "agentic-mme"} <= set(loaded["sets"])
+    assert "evaluation.tools.replay" in loaded["modules"]  # the service tools' cache: loaded, in Core
+    assert not set(loaded["modules"]) & ORM, sorted(set(loaded["modules"]) & ORM)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import pickle
 
 import pytest
 from PIL import Image
 from sqlmodel import select
 
 from store import session_scope
-from store.blobs import BlobNotFound, FolderBlobStore, TableBlobStore, default_blob_store, put_asset
+from store.blobs import BlobNotFound, FolderBlobStore, TableBlobStore, default_blob_store, put_asset, put_asset_id
 from store.models import Asset
 
 
@@ -38,6 +39,22 @@ def test_table_store_keeps_bytes_in_the_database(any_engine):
     digest = store.put(b"\x00\x01binary")
     assert store.get(digest) == b"\x00\x01binary"
     assert store.exists(digest) and not store.exists("f" * 64)
+
+
+def test_table_store_sent_to_another_process_writes_in_the_transaction_it_is_given(any_engine):
+    # A harness child hands its tool's image to the parent's database thread with the run's blob
+    # store: the table store goes through the pipe without its engine (which does not pickle).
+    sent = pickle.loads(pickle.dumps(TableBlobStore(any_engine)))
+    image = _png(4, 3)
+    with any_engine.begin() as conn:
+        asset_id = put_asset_id(conn, sent, image)
+        assert put_asset_id(conn, sent, image) == asset_id
+    assert TableBlobStore(any_engine).get(hashlib.sha256(image).hexdigest()) == image
+    with session_scope(any_engine) as s:
+        asset = s.get(Asset, asset_id)
+        assert asset is not None and (asset.mime, asset.width, asset.height) == ("image/png", 4, 3)
+    with pytest.raises(RuntimeError, match="another process"):
+        sent.get(hashlib.sha256(image).hexdigest())
 
 
 def test_put_asset_records_mime_size_and_dimensions_once(any_engine, tmp_path):

@@ -74,7 +74,8 @@ async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blo
     _bench(engine, blobs, 1)
     with session_scope(engine, "tester") as s:
         add_endpoint(s, "scripted", "http://127.0.0.1:9/v1", "scripted-model")
-        run = create_run(s, RunSpec("mme", "scripted", "atomic"))
+        run = s.get(Run, create_run(s, RunSpec("mme", "scripted", "atomic")).id)
+        assert run is not None
         run.status = "running"
         now = utcnow()
         s.flush()

@@ -239,49 +239,58 @@ def run_cmd(
     as_json: bool,
 ) -> None:
     """Run a benchmark against an endpoint; prints the run id, progress goes to stderr."""
-    from evaluation.harness import Budgets, RetryPolicy, RunSpec, create_run, run_blocking
-    from evaluation.harness.lease import LeaseHeld
-    from store import read_only, session_scope
-    from store.claims import NEEDS_POSTGRES
-    from store.models import Run
+    from store.gc_pause import gc_paused
 
-    if queue and not app.url.startswith("postgresql"):
-        raise click.ClickException(NEEDS_POSTGRES)
-    if resume_id is not None:
-        run_id = resume_id
-        with session_scope(read_only(app.engine)) as s:
-            if s.get(Run, run_id) is None:
-                raise click.ClickException(f"no run with id {run_id}")
-        if unsafe_sandbox:
-            with session_scope(app.engine, app.actor) as s:
-                run = s.get(Run, run_id)
-                run.config = {**(run.config or {}), "unsafe_in_process_sandbox": True}  # type: ignore[union-attr]
-                s.add(run)
-    else:
-        missing = [o for o, v in (("--benchmark", benchmark), ("--endpoint", endpoint), ("--mode", mode)) if not v]
-        if missing:
-            raise click.UsageError(f"missing {', '.join(missing)} (or give --resume RUN_ID)")
-        spec = RunSpec(
-            benchmark or "",
-            endpoint or "",
-            mode or "",
-            concurrency=concurrency,
-            limit=limit,
-            budgets=Budgets(max_rounds, max_tool_calls, max_tokens, max_seconds),
-            replay=replay,
-            name=name,
-            task_ids=list(task_ids) or None,
-            status=status,
-            retry=RetryPolicy(attempts=retries),
-            unsafe_in_process_sandbox=unsafe_sandbox,
-        )
-        with session_scope(app.engine, app.actor) as s:
-            run_id = create_run(s, spec).id or 0
-    if not queue and resume_id is not None and app.url.startswith("postgresql"):
-        from evaluation.harness.workqueue import is_queued  # the queue (and its PostgreSQL dialect) only here
+    # Start-up builds modules and rows that all stay alive: no collection walks them meanwhile (the
+    # run freezes them before its first model call, heap.py). SQLAlchemy Core on plain connections
+    # up to that call: no SQLModel classes to build.
+    with gc_paused():
+        import sqlalchemy as sa
 
-        with session_scope(read_only(app.engine)) as s:
-            queue = is_queued(s.get(Run, run_id))  # a queued run stays queued
+        from evaluation.harness import Budgets, RetryPolicy, RunSpec, create_run, run_blocking
+        from evaluation.harness.lease import LeaseHeld
+        from store import read_scope
+        from store.claims import NEEDS_POSTGRES
+        from store.run_tables import run as run_table
+
+        if queue and not app.url.startswith("postgresql"):
+            raise click.ClickException(NEEDS_POSTGRES)
+        this_run = sa.select(run_table.c.config).where(run_table.c.id == resume_id)
+        if resume_id is not None:
+            run_id = resume_id
+            with read_scope(app.engine) as conn:
+                if conn.execute(this_run).first() is None:
+                    raise click.ClickException(f"no run with id {run_id}")
+            if unsafe_sandbox:
+                with app.engine.begin() as conn:
+                    config = conn.execute(this_run).scalar_one()
+                    config = {**(config or {}), "unsafe_in_process_sandbox": True}
+                    conn.execute(sa.update(run_table).where(run_table.c.id == run_id).values(config=config))
+        else:
+            missing = [o for o, v in (("--benchmark", benchmark), ("--endpoint", endpoint), ("--mode", mode)) if not v]
+            if missing:
+                raise click.UsageError(f"missing {', '.join(missing)} (or give --resume RUN_ID)")
+            spec = RunSpec(
+                benchmark or "",
+                endpoint or "",
+                mode or "",
+                concurrency=concurrency,
+                limit=limit,
+                budgets=Budgets(max_rounds, max_tool_calls, max_tokens, max_seconds),
+                replay=replay,
+                name=name,
+                task_ids=list(task_ids) or None,
+                status=status,
+                retry=RetryPolicy(attempts=retries),
+                unsafe_in_process_sandbox=unsafe_sandbox,
+            )
+            with app.engine.begin() as conn:
+                run_id = create_run(conn, spec).id
+        if not queue and resume_id is not None and app.url.startswith("postgresql"):
+            from evaluation.harness.run_status import is_queued
+
+            with read_scope(app.engine) as conn:
+                queue = is_queued(conn.execute(this_run).one())  # a queued run stays queued
     if queue:
         _enqueue(app, run_id, retry_failed, as_json)
         return

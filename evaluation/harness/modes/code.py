@@ -155,7 +155,7 @@ def _write_inputs(ep: Episode, workdir: Path, save_dir: Path) -> dict[str, str]:
 async def _execute(
     ep: Episode, code: str, workdir: Path, save_dir: Path, env: dict[str, str], limits: SandboxLimits
 ) -> tuple[list[dict[str, Any]], int]:
-    from store.models import utcnow
+    from store.clock import utcnow
 
     started = utcnow()
     before = _snapshot(workdir)
