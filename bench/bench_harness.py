@@ -53,6 +53,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.user_env import NOTE, command_env  # noqa: E402  (after the sys.path line)
+
 # The console script users run (this checkout first on PYTHONPATH), else the module.
 _SCRIPT = Path(sys.executable).with_name("chainmark")
 CHAINMARK = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
@@ -535,12 +537,8 @@ def _whole(args: argparse.Namespace) -> None:
             tmp = Path(tmp_name)
             engine, blobs = colour_benchmark(tmp, args.tasks, port)
             engine.dispose()
-            env = {
-                **os.environ,
-                "CHAINMARK_DB": str(tmp / "bench.db"),
-                "CHAINMARK_BLOBS": str(blobs.root),
-                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
-            }
+            env = command_env(CHAINMARK_DB=str(tmp / "bench.db"), CHAINMARK_BLOBS=str(blobs.root))
+            print(NOTE)
             run = [*CHAINMARK, "run", "-b", "bench", "-e", "scripted", "-m", "atomic", "--json"]
             if args.warm_up:
                 warm = _command([*run, "--limit", "1"], env, tmp)

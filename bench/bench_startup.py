@@ -31,6 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.user_env import NOTE, command_env  # noqa: E402  (after the sys.path line)
+
 # The console script users run (this checkout first on PYTHONPATH), else the module.
 _SCRIPT = Path(sys.executable).with_name("chainmark")
 CHAINMARK = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
@@ -90,7 +92,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="chainmark-startup-") as tmp:
         db = str(Path(tmp) / "bench.db")
-        env = {**os.environ, "CHAINMARK_DB": db, "PYTHONPATH": str(ROOT)}
+        env = command_env(CHAINMARK_DB=db)
+        print(NOTE)
         os.environ["CHAINMARK_DB"] = db
         made = prepare(Path(tmp), env)
         whole = [
