@@ -538,7 +538,7 @@ def _whole(args: argparse.Namespace) -> None:
             engine, blobs = colour_benchmark(tmp, args.tasks, port)
             engine.dispose()
             env = command_env(CHAINMARK_DB=str(tmp / "bench.db"), CHAINMARK_BLOBS=str(blobs.root))
-            print(NOTE)
+            print(NOTE, file=sys.stderr)  # stdout is the JSON document
             run = [*CHAINMARK, "run", "-b", "bench", "-e", "scripted", "-m", "atomic", "--json"]
             if args.warm_up:
                 warm = _command([*run, "--limit", "1"], env, tmp)
