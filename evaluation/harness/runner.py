@@ -642,7 +642,7 @@ def runs_model_code(mode: str, tool_set: str | None) -> bool:
         return True
     if mode == "plan" or not tool_set:
         return False
-    return any(t.impl.startswith("evaluation.tools.sandbox:") for t in _tool_set(tool_set).tools.values())
+    return any((t.impl or "").startswith("evaluation.tools.sandbox:") for t in _tool_set(tool_set).tools.values())
 
 
 def _check_sandbox(mode: str, tool_set: str | None, unsafe: bool) -> None:

@@ -162,3 +162,19 @@ def test_plan_mode_parses_tool_tags_without_executing(engine, blobs, make_bench,
     assert len(sent.images()) == 2 and "tools" not in sent.json
     user_text = json.dumps(sent.json["messages"][1]["content"])
     assert "Assemble the shelf" in user_text and "img_index 1" in user_text
+
+
+def test_atomic_mode_on_plan_only_tools_tells_the_model_they_are_never_executed(
+    engine, blobs, make_bench, endpoint, scripted_openai
+):
+    """ATP's tools have no implementation. An executed mode must not crash while deciding whether the
+    run needs a sandbox (it did: 'NoneType' has no attribute 'startswith'), and the model's call to a
+    plan-only tool comes back as a failed call saying so."""
+    make_bench("atp-like", tool_set="atp")
+    scripted_openai.push(tool_calls(("Search", {"query": "eiffel tower"})), text("<answer>done</answer>"))
+    progress = start_run(engine, blobs, RunSpec("atp-like", endpoint, "atomic", concurrency=1))
+    assert (progress.done, progress.failed) == (1, 0)
+    traj, evs = events_of(engine, progress.run_id)
+    result = next(e for e in evs if e.kind == "tool_result").payload
+    assert not result["ok"] and "plan-only tool of the 'atp' set" in result["error"]
+    assert traj.final_answer == "done"
