@@ -4,7 +4,7 @@ Two places a blob can live: a folder beside the SQLite file (the default: ``<db>
 or the ``blob`` table in the database itself (for PostgreSQL teams who share one server and no
 filesystem). ``put_asset`` writes the bytes and the ``Asset`` row together.
 
-Written in SQLAlchemy Core over ``store.run_tables``: a run stores the images its tools make through a
+Written in SQLAlchemy Core over ``store.core_tables``: a run stores the images its tools make through a
 plain connection, without building the SQLModel classes; the same functions take an ORM session.
 """
 
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from store import run_tables as t
+from store import core_tables as t
 from store.clock import utcnow
 from store.db import resolve_url, sqlite_path
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from evaluation.modelcall.endpoint import EndpointError, EndpointSpec
-from store import run_tables as t
+from store import core_tables as t
 
 if TYPE_CHECKING:
     from sqlmodel import Session

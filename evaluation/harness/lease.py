@@ -30,9 +30,9 @@ from evaluation.harness.run_status import (  # noqa: F401  (re-exported: the lea
     shown_status,
     this_host,
 )
-from store import run_tables as t
+from store import core_tables as t
 from store.clock import utcnow
-from store.run_tables import connection_of
+from store.core_tables import connection_of
 
 DEFAULT_TTL = 60.0  # seconds a heartbeat keeps the lease; renewed every TTL / 4
 

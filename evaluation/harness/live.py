@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from store.clock import utcnow
-from store.run_tables import trajectory as _TRAJECTORY
+from store.core_tables import trajectory as _TRAJECTORY
 
 UNFINISHED = ("pending", "running")
 

@@ -1,7 +1,7 @@
 """Events of a trajectory, kept in memory while it runs and written in one transaction when it ends
 (so a killed run never leaves half a trajectory behind: resume deletes and redoes unfinished ones).
 
-The database functions here are SQLAlchemy Core over ``store.run_tables`` and take a connection (a
+The database functions here are SQLAlchemy Core over ``store.core_tables`` and take a connection (a
 run's database thread) or an ORM session (the TUI, tests) alike: a run never builds the SQLModel
 classes for them."""
 
@@ -15,9 +15,9 @@ import sqlalchemy as sa
 
 from store import events as ev
 from store import plain_rows
-from store import run_tables as t
+from store import core_tables as t
 from store.clock import utcnow
-from store.run_tables import connection_of
+from store.core_tables import connection_of
 from store.storable import storable
 
 Reader: TypeAlias = Any  # a Connection, or an ORM Session: both execute Core statements

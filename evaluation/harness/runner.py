@@ -8,7 +8,7 @@ together share a transaction, see ``committer``), so a kill at any moment loses 
 in flight or just finished, which a resume runs again. The CLI and the TUI both drive this module through the
 ``progress`` callback.
 
-Its database work is SQLAlchemy Core over ``store.run_tables``, on a connection (the run's database
+Its database work is SQLAlchemy Core over ``store.core_tables``, on a connection (the run's database
 thread, the command line) or an ORM session (the TUI, tests): a run reaches its first model call
 without building the SQLModel classes.
 """
@@ -46,7 +46,7 @@ from evaluation.harness.recorder import (
 from evaluation.harness.taskdata import TaskInput, load_tasks
 from evaluation.sandbox import SandboxUnavailable
 from store import read_scope
-from store import run_tables as t
+from store import core_tables as t
 from store.blobs import BlobStore
 from store.clock import utcnow
 from store.reserve import SpaceReserve

@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import run_tables as tb
+from store import core_tables as tb
 from store.blobs import BlobStore
 
 

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from evaluation.judges.reference_prompts import template_for
 from evaluation.judges.templates import Template, TemplateError, prompt_hash, render, required_variables
 from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
-from store.score_columns import Reader, asset, connection_of, judge, verdict
+from store.core_tables import Reader, asset, connection_of, judge, verdict
 
 
 class PromptBuilder:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from evaluation.judges.templates import _PLACEHOLDER, Template, load_template
-from store.score_columns import Reader, connection_of, judgetemplate
+from store.core_tables import Reader, connection_of, judgetemplate
 
 if TYPE_CHECKING:
     from sqlmodel import Session

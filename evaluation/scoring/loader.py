@@ -13,9 +13,9 @@ import sqlalchemy as sa
 
 from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
-from store import score_columns as db_
-from store.score_columns import Reader, connection_of
-from store.score_columns import (
+from store import core_tables as db_
+from store.core_tables import Reader, connection_of
+from store.core_tables import (
     asset as Asset,
     auditevent as AuditEvent,
     checkpoint as Checkpoint,

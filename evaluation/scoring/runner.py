@@ -22,7 +22,7 @@ from evaluation.scoring.items import Item
 from evaluation.scoring.loader import LoadedRun, Reader, connection_of, load_run, run_header, trajectory_chunks
 from evaluation.scoring.results import ScoreResult
 from store import plain_rows, read_scope
-from store.score_columns import checkpointresult
+from store.core_tables import checkpointresult
 
 
 def profile_for(loaded: LoadedRun) -> Profile:
@@ -265,7 +265,7 @@ def _score_run(
     actor: str | None,
 ) -> ScoreResult:
     # Plain connections, not ORM sessions: scoring reads and writes through SQLAlchemy Core
-    # (``store.score_columns``), so the command never builds the SQLModel classes. Its writes are
+    # (``store.core_tables``), so the command never builds the SQLModel classes. Its writes are
     # CheckpointResult rows, which the audit trail does not record: ``actor`` names nobody here.
     del actor
     with read_scope(engine) as s:

@@ -29,7 +29,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from evaluation.tools.result import StoreBusy, ToolContext, ToolError
 from store import read_only
 from store.clock import utcnow
-from store.run_tables import replaycache
+from store.core_tables import replaycache
 
 T = TypeVar("T")
 

@@ -65,7 +65,7 @@ def _run(
 
 # The ORM: SQLModel, SQLAlchemy's ORM and chainmark's 31 table classes (with the audit hooks they
 # register) were a third of a second of every run's start-up; a run reads and writes through
-# SQLAlchemy Core (store/run_tables.py) instead.
+# SQLAlchemy Core (store/core_tables.py) instead.
 ORM = {"sqlmodel", "sqlalchemy.orm", "store.models", "store.audit"}
 
 

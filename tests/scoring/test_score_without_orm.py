@@ -1,4 +1,4 @@
-"""``chainmark score`` reads and writes through SQLAlchemy Core only (store/score_columns.py): the
+"""``chainmark score`` reads and writes through SQLAlchemy Core only (store/core_tables.py): the
 command never imports SQLModel, the ORM or the table classes, which were a fifth of its start-up."""
 
 from __future__ import annotations

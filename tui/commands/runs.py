@@ -251,7 +251,7 @@ def run_cmd(
         from evaluation.harness.lease import LeaseHeld
         from store import read_scope
         from store.claims import NEEDS_POSTGRES
-        from store.run_tables import run as run_table
+        from store.core_tables import run as run_table
 
         if queue and not app.url.startswith("postgresql"):
             raise click.ClickException(NEEDS_POSTGRES)

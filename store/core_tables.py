@@ -1,28 +1,36 @@
-"""The tables a run reads and writes, as SQLAlchemy Core table clauses.
+"""The tables ``chainmark run`` and ``chainmark score`` read and write, as SQLAlchemy Core table clauses.
 
-The schema is ``store.models`` (and the migrations); these name the columns ``chainmark run`` uses
-from the endpoint look-up to the last commit, with the types that decide how a value is written and
-read back (JSON, timestamps, booleans), so a run reaches its first model call without building the
-SQLModel classes (about a third of a second of start-up, bench/bench_harness.py --whole). Every
-insert here names all of its NOT NULL columns: a table clause carries none of the models' defaults.
-tests/store/test_run_tables.py holds every column here to the model's name and type.
+The schema is ``store.models`` (and the migrations); these name the columns the run path (from the
+endpoint look-up to the last commit) and the score path (the run, its trajectories, events and tasks,
+stored verdicts and judge templates, the CheckpointResult rows it writes) use, with the types that
+decide how a value is written and read back (JSON, timestamps, booleans). Those commands then never
+build the SQLModel classes or the ORM: about a third of a second of a run's start-up
+(bench/bench_harness.py --whole) and a fifth of score's (bench/bench_scoring.py --command). Every
+insert names all of its NOT NULL columns: a table clause carries none of the models' defaults.
+tests/store/test_core_tables.py holds every column here to the model's name and type.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Union
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-_TS = sa.DateTime(timezone=True)
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+Reader = Union["Session", Connection]
+"""What these functions read through: an ORM session (the TUI's, the tests') or a plain connection
+(the command line's)."""
 
 
-def connection_of(reader: Any) -> Connection:
-    """The connection under an ORM session, or the connection itself: the run's database functions
-    take either (the command line hands them a connection, the TUI and tests a session)."""
+def connection_of(reader: Reader) -> Connection:
+    """The connection under an ORM session, or the connection itself."""
     return reader if isinstance(reader, Connection) else reader.connection()
 
+
+_TS = sa.DateTime(timezone=True)
 
 benchmark = sa.table(
     "benchmark",
@@ -30,6 +38,7 @@ benchmark = sa.table(
     sa.column("name", sa.String),
     sa.column("tool_set", sa.String),
     sa.column("settings", sa.JSON),
+    sa.column("source_format", sa.String),
 )
 task = sa.table(
     "task",
@@ -43,6 +52,15 @@ task = sa.table(
     sa.column("output_format", sa.Text),
     sa.column("tools_offered", sa.JSON),
     sa.column("meta", sa.JSON),
+    sa.column("category", sa.String),
+    sa.column("subcategory", sa.String),
+    sa.column("intent", sa.String),
+    sa.column("level", sa.String),
+    sa.column("domain", sa.String),
+    sa.column("reference_tool_calls", sa.Integer),
+    sa.column("max_tool_calls", sa.Integer),
+    sa.column("penalty_per_extra_call", sa.Float),
+    sa.column("source_record", sa.JSON),
 )
 asset = sa.table(
     "asset",
@@ -83,6 +101,7 @@ referencestep = sa.table(
     sa.column("result_text", sa.Text),
     sa.column("is_final", sa.Boolean),
     sa.column("final_answer", sa.Text),
+    sa.column("result", sa.JSON),
 )
 modelendpoint = sa.table(
     "modelendpoint",
@@ -132,6 +151,7 @@ trajectory = sa.table(
     sa.column("error", sa.Text),
     sa.column("started_at", _TS),
     sa.column("finished_at", _TS),
+    sa.column("native", sa.JSON),
 )
 event = sa.table(
     "event",
@@ -161,6 +181,80 @@ replaycache = sa.table(
     sa.column("response", sa.JSON),
     sa.column("created_at", _TS),
 )
+checkpoint = sa.table(
+    "checkpoint",
+    sa.column("id", sa.Integer),
+    sa.column("task_id", sa.Integer),
+    sa.column("key", sa.String),
+    sa.column("ordinal", sa.Integer),
+    sa.column("axis", sa.String),
+    sa.column("description", sa.Text),
+    sa.column("tools", sa.JSON),
+    sa.column("code_check", sa.JSON),
+    sa.column("visual_check", sa.JSON),
+    sa.column("gt_asset_id", sa.Integer),
+    sa.column("search_check", sa.JSON),
+    sa.column("answer_check", sa.JSON),
+    sa.column("weight", sa.Float),
+    sa.column("parent_id", sa.Integer),
+    sa.column("step_id", sa.Integer),
+    sa.column("meta", sa.JSON),
+)
+orderingconstraint = sa.table(
+    "orderingconstraint",
+    sa.column("id", sa.Integer),
+    sa.column("task_id", sa.Integer),
+    sa.column("key", sa.String),
+    sa.column("sequence", sa.JSON),
+    sa.column("max_gap", sa.Integer),
+)
+auditevent = sa.table(
+    "auditevent",
+    sa.column("id", sa.Integer),
+    sa.column("entity", sa.String),
+    sa.column("entity_id", sa.Integer),
+    sa.column("action", sa.String),
+    sa.column("before", sa.JSON),
+    sa.column("created_at", _TS),
+)
+checkpointresult = sa.table(
+    "checkpointresult",
+    sa.column("id", sa.Integer),
+    sa.column("trajectory_id", sa.Integer),
+    sa.column("checkpoint_id", sa.Integer),
+    sa.column("passed", sa.Boolean),
+    sa.column("score", sa.Float),
+    sa.column("matched_event_id", sa.Integer),
+    sa.column("method", sa.String),
+    sa.column("scoring_mode", sa.String),
+    sa.column("detail", sa.JSON),
+    sa.column("created_at", _TS),
+)
+verdict = sa.table(
+    "verdict",
+    sa.column("id", sa.Integer),
+    sa.column("judge_id", sa.Integer),
+    sa.column("target_kind", sa.String),
+    sa.column("target_id", sa.Integer),
+    sa.column("target_part", sa.String),
+    sa.column("prompt_hash", sa.String),
+    sa.column("label", sa.String),
+    sa.column("score", sa.Float),
+    sa.column("parsed", sa.JSON),
+    sa.column("raw_output", sa.Text),
+)
+judge = sa.table("judge", sa.column("id", sa.Integer), sa.column("name", sa.String), sa.column("template", sa.String))
+judgetemplate = sa.table(
+    "judgetemplate",
+    sa.column("id", sa.Integer),
+    sa.column("judge", sa.String),
+    sa.column("version", sa.String),
+    sa.column("parser", sa.String),
+    sa.column("system", sa.Text),
+    sa.column("user", sa.Text),
+    sa.column("params", sa.JSON),
+    sa.column("source", sa.JSON),
+)
 
 TABLES = (
     benchmark,
@@ -177,4 +271,11 @@ TABLES = (
     event,
     eventasset,
     replaycache,
+    checkpoint,
+    orderingconstraint,
+    auditevent,
+    checkpointresult,
+    verdict,
+    judge,
+    judgetemplate,
 )
