@@ -8,7 +8,7 @@ Re-scoring replaces this run's CheckpointResult rows for the same method and sco
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -20,9 +20,11 @@ from evaluation.scoring.embedding import get_embedder
 from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
 from evaluation.scoring.loader import LoadedRun, Reader, connection_of, load_run, run_header, trajectory_chunks
-from evaluation.scoring.results import ScoreResult
 from store import plain_rows, read_scope
 from store.score_columns import checkpointresult
+
+if TYPE_CHECKING:  # built by the profile (``evaluation.benchmarks.base.result``), after the run is read
+    from evaluation.scoring.results import ScoreResult
 
 
 def profile_for(loaded: LoadedRun) -> Profile:
