@@ -20,10 +20,16 @@ import sqlalchemy as sa
 def _encoded(
     conn: Any, table: sa.TableClause, names: Sequence[str], rows: list[dict[str, Any]]
 ) -> list[tuple[Any, ...]]:
+    return _encoded_columns(conn, table, names, [[row[name] for row in rows] for name in names])
+
+
+def _encoded_columns(
+    conn: Any, table: sa.TableClause, names: Sequence[str], values_by_name: Sequence[Sequence[Any]]
+) -> list[tuple[Any, ...]]:
+    """The statement's parameter rows from one sequence of values per column of NAMES."""
     dialect = conn.dialect
-    columns: list[list[Any]] = []
-    for name in names:
-        values = [row[name] for row in rows]
+    columns: list[Sequence[Any]] = []
+    for name, values in zip(names, values_by_name, strict=True):
         column_type = table.c[name].type
         proc = column_type._cached_bind_processor(dialect)
         if proc is not None and type(column_type) is sa.JSON and dialect._json_serializer is None:
@@ -68,7 +74,7 @@ class _JsonDumps:
         return self.proc(value)
 
 
-def _processed(proc: Any, values: list[Any]) -> list[Any]:
+def _processed(proc: Any, values: Sequence[Any]) -> list[Any]:
     """PROC over VALUES, once per run of the same object (a commit's one timestamp, say)."""
     out: list[Any] = []
     last: Any = object()
@@ -115,10 +121,26 @@ def upsert(
     """``INSERT … ON CONFLICT (conflict…) DO UPDATE SET`` the UPDATE columns of ROWS, one executemany: a
     row whose CONFLICT columns match a stored one (a unique constraint) updates it in place (its id and
     the other columns stay); the others are inserted in order, taking the ids a plain insert would."""
+    upsert_columns(
+        conn, table, names, [[row[name] for row in rows] for name in names], conflict=conflict, update=update
+    )
+
+
+def upsert_columns(
+    conn: Any,
+    table: sa.Table,
+    names: Sequence[str],
+    columns: Sequence[Sequence[Any]],
+    *,
+    conflict: Sequence[str],
+    update: Sequence[str],
+) -> None:
+    """``upsert`` of rows given as one sequence of values per column of NAMES (row k: each column's k-th
+    value), for a caller that has its values by column: no dict per row."""
     quote = conn.dialect.identifier_preparer.quote
     sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in update)
     sql = (
         f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, names))}) VALUES ({', '.join('?' * len(names))}) "
         f"ON CONFLICT ({', '.join(map(quote, conflict))}) DO UPDATE SET {sets}"
     )
-    conn.exec_driver_sql(sql, _encoded(conn, table, names, rows))
+    conn.exec_driver_sql(sql, _encoded_columns(conn, table, names, columns))

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from evaluation.scoring.embedding import Embedder
 from evaluation.scoring.items import Item, JudgeOracle, NoJudges
 from evaluation.scoring.matchers import check_mode
-from evaluation.scoring.results import ScoreResult, Usage
+
+if TYPE_CHECKING:  # pydantic (≈ 0.08 s) loads where a result is built, not before a command's work
+    from evaluation.scoring.results import ScoreResult
 
 
 @dataclass
@@ -143,6 +145,8 @@ def result(
     category_label: str = "category",
 ) -> ScoreResult:
     """Every profile's answer, validated: ``mode`` and ``embedder`` are always present."""
+    from evaluation.scoring.results import ScoreResult, Usage
+
     return ScoreResult.with_rows(
         per_item or [],
         outcomes or [],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Iterable, Iterator
 
 import orjson
@@ -13,7 +14,7 @@ import sqlalchemy as sa
 
 from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
-from store import core_tables as db_
+from store import plain_select, core_tables as db_
 from store.core_tables import Reader, connection_of
 from store.core_tables import (
     asset as Asset,
@@ -181,13 +182,16 @@ class _Reader:
             is_json.append(j)
         return out, is_json
 
-    def stream(self, stmt: Any) -> Iterator[Any]:
-        """The statement's rows, fetched a batch at a time (never the whole result in memory)."""
+    def stream(self, stmt: Any) -> Iterable[Any]:
+        """The statement's rows, fetched a batch at a time (never the whole result in memory); on SQLite
+        from the DBAPI cursor (``store.plain_select``), the same values without a Core row each."""
         if not self.streaming:
-            yield from self.conn.execute(stmt)
-            return
-        for batch in self.conn.execution_options(stream_results=True).execute(stmt).partitions(_BATCH):
-            yield from batch
+            return self.conn.execute(stmt)
+        if self.sqlite:
+            plain = plain_select.rows(self.conn, stmt, _BATCH)
+            if plain is not None:
+                return plain
+        return chain.from_iterable(self.conn.execution_options(stream_results=True).execute(stmt).partitions(_BATCH))
 
     def rows(
         self, model: Any, fields: tuple[str, ...], where: Any, *order: Any, lead: tuple[Any, ...] = ()

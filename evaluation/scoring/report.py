@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evaluation.scoring.results import ScoreResult
+if TYPE_CHECKING:  # the results' models (pydantic) are not needed to print them: `score` loads them when it scores
+    from evaluation.scoring.results import ScoreResult
 
 HEADLINE = {
     "gta": (

@@ -8,7 +8,7 @@ Re-scoring replaces this run's CheckpointResult rows for the same method and sco
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -20,9 +20,11 @@ from evaluation.scoring.embedding import get_embedder
 from store.gc_pause import gc_paused
 from evaluation.scoring.items import Item
 from evaluation.scoring.loader import LoadedRun, Reader, connection_of, load_run, run_header, trajectory_chunks
-from evaluation.scoring.results import ScoreResult
 from store import plain_rows, read_scope
 from store.core_tables import checkpointresult
+
+if TYPE_CHECKING:  # built by the profile (``evaluation.benchmarks.base.result``), after the run is read
+    from evaluation.scoring.results import ScoreResult
 
 
 def profile_for(loaded: LoadedRun) -> Profile:
@@ -163,25 +165,30 @@ def write_outcomes(session: Reader, outcomes: list[tuple[int, Any]], mode: str) 
     if not outcomes:
         return 0
     conn = connection_of(session)
-    latest: dict[tuple[int, int, str], dict[str, Any]] = {}  # the last outcome per key wins
+    latest: dict[tuple[int, int, str], tuple[Any, ...]] = {}  # the last outcome per key wins
     n = 0
     for traj, o in outcomes:
         if o.checkpoint_id is None:
             continue
-        score = o.detail.get("score") if isinstance(o.detail.get("score"), (int, float)) else None
-        latest[(traj, o.checkpoint_id, o.method)] = {
-            "passed": o.passed,
-            "score": score,
-            "matched_event_id": o.matched_event_id,
-            "detail": o.detail,
-        }
+        detail = o.detail
+        score = detail.get("score")
+        # the _VALUES columns, in order
+        latest[(traj, o.checkpoint_id, o.method)] = (
+            o.passed,
+            score if isinstance(score, (int, float)) else None,
+            o.matched_event_id,
+            detail,
+        )
         n += 1
     (_write_sqlite if conn.dialect.name == "sqlite" else _write_core)(conn, checkpointresult, latest, mode, utcnow())
     return n
 
 
-def _write_core(conn: Any, table: Any, latest: dict[tuple[int, int, str], dict[str, Any]], mode: str, now: Any) -> None:
+def _write_core(
+    conn: Any, table: Any, outcomes: dict[tuple[int, int, str], tuple[Any, ...]], mode: str, now: Any
+) -> None:
     """Insert the new rows and update the existing ones with Core executemany statements."""
+    latest = {k: dict(zip(_VALUES, v)) for k, v in outcomes.items()}
     traj_ids = sorted({k[0] for k in latest})
     existing: dict[tuple[int, int, str], int] = {}
     for start in range(0, len(traj_ids), 500):
@@ -218,16 +225,17 @@ _VALUES = ("passed", "score", "matched_event_id", "detail")
 
 
 def _write_sqlite(
-    conn: Any, table: Any, latest: dict[tuple[int, int, str], dict[str, Any]], mode: str, now: Any
+    conn: Any, table: Any, latest: dict[tuple[int, int, str], tuple[Any, ...]], mode: str, now: Any
 ) -> None:
     """The same rows as ``_write_core``'s statements in one plain ``executemany`` (``store.plain_rows``)
     of an upsert on the table's unique key: no read of the stored rows' ids first, and no Core
-    per-row parameter processing (most of writing 30,000 rows)."""
-    rows = [
-        {"trajectory_id": k[0], "checkpoint_id": k[1], "method": k[2], "scoring_mode": mode, "created_at": now, **v}
-        for k, v in latest.items()
-    ]
-    plain_rows.upsert(conn, table, (*_KEY, "created_at", *_VALUES), rows, conflict=_KEY, update=_VALUES)
+    per-row parameter processing (most of writing 30,000 rows). The values go by column (the keys'
+    and values' tuples transposed), not as a dict per row."""
+    n = len(latest)
+    trajectory_ids, checkpoint_ids, methods = zip(*latest) if n else ((), (), ())
+    values = list(zip(*latest.values())) if n else [(), (), (), ()]
+    columns = [trajectory_ids, checkpoint_ids, methods, [mode] * n, [now] * n, *values]
+    plain_rows.upsert_columns(conn, table, (*_KEY, "created_at", *_VALUES), columns, conflict=_KEY, update=_VALUES)
 
 
 def utcnow() -> datetime:
