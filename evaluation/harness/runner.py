@@ -47,6 +47,7 @@ from evaluation.harness.taskdata import TaskInput, load_tasks
 from evaluation.sandbox import SandboxUnavailable
 from store import read_scope
 from store import core_tables as t
+from store.core_tables import Reader
 from store.blobs import BlobStore
 from store.clock import utcnow
 from store.reserve import SpaceReserve
@@ -132,7 +133,6 @@ class RunProgress:
 
 ProgressCallback = Callable[[RunProgress], None]
 EventListener = Callable[[int, PendingEvent], None]
-Reader = Any  # a Connection, or an ORM Session: both execute the Core statements here
 
 
 @dataclass(frozen=True)
