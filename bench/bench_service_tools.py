@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -25,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.user_env import NOTE, command_env  # noqa: E402  (after the sys.path line)
 
 
 def _png(i: int) -> bytes:
@@ -88,13 +89,7 @@ def main() -> None:
             for i in range(args.tasks):
                 t = authoring.create_task(s, "svc", f"Describe image {i}", answer_spec={"kind": "none"})
                 authoring.attach_asset(s, blobs, t.id, _png(i), original_path=f"image/image_{i}.png")
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "CHAINMARK_DB": str(db),
-            "CHAINMARK_VLM_BASE_URL": vlm.base_url,
-            "CHAINMARK_VLM_MODEL": "scripted-vlm",
-        }
+        env = command_env(CHAINMARK_DB=str(db), CHAINMARK_VLM_BASE_URL=vlm.base_url, CHAINMARK_VLM_MODEL="scripted-vlm")
         started = time.perf_counter()
         proc = subprocess.run(
             [
@@ -125,7 +120,7 @@ def main() -> None:
         in_run = _elapsed(proc.stdout)
         waves = -(-args.tasks // args.concurrency)
         ideal = waves * args.latency
-        print(f"service tools: {args.tasks} x {args.latency:g} s vision calls, -j {args.concurrency}")
+        print(f"service tools: {args.tasks} x {args.latency:g} s vision calls, -j {args.concurrency}; {NOTE}")
         print(
             f"  chainmark run wall      {wall:.2f} s   (ideal {ideal:.2f} s, ratio {wall / ideal:.2f}; "
             f"includes start-up)"
