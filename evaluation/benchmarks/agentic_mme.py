@@ -14,7 +14,6 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import add
 from typing import Any, Iterable
 
 from evaluation.benchmarks.base import ScoreContext, UsageCounter, mean, result
@@ -218,7 +217,7 @@ class Totals:
     Float columns are kept as lists and summed in row order, so every number is the one a ``sum`` over
     the rows gives."""
 
-    __slots__ = ("n", "s", "v", "correct", "calls", "penalties", "perfect", "counts", "usage")
+    __slots__ = ("n", "s", "v", "correct", "calls", "penalties", "perfect", "count_rows", "usage")
 
     def __init__(self) -> None:
         self.n = 0
@@ -228,7 +227,7 @@ class Totals:
         self.calls = 0
         self.penalties: list[float] = []
         self.perfect = 0
-        self.counts = [0] * 8  # the Scored.counts columns, added up
+        self.count_rows: list[tuple[int, ...]] = []  # each row's Scored.counts, added up column-wise at the end
         self.usage: dict[str, int] = {}
 
     def add(self, f: Scored, ev: dict[str, Any]) -> None:
@@ -242,17 +241,21 @@ class Totals:
         self.calls += ev["efficiency"]["effective_tool_calls"]
         self.penalties.append(scores["penalty"])
         self.perfect += scores["PQS"] == 1.0
-        self.counts = list(map(add, self.counts, f.counts))
+        self.count_rows.append(f.counts)
         usage = self.usage
         for k, c in ev["tool_usage"].items():
             usage[k] = usage.get(k, 0) + c
+
+    def counts(self) -> list[int]:
+        """The Scored.counts columns, added up (integers: the same sums in any order)."""
+        return [sum(column) for column in zip(*self.count_rows)] if self.count_rows else [0] * 8
 
     def metrics(self, mode: str = "fixed") -> dict[str, Any]:
         n = self.n
         if not n:
             return {"total_cases": 0}
         s, v, correct, calls = self.s, self.v, self.correct, self.calls
-        pass50, pass80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = self.counts
+        pass50, pass80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = self.counts()
         return {
             "total_cases": n,
             "Acc": correct / n * 100,
