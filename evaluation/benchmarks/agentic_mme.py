@@ -50,14 +50,15 @@ def golden_answer(item: Item) -> dict[str, Any]:
 def level_of(item: Item, mode: str = "fixed") -> str | None:
     """L1–L3. Faithful: the source record's ``meta.level`` must equal the number 1, 2 or 3 (the
     reference compares with ints, so "2" is in no level); an incomplete run folder is in none."""
+    source = item.source
     if mode == "faithful":
         if incomplete_run(item):
             return None
-        meta = item.source.get("meta") if isinstance(item.source.get("meta"), dict) else None
+        meta = source.get("meta") if isinstance(source.get("meta"), dict) else None
         if meta is not None:
             raw = meta.get("level", 0)
             return next((f"L{n}" for n in (1, 2, 3) if raw == n and not isinstance(raw, str)), None)
-    raw = item.task.get("level") or (item.source.get("meta") or {}).get("level")
+    raw = item.task.get("level") or (source.get("meta") or {}).get("level")
     s = str(raw or "").upper().lstrip("L")
     return f"L{s}" if s in ("1", "2", "3") else None
 
@@ -112,11 +113,11 @@ def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
     uses, effective = native or tool_use_list(item, code_mode=(ctx.run_mode == "code"), mode=ctx.mode)
     if ctx.mode == "faithful" and incomplete_run(item):
         return incomplete_eval(item, uses)
+    answer = item.final_answer()
     try:
-        ev = evaluate_process(item, uses, effective, mode=ctx.mode, oracle=ctx.oracle)
+        ev = evaluate_process(item, uses, effective, mode=ctx.mode, oracle=ctx.oracle, answer=answer)
     except ReferenceCrash as exc:
         return {"dropped": str(exc)}
-    answer = item.final_answer()
     golden = golden_answer(item)
     ev["final_answer_accuracy"] = {
         "correct": amme_final_answer_correct(golden, answer),
@@ -150,26 +151,28 @@ def checkpoint_counts(search_keys: list[str], ev: dict[str, Any]) -> tuple[int, 
     results = ev["checkpoint_results"]
     pass50 = pass80 = 0
     counted = passed = 0
-    v_tool = [0, 0]
-    v_true = [0, 0]
+    tool_passed = tool_total = true_passed = true_total = 0
     for r in results.values():
+        ok = bool(r.get("passed"))
         if r.get("axis") == "V":
             if len(r) == 1:  # a final-answer checkpoint: in no checkpoint rate
                 continue
-            bucket = v_true if "visual_check" in r else v_tool
-            bucket[0] += bool(r.get("passed"))
-            bucket[1] += 1
+            if "visual_check" in r:
+                true_passed += ok
+                true_total += 1
+            else:
+                tool_passed += ok
+                tool_total += 1
         counted += 1
-        passed += bool(r.get("passed"))
+        passed += ok
     if counted:
         rate = passed / counted
         pass50 += rate >= 0.5
         pass80 += rate >= 0.8
-    search = [0, 0]
+    search_passed = 0
     for key in search_keys:
-        search[1] += 1
-        search[0] += bool(results.get(key, {}).get("search_check", {}).get("passed"))
-    return (pass50, pass80, v_tool[0], v_tool[1], v_true[0], v_true[1], search[0], search[1])
+        search_passed += bool(results.get(key, {}).get("search_check", {}).get("passed"))
+    return (pass50, pass80, tool_passed, tool_total, true_passed, true_total, search_passed, len(search_keys))
 
 
 @lru_cache(maxsize=1024)

@@ -276,7 +276,7 @@ def op_table(uses: list[dict[str, Any]]) -> list[OpRow]:
     return [
         (
             ev["index"],
-            _declared_only(ev),
+            bool((ev.get("output") or {}).get("declared_only")),  # _declared_only, inlined
             str(ev.get("tool_name") or "").lower(),
             str((ev.get("arguments") or {}).get("op") or "").lower(),
         )
@@ -630,12 +630,20 @@ def _ordering(
 
 
 def evaluate_process(
-    item: Item, uses: list[dict[str, Any]], effective_calls: int, *, mode: str, oracle: JudgeOracle
+    item: Item,
+    uses: list[dict[str, Any]],
+    effective_calls: int,
+    *,
+    mode: str,
+    oracle: JudgeOracle,
+    answer: str | None = None,
 ) -> dict[str, Any]:
-    """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes."""
+    """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes.
+    ``answer``: the item's ``final_answer()`` when the caller has it already."""
     check_mode(mode)
     w = _Walk(item, uses, mode, oracle, int(item.trajectory.get("id") or 0))
-    answer = item.final_answer()
+    if answer is None:
+        answer = item.final_answer()
     by_index = {ev["index"]: ev for ev in uses}
     results: dict[str, dict[str, Any]] = {}
     hits: dict[str, int | None] = {}
