@@ -36,12 +36,17 @@ SEARCH_JUDGE = "amme-search"
 def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     """tool_call event index → its tool_result event (by call id, else the next result of that name)."""
     pairs: dict[int, dict[str, Any]] = {}
-    results = [(j, r.get("payload") or {}) for j, r in enumerate(events) if r["kind"] == "tool_result"]
+    results: list[tuple[int, Any]] = []
+    calls: list[tuple[int, dict[str, Any]]] = []
+    for j, r in enumerate(events):  # one pass: the results, and the calls in event order
+        kind = r["kind"]
+        if kind == "tool_result":
+            results.append((j, r.get("payload") or {}))
+        elif kind == "tool_call":
+            calls.append((j, r))
     if not results:
         return pairs
-    for i, e in enumerate(events):
-        if e["kind"] != "tool_call":
-            continue
+    for i, e in calls:
         p = e.get("payload") or {}
         call_id = p.get("call_id")
         key, want = ("call_id", call_id) if call_id else ("name", p.get("name"))
