@@ -16,8 +16,8 @@ from typing import Any
 
 
 def rows(conn: Any, stmt: Any, batch: int) -> Iterable[Any] | None:
-    """STMT's rows as sequences (tuples, or lists where a column was processed), fetched BATCH at a
-    time; None when the statement needs what only Core's execution does (expanding ``IN`` lists)."""
+    """STMT's rows as tuples, fetched BATCH at a time; None when the statement needs what only Core's
+    execution does (expanding ``IN`` lists)."""
     dialect = conn.dialect
     compiled = stmt.compile(dialect=dialect)
     if compiled.post_compile_params or compiled.positiontup is None:
@@ -40,14 +40,16 @@ def _batches(cursor: Any, size: int, procs: list[tuple[int, Any]]) -> Iterator[l
             if not got:
                 return
             if procs:
-                got = [_processed(r, procs) for r in got]
+                got = _processed(got, procs)
             yield got
     finally:
         cursor.close()
 
 
-def _processed(row: tuple[Any, ...], procs: list[tuple[int, Any]]) -> list[Any]:
-    out = list(row)
+def _processed(batch: list[tuple[Any, ...]], procs: list[tuple[int, Any]]) -> list[tuple[Any, ...]]:
+    """The batch with each processed column mapped through its processor: by column (``zip`` there and
+    back, ``map`` over the column), not a list and a Python call per row (80,000 events' ``failed``)."""
+    columns: list[Any] = list(zip(*batch))
     for k, proc in procs:
-        out[k] = proc(out[k])
-    return out
+        columns[k] = map(proc, columns[k])
+    return list(zip(*columns))

@@ -10,7 +10,6 @@ command list in ``--help`` imports none, and Textual is imported only when the T
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
 import logging
 import os
@@ -207,8 +206,11 @@ def _no_final_collection() -> None:
     hundreds of thousands), 0.5-0.8 s of a ``chainmark run`` on a busy machine, only to hand memory
     back that the exit hands back anyway. Frozen objects are left out of it; so objects still caught
     in reference cycles are not finalised at exit, which nothing here relies on (Python does not
-    promise it either): what must reach the disk is written and closed before this."""
-    gc.freeze()
+    promise it either): what must reach the disk is written and closed before this. Objects a command
+    kept for the exit (``tui.exit_keep``) are frozen with the rest, and so not freed one by one either."""
+    from tui.exit_keep import leave_to_exit
+
+    leave_to_exit()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,6 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import add
 from typing import Any, Iterable
 
 from evaluation.benchmarks.base import ScoreContext, UsageCounter, mean, result
@@ -51,14 +50,15 @@ def golden_answer(item: Item) -> dict[str, Any]:
 def level_of(item: Item, mode: str = "fixed") -> str | None:
     """L1–L3. Faithful: the source record's ``meta.level`` must equal the number 1, 2 or 3 (the
     reference compares with ints, so "2" is in no level); an incomplete run folder is in none."""
+    source = item.source
     if mode == "faithful":
         if incomplete_run(item):
             return None
-        meta = item.source.get("meta") if isinstance(item.source.get("meta"), dict) else None
+        meta = source.get("meta") if isinstance(source.get("meta"), dict) else None
         if meta is not None:
             raw = meta.get("level", 0)
             return next((f"L{n}" for n in (1, 2, 3) if raw == n and not isinstance(raw, str)), None)
-    raw = item.task.get("level") or (item.source.get("meta") or {}).get("level")
+    raw = item.task.get("level") or (source.get("meta") or {}).get("level")
     s = str(raw or "").upper().lstrip("L")
     return f"L{s}" if s in ("1", "2", "3") else None
 
@@ -113,11 +113,11 @@ def score_item(item: Item, ctx: ScoreContext) -> dict[str, Any]:
     uses, effective = native or tool_use_list(item, code_mode=(ctx.run_mode == "code"), mode=ctx.mode)
     if ctx.mode == "faithful" and incomplete_run(item):
         return incomplete_eval(item, uses)
+    answer = item.final_answer()
     try:
-        ev = evaluate_process(item, uses, effective, mode=ctx.mode, oracle=ctx.oracle)
+        ev = evaluate_process(item, uses, effective, mode=ctx.mode, oracle=ctx.oracle, answer=answer)
     except ReferenceCrash as exc:
         return {"dropped": str(exc)}
-    answer = item.final_answer()
     golden = golden_answer(item)
     ev["final_answer_accuracy"] = {
         "correct": amme_final_answer_correct(golden, answer),
@@ -151,26 +151,28 @@ def checkpoint_counts(search_keys: list[str], ev: dict[str, Any]) -> tuple[int, 
     results = ev["checkpoint_results"]
     pass50 = pass80 = 0
     counted = passed = 0
-    v_tool = [0, 0]
-    v_true = [0, 0]
+    tool_passed = tool_total = true_passed = true_total = 0
     for r in results.values():
+        ok = bool(r.get("passed"))
         if r.get("axis") == "V":
             if len(r) == 1:  # a final-answer checkpoint: in no checkpoint rate
                 continue
-            bucket = v_true if "visual_check" in r else v_tool
-            bucket[0] += bool(r.get("passed"))
-            bucket[1] += 1
+            if "visual_check" in r:
+                true_passed += ok
+                true_total += 1
+            else:
+                tool_passed += ok
+                tool_total += 1
         counted += 1
-        passed += bool(r.get("passed"))
+        passed += ok
     if counted:
         rate = passed / counted
         pass50 += rate >= 0.5
         pass80 += rate >= 0.8
-    search = [0, 0]
+    search_passed = 0
     for key in search_keys:
-        search[1] += 1
-        search[0] += bool(results.get(key, {}).get("search_check", {}).get("passed"))
-    return (pass50, pass80, v_tool[0], v_tool[1], v_true[0], v_true[1], search[0], search[1])
+        search_passed += bool(results.get(key, {}).get("search_check", {}).get("passed"))
+    return (pass50, pass80, tool_passed, tool_total, true_passed, true_total, search_passed, len(search_keys))
 
 
 @lru_cache(maxsize=1024)
@@ -218,7 +220,7 @@ class Totals:
     Float columns are kept as lists and summed in row order, so every number is the one a ``sum`` over
     the rows gives."""
 
-    __slots__ = ("n", "s", "v", "correct", "calls", "penalties", "perfect", "counts", "usage")
+    __slots__ = ("n", "s", "v", "correct", "calls", "penalties", "perfect", "count_rows", "usage")
 
     def __init__(self) -> None:
         self.n = 0
@@ -228,7 +230,7 @@ class Totals:
         self.calls = 0
         self.penalties: list[float] = []
         self.perfect = 0
-        self.counts = [0] * 8  # the Scored.counts columns, added up
+        self.count_rows: list[tuple[int, ...]] = []  # each row's Scored.counts, added up column-wise at the end
         self.usage: dict[str, int] = {}
 
     def add(self, f: Scored, ev: dict[str, Any]) -> None:
@@ -242,17 +244,21 @@ class Totals:
         self.calls += ev["efficiency"]["effective_tool_calls"]
         self.penalties.append(scores["penalty"])
         self.perfect += scores["PQS"] == 1.0
-        self.counts = list(map(add, self.counts, f.counts))
+        self.count_rows.append(f.counts)
         usage = self.usage
         for k, c in ev["tool_usage"].items():
             usage[k] = usage.get(k, 0) + c
+
+    def counts(self) -> list[int]:
+        """The Scored.counts columns, added up (integers: the same sums in any order)."""
+        return [sum(column) for column in zip(*self.count_rows)] if self.count_rows else [0] * 8
 
     def metrics(self, mode: str = "fixed") -> dict[str, Any]:
         n = self.n
         if not n:
             return {"total_cases": 0}
         s, v, correct, calls = self.s, self.v, self.correct, self.calls
-        pass50, pass80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = self.counts
+        pass50, pass80, tool_passed, tool_total, true_passed, true_total, search_passed, search_total = self.counts()
         return {
             "total_cases": n,
             "Acc": correct / n * 100,

@@ -79,16 +79,18 @@ def tool_calls_of(item: Item) -> list[str]:
     """Tool names the model used, in order: native calls, planned calls, GTA step predictions, traced code ops."""
     names: list[str] = []
     for e in item.events:
-        p = e.get("payload") or {}
-        if e["kind"] == "tool_call":
-            names.append(str(p.get("name") or ""))
-        elif e["kind"] == "plan_call" and p.get("valid", True):
-            names.append(str(p.get("tool_name") or ""))
-        elif e["kind"] == "step_prediction":
-            for c in (p.get("prediction") or {}).get("tool_calls") or []:
+        kind = e["kind"]
+        if kind == "tool_call":
+            names.append(str((e.get("payload") or {}).get("name") or ""))
+        elif kind == "plan_call":
+            p = e.get("payload") or {}
+            if p.get("valid", True):
+                names.append(str(p.get("tool_name") or ""))
+        elif kind == "step_prediction":
+            for c in ((e.get("payload") or {}).get("prediction") or {}).get("tool_calls") or []:
                 names.append(str((c.get("function") or {}).get("name") or ""))
-        elif e["kind"] == "code_exec":
-            names.extend(str(op.get("op") or "") for op in p.get("ops") or [])
+        elif kind == "code_exec":
+            names.extend(str(op.get("op") or "") for op in (e.get("payload") or {}).get("ops") or [])
     return [n for n in names if n]
 
 
@@ -110,12 +112,19 @@ class UsageCounter:
         self.n = 0
 
     def add(self, items: list[Item]) -> None:
-        adoption, hist, total_calls, calls = self.adoption, self.hist, self.total_calls, self.calls
+        """One ``Counter.update`` per counter for the whole chunk (its C loop), not three per item."""
+        calls = self.calls
+        sizes: list[int] = []
+        used: list[str] = []
+        adopted: list[str] = []
         for it in items:
             names = calls(it)
-            hist[len(names)] += 1
-            total_calls.update(names)
-            adoption.update(set(names))
+            sizes.append(len(names))
+            used += names
+            adopted += set(names)
+        self.hist.update(sizes)
+        self.total_calls.update(used)
+        self.adoption.update(adopted)
         self.n += len(items)
 
     def stats(self) -> dict[str, Any]:

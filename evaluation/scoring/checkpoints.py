@@ -36,12 +36,17 @@ SEARCH_JUDGE = "amme-search"
 def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     """tool_call event index → its tool_result event (by call id, else the next result of that name)."""
     pairs: dict[int, dict[str, Any]] = {}
-    results = [(j, r.get("payload") or {}) for j, r in enumerate(events) if r["kind"] == "tool_result"]
+    results: list[tuple[int, Any]] = []
+    calls: list[tuple[int, dict[str, Any]]] = []
+    for j, r in enumerate(events):  # one pass: the results, and the calls in event order
+        kind = r["kind"]
+        if kind == "tool_result":
+            results.append((j, r.get("payload") or {}))
+        elif kind == "tool_call":
+            calls.append((j, r))
     if not results:
         return pairs
-    for i, e in enumerate(events):
-        if e["kind"] != "tool_call":
-            continue
+    for i, e in calls:
         p = e.get("payload") or {}
         call_id = p.get("call_id")
         key, want = ("call_id", call_id) if call_id else ("name", p.get("name"))
@@ -276,7 +281,7 @@ def op_table(uses: list[dict[str, Any]]) -> list[OpRow]:
     return [
         (
             ev["index"],
-            _declared_only(ev),
+            bool((ev.get("output") or {}).get("declared_only")),  # _declared_only, inlined
             str(ev.get("tool_name") or "").lower(),
             str((ev.get("arguments") or {}).get("op") or "").lower(),
         )
@@ -630,12 +635,20 @@ def _ordering(
 
 
 def evaluate_process(
-    item: Item, uses: list[dict[str, Any]], effective_calls: int, *, mode: str, oracle: JudgeOracle
+    item: Item,
+    uses: list[dict[str, Any]],
+    effective_calls: int,
+    *,
+    mode: str,
+    oracle: JudgeOracle,
+    answer: str | None = None,
 ) -> dict[str, Any]:
-    """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes."""
+    """Score one trajectory's checkpoints; returns per-checkpoint results, S/V/R, penalty, PQS, outcomes.
+    ``answer``: the item's ``final_answer()`` when the caller has it already."""
     check_mode(mode)
     w = _Walk(item, uses, mode, oracle, int(item.trajectory.get("id") or 0))
-    answer = item.final_answer()
+    if answer is None:
+        answer = item.final_answer()
     by_index = {ev["index"]: ev for ev in uses}
     results: dict[str, dict[str, Any]] = {}
     hits: dict[str, int | None] = {}

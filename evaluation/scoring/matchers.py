@@ -245,6 +245,12 @@ _FINAL_ANSWER_PATTERNS = tuple(
 )
 
 
+@functools.lru_cache(maxsize=1024)
+def _whole_word(value: str) -> re.Pattern[str]:
+    """``\\b<value>\\b``, compiled once per golden value (a run has a handful of short numeric ones)."""
+    return re.compile(r"\b" + re.escape(value) + r"\b")
+
+
 def amme_final_answer_correct(golden: dict[str, Any], model_answer: str) -> bool:
     """Agentic-MME's Track-B ACC (``check_final_answer_only``), including the ≤2-char numeric rule."""
     value = str((golden or {}).get("value", "")).strip()
@@ -257,7 +263,7 @@ def amme_final_answer_correct(golden: dict[str, Any], model_answer: str) -> bool
     if match_type == "contains":
         is_numeric = value.replace(".", "").replace("-", "").replace("+", "").isdigit()
         if is_numeric and len(value) <= 2:
-            word = re.compile(r"\b" + re.escape(value) + r"\b")
+            word = _whole_word(value)
             low = ans.lower()
             for pattern in _FINAL_ANSWER_PATTERNS:
                 m = pattern.search(low)

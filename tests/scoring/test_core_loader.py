@@ -92,3 +92,20 @@ def test_checkpoint_results_are_upserted_once_per_key(engine):
         }
         assert faithful == before and again.checkpoint_results_written == len(before)
         assert len(rows) == len(before) + fixed.checkpoint_results_written
+
+
+def test_event_payload_texts_decode_as_the_orm_loader_reads_them(engine):
+    """The events' payloads are decoded inline (not through the JSON column's processor): JSON null,
+    empty objects and arrays, NaN and integers past 64 bits come through as the ORM loader reads them."""
+    import sqlalchemy as sa
+
+    run_id = write_run(engine, "agentic-mme", 2)
+    texts = ["null", "{}", "[]", '{"x": NaN, "big": 123456789012345678901234567890}', '{"asset_ids": []}']
+    with engine.begin() as c:
+        ids = [r[0] for r in c.execute(sa.text("SELECT id FROM event ORDER BY id"))]
+        for eid, text in zip(ids, texts):
+            c.execute(sa.text("UPDATE event SET payload = :p WHERE id = :i"), {"p": text, "i": eid})
+    new, old = both(engine, run_id)
+    assert vars(new) == vars(old)
+    payloads = [e["payload"] for it in new.items for e in it.events][: len(texts)]
+    assert payloads[:3] == [{}, {}, {}] and payloads[3]["big"] == 123456789012345678901234567890

@@ -53,9 +53,11 @@ def score_cmd(
 ) -> None:
     """Score RUN_ID with its benchmark's metrics (rules + stored verdicts; never calls a model)."""
     from store.gc_pause import gc_paused
+    from tui.exit_keep import keep_until_exit
 
     # The collector is paused from the imports on, not only while scoring: building the ORM classes and
     # the result models makes many objects and no garbage worth a collection (≈ 0.06 s of start-up).
+    kept: list[Any] = []  # the loaded run, the result and its JSON document: left to the exit to free
     with gc_paused():
         from evaluation.scoring import report as reports
         from evaluation.scoring.runner import score_run
@@ -68,9 +70,14 @@ def score_cmd(
             prefer_judges=list(prefer),
             write=not no_write,
             actor=app.actor,
+            keep=kept,
         )
+    kept.append(res)
+    keep_until_exit(kept)
     if as_json:
-        emit_json(res.public(per_item=per_item))
+        doc = res.public(per_item=per_item)
+        kept.append(doc)
+        emit_json(doc)
         return
     click.echo(
         f"run {res.run_id} · {res.benchmark} · {res.model} · profile {res.profile} · "
