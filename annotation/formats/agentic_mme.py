@@ -39,7 +39,7 @@ from annotation.formats.base import (
     write_json,
 )
 from annotation.formats.errors import FormatError
-from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from annotation.formats.run_specs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from annotation.formats.safe_files import DatasetRoot, UnsafeFile
 from store import events as ev
 
