@@ -84,3 +84,52 @@ def test_a_changed_task_is_updated_through_the_orm(imported: tuple[Path, Path, d
         ).all()
     engine.dispose()
     assert len(update) == 1 and update[0][1:] == ("task", 2)
+
+
+def test_a_refused_update_rolls_the_whole_import_back(any_engine, tmp_path: Path) -> None:
+    """An update the store refuses (it would drop a scored checkpoint) is raised from inside the ORM
+    session opened on the import's connection; the import's earlier writes (another task's update, new
+    files) roll back with it, on SQLite and PostgreSQL."""
+    from sqlmodel import Session, select
+
+    from annotation.formats.api import import_dataset
+    from store.blobs import TableBlobStore
+    from store.models import Checkpoint, CheckpointResult, Run, Task, Trajectory
+    from tests.formats.fixtures import png, write_mme
+
+    blobs = TableBlobStore(any_engine)
+    write_mme(tmp_path / "a", n=3)
+    import_dataset(any_engine, blobs, "agentic-mme", tmp_path / "a", actor="importer")
+    with Session(any_engine) as s:
+        task = s.exec(select(Task).where(Task.source_id == "0002")).one()
+        search = s.exec(select(Checkpoint).where(Checkpoint.task_id == task.id, Checkpoint.key == "S1_search")).one()
+        run = Run(name="r", benchmark_id=task.benchmark_id, mode="atomic")
+        s.add(run)
+        s.flush()
+        traj = Trajectory(run_id=run.id or 0, task_id=task.id or 0)
+        s.add(traj)
+        s.flush()
+        s.add(CheckpointResult(trajectory_id=traj.id or 0, checkpoint_id=search.id or 0, passed=True))
+        s.commit()
+
+    def dump() -> list[tuple[Any, ...]]:
+        with any_engine.connect() as conn:
+            return [
+                tuple(r)
+                for t in ("task", "checkpoint", "auditevent", "asset", "blob")
+                for r in conn.execute(sa.text(f"SELECT * FROM {t} ORDER BY 1"))
+            ]
+
+    before = dump()
+    write_mme(tmp_path / "b", n=3)
+    one = json.loads((tmp_path / "b/json/0001.json").read_text())
+    one["input"]["prompt"] = "A changed prompt."  # updated first, then rolled back
+    (tmp_path / "b/json/0001.json").write_text(json.dumps(one))
+    two = json.loads((tmp_path / "b/json/0002.json").read_text())
+    del two["process_evaluation"]["checkpoints"][1]
+    two["process_evaluation"]["ordering_constraints"] = []
+    (tmp_path / "b/json/0002.json").write_text(json.dumps(two))
+    (tmp_path / "b/images/image_0000.png").write_bytes(png(99))  # a new file, stored then rolled back
+    with pytest.raises(Exception, match="drops checkpoint 'S1_search', which has 1 scored result"):
+        import_dataset(any_engine, blobs, "agentic-mme", tmp_path / "b", actor="importer")
+    assert dump() == before
