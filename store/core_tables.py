@@ -5,8 +5,9 @@ endpoint look-up to the last commit), the score path (the run, its trajectories,
 stored verdicts and judge templates, the CheckpointResult rows it writes) and a dataset import (the
 benchmark, new tasks and their children, their files and audit events) use, with the types that
 decide how a value is written and read back (JSON, timestamps, booleans). Those commands then never
-build the SQLModel classes or the ORM: about a third of a second of a run's start-up
-(bench/bench_harness.py --whole) and a fifth of score's (bench/bench_scoring.py --command). Every
+build the SQLModel classes or the ORM (an import only to update a task it finds changed): about a
+third of a second of a run's or an import's start-up (bench/bench_harness.py --whole,
+bench/bench_startup.py) and a fifth of score's (bench/bench_scoring.py --command). Every
 insert names all of its NOT NULL columns: a table clause carries none of the models' defaults.
 tests/store/test_core_tables.py holds every column here to the model's name and type.
 """

@@ -274,8 +274,10 @@ class _Orm:
     change notice, sent when the caller commits) without ending the caller's transaction."""
 
     def __init__(self, reader: Reader, actor: str | None):
-        self.conn = connection_of(reader)
         self.given = None if isinstance(reader, Connection) else reader
+        if self.given is not None:
+            self.given.flush()  # what the caller has pending, seen by the Core statements below
+        self.conn = connection_of(reader)
         self.actor = str(actor or (self.given.info.get("actor") if self.given is not None else None) or "system")
         self.made: Session | None = None
 
