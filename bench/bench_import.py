@@ -38,7 +38,7 @@ from annotation.formats import read_ahead  # noqa: E402
 from bench import gta_gen, isg_gen  # noqa: E402
 from annotation.formats.api import export_dataset, open_dataset  # noqa: E402
 from annotation.formats.writer import write_dataset as store_dataset  # noqa: E402
-from store import make_engine, session_scope  # noqa: E402
+from store import make_engine  # noqa: E402
 from store.blobs import FolderBlobStore  # noqa: E402
 from store.migrate import upgrade  # noqa: E402
 
@@ -82,8 +82,8 @@ def one_import(fmt_name: str, root: Path, tmp: Path, ahead: bool, readers: Reade
     try:
         c0 = clock()
         fmt, spec = open_dataset(fmt_name, root)  # what `chainmark import` does: one transaction
-        with session_scope(engine, "bench") as session:
-            summary = store_dataset(session, blobs, fmt, spec, None, str(root), consume=True)
+        with engine.begin() as conn:  # a plain connection, as the command writes (Core, no ORM session)
+            summary = store_dataset(conn, blobs, fmt, spec, None, str(root), consume=True, actor="bench")
         c1 = clock()
     finally:
         read_ahead.FORK_MIN_BYTES = saved
@@ -151,16 +151,16 @@ def main() -> None:
         upgrade(engine)
         blobs = FolderBlobStore(tmp / "bench.db.blobs")
         fmt, spec = open_dataset(args.format, root)
-        with session_scope(engine, "bench") as session:
-            store_dataset(session, blobs, fmt, spec, None, str(root), consume=True)
+        with engine.begin() as conn:
+            store_dataset(conn, blobs, fmt, spec, None, str(root), consume=True, actor="bench")
         p0 = clock()
         parsed = sum(1 for _ in open_dataset(args.format, root)[1].tasks)
         p1 = clock()
         print(f"  parse alone, in this process: {p1[0] - p0[0]:6.2f} s  (CPU {p1[1] - p0[1]:.2f} s, {parsed} records)")
         t0 = time.perf_counter()
-        with session_scope(engine, "bench") as session:
+        with engine.begin() as conn:
             again = store_dataset(
-                session, blobs, fmt, open_dataset(args.format, root)[1], None, str(root), consume=True
+                conn, blobs, fmt, open_dataset(args.format, root)[1], None, str(root), consume=True, actor="bench"
             )
         t1 = time.perf_counter()
         export_dataset(engine, blobs, args.format, fmt.default_benchmark, tmp / "out")

@@ -1,11 +1,13 @@
-"""The tables ``chainmark run`` and ``chainmark score`` read and write, as SQLAlchemy Core table clauses.
+"""The tables ``chainmark run``, ``score`` and ``import`` read and write, as SQLAlchemy Core table clauses.
 
 The schema is ``store.models`` (and the migrations); these name the columns the run path (from the
-endpoint look-up to the last commit) and the score path (the run, its trajectories, events and tasks,
-stored verdicts and judge templates, the CheckpointResult rows it writes) use, with the types that
+endpoint look-up to the last commit), the score path (the run, its trajectories, events and tasks,
+stored verdicts and judge templates, the CheckpointResult rows it writes) and a dataset import (the
+benchmark, new tasks and their children, their files and audit events) use, with the types that
 decide how a value is written and read back (JSON, timestamps, booleans). Those commands then never
-build the SQLModel classes or the ORM: about a third of a second of a run's start-up
-(bench/bench_harness.py --whole) and a fifth of score's (bench/bench_scoring.py --command). Every
+build the SQLModel classes or the ORM (an import only to update a task it finds changed): about a
+third of a second of a run's or an import's start-up (bench/bench_harness.py --whole,
+bench/bench_startup.py) and a fifth of score's (bench/bench_scoring.py --command). Every
 insert names all of its NOT NULL columns: a table clause carries none of the models' defaults.
 tests/store/test_core_tables.py holds every column here to the model's name and type.
 """
@@ -39,6 +41,9 @@ benchmark = sa.table(
     sa.column("tool_set", sa.String),
     sa.column("settings", sa.JSON),
     sa.column("source_format", sa.String),
+    sa.column("description", sa.Text),
+    sa.column("guidelines", sa.Text),
+    sa.column("created_at", _TS),
 )
 task = sa.table(
     "task",
@@ -61,6 +66,10 @@ task = sa.table(
     sa.column("max_tool_calls", sa.Integer),
     sa.column("penalty_per_extra_call", sa.Float),
     sa.column("source_record", sa.JSON),
+    sa.column("edit_session", sa.String),
+    sa.column("author", sa.String),
+    sa.column("created_at", _TS),
+    sa.column("updated_at", _TS),
 )
 asset = sa.table(
     "asset",
@@ -82,6 +91,8 @@ taskasset = sa.table(
     sa.column("ordinal", sa.Integer),
     sa.column("document_id", sa.Integer),
     sa.column("original_path", sa.String),
+    sa.column("step_id", sa.Integer),
+    sa.column("url", sa.String),
 )
 document = sa.table(
     "document",
@@ -90,6 +101,7 @@ document = sa.table(
     sa.column("ordinal", sa.Integer),
     sa.column("title", sa.String),
     sa.column("text", sa.Text),
+    sa.column("meta", sa.JSON),
 )
 referencestep = sa.table(
     "referencestep",
@@ -102,6 +114,10 @@ referencestep = sa.table(
     sa.column("is_final", sa.Boolean),
     sa.column("final_answer", sa.Text),
     sa.column("result", sa.JSON),
+    sa.column("id", sa.Integer),
+    sa.column("recorded_by", sa.String),
+    sa.column("recorded_at", _TS),
+    sa.column("meta", sa.JSON),
 )
 modelendpoint = sa.table(
     "modelendpoint",
@@ -216,6 +232,8 @@ auditevent = sa.table(
     sa.column("action", sa.String),
     sa.column("before", sa.JSON),
     sa.column("created_at", _TS),
+    sa.column("actor", sa.String),
+    sa.column("after", sa.JSON),
 )
 checkpointresult = sa.table(
     "checkpointresult",

@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from annotation.answers import AnswerSpecError, validate_answer_spec
 from annotation.formats.base import (
     AssetSpec,
     Checker,
@@ -39,7 +38,7 @@ from annotation.formats.base import (
     write_json,
 )
 from annotation.formats.errors import FormatError
-from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from annotation.formats.run_specs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from annotation.formats.safe_files import DatasetRoot, UnsafeFile
 from store import events as ev
 
@@ -141,6 +140,8 @@ def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:
     spec: dict[str, Any] = {"kind": MATCH_TYPES[match_type], "value": value}
     if "tolerance" in golden:
         spec["tolerance"] = c.get(golden, "tolerance", (int, float), "golden_answer.tolerance")
+    from annotation.answers import AnswerSpecError, validate_answer_spec  # pydantic: loaded with the first record
+
     try:
         validate_answer_spec(spec)
     except AnswerSpecError as exc:

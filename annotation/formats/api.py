@@ -1,23 +1,28 @@
-"""The four operations the CLI and TUI call, each one transaction: import/export a dataset, import/export a run."""
+"""The four operations the CLI and TUI call, each one transaction: import/export a dataset, import/export a run.
+
+A dataset import writes through SQLAlchemy Core on a plain connection (``writer``); the ORM, the table
+classes and the run formats load only for what needs them (updating a changed task, exports, runs)."""
 
 from __future__ import annotations
 
 import inspect
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from annotation.formats.base import DatasetSpec, DatasetStream, gc_paused
 from annotation.formats.errors import FormatError
 from annotation.formats.registry import FORMAT_NAMES, get_format, is_run_format
-from annotation.formats.runs import RunImportSummary, checkpoint_results, load_run, write_run
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
-from annotation.tasks import get_benchmark
 from store.blobs import BlobStore
-from store.db import read_only, session_scope
+from store.db import acting_user, read_only, session_scope
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from annotation.formats.run_specs import RunImportSummary
 
 
 def read_dataset(fmt_name: str, path: str | Path) -> tuple[ModuleType, DatasetSpec]:
@@ -47,8 +52,8 @@ def import_dataset(
 ) -> ImportSummary:
     """Read and write in one transaction: a bad record anywhere rolls the whole import back."""
     fmt, spec = open_dataset(fmt_name, path)
-    with session_scope(engine, actor) as session:
-        return write_dataset(session, blobs, fmt, spec, benchmark, str(path), consume=True)
+    with engine.begin() as conn:
+        return write_dataset(conn, blobs, fmt, spec, benchmark, str(path), consume=True, actor=acting_user(actor))
 
 
 def import_dataset_in(
@@ -60,6 +65,8 @@ def import_dataset_in(
 
 
 def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: str, path: str | Path) -> dict[str, Any]:
+    from annotation.tasks import get_benchmark
+
     fmt = get_format(fmt_name)
     root = Path(path)
     with session_scope(read_only(engine)) as session:
@@ -91,6 +98,8 @@ def import_run(
 ) -> RunImportSummary:
     """``options`` are the format's own reading options (e.g. ISG's ``root``, ``drop_last``); a format
     that does not take one refuses it by name."""
+    from annotation.formats.runs import write_run
+
     fmt = get_format(fmt_name)
     options = {k: v for k, v in options.items() if v is not None and v is not False}
     if options:
@@ -130,6 +139,8 @@ def check_run_format(fmt: Any, run: Any) -> None:
 
 
 def export_run(engine: Engine, blobs: BlobStore, fmt_name: str, run_id: int, path: str | Path) -> dict[str, Any]:
+    from annotation.formats.runs import checkpoint_results, load_run
+
     fmt = get_format(fmt_name)
     with session_scope(read_only(engine)) as session:
         run = load_run(session, run_id)

@@ -1,4 +1,5 @@
-"""The distinct files of one import: each blob stored once, and their Asset rows created in one insert."""
+"""The distinct files of one import: each blob stored once, and their Asset rows created in one insert
+(SQLAlchemy Core over ``store.core_tables``: no ORM needed)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import contextlib
 import io
 from typing import Iterable
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
 
 from annotation.formats.blob_writer import BlobWrites
 from annotation.formats.bulk import CHUNK, insert_returning_ids
 from store.blobs import BlobStore, FolderBlobStore, guess_mime, sha256_of
-from store.models import Asset, utcnow
+from store.clock import utcnow
+from store.core_tables import Reader, asset, connection_of
 
 
 class AssetCache:
@@ -21,8 +23,8 @@ class AssetCache:
     the caller goes on; leaving the ``with`` block waits for them, so commit after it.
     """
 
-    def __init__(self, session: Session, blobs: BlobStore, *, background: bool = False):
-        self.session = session
+    def __init__(self, reader: Reader, blobs: BlobStore, *, background: bool = False):
+        self.reader = reader
         self.blobs = blobs
         self.ids: dict[str, int] = {}
         self.background = background
@@ -53,20 +55,21 @@ class AssetCache:
         shas = list(pending)
         for i in range(0, len(shas), CHUNK):
             chunk = shas[i : i + CHUNK]
-            for aid, sha in self.session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():
+            conn = connection_of(self.reader)
+            for aid, sha in conn.execute(sa.select(asset.c.id, asset.c.sha256).where(asset.c.sha256.in_(chunk))):
                 self.ids[sha] = aid
         fresh = {sha: data for sha, data in pending.items() if sha not in self.ids}
         if self.background and isinstance(self.blobs, FolderBlobStore):
             self._writes.append(BlobWrites(self.blobs, fresh))
         else:
-            store_blobs(self.blobs, self.session, fresh)
+            store_blobs(self.blobs, self.reader, fresh)
         now = utcnow()
         rows = []
         for sha, data in fresh.items():
             mime = guess_mime(data)
             w, h = image_size(data, mime)
             rows.append({"sha256": sha, "mime": mime, "size": len(data), "width": w, "height": h, "created_at": now})
-        for row, aid in zip(rows, insert_returning_ids(self.session, Asset, rows)):
+        for row, aid in zip(rows, insert_returning_ids(self.reader, asset, rows)):
             self.ids[row["sha256"]] = aid
         return len(rows)
 
@@ -77,14 +80,14 @@ class AssetCache:
         return self.ids[sha]
 
 
-def store_blobs(blobs: BlobStore, session: Session, by_sha: dict[str, bytes]) -> None:
+def store_blobs(blobs: BlobStore, reader: Reader, by_sha: dict[str, bytes]) -> None:
     """Write blobs whose hashes are known (a folder store skips hashing them again)."""
     if isinstance(blobs, FolderBlobStore):
         for sha, data in by_sha.items():
             blobs.put_hashed(sha, data)
     else:
         for data in by_sha.values():
-            blobs.put(data, session)
+            blobs.put(data, reader)
 
 
 def image_size(data: bytes, mime: str) -> tuple[int | None, int | None]:

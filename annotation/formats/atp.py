@@ -34,7 +34,7 @@ from annotation.formats.base import (
     write_file,
     write_jsonl,
 )
-from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from annotation.formats.run_specs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from annotation.formats.safe_files import DatasetRoot
 from annotation.formats.tooltags import parse_tool_tags, split_interleaved
 from store import events as ev

@@ -1,8 +1,9 @@
 """Bulk inserts for imports: one executemany per table, new ids read back by natural key, and an audit
 'create' event for every inserted row of an audited table.
 
-Bulk inserts bypass the ORM flush hook (``store.audit``), so the audit rows are written here, with the
-content the hook gives: the row's columns and its id. On SQLite the rows go to the driver as tuples,
+Everything goes through SQLAlchemy Core over ``store.core_tables`` (an import never builds the ORM to
+create rows), so the audit rows are written here, with the content the ORM flush hook
+(``store.audit``) gives: the row's columns and its id. On SQLite the rows go to the driver as tuples,
 each value through its column's own bind processor (a JSON column: ``json.dumps``), and an audit row's
 JSON is assembled from those same texts, so every value is serialized once. Other databases take the
 plain Core path.
@@ -17,9 +18,9 @@ from operator import itemgetter
 from typing import Any, Callable
 
 import sqlalchemy as sa
-from sqlmodel import Session
+from sqlalchemy.engine import Connection
 
-from store.models import AuditEvent
+from store.core_tables import Reader, auditevent, connection_of
 
 CHUNK = 500
 
@@ -132,9 +133,9 @@ def _column_encoder(column: sa.Column, dialect: Any) -> Callable[[Any], Any] | N
     return encode
 
 
-def _sqlite_columns(session: Session, table: sa.Table, cols: list[str], rows: list[dict[str, Any]]) -> list[Any]:
+def _sqlite_columns(conn: Connection, table: Any, cols: list[str], rows: list[dict[str, Any]]) -> list[Any]:
     """The rows' values column by column, encoded for the driver (rows split into columns in C)."""
-    dialect = session.connection().dialect
+    dialect = conn.dialect
     out: list[Any] = list(zip(*map(itemgetter(*cols), rows))) if len(cols) > 1 else [[r[cols[0]] for r in rows]]
     for i, c in enumerate(cols):
         encode = _column_encoder(table.c[c], dialect)
@@ -145,10 +146,10 @@ def _sqlite_columns(session: Session, table: sa.Table, cols: list[str], rows: li
     return out
 
 
-def _execute_sqlite(session: Session, table: sa.Table, cols: list[str], columns: list[list[Any]]) -> None:
+def _execute_sqlite(conn: Connection, table: Any, cols: list[str], columns: list[list[Any]]) -> None:
     names = ", ".join(f'"{c}"' for c in cols)
     marks = ", ".join("?" for _ in cols)
-    session.connection().exec_driver_sql(f'INSERT INTO "{table.name}" ({names}) VALUES ({marks})', list(zip(*columns)))
+    conn.exec_driver_sql(f'INSERT INTO "{table.name}" ({names}) VALUES ({marks})', list(zip(*columns)))
 
 
 def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -156,20 +157,22 @@ def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v.value if type(v) is JsonText else v for k, v in r.items()} for r in rows]
 
 
-def insert_many(session: Session, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    """One executemany. On SQLite as tuples through each column's bind processor (the same stored
-    values as a Core insert, without its per-row parameter assembly, which dominated a 10,000-task
-    import); other databases use a plain Core insert."""
+def insert_many(reader: Reader, table: Any, rows: list[dict[str, Any]]) -> None:
+    """One executemany into ``table`` (a Core table or table clause naming every column the rows
+    have). On SQLite as tuples through each column's bind processor (the same stored values as a
+    Core insert, without its per-row parameter assembly, which dominated a 10,000-task import);
+    other databases use a plain Core insert."""
     if not rows:
         return
-    if not _fast_path(session.connection().dialect):
-        session.connection().execute(table.insert(), _plain(rows))
+    conn = connection_of(reader)
+    if not _fast_path(conn.dialect):
+        conn.execute(table.insert(), _plain(rows))
         return
     cols = list(rows[0])
-    _execute_sqlite(session, table, cols, _sqlite_columns(session, table, cols, rows))
+    _execute_sqlite(conn, table, cols, _sqlite_columns(conn, table, cols, rows))
 
 
-def ids_by_natural_key(session: Session, table: sa.Table, rows: list[dict[str, Any]]) -> list[int]:
+def ids_by_natural_key(reader: Reader, table: Any, rows: list[dict[str, Any]]) -> list[int]:
     """Ids of just-inserted rows, in row order, looked up by each row's natural key.
 
     (RETURNING with guaranteed row order makes SQLAlchemy send SQLite one statement per row, which is
@@ -182,40 +185,40 @@ def ids_by_natural_key(session: Session, table: sa.Table, rows: list[dict[str, A
     for i in range(0, len(distinct), CHUNK):
         chunk = distinct[i : i + CHUNK]
         stmt = sa.select(table.c.id, *(table.c[k] for k in keys)).where(first.in_(chunk))
-        for row in session.connection().execute(stmt):
+        for row in connection_of(reader).execute(stmt):
             found[tuple(row[1:])] = row[0]
     return [found[tuple(r[k] for k in keys)] for r in rows]
 
 
-def _max_id(session: Session, table: sa.Table) -> int:
-    return int(session.connection().exec_driver_sql(f'SELECT max("id") FROM "{table.name}"').scalar() or 0)
+def _max_id(conn: Connection, table: Any) -> int:
+    return int(conn.exec_driver_sql(f'SELECT max("id") FROM "{table.name}"').scalar() or 0)
 
 
-def _sequential_ids(session: Session, table: sa.Table, before: int, count: int) -> list[int] | None:
+def _sequential_ids(conn: Connection, table: Any, before: int, count: int) -> list[int] | None:
     """On SQLite, the ids of ``count`` rows just inserted one after another into a table whose largest
     id was ``before``: each new row took the largest id plus one, so if the largest is now exactly
     ``before + count`` they are ``before + 1 …`` in insertion order. None when that does not hold (a
     table at the top of the id range gives random ids): the caller looks them up instead."""
-    after = _max_id(session, table)
+    after = _max_id(conn, table)
     return list(range(before + 1, after + 1)) if after - before == count else None
 
 
-def insert_returning_ids(session: Session, model: Any, rows: list[dict[str, Any]]) -> list[int]:
+def insert_returning_ids(reader: Reader, table: Any, rows: list[dict[str, Any]]) -> list[int]:
     """Insert with one executemany, then the new ids (on SQLite by counting, else by natural key)."""
     if not rows:
         return []
-    table = model.__table__
-    if not _fast_path(session.connection().dialect) or "id" in rows[0]:
-        insert_many(session, table, rows)
-        return ids_by_natural_key(session, table, rows)
-    before = _max_id(session, table)
-    insert_many(session, table, rows)
-    return _sequential_ids(session, table, before, len(rows)) or ids_by_natural_key(session, table, rows)
+    conn = connection_of(reader)
+    if not _fast_path(conn.dialect) or "id" in rows[0]:
+        insert_many(conn, table, rows)
+        return ids_by_natural_key(conn, table, rows)
+    before = _max_id(conn, table)
+    insert_many(conn, table, rows)
+    return _sequential_ids(conn, table, before, len(rows)) or ids_by_natural_key(conn, table, rows)
 
 
 def insert_audited(
-    session: Session,
-    model: Any,
+    reader: Reader,
+    table: Any,
     rows: list[dict[str, Any]],
     entity: str,
     actor: str,
@@ -228,40 +231,40 @@ def insert_audited(
     ``audit_table``: write the events there instead (an ``audit_stage``, copied over later)."""
     if not rows:
         return []
-    table = model.__table__
-    audit = AuditEvent.__table__ if audit_table is None else audit_table
-    if not _fast_path(session.connection().dialect):
-        ids = insert_returning_ids(session, model, rows)
+    conn = connection_of(reader)
+    audit = auditevent if audit_table is None else audit_table
+    if not _fast_path(conn.dialect):
+        ids = insert_returning_ids(conn, table, rows)
         events = [
             _event(actor, entity, rid, {"id": rid, **{k: _audit_value(k, v) for k, v in row.items()}}, now)
             for row, rid in zip(_plain(rows), ids)
         ]
-        insert_many(session, audit, events)
+        insert_many(conn, audit, events)
         return ids
     cols = list(rows[0])
-    columns = _sqlite_columns(session, table, cols, rows)
-    before = _max_id(session, table)
-    _execute_sqlite(session, table, cols, columns)
-    ids = ("id" not in rows[0] and _sequential_ids(session, table, before, len(rows))) or ids_by_natural_key(
-        session, table, rows
+    columns = _sqlite_columns(conn, table, cols, rows)
+    before = _max_id(conn, table)
+    _execute_sqlite(conn, table, cols, columns)
+    ids = ("id" not in rows[0] and _sequential_ids(conn, table, before, len(rows))) or ids_by_natural_key(
+        conn, table, rows
     )
     afters = _audit_texts(table, cols, rows, columns, ids)
     # The text goes to the column as is (this is the SQLite path), so no dict of it is ever needed.
     events = [_event(actor, entity, rid, JsonText(None, after), now) for rid, after in zip(ids, afters)]
-    insert_many(session, audit, events)
+    insert_many(conn, audit, events)
     return ids
 
 
-_AUDIT_COLUMNS = [c.name for c in AuditEvent.__table__.columns if c.name != "id"]  # type: ignore[attr-defined]
+_AUDIT_COLUMNS = [c.name for c in auditevent.c if c.name != "id"]
 
 
-def audit_stage(session: Session, name: str) -> sa.Table:
+def audit_stage(reader: Reader, name: str) -> sa.Table:
     """An empty temporary table shaped like the audit table (its own ids keep the order events came in),
     for audit events that must follow others not written yet."""
     cols = [sa.Column("id", sa.Integer, primary_key=True, autoincrement=True)]
-    cols += [sa.Column(c.name, c.type) for c in AuditEvent.__table__.columns if c.name != "id"]  # type: ignore[attr-defined]
+    cols += [sa.Column(c.name, c.type) for c in auditevent.c if c.name != "id"]
     table = sa.Table(name, sa.MetaData(), *cols, prefixes=["TEMPORARY"])
-    conn = session.connection()
+    conn = connection_of(reader)
     table.drop(
         conn, checkfirst=True
     )  # left by an import on this connection that failed (DDL rolled back too, normally)
@@ -269,12 +272,11 @@ def audit_stage(session: Session, name: str) -> sa.Table:
     return table
 
 
-def copy_audit_stage(session: Session, stage: sa.Table) -> None:
+def copy_audit_stage(reader: Reader, stage: sa.Table) -> None:
     """Append the staged events to the audit table in the order they were staged; drop the stage."""
-    conn = session.connection()
-    audit = AuditEvent.__table__
+    conn = connection_of(reader)
     select = sa.select(*(stage.c[c] for c in _AUDIT_COLUMNS)).order_by(stage.c.id)
-    conn.execute(audit.insert().from_select(_AUDIT_COLUMNS, select))
+    conn.execute(auditevent.insert().from_select(_AUDIT_COLUMNS, select))
     stage.drop(conn)
 
 
@@ -299,7 +301,7 @@ def _audit_value(key: str, value: Any) -> Any:
 
 
 def _audit_texts(
-    table: sa.Table, cols: list[str], rows: list[dict[str, Any]], columns: list[list[Any]], ids: list[int]
+    table: Any, cols: list[str], rows: list[dict[str, Any]], columns: list[list[Any]], ids: list[int]
 ) -> list[str]:
     """``json.dumps({"id": id, **row})`` of every row (notes and ISO timestamps as ``_audit_value``
     gives them), built from the texts already made for the insert instead of serializing again."""

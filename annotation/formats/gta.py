@@ -35,7 +35,7 @@ from annotation.formats.errors import FormatError
 from annotation.formats.fingerprint import encode_record
 from annotation.formats.json_stream import RecordReader
 from annotation.formats.safe_files import DatasetRoot
-from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from annotation.formats.run_specs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from store import events as ev
 
 name = "gta"

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from annotation.formats.errors import FormatError
 from annotation.formats.run_table import require
-from annotation.formats.runs import EventSpec, RunBundle, RunSpec, TrajectorySpec
+from annotation.formats.run_specs import EventSpec, RunBundle, RunSpec, TrajectorySpec
 from annotation.formats.safe_files import DatasetRoot, UnsafeFile, check_image
 from store import events as ev
 

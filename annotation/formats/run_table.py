@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from annotation.formats.errors import FormatError
-from annotation.formats.runs import RunBundle
+from annotation.formats.run_specs import RunBundle
 from store import events as ev
 
 name = "parquet"

@@ -8,7 +8,6 @@ Event kinds and payloads follow ``store/events.py``. The other harness's own rec
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlmodel import Session, col, select
@@ -16,6 +15,14 @@ from sqlmodel import Session, col, select
 from annotation.formats.assets import AssetCache
 from annotation.formats.bulk import insert_many, insert_returning_ids
 from annotation.formats.errors import FormatError
+from annotation.formats.run_specs import (  # noqa: F401  (re-exported: the run shape's earlier home)
+    EventSpec,
+    RunBundle,
+    RunImportSummary,
+    RunSpec,
+    TrajectoryBundle,
+    TrajectorySpec,
+)
 from store.blobs import BlobStore
 from store.schemas import event_problems
 from store.models import (
@@ -31,82 +38,6 @@ from store.models import (
     Trajectory,
     utcnow,
 )
-
-
-@dataclass
-class EventSpec:
-    kind: str
-    payload: dict[str, Any]
-    failed: bool = False
-    assets: list[bytes] = field(default_factory=list)  # ids are filled into payload["asset_ids"]
-    asset_role: str = "output"
-
-
-@dataclass
-class TrajectorySpec:
-    source_id: str
-    record: str  # where it came from, for error messages
-    events: list[EventSpec]
-    final_answer: str | None = None
-    status: str = "done"
-    usage: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    native: Any = None
-    blobs: list[bytes] = field(default_factory=list)  # files of the native record that are not event assets
-
-
-@dataclass
-class RunSpec:
-    mode: str
-    trajectories: list[TrajectorySpec]
-    config: dict[str, Any] = field(default_factory=dict)
-    name: str | None = None
-    # How the benchmarks' own evaluators treat a predictions file, reproduced on import: ids with no
-    # task are ignored, a repeated id keeps its last prediction. Each case is listed in ``notes``.
-    # A format may opt out where its reference refuses such files.
-    skip_unknown_ids: bool = True
-    keep_last_duplicate: bool = True
-    missing_tasks_as_failed: bool = False  # the evaluator scores every task, predicted or not
-    # Where a reference does something else with such lines (ISG judges every line), the format says
-    # what, and the import warns that faithful scores will differ from the reference's on this file.
-    unknown_id_differs: str | None = None
-    duplicate_differs: str | None = None
-    notes: list[str] = field(default_factory=list)  # what the import did that a user should know
-    warnings: list[str] = field(default_factory=list)  # kept going, but the user should know (import summary)
-
-
-@dataclass
-class RunImportSummary:
-    run_id: int
-    name: str
-    format: str
-    benchmark: str
-    mode: str
-    trajectories: int
-    events: int
-    assets: int
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class TrajectoryBundle:
-    trajectory: Any
-    task: Any
-    events: list[Any]
-    event_assets: dict[int, list[tuple[Any, Any]]]  # event id -> [(EventAsset, Asset)]
-
-
-@dataclass
-class RunBundle:
-    run: Any
-    benchmark: Any
-    endpoint: Any
-    trajectories: list[TrajectoryBundle]
-    task_bundles: dict[int, Any] = field(default_factory=dict)  # task id -> TaskBundle (for gold data)
 
 
 def write_run(
@@ -223,7 +154,7 @@ def write_run(
         }
         for t in spec.trajectories
     ]
-    traj_ids = insert_returning_ids(session, Trajectory, traj_rows)
+    traj_ids = insert_returning_ids(session, Trajectory.__table__, traj_rows)  # type: ignore[attr-defined]
     event_rows: list[dict[str, Any]] = []
     event_assets: list[list[int]] = []
     roles: list[str] = []
@@ -249,7 +180,7 @@ def write_run(
             )
             event_assets.append(asset_ids)
             roles.append(e.asset_role)
-    event_ids = insert_returning_ids(session, Event, event_rows)
+    event_ids = insert_returning_ids(session, Event.__table__, event_rows)  # type: ignore[attr-defined]
     link_rows = [
         {"event_id": eid, "asset_id": aid, "ordinal": k, "role": role}
         for eid, aids, role in zip(event_ids, event_assets, roles)

@@ -1,8 +1,11 @@
 """Putting parsed tasks into the store and reading them back out, the same way for every format.
 
-Import runs inside the caller's single transaction. New tasks go in as bulk inserts (with their audit
-rows written alongside, since bulk inserts bypass the ORM flush hook); tasks that already exist are
-matched by source id and updated through the ORM, so the audit hook records before/after. A task whose
+Import runs inside the caller's single transaction. The benchmark, the look-up of existing tasks and
+new tasks go through SQLAlchemy Core over ``store.core_tables`` (new rows as bulk inserts, with their
+audit rows written alongside: bulk inserts bypass the ORM flush hook). Tasks that already exist are
+matched by source id and, when changed, updated through the ORM so the audit hook records
+before/after: the ORM and the tables are loaded only then (an import that only creates, or finds its
+tasks unchanged, never builds them: a third of a second of the command's start-up). A task whose
 parsed content has not changed since the last import is left alone, local edits included.
 """
 
@@ -14,32 +17,24 @@ from datetime import datetime
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlalchemy.engine import Connection
 
-from annotation.answers import AnswerSpecError, validate_answer_spec
 from annotation.formats import read_ahead
 from annotation.formats.assets import AssetCache
 from annotation.formats.base import DatasetSpec, DatasetStream, TaskBundle, TaskSpec, gc_paused
 from annotation.formats.bulk import CHUNK, JsonText, audit_stage, copy_audit_stage, insert_audited, insert_many
 from annotation.formats.errors import FormatError
 from annotation.formats.fingerprint import fingerprint
-from annotation.tasks import ensure_benchmark
+from store import core_tables as ct
 from store.blobs import BlobStore
-from store.models import (
-    Asset,
-    Benchmark,
-    Checkpoint,
-    CheckpointResult,
-    Document,
-    OrderingConstraint,
-    ReferenceStep,
-    Task,
-    TaskAsset,
-    utcnow,
-)
+from store.clock import utcnow
+from store.core_tables import Reader, connection_of
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 TASK_FIELDS = (
     "query",
@@ -81,6 +76,8 @@ class ImportSummary:
 
 
 def _check_spec(spec: TaskSpec, source: str) -> None:
+    from annotation.answers import AnswerSpecError, validate_answer_spec  # pydantic: after the first statement
+
     try:
         validate_answer_spec(spec.fields.get("answer_spec") or {"kind": "none"})
     except AnswerSpecError as exc:
@@ -234,7 +231,7 @@ def _asset_rows(
 
 
 def write_dataset(
-    session: Session,
+    reader: Reader,
     blobs: BlobStore,
     fmt: Any,
     spec: DatasetSpec | DatasetStream,
@@ -242,8 +239,10 @@ def write_dataset(
     source: str,
     *,
     consume: bool = False,
+    actor: str | None = None,
 ) -> ImportSummary:
-    """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction.
+    """Upsert every task of ``spec`` into the benchmark, inside the caller's transaction: on a plain
+    connection (the command line's; ``actor`` names who imports) or an ORM session (its actor).
 
     A ``DatasetSpec`` is checked whole before anything is written. A ``DatasetStream`` is parsed,
     checked and written batch by batch (a bad record stops it; the caller's rollback undoes the
@@ -252,18 +251,62 @@ def write_dataset(
     ``consume``: the caller is done with ``spec``; each new task's source record is dropped once its
     row is written (a 100k-task import otherwise keeps every parsed record alive to the end)."""
     name = benchmark or fmt.default_benchmark
+    orm = _Orm(reader, actor)
     with gc_paused():
         whole = isinstance(spec, DatasetSpec)
         if whole:
             _check_dataset(spec.tasks, source)
-        bench = _prepare_benchmark(session, fmt, spec, name, source)
+        bench_id = _prepare_benchmark(orm.conn, fmt, spec, name, source)
         summary = ImportSummary(fmt.name, name, source)
         # New files are written while the rows go in; leaving the block waits for them (before any commit).
-        with AssetCache(session, blobs, background=True) as cache, _read(spec, source) as (tasks, checked):
+        with orm, AssetCache(orm.conn, blobs, background=True) as cache, _read(spec, source) as (tasks, checked):
             parts = _checked_batches(tasks, source, cache, summary, checked=whole or checked)
-            _upsert_tasks(session, fmt, parts, bench.id or 0, cache, summary, source, consume)
+            _upsert_tasks(orm, fmt, parts, bench_id, cache, summary, source, consume)
         summary.notes = list(spec.notes)
         return summary
+
+
+class _Orm:
+    """The import's connection, and the ORM session changed tasks are updated through (so the audit
+    hook, ``store.audit``, records their before/after): the caller's session, or one opened on the
+    caller's connection when the first changed task comes. Use it as a context manager around the
+    writes: leaving it flushes that session and runs its commit hooks (``store.changes``: PostgreSQL's
+    change notice, sent when the caller commits) without ending the caller's transaction."""
+
+    def __init__(self, reader: Reader, actor: str | None):
+        self.given = None if isinstance(reader, Connection) else reader
+        if self.given is not None:
+            self.given.flush()  # what the caller has pending, seen by the Core statements below
+        self.conn = connection_of(reader)
+        self.actor = str(actor or (self.given.info.get("actor") if self.given is not None else None) or "system")
+        self.made: Session | None = None
+
+    @property
+    def session(self) -> Session:
+        if self.given is not None:
+            return cast("Session", self.given)  # the callers' sessions are SQLModel's
+        if self.made is None:
+            from sqlmodel import Session
+
+            import store.models  # noqa: F401  (the tables, and the audit hooks they register)
+
+            # Joins the connection's transaction: its commit flushes and runs the hooks, never commits.
+            self.made = Session(bind=self.conn, expire_on_commit=False)
+            self.made.info["actor"] = self.actor
+        return self.made
+
+    def __enter__(self) -> _Orm:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        made, self.made = self.made, None
+        if made is None:
+            return
+        try:
+            if exc_type is None:
+                made.commit()
+        finally:
+            made.close()
 
 
 def _check_dataset(tasks: Iterable[TaskSpec], source: str, seen: dict[str, int] | None = None) -> None:
@@ -342,28 +385,35 @@ def _unpaired_surrogate(value: Any, path: str = "") -> str | None:
     return None
 
 
-def _prepare_benchmark(
-    session: Session, fmt: Any, spec: DatasetSpec | DatasetStream, name: str, source: str
-) -> Benchmark:
-    existing_bench = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
-    if existing_bench is not None and existing_bench.source_format not in (fmt.source_format, "chainmark"):
+def _prepare_benchmark(conn: Connection, fmt: Any, spec: DatasetSpec | DatasetStream, name: str, source: str) -> int:
+    """The benchmark's id, made if needed, its format, tool set and this format's settings brought up
+    to date (what ``annotation.tasks.ensure_benchmark`` does, in Core; a benchmark is not audited)."""
+    b = ct.benchmark
+    found = conn.execute(sa.select(b.c.id, b.c.source_format, b.c.settings).where(b.c.name == name)).first()
+    if found is not None and found.source_format not in (fmt.source_format, "chainmark"):
         raise FormatError(
             source,
             None,
             None,
-            f"benchmark {name!r} holds {existing_bench.source_format} tasks; "
+            f"benchmark {name!r} holds {found.source_format} tasks; "
             f"import {fmt.name} data into another benchmark (--benchmark)",
         )
-    bench = ensure_benchmark(session, name, fmt.source_format, tool_set=fmt.tool_set)
-    settings = dict(bench.settings or {})
+    settings = dict((found.settings if found is not None else None) or {})
     settings[fmt.name] = {**(settings.get(fmt.name) or {}), **spec.settings}
-    bench.settings = settings
-    session.flush()
-    return bench
+    values: dict[str, Any] = {"settings": settings}
+    values["source_format"] = fmt.source_format or (found.source_format if found is not None else None)
+    if fmt.tool_set is not None:
+        values["tool_set"] = fmt.tool_set
+    if found is not None:
+        conn.execute(b.update().where(b.c.id == found.id).values(**values))
+        return int(found.id)
+    row = {"name": name, "tool_set": None, "description": None, "guidelines": None, "created_at": utcnow(), **values}
+    conn.execute(b.insert().values(**row))
+    return int(conn.execute(sa.select(b.c.id).where(b.c.name == name)).scalar_one())
 
 
 def _upsert_tasks(
-    session: Session,
+    orm: _Orm,
     fmt: Any,
     parts: Iterator[list[TaskSpec]],
     bench_id: int,
@@ -378,15 +428,16 @@ def _upsert_tasks(
     so when the benchmark already has tasks the new ones wait in memory until the input is read; into
     an empty benchmark each batch is written as soon as it is parsed.
     """
-    actor = str(session.info.get("actor") or "system")
+    actor, conn = orm.actor, orm.conn
     now = utcnow()
+    t = ct.task
     existing = {
         sid: (tid, rev, meta)
-        for tid, sid, rev, meta in session.exec(
-            select(Task.id, Task.source_id, Task.revision, Task.meta).where(Task.benchmark_id == bench_id)
-        ).all()
+        for tid, sid, rev, meta in conn.execute(
+            sa.select(t.c.id, t.c.source_id, t.c.revision, t.c.meta).where(t.c.benchmark_id == bench_id)
+        )
     }
-    inserter = _NewTasks(session, fmt, bench_id, cache, summary, source, actor, now, consume)
+    inserter = _NewTasks(conn, fmt, bench_id, cache, summary, source, actor, now, consume)
     if not existing:
         for part in parts:
             inserter.insert(part)
@@ -394,25 +445,26 @@ def _upsert_tasks(
         new_specs: list[TaskSpec] = []  # fingerprinted batch by batch: their record texts are not all kept at once
         changed: list[tuple[TaskSpec, str]] = []
         for part in parts:
-            for t in part:
-                if t.source_id not in existing:
-                    new_specs.append(t)
+            for spec in part:
+                if spec.source_id not in existing:
+                    new_specs.append(spec)
                     continue
-                fp, _ = _fingerprint(t, source)
-                meta = existing[t.source_id][2]
+                fp, _ = _fingerprint(spec, source)
+                meta = existing[spec.source_id][2]
                 if ((meta or {}).get("import") or {}).get("fingerprint") == fp:
                     summary.unchanged += 1
                 else:
-                    changed.append((t, fp))
-        for t, fp in changed:
-            _update_task(session, existing[t.source_id][0], t, fp, fmt.name, cache, now)
+                    changed.append((spec, fp))
+        for spec, fp in changed:
+            _update_task(orm.session, existing[spec.source_id][0], spec, fp, fmt.name, cache, now)
             summary.updated += 1
-            _count(summary, t)
+            _count(summary, spec)
         del changed
         for part in _batches(new_specs):
             inserter.insert(part)
     inserter.finish()
-    session.flush()
+    if orm.given is not None:
+        orm.given.flush()
 
 
 class _NewTasks:
@@ -425,15 +477,15 @@ class _NewTasks:
     """
 
     KINDS = (
-        ("steps", ReferenceStep),
-        ("checkpoints", Checkpoint),
-        ("orderings", OrderingConstraint),
-        ("documents", Document),
+        ("steps", ct.referencestep),
+        ("checkpoints", ct.checkpoint),
+        ("orderings", ct.orderingconstraint),
+        ("documents", ct.document),
     )
 
     def __init__(
         self,
-        session: Session,
+        conn: Connection,
         fmt: Any,
         bench_id: int,
         cache: AssetCache,
@@ -443,7 +495,7 @@ class _NewTasks:
         now: datetime,
         consume: bool,
     ):
-        self.session, self.fmt, self.bench_id, self.cache = session, fmt, bench_id, cache
+        self.conn, self.fmt, self.bench_id, self.cache = conn, fmt, bench_id, cache
         self.summary, self.source, self.actor, self.now, self.consume = summary, source, actor, now, consume
         self.staged: dict[str, sa.Table] = {}
 
@@ -456,14 +508,14 @@ class _NewTasks:
                 "import": {"format": self.fmt.name, "fingerprint": fp, "revision": 1},
             }
             rows.append(_task_row(t, self.bench_id, self.actor, self.now, meta, record))
-        task_ids = insert_audited(self.session, Task, rows, "task", self.actor, self.now)
+        task_ids = insert_audited(self.conn, ct.task, rows, "task", self.actor, self.now)
         del rows
         if self.consume:  # the verbatim record is on its row now; nothing below reads it
             for t in part:
                 t.record = None
                 t.record_text = None
         per_task: dict[str, list[list[int]]] = {"steps": [], "documents": []}
-        for kind, model in self.KINDS:
+        for kind, table in self.KINDS:
             build = _CHILD_ROWS[kind]
             krows: list[dict[str, Any]] = []
             sizes = []
@@ -476,7 +528,7 @@ class _NewTasks:
                     per_task[kind].extend([] for _ in part)
                 continue
             ids = insert_audited(
-                self.session, model, krows, model.__tablename__, self.actor, self.now, audit_table=self._stage(kind)
+                self.conn, table, krows, table.name, self.actor, self.now, audit_table=self._stage(kind)
             )
             del krows
             if kind in per_task:
@@ -488,13 +540,13 @@ class _NewTasks:
         for n, (t, tid) in enumerate(zip(part, task_ids)):
             _count(self.summary, t)
             asset_rows.extend(_asset_rows(t, tid, self.cache, per_task["steps"][n], per_task["documents"][n]))
-        insert_many(self.session, TaskAsset.__table__, asset_rows)
+        insert_many(self.conn, ct.taskasset, asset_rows)
         self.summary.created += len(task_ids)
 
     def _stage(self, kind: str) -> sa.Table:
         table = self.staged.get(kind)
         if table is None:
-            table = self.staged[kind] = audit_stage(self.session, f"import_audit_{kind}")
+            table = self.staged[kind] = audit_stage(self.conn, f"import_audit_{kind}")
         return table
 
     def finish(self) -> None:
@@ -502,7 +554,7 @@ class _NewTasks:
         for kind, _ in self.KINDS:
             table = self.staged.pop(kind, None)
             if table is not None:
-                copy_audit_stage(self.session, table)
+                copy_audit_stage(self.conn, table)
 
 
 def _fingerprint(t: TaskSpec, source: str) -> tuple[str, Any]:
@@ -534,6 +586,10 @@ def _update_task(
     session: Session, task_id: int, t: TaskSpec, fp: str, fmt_name: str, cache: AssetCache, now: datetime
 ) -> None:
     """Replace an existing task's content with the re-imported one (audited through the ORM)."""
+    from sqlmodel import select
+
+    from store.models import Checkpoint, CheckpointResult, Document, OrderingConstraint, ReferenceStep, Task, TaskAsset
+
     task = session.get(Task, task_id)
     assert task is not None
     for key in TASK_FIELDS:
@@ -606,6 +662,10 @@ def _update_task(
 
 def load_bundles(session: Session, benchmark_id: int) -> list[TaskBundle]:
     """Every task of a benchmark with its children, in a handful of queries (fast for 100k tasks)."""
+    from sqlmodel import select
+
+    from store.models import Asset, Checkpoint, Document, OrderingConstraint, ReferenceStep, Task, TaskAsset
+
     tasks = list(session.exec(select(Task).where(Task.benchmark_id == benchmark_id).order_by(Task.id)).all())
     if not tasks:
         return []

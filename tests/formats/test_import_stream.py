@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from annotation.formats import FormatError, gta, read_ahead, writer
 from annotation.formats.api import import_dataset
 from annotation.formats.safe_files import DatasetRoot
+from store import core_tables
 from store.models import AuditEvent, Benchmark, ReferenceStep, Task, TaskAsset
 from tests.formats.conftest import end_other_threads
 from tests.formats.fixtures import png, write_gta
@@ -75,10 +76,10 @@ def test_the_stream_is_read_while_it_is_written(engine, blobs, tmp_path: Path, s
         log.append("parse")
         return parse(key, record, file, root)
 
-    def inserting(session, model, rows, *args, **kw):
-        if model is Task:
+    def inserting(conn, table, rows, *args, **kw):
+        if table is core_tables.task:
             log.append(f"insert {len(rows)} tasks")
-        return insert(session, model, rows, *args, **kw)
+        return insert(conn, table, rows, *args, **kw)
 
     monkeypatch.setattr(gta, "parse_record", parsing)
     monkeypatch.setattr(writer, "insert_audited", inserting)

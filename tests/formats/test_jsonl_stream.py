@@ -17,7 +17,7 @@ import pytest
 from annotation.formats import FormatError, isg, read_ahead, writer
 from annotation.formats.api import import_dataset
 from annotation.formats.writer import ImportSummary
-from store.models import Task
+from store import core_tables
 from tests.formats.conftest import end_other_threads
 from tests.formats.fixtures import write_atp, write_isg
 from tests.formats.test_import_equivalence import _count_forks, _digest, _dump
@@ -152,10 +152,10 @@ def test_isg_lines_are_read_while_the_tasks_are_written(engine, blobs, tmp_path:
         log.append("parse")
         return parse(*args)
 
-    def inserting(session, model, rows, *args, **kw):
-        if model is Task:
+    def inserting(conn, table, rows, *args, **kw):
+        if table is core_tables.task:
             log.append(f"insert {len(rows)} tasks")
-        return insert(session, model, rows, *args, **kw)
+        return insert(conn, table, rows, *args, **kw)
 
     monkeypatch.setattr(isg, "parse_record", parsing)
     monkeypatch.setattr(writer, "insert_audited", inserting)

@@ -33,9 +33,9 @@ def stalling(self, t):
             time.sleep(60)
     prepare(self, t)
 
-def inserting(session, model, rows, *args, **kw):
-    ids = insert(session, model, rows, *args, **kw)
-    if model.__name__ == "Task":
+def inserting(conn, table, rows, *args, **kw):
+    ids = insert(conn, table, rows, *args, **kw)
+    if table.name == "task":
         (marks / "written").write_text(str(len(rows)))
     return ids
 
