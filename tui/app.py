@@ -47,8 +47,9 @@ class ChainmarkApp(App[None]):
     COMMANDS = App.COMMANDS | {lambda: _screen_actions(), lambda: _review_screens()}
     TITLE = "chainmark"
     BINDINGS = [
-        # Not a priority binding: a text area keeps ctrl+z for its own typing; everywhere else
-        # (including one-line inputs, which have no undo) it undoes the last saved edit.
+        # Not a priority binding: a text area's ctrl+z undoes its own typing first and, once it has none
+        # left, gives way to this one (``LayeredTextArea``); everywhere else (one-line inputs included,
+        # which have no undo) it undoes the last saved edit.
         Binding("ctrl+z", "undo", "Undo", id="chainmark.undo"),
         Binding("question_mark", "help", "Help", id="chainmark.help"),
         # A priority binding (so it works on every screen, modals too); ``action_quit`` lets the keys typed
@@ -98,6 +99,7 @@ class ChainmarkApp(App[None]):
         self._undo_loaded: set[str] = (
             set()
         )  # scopes whose stored stack (tui.undo) was read  # per undo scope ("task 11", …): ctrl+z never crosses tasks
+        self._dropped_undo: set[int] = set()  # entries a later save took over (``drop_undo``)
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
         self.keymap_problems: list[str] = []
@@ -250,7 +252,7 @@ class ChainmarkApp(App[None]):
         return self.undo_stacks.setdefault(scope, [])
 
     def push_undo(self, edit: Edit | None, scope: str = "session") -> None:
-        if edit is not None:
+        if edit is not None and (edit.entry_id is None or edit.entry_id not in self._dropped_undo):
             stack = self.undo_stack_for(scope)
             stack.append(edit)
             del stack[:-50]
@@ -258,6 +260,17 @@ class ChainmarkApp(App[None]):
 
             if isinstance(self.screen, WorkScreen):
                 self.screen.show_undo_hint()
+
+    def drop_undo(self, entry_ids: set[int], scope: str) -> None:
+        """Entries a later save took over (their stored rows went in its transaction): off the stack, and
+        never pushed if their own save's push arrives after this (saves land in order, pushes may not)."""
+        self._dropped_undo |= entry_ids
+        stack = self.undo_stack_for(scope)
+        stack[:] = [e for e in stack if e.entry_id is None or e.entry_id not in entry_ids]
+        from tui.screens.base import WorkScreen
+
+        if isinstance(self.screen, WorkScreen):
+            self.screen.show_undo_hint()
 
     # ------------------------------------------------------------------ app actions
 

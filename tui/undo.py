@@ -211,3 +211,46 @@ def _withdraw_adjudication(session: Session, reviewer: str, adjudication_id: int
     from annotation.review.adjudication import withdraw_adjudication
 
     withdraw_adjudication(session, reviewer, adjudication_id)
+
+
+# ------------------------------------------------------------------ a field's typing and the stack
+
+
+@dataclass
+class TakenOver:
+    """What a save of a typing span returns: the stored entries it replaced (``ChainmarkApp.drop_undo``)."""
+
+    entry_ids: set[int]
+
+
+@dataclass
+class TypingSpan:
+    """One text field's typing since its text was last loaded, as the store's undo stack sees it.
+
+    The field undoes its own typing first (``LayeredTextArea``), back to ``start``; so the stack keeps at
+    most one entry for the span, and that entry takes the field back to ``start`` too: each save of the
+    field replaces the span's earlier entry, and a save that brings the field back to ``start`` (its own
+    undo, or typing it back) leaves none. The two layers never fight: no stored entry can put back text
+    the field's own undo took away, and once the field has nothing left to undo, ctrl+z reaches the edit
+    saved before the typing. Entries are touched only inside save transactions (serialised by the app).
+    """
+
+    start: Any
+    entries: list[Edit] = field(default_factory=list)
+
+    def take_over(self, session: Session, value: Any, instead: Callable[[], Edit]) -> Any:
+        """In the transaction that stored ``value``: delete the span's earlier entries and return what
+        ``WorkScreen.save`` records in their place (``(TakenOver, Edit)``, or ``TakenOver`` alone at ``start``)."""
+        from store.models import UndoEntry
+
+        taken = TakenOver({e.entry_id for e in self.entries if e.entry_id is not None})
+        for entry_id in taken.entry_ids:
+            row = session.get(UndoEntry, entry_id)
+            if row is not None:
+                session.delete(row)
+        self.entries.clear()
+        if value == self.start:
+            return taken
+        edit = instead()
+        self.entries.append(edit)
+        return taken, edit

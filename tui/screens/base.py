@@ -73,6 +73,19 @@ class WorkScreen(Screen[Any]):
         if self.is_attached:
             self.show_undo_hint()
 
+    def focus_when_untouched(self, widget: Any) -> bool:
+        """Focus ``widget`` (the field a form is typed into) once the screen's data has loaded, unless the
+        annotator has moved the focus meanwhile: focus is never taken from where someone is typing. Until
+        then it is nowhere or where the screen put it by itself (the first focusable widget)."""
+        from textual.widgets import Input, TextArea
+
+        focused, chain = self.focused, self.focus_chain
+        untouched = focused is None or (focused is chain[0] and not isinstance(focused, (Input, TextArea)))
+        if focused is widget or not untouched:
+            return False
+        widget.focus()
+        return True
+
     def fetch(self, kind: type[R], fn: Callable[[Session], R]) -> None:
         """Read on a worker thread: ``fn(session)`` builds the typed result (a ``Result`` message), which is
         posted to this screen. A newer fetch of the same kind supersedes an older one still running."""
