@@ -124,3 +124,17 @@ async def test_quitting_right_after_a_field_undo_stores_the_undone_text(make_tui
     assert _stored(engine, task_id)[0] == QUERY
     # and the stored undo stack (what ctrl+z offers after a restart) holds nothing that puts " now" back
     assert _undo_rows(engine) == []
+
+
+async def test_the_header_says_ctrl_z_takes_back_the_typing_first(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        await _category_saved(pilot, app, editor, engine, task_id)
+        editor.query_one("#query", TextArea).focus()
+        await pilot.press("end", *" now")
+        await wait_for_saves(pilot, app)  # the typing is saved: the store's entry for it is one the field's undo covers
+        assert editor.sub_title.endswith("ctrl+z undoes: typing, then edit category")
+        editor.query_one("#meta-intent", Input).focus()  # there ctrl+z is the store's undo alone
+        await until(pilot, lambda: editor.sub_title.endswith("ctrl+z undoes: edit query"))

@@ -455,6 +455,10 @@ class TaskEditorScreen(WorkScreen):
 
         self.save(what, apply)
 
+    def typing_entries(self, field: Any) -> list[Any]:
+        span = self._spans.get("query" if field.id == "query" else "answer_spec")
+        return list(span.entries) if span is not None else []
+
     @on(Saved)
     def _typing_taken_over(self, message: Saved) -> None:
         if isinstance(message.data, TakenOver) and message.data.entry_ids:
