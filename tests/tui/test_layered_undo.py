@@ -135,6 +135,6 @@ async def test_the_header_says_ctrl_z_takes_back_the_typing_first(make_tui, engi
         editor.query_one("#query", TextArea).focus()
         await pilot.press("end", *" now")
         await wait_for_saves(pilot, app)  # the typing is saved: the store's entry for it is one the field's undo covers
-        assert editor.sub_title.endswith("ctrl+z undoes: typing, then edit category")
+        assert str(editor.sub_title).endswith("ctrl+z undoes: typing, then edit category")
         editor.query_one("#meta-intent", Input).focus()  # there ctrl+z is the store's undo alone
-        await until(pilot, lambda: editor.sub_title.endswith("ctrl+z undoes: edit query"))
+        await until(pilot, lambda: str(editor.sub_title).endswith("ctrl+z undoes: edit query"))
