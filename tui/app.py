@@ -47,9 +47,9 @@ class ChainmarkApp(App[None]):
     COMMANDS = App.COMMANDS | {lambda: _screen_actions(), lambda: _review_screens()}
     TITLE = "chainmark"
     BINDINGS = [
-        # Not a priority binding: a text area's ctrl+z undoes its own typing first and, once it has none
-        # left, gives way to this one (``LayeredTextArea``); everywhere else (one-line inputs included,
-        # which have no undo) it undoes the last saved edit.
+        # Not a priority binding, so a widget may still claim ctrl+z. Text areas give way to it
+        # (``LayeredTextArea``): ``action_undo`` takes back a text area's own typing first, then the last
+        # saved edit; everywhere else (one-line inputs included, which have no undo) the last saved edit.
         Binding("ctrl+z", "undo", "Undo", id="chainmark.undo"),
         Binding("question_mark", "help", "Help", id="chainmark.help"),
         # A priority binding (so it works on every screen, modals too); ``action_quit`` lets the keys typed
@@ -299,7 +299,12 @@ class ChainmarkApp(App[None]):
 
     async def action_undo(self) -> None:
         from tui.screens.base import WorkScreen
+        from tui.widgets.layered_text_area import LayeredTextArea
 
+        focused = self.focused
+        if isinstance(focused, LayeredTextArea) and focused.history.undo_stack:
+            focused.undo()  # the field's own typing first; the undone text saves like typing does
+            return
         screen = self.screen
         if isinstance(screen, WorkScreen):
             screen.flush_pending()  # typing not yet saved is the last edit: save it, so undo takes it back

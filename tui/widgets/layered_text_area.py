@@ -1,15 +1,15 @@
-"""A ``TextArea`` whose ctrl+z gives way to the store's undo once its own typing is all taken back.
+"""A ``TextArea`` whose ctrl+z is the app's layered undo: its own typing first, then the last saved edit.
 
-TextArea binds ctrl+z to its own undo, which once made a dead key in a field with nothing of its own to
-undo: the app's ``undo`` (the last saved edit, ``tui.undo``) is not a priority binding so that typing can
-be taken back first. Here the field undoes its own typing while it has any; then the action is skipped
-and the same key reaches the app's binding: one key, two layers, never a press that does nothing.
+TextArea binds ctrl+z to its own undo, which made a dead key in a field with nothing of its own to undo,
+and hid the app's undo (``tui.undo``, the last saved edit) from the footer while a text area had the
+focus. Here the text area's binding gives way (``check_action``) to the app's, and the app's
+``action_undo`` takes back this field's typing first while it has any, then the last saved edit: one key,
+two layers, never a press that does nothing.
 """
 
 from __future__ import annotations
 
 from textual import events
-from textual.actions import SkipAction
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -25,11 +25,10 @@ class LayeredTextArea(TextArea):
         """ctrl+z pressed now would undo this field's own typing (it has the focus and undo history)."""
         return self.has_focus and bool(self.history.undo_stack)
 
-    def action_undo(self) -> None:
-        """Undo this field's last batch of typing; with none left, let ctrl+z undo the last saved edit."""
-        if not self.history.undo_stack:
-            raise SkipAction()
-        self.undo()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "undo":
+            return False  # the app's ctrl+z (``ChainmarkApp.action_undo``) undoes this field's typing first
+        return super().check_action(action, parameters)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area is self:
