@@ -138,3 +138,34 @@ async def test_the_header_says_ctrl_z_takes_back_the_typing_first(make_tui, engi
         assert str(editor.sub_title).endswith("ctrl+z undoes: typing, then edit category")
         editor.query_one("#meta-intent", Input).focus()  # there ctrl+z is the store's undo alone
         await until(pilot, lambda: str(editor.sub_title).endswith("ctrl+z undoes: edit query"))
+
+
+async def test_an_answer_text_field_undoes_its_own_typing_first_too(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", QUERY, answer_spec={"kind": "references", "references": ["white"]})
+        task_id = int(t.id or 0)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        await _category_saved(pilot, app, editor, engine, task_id)
+        await until(pilot, lambda: bool(editor.query("#answer-references")))
+        field = editor.query_one("#answer-references", TextArea)
+        field.focus()
+        await pilot.press("end", "enter", *"ivory")
+        await wait_for_saves(pilot, app)
+
+        def spec() -> object:
+            with session_scope(engine) as s:
+                task = s.get(Task, task_id)
+                assert task is not None
+                return task.answer_spec
+
+        assert spec() == {"kind": "references", "references": ["white", "ivory"]}
+        await pilot.press("ctrl+z", "ctrl+z")  # "ivory", then the new line: the field's own batches
+        await wait_for_saves(pilot, app)
+        assert field.text == "white"
+        assert spec() == {"kind": "references", "references": ["white"]}
+        assert _undo_rows(engine) == ["edit category"]
+        await pilot.press("ctrl+z")
+        await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
