@@ -99,7 +99,6 @@ class ChainmarkApp(App[None]):
         self._undo_loaded: set[str] = (
             set()
         )  # scopes whose stored stack (tui.undo) was read  # per undo scope ("task 11", …): ctrl+z never crosses tasks
-        self._dropped_undo: set[int] = set()  # entries a later save took over (``drop_undo``)
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
         self.keymap_problems: list[str] = []
@@ -252,7 +251,7 @@ class ChainmarkApp(App[None]):
         return self.undo_stacks.setdefault(scope, [])
 
     def push_undo(self, edit: Edit | None, scope: str = "session") -> None:
-        if edit is not None and (edit.entry_id is None or edit.entry_id not in self._dropped_undo):
+        if edit is not None and not edit.dropped:
             stack = self.undo_stack_for(scope)
             stack.append(edit)
             del stack[:-50]
@@ -261,12 +260,13 @@ class ChainmarkApp(App[None]):
             if isinstance(self.screen, WorkScreen):
                 self.screen.show_undo_hint()
 
-    def drop_undo(self, entry_ids: set[int], scope: str) -> None:
+    def drop_undo(self, edits: list[Edit], scope: str) -> None:
         """Entries a later save took over (their stored rows went in its transaction): off the stack, and
         never pushed if their own save's push arrives after this (saves land in order, pushes may not)."""
-        self._dropped_undo |= entry_ids
+        for edit in edits:
+            edit.dropped = True
         stack = self.undo_stack_for(scope)
-        stack[:] = [e for e in stack if e.entry_id is None or e.entry_id not in entry_ids]
+        stack[:] = [e for e in stack if not e.dropped]
         from tui.screens.base import WorkScreen
 
         if isinstance(self.screen, WorkScreen):

@@ -34,6 +34,9 @@ class Edit:
     op: str
     args: dict[str, Any] = field(default_factory=dict)
     entry_id: int | None = None  # its stored UndoEntry, once recorded
+    # Taken over by a later save of the same typing (``TypingSpan``): off the stack for good. A flag on the
+    # object, not a set of entry ids: SQLite reuses the id of a deleted last row for the next entry.
+    dropped: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
@@ -218,9 +221,9 @@ def _withdraw_adjudication(session: Session, reviewer: str, adjudication_id: int
 
 @dataclass
 class TakenOver:
-    """What a save of a typing span returns: the stored entries it replaced (``ChainmarkApp.drop_undo``)."""
+    """What a save of a typing span returns: the entries it replaced (``ChainmarkApp.drop_undo``)."""
 
-    entry_ids: set[int]
+    edits: list[Edit]
 
 
 @dataclass
@@ -243,9 +246,9 @@ class TypingSpan:
         ``WorkScreen.save`` records in their place (``(TakenOver, Edit)``, or ``TakenOver`` alone at ``start``)."""
         from store.models import UndoEntry
 
-        taken = TakenOver({e.entry_id for e in self.entries if e.entry_id is not None})
-        for entry_id in taken.entry_ids:
-            row = session.get(UndoEntry, entry_id)
+        taken = TakenOver(list(self.entries))
+        for edit in taken.edits:
+            row = session.get(UndoEntry, edit.entry_id) if edit.entry_id is not None else None
             if row is not None:
                 session.delete(row)
         self.entries.clear()

@@ -169,3 +169,23 @@ async def test_an_answer_text_field_undoes_its_own_typing_first_too(make_tui, en
         assert _undo_rows(engine) == ["edit category"]
         await pilot.press("ctrl+z")
         await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
+
+
+async def test_an_edit_saved_after_a_field_undo_is_still_undone(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Found walking the editor: the field undo deleted the typing's stored entry, SQLite gave the next
+    entry (a category edit) the same id, and that edit was then kept off the stack as if taken over too."""
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        query = editor.query_one("#query", TextArea)
+        await pilot.press(*" now")
+        await wait_for_saves(pilot, app)
+        await pilot.press("ctrl+z")
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id) == (QUERY, None) and _undo_rows(engine) == []
+        await _category_saved(pilot, app, editor, engine, task_id)
+        assert str(editor.sub_title).endswith("ctrl+z undoes: edit category")
+        await pilot.press("ctrl+z")  # the query has nothing of its own left: the category edit goes
+        await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
+        assert query.text == QUERY

@@ -461,8 +461,8 @@ class TaskEditorScreen(WorkScreen):
 
     @on(Saved)
     def _typing_taken_over(self, message: Saved) -> None:
-        if isinstance(message.data, TakenOver) and message.data.entry_ids:
-            self.cm.drop_undo(message.data.entry_ids, self.undo_scope)
+        if isinstance(message.data, TakenOver) and message.data.edits:
+            self.cm.drop_undo(message.data.edits, self.undo_scope)
 
     @on(Failed)
     def _field_conflict(self, message: Failed) -> None:
