@@ -189,3 +189,26 @@ async def test_an_edit_saved_after_a_field_undo_is_still_undone(make_tui, engine
         await pilot.press("ctrl+z")  # the query has nothing of its own left: the category edit goes
         await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
         assert query.text == QUERY
+
+
+async def test_keys_typed_while_the_task_loads_land_in_the_query(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Found walking the editor: keys typed in the half second between enter on the list and the query
+    getting the focus (the task still loading) were lost."""
+    from textual import events
+
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = TaskEditorScreen(task_id)
+        app.push_screen(editor)
+        await until(pilot, lambda: editor.is_attached)
+        assert editor.detail is None  # still loading: the keys arrive before the query has its text
+        for key in " now":
+            app.post_message(events.Key("space" if key == " " else key, key))
+        await until(pilot, lambda: editor.detail is not None)
+        query = editor.query_one("#query", TextArea)
+        await until(pilot, lambda: query.text == QUERY + " now" and editor.focused is query)
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, task_id)[0] == QUERY + " now"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -116,6 +116,8 @@ class TaskEditorScreen(WorkScreen):
         # undo can take back; the store's stack holds one entry for it at most (``TypingSpan``).
         self._spans: dict[str, TypingSpan] = {}
         self._focused_once = False
+        # Typed before the task has loaded (the query has no text to add to yet): typed into it once it has.
+        self._early_typing: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -206,8 +208,19 @@ class TaskEditorScreen(WorkScreen):
         if not self._focused_once:  # the first load: typing at once goes into the query
             self._focused_once = True
             query = self.query_one("#query", TextArea)
-            if self.focus_when_untouched(query):
+            early, self._early_typing = "".join(self._early_typing), []
+            if self.focus_when_untouched(query) or query.has_focus:
                 query.move_cursor(query.document.end)
+            if early:  # an edit like any typing: undoable, and saved after the pause
+                query.insert(early, query.document.end, maintain_selection_offset=not query.has_focus)
+                self._debounce("query", self._save_query)
+
+    def on_key(self, event: events.Key) -> None:
+        """Characters typed while the task loads, before the query has the focus: kept for the query."""
+        if self.detail is None and event.is_printable and event.character and not self._focused_once:
+            self._early_typing.append(event.character)
+            event.stop()
+            event.prevent_default()
 
     @on(PreviewLoaded)
     def _preview_loaded(self, message: PreviewLoaded) -> None:
@@ -228,6 +241,8 @@ class TaskEditorScreen(WorkScreen):
         query = self.query_one("#query", TextArea)
         if "query" not in self._pending_saves and not self._held("query"):
             if query.text != d.query:
+                if "query" not in self._spans:  # the first load: what was typed into it before is added after
+                    self._early_typing[:0] = [query.text]
                 with self.prevent(TextArea.Changed):  # a reload is not typing: its echo must not save
                     query.load_text(d.query)  # which clears the field's own undo history
                 self._spans["query"] = TypingSpan(d.query)
@@ -400,7 +415,7 @@ class TaskEditorScreen(WorkScreen):
 
     @on(TextArea.Changed, "#query")
     def _query_changed(self) -> None:
-        if not self._loading:
+        if not self._loading and self.detail is not None:  # before the first load: kept (``_early_typing``)
             self._debounce("query", self._save_query)
 
     def _save_query(self) -> None:
