@@ -179,7 +179,8 @@ async def test_an_edit_saved_after_a_field_undo_is_still_undone(make_tui, engine
     async with app.run_test(size=(120, 40)) as pilot:
         editor = await _open(pilot, app)
         query = editor.query_one("#query", TextArea)
-        await pilot.press(*" now")
+        query.focus()
+        await pilot.press("end", *" now")
         await wait_for_saves(pilot, app)
         await pilot.press("ctrl+z")
         await wait_for_saves(pilot, app)
