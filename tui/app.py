@@ -47,8 +47,9 @@ class ChainmarkApp(App[None]):
     COMMANDS = App.COMMANDS | {lambda: _screen_actions(), lambda: _review_screens()}
     TITLE = "chainmark"
     BINDINGS = [
-        # Not a priority binding: a text area keeps ctrl+z for its own typing; everywhere else
-        # (including one-line inputs, which have no undo) it undoes the last saved edit.
+        # Not a priority binding, so a widget may still claim ctrl+z. Text areas give way to it
+        # (``LayeredTextArea``): ``action_undo`` takes back a text area's own typing first, then the last
+        # saved edit; everywhere else (one-line inputs included, which have no undo) the last saved edit.
         Binding("ctrl+z", "undo", "Undo", id="chainmark.undo"),
         Binding("question_mark", "help", "Help", id="chainmark.help"),
         # A priority binding (so it works on every screen, modals too); ``action_quit`` lets the keys typed
@@ -250,7 +251,7 @@ class ChainmarkApp(App[None]):
         return self.undo_stacks.setdefault(scope, [])
 
     def push_undo(self, edit: Edit | None, scope: str = "session") -> None:
-        if edit is not None:
+        if edit is not None and not edit.dropped:
             stack = self.undo_stack_for(scope)
             stack.append(edit)
             del stack[:-50]
@@ -258,6 +259,18 @@ class ChainmarkApp(App[None]):
 
             if isinstance(self.screen, WorkScreen):
                 self.screen.show_undo_hint()
+
+    def drop_undo(self, edits: list[Edit], scope: str) -> None:
+        """Entries a later save took over (their stored rows went in its transaction): off the stack, and
+        never pushed if their own save's push arrives after this (saves land in order, pushes may not)."""
+        for edit in edits:
+            edit.dropped = True
+        stack = self.undo_stack_for(scope)
+        stack[:] = [e for e in stack if not e.dropped]
+        from tui.screens.base import WorkScreen
+
+        if isinstance(self.screen, WorkScreen):
+            self.screen.show_undo_hint()
 
     # ------------------------------------------------------------------ app actions
 
@@ -286,7 +299,12 @@ class ChainmarkApp(App[None]):
 
     async def action_undo(self) -> None:
         from tui.screens.base import WorkScreen
+        from tui.widgets.layered_text_area import LayeredTextArea
 
+        focused = self.focused
+        if isinstance(focused, LayeredTextArea) and focused.history.undo_stack:
+            focused.undo()  # the field's own typing first; the undone text saves like typing does
+            return
         screen = self.screen
         if isinstance(screen, WorkScreen):
             screen.flush_pending()  # typing not yet saved is the last edit: save it, so undo takes it back

@@ -34,6 +34,9 @@ class Edit:
     op: str
     args: dict[str, Any] = field(default_factory=dict)
     entry_id: int | None = None  # its stored UndoEntry, once recorded
+    # Taken over by a later save of the same typing (``TypingSpan``): off the stack for good. A flag on the
+    # object, not a set of entry ids: SQLite reuses the id of a deleted last row for the next entry.
+    dropped: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
@@ -211,3 +214,46 @@ def _withdraw_adjudication(session: Session, reviewer: str, adjudication_id: int
     from annotation.review.adjudication import withdraw_adjudication
 
     withdraw_adjudication(session, reviewer, adjudication_id)
+
+
+# ------------------------------------------------------------------ a field's typing and the stack
+
+
+@dataclass
+class TakenOver:
+    """What a save of a typing span returns: the entries it replaced (``ChainmarkApp.drop_undo``)."""
+
+    edits: list[Edit]
+
+
+@dataclass
+class TypingSpan:
+    """One text field's typing since its text was last loaded, as the store's undo stack sees it.
+
+    The field undoes its own typing first (``LayeredTextArea``), back to ``start``; so the stack keeps at
+    most one entry for the span, and that entry takes the field back to ``start`` too: each save of the
+    field replaces the span's earlier entry, and a save that brings the field back to ``start`` (its own
+    undo, or typing it back) leaves none. The two layers never fight: no stored entry can put back text
+    the field's own undo took away, and once the field has nothing left to undo, ctrl+z reaches the edit
+    saved before the typing. Entries are touched only inside save transactions (serialised by the app).
+    """
+
+    start: Any
+    entries: list[Edit] = field(default_factory=list)
+
+    def take_over(self, session: Session, value: Any, instead: Callable[[], Edit]) -> Any:
+        """In the transaction that stored ``value``: delete the span's earlier entries and return what
+        ``WorkScreen.save`` records in their place (``(TakenOver, Edit)``, or ``TakenOver`` alone at ``start``)."""
+        from store.models import UndoEntry
+
+        taken = TakenOver(list(self.entries))
+        for edit in taken.edits:
+            row = session.get(UndoEntry, edit.entry_id) if edit.entry_id is not None else None
+            if row is not None:
+                session.delete(row)
+        self.entries.clear()
+        if value == self.start:
+            return taken
+        edit = instead()
+        self.entries.append(edit)
+        return taken, edit

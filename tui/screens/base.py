@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from tui.messages import Failed, Result, Saved
+from tui.widgets.layered_text_area import LayeredTextArea
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -73,6 +74,19 @@ class WorkScreen(Screen[Any]):
         if self.is_attached:
             self.show_undo_hint()
 
+    def focus_when_untouched(self, widget: Any) -> bool:
+        """Focus ``widget`` (the field a form is typed into) once the screen's data has loaded, unless the
+        annotator has moved the focus meanwhile: focus is never taken from where someone is typing. Until
+        then it is nowhere or where the screen put it by itself (the first focusable widget)."""
+        from textual.widgets import Input, TextArea
+
+        focused, chain = self.focused, self.focus_chain
+        untouched = focused is None or (focused is chain[0] and not isinstance(focused, (Input, TextArea)))
+        if focused is widget or not untouched:
+            return False
+        widget.focus()
+        return True
+
     def fetch(self, kind: type[R], fn: Callable[[Session], R]) -> None:
         """Read on a worker thread: ``fn(session)`` builds the typed result (a ``Result`` message), which is
         posted to this screen. A newer fetch of the same kind supersedes an older one still running."""
@@ -122,10 +136,26 @@ class WorkScreen(Screen[Any]):
         self.sub_title = self.sub_title
 
     def validate_sub_title(self, value: str | None) -> str:
-        """Whatever the screen puts in its sub-title, the undo hint stays at its end."""
+        """Whatever the screen puts in its sub-title, the undo hint stays at its end; in a text field
+        with typing of its own to undo, the hint says that ctrl+z takes that back first."""
         own = (value or "").split(_UNDO_HINT)[0]
         stack = self.cm.undo_stacks.get(self.undo_scope) or [] if self.is_attached else []
-        return f"{own}{_UNDO_HINT}{stack[-1].label}" if stack else own
+        focused = self.focused if self.is_attached else None
+        typing = isinstance(focused, LayeredTextArea) and focused.has_own_undo
+        if typing:  # what the field's own undo covers is not what comes after it
+            covered = self.typing_entries(focused)
+            stack = [e for e in stack if not any(e is c for c in covered)]
+        undoes = [*(["typing"] if typing else []), *([stack[-1].label] if stack else [])]
+        return f"{own}{_UNDO_HINT}{', then '.join(undoes)}" if undoes else own
+
+    def typing_entries(self, field: Any) -> list[Any]:
+        """The undo entries that ``field``'s own undo takes back too (``tui.undo.TypingSpan``); none here."""
+        return []
+
+    @on(LayeredTextArea.OwnUndoChanged)
+    def _own_undo_changed(self, message: LayeredTextArea.OwnUndoChanged) -> None:
+        message.stop()
+        self.show_undo_hint()
 
     def save(self, what: str, fn: Callable[[Session], Any]) -> None:
         scope = self.undo_scope

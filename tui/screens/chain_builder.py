@@ -164,7 +164,7 @@ class ChainBuilderScreen(WorkScreen):
         ts = get_tool_set(self.tool_set)
         palette.add_options([Option(f"{t.name}  ·{t.kind[0]}", id=t.name) for t in ts.all_tools()])
         palette.highlighted = 0
-        palette.focus()
+        self.focus_when_untouched(palette)  # arrows pick a tool at once, unless the focus was moved meanwhile
 
     def _fill_strip(self) -> None:
         strip = self.query_one("#strip", OptionList)

@@ -237,7 +237,8 @@ class CheckpointEditorScreen(WorkScreen):
             for name, _ in EFFICIENCY_FIELDS:
                 value = getattr(d, name)
                 self.query_one(f"#eff-{name}", Input).value = "" if value is None else f"{value:g}"
-            self._new_form()
+            self._new_form(focus=False)
+            self.focus_when_untouched(self.query_one("#axis", Select))  # not taken from where someone types
         elif self._after_save is not None:
             self._settle_after_save(self._after_save)
 
@@ -278,7 +279,7 @@ class CheckpointEditorScreen(WorkScreen):
     def action_new_checkpoint(self) -> None:
         self._unless_unsaved(self._new_form, only_form=True)
 
-    def _new_form(self) -> None:
+    def _new_form(self, focus: bool = True) -> None:
         self.editing = None
         d = self.detail
         self.query_one("#form-title", Static).update("New checkpoint")
@@ -297,7 +298,8 @@ class CheckpointEditorScreen(WorkScreen):
                 if step.artifact_asset_ids:
                     choose(self.query_one("#gt", Select), step.artifact_asset_ids[0])
         self._mark_clean()
-        self.query_one("#axis", Select).focus()
+        if focus:
+            self.query_one("#axis", Select).focus()
 
     @on(OptionList.OptionSelected, "#checkpoint-list")
     def _edit_existing(self, event: OptionList.OptionSelected) -> None:

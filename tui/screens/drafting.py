@@ -19,6 +19,7 @@ from tui.data import task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
+from tui.widgets.layered_text_area import LayeredTextArea
 
 
 class DraftingScreen(WorkScreen):
@@ -44,7 +45,7 @@ class DraftingScreen(WorkScreen):
                 yield Static("", id="oracle")
             with Vertical():
                 yield Static("Your notes (ctrl+s saves)", classes="section-title")
-                yield TextArea(id="notes", soft_wrap=True)
+                yield LayeredTextArea(id="notes", soft_wrap=True)
         yield KeyFooter()
 
     def refresh_data(self) -> None:

@@ -12,6 +12,7 @@ from tui.typed_keys import after_typed_keys
 from tui.undo import Edit
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
+from tui.widgets.layered_text_area import LayeredTextArea
 
 
 class GuidelinesScreen(WorkScreen):
@@ -27,7 +28,7 @@ class GuidelinesScreen(WorkScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="builder-body"):
-            yield TextArea(self.text, language="markdown", id="guidelines-source")
+            yield LayeredTextArea(self.text, language="markdown", id="guidelines-source")
             yield Markdown(self.text, id="guidelines-view")
         yield KeyFooter()
 

@@ -12,7 +12,8 @@ INTRO = """\
 # chainmark keys
 
 Every action has a key; the footer shows the main ones, **ctrl+p** opens the command palette
-with all of them, **ctrl+z** undoes the last edit, **escape** goes back.
+with all of them, **ctrl+z** undoes the last edit (in a text area, its own typing first), **escape**
+goes back.
 """
 
 

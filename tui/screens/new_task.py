@@ -18,6 +18,7 @@ from tui.undo import Edit
 from tui.messages import Result, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.selection import choose, chosen
+from tui.widgets.layered_text_area import LayeredTextArea
 
 NO_BENCHMARKS = "No benchmarks yet. Create one first: chainmark benchmarks add NAME --format gta"
 
@@ -47,7 +48,7 @@ class NewTaskScreen(WorkScreen):
             yield Select([], prompt="choose a benchmark", id="benchmark")
             yield Static("", id="benchmark-hint", classes="hint")
             yield Label("Query")
-            yield TextArea(id="query")
+            yield LayeredTextArea(id="query")
             yield Button("Create  ctrl+s", id="create", variant="primary")
 
     def on_screen_resume(self) -> None:  # loads once, on mount

@@ -2,7 +2,9 @@
 
 Every edit is saved as it happens (text fields after a short pause in typing, the rest at once),
 through ``annotation.tasks`` so revisions bump and the audit trail records who changed what.
-Each save pushes its inverse on the undo stack.
+Each save pushes its inverse on the undo stack. ctrl+z in the query or an answer text field takes back
+that field's own typing first, then the last saved edit (``LayeredTextArea``, ``tui.undo.TypingSpan``);
+the query has the focus once the task has loaded, so typing at once lands there.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -22,7 +24,7 @@ from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
 from annotation.tasks import STATUSES, TRANSITIONS
-from tui.undo import Edit
+from tui.undo import Edit, TakenOver, TypingSpan
 from tui.data import TaskDetail, change_stamp, task_detail
 from tui.images import preview
 from tui.messages import Failed, PreviewLoaded, RecordsChanged, Result, Saved
@@ -110,6 +112,12 @@ class TaskEditorScreen(WorkScreen):
         # The last conflict not settled yet: the annotator's edit of that field is in the form only.
         # Quitting must not drop it, whether or not the question has been shown yet.
         self._unsettled: FieldConflict | None = None
+        # Per text field ("query", "answer_spec"): its typing since its text was last loaded, which its own
+        # undo can take back; the store's stack holds one entry for it at most (``TypingSpan``).
+        self._spans: dict[str, TypingSpan] = {}
+        self._focused_once = False
+        # Typed before the task has loaded (the query has no text to add to yet): typed into it once it has.
+        self._early_typing: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -197,6 +205,22 @@ class TaskEditorScreen(WorkScreen):
     def _task_loaded(self, message: EditorTaskLoaded) -> None:
         self.detail = message.detail
         self._show(message.detail, message.warnings, message.force)
+        if not self._focused_once:  # the first load: typing at once goes into the query
+            self._focused_once = True
+            query = self.query_one("#query", TextArea)
+            early, self._early_typing = "".join(self._early_typing), []
+            if self.focus_when_untouched(query) or query.has_focus:
+                query.move_cursor(query.document.end)
+            if early:  # an edit like any typing: undoable, and saved after the pause
+                query.insert(early, query.document.end, maintain_selection_offset=not query.has_focus)
+                self._debounce("query", self._save_query)
+
+    def on_key(self, event: events.Key) -> None:
+        """Characters typed while the task loads, before the query has the focus: kept for the query."""
+        if self.detail is None and event.is_printable and event.character and not self._focused_once:
+            self._early_typing.append(event.character)
+            event.stop()
+            event.prevent_default()
 
     @on(PreviewLoaded)
     def _preview_loaded(self, message: PreviewLoaded) -> None:
@@ -217,9 +241,13 @@ class TaskEditorScreen(WorkScreen):
         query = self.query_one("#query", TextArea)
         if "query" not in self._pending_saves and not self._held("query"):
             if query.text != d.query:
+                if "query" not in self._spans:  # the first load: what was typed into it before is added after
+                    self._early_typing[:0] = [query.text]
                 with self.prevent(TextArea.Changed):  # a reload is not typing: its echo must not save
-                    query.load_text(d.query)
+                    query.load_text(d.query)  # which clears the field's own undo history
+                self._spans["query"] = TypingSpan(d.query)
             self._base["query"] = d.query
+        self._spans.setdefault("query", TypingSpan(d.query))
         for name in META_FIELDS:
             box = self.query_one(f"#meta-{name}", Input)
             if force or (not box.has_focus and f"meta-{name}" not in self._pending_saves and not self._held(name)):
@@ -236,8 +264,10 @@ class TaskEditorScreen(WorkScreen):
         answer = self.query_one(AnswerEditor)
         if "answer" not in self._pending_saves:
             if answer.spec != d.answer_spec:
-                answer.set_spec(d.answer_spec)
+                answer.set_spec(d.answer_spec)  # new fields: no undo history of their own
+                self._spans["answer_spec"] = TypingSpan(d.answer_spec)
             self._base["answer_spec"] = d.answer_spec
+        self._spans.setdefault("answer_spec", TypingSpan(d.answer_spec))
         self._show_images(d)
         docs = Text()
         for title, text in d.documents:
@@ -385,13 +415,13 @@ class TaskEditorScreen(WorkScreen):
 
     @on(TextArea.Changed, "#query")
     def _query_changed(self) -> None:
-        if not self._loading:
+        if not self._loading and self.detail is not None:  # before the first load: kept (``_early_typing``)
             self._debounce("query", self._save_query)
 
     def _save_query(self) -> None:
         text = self.query_one("#query", TextArea).text
         if self.detail and text != self.detail.query and text.strip():
-            self._save_fields("query", {"query": text}, "edit query")
+            self._save_fields("query", {"query": text}, "edit query", self._spans.get("query"))
 
     @on(Input.Changed)
     def _meta_changed(self, event: Input.Changed) -> None:
@@ -413,11 +443,14 @@ class TaskEditorScreen(WorkScreen):
     def _save_answer(self) -> None:
         spec, error = self.query_one(AnswerEditor).current()
         if error is None and self.detail and spec != self.detail.answer_spec:
-            self._save_fields("answer", {"answer_spec": spec}, "edit answer")
+            self._save_fields("answer", {"answer_spec": spec}, "edit answer", self._spans.get("answer_spec"))
 
-    def _save_fields(self, what: str, changes: dict[str, Any], label: str) -> None:
+    def _save_fields(self, what: str, changes: dict[str, Any], label: str, span: TypingSpan | None = None) -> None:
+        """Save ``changes``; with ``span`` (one text field's typing) the save replaces the span's entry on
+        the undo stack instead of adding one (``TypingSpan``)."""
         base = {k: self._base[k] for k in changes if k in self._base}
         fn = edit_fields(self.task_id, changes, label, base)
+        task_id = self.task_id
 
         def apply(session):  # type: ignore[no-untyped-def]
             try:
@@ -428,9 +461,23 @@ class TaskEditorScreen(WorkScreen):
             self._base.update(changes)  # what is stored now is what the next edit builds on
             if self._unsettled is not None and self._unsettled.field in changes:
                 self._unsettled = None  # overwritten or merged: the edit is stored
-            return out
+            if span is None or out is None:
+                return out
+            ((name, value),) = changes.items()
+            return span.take_over(
+                session, value, lambda: Edit(label, "edit_task", {"task_id": task_id, "fields": {name: span.start}})
+            )
 
         self.save(what, apply)
+
+    def typing_entries(self, field: Any) -> list[Any]:
+        span = self._spans.get("query" if field.id == "query" else "answer_spec")
+        return list(span.entries) if span is not None else []
+
+    @on(Saved)
+    def _typing_taken_over(self, message: Saved) -> None:
+        if isinstance(message.data, TakenOver) and message.data.edits:
+            self.cm.drop_undo(message.data.edits, self.undo_scope)
 
     @on(Failed)
     def _field_conflict(self, message: Failed) -> None:
@@ -448,7 +495,9 @@ class TaskEditorScreen(WorkScreen):
         def decided(choice: str | None) -> None:
             if choice == "overwrite":
                 self._base[conflict.field] = conflict.theirs
-                self._save_fields(conflict.field, {conflict.field: conflict.mine}, f"edit {conflict.field}")
+                self._save_fields(
+                    conflict.field, {conflict.field: conflict.mine}, f"edit {conflict.field}", self._restart(conflict)
+                )
             elif choice == "reload":
                 self._unsettled = None  # the annotator chose to drop their edit
                 self._base[conflict.field] = conflict.theirs
@@ -468,6 +517,13 @@ class TaskEditorScreen(WorkScreen):
             decided,
         )
 
+    def _restart(self, conflict: FieldConflict) -> TypingSpan | None:
+        """After a conflict the field's typing builds on theirs: its undo entry takes it back to theirs."""
+        if conflict.field not in self._spans:
+            return None
+        self._spans[conflict.field] = TypingSpan(conflict.theirs)
+        return self._spans[conflict.field]
+
     def _merge(self, conflict: FieldConflict) -> None:
         from tui.screens.merge import MergeScreen
 
@@ -479,7 +535,9 @@ class TaskEditorScreen(WorkScreen):
                 value = value.strip() or None
             self._base[conflict.field] = conflict.theirs  # the merge was made against theirs
             self._show_all = True  # the form shows the merged value once it is stored
-            self._save_fields(conflict.field, {conflict.field: value}, f"merge {conflict.field}")
+            self._save_fields(
+                conflict.field, {conflict.field: value}, f"merge {conflict.field}", self._restart(conflict)
+            )
 
         self.app.push_screen(
             MergeScreen(conflict.field, conflict.base, conflict.mine, conflict.theirs, conflict.who), merged

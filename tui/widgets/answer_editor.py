@@ -15,9 +15,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, TextArea
 
 from annotation.answers import KINDS, AnswerSpecError, describe, validate_answer_spec
+from tui.widgets.layered_text_area import LayeredTextArea
 
 # Field name → (label, multi-line?) for each kind.
 FORMS: dict[str, list[tuple[str, str, bool]]] = {
@@ -156,11 +158,11 @@ class AnswerEditor(Vertical):
         self._built_kind = kind
         box = self.query_one("#answer-fields", Vertical)
         await box.remove_children()
-        widgets = []
+        widgets: list[Widget] = []
         for name, label, multi in FORMS[kind]:
             widgets.append(Label(label, classes="hint"))
             if multi:
-                widgets.append(TextArea(values.get(name, ""), id=f"answer-{name}", soft_wrap=True))
+                widgets.append(LayeredTextArea(values.get(name, ""), id=f"answer-{name}", soft_wrap=True))
             else:
                 widgets.append(Input(values.get(name, ""), id=f"answer-{name}"))
         await box.mount_all(widgets)

@@ -2,19 +2,20 @@
 
 The text keeps its control characters (editing must not change what is not edited), but each is drawn
 as one visible stand-in (``tui.safe_text.pictured``: ESC as ␛, CR as ␍), so an escape sequence in a
-query never reaches the terminal and ``\\r`` cannot hide what comes before it.
+query never reaches the terminal and ``\\r`` cannot hide what comes before it. Its ctrl+z is layered
+(``LayeredTextArea``): the field's own typing first, then the last saved edit.
 """
 
 from __future__ import annotations
 
 from rich.segment import Segment
 from textual.strip import Strip
-from textual.widgets import TextArea
 
 from tui.safe_text import pictured
+from tui.widgets.layered_text_area import LayeredTextArea
 
 
-class DataTextArea(TextArea):
+class DataTextArea(LayeredTextArea):
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)
         segments = list(strip)

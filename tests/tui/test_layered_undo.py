@@ -1,0 +1,215 @@
+"""ctrl+z in a text field takes back its own typing first, then the last saved edit (``LayeredTextArea``,
+``tui.undo.TypingSpan``); the editor opens with the query focused, so typing at once is kept."""
+
+from __future__ import annotations
+
+from sqlmodel import select
+from textual.widgets import Input, TextArea
+
+from annotation import tasks as authoring
+from store import session_scope
+from store.models import Task, UndoEntry
+from tests.tui.conftest import png, settle, wait_for_saves
+from tests.tui.test_authoring_forms import until
+from tui.screens.task_editor import TaskEditorScreen
+
+QUERY = "What colour is the square?"
+
+
+def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", QUERY, answer_spec={"kind": "exact", "value": "white"})
+        task_id = int(t.id or 0)
+        authoring.attach_asset(s, blobs, task_id, png(300, 300))
+        return task_id
+
+
+def _stored(engine, task_id: int) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+    with session_scope(engine) as s:
+        task = s.get(Task, task_id)
+        assert task is not None
+        return task.query, task.category
+
+
+def _undo_rows(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    with session_scope(engine) as s:
+        return [u.label for u in s.exec(select(UndoEntry).order_by(UndoEntry.id)).all()]  # type: ignore[arg-type]
+
+
+async def _open(pilot, app) -> TaskEditorScreen:  # type: ignore[no-untyped-def]
+    await until(pilot, lambda: isinstance(app.screen, TaskEditorScreen) and app.screen.detail is not None)
+    await pilot.pause()
+    return app.screen
+
+
+async def _category_saved(pilot, app, editor, engine, task_id) -> None:  # type: ignore[no-untyped-def]
+    """A saved edit before the typing: what the second ctrl+z must reach."""
+    editor.query_one("#meta-category", Input).value = "colour"
+    await wait_for_saves(pilot, app)
+    assert _stored(engine, task_id) == (QUERY, "colour")
+
+
+async def test_typing_right_after_opening_a_task_lands_in_the_query(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        assert editor.focused is editor.query_one("#query", TextArea)
+        await pilot.press(*" Answer in one word.", "ctrl+q")
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, task_id)[0] == QUERY + " Answer in one word."
+
+
+async def test_ctrl_z_takes_back_the_typing_then_the_saved_edit_before_it(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        await _category_saved(pilot, app, editor, engine, task_id)
+        query = editor.query_one("#query", TextArea)
+        query.focus()
+        await pilot.press("end", *" now")
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id) == (QUERY + " now", "colour")
+        await pilot.press("ctrl+z")  # the field's own typing
+        await wait_for_saves(pilot, app)
+        assert query.text == QUERY
+        assert _stored(engine, task_id) == (QUERY, "colour")  # the undone text is saved like typing
+        assert _undo_rows(engine) == ["edit category"]  # no entry left that would put " now" back
+        await pilot.press("ctrl+z")  # nothing of its own left: the edit saved before the typing
+        await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
+        await until(pilot, lambda: editor.query_one("#meta-category", Input).value == "")
+        assert _undo_rows(engine) == []
+        assert query.text == QUERY
+
+
+async def test_a_store_undo_that_replaces_the_query_leaves_it_no_history(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        await _category_saved(pilot, app, editor, engine, task_id)
+        query = editor.query_one("#query", TextArea)
+        query.focus()
+        await pilot.press("end", *" now")
+        await wait_for_saves(pilot, app)
+        editor.query_one("#meta-intent").focus()  # a one-line input: ctrl+z is the store's undo there
+        await pilot.press("ctrl+z")
+        await until(pilot, lambda: query.text == QUERY)
+        await settle(pilot, app)
+        assert _stored(engine, task_id) == (QUERY, "colour")
+        assert query.history.undo_stack == [] and query.history.redo_stack == []
+        query.focus()
+        await pilot.press("ctrl+y")  # no redo into the replaced typing
+        assert query.text == QUERY
+        await pilot.press("ctrl+z")  # no undo of its own either: the next saved edit goes
+        await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
+        await settle(pilot, app)
+        assert query.text == QUERY
+
+
+async def test_quitting_right_after_a_field_undo_stores_the_undone_text(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        query = editor.query_one("#query", TextArea)
+        query.focus()
+        await pilot.press("end", *" now")
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id)[0] == QUERY + " now"
+        await pilot.press("ctrl+z", "ctrl+q")
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, task_id)[0] == QUERY
+    # and the stored undo stack (what ctrl+z offers after a restart) holds nothing that puts " now" back
+    assert _undo_rows(engine) == []
+
+
+async def test_the_header_says_ctrl_z_takes_back_the_typing_first(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        await _category_saved(pilot, app, editor, engine, task_id)
+        editor.query_one("#query", TextArea).focus()
+        await pilot.press("end", *" now")
+        await wait_for_saves(pilot, app)  # the typing is saved: the store's entry for it is one the field's undo covers
+        assert str(editor.sub_title).endswith("ctrl+z undoes: typing, then edit category")
+        editor.query_one("#meta-intent", Input).focus()  # there ctrl+z is the store's undo alone
+        await until(pilot, lambda: str(editor.sub_title).endswith("ctrl+z undoes: edit query"))
+
+
+async def test_an_answer_text_field_undoes_its_own_typing_first_too(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", QUERY, answer_spec={"kind": "references", "references": ["white"]})
+        task_id = int(t.id or 0)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        await _category_saved(pilot, app, editor, engine, task_id)
+        await until(pilot, lambda: bool(editor.query("#answer-references")))
+        field = editor.query_one("#answer-references", TextArea)
+        field.focus()
+        await pilot.press("end", "enter", *"ivory")
+        await wait_for_saves(pilot, app)
+
+        def spec() -> object:
+            with session_scope(engine) as s:
+                task = s.get(Task, task_id)
+                assert task is not None
+                return task.answer_spec
+
+        assert spec() == {"kind": "references", "references": ["white", "ivory"]}
+        await pilot.press("ctrl+z", "ctrl+z")  # "ivory", then the new line: the field's own batches
+        await wait_for_saves(pilot, app)
+        assert field.text == "white"
+        assert spec() == {"kind": "references", "references": ["white"]}
+        assert _undo_rows(engine) == ["edit category"]
+        await pilot.press("ctrl+z")
+        await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
+
+
+async def test_an_edit_saved_after_a_field_undo_is_still_undone(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Found walking the editor: the field undo deleted the typing's stored entry, SQLite gave the next
+    entry (a category edit) the same id, and that edit was then kept off the stack as if taken over too."""
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = await _open(pilot, app)
+        query = editor.query_one("#query", TextArea)
+        query.focus()
+        await pilot.press("end", *" now")
+        await wait_for_saves(pilot, app)
+        await pilot.press("ctrl+z")
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id) == (QUERY, None) and _undo_rows(engine) == []
+        await _category_saved(pilot, app, editor, engine, task_id)
+        assert str(editor.sub_title).endswith("ctrl+z undoes: edit category")
+        await pilot.press("ctrl+z")  # the query has nothing of its own left: the category edit goes
+        await until(pilot, lambda: _stored(engine, task_id) == (QUERY, None))
+        assert query.text == QUERY
+
+
+async def test_keys_typed_while_the_task_loads_land_in_the_query(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Found walking the editor: keys typed in the half second between enter on the list and the query
+    getting the focus (the task still loading) were lost."""
+    from textual import events
+
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = TaskEditorScreen(task_id)
+        app.push_screen(editor)
+        await until(pilot, lambda: editor.is_attached)
+        assert editor.detail is None  # still loading: the keys arrive before the query has its text
+        for key in " now":
+            app.post_message(events.Key("space" if key == " " else key, key))
+        await until(pilot, lambda: editor.detail is not None)
+        query = editor.query_one("#query", TextArea)
+        await until(pilot, lambda: query.text == QUERY + " now" and editor.focused is query)
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, task_id)[0] == QUERY + " now"
