@@ -26,7 +26,7 @@ from tui.data import CheckpointView, TaskDetail, task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
-from tui.widgets.selection import choose, chosen
+from tui.widgets.selection import choose, chosen, data_options
 
 AXES = ("S", "V", "R")
 MATCH_TYPES = ("exact", "contains", "numeric", "whitelist", "regex", "mcq")
@@ -226,10 +226,10 @@ class CheckpointEditorScreen(WorkScreen):
         step, gt = chosen(self.query_one("#step", Select)), chosen(self.query_one("#gt", Select))
         with self.prevent(Select.Changed):
             self.query_one("#step", Select).set_options(
-                [(f"{s.ordinal + 1}. {s.tool_name or 'answer'}", s.id) for s in d.steps]
+                data_options((f"{s.ordinal + 1}. {s.tool_name or 'answer'}", s.id) for s in d.steps)
             )
             self.query_one("#gt", Select).set_options(
-                [(f"{a.label} (asset {a.asset_id})", a.asset_id) for a in d.artifacts]
+                data_options((f"{a.label} (asset {a.asset_id})", a.asset_id) for a in d.artifacts)
             )
             choose(self.query_one("#step", Select), step)
             choose(self.query_one("#gt", Select), gt)
