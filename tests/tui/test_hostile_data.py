@@ -43,12 +43,12 @@ async def _open_every_select(pilot, app) -> list[str]:  # type: ignore[no-untype
     for select in list(app.screen.query(Select)):
         select.focus()
         await pilot.press("enter")
-        await settle(pilot, app)
+        await pilot.pause()
         overlay = select.query_one(SelectOverlay)
         assert overlay.display, select.id
         shown += [str(overlay.get_option_at_index(i).prompt) for i in range(overlay.option_count)]
         await pilot.press("escape")
-        await settle(pilot, app)
+        await pilot.pause()
     return shown
 
 
@@ -73,3 +73,50 @@ async def test_markup_in_names_is_listed_as_written(make_tui, engine) -> None:  
         await settle(pilot, app)
         assert NAMES["benchmark"] in " | ".join(await _open_every_select(pilot, app))
         assert app.is_running
+
+
+ESC = "\x1b[2J\x1b]0;pwned\x07"  # clear the screen, retitle the window
+
+
+def _sent_to_terminal(app) -> str:  # type: ignore[no-untyped-def]
+    """Everything the screen would write to the terminal now, but cursor/control segments."""
+    update = app.screen._compositor.render_full_update()
+    return "".join(seg.text for row in update.strips for strip in row for seg in strip if not seg.control)
+
+
+async def test_escape_sequences_in_task_data_never_reach_the_terminal(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    from tests.tui.conftest import png
+    from tui.screens.chain_builder import ChainBuilderScreen
+    from tui.screens.checkpoint_editor import CheckpointEditorScreen
+    from tui.screens.task_editor import TaskEditorScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(
+            s,
+            "mme",
+            f"query {ESC}",
+            category=f"cat{ESC}",
+            level=f"lvl{ESC}",
+            answer_spec={"kind": "exact", "value": f"v{ESC}"},
+        )
+        task_id = int(t.id or 0)
+        authoring.attach_asset(s, blobs, task_id, png())
+        step = authoring.add_step(
+            s, task_id, tool_name="crop", tool_args={"image_index": 0}, result_text=f"saw{ESC}", thought=f"t{ESC}"
+        )
+        authoring.add_checkpoint(s, task_id, "cp1", axis="V", step_id=step.id, description=f"d{ESC}")
+    app = make_tui()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        for screen in (TaskEditorScreen(task_id), ChainBuilderScreen(task_id), CheckpointEditorScreen(task_id)):
+            app.push_screen(screen)
+            await settle(pilot, app)
+            if isinstance(screen, CheckpointEditorScreen):
+                await pilot.press("enter")  # the checkpoint into the form: its description in an input
+                await settle(pilot, app)
+            sent = _sent_to_terminal(app)
+            assert "\x1b" not in sent and "\x07" not in sent, type(screen).__name__
+            assert "␛[2J" in sent or "\\x1b[2J" in sent, type(screen).__name__  # shown, as a stand-in
+            await pilot.press("escape")
+            await settle(pilot, app)

@@ -19,7 +19,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -33,6 +32,7 @@ from tui.screens.base import WorkScreen
 from tui.widgets.arg_form import ArgForm
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
+from tui.safe_text import data_content, visible
 
 if TYPE_CHECKING:
     from evaluation.tools.images import ImageData
@@ -171,12 +171,13 @@ class ChainBuilderScreen(WorkScreen):
         labels = [f"{i}: {r.label}" for i, r in enumerate(self._strip_refs())]
         base = len(labels)
         labels += [f"{base + i}: attempt output" for i in range(len(self.attempt_images))]
+        labels = [visible(label, keep_newlines=True) for label in labels]  # as the options show them
         current = [str(strip.get_option_at_index(i).prompt) for i in range(strip.option_count)]
         if labels != current:
             self._previews.clear()  # indices may now name other images
             keep = self.selected_image
             strip.clear_options()
-            strip.add_options([Option(Content(text), id=str(i)) for i, text in enumerate(labels)])
+            strip.add_options([Option(data_content(text), id=str(i)) for i, text in enumerate(labels)])
             if labels:
                 strip.highlighted = min(keep, len(labels) - 1)
 
@@ -187,7 +188,7 @@ class ChainBuilderScreen(WorkScreen):
         steps.clear_options()
         if self.blind:
             steps.add_options(
-                [Option(Content(line)) for line in self.attempt_log] or [Option("no calls yet", disabled=True)]
+                [Option(data_content(line)) for line in self.attempt_log] or [Option("no calls yet", disabled=True)]
             )
             return
         for s in self.detail.steps:
@@ -195,7 +196,7 @@ class ChainBuilderScreen(WorkScreen):
                 text = f"{s.ordinal + 1}. ANSWER {s.final_answer}"
             else:
                 text = f"{s.ordinal + 1}. {s.tool_name} → {(s.result_text or '').strip()[:40]}"
-            steps.add_option(Option(Content(text), id=str(s.id)))
+            steps.add_option(Option(data_content(text), id=str(s.id)))
         if self.detail.steps:
             steps.highlighted = min(highlighted or 0, len(self.detail.steps) - 1)
 
@@ -318,14 +319,14 @@ class ChainBuilderScreen(WorkScreen):
             text = result.text.strip() or "(no text)"
             n = len(result.images)
             self.query_one("#result", Static).update(
-                Content(
+                data_content(
                     f"✓ {result.tool}: {text[:400]}"
                     + (f"\n{n} image(s) produced" if n else "")
                     + ("" if self.blind else "\nctrl+s accepts this as the next step")
                 )
             )
         else:
-            self.query_one("#result", Static).update(Content(f"✗ {result.tool}: {result.error}"))
+            self.query_one("#result", Static).update(data_content(f"✗ {result.tool}: {result.error}"))
         pane = self.query_one("#result-preview", ImagePane)
         pane.show(
             message.data["previews"][0] if message.data["previews"] else None,
@@ -477,11 +478,11 @@ class ChainBuilderScreen(WorkScreen):
             return
         if step.is_final:
             self.query_one("#result", Static).update(
-                Content(f"step {step.ordinal + 1}: final answer {step.final_answer}")
+                data_content(f"step {step.ordinal + 1}: final answer {step.final_answer}")
             )
             return
         self.query_one("#result", Static).update(
-            Content(
+            data_content(
                 f"step {step.ordinal + 1}: {step.tool_name}({step.tool_args}) — thought: {step.thought or '—'}\n"
                 f"→ {step.result_text[:300]}"
             )

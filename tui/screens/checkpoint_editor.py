@@ -15,7 +15,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.widgets import Header, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
@@ -27,6 +26,8 @@ from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import choose, chosen, data_options
+from tui.safe_text import data_content
+from tui.widgets.data_input import DataInput
 
 AXES = ("S", "V", "R")
 MATCH_TYPES = ("exact", "contains", "numeric", "whitelist", "regex", "mcq")
@@ -182,7 +183,7 @@ class CheckpointEditorScreen(WorkScreen):
                 for name, label in TEXT_FIELDS:
                     with Horizontal(classes="field-row"):
                         yield Label(label.split(" (")[0][:13])
-                        yield Input(placeholder=label, id=f"cp-{name}")
+                        yield DataInput(placeholder=label, id=f"cp-{name}")
                 yield Static("Ordering constraint (ctrl+o)", classes="section-title")
                 with Horizontal(classes="field-row"):
                     yield Label("sequence")
@@ -194,7 +195,7 @@ class CheckpointEditorScreen(WorkScreen):
                 for name, label in EFFICIENCY_FIELDS:
                     with Horizontal(classes="field-row"):
                         yield Label(label)
-                        yield Input(id=f"eff-{name}")
+                        yield DataInput(id=f"eff-{name}")
         yield KeyFooter()
 
     def refresh_data(self) -> None:
@@ -211,7 +212,7 @@ class CheckpointEditorScreen(WorkScreen):
         highlighted = cps.highlighted
         cps.clear_options()
         cps.add_options(
-            [Option(Content(f"{c.key} [{c.axis}] {c.description[:24]}"), id=str(c.id)) for c in d.checkpoints]
+            [Option(data_content(f"{c.key} [{c.axis}] {c.description[:24]}"), id=str(c.id)) for c in d.checkpoints]
         )
         if d.checkpoints:
             cps.highlighted = min(highlighted or 0, len(d.checkpoints) - 1)
@@ -219,7 +220,7 @@ class CheckpointEditorScreen(WorkScreen):
         orders.clear_options()
         orders.add_options(
             [
-                Option(Content(f"{k}: {' > '.join(seq)}" + (f" (gap ≤ {g})" if g is not None else "")), id=k)
+                Option(data_content(f"{k}: {' > '.join(seq)}" + (f" (gap ≤ {g})" if g is not None else "")), id=k)
                 for k, seq, g in d.orderings
             ]
         )
@@ -312,7 +313,7 @@ class CheckpointEditorScreen(WorkScreen):
             return
         self.editing = cp.id
         self._opened, self._overwrite = signature(cp), False
-        self.query_one("#form-title", Static).update(Content(f"Checkpoint {cp.key}"))
+        self.query_one("#form-title", Static).update(data_content(f"Checkpoint {cp.key}"))
         for name, value in values_of(cp).items():
             self.query_one(f"#cp-{name}", Input).value = value
         choose(self.query_one("#axis", Select), cp.axis if cp.axis in AXES else "V")
