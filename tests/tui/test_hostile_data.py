@@ -120,3 +120,26 @@ async def test_escape_sequences_in_task_data_never_reach_the_terminal(make_tui, 
             assert "␛[2J" in sent or "\\x1b[2J" in sent, type(screen).__name__  # shown, as a stand-in
             await pilot.press("escape")
             await settle(pilot, app)
+
+
+async def test_a_missing_image_file_is_named_as_missing(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """An image whose blob file was deleted: the editor said only "image failed 'bca26e…'" (a KeyError)."""
+    from tests.tui.conftest import png
+    from tui.screens.task_editor import TaskEditorScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", "what colour?")
+        task_id = int(t.id or 0)
+        authoring.attach_asset(s, blobs, task_id, png())
+    for path in blobs.root.rglob("*"):
+        if path.is_file():
+            path.unlink()
+    app = make_tui()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskEditorScreen(task_id))
+        await settle(pilot, app)
+        messages = [str(n.message) for n in app._notifications]
+        assert any("missing from the blob store" in m for m in messages), messages
+        assert app.is_running
