@@ -143,3 +143,29 @@ async def test_a_missing_image_file_is_named_as_missing(make_tui, engine, blobs)
         messages = [str(n.message) for n in app._notifications]
         assert any("missing from the blob store" in m for m in messages), messages
         assert app.is_running
+
+
+async def test_a_tool_run_that_fails_says_so_in_place_of_running(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """ctrl+r on an image whose file is gone: "running OCR…" stayed on screen after the run had failed."""
+    from tests.tui.conftest import png
+    from tui.screens.chain_builder import ChainBuilderScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
+        t = authoring.create_task(s, "gta", "what does it say?")
+        task_id = int(t.id or 0)
+        authoring.attach_asset(s, blobs, task_id, png())
+    for path in blobs.root.rglob("*"):
+        if path.is_file():
+            path.unlink()
+    app = make_tui()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id))
+        await settle(pilot, app)
+        builder = app.screen
+        assert builder.tool_name == "OCR"
+        await pilot.press("ctrl+r")
+        await settle(pilot, app)
+        shown = str(builder.query_one("#result").render())
+        assert "running" not in shown and "missing from the blob store" in shown, shown

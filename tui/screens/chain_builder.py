@@ -27,7 +27,7 @@ from tui.typed_keys import after_typed_keys
 from tui.undo import Edit
 from tui.data import AssetRef, TaskDetail, task_detail
 from tui.images import preview
-from tui.messages import Result, Saved, TaskDetailLoaded
+from tui.messages import Failed, Result, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.arg_form import ArgForm
 from tui.widgets.footer import KeyFooter
@@ -308,6 +308,13 @@ class ChainBuilderScreen(WorkScreen):
             return {"tool": tool_name, "args": args, "result": result, "previews": [preview(b) for b in result.images]}
 
         self.save("run", run)
+
+    @on(Failed)
+    def _run_failed(self, message: Failed) -> None:
+        """A run that raised (an input image's file gone, the database refusing the write) says so where
+        "running …" was shown, instead of leaving it there as if the tool were still at work."""
+        if message.what == "run":
+            self.query_one("#result", Static).update(data_content(f"✗ {self.tool_name or 'the tool'}: {message.error}"))
 
     @on(Saved)
     def saved(self, message: Saved) -> None:
