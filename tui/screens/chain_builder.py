@@ -281,7 +281,11 @@ class ChainBuilderScreen(WorkScreen):
         tool_set, tool_name, refs, cm = self.tool_set, self.tool_name, self._strip_refs(), self.cm
         attempt = list(self.attempt_images)
         blind, task_id, actor = self.blind, self.task_id, self.cm.actor or "annotator"
-        self.query_one("#result", Static).update(f"running {tool_name}…")
+        from evaluation.tools import get_tool_set
+
+        planned = get_tool_set(tool_set).get(tool_name).kind == "plan"
+        description = self.query_one("#thought", Input).value.strip()
+        self.query_one("#result", Static).update(f"{'checking' if planned else 'running'} {tool_name}…")
 
         def run(session):  # type: ignore[no-untyped-def]
             from evaluation.tools import ToolContext, ToolSettings, execute
@@ -297,7 +301,11 @@ class ChainBuilderScreen(WorkScreen):
                 settings=ToolSettings.from_env(),
                 allow_paths=False,
             )
-            result = execute(tool_set, tool_name, args, ctx)
+            result = (
+                _planned_call(tool_set, tool_name, args, description)
+                if planned
+                else execute(tool_set, tool_name, args, ctx)
+            )
             if blind:
                 from tui import baseline
 
@@ -563,3 +571,21 @@ class ChainBuilderScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.leave()
+
+
+def _planned_call(tool_set: str, tool_name: str, args: dict[str, Any], description: str) -> Any:
+    """A plan-only tool (ATP) is never executed: "running" it checks the call as ATP's format metric
+    does and gives a result that can be accepted as a step, as imported plans are (the description
+    is the step's thought). Without this an ATP chain could not be authored here at all."""
+    from evaluation.tools import ToolResult, validate_plan_call
+
+    ok, why = validate_plan_call({"tool_name": tool_name, "description": description, "params": args})
+    if not ok and not description:
+        why = "a planned call needs a description: type it in the thought field"
+    return ToolResult(
+        ok=ok,
+        text="planned call (not executed)" if ok else "",
+        error=why,
+        tool=tool_name,
+        tool_set=tool_set,
+    )
