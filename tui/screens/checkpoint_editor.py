@@ -47,6 +47,15 @@ TEXT_FIELDS = [
     ("a_keywords", "answer keywords (comma)"),
     ("weight", "weight"),
 ]
+LABELS = {  # what fits the form's 13-cell label column whole (the placeholder keeps the full wording)
+    "tools": "tools",
+    "v_question": "visual Q",
+    "v_answer": "visual answer",
+    "s_keywords": "search words",
+    "s_answer": "search answer",
+    "a_tolerance": "answer tol.",
+    "a_keywords": "answer words",
+}
 
 
 def _csv(text: str) -> list[str]:
@@ -182,7 +191,7 @@ class CheckpointEditorScreen(WorkScreen):
                     yield Select([(m, m) for m in MATCH_TYPES], id="match")
                 for name, label in TEXT_FIELDS:
                     with Horizontal(classes="field-row"):
-                        yield Label(label.split(" (")[0][:13])
+                        yield Label(LABELS.get(name, label.split(" (")[0]))
                         yield DataInput(placeholder=label, id=f"cp-{name}")
                 yield Static("Ordering constraint (ctrl+o)", classes="section-title")
                 with Horizontal(classes="field-row"):
