@@ -190,3 +190,16 @@ async def test_a_long_chosen_value_stays_on_one_line(make_tui, engine) -> None: 
         label = app.screen.query_one("#benchmark", Select).query_one("#label")
         assert label.region.height == 1
         assert str(label.render_line(0).text).rstrip().endswith("…")
+
+
+async def test_every_filter_is_usable_at_80_columns(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """At 80×24 one row of filters left the search box 4 cells wide and pushed 'assignee' off screen."""
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskListScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        assert screen.query_one("#text").region.width >= 20
+        for widget in screen.query("#filters > *"):
+            assert screen.region.contains_region(widget.region), widget.id

@@ -52,6 +52,7 @@ class IndexLoaded(Result):
 
 
 class TaskListScreen(WorkScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # filters in two rows when narrow (chainmark.tcss)
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="task_list.focus_search"),
         Binding("escape", "back", "Back", id="task_list.back"),
