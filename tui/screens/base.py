@@ -122,10 +122,15 @@ class WorkScreen(Screen[Any]):
         self.sub_title = self.sub_title
 
     def validate_sub_title(self, value: str | None) -> str:
-        """Whatever the screen puts in its sub-title, the undo hint stays at its end."""
+        """Whatever the screen puts in its sub-title, the undo hint stays at its end (alone, without the
+        separator, when the screen has no sub-title of its own: "chainmark —  · ctrl+z …" read oddly)."""
         own = (value or "").split(_UNDO_HINT)[0]
+        if own.startswith(_UNDO_ALONE):
+            own = ""
         stack = self.cm.undo_stacks.get(self.undo_scope) or [] if self.is_attached else []
-        return f"{own}{_UNDO_HINT}{stack[-1].label}" if stack else own
+        if not stack:
+            return own
+        return f"{own}{_UNDO_HINT}{stack[-1].label}" if own else f"{_UNDO_ALONE}{stack[-1].label}"
 
     def save(self, what: str, fn: Callable[[Session], Any]) -> None:
         scope = self.undo_scope
@@ -216,6 +221,7 @@ class WorkScreen(Screen[Any]):
 
 
 _UNDO_HINT = " · ctrl+z undoes: "
+_UNDO_ALONE = _UNDO_HINT.removeprefix(" · ")
 
 
 def _describe(exc: BaseException) -> str:
