@@ -35,7 +35,17 @@ PRIVATE_DIR = 0o700  # blob folders and files, like the database, are the owner'
 
 
 class BlobNotFound(KeyError):
-    """No blob with that sha256 is stored."""
+    """No blob with that sha256 is stored. Its message says so in words (a bare ``KeyError`` shows only
+    the quoted digest, which is all a user saw when an image's file had been deleted)."""
+
+    def __init__(self, sha256: str, where: Path | None = None) -> None:
+        super().__init__(sha256)
+        self.sha256 = sha256
+        self.where = where
+
+    def __str__(self) -> str:
+        place = f" (no file {self.where})" if self.where is not None else ""
+        return f"stored file {self.sha256[:12]}… is missing from the blob store{place}"
 
 
 class BlobStore(Protocol):
@@ -110,7 +120,7 @@ class FolderBlobStore:
         try:
             return self.path_of(sha256).read_bytes()
         except FileNotFoundError as exc:
-            raise BlobNotFound(sha256) from exc
+            raise BlobNotFound(sha256, self.path_of(sha256)) from exc
 
     def exists(self, sha256: str, session: Any = None) -> bool:
         return self.path_of(sha256).exists()

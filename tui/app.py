@@ -202,8 +202,13 @@ class ChainmarkApp(App[None]):
     # ------------------------------------------------------------------ storage (worker threads only)
 
     @property
-    def actor(self) -> str | None:
-        return self.ctx.actor
+    def actor(self) -> str:
+        """Who is acting: ``--as``, else ``CHAINMARK_USER``, else the login name, as the audit trail names
+        them. (The bare ``--as`` value left the queues empty and blind mode off for everyone who had
+        not typed their own name: the rating queue asked for ``--as NAME`` while saving as the login.)"""
+        from store.db import acting_user
+
+        return acting_user(self.ctx.actor)
 
     def engine(self) -> Engine:
         with self._engine_lock:

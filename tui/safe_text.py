@@ -72,6 +72,14 @@ def data_text(value: Any, *, keep_newlines: bool = True, style: str = "") -> Any
     return Text(visible(value, keep_newlines=keep_newlines), style=style)
 
 
+def data_content(value: Any) -> Any:
+    """A Textual ``Content`` of data (never markup), control characters visible and newlines kept:
+    a plain ``Content`` passes ESC and ``\\r`` to the terminal as they are."""
+    from textual.content import Content
+
+    return Content(visible(value, keep_newlines=True))
+
+
 # One visible stand-in per character, for text that is edited in place (a cursor moves over it, so the
 # length must not change): C0 controls as their Control Pictures (ESC → ␛, CR → ␍), DEL as ␡, the rest as �.
 PICTURES = {

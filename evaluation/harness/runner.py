@@ -544,6 +544,10 @@ async def _execute(
             await committer.drain()
         stopped = stop is not None and stop.is_set() and state.completed < len(plan.todo)
         final_status = "failed" if state.halted else "cancelled" if stopped else "done"
+    except Exception as exc:  # the run broke (a task's image file gone, a bug): failed, with why, never "cancelled"
+        final_status = "failed"
+        state.halted = state.halted or f"the run stopped: {exc}"
+        raise
     finally:
         state.status = final_status if final_status != "running" else "cancelled"
         if not preparing.done():  # the client could not be built: let the preparation end first

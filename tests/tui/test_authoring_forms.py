@@ -236,3 +236,20 @@ async def test_leaving_the_checkpoint_form_asks_first(make_tui, engine, blobs) -
     with session_scope(engine) as s:
         assert s.exec(select(Checkpoint)).all() == []
         assert s.get(Task, task_id).revision == 1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_guidelines_source_gets_half_the_screen(make_tui, engine, size) -> None:  # type: ignore[no-untyped-def]
+    """The Markdown source editor beside the rendered guidelines was 2 cells wide: nothing to edit in."""
+    from tui.screens.guidelines import GuidelinesScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", guidelines="# Rules")
+    app = make_tui()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        app.push_screen(GuidelinesScreen("mme", "# Rules"))
+        await settle(pilot, app)
+        source, view = app.screen.query_one("#guidelines-source"), app.screen.query_one("#guidelines-view")
+        assert abs(source.region.width - view.region.width) <= 1
+        assert source.region.width >= size[0] // 2 - 1

@@ -7,6 +7,8 @@ from store import session_scope
 from tests.tui.conftest import settle
 from tui.data import TaskFilter, task_ids, task_rows
 from tui.widgets.task_table import TaskTable
+from tui.screens.task_list import TaskListScreen
+from textual.widgets import Select
 
 
 def _seed(engine, n: int = 150) -> None:  # type: ignore[no-untyped-def]
@@ -174,3 +176,30 @@ async def test_rows_load_when_the_id_index_arrives_before_the_first_page(make_tu
         assert table.ids == ids
         first = table.row_at(0)
         assert first is not None and first.id == ids[0]
+
+
+async def test_a_long_chosen_value_stays_on_one_line(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """The task list's filters are 18 cells wide: a longer benchmark name wrapped and lost its end."""
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "a-rather-long-benchmark-name", "chainmark")
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskListScreen("a-rather-long-benchmark-name"))
+        await settle(pilot, app)
+        label = app.screen.query_one("#benchmark", Select).query_one("#label")
+        assert label.region.height == 1
+        assert str(label.render_line(0).text).rstrip().endswith("…")
+
+
+async def test_every_filter_is_usable_at_80_columns(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """At 80×24 one row of filters left the search box 4 cells wide and pushed 'assignee' off screen."""
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskListScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        assert screen.query_one("#text").region.width >= 20
+        for widget in screen.query("#filters > *"):
+            assert screen.region.contains_region(widget.region), widget.id

@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
@@ -31,6 +31,9 @@ def _screens() -> dict[str, Any]:
     from tui.screens.reports import ReportsScreen
     from tui.screens.review.adjudication import AdjudicationScreen
     from tui.screens.review.dashboard import DashboardScreen
+    from tui.screens.image_zoom import ImageZoomScreen
+    from tui.screens.region_picker import RegionPickerScreen
+    from tui.screens.review.preference_queue import PreferenceQueueScreen
     from tui.screens.review.rating_queue import RatingQueueScreen
     from tui.screens.runs.compare import CompareScreen
     from tui.screens.runs.launcher import LaunchScreen
@@ -55,10 +58,22 @@ def _screens() -> dict[str, Any]:
         "rating queue": (RatingQueueScreen, lambda d: RatingQueueScreen("tester")),
         "adjudication": (AdjudicationScreen, lambda d: AdjudicationScreen("tester")),
         "dashboard": (DashboardScreen, lambda d: DashboardScreen()),
+        "preference queue": (PreferenceQueueScreen, lambda d: PreferenceQueueScreen("tester")),
+        "image zoom": (ImageZoomScreen, lambda d: ImageZoomScreen(png(120, 80), "query image")),
+        "region picker": (RegionPickerScreen, lambda d: RegionPickerScreen(_image())),
     }
 
 
+def _image():  # type: ignore[no-untyped-def]
+    import io
+
+    from PIL import Image
+
+    return Image.open(io.BytesIO(png(120, 80))).convert("RGB")
+
+
 SCREENS = _screens()
+HOSTILE = "[/x] [@click=app.quit]q[/] \x1b[2J"
 NEVER = {"ctrl+q", "ctrl+c", "ctrl+p", "question_mark"}  # quitting and the palette/help end the walk
 COMMON = [
     "tab",
@@ -95,7 +110,9 @@ def _keys(screen_class: type) -> list[str]:
 async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> None:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
-        t = authoring.create_task(s, "mme", "What colour is the square?")
+        # names from data that look like markup or carry escapes: every list, drop-down and field shows them
+        authoring.ensure_benchmark(s, HOSTILE, "chainmark")
+        t = authoring.create_task(s, "mme", "What colour is the square?", category=HOSTILE, level=HOSTILE)
         authoring.attach_asset(s, blobs, t.id, png(120, 80))
         step = authoring.add_step(
             s, t.id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, result_text="ok"
@@ -105,15 +122,25 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
         runs = [stored_run(s, "mme", "agentic-mme", mode="atomic", model=m) for m in ("alpha", "beta")]
         trajectories = [stored_trajectory(s, r, int(t.id or 0), [answer(a)]) for r, a in zip(runs, ("red", "blue"))]
         ids.update(runs=[r.id for r in runs], trajectory=trajectories[0].id)
+        from annotation.review.annotators import add_annotator
+        from annotation.review.preferences import assign_pairs
+
+        add_annotator(s, "tester")
+        assign_pairs(s, int(runs[0].id or 0), int(runs[1].id or 0), ["tester"], 1)
     app = make_tui()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
         app.push_screen(SCREENS[screen_name][1](ids))
-        await settle(pilot, app)
+        await pilot.pause()
+        if app.is_running:  # a screen that crashes as it loads must fail the walk, not hang it
+            await settle(pilot, app)
         for key in keys:
+            if not app.is_running:
+                break
             await pilot.press(key)
             await pilot.pause()
-        await settle(pilot, app)
+        if app.is_running:
+            await settle(pilot, app)
         assert app.is_running, keys
     with engine.connect() as conn:
         assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
@@ -128,6 +155,9 @@ def test_monkey_never_kills_the_app(make_tui, engine, blobs, screen_name: str, t
         max_examples=2,
         deadline=None,
         derandomize=True,
+        # No "explain" phase: it re-runs a failing walk under a line tracer, and a crashed app's traceback
+        # (Rich, with locals) then takes minutes to render: the walk looked hung instead of failing.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
     @given(st.lists(st.sampled_from(_keys(SCREENS[screen_name][0])), min_size=10, max_size=40))

@@ -125,3 +125,18 @@ async def test_revert_to_here_from_the_history_table(make_tui, engine, blobs) ->
         await settle(pilot, app)
     with session_scope(engine) as s:
         assert getattr(s.get(Task, task_id), "query", None) == "How many mugs?"
+
+
+async def test_the_undo_hint_alone_has_no_dangling_separator(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """A screen with no sub-title of its own showed "chainmark —  · ctrl+z undoes: …"."""
+    from tui.screens.home import HomeScreen
+    from tui.undo import OPS, Edit
+
+    app = make_tui()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, app)
+        assert isinstance(app.screen, HomeScreen) and not app.screen.sub_title
+        app.push_undo(Edit("rating #4 of trajectory:1", next(iter(OPS))))
+        await settle(pilot, app)
+        app.screen.show_undo_hint()  # again: the hint is replaced, never stacked
+        assert app.screen.sub_title == "ctrl+z undoes: rating #4 of trajectory:1"

@@ -115,3 +115,18 @@ async def test_dimensions_rated_with_digits_zero_is_ten(make_tui, engine, study)
             "creativity_and_originality": 6,
             "overall": 4,
         }
+
+
+async def test_without_as_the_login_rates_as_the_audit_names_it(make_tui, engine, study, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No ``--as``: the queue said "start chainmark with --as NAME to rate" although every save was
+    audited under the login name; now the person is the one the audit names (here CHAINMARK_USER)."""
+    monkeypatch.setenv("CHAINMARK_USER", "ann")
+    app = make_tui(actor=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(RatingQueueScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        assert "--as" not in str(screen.query_one("#queue-status").render())
+        assert screen.state is not None and len(screen.state.entries) == 5
+        assert "hidden until you rate" in str(screen.query_one(".hidden-note").render())  # blind for ann

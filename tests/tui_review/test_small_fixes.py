@@ -73,3 +73,36 @@ def test_a_judge_report_being_rated_shows_the_report() -> None:
     assert report in text and "label None" not in text and "score None" not in text
     parsed_only = content_text({"verdict": {**content["verdict"], "raw_output": None}}).plain
     assert '"supported": 3' in parsed_only
+
+
+async def test_the_run_monitor_shows_every_run_state_whole(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """The status column was 9 cells: a run being cancelled read 'cancellin'."""
+    from textual.widgets import DataTable
+
+    from tui.screens.runs.monitor import RunMonitorScreen
+
+    app = make_tui()
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(RunMonitorScreen())
+        await settle(pilot, app)
+        table = app.screen.query_one("#runs-table", DataTable)
+        status = next(c for c in table.columns.values() if str(c.label) == "status")
+        states = ("starting", "running", "cancelling", "finished", "pending", "queued", "cancelled", "failed")
+        assert status.width >= max(map(len, states))
+
+
+async def test_the_reports_run_list_shows_a_cancelled_run_whole(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """The reports screen's status column was 8 cells: 'cancelle'."""
+    from textual.widgets import DataTable
+
+    from tui.screens.reports import ReportsScreen
+
+    app = make_tui()
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ReportsScreen(embedder="hashing"))
+        await settle(pilot, app)
+        table = app.screen.query_one("#report-runs", DataTable)
+        status = next(c for c in table.columns.values() if str(c.label) == "status")
+        assert status.width >= len("cancelled")

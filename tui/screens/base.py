@@ -136,9 +136,12 @@ class WorkScreen(Screen[Any]):
         self.sub_title = self.sub_title
 
     def validate_sub_title(self, value: str | None) -> str:
-        """Whatever the screen puts in its sub-title, the undo hint stays at its end; in a text field
-        with typing of its own to undo, the hint says that ctrl+z takes that back first."""
+        """Whatever the screen puts in its sub-title, the undo hint stays at its end (alone, without the
+        separator, when the screen has no sub-title of its own: "chainmark —  · ctrl+z …" read oddly); in a
+        text field with typing of its own to undo, the hint says that ctrl+z takes that back first."""
         own = (value or "").split(_UNDO_HINT)[0]
+        if own.startswith(_UNDO_ALONE):
+            own = ""
         stack = self.cm.undo_stacks.get(self.undo_scope) or [] if self.is_attached else []
         focused = self.focused if self.is_attached else None
         typing = isinstance(focused, LayeredTextArea) and focused.has_own_undo
@@ -146,7 +149,10 @@ class WorkScreen(Screen[Any]):
             covered = self.typing_entries(focused)
             stack = [e for e in stack if not any(e is c for c in covered)]
         undoes = [*(["typing"] if typing else []), *([stack[-1].label] if stack else [])]
-        return f"{own}{_UNDO_HINT}{', then '.join(undoes)}" if undoes else own
+        if not undoes:
+            return own
+        what = ", then ".join(undoes)
+        return f"{own}{_UNDO_HINT}{what}" if own else f"{_UNDO_ALONE}{what}"
 
     def typing_entries(self, field: Any) -> list[Any]:
         """The undo entries that ``field``'s own undo takes back too (``tui.undo.TypingSpan``); none here."""
@@ -246,6 +252,7 @@ class WorkScreen(Screen[Any]):
 
 
 _UNDO_HINT = " · ctrl+z undoes: "
+_UNDO_ALONE = _UNDO_HINT.removeprefix(" · ")
 
 
 def _describe(exc: BaseException) -> str:

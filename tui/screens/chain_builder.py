@@ -19,7 +19,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -28,11 +27,12 @@ from tui.typed_keys import after_typed_keys
 from tui.undo import Edit
 from tui.data import AssetRef, TaskDetail, task_detail
 from tui.images import preview
-from tui.messages import Result, Saved, TaskDetailLoaded
+from tui.messages import Failed, Result, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.arg_form import ArgForm
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
+from tui.safe_text import data_content, visible
 
 if TYPE_CHECKING:
     from evaluation.tools.images import ImageData
@@ -171,12 +171,13 @@ class ChainBuilderScreen(WorkScreen):
         labels = [f"{i}: {r.label}" for i, r in enumerate(self._strip_refs())]
         base = len(labels)
         labels += [f"{base + i}: attempt output" for i in range(len(self.attempt_images))]
+        labels = [visible(label, keep_newlines=True) for label in labels]  # as the options show them
         current = [str(strip.get_option_at_index(i).prompt) for i in range(strip.option_count)]
         if labels != current:
             self._previews.clear()  # indices may now name other images
             keep = self.selected_image
             strip.clear_options()
-            strip.add_options([Option(Content(text), id=str(i)) for i, text in enumerate(labels)])
+            strip.add_options([Option(data_content(text), id=str(i)) for i, text in enumerate(labels)])
             if labels:
                 strip.highlighted = min(keep, len(labels) - 1)
 
@@ -187,7 +188,7 @@ class ChainBuilderScreen(WorkScreen):
         steps.clear_options()
         if self.blind:
             steps.add_options(
-                [Option(Content(line)) for line in self.attempt_log] or [Option("no calls yet", disabled=True)]
+                [Option(data_content(line)) for line in self.attempt_log] or [Option("no calls yet", disabled=True)]
             )
             return
         for s in self.detail.steps:
@@ -195,7 +196,7 @@ class ChainBuilderScreen(WorkScreen):
                 text = f"{s.ordinal + 1}. ANSWER {s.final_answer}"
             else:
                 text = f"{s.ordinal + 1}. {s.tool_name} → {(s.result_text or '').strip()[:40]}"
-            steps.add_option(Option(Content(text), id=str(s.id)))
+            steps.add_option(Option(data_content(text), id=str(s.id)))
         if self.detail.steps:
             steps.highlighted = min(highlighted or 0, len(self.detail.steps) - 1)
 
@@ -280,7 +281,11 @@ class ChainBuilderScreen(WorkScreen):
         tool_set, tool_name, refs, cm = self.tool_set, self.tool_name, self._strip_refs(), self.cm
         attempt = list(self.attempt_images)
         blind, task_id, actor = self.blind, self.task_id, self.cm.actor or "annotator"
-        self.query_one("#result", Static).update(f"running {tool_name}…")
+        from evaluation.tools import get_tool_set
+
+        planned = get_tool_set(tool_set).get(tool_name).kind == "plan"
+        description = self.query_one("#thought", Input).value.strip()
+        self.query_one("#result", Static).update(f"{'checking' if planned else 'running'} {tool_name}…")
 
         def run(session):  # type: ignore[no-untyped-def]
             from evaluation.tools import ToolContext, ToolSettings, execute
@@ -296,7 +301,11 @@ class ChainBuilderScreen(WorkScreen):
                 settings=ToolSettings.from_env(),
                 allow_paths=False,
             )
-            result = execute(tool_set, tool_name, args, ctx)
+            result = (
+                _planned_call(tool_set, tool_name, args, description)
+                if planned
+                else execute(tool_set, tool_name, args, ctx)
+            )
             if blind:
                 from tui import baseline
 
@@ -308,6 +317,13 @@ class ChainBuilderScreen(WorkScreen):
 
         self.save("run", run)
 
+    @on(Failed)
+    def _run_failed(self, message: Failed) -> None:
+        """A run that raised (an input image's file gone, the database refusing the write) says so where
+        "running …" was shown, instead of leaving it there as if the tool were still at work."""
+        if message.what == "run":
+            self.query_one("#result", Static).update(data_content(f"✗ {self.tool_name or 'the tool'}: {message.error}"))
+
     @on(Saved)
     def saved(self, message: Saved) -> None:
         if message.what != "run":
@@ -318,14 +334,14 @@ class ChainBuilderScreen(WorkScreen):
             text = result.text.strip() or "(no text)"
             n = len(result.images)
             self.query_one("#result", Static).update(
-                Content(
+                data_content(
                     f"✓ {result.tool}: {text[:400]}"
                     + (f"\n{n} image(s) produced" if n else "")
                     + ("" if self.blind else "\nctrl+s accepts this as the next step")
                 )
             )
         else:
-            self.query_one("#result", Static).update(Content(f"✗ {result.tool}: {result.error}"))
+            self.query_one("#result", Static).update(data_content(f"✗ {result.tool}: {result.error}"))
         pane = self.query_one("#result-preview", ImagePane)
         pane.show(
             message.data["previews"][0] if message.data["previews"] else None,
@@ -477,11 +493,11 @@ class ChainBuilderScreen(WorkScreen):
             return
         if step.is_final:
             self.query_one("#result", Static).update(
-                Content(f"step {step.ordinal + 1}: final answer {step.final_answer}")
+                data_content(f"step {step.ordinal + 1}: final answer {step.final_answer}")
             )
             return
         self.query_one("#result", Static).update(
-            Content(
+            data_content(
                 f"step {step.ordinal + 1}: {step.tool_name}({step.tool_args}) — thought: {step.thought or '—'}\n"
                 f"→ {step.result_text[:300]}"
             )
@@ -555,3 +571,21 @@ class ChainBuilderScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.leave()
+
+
+def _planned_call(tool_set: str, tool_name: str, args: dict[str, Any], description: str) -> Any:
+    """A plan-only tool (ATP) is never executed: "running" it checks the call as ATP's format metric
+    does and gives a result that can be accepted as a step, as imported plans are (the description
+    is the step's thought). Without this an ATP chain could not be authored here at all."""
+    from evaluation.tools import ToolResult, validate_plan_call
+
+    ok, why = validate_plan_call({"tool_name": tool_name, "description": description, "params": args})
+    if not ok and not description:
+        why = "a planned call needs a description: type it in the thought field"
+    return ToolResult(
+        ok=ok,
+        text="planned call (not executed)" if ok else "",
+        error=why,
+        tool=tool_name,
+        tool_set=tool_set,
+    )

@@ -15,7 +15,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.widgets import Header, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
@@ -26,7 +25,9 @@ from tui.data import CheckpointView, TaskDetail, task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
-from tui.widgets.selection import choose, chosen
+from tui.widgets.selection import choose, chosen, data_options
+from tui.safe_text import data_content
+from tui.widgets.data_input import DataInput
 
 AXES = ("S", "V", "R")
 MATCH_TYPES = ("exact", "contains", "numeric", "whitelist", "regex", "mcq")
@@ -46,6 +47,15 @@ TEXT_FIELDS = [
     ("a_keywords", "answer keywords (comma)"),
     ("weight", "weight"),
 ]
+LABELS = {  # what fits the form's 13-cell label column whole (the placeholder keeps the full wording)
+    "tools": "tools",
+    "v_question": "visual Q",
+    "v_answer": "visual answer",
+    "s_keywords": "search words",
+    "s_answer": "search answer",
+    "a_tolerance": "answer tol.",
+    "a_keywords": "answer words",
+}
 
 
 def _csv(text: str) -> list[str]:
@@ -181,8 +191,8 @@ class CheckpointEditorScreen(WorkScreen):
                     yield Select([(m, m) for m in MATCH_TYPES], id="match")
                 for name, label in TEXT_FIELDS:
                     with Horizontal(classes="field-row"):
-                        yield Label(label.split(" (")[0][:13])
-                        yield Input(placeholder=label, id=f"cp-{name}")
+                        yield Label(LABELS.get(name, label.split(" (")[0]))
+                        yield DataInput(placeholder=label, id=f"cp-{name}")
                 yield Static("Ordering constraint (ctrl+o)", classes="section-title")
                 with Horizontal(classes="field-row"):
                     yield Label("sequence")
@@ -194,7 +204,7 @@ class CheckpointEditorScreen(WorkScreen):
                 for name, label in EFFICIENCY_FIELDS:
                     with Horizontal(classes="field-row"):
                         yield Label(label)
-                        yield Input(id=f"eff-{name}")
+                        yield DataInput(id=f"eff-{name}")
         yield KeyFooter()
 
     def refresh_data(self) -> None:
@@ -211,7 +221,7 @@ class CheckpointEditorScreen(WorkScreen):
         highlighted = cps.highlighted
         cps.clear_options()
         cps.add_options(
-            [Option(Content(f"{c.key} [{c.axis}] {c.description[:24]}"), id=str(c.id)) for c in d.checkpoints]
+            [Option(data_content(f"{c.key} [{c.axis}] {c.description[:24]}"), id=str(c.id)) for c in d.checkpoints]
         )
         if d.checkpoints:
             cps.highlighted = min(highlighted or 0, len(d.checkpoints) - 1)
@@ -219,17 +229,17 @@ class CheckpointEditorScreen(WorkScreen):
         orders.clear_options()
         orders.add_options(
             [
-                Option(Content(f"{k}: {' > '.join(seq)}" + (f" (gap ≤ {g})" if g is not None else "")), id=k)
+                Option(data_content(f"{k}: {' > '.join(seq)}" + (f" (gap ≤ {g})" if g is not None else "")), id=k)
                 for k, seq, g in d.orderings
             ]
         )
         step, gt = chosen(self.query_one("#step", Select)), chosen(self.query_one("#gt", Select))
         with self.prevent(Select.Changed):
             self.query_one("#step", Select).set_options(
-                [(f"{s.ordinal + 1}. {s.tool_name or 'answer'}", s.id) for s in d.steps]
+                data_options((f"{s.ordinal + 1}. {s.tool_name or 'answer'}", s.id) for s in d.steps)
             )
             self.query_one("#gt", Select).set_options(
-                [(f"{a.label} (asset {a.asset_id})", a.asset_id) for a in d.artifacts]
+                data_options((f"{a.label} (asset {a.asset_id})", a.asset_id) for a in d.artifacts)
             )
             choose(self.query_one("#step", Select), step)
             choose(self.query_one("#gt", Select), gt)
@@ -314,7 +324,7 @@ class CheckpointEditorScreen(WorkScreen):
             return
         self.editing = cp.id
         self._opened, self._overwrite = signature(cp), False
-        self.query_one("#form-title", Static).update(Content(f"Checkpoint {cp.key}"))
+        self.query_one("#form-title", Static).update(data_content(f"Checkpoint {cp.key}"))
         for name, value in values_of(cp).items():
             self.query_one(f"#cp-{name}", Input).value = value
         choose(self.query_one("#axis", Select), cp.axis if cp.axis in AXES else "V")

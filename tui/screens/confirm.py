@@ -10,9 +10,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from tui.safe_text import data_content
 
 
 class ConfirmDiscardScreen(ModalScreen[bool]):
@@ -30,7 +30,7 @@ class ConfirmDiscardScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(Content(self.question), id="confirm-question")
+            yield Static(data_content(self.question), id="confirm-question")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.stay_label, id="stay", variant="primary")
                 yield Button(self.discard_label, id="discard", variant="error")

@@ -9,9 +9,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from tui.safe_text import data_content
 
 
 class ConflictScreen(ModalScreen[str | None]):
@@ -30,7 +30,7 @@ class ConflictScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(Content(self.message), id="conflict-message")
+            yield Static(data_content(self.message), id="conflict-message")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Reload theirs  r", id="reload")
                 yield Button("Overwrite with mine  o", id="overwrite", variant="warning")

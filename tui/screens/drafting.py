@@ -9,7 +9,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.widgets import Header, Static, TextArea
 
 from annotation import tasks as authoring
@@ -19,6 +18,7 @@ from tui.data import task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
+from tui.safe_text import data_content
 from tui.widgets.layered_text_area import LayeredTextArea
 
 
@@ -57,10 +57,10 @@ class DraftingScreen(WorkScreen):
         d = message.detail
         self.sub_title = f"task {d.id} · drafting aids"
         info = d.meta.get("drafting") or {}
-        self.query_one("#model-description", Static).update(Content(info.get("description") or "not asked yet"))
+        self.query_one("#model-description", Static).update(data_content(info.get("description") or "not asked yet"))
         oracle = info.get("oracle")
         self.query_one("#oracle", Static).update(
-            Content(
+            data_content(
                 "not run yet" if not oracle else f"{_verdict(oracle.get('passed'))}; model said: {oracle['answer']}"
             )
         )

@@ -10,13 +10,13 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from annotation.merge import UnresolvedMerge, merge_values, resolve
 from tui.widgets.data_text_area import DataTextArea
 from tui.widgets.footer import KeyFooter
+from tui.safe_text import data_content
 
 
 class MergeScreen(ModalScreen[Any]):
@@ -42,7 +42,7 @@ class MergeScreen(ModalScreen[Any]):
             f"'<<<<<<< yours', '=======' and '>>>>>>> {self.who}'s', keep what should stay and delete the markers"
         )
         with Vertical(classes="dialog merge-dialog"):
-            yield Static(Content(f"Merge {self.field} with {self.who}'s edit: {state}."), id="merge-help")
+            yield Static(data_content(f"Merge {self.field} with {self.who}'s edit: {state}."), id="merge-help")
             yield DataTextArea(self.merged.text, id="merge-text", soft_wrap=True)
             yield Static("", id="merge-error", classes="warnings")
         yield KeyFooter()
@@ -55,7 +55,7 @@ class MergeScreen(ModalScreen[Any]):
         try:
             value = resolve(text, self.like)
         except UnresolvedMerge as problem:
-            self.query_one("#merge-error", Static).update(Content(f"Not saved: {problem}"))
+            self.query_one("#merge-error", Static).update(data_content(f"Not saved: {problem}"))
             return
         self.dismiss(value)
 

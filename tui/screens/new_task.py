@@ -17,7 +17,7 @@ from annotation.tasks import create_task, get_benchmark
 from tui.undo import Edit
 from tui.messages import Result, Saved
 from tui.screens.base import WorkScreen
-from tui.widgets.selection import choose, chosen
+from tui.widgets.selection import choose, chosen, data_options
 from tui.widgets.layered_text_area import LayeredTextArea
 
 NO_BENCHMARKS = "No benchmarks yet. Create one first: chainmark benchmarks add NAME --format gta"
@@ -75,10 +75,10 @@ class NewTaskScreen(WorkScreen):
         select = self.query_one("#benchmark", Select)
         with self.prevent(Select.Changed):
             select.set_options(
-                [
+                data_options(
                     (f"{name} · {fmt}" + (f" · tools {tools}" if tools else ""), name)
                     for name, fmt, tools in message.benchmarks
-                ]
+                )
             )
             choose(select, self.benchmark or None)
         if not message.benchmarks:

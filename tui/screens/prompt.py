@@ -6,9 +6,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+from tui.safe_text import data_content
+from tui.widgets.data_input import DataInput
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -20,8 +21,8 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Content(self.question))
-            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Label(data_content(self.question))
+            yield DataInput(self.value, placeholder=self.placeholder, id="prompt-input")
 
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:

@@ -142,7 +142,7 @@ class ReportsScreen(WorkScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#report-runs", DataTable)
-        for label, width in (("", 1), ("run", 4), ("name", 12), ("benchmark", 10), ("status", 8)):
+        for label, width in (("", 1), ("run", 4), ("name", 12), ("benchmark", 10), ("status", 9)):  # "cancelled"
             table.add_column(label, width=width)
         table.focus()
         self.query_one("#export-path", Input).display = False

@@ -34,6 +34,7 @@ from tui.widgets.answer_editor import AnswerEditor
 from tui.widgets.data_text_area import DataTextArea
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
+from tui.widgets.data_input import DataInput
 
 META_FIELDS = ("category", "intent", "level", "domain")
 TEXT_DEBOUNCE = 0.6
@@ -129,7 +130,7 @@ class TaskEditorScreen(WorkScreen):
                 for name in META_FIELDS:
                     with Horizontal(classes="field-row"):
                         yield Label(name)
-                        yield Input(id=f"meta-{name}")
+                        yield DataInput(id=f"meta-{name}")
                 with Horizontal(classes="field-row"):
                     yield Label("status")
                     yield Select([(s, s) for s in STATUSES], allow_blank=False, id="status")

@@ -17,7 +17,7 @@ from tui.data import TaskFilter, TaskRow, filter_choices, task_ids, task_rows
 from tui.messages import RecordsChanged, Result
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
-from tui.widgets.selection import is_nothing
+from tui.widgets.selection import data_options, is_nothing
 from tui.widgets.task_table import PAGE, TaskTable, header_text
 
 INDEX_DELAY = 0.15
@@ -52,6 +52,7 @@ class IndexLoaded(Result):
 
 
 class TaskListScreen(WorkScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # filters in two rows when narrow (chainmark.tcss)
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="task_list.focus_search"),
         Binding("escape", "back", "Back", id="task_list.back"),
@@ -170,7 +171,7 @@ class TaskListScreen(WorkScreen):
     def _set_options(self, name: str, values: list[str]) -> None:
         select = self.query_one(f"#{name}", Select)
         with self.prevent(Select.Changed):
-            select.set_options([(v, v) for v in values])
+            select.set_options(data_options((v, v) for v in values))
 
     def _update(self, **changes: str) -> None:
         fields = {**self.filter.__dict__, **changes}

@@ -13,13 +13,14 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, TextArea
 
 from annotation.answers import KINDS, AnswerSpecError, describe, validate_answer_spec
-from tui.widgets.layered_text_area import LayeredTextArea
+from tui.safe_text import data_content
+from tui.widgets.data_input import DataInput
+from tui.widgets.data_text_area import DataTextArea
 
 # Field name → (label, multi-line?) for each kind.
 FORMS: dict[str, list[tuple[str, str, bool]]] = {
@@ -162,9 +163,9 @@ class AnswerEditor(Vertical):
         for name, label, multi in FORMS[kind]:
             widgets.append(Label(label, classes="hint"))
             if multi:
-                widgets.append(LayeredTextArea(values.get(name, ""), id=f"answer-{name}", soft_wrap=True))
+                widgets.append(DataTextArea(values.get(name, ""), id=f"answer-{name}", soft_wrap=True))
             else:
-                widgets.append(Input(values.get(name, ""), id=f"answer-{name}"))
+                widgets.append(DataInput(values.get(name, ""), id=f"answer-{name}"))
         await box.mount_all(widgets)
         self.call_after_refresh(self._unquiet, post)
 
@@ -191,7 +192,7 @@ class AnswerEditor(Vertical):
     def _report(self, post: bool = True) -> None:
         spec, error = self.current()
         status = self.query_one("#answer-status", Static)
-        status.update(Content(f"✗ {error}" if error else f"✓ {describe(spec)}"))
+        status.update(data_content(f"✗ {error}" if error else f"✓ {describe(spec)}"))
         status.set_class(bool(error), "error-text")
         status.set_class(not error, "ok-text")
         # Only a spec that differs from the one shown counts as an edit: Select and Input post

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Checkbox, Input, Label, Select
 
 from tui.widgets.selection import NO_SELECTION, choose, is_nothing
+from tui.widgets.data_input import DataInput
 
 _BBOX_WORDS = re.compile(r"bbox|bounding box|\(x1, ?y1, ?x2, ?y2\)|\[x1, ?y1, ?x2, ?y2\]", re.IGNORECASE)
 
@@ -133,7 +134,7 @@ class ArgForm(Vertical):
                 hint = f.schema.get("description", "")
                 if f.is_bbox:
                     hint = "ctrl+l picks a region · " + hint
-                widget = Input(format_value(f, value), placeholder=hint[:90], id=f.widget_id)
+                widget = DataInput(format_value(f, value), placeholder=hint[:90], id=f.widget_id)
             row = Horizontal(Label(label), widget, classes="arg-row")
             rows.append(row)
 

@@ -15,10 +15,14 @@ from tui.safe_text import pictured
 from tui.widgets.layered_text_area import LayeredTextArea
 
 
+def pictured_strip(strip: Strip) -> Strip:
+    """``strip`` with every control character of its text drawn as its visible stand-in."""
+    segments = list(strip)
+    if all(seg.text.isprintable() for seg in segments):
+        return strip
+    return Strip([Segment(pictured(seg.text), seg.style, seg.control) for seg in segments])
+
+
 class DataTextArea(LayeredTextArea):
     def render_line(self, y: int) -> Strip:
-        strip = super().render_line(y)
-        segments = list(strip)
-        if all(seg.text.isprintable() for seg in segments):
-            return strip
-        return Strip([Segment(pictured(seg.text), seg.style, seg.control) for seg in segments])
+        return pictured_strip(super().render_line(y))

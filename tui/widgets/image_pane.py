@@ -8,9 +8,9 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
+from tui.safe_text import data_content
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
@@ -38,7 +38,7 @@ class ImagePane(Vertical, can_focus=False):
         self.source: bytes | str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Content(self._caption), classes="image-caption")
+        yield Static(data_content(self._caption), classes="image-caption")
         yield Vertical(classes="image-holder")
 
     def show(self, image: "PILImage | None", caption: str | None = None, *, source: bytes | str | None = None) -> None:
@@ -48,7 +48,7 @@ class ImagePane(Vertical, can_focus=False):
         self.can_focus = self.source is not None
         shown = self._caption + ("  (enter: zoom)" if self.source is not None else "")
         if caption is not None or self.source is not None:
-            self.query_one(".image-caption", Static).update(Content(shown))
+            self.query_one(".image-caption", Static).update(data_content(shown))
         holder = self.query_one(".image-holder", Vertical)
         holder.remove_children()
         if image is not None:

@@ -8,13 +8,24 @@ touch either constant: they read with ``chosen`` and write with ``choose``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from rich.text import Text
 from textual.widgets import Select
 from textual.widgets._select import NoSelection
 
 NO_SELECTION = Select.NULL
 """What Textual stores in a ``Select`` that has no value (only this module should need it)."""
+
+
+def data_options(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Text, Any]]:
+    """``(label, value)`` options whose labels hold data (benchmark, category, endpoint, people's names):
+    a ``Select`` reads a plain string label as markup, so ``[/x]`` in a name would crash the screen and
+    an escape sequence would reach the terminal. The labels come back as ``Text``, shown as written."""
+    from tui.safe_text import data_text
+
+    return [(data_text(label, keep_newlines=False), value) for label, value in pairs]
 
 
 def is_nothing(value: Any) -> bool:

@@ -29,6 +29,7 @@ from tui.screens.runs.data import (
 from tui.screens.runs.manager import run_manager
 from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import chosen as selected_value
+from tui.widgets.selection import data_options
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
@@ -86,15 +87,15 @@ class LaunchScreen(WorkScreen):
         c: LaunchChoices = message.choices
         bench = self.query_one("#bench", Select)
         bench.set_options(
-            [
+            data_options(
                 (f"{name}  ({n} task{'' if n == 1 else 's'}{', tools ' + ts if ts else ''})", name)
                 for name, n, ts in c.benchmarks
-            ]
+            )
         )
         if self.initial_benchmark in [b[0] for b in c.benchmarks]:
             bench.value = self.initial_benchmark
         endpoint = self.query_one("#endpoint", Select)
-        endpoint.set_options([(f"{name}  ({where})", name) for name, where in c.endpoints])
+        endpoint.set_options(data_options((f"{name}  ({where})", name) for name, where in c.endpoints))
         if len(c.endpoints) == 1:
             endpoint.value = c.endpoints[0][0]
         mode = self.query_one("#mode", Select)

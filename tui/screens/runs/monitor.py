@@ -100,7 +100,7 @@ class RunMonitorScreen(WorkScreen):
             ("benchmark", 9),
             ("endpoint", 9),
             ("mode", 6),
-            ("status", 9),
+            ("status", 10),  # "cancelling", the longest state a run shows
             ("done", 6),
             ("failed", 6),
             ("tokens", 8),
