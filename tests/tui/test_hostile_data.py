@@ -124,17 +124,9 @@ async def test_escape_sequences_in_task_data_never_reach_the_terminal(make_tui, 
 
 async def test_a_missing_image_file_is_named_as_missing(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
     """An image whose blob file was deleted: the editor said only "image failed 'bca26e…'" (a KeyError)."""
-    from tests.tui.conftest import png
     from tui.screens.task_editor import TaskEditorScreen
 
-    with session_scope(engine, "tester") as s:
-        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
-        t = authoring.create_task(s, "mme", "what colour?")
-        task_id = int(t.id or 0)
-        authoring.attach_asset(s, blobs, task_id, png())
-    for path in blobs.root.rglob("*"):
-        if path.is_file():
-            path.unlink()
+    task_id = _task_whose_image_file_is_gone(engine, blobs, "agentic-mme", "what colour?")
     app = make_tui()
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
@@ -147,17 +139,9 @@ async def test_a_missing_image_file_is_named_as_missing(make_tui, engine, blobs)
 
 async def test_a_tool_run_that_fails_says_so_in_place_of_running(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
     """ctrl+r on an image whose file is gone: "running OCR…" stayed on screen after the run had failed."""
-    from tests.tui.conftest import png
     from tui.screens.chain_builder import ChainBuilderScreen
 
-    with session_scope(engine, "tester") as s:
-        authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
-        t = authoring.create_task(s, "gta", "what does it say?")
-        task_id = int(t.id or 0)
-        authoring.attach_asset(s, blobs, task_id, png())
-    for path in blobs.root.rglob("*"):
-        if path.is_file():
-            path.unlink()
+    task_id = _task_whose_image_file_is_gone(engine, blobs, "gta", "what does it say?")
     app = make_tui()
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
@@ -169,3 +153,18 @@ async def test_a_tool_run_that_fails_says_so_in_place_of_running(make_tui, engin
         await settle(pilot, app)
         shown = str(builder.query_one("#result").render())
         assert "running" not in shown and "missing from the blob store" in shown, shown
+
+
+def _task_whose_image_file_is_gone(engine, blobs, fmt: str, query: str) -> int:  # type: ignore[no-untyped-def]
+    """A task in a new benchmark named after ``fmt``, with one image whose blob file has been deleted."""
+    from tests.tui.conftest import png
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, fmt, fmt, tool_set=fmt)
+        t = authoring.create_task(s, fmt, query)
+        task_id = int(t.id or 0)
+        authoring.attach_asset(s, blobs, task_id, png())
+    for path in blobs.root.rglob("*"):
+        if path.is_file():
+            path.unlink()
+    return task_id

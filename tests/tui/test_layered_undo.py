@@ -50,6 +50,15 @@ async def _category_saved(pilot, app, editor, engine, task_id) -> None:  # type:
     assert _stored(engine, task_id) == (QUERY, "colour")
 
 
+async def _type_now_in_the_query(pilot, app, editor) -> TextArea:  # type: ignore[no-untyped-def]
+    """ " now" typed at the end of the query and saved; the query field."""
+    query = editor.query_one("#query", TextArea)
+    query.focus()
+    await pilot.press("end", *" now")
+    await wait_for_saves(pilot, app)
+    return query
+
+
 async def test_typing_right_after_opening_a_task_lands_in_the_query(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
     task_id = _task(engine, blobs)
     app = make_tui(start_task=task_id)
@@ -67,10 +76,7 @@ async def test_ctrl_z_takes_back_the_typing_then_the_saved_edit_before_it(make_t
     async with app.run_test(size=(120, 40)) as pilot:
         editor = await _open(pilot, app)
         await _category_saved(pilot, app, editor, engine, task_id)
-        query = editor.query_one("#query", TextArea)
-        query.focus()
-        await pilot.press("end", *" now")
-        await wait_for_saves(pilot, app)
+        query = await _type_now_in_the_query(pilot, app, editor)
         assert _stored(engine, task_id) == (QUERY + " now", "colour")
         await pilot.press("ctrl+z")  # the field's own typing
         await wait_for_saves(pilot, app)
@@ -90,10 +96,7 @@ async def test_a_store_undo_that_replaces_the_query_leaves_it_no_history(make_tu
     async with app.run_test(size=(120, 40)) as pilot:
         editor = await _open(pilot, app)
         await _category_saved(pilot, app, editor, engine, task_id)
-        query = editor.query_one("#query", TextArea)
-        query.focus()
-        await pilot.press("end", *" now")
-        await wait_for_saves(pilot, app)
+        query = await _type_now_in_the_query(pilot, app, editor)
         editor.query_one("#meta-intent").focus()  # a one-line input: ctrl+z is the store's undo there
         await pilot.press("ctrl+z")
         await until(pilot, lambda: query.text == QUERY)
@@ -114,10 +117,7 @@ async def test_quitting_right_after_a_field_undo_stores_the_undone_text(make_tui
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(120, 40)) as pilot:
         editor = await _open(pilot, app)
-        query = editor.query_one("#query", TextArea)
-        query.focus()
-        await pilot.press("end", *" now")
-        await wait_for_saves(pilot, app)
+        await _type_now_in_the_query(pilot, app, editor)
         assert _stored(engine, task_id)[0] == QUERY + " now"
         await pilot.press("ctrl+z", "ctrl+q")
         await until(pilot, lambda: not app.is_running)
@@ -132,9 +132,9 @@ async def test_the_header_says_ctrl_z_takes_back_the_typing_first(make_tui, engi
     async with app.run_test(size=(120, 40)) as pilot:
         editor = await _open(pilot, app)
         await _category_saved(pilot, app, editor, engine, task_id)
-        editor.query_one("#query", TextArea).focus()
-        await pilot.press("end", *" now")
-        await wait_for_saves(pilot, app)  # the typing is saved: the store's entry for it is one the field's undo covers
+        await _type_now_in_the_query(
+            pilot, app, editor
+        )  # saved: the store's entry for it is one the field's undo covers
         assert str(editor.sub_title).endswith("ctrl+z undoes: typing, then edit category")
         editor.query_one("#meta-intent", Input).focus()  # there ctrl+z is the store's undo alone
         await until(pilot, lambda: str(editor.sub_title).endswith("ctrl+z undoes: edit query"))
@@ -178,10 +178,7 @@ async def test_an_edit_saved_after_a_field_undo_is_still_undone(make_tui, engine
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(120, 40)) as pilot:
         editor = await _open(pilot, app)
-        query = editor.query_one("#query", TextArea)
-        query.focus()
-        await pilot.press("end", *" now")
-        await wait_for_saves(pilot, app)
+        query = await _type_now_in_the_query(pilot, app, editor)
         await pilot.press("ctrl+z")
         await wait_for_saves(pilot, app)
         assert _stored(engine, task_id) == (QUERY, None) and _undo_rows(engine) == []
