@@ -670,7 +670,12 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
     ep.live("starting")
     status, error, failure_kind = "done", None, None
     try:
+        if task.missing:  # an input the model would need is gone: no model call is paid for
+            raise TaskInputMissing("the task's input could not be read: " + "; ".join(task.missing))
         await mode_runner(rc.mode)(ep)
+    except TaskInputMissing as exc:
+        status, error, failure_kind = "failed", str(exc), "input"
+        ep.recorder.error("input", str(exc))
     except BudgetExhausted as exc:
         ep.exhausted = exc.which
         ep.recorder.add("error", {"type": "budget", "message": str(exc)}, failed=False)
@@ -704,6 +709,11 @@ async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProg
     return FinishedTrajectory(
         traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache, task.revision, started_at, failure_kind
     )
+
+
+class TaskInputMissing(Exception):
+    """A task's input file (an image whose blob file was deleted) could not be read: that trajectory
+    fails with the reason, and the run goes on (``--retry-failed`` redoes it once the file is back)."""
 
 
 def run_blocking(engine: Engine, blobs: BlobStore, run_id: int, **kwargs: Any) -> RunProgress:

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from store import core_tables as tb
-from store.blobs import BlobStore
+from store.blobs import BlobNotFound, BlobStore
 
 
 @dataclass
@@ -54,6 +54,9 @@ class TaskInput:
     images: list[TaskImage] = field(default_factory=list)
     documents: list[TaskDocument] = field(default_factory=list)
     steps: list[GoldStep] = field(default_factory=list)
+    # input files that could not be read ("NAME: why"): the trajectory fails with that reason instead of
+    # the whole run (one task's deleted image file stopped every other task of the run)
+    missing: list[str] = field(default_factory=list)
 
     def prompt_text(self) -> str:
         """The query as the model reads it: MCQ options and the output-format instruction appended."""
@@ -124,13 +127,21 @@ def load_tasks(session: Any, blobs: BlobStore, task_ids: list[int]) -> list[Task
     images: dict[int, list[TaskImage]] = {}
     by_doc: dict[int, list[TaskImage]] = {}
     counter: dict[int, int] = {}
-    data: dict[str, bytes] = {}  # a blob shared by several tasks of the batch is read once
+    data: dict[str, bytes | BlobNotFound] = {}  # a blob shared by several tasks of the batch is read once
+    missing: dict[int, list[str]] = {}
     for task_id, role, original_path, document_id, asset_id, sha256, mime in links:
         n = counter[task_id] = counter.get(task_id, -1) + 1
         name = original_path or f"image/image_{task_id}_{n}.{_EXT.get(mime, 'png')}"
         if sha256 not in data:
-            data[sha256] = blobs.get(sha256, session)
-        img = TaskImage(asset_id or 0, data[sha256], mime, name, role, document_id)
+            try:
+                data[sha256] = blobs.get(sha256, session)
+            except BlobNotFound as exc:
+                data[sha256] = exc
+        blob = data[sha256]
+        if isinstance(blob, BlobNotFound):
+            missing.setdefault(task_id, []).append(f"{name}: {blob}")
+            continue
+        img = TaskImage(asset_id or 0, blob, mime, name, role, document_id)
         if role == "document_image" and document_id is not None:
             by_doc.setdefault(document_id, []).append(img)
         else:
@@ -155,6 +166,7 @@ def load_tasks(session: Any, blobs: BlobStore, task_ids: list[int]) -> list[Task
             images.get(t.id or 0, []),
             documents.get(t.id or 0, []),
             gold.get(t.id or 0, []),
+            missing.get(t.id or 0, []),
         )
         for t in (by_id.get(i) for i in task_ids)
         if t is not None
