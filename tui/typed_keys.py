@@ -42,3 +42,49 @@ def after_typed_keys(action: F) -> F:
         focused.post_message(message)
 
     return deferred  # type: ignore[return-value]
+
+
+class HeldKeys:
+    """Keys pressed on a screen before its choices have loaded, pressed again, in order, once they have.
+
+    A form whose drop-downs are filled by a worker got keys it could not act on yet: Enter opened an
+    empty list and the arrows moved nothing, so a quick ``n``, Enter, Down, Enter chose nothing. The
+    screen's ``on_key`` hands each key that bubbled up to it (a field that handles a key itself, an
+    Input typing a character, keeps it) to ``hold`` until ``release``; priority bindings never get here.
+    The held keys are pressed one at a time, each once the app is idle after the one before (Enter on a
+    drop-down moves the focus to its list a moment later, and the next Down belongs there); keys pressed
+    meanwhile are held behind them, so the order is the order they were typed in.
+    """
+
+    def __init__(self) -> None:
+        self.holding = True
+        self._keys: list[tuple[str, str | None]] = []
+        self._pressing: Any = None  # the held key being pressed again: it passes ``hold``
+
+    def hold(self, event: Any) -> None:
+        if not self.holding or event is self._pressing:
+            return
+        event.stop()  # not on to the app, whose bindings (the drop-down's Enter, Down …) would act now
+        event.prevent_default()
+        self._keys.append((event.key, event.character))
+
+    def release(self, screen: Any) -> None:
+        """Press the held keys again (on a worker of ``screen``), then stop holding."""
+        if not self._keys:
+            self.holding = False
+            return
+        screen.run_worker(self._press_held(screen.app), group="held-keys", exclusive=True)
+
+    async def _press_held(self, app: Any) -> None:
+        from textual import events
+        from textual._wait import wait_for_idle  # what Textual's own key presses wait on between keys
+
+        try:
+            while self._keys:
+                key, character = self._keys.pop(0)
+                self._pressing = events.Key(key, character)
+                app.post_message(self._pressing)
+                await wait_for_idle(0)
+        finally:
+            self._pressing = None
+            self.holding = False
