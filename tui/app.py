@@ -444,3 +444,12 @@ def run_app(app_context: AppContext) -> None:
     app.run()
     if app.crash_log is not None:
         click.echo(f"chainmark: the traceback above is also saved in {app.crash_log}", err=True)
+    status = exit_status(app)
+    if status:
+        raise SystemExit(status)
+
+
+def exit_status(app: App[Any]) -> int:
+    """The process's exit status once the TUI has closed: Textual's return code, which a crash sets to 1
+    (a crashed TUI exited 0, so a script or a supervisor calling ``chainmark`` took it for a clean quit)."""
+    return int(app.return_code or 0)

@@ -12,6 +12,7 @@ from store import session_scope
 from store.models import ReferenceStep, Task
 from tests.tui.conftest import png, settle, wait_for_saves
 from tests.tui.test_authoring_forms import until
+from tui.app import exit_status
 from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.confirm import ConfirmDiscardScreen
 from tui.screens.help import HelpScreen
@@ -69,6 +70,7 @@ async def test_quit_right_after_typing_saves_the_typing(make_tui, engine, blobs,
         assert app.screen._pending_saves  # still waiting on the typing pause
         await pilot.press("ctrl+q")  # long before the 0.6 s pause is over
         await until(pilot, lambda: not app.is_running)
+    assert exit_status(app) == 0  # a clean quit
     task = _stored(engine, task_id)
     assert task.category == "colour"
     assert task.query == "What colour is the square? Answer in one word."
@@ -197,6 +199,7 @@ async def test_a_crash_is_logged_next_to_the_database(make_tui, engine, blobs, d
             await pilot.pause()
     log = db_path.with_name("chainmark-crash.log")
     assert app.crash_log == log
+    assert exit_status(app) == 1  # the process says it failed (it exited 0)
     text = log.read_text()
     assert "RuntimeError: synthetic crash for the log" in text and "screens: " in text and "HomeScreen" in text
 
