@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Checkbox, Header, Input, Label, Select, Static
 
 from evaluation.harness import Budgets, RunSpec
-from tui.typed_keys import HeldKeys, after_typed_keys
-from tui.messages import Failed, Result
+from tui.typed_keys import after_typed_keys
+from tui.messages import Result
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import (
     LaunchChoices,
@@ -53,7 +53,6 @@ class LaunchScreen(WorkScreen):
     def __init__(self, benchmark: str = "") -> None:
         super().__init__()
         self.initial_benchmark = benchmark
-        self.held_keys = HeldKeys()  # keys pressed before the drop-downs are filled: pressed again then
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -83,14 +82,6 @@ class LaunchScreen(WorkScreen):
     def on_mount(self) -> None:
         self.fetch(LaunchChoicesLoaded, lambda s: LaunchChoicesLoaded(launch_choices(s)))
 
-    def on_key(self, event: events.Key) -> None:
-        self.held_keys.hold(event)
-
-    @on(Failed)
-    def _choices_failed(self, message: Failed) -> None:
-        """The choices could not be read (the base screen shows why): the keys go on as they are."""
-        self.held_keys.release(self)
-
     @on(LaunchChoicesLoaded)
     def loaded(self, message: LaunchChoicesLoaded) -> None:
         c: LaunchChoices = message.choices
@@ -111,7 +102,6 @@ class LaunchScreen(WorkScreen):
         mode.set_options([(m, m) for m in c.modes])
         if "atomic" in c.modes:
             mode.value = "atomic"
-        self.held_keys.release(self)
 
     def _value(self, selector: str) -> str:
         return self.query_one(selector, Input).value
