@@ -54,6 +54,13 @@ async def test_home_counts_and_task_list_filter(make_tui, engine) -> None:  # ty
         await pilot.press("slash", *"number 14")
         await settle(pilot, app)
         assert table.ids == [15] + list(range(141, 151))
+        assert str(app.screen.query_one("#task-count").render()) == "11 matching tasks"
+        await pilot.press(*"9")
+        await settle(pilot, app)
+        assert table.ids == [150] and str(app.screen.query_one("#task-count").render()) == "1 matching task"
+        await pilot.press("backspace")
+        await settle(pilot, app)
+        assert table.ids == [15] + list(range(141, 151))
         await pilot.press("escape", "down", "down")
         assert table.highlighted_id == 142
         # deep rows arrive by page: jump to the end of the full list

@@ -157,8 +157,8 @@ class TaskListScreen(WorkScreen):
         self.shown_filter = flt
         first = self._first_page[1] if self._first_page and self._first_page[0] == flt else []
         self.query_one(TaskTable).show(ids, first, self._loader(flt), keep_cursor=same)
-        what = "tasks" if flt.is_empty() else "matching tasks"
-        self._show_count(f"{len(ids):,} {what}")
+        noun = "task" if len(ids) == 1 else "tasks"
+        self._show_count(f"{len(ids):,} {noun if flt.is_empty() else 'matching ' + noun}")
 
     def _show_count(self, text: str) -> None:
         # The count line has a fixed size (CSS), so a new count repaints one line, not the layout.
