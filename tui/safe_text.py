@@ -39,6 +39,13 @@ def _escape(m: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def one_line(value: Any, limit: int) -> str:
+    """``value`` on one line (runs of whitespace, newlines included, become one space), at most ``limit``
+    characters, ending in "…" when cut: a list row stays one row and never passes a cut text as whole."""
+    text = " ".join(str(value if value is not None else "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def visible(value: Any, *, keep_newlines: bool = False) -> str:
     """``value`` as text with every control character shown as an escape (``None`` is empty).
 

@@ -276,3 +276,20 @@ async def test_a_long_tool_result_scrolls_to_its_last_line(make_tui, engine, blo
         panel.scroll_end(animate=False, immediate=True)
         await settle(pilot, app)
         assert panel.scroll_y == panel.max_scroll_y and panel.scroll_y >= 40 - panel.size.height
+
+
+async def test_a_step_with_a_multi_line_result_is_one_row(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """An OCR result keeps its line breaks; the step list showed them, so one step took several rows, and
+    the cut at 40 characters had no mark."""
+    task_id = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        for text in ("CORNER CAFE\nFlat white 4.20\n", "word " * 20):
+            authoring.add_step(s, task_id, tool_name="ocr", tool_args={"image_index": 0}, result_text=text)
+    app = make_tui()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id))
+        await settle(pilot, app)
+        steps = app.screen.query_one("#step-list")
+        assert str(steps.get_option_at_index(0).prompt) == "1. ocr → CORNER CAFE Flat white 4.20"
+        assert str(steps.get_option_at_index(1).prompt) == "2. ocr → " + ("word " * 8)[:39] + "…"

@@ -32,7 +32,7 @@ from tui.screens.base import WorkScreen
 from tui.widgets.arg_form import ArgForm
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
-from tui.safe_text import data_content, visible
+from tui.safe_text import data_content, one_line, visible
 
 if TYPE_CHECKING:
     from evaluation.tools.images import ImageData
@@ -195,7 +195,7 @@ class ChainBuilderScreen(WorkScreen):
             if s.is_final:
                 text = f"{s.ordinal + 1}. ANSWER {s.final_answer}"
             else:
-                text = f"{s.ordinal + 1}. {s.tool_name} → {(s.result_text or '').strip()[:40]}"
+                text = f"{s.ordinal + 1}. {s.tool_name} → {one_line(s.result_text, 40)}"
             steps.add_option(Option(data_content(text), id=str(s.id)))
         if self.detail.steps:
             steps.highlighted = min(highlighted or 0, len(self.detail.steps) - 1)

@@ -26,7 +26,7 @@ from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import choose, chosen, data_options
-from tui.safe_text import data_content
+from tui.safe_text import data_content, one_line
 from tui.widgets.data_input import DataInput
 
 AXES = ("S", "V", "R")
@@ -221,7 +221,10 @@ class CheckpointEditorScreen(WorkScreen):
         highlighted = cps.highlighted
         cps.clear_options()
         cps.add_options(
-            [Option(data_content(f"{c.key} [{c.axis}] {_short(c.description)}"), id=str(c.id)) for c in d.checkpoints]
+            [
+                Option(data_content(f"{c.key} [{c.axis}] {one_line(c.description, 24)}"), id=str(c.id))
+                for c in d.checkpoints
+            ]
         )
         if d.checkpoints:
             cps.highlighted = min(highlighted or 0, len(d.checkpoints) - 1)
@@ -533,9 +536,3 @@ def _next_key(d: TaskDetail) -> str:
     while f"cp{n}" in used:
         n += 1
     return f"cp{n}"
-
-
-def _short(description: str, limit: int = 24) -> str:
-    """A checkpoint's description as the list shows it: cut to ``limit`` characters, with "…" when cut
-    (it was cut silently, so a shortened description read as the whole one)."""
-    return description if len(description) <= limit else description[: limit - 1] + "…"

@@ -9,13 +9,12 @@ import json
 from typing import Any
 
 from store import events as ev
-from tui.safe_text import visible
+from tui.safe_text import one_line, visible
 
 
 def clip(text: Any, limit: int = 240) -> str:
     """One line of at most ``limit`` characters (whitespace collapsed), control characters shown escaped."""
-    s = " ".join(str(text if text is not None else "").split())
-    return visible(s if len(s) <= limit else s[: limit - 1] + "…")
+    return visible(one_line(text, limit))
 
 
 def _args(value: Any) -> str:
