@@ -11,6 +11,7 @@ from store import session_scope
 from store.models import Task, UndoEntry
 from tests.tui.conftest import png, settle, wait_for_saves
 from tests.tui.test_authoring_forms import until
+from tui.screens.confirm import ConfirmDiscardScreen
 from tui.screens.task_editor import TaskEditorScreen
 
 QUERY = "What colour is the square?"
@@ -209,4 +210,48 @@ async def test_keys_typed_while_the_task_loads_land_in_the_query(make_tui, engin
         await until(pilot, lambda: query.text == QUERY + " now" and editor.focused is query)
         await pilot.press("ctrl+q")
         await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, task_id)[0] == QUERY + " now"
+
+
+async def test_quitting_before_the_task_has_loaded_keeps_what_was_typed(make_tui, engine, blobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Found on a busy machine: keys typed right after opening a task and ctrl+q at once, before the task
+    had loaded, quit and dropped the keys (they wait for the query's text, which had not arrived). Now the
+    quit asks first; staying lets the task load, the typing goes in and is saved."""
+    import threading
+
+    from textual import events
+
+    from tui.screens import task_editor
+
+    gate = threading.Event()
+    real = task_editor.task_detail
+
+    def slow_detail(session, task_id):  # type: ignore[no-untyped-def]
+        gate.wait(30)
+        return real(session, task_id)
+
+    monkeypatch.setattr(task_editor, "task_detail", slow_detail)
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            editor = TaskEditorScreen(task_id)
+            app.push_screen(editor)
+            await until(pilot, lambda: editor.is_attached)
+            for key in " now":
+                app.post_message(events.Key("space" if key == " " else key, key))
+            await pilot.press("ctrl+q")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDiscardScreen))  # not quit silently
+            assert "' now' typed into the query before the task had loaded" in str(
+                app.screen.query_one("#confirm-question").render()
+            )
+            gate.set()
+            await pilot.press("escape")  # stay: the task loads and the typing goes into the query
+            query = editor.query_one("#query", TextArea)
+            await until(pilot, lambda: query.text == QUERY + " now")
+            await pilot.press("ctrl+q")
+            await until(pilot, lambda: not app.is_running)
+    finally:
+        gate.set()
     assert _stored(engine, task_id)[0] == QUERY + " now"

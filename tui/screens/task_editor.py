@@ -600,6 +600,8 @@ class TaskEditorScreen(WorkScreen):
         lost = [f"the answer spec is invalid ({error})"] if error else []
         if (c := self._unsettled) is not None:
             lost.append(f"your edit of {c.field} ({c.who} changed it while you were editing)")
+        if self._early_typing and self.detail is None:  # waiting for the query's text: stay, and it is added
+            lost.append(f"{''.join(self._early_typing)!r} typed into the query before the task had loaded")
         return lost
 
     def action_back(self) -> None:
