@@ -39,6 +39,8 @@ from evaluation.harness.send_pacer import SendPacer, trace_config
 if TYPE_CHECKING:
     import aiohttp
 
+    from evaluation.harness.service_http import ServiceHttp
+
 KEEPALIVE_S = 5.0  # how long an idle connection stays open (what the openai client's pool kept)
 _BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
 
@@ -141,6 +143,7 @@ class ModelClient:
         self._params = {k: v for k, v in params.items() if k not in _BODY_PARAMS_EXCLUDED}
         self._pacer: SendPacer | None = None
         self._session: aiohttp.ClientSession | None = None
+        self.services: ServiceHttp | None = None  # the tools' service calls (live runs only)
         self.answered = 0  # calls the endpoint answered (after retries), so far
         self._canonical = _CanonicalEncoder()
         if not replay:
@@ -152,6 +155,9 @@ class ModelClient:
                 tls if tls is not None else (tls_context() if needs_tls(endpoint.base_url) else plain_http_tls())
             )
             self._pacer = SendPacer()
+            from evaluation.harness.service_http import ServiceHttp  # it builds on this module
+
+            self.services = ServiceHttp(self._http)
 
     def _open(self) -> aiohttp.ClientSession:
         """The session, made at the first request (aiohttp wants the running loop). Its requests are
@@ -168,6 +174,8 @@ class ModelClient:
         return self._session
 
     async def close(self) -> None:
+        if self.services is not None:
+            await self.services.close()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -240,29 +248,34 @@ class ModelClient:
 
     async def _post(self, wire: bytes) -> bytes:
         """The body of a 2xx/3xx answer; a ``StatusFailure`` or ``TransportFailure`` otherwise."""
-        session, http = self._session or self._open(), self._http
-        try:
-            async with session.post(self._url, data=wire) as response:
-                raw = await response.read()
-                if response.status >= 400:
-                    raise StatusFailure(response.status, raw, response.headers.get("retry-after"))
-                return raw
-        except http.ClientResponseError as exc:  # not valid HTTP, or redirects without end: as httpx2's
-            why = " ".join(str(exc.message).split())[:200] or type(exc).__name__
-            raise TransportFailure("connection", f"no usable HTTP answer ({why})") from exc
-        except http.ClientPayloadError as exc:  # the body was cut short
-            raise TransportFailure("connection") from exc
-        except http.ServerDisconnectedError as exc:
-            raise TransportFailure("timeout", "the server closed the connection without answering") from exc
-        except (http.ClientConnectionError, TimeoutError) as exc:  # timeouts are connection errors too
-            raise TransportFailure("timeout") from exc
-        except (http.ClientError, OSError) as exc:
-            raise TransportFailure("connection") from exc
+        return await post_bytes(self._http, self._session or self._open(), self._url, wire)
 
     @staticmethod
     def _note(cb: Callable[[RetryNote], None] | None, note: RetryNote) -> None:
         if cb is not None:
             cb(note)
+
+
+async def post_bytes(http: Any, session: aiohttp.ClientSession, url: str, data: bytes, **request: Any) -> bytes:
+    """POST ``data`` with aiohttp (``http``, the module): the body of a 2xx/3xx answer; a
+    ``StatusFailure`` or ``TransportFailure`` otherwise, classed as httpx2 and the openai client class them."""
+    try:
+        async with session.post(url, data=data, **request) as response:
+            raw = await response.read()
+            if response.status >= 400:
+                raise StatusFailure(response.status, raw, response.headers.get("retry-after"))
+            return raw
+    except http.ClientResponseError as exc:  # not valid HTTP, or redirects without end: as httpx2's
+        why = " ".join(str(exc.message).split())[:200] or type(exc).__name__
+        raise TransportFailure("connection", f"no usable HTTP answer ({why})") from exc
+    except http.ClientPayloadError as exc:  # the body was cut short
+        raise TransportFailure("connection") from exc
+    except http.ServerDisconnectedError as exc:
+        raise TransportFailure("timeout", "the server closed the connection without answering") from exc
+    except (http.ClientConnectionError, TimeoutError) as exc:  # timeouts are connection errors too
+        raise TransportFailure("timeout") from exc
+    except (http.ClientError, OSError) as exc:
+        raise TransportFailure("connection") from exc
 
 
 def _wire_body(body: dict[str, Any], payload: bytes) -> bytes:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -359,6 +360,8 @@ class Episode:
         pool = (
             self.rc.service_pool if self._is_service(name) and self.rc.service_pool is not None else self.rc.tool_pool
         )
+        if self.tool_ctx.http_post is None and self.rc.client.services is not None:
+            self.tool_ctx.http_post = functools.partial(self.rc.client.services.post, loop)
         result = await loop.run_in_executor(pool, self._execute, name, args)
         # The tool hands back pixels, whose PNG encodes began on the encode threads as the call
         # returned (see ``_execute``); wait for the bytes (to store and to send) without blocking
@@ -410,7 +413,8 @@ class Episode:
 
     def _execute(self, name: str, args: dict[str, Any]) -> Any:
         """Service tools get the engine, not a session: they read and write the replay cache in short
-        transactions of their own, so no transaction is held across their network call."""
+        transactions of their own, so no transaction is held across their network call. Their HTTP
+        goes out on the run's loop (``service_http``) when the run posts live."""
         from evaluation.tools import execute
 
         if self._is_service(name):
@@ -436,6 +440,8 @@ class Episode:
 
 def start_encodes(produced: list[Any]) -> None:
     """Begin the background PNG encode of each produced image (stored bytes need none)."""
+    if all(isinstance(image, bytes) for image in produced):
+        return  # nothing produced: a service tool's call never loads the image module (OpenCV) here
     from evaluation.tools.images import Produced
 
     for image in produced:
@@ -445,6 +451,8 @@ def start_encodes(produced: list[Any]) -> None:
 
 async def encoded_images(produced: list[Any]) -> list[bytes]:
     """The PNG bytes of ``produced``, awaited on the encode threads' futures (the loop stays free)."""
+    if all(isinstance(image, bytes) for image in produced):
+        return list(produced)
     from evaluation.tools.images import Produced
 
     waits = [asyncio.wrap_future(i.start()) if isinstance(i, Produced) else None for i in produced]

@@ -5,7 +5,10 @@ One HTTP client per (endpoint URL, key, timeout) for the process, shared by ever
 client is thread-safe; building one costs tens of milliseconds of CPU). It posts the JSON body to
 ``chat/completions`` itself (``modelcall.wire``: the URL, headers and failures the openai client had,
 without importing openai). Every retry is ours, spaced by ``RetryPolicy`` (``Retry-After`` honoured)
-and reported to ``on_retry`` (default: a warning in the log, redacted)."""
+and reported to ``on_retry`` (default: a warning in the log, redacted).
+
+A caller that already has an HTTP client may hand ``chat`` its own ``Post`` (a run's tools post on
+the run's event loop, ``harness.service_http``); the client here is then never built."""
 
 from __future__ import annotations
 
@@ -24,6 +27,10 @@ from evaluation.modelcall.retry import RetryNote, RetryPolicy
 from evaluation.modelcall.wire import chat_url, json_body, request_headers
 
 log = logging.getLogger("chainmark.modelcall")
+
+Post = Callable[[str, dict[str, str], bytes, float], bytes]
+"""``post(url, headers, body, timeout)``: the body of a 2xx/3xx answer; raises ``StatusFailure`` for
+an HTTP error status and ``TransportFailure`` when no answer came."""
 
 _CLIENTS: dict[tuple[str, str, float], "_Client"] = {}
 _LOCK = threading.Lock()
@@ -63,6 +70,16 @@ def _client(endpoint: EndpointSpec, timeout: float) -> _Client:
         return client
 
 
+def _sender(post: Post, endpoint: EndpointSpec, timeout: float) -> Callable[[dict[str, Any]], bytes]:
+    """A body sender over ``post``, with the URL and headers this module's client would use."""
+    url, headers = chat_url(endpoint.base_url), request_headers(endpoint.api_key())
+
+    def send(body: dict[str, Any]) -> bytes:
+        return post(url, headers, json_body(body), timeout)
+
+    return send
+
+
 def _log_retry(endpoint: EndpointSpec) -> Callable[[RetryNote], None]:
     def note(n: RetryNote) -> None:
         log.warning(
@@ -85,21 +102,24 @@ def chat(
     retry: RetryPolicy | None = None,
     on_retry: Callable[[RetryNote], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    post: Post | None = None,
 ) -> ModelReply:
     """One chat completion of ``endpoint.model`` on ``messages``; raises ``ModelCallError`` (redacted)
-    once the policy gives up or on an error not worth retrying."""
+    once the policy gives up or on an error not worth retrying. ``post`` sends it instead of this
+    module's client."""
     retry = retry or RetryPolicy(attempts=3)
     body = {"model": endpoint.model, "messages": messages, **(params or {})}
     key = replay_key("chat", body)
-    client = _client(endpoint, float((params or {}).get("timeout") or retry.timeout))
+    timeout = float((params or {}).get("timeout") or retry.timeout)
     body.pop("timeout", None)
+    send = _client(endpoint, timeout).post if post is None else _sender(post, endpoint, timeout)
     on_retry = on_retry or _log_retry(endpoint)
     attempt = 0
     while True:
         attempt += 1
         started = time.perf_counter()
         try:
-            completion = completion_of(client.post(body), endpoint.name)
+            completion = completion_of(send(body), endpoint.name)
         except RETRYABLE_ERRORS as exc:
             note = retry_or_raise(exc, retry, attempt, endpoint.name, endpoint.base_url)
             on_retry(note)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from PIL import ImageColor, ImageDraw, ImageFont
 
 from evaluation.tools.images import Produced, open_rgb
+from evaluation.tools.numbers import NUMBER, parse_numbers
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 FONT_PATH = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-_NUM = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def _font(size: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
@@ -19,13 +18,6 @@ def _font(size: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
         return ImageFont.truetype(FONT_PATH, size)
     except OSError:
         return ImageFont.load_default(size=size)
-
-
-def parse_numbers(text: str, count: int, what: str) -> list[float]:
-    nums = [float(x) for x in _NUM.findall(str(text))]
-    if len(nums) != count:
-        raise ToolError(f"{what} must contain {count} numbers, got {text!r}")
-    return nums
 
 
 def _color(name: str) -> tuple[int, int, int]:
@@ -75,7 +67,7 @@ def add_text(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     draw = ImageDraw.Draw(im)
     left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
     tw, th = right - left, bottom - top
-    if _NUM.search(position):
+    if NUMBER.search(position):
         x, y = parse_numbers(position, 2, "position")  # the left-bottom corner of the text
         anchor_x, anchor_y = x, y - th
     elif len(position) == 2 and position[0].lower() in _H and position[1].lower() in _V:

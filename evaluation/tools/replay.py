@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -85,23 +86,101 @@ def lookup(ctx: ToolContext, kind: str, request: dict[str, Any]) -> Any | None:
 
 
 def record(ctx: ToolContext, kind: str, request: dict[str, Any], response: Any) -> None:
-    """Keep the first recorded answer for a request; a concurrent call that recorded it first wins."""
+    """Keep the first recorded answer for a request; a concurrent call that recorded it first wins.
+    With an engine, the row is written before this returns, in one transaction with the rows other
+    threads are recording at the same moment (``_GroupWrite``)."""
     if not _has_store(ctx):
         return
-    key = request_key(kind, request)
-
-    def write(s: Any) -> None:
-        if s.execute(sa.select(replaycache.c.id).where(replaycache.c.key == key)).first() is None:
-            row = {"key": key, "kind": kind, "request": request, "response": response, "created_at": utcnow()}
-            s.execute(sa.insert(replaycache).values(**row))
-
+    row = {"key": request_key(kind, request), "kind": kind, "request": request, "response": response}
     if ctx.engine is None:
-        write(ctx.session)
+        _write_rows(ctx.session, [row])
         return
+    _group_for(ctx.engine).write(ctx, row)
+
+
+def _write_rows(s: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert the rows whose key is not recorded yet (the first row of a key wins within ``rows`` too)."""
+    fresh: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        fresh.setdefault(row["key"], row)
+    keys = list(fresh)
+    for start in range(0, len(keys), 500):  # far below any database's limit on bound parameters
+        chunk = keys[start : start + 500]
+        for (key,) in s.execute(sa.select(replaycache.c.key).where(replaycache.c.key.in_(chunk))):
+            fresh.pop(key, None)
+    if fresh:
+        now = utcnow()
+        s.execute(sa.insert(replaycache), [{**row, "created_at": now} for row in fresh.values()])
+
+
+class _Pending:
+    """One queued row: written yet, and the failure its batch met, if any."""
+
+    __slots__ = ("row", "written", "error")
+
+    def __init__(self, row: dict[str, Any]):
+        self.row = row
+        self.written = False
+        self.error: BaseException | None = None
+
+
+class _GroupWrite:
+    """Rows recorded at the same moment by many threads, written by whichever of them holds the turn.
+
+    Each write is a transaction of its own, and SQLite takes its write lock when one begins: dozens of
+    service calls answered together each waited for the lock in SQLite's busy handler, which sleeps in
+    growing steps, so the last of 32 rows was written ≈ 0.2 s after its answer came. Here a thread
+    queues its row and takes the turn; if the writer before it already wrote the row, it is done,
+    otherwise it writes every queued row in one transaction. Nothing returns before its row is written."""
+
+    def __init__(self) -> None:
+        self.queue_lock = threading.Lock()
+        self.turn = threading.Lock()
+        self.queued: list[_Pending] = []
+
+    def write(self, ctx: ToolContext, row: dict[str, Any]) -> None:
+        mine = _Pending(row)
+        with self.queue_lock:
+            self.queued.append(mine)
+        with self.turn:
+            if not mine.written:
+                with self.queue_lock:
+                    batch, self.queued = self.queued, []
+                try:
+                    _write_batch(ctx, [p.row for p in batch])
+                except BaseException as exc:  # every row of the batch gets the failure (raised below)
+                    for p in batch:
+                        p.error = exc
+                for p in batch:
+                    p.written = True
+        if mine.error is not None:
+            if isinstance(mine.error, StoreBusy):
+                raise StoreBusy(str(mine.error)) from mine.error
+            raise mine.error
+
+
+def _write_batch(ctx: ToolContext, rows: list[dict[str, Any]]) -> None:
     try:
-        in_short_transaction(ctx, write, write=True)
-    except IntegrityError:
-        pass  # recorded meanwhile by a concurrent call with the same request
+        in_short_transaction(ctx, lambda s: _write_rows(s, rows), write=True)
+    except IntegrityError:  # another process recorded one of the keys meanwhile: row by row, theirs wins
+        for row in rows:
+            try:
+                in_short_transaction(ctx, lambda s, row=row: _write_rows(s, [row]), write=True)  # type: ignore[misc]
+            except IntegrityError:
+                pass
+
+
+_GROUPS: dict[int, tuple[Any, _GroupWrite]] = {}
+_GROUPS_LOCK = threading.Lock()
+
+
+def _group_for(engine: Any) -> _GroupWrite:
+    """One queue per engine (engines live as long as the process, so they are never dropped)."""
+    with _GROUPS_LOCK:
+        known = _GROUPS.get(id(engine))
+        if known is None or known[0] is not engine:
+            known = _GROUPS[id(engine)] = (engine, _GroupWrite())
+        return known[1]
 
 
 def call(

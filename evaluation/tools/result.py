@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,9 @@ class ToolContext:
     blobs: BlobStore | None = None
     settings: ToolSettings = field(default_factory=ToolSettings.from_env)
     allow_paths: bool = True  # may a string argument name a file on disk (CLI use)?
+    # how a service tool posts to its endpoint (``modelcall.sync_client.Post``): a run hands its own,
+    # which sends on the run's event loop; None: the blocking client of ``sync_client``
+    http_post: Callable[[str, dict[str, str], bytes, float], bytes] | None = None
 
     @property
     def next_index(self) -> int:
@@ -89,9 +93,12 @@ class ToolContext:
 
     def resolve_image(self, ref: Any, what: str = "image") -> bytes:
         """Bytes of an image argument: an index, a name in ``files``, or (CLI) a path on disk."""
+        data = self.resolve_pixels(ref, what)
+        if isinstance(data, bytes):  # stored bytes: no need to load the image module (OpenCV) for them
+            return data
         from evaluation.tools.images import image_bytes
 
-        return image_bytes(self.resolve_pixels(ref, what))
+        return image_bytes(data)
 
     def resolve_pixels(self, ref: Any, what: str = "image") -> ImageData:
         """Like ``resolve_image``, but a produced image comes back as is (for tools that decode it)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import os
 import re
@@ -19,9 +20,9 @@ from evaluation.modelcall.redact import known_secret_env, redact
 from evaluation.modelcall.reply import ModelCallError
 from evaluation.modelcall.sync_client import chat
 from evaluation.tools import replay
-from evaluation.tools.drawing import parse_numbers
-from evaluation.tools.images import open_rgb, png_bytes
+from evaluation.tools.numbers import parse_numbers
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
+from store.blobs import guess_mime
 
 _VLM_MISSING = (
     "configure a vision-language model: set CHAINMARK_VLM_BASE_URL and CHAINMARK_VLM_MODEL "
@@ -33,8 +34,34 @@ _IMAGE_MISSING = (
 )
 
 
+_SENT_AS_IS = ("image/png", "image/jpeg")  # every OpenAI-compatible server takes these as they are
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _image_url(image: bytes) -> str:
+    """The image as a data URL in the cheapest form the API takes: a PNG or JPEG goes as it is (no
+    decode and re-encode, which costs more CPU than the call on a photo, and no OpenCV to load on a
+    service call's path); any other format is sent as a PNG of its pixels."""
+    mime = guess_mime(image)
+    if mime not in _SENT_AS_IS:
+        from evaluation.tools.images import open_rgb, png_bytes
+
+        mime, image = "image/png", png_bytes(open_rgb(image))
+    return f"data:{mime};base64," + base64.b64encode(image).decode("ascii")
+
+
+def _size(image: bytes) -> tuple[int, int]:
+    """Width and height from the image's header (no decode)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(image)) as im:
+            return im.size
+    except (UnidentifiedImageError, OSError) as exc:
+        raise ToolError(f"the input is not a readable image ({len(image)} bytes): {exc}") from exc
 
 
 _CLIENTS: dict[tuple[str, str, str, float], Any] = {}
@@ -69,7 +96,7 @@ def ask_vlm(ctx: ToolContext, tool: str, prompt: str, image: bytes, max_tokens: 
     }
 
     def live() -> dict[str, Any]:
-        url = "data:image/png;base64," + base64.b64encode(png_bytes(open_rgb(image))).decode("ascii")
+        url = _image_url(image)
         key_env = s.vlm_api_key_env if s.vlm_api_key_env and os.environ.get(s.vlm_api_key_env) else None
         endpoint = EndpointSpec(0, "the vision model", s.vlm_base_url or "", s.vlm_model or "", key_env)
         try:
@@ -82,6 +109,7 @@ def ask_vlm(ctx: ToolContext, tool: str, prompt: str, image: bytes, max_tokens: 
                     }
                 ],
                 params={"temperature": 0, "max_tokens": max_tokens, "timeout": s.timeout_s},
+                post=ctx.http_post,
             )
         except ModelCallError as exc:
             raise ToolError(f"{tool}: the vision model endpoint failed: {exc}") from exc
@@ -103,6 +131,8 @@ def image_description(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 
 def region_attribute_description(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    from evaluation.tools.images import open_rgb, png_bytes
+
     im = open_rgb(ctx.resolve_pixels(args["image"]))
     x1, y1, x2, y2 = parse_numbers(args["bbox"], 4, "bbox")
     box = (
@@ -145,9 +175,9 @@ def _parse_boxes(reply: str) -> list[dict[str, Any]]:
 
 def text_to_bbox(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     image = ctx.resolve_image(args["image"])
-    im = open_rgb(image)
+    width, height = _size(image)
     prompt = (
-        f"Find every '{args['text']}' in this {im.width}x{im.height} image. Reply with JSON only: a list of "
+        f"Find every '{args['text']}' in this {width}x{height} image. Reply with JSON only: a list of "
         '{"bbox": [x1, y1, x2, y2], "score": confidence 0-1} in pixel coordinates; [] if there is none.'
     )
     reply, replayed = ask_vlm(ctx, "TextToBbox", prompt, image)
@@ -241,6 +271,8 @@ def text_to_image(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 
 def image_stylization(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    from evaluation.tools.images import open_rgb, png_bytes
+
     source = png_bytes(open_rgb(ctx.resolve_pixels(args["image"])))
     model = ctx.settings.image_gen_model
     request = {"model": model, "prompt": args["instruction"], "op": "edit", "image_sha256": _sha(source)}

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import os
 import re
 from html.parser import HTMLParser
 from typing import Any
 
-import httpx2  # openai's own HTTP library; never the legacy httpx (see modelcall.sync_client)
-
+from evaluation.modelcall.failures import StatusFailure, TransportFailure
 from evaluation.tools import replay
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
@@ -34,17 +34,35 @@ def _serper_missing(ctx: ToolContext) -> str | None:
 def _serper(ctx: ToolContext, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
     url = ctx.settings.search_base_url.rstrip("/") + "/" + endpoint
     headers = {"X-API-KEY": _key(ctx.settings.search_api_key_env) or "", "Content-Type": "application/json"}
+    status, answer = _post_json(ctx, url, headers, body)
+    if status != 200:
+        raise ToolError(f"search service answered HTTP {status}: {answer.decode('utf-8', 'replace')[:200]}")
     try:
-        resp = httpx2.post(url, json=body, headers=headers, timeout=ctx.settings.timeout_s)
-    except httpx2.HTTPError as exc:
-        raise ToolError(f"search service at {ctx.settings.search_base_url} is unreachable: {exc}") from exc
-    if resp.status_code != 200:
-        raise ToolError(f"search service answered HTTP {resp.status_code}: {resp.text[:200]}")
-    try:
-        data = resp.json()
+        data = json.loads(answer)
     except ValueError as exc:
         raise ToolError("search service answered with something that is not JSON") from exc
     return data if isinstance(data, dict) else {"results": data}
+
+
+def _post_json(ctx: ToolContext, url: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, bytes]:
+    """(status, body) of a JSON POST: through the run's ``http_post`` when it has one (sent on its
+    event loop), else with httpx2, imported here so a run never loads it for its service calls."""
+    where = ctx.settings.search_base_url
+    if ctx.http_post is not None:
+        try:
+            return 200, ctx.http_post(url, headers, json.dumps(body).encode(), ctx.settings.timeout_s)
+        except StatusFailure as exc:
+            return exc.status, exc.body
+        except TransportFailure as exc:
+            kind, why = exc.reason()
+            raise ToolError(f"search service at {where} is unreachable: {kind}{why}") from exc
+    import httpx2  # openai's own HTTP library; never the legacy httpx (see modelcall.sync_client)
+
+    try:
+        resp = httpx2.post(url, json=body, headers=headers, timeout=ctx.settings.timeout_s)
+    except httpx2.HTTPError as exc:
+        raise ToolError(f"search service at {where} is unreachable: {exc}") from exc
+    return resp.status_code, resp.content
 
 
 def _prune(data: dict[str, Any], limit: int = 10) -> dict[str, Any]:
@@ -136,6 +154,8 @@ def gta_google_search(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 def _upload_imgbb(ctx: ToolContext, image: bytes) -> str:
     import base64
 
+    import httpx2
+
     key = _key(ctx.settings.imgbb_api_key_env)
     try:
         resp = httpx2.post(
@@ -223,6 +243,8 @@ def html_to_text(markup: str) -> str:
 def _fetch(ctx: ToolContext, url: str) -> dict[str, Any]:
     via = ctx.settings.fetch_via
     target = url if via == "direct" else via.rstrip("/") + "/" + url
+    import httpx2
+
     try:
         resp = httpx2.get(
             target,
