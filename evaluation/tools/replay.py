@@ -21,6 +21,7 @@ import hashlib
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -170,17 +171,17 @@ def _write_batch(ctx: ToolContext, rows: list[dict[str, Any]]) -> None:
                 pass
 
 
-_GROUPS: dict[int, tuple[Any, _GroupWrite]] = {}
+_GROUPS: weakref.WeakKeyDictionary[Any, _GroupWrite] = weakref.WeakKeyDictionary()
 _GROUPS_LOCK = threading.Lock()
 
 
 def _group_for(engine: Any) -> _GroupWrite:
-    """One queue per engine (engines live as long as the process, so they are never dropped)."""
+    """One queue per engine, gone with it."""
     with _GROUPS_LOCK:
-        known = _GROUPS.get(id(engine))
-        if known is None or known[0] is not engine:
-            known = _GROUPS[id(engine)] = (engine, _GroupWrite())
-        return known[1]
+        group = _GROUPS.get(engine)
+        if group is None:
+            group = _GROUPS[engine] = _GroupWrite()
+        return group
 
 
 def call(

@@ -186,3 +186,52 @@ def test_the_database_is_writable_while_a_service_call_is_in_flight(engine, blob
         )
         assert result.exit_code == 0 and "green" in result.output, result.output
     assert seen == [True, True]
+
+
+def test_a_runs_service_calls_go_out_on_its_loop_with_the_services_key_alone(
+    engine, blobs, scripted_openai, vlm, monkeypatch
+):
+    """The run's tools post through the run's event loop (``service_http``): the blocking client
+    is never built, and the VLM sees its own key, never the model endpoint's."""
+    from evaluation.harness import add_endpoint
+    from evaluation.modelcall import sync_client
+
+    monkeypatch.setattr(sync_client, "_CLIENTS", {})
+    monkeypatch.setenv("CHAINMARK_TEST_MODEL_KEY", "sk-model-secret-1111")
+    monkeypatch.setenv("CHAINMARK_VLM_API_KEY", "sk-vlm-secret-2222")
+    with session_scope(engine, "tester") as s:
+        add_endpoint(s, "keyed", scripted_openai.base_url, "scripted-model", api_key_env="CHAINMARK_TEST_MODEL_KEY")
+    names = ["red", "green", "blue"]
+    expected = make_gta_tasks(engine, blobs, names)
+    scripted_openai.handler = model_turn
+    progress = start_run(engine, blobs, RunSpec("gta-svc", "keyed", "atomic", concurrency=3))
+
+    assert (progress.done, progress.failed) == (3, 0)
+    with session_scope(engine) as s:
+        trajs = s.exec(select(Trajectory).where(Trajectory.run_id == progress.run_id)).all()
+        assert {t.task_id: t.final_answer for t in trajs} == expected
+    assert sync_client._CLIENTS == {}, "a service call went through the blocking client"
+    seen = vlm.chat_requests()
+    assert len(seen) == 3
+    assert {r.headers["authorization"] for r in seen} == {"Bearer sk-vlm-secret-2222"}
+    assert {r.headers["authorization"] for r in scripted_openai.chat_requests()} == {"Bearer sk-model-secret-1111"}
+
+
+def test_png_and_jpeg_go_to_the_vision_model_as_they_are(engine, blobs, vlm):
+    """No decode and re-encode for the formats every server takes; any other format is sent as a
+    PNG of the same pixels."""
+    jpeg, bmp = io.BytesIO(), io.BytesIO()
+    Image.new("RGB", (64, 48), COLOURS["orange"]).save(jpeg, "JPEG", quality=90)
+    Image.new("RGB", (64, 48), COLOURS["cyan"]).save(bmp, "BMP")
+    images = [solid_png(COLOURS["green"]), jpeg.getvalue(), bmp.getvalue()]
+    ctx = ToolContext(images=images, engine=engine, blobs=blobs, settings=ToolSettings.from_env(), allow_paths=False)
+    said = [execute("gta", "ImageDescription", {"image": str(i)}, ctx) for i in range(3)]
+
+    assert [r.ok for r in said] == [True, True, True]
+    assert ["green" in said[0].text, "orange" in said[1].text, "cyan" in said[2].text] == [True, True, True]
+    urls = [r.images()[0] for r in vlm.chat_requests()]
+    assert urls[0] == "data:image/png;base64," + base64.b64encode(images[0]).decode()
+    assert urls[1] == "data:image/jpeg;base64," + base64.b64encode(images[1]).decode()
+    assert urls[2].startswith("data:image/png;base64,")
+    sent = Image.open(io.BytesIO(base64.b64decode(urls[2].split(",", 1)[1])))
+    assert sent.format == "PNG" and sent.size == (64, 48) and sent.convert("RGB").getpixel((5, 5)) == COLOURS["cyan"]
