@@ -66,7 +66,7 @@ class ServiceHttp:
     async def _send(self, url: str, headers: dict[str, str], body: bytes, timeout: float) -> bytes:
         task = asyncio.current_task()
         assert task is not None
-        self._in_flight.add(task)  # type: ignore[arg-type]
+        self._in_flight.add(task)
         try:
             if self._closed:
                 raise TransportFailure("connection", _STOPPED)
@@ -81,7 +81,7 @@ class ServiceHttp:
                 timeout=self._http.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t),
             )
         finally:
-            self._in_flight.discard(task)  # type: ignore[arg-type]
+            self._in_flight.discard(task)
 
     def _open(self) -> aiohttp.ClientSession:
         connector = self._http.TCPConnector(limit=self._pool, keepalive_timeout=5.0)

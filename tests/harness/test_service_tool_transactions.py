@@ -18,6 +18,7 @@ from sqlmodel import select
 from annotation import tasks as authoring
 from evaluation.harness import RunSpec, start_run
 from evaluation.tools import ToolContext, ToolSettings, execute
+from evaluation.tools.images import ImageData
 from store import session_scope
 from store.models import Event, ReplayCache, Trajectory
 from tests.support.scripted_openai import Request, ScriptedOpenAI, text, tool_calls
@@ -223,15 +224,15 @@ def test_png_and_jpeg_go_to_the_vision_model_as_they_are(engine, blobs, vlm):
     jpeg, bmp = io.BytesIO(), io.BytesIO()
     Image.new("RGB", (64, 48), COLOURS["orange"]).save(jpeg, "JPEG", quality=90)
     Image.new("RGB", (64, 48), COLOURS["cyan"]).save(bmp, "BMP")
-    images = [solid_png(COLOURS["green"]), jpeg.getvalue(), bmp.getvalue()]
+    images: list[ImageData] = [solid_png(COLOURS["green"]), jpeg.getvalue(), bmp.getvalue()]
     ctx = ToolContext(images=images, engine=engine, blobs=blobs, settings=ToolSettings.from_env(), allow_paths=False)
     said = [execute("gta", "ImageDescription", {"image": str(i)}, ctx) for i in range(3)]
 
     assert [r.ok for r in said] == [True, True, True]
     assert ["green" in said[0].text, "orange" in said[1].text, "cyan" in said[2].text] == [True, True, True]
     urls = [r.images()[0] for r in vlm.chat_requests()]
-    assert urls[0] == "data:image/png;base64," + base64.b64encode(images[0]).decode()
-    assert urls[1] == "data:image/jpeg;base64," + base64.b64encode(images[1]).decode()
+    assert urls[0] == "data:image/png;base64," + base64.b64encode(solid_png(COLOURS["green"])).decode()
+    assert urls[1] == "data:image/jpeg;base64," + base64.b64encode(jpeg.getvalue()).decode()
     assert urls[2].startswith("data:image/png;base64,")
     sent = Image.open(io.BytesIO(base64.b64decode(urls[2].split(",", 1)[1])))
     assert sent.format == "PNG" and sent.size == (64, 48) and sent.convert("RGB").getpixel((5, 5)) == COLOURS["cyan"]
