@@ -33,7 +33,7 @@ from evaluation.modelcall.reply import (  # re-exported: the harness's callers n
 )
 from evaluation.modelcall.retry import RetryNote, RetryPolicy
 from evaluation.modelcall.replay_key import canonical, chat_key_of_payload, replay_key
-from evaluation.modelcall.wire import chat_url, json_body, request_headers
+from evaluation.modelcall.wire import chat_url, env_proxy, json_body, request_headers
 from evaluation.harness.send_pacer import SendPacer, trace_config
 
 if TYPE_CHECKING:
@@ -149,6 +149,7 @@ class ModelClient:
         if not replay:
             self._http = load_transport()
             self._url = chat_url(endpoint.base_url)
+            self._proxy = env_proxy(self._url)
             self._headers = request_headers(endpoint.api_key())
             self._pool = max(concurrency * 2, 10)
             self._ssl: ssl.SSLContext = (
@@ -248,7 +249,8 @@ class ModelClient:
 
     async def _post(self, wire: bytes) -> bytes:
         """The body of a 2xx/3xx answer; a ``StatusFailure`` or ``TransportFailure`` otherwise."""
-        return await post_bytes(self._http, self._session or self._open(), self._url, wire)
+        via = {"proxy": self._proxy} if self._proxy else {}
+        return await post_bytes(self._http, self._session or self._open(), self._url, wire, **via)
 
     @staticmethod
     def _note(cb: Callable[[RetryNote], None] | None, note: RetryNote) -> None:

@@ -6,7 +6,8 @@ to post through a blocking client: the run's first call imported that client's l
 by 32 threads taking turns on the GIL. Here a tool thread hands its request to the run's loop, which
 posts it with aiohttp (loaded already for the model's calls) and wakes the thread with the answer.
 
-The session is the services' own: none of the model endpoint's headers, key or connections. A tool
+The session is the services' own: none of the model endpoint's headers, key or connections; a proxy
+the environment names is used as the blocking client used it (``wire.env_proxy``). A tool
 thread never waits longer than its timeout and a grace period, and a run that stops cancels what is
 in flight, so no thread is left waiting on a loop that has gone.
 """
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evaluation.harness.client import needs_tls, plain_http_tls, post_bytes, tls_context
 from evaluation.modelcall.failures import TransportFailure
+from evaluation.modelcall.wire import env_proxy
 
 if TYPE_CHECKING:
     import aiohttp
@@ -71,6 +73,7 @@ class ServiceHttp:
             if self._closed:
                 raise TransportFailure("connection", _STOPPED)
             t = timeout
+            proxy = env_proxy(url)
             return await post_bytes(
                 self._http,
                 self._session or self._open(),
@@ -79,6 +82,7 @@ class ServiceHttp:
                 headers=headers,
                 ssl=await self._tls_for(url),
                 timeout=self._http.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t),
+                **({"proxy": proxy} if proxy else {}),
             )
         finally:
             self._in_flight.discard(task)

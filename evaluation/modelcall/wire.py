@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
+import urllib.request
 
 USER_AGENT = "chainmark/0.1 (OpenAI-compatible chat client)"
 
@@ -19,6 +21,18 @@ def chat_url(base_url: str) -> str:
     if not head.endswith("/"):
         head += "/"
     return head + "chat/completions" + sep + query
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, in
+    either case, with ``NO_PROXY`` honoured), as httpx2 and the openai client took it; None: connect
+    directly. The run's aiohttp sessions read no environment (netrc lookups would cost a thread hop
+    per request), so they are handed this."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname is None or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all")
 
 
 def request_headers(api_key: str) -> dict[str, str]:
