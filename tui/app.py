@@ -101,6 +101,7 @@ class ChainmarkApp(App[None]):
         )  # scopes whose stored stack (tui.undo) was read  # per undo scope ("task 11", …): ctrl+z never crosses tasks
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
+        self._quit_waiting = False  # a quit waits for a screen's load (``WorkScreen.settle_before_quit``)
         self.keymap_problems: list[str] = []
         self.live_changes = False  # True while a PostgreSQL LISTEN brings other people's changes in
         self._stop_listening = threading.Event()
@@ -359,14 +360,23 @@ class ChainmarkApp(App[None]):
         await self._quit()
 
     async def _quit(self) -> None:
-        """Quit once pending typing is saved; ask first if something cannot be saved as it stands."""
+        """Quit once the screens' work in hand has landed (a task still loading with keys typed for it,
+        bounded) and pending typing is saved; ask first if something cannot be saved as it stands."""
         from tui.screens.base import WorkScreen
         from tui.screens.confirm import ConfirmDiscardScreen
 
         if self._quit_asked:  # ctrl+q again on the question: quit
             self.exit()
             return
+        if self._quit_waiting:  # ctrl+q again while a load is awaited: the first one goes on
+            return
         screens = [s for s in self.screen_stack if isinstance(s, WorkScreen)]
+        self._quit_waiting = True
+        try:
+            for screen in screens:
+                await screen.settle_before_quit()
+        finally:
+            self._quit_waiting = False
         for screen in screens:
             screen.flush_pending()
         await self.wait_for_saves()

@@ -213,13 +213,9 @@ async def test_keys_typed_while_the_task_loads_land_in_the_query(make_tui, engin
     assert _stored(engine, task_id)[0] == QUERY + " now"
 
 
-async def test_quitting_before_the_task_has_loaded_keeps_what_was_typed(make_tui, engine, blobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Found on a busy machine: keys typed right after opening a task and ctrl+q at once, before the task
-    had loaded, quit and dropped the keys (they wait for the query's text, which had not arrived). Now the
-    quit asks first; staying lets the task load, the typing goes in and is saved."""
+def _hold_the_load(monkeypatch):  # type: ignore[no-untyped-def]
+    """The editor's task load waits on the returned gate (set it to let the task load)."""
     import threading
-
-    from textual import events
 
     from tui.screens import task_editor
 
@@ -231,19 +227,58 @@ async def test_quitting_before_the_task_has_loaded_keeps_what_was_typed(make_tui
         return real(session, task_id)
 
     monkeypatch.setattr(task_editor, "task_detail", slow_detail)
+    return gate
+
+
+async def _type_then_quit_while_loading(app, pilot, task_id: int) -> TaskEditorScreen:  # type: ignore[no-untyped-def]
+    from textual import events
+
+    await settle(pilot, app)
+    editor = TaskEditorScreen(task_id)
+    app.push_screen(editor)
+    await until(pilot, lambda: editor.is_attached)
+    for key in " now":
+        app.post_message(events.Key("space" if key == " " else key, key))
+    app.post_message(events.Key("ctrl+q", None))  # not pilot.press: it would wait for the quit to finish
+    return editor
+
+
+async def test_quitting_before_the_task_has_loaded_waits_for_it_and_saves_what_was_typed(
+    make_tui, engine, blobs, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Found on a busy machine: keys typed right after opening a task and ctrl+q at once, before the task
+    had loaded, quit and dropped the keys (they wait for the query's text, which had not arrived). The
+    quit now waits for the load: the typing goes into the query, is saved, and the app quits."""
+    gate = _hold_the_load(monkeypatch)
     task_id = _task(engine, blobs)
     app = make_tui()
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot, app)
-            editor = TaskEditorScreen(task_id)
-            app.push_screen(editor)
-            await until(pilot, lambda: editor.is_attached)
-            for key in " now":
-                app.post_message(events.Key("space" if key == " " else key, key))
-            await pilot.press("ctrl+q")
+            editor = await _type_then_quit_while_loading(app, pilot, task_id)
+            await until(pilot, lambda: app._quit_waiting)  # the quit waits for the load…
+            assert app.is_running and editor.detail is None
+            assert not isinstance(app.screen, ConfirmDiscardScreen)  # …without asking
+            gate.set()
+            await until(pilot, lambda: not app.is_running)
+    finally:
+        gate.set()
+    assert _stored(engine, task_id)[0] == QUERY + " now"
+
+
+async def test_a_load_slower_than_the_wait_asks_before_quitting(make_tui, engine, blobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A load that does not land in time (a locked database) is not waited for forever: the quit asks,
+    and staying lets the task load, the typing goes in and is saved."""
+    from tui.screens import task_editor
+
+    monkeypatch.setattr(task_editor, "EARLY_TYPING_WAIT_S", 0.01)
+    gate = _hold_the_load(monkeypatch)
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            editor = await _type_then_quit_while_loading(app, pilot, task_id)
             await until(pilot, lambda: isinstance(app.screen, ConfirmDiscardScreen))  # not quit silently
-            assert "' now' typed into the query before the task had loaded" in str(
+            assert "' now' typed into the query while the task is still loading" in str(
                 app.screen.query_one("#confirm-question").render()
             )
             gate.set()

@@ -216,6 +216,9 @@ class WorkScreen(Screen[Any]):
     def flush_pending(self) -> None:
         """Start saving whatever the screen holds back (debounced typing); nothing by default."""
 
+    async def settle_before_quit(self) -> None:
+        """Wait (bounded) for work in hand that decides what quitting would drop; nothing by default."""
+
     def unsaved_changes(self) -> list[str]:
         """What leaving now would drop because it cannot be saved as it stands (shown in the prompt)."""
         return []

@@ -9,6 +9,8 @@ the query has the focus once the task has loaded, so typing at once lands there.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -38,6 +40,7 @@ from tui.widgets.data_input import DataInput
 
 META_FIELDS = ("category", "intent", "level", "domain")
 TEXT_DEBOUNCE = 0.6
+EARLY_TYPING_WAIT_S = 10.0  # how long quitting waits for the task to load before asking about early typing
 
 
 FieldConflict = authoring.FieldConflict
@@ -119,6 +122,7 @@ class TaskEditorScreen(WorkScreen):
         self._focused_once = False
         # Typed before the task has loaded (the query has no text to add to yet): typed into it once it has.
         self._early_typing: list[str] = []
+        self._first_load = asyncio.Event()  # set once the first load is shown (and the early typing is in)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -215,6 +219,7 @@ class TaskEditorScreen(WorkScreen):
             if early:  # an edit like any typing: undoable, and saved after the pause
                 query.insert(early, query.document.end, maintain_selection_offset=not query.has_focus)
                 self._debounce("query", self._save_query)
+            self._first_load.set()
 
     def on_key(self, event: events.Key) -> None:
         """Characters typed while the task loads, before the query has the focus: kept for the query."""
@@ -595,13 +600,20 @@ class TaskEditorScreen(WorkScreen):
 
     # ------------------------------------------------------------------ actions
 
+    async def settle_before_quit(self) -> None:
+        """Keys typed before the task loaded wait for the query's text: let the load land (they go in and
+        are saved with the rest) rather than ask about them, unless it takes longer than EARLY_TYPING_WAIT_S."""
+        if self._early_typing and self.detail is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._first_load.wait(), EARLY_TYPING_WAIT_S)
+
     def unsaved_changes(self) -> list[str]:
         _, error = self.query_one(AnswerEditor).current()
         lost = [f"the answer spec is invalid ({error})"] if error else []
         if (c := self._unsettled) is not None:
             lost.append(f"your edit of {c.field} ({c.who} changed it while you were editing)")
         if self._early_typing and self.detail is None:  # waiting for the query's text: stay, and it is added
-            lost.append(f"{''.join(self._early_typing)!r} typed into the query before the task had loaded")
+            lost.append(f"{''.join(self._early_typing)!r} typed into the query while the task is still loading")
         return lost
 
     def action_back(self) -> None:
