@@ -277,7 +277,9 @@ async def test_a_load_slower_than_the_wait_asks_before_quitting(make_tui, engine
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             editor = await _type_then_quit_while_loading(app, pilot, task_id)
-            await until(pilot, lambda: isinstance(app.screen, ConfirmDiscardScreen))  # not quit silently
+            await until(  # not quit silently: asked (once the question is composed)
+                pilot, lambda: isinstance(app.screen, ConfirmDiscardScreen) and app.screen.query("#confirm-question")
+            )
             assert "' now' typed into the query while the task is still loading" in str(
                 app.screen.query_one("#confirm-question").render()
             )
