@@ -29,6 +29,13 @@ async def until(pilot, condition, timeout: float = 20.0) -> None:  # type: ignor
         await pilot.pause(0.01)
 
 
+async def until_shown(pilot, app, screen_type: type, selector: str):  # type: ignore[no-untyped-def]
+    """Wait until ``screen_type`` is the current screen with ``selector`` composed in it (a screen is
+    current before its children are mounted: on a busy machine a query right after it finds nothing)."""
+    await until(pilot, lambda: isinstance(app.screen, screen_type) and bool(app.screen.query(selector)))
+    return app.screen.query_one(selector)
+
+
 def _task_for(engine, blobs, tool_set: str) -> int:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, f"b-{tool_set}", tool_set, tool_set=tool_set)

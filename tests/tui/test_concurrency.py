@@ -11,7 +11,7 @@ from annotation import tasks as authoring
 from store import session_scope
 from store.models import Task
 from tests.tui.conftest import png, settle, wait_for_saves
-from tests.tui.test_authoring_forms import until
+from tests.tui.test_authoring_forms import until, until_shown
 from tui.screens.conflict import ConflictScreen
 from tui.screens.task_editor import TaskEditorScreen
 
@@ -94,8 +94,7 @@ async def test_same_field_conflict_asks_and_never_overwrites_silently(make_tui, 
         _elsewhere(engine, task_id, level="easy")  # lands before this editor saves its typing
         await wait_for_saves(pilot, app)
         assert _stored(engine, task_id).level == "easy"  # not overwritten behind bob's back
-        await until(pilot, lambda: isinstance(app.screen, ConflictScreen))
-        message = str(app.screen.query_one("#conflict-message").render())
+        message = str((await until_shown(pilot, app, ConflictScreen, "#conflict-message")).render())
         assert "level was changed by bob" in message and "'easy'" in message and "'hard'" in message
         await pilot.press(choice)
         await wait_for_saves(pilot, app)
@@ -173,8 +172,7 @@ async def test_merge_of_a_field_both_edited_keeps_both_changes(make_tui, engine,
             pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), QUERY.replace("a number", "an integer")
         )
         await pilot.press("m")
-        await until(pilot, lambda: isinstance(app.screen, MergeScreen))
-        assert "merged cleanly" in str(app.screen.query_one("#merge-help").render())
+        assert "merged cleanly" in str((await until_shown(pilot, app, MergeScreen, "#merge-help")).render())
         await pilot.press("ctrl+s")
         await wait_for_saves(pilot, app)
         expected = "Count the red cups.\nUse the receipt.\nAnswer with an integer."
@@ -195,9 +193,8 @@ async def test_a_merge_with_markers_left_is_not_saved_and_escape_goes_back_to_th
         theirs = QUERY.replace("cups", "blue cups")
         await _conflict_on_query(pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), theirs)
         await pilot.press("m")
-        await until(pilot, lambda: isinstance(app.screen, MergeScreen))
+        text = (await until_shown(pilot, app, MergeScreen, "#merge-text")).text
         merge = app.screen
-        text = merge.query_one("#merge-text").text
         assert "<<<<<<< yours\nCount the red cups.\n=======\nCount the blue cups.\n>>>>>>> bob's" in text
         await pilot.press("ctrl+s")  # markers still there: refused, the text stays
         await pilot.pause()
@@ -206,8 +203,7 @@ async def test_a_merge_with_markers_left_is_not_saved_and_escape_goes_back_to_th
         await pilot.press("escape")  # back to the choice, nothing saved
         await until(pilot, lambda: isinstance(app.screen, ConflictScreen))
         await pilot.press("m")
-        await until(pilot, lambda: isinstance(app.screen, MergeScreen))
-        area = app.screen.query_one("#merge-text")
+        area = await until_shown(pilot, app, MergeScreen, "#merge-text")
         area.text = "Count the red and blue cups.\nUse the receipt.\nAnswer with a number."
         await pilot.press("ctrl+s")
         await wait_for_saves(pilot, app)

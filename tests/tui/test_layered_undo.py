@@ -10,7 +10,7 @@ from annotation import tasks as authoring
 from store import session_scope
 from store.models import Task, UndoEntry
 from tests.tui.conftest import png, settle, wait_for_saves
-from tests.tui.test_authoring_forms import until
+from tests.tui.test_authoring_forms import until, until_shown
 from tui.screens.confirm import ConfirmDiscardScreen
 from tui.screens.task_editor import TaskEditorScreen
 
@@ -277,12 +277,8 @@ async def test_a_load_slower_than_the_wait_asks_before_quitting(make_tui, engine
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             editor = await _type_then_quit_while_loading(app, pilot, task_id)
-            await until(  # not quit silently: asked (once the question is composed)
-                pilot, lambda: isinstance(app.screen, ConfirmDiscardScreen) and app.screen.query("#confirm-question")
-            )
-            assert "' now' typed into the query while the task is still loading" in str(
-                app.screen.query_one("#confirm-question").render()
-            )
+            question = await until_shown(pilot, app, ConfirmDiscardScreen, "#confirm-question")  # not quit silently
+            assert "' now' typed into the query while the task is still loading" in str(question.render())
             gate.set()
             await pilot.press("escape")  # stay: the task loads and the typing goes into the query
             query = editor.query_one("#query", TextArea)
