@@ -5,6 +5,8 @@ step. (Every tool form opened by arrowing is in ``test_tool_forms_by_arrowing.py
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlmodel import select
 
@@ -29,7 +31,7 @@ async def until(pilot, condition, timeout: float = 20.0) -> None:  # type: ignor
         await pilot.pause(0.01)
 
 
-async def until_shown(pilot, app, screen_type: type, selector: str):  # type: ignore[no-untyped-def]
+async def until_shown(pilot, app, screen_type: Any, selector: str):  # type: ignore[no-untyped-def]
     """Wait until ``screen_type`` is the current screen with ``selector`` composed in it (a screen is
     current before its children are mounted: on a busy machine a query right after it finds nothing)."""
     await until(pilot, lambda: isinstance(app.screen, screen_type) and bool(app.screen.query(selector)))
