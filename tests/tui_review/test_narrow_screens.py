@@ -8,6 +8,8 @@ from annotation import tasks as authoring
 from store import session_scope
 from store.models import Run
 from tests.tui_review.conftest import drawn, settle
+from tests.tui_review.test_preference_queue import second_run
+from tui.screens.review.nav import screen_for
 from tui.screens.runs.monitor import RunMonitorScreen
 
 
@@ -30,3 +32,16 @@ async def test_unnamed_runs_leave_the_benchmark_in_sight_at_80_columns(make_tui,
         app.push_screen(RunMonitorScreen())
         await settle(pilot, app)
         assert app.screen.query_one("#run-live").outer_size.width == 50
+
+
+async def test_preference_answers_keep_their_lines_at_80x24(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    second_run(engine, study)
+    for size, least in (((80, 24), 10), ((160, 48), 20)):
+        app = make_tui(actor="ann")
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            app.push_screen(screen_for("prefs"))
+            await settle(pilot, app)
+            a, b = app.screen.query_one("#pref-a"), app.screen.query_one("#pref-b")
+            assert a.region.y == b.region.y  # side by side, as compared answers are read
+            assert a.size.height >= least, (size, a.size)  # was 2 rows at 80x24: one line of each answer

@@ -80,7 +80,10 @@ class PrefItemLoaded(Result):
 
 class PreferenceQueueScreen(WorkScreen):
     CSS_PATH = CSS
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    # Below 70 columns the answers are stacked, above they stand side by side; in a short terminal the
+    # task and its image give up rows, so each answer keeps more than one line at 80x24.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (70, "-medium"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("a", "choose('a')", "A better", id="preference_queue.choose_a"),
         Binding("b", "choose('b')", "B better", id="preference_queue.choose_b"),
