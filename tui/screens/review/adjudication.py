@@ -72,11 +72,22 @@ class AdjudicationItemLoaded(Result):
 class AdjudicationScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("plus,equals_sign", "threshold(0.1)", "Threshold +", key_display="+", id="adjudication.threshold_0_1"),
-        Binding("minus", "threshold(-0.1)", "Threshold −", key_display="-", id="adjudication.threshold_minus0_1"),
-        Binding("a", "toggle_adjudicated", "Show adjudicated", id="adjudication.toggle_adjudicated"),
-        Binding("c", "toggle_contradicted", "Contradicted first", id="adjudication.contradicted_first"),
-        Binding("v", "focus_value", "Final value", id="adjudication.focus_value"),
+        Binding(
+            "plus,equals_sign",
+            "threshold(0.1)",
+            "Split",
+            key_display="+/-",
+            tooltip="Threshold +",
+            id="adjudication.threshold_0_1",
+        ),
+        Binding(
+            "minus", "threshold(-0.1)", "Threshold −", key_display="-", show=False, id="adjudication.threshold_minus0_1"
+        ),
+        Binding("a", "toggle_adjudicated", "All", tooltip="Show adjudicated", id="adjudication.toggle_adjudicated"),
+        Binding(
+            "c", "toggle_contradicted", "⚠ first", tooltip="Contradicted first", id="adjudication.contradicted_first"
+        ),
+        Binding("v", "focus_value", "Value", tooltip="Final value", id="adjudication.focus_value"),
         Binding("t", "open_trajectory", "Trajectory", id="adjudication.open_trajectory"),
         Binding("ctrl+s", "record", "Record", priority=True, id="adjudication.record"),
         Binding("escape", "back", "Back", id="adjudication.back"),
