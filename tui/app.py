@@ -105,6 +105,8 @@ class ChainmarkApp(App[None]):
         self.keymap_problems: list[str] = []
         self.live_changes = False  # True while a PostgreSQL LISTEN brings other people's changes in
         self._stop_listening = threading.Event()
+        self._key_hold: Any = None  # tui.held_keys.KeyHold while a form waits for its choices
+        self.pump_task: Any = None  # the task that runs the app's messages (tui.held_keys waits on it)
         self._apply_keymap()
 
     def _apply_keymap(self) -> None:
@@ -280,7 +282,33 @@ class ChainmarkApp(App[None]):
 
     # ------------------------------------------------------------------ app actions
 
+    def hold_keys(self) -> Any:
+        """From now on hold every key (``tui.held_keys``) until the returned hold is released; the
+        app's priority keys (quit) still act at once."""
+        from tui.held_keys import KeyHold
+
+        passing = frozenset(
+            key for key, bindings in self._bindings.key_to_bindings.items() if any(b.priority for b in bindings)
+        )
+        self._key_hold = KeyHold(self, passing)
+        return self._key_hold
+
+    def end_key_hold(self, hold: Any) -> None:
+        if self._key_hold is hold:
+            self._key_hold = None
+
+    async def on_event(self, event: events.Event) -> None:
+        hold = self._key_hold
+        if hold is not None and isinstance(event, events.Key) and hold.take(event):
+            event.stop()
+            event.prevent_default()
+            return
+        await super().on_event(event)
+
     def on_mount(self) -> None:
+        import asyncio
+
+        self.pump_task = asyncio.current_task()
         from tui.screens.home import HomeScreen
 
         self.push_screen(HomeScreen())

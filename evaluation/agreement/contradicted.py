@@ -30,7 +30,7 @@ def flag_key(d: Disagreement) -> FlagKey:
 class Flag:
     """The run's score on a disagreement's answer and the raters that contradict it."""
 
-    score: str  # "right (1.00)", "wrong (0.00)", "not scored: …"
+    score: str  # ItemOutcome.describe(): "right (1.00)", "wrong (0.00)", "judged 0.72 by LLM judge …", …
     right: bool | None
     contradictions: tuple[Contradiction, ...] = ()
 

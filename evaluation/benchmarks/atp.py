@@ -90,6 +90,7 @@ class ATPProfile:
     name = "atp"
     formats = ("atp", "atp-bench")
     judges = (PRECISION, RECALL, CHIEF)
+    item_judge = CHIEF  # the per-item score is this judge's verdict: ATP answers are judged, not auto-scored
 
     def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
         per_item = []
@@ -192,6 +193,14 @@ class ATPProfile:
     def item_score(self, row: dict[str, Any]) -> float | None:
         """Per-task score in [0, 1] for run comparison: the Chief Judge's 0–100 score, scaled."""
         return float(row["final_score"]) / 100 if isinstance(row.get("final_score"), (int, float)) else None
+
+    def item_pending(self, row: dict[str, Any]) -> str:
+        """Why the Chief Judge's verdict is not in this item's score ("" when it is)."""
+        if isinstance(row.get("final_score"), (int, float)):
+            return ""
+        if "precision_judged" not in row or "missed_images" not in row:
+            return f"no verdict yet (asked after {PRECISION} and {RECALL})"
+        return "no verdict yet"
 
 
 PROFILE = ATPProfile()

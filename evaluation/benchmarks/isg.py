@@ -407,6 +407,7 @@ class ISGProfile:
     name = "isg"
     formats = ("isg", "isg-bench")
     judges = (BLOCK_JUDGE, IMAGE_JUDGE, HOLISTIC_JUDGE)
+    item_judge = HOLISTIC_JUDGE  # the per-item score is this judge's verdict: ISG answers are judged
     reference_prompts = REFERENCE_PROMPTS
 
     def score(self, items: list[Item], ctx: ScoreContext) -> ScoreResult:
@@ -480,6 +481,20 @@ class ISGProfile:
         """Per-task score in [0, 1] for run comparison: the holistic 1–10 score mapped onto [0, 1]."""
         h = row.get("holistic")
         return (float(h) - 1) / 9 if isinstance(h, (int, float)) else None
+
+    def item_pending(self, row: dict[str, Any]) -> str:
+        """Why the holistic judge's verdict is not in this item's score ("" when it is); the score is
+        then the reference's default holistic 1."""
+        if row.get("no_output"):
+            return "the answer has no interleaved output for the judge"
+        if row.get("error"):
+            return f"judging failed ({row['error']})"
+        detail = row.get("holistic_detail")
+        if isinstance(detail, dict) and detail.get("pending"):
+            return "no verdict yet"
+        if isinstance(detail, dict) and detail.get("error"):
+            return f"judging failed ({detail['error']})"
+        return ""
 
 
 PROFILE = ISGProfile()

@@ -62,14 +62,27 @@ class ItemOutcome:
     score: float | None  # in [0, 1]; None when the profile gives no per-item score (unanswered, unscorable)
     mode: str = "faithful"
     steps: tuple[StepMark, ...] = ()
-    note: str = ""  # why there is no score, when there is none
+    note: str = ""  # why there is no score (or, for a judged item, no verdict), when there is none
+    judge: str = ""  # the LLM judge whose verdict is this item's score; "" when rules score it
+    verdict: bool = True  # a judged item: that judge's verdict is in (else ``note`` says why not)
 
     @property
     def right(self) -> bool | None:
-        return None if self.score is None else self.score >= RIGHT_AT
+        """None while there is no decision: no score, or a judged item whose verdict is not in (its
+        score is then the benchmark's default, not anyone's judgement of the answer)."""
+        if self.score is None or (self.judge and not self.verdict):
+            return None
+        return self.score >= RIGHT_AT
 
     def describe(self) -> str:
-        """``right (1.00)`` / ``wrong (0.00)`` / ``not scored: …``."""
+        """``right (1.00)`` / ``wrong (0.00)`` / ``not scored: …`` for rule-scored items;
+        ``judged 0.72 by LLM judge atp-chief (not auto-scored)`` / ``judged by LLM judge …, not
+        auto-scored: no verdict yet`` for items a judge decides."""
+        if self.judge:
+            if self.verdict and self.score is not None:
+                return f"judged {self.score:.2f} by LLM judge {self.judge} (not auto-scored)"
+            counts = f" (counts {self.score:.2f}, the benchmark's default)" if self.score is not None else ""
+            return f"judged by LLM judge {self.judge}, not auto-scored: {self.note or 'no verdict yet'}{counts}"
         if self.score is None:
             return f"not scored{': ' + self.note if self.note else ''}"
         return f"{'right' if self.right else 'wrong'} ({self.score:.2f})"
@@ -142,6 +155,8 @@ def _run_outcomes(session: Session, run_id: int, ids: list[int], mode: str, embe
         return {t: ItemOutcome(None, mode, note=note) for t in ids}
     rows = {r.get("trajectory_id"): r for r in scored.per_item}
     item_score = getattr(profile, "item_score", None)
+    judge = str(getattr(profile, "item_judge", "") or "")
+    pending = getattr(profile, "item_pending", None)
     out: dict[int, ItemOutcome] = {}
     for t in ids:
         row = rows.get(t)
@@ -149,6 +164,10 @@ def _run_outcomes(session: Session, run_id: int, ids: list[int], mode: str, embe
             out[t] = ItemOutcome(None, mode, note="the profile gave no result for this trajectory")
             continue
         score = item_score(row) if item_score is not None else None
+        if judge:  # the answer is judged, not auto-scored: say whether the verdict is in
+            why = pending(row) if pending is not None else ("" if score is not None else "no verdict yet")
+            out[t] = ItemOutcome(None if score is None else float(score), mode, step_marks(row), why, judge, not why)
+            continue
         out[t] = ItemOutcome(
             None if score is None else float(score),
             mode,

@@ -122,3 +122,33 @@ def test_rating_contradictions_read_only_clear_labels() -> None:
     ]
     assert [c.who for c in rating_contradictions(values, right=True, score=1.0)] == ["human:ann"]
     assert rating_contradictions(values, right=None) == []  # an unscored answer cannot be contradicted
+
+
+def test_a_judged_outcome_says_it_is_judged_and_whether_the_verdict_is_in() -> None:
+    waiting = ItemOutcome(None, note="no verdict yet", judge="atp-chief", verdict=False)
+    assert waiting.describe() == "judged by LLM judge atp-chief, not auto-scored: no verdict yet"
+    assert waiting.right is None
+    default = ItemOutcome(0.0, note="no verdict yet", judge="isg-holistic", verdict=False)
+    assert default.describe() == (
+        "judged by LLM judge isg-holistic, not auto-scored: no verdict yet (counts 0.00, the benchmark's default)"
+    )
+    assert default.right is None  # the default is nobody's judgement: nothing to contradict
+    judged = ItemOutcome(0.72, judge="atp-chief")
+    assert judged.describe() == "judged 0.72 by LLM judge atp-chief (not auto-scored)" and judged.right is True
+
+
+def test_an_unjudged_isg_answer_is_not_called_wrong(engine) -> None:  # type: ignore[no-untyped-def]
+    from annotation import tasks as authoring
+    from tests.scoring.builders import answer, stored_run, stored_trajectory
+
+    with session_scope(engine, actor="tester") as s:
+        run = stored_run(s, "isg-demo", "isg")
+        task = authoring.create_task(s, "isg-demo", "Draw a crane, then describe it", source_id="q1")
+        tid = stored_trajectory(s, run, task.id or 0, [answer("A crane folded from paper.")]).id
+    with session_scope(engine) as s:
+        out = trajectory_outcome(s, tid or 0)
+    assert out.score == 0.0 and out.judge == "isg-holistic" and out.right is None  # the score is unchanged
+    assert out.describe() == (
+        "judged by LLM judge isg-holistic, not auto-scored: the answer has no interleaved output for the judge"
+        " (counts 0.00, the benchmark's default)"
+    )

@@ -131,3 +131,35 @@ async def test_an_adjudication_is_undone_with_ctrl_z_and_withdrawn_in_the_cli(ma
     assert "withdrawn" in cli_run("withdraw-adjudication", str(adj_id), "--reviewer", "rev")
     refused = CliRunner().invoke(cli, ["--db", str(db_path), "withdraw-adjudication", str(adj_id), "--reviewer", "rev"])
     assert refused.exit_code == 1 and f"no adjudication {adj_id}" in refused.output
+
+
+def _offered(screen) -> set[str]:  # type: ignore[no-untyped-def]
+    """The actions the footer offers on this screen (hidden and disabled ones left out)."""
+    return {b.action for _, b, enabled, _ in screen.active_bindings.values() if enabled and b.show}
+
+
+async def test_an_emptied_queue_offers_no_form_for_an_item_that_is_gone(make_tui, engine, study) -> None:  # type: ignore[no-untyped-def]
+    from textual.widgets import DataTable, Input
+
+    app = make_tui(actor="rev")  # only the judges split, on trajectories 2 and 4
+    async with app.run_test(size=(150, 46)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(AdjudicationScreen())
+        await settle(pilot, app)
+        screen = app.screen
+        assert len(screen.items) == 2 and {"focus_value", "open_trajectory", "record"} <= _offered(screen)
+        for value in ("yes", "no"):
+            await pilot.press("v", *value, "enter", *"decided", "enter")
+            await settle(pilot, app)
+        assert screen.items == [] and screen.item is None
+        box = screen.query_one("#final-value", Input)
+        assert box.value == "" and box.disabled and box.placeholder == "nothing to adjudicate"  # was "no"
+        assert not {"focus_value", "open_trajectory", "record"} & _offered(screen)
+        await pilot.press("v", *"yes", "enter")  # nothing to type into: the keys change nothing
+        await settle(pilot, app)
+        assert isinstance(app.focused, DataTable) and box.value == ""
+        await pilot.press("a")  # the adjudicated items again: the form is back for the first
+        await settle(pilot, app)
+        assert screen.item is not None and not box.disabled and "focus_value" in _offered(screen)
+    with session_scope(engine) as s:
+        assert len(s.exec(select(Adjudication)).all()) == 2

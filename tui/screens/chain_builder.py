@@ -80,11 +80,11 @@ class ChainBuilderScreen(WorkScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # see the chain builder part of chainmark.tcss
     BINDINGS = [
         Binding("escape", "back", "Back", id="chain_builder.back"),
-        Binding("ctrl+r", "run", "Run tool", priority=True, id="chain_builder.run"),
-        Binding("ctrl+l", "region", "Pick region", priority=True, id="chain_builder.region"),
-        Binding("ctrl+s", "accept", "Accept step", priority=True, id="chain_builder.accept"),
-        Binding("ctrl+f", "final", "Final answer", priority=True, id="chain_builder.final"),
-        Binding("ctrl+g", "guidelines", "Guidelines", priority=True, id="chain_builder.guidelines"),
+        Binding("ctrl+r", "run", "Run", tooltip="Run tool", priority=True, id="chain_builder.run"),
+        Binding("ctrl+l", "region", "Region", tooltip="Pick region", priority=True, id="chain_builder.region"),
+        Binding("ctrl+s", "accept", "Accept", tooltip="Accept step", priority=True, id="chain_builder.accept"),
+        Binding("ctrl+f", "final", "Final", tooltip="Final answer", priority=True, id="chain_builder.final"),
+        Binding("ctrl+g", "guidelines", "Guide", tooltip="Guidelines", priority=True, id="chain_builder.guidelines"),
     ]
 
     def __init__(self, task_id: int, *, blind: bool = False) -> None:

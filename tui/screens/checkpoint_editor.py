@@ -149,10 +149,38 @@ class OrderingList(OptionList):
 class CheckpointEditorScreen(WorkScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="checkpoint_editor.back"),
-        Binding("ctrl+s", "save_checkpoint", "Save checkpoint", priority=True, id="checkpoint_editor.save_checkpoint"),
-        Binding("ctrl+n", "new_checkpoint", "New", priority=True, id="checkpoint_editor.new_checkpoint"),
-        Binding("ctrl+o", "add_ordering", "Add ordering", priority=True, id="checkpoint_editor.add_ordering"),
-        Binding("ctrl+f", "save_efficiency", "Save efficiency", priority=True, id="checkpoint_editor.save_efficiency"),
+        Binding(
+            "ctrl+s",
+            "save_checkpoint",
+            "Save",
+            tooltip="Save checkpoint",
+            priority=True,
+            id="checkpoint_editor.save_checkpoint",
+        ),
+        Binding(
+            "ctrl+n",
+            "new_checkpoint",
+            "New",
+            tooltip="New checkpoint",
+            priority=True,
+            id="checkpoint_editor.new_checkpoint",
+        ),
+        Binding(
+            "ctrl+o",
+            "add_ordering",
+            "Order",
+            tooltip="Add ordering",
+            priority=True,
+            id="checkpoint_editor.add_ordering",
+        ),
+        Binding(
+            "ctrl+f",
+            "save_efficiency",
+            "Efficiency",
+            tooltip="Save efficiency",
+            priority=True,
+            id="checkpoint_editor.save_efficiency",
+        ),
     ]
 
     def __init__(self, task_id: int, step_id: int | None = None) -> None:

@@ -25,9 +25,9 @@ from tui.widgets.layered_text_area import LayeredTextArea
 class DraftingScreen(WorkScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="drafting.back"),
-        Binding("ctrl+t", "describe", "Describe image", priority=True, id="drafting.describe"),
-        Binding("ctrl+r", "oracle", "Oracle check", priority=True, id="drafting.oracle"),
-        Binding("ctrl+s", "save_notes", "Save notes", priority=True, id="drafting.save_notes"),
+        Binding("ctrl+t", "describe", "Describe", tooltip="Describe image", priority=True, id="drafting.describe"),
+        Binding("ctrl+r", "oracle", "Oracle", tooltip="Oracle check", priority=True, id="drafting.oracle"),
+        Binding("ctrl+s", "save_notes", "Save", tooltip="Save notes", priority=True, id="drafting.save_notes"),
     ]
 
     def __init__(self, task_id: int) -> None:

@@ -8,6 +8,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
+from tui.widgets.actions_provider import title
+
 INTRO = """\
 # chainmark keys
 
@@ -26,7 +28,7 @@ def _key_rows(screen: Screen) -> list[tuple[str, str]]:
             if not b.description or b.action in seen:
                 continue
             seen.add(b.action)
-            rows.append((b.key, b.description))
+            rows.append((b.key, title(b)))
     return rows
 
 

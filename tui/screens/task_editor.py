@@ -88,13 +88,13 @@ POLL_SECONDS = 2.0
 class TaskEditorScreen(WorkScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="task_editor.back"),
-        Binding("ctrl+b", "chain", "Chain builder", id="task_editor.chain"),
-        Binding("ctrl+t", "checkpoints", "Checkpoints", id="task_editor.checkpoints"),
-        Binding("ctrl+o", "attach", "Attach image", id="task_editor.attach"),
+        Binding("ctrl+b", "chain", "Chain", tooltip="Chain builder", id="task_editor.chain"),
+        Binding("ctrl+t", "checkpoints", "Checks", tooltip="Checkpoints", id="task_editor.checkpoints"),
+        Binding("ctrl+o", "attach", "Image", tooltip="Attach image", id="task_editor.attach"),
         Binding("ctrl+s", "submit", "Submit", id="task_editor.submit"),
-        Binding("ctrl+g", "guidelines", "Guidelines", id="task_editor.guidelines"),
-        Binding("ctrl+r", "drafting", "Drafting aids", id="task_editor.drafting"),
-        Binding("ctrl+n", "baseline", "Solve blind", id="task_editor.baseline"),
+        Binding("ctrl+g", "guidelines", "Guide", tooltip="Guidelines", id="task_editor.guidelines"),
+        Binding("ctrl+r", "drafting", "Drafts", tooltip="Drafting aids", id="task_editor.drafting"),
+        Binding("ctrl+n", "baseline", "Blind", tooltip="Solve blind", id="task_editor.baseline"),
         Binding("ctrl+down,alt+down", "step(1)", "Next task", id="task_editor.next_task"),
         Binding("ctrl+up,alt+up", "step(-1)", "Previous task", id="task_editor.previous_task"),
     ]

@@ -45,6 +45,7 @@ from tui.widgets.review.trajectory_row import CONTRADICTION
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 NARROW = 120  # columns below which the queue table gives the target most of the width
+ITEM_ACTIONS = frozenset({"focus_value", "open_trajectory", "record"})  # need an item on screen
 
 
 def _row_key(d: Disagreement) -> str:
@@ -71,11 +72,22 @@ class AdjudicationItemLoaded(Result):
 class AdjudicationScreen(WorkScreen):
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("plus,equals_sign", "threshold(0.1)", "Threshold +", key_display="+", id="adjudication.threshold_0_1"),
-        Binding("minus", "threshold(-0.1)", "Threshold −", key_display="-", id="adjudication.threshold_minus0_1"),
-        Binding("a", "toggle_adjudicated", "Show adjudicated", id="adjudication.toggle_adjudicated"),
-        Binding("c", "toggle_contradicted", "Contradicted first", id="adjudication.contradicted_first"),
-        Binding("v", "focus_value", "Final value", id="adjudication.focus_value"),
+        Binding(
+            "plus,equals_sign",
+            "threshold(0.1)",
+            "Split",
+            key_display="+/-",
+            tooltip="Threshold +",
+            id="adjudication.threshold_0_1",
+        ),
+        Binding(
+            "minus", "threshold(-0.1)", "Threshold −", key_display="-", show=False, id="adjudication.threshold_minus0_1"
+        ),
+        Binding("a", "toggle_adjudicated", "All", tooltip="Show adjudicated", id="adjudication.toggle_adjudicated"),
+        Binding(
+            "c", "toggle_contradicted", "⚠ first", tooltip="Contradicted first", id="adjudication.contradicted_first"
+        ),
+        Binding("v", "focus_value", "Value", tooltip="Final value", id="adjudication.focus_value"),
         Binding("t", "open_trajectory", "Trajectory", id="adjudication.open_trajectory"),
         Binding("ctrl+s", "record", "Record", priority=True, id="adjudication.record"),
         Binding("escape", "back", "Back", id="adjudication.back"),
@@ -169,6 +181,7 @@ class AdjudicationScreen(WorkScreen):
             self.query_one("#adj-content", Static).update("no disagreements beyond the threshold")
             self.query_one("#adj-values", Static).update("")
             self.query_one(JudgementsPanel).show([], [], [], [])
+            self._close_form()
             return
         keys = [_row_key(d) for d in items]
         with self.prevent(DataTable.RowHighlighted):
@@ -199,9 +212,29 @@ class AdjudicationScreen(WorkScreen):
         flag = self._flag(d)
         self.fetch(AdjudicationItemLoaded, lambda s: AdjudicationItemLoaded(adjudication_item(s, who, d, flag)))
 
+    def _close_form(self) -> None:
+        """Nothing left to decide: the form is emptied and disabled (it kept the last item's value and
+        scale hint, and v, t and ctrl+s stayed offered for an item that was gone)."""
+        if isinstance(self.focused, Input):
+            self.query_one("#adj-queue", DataTable).focus()
+        for box in self.query("#adj-form Input").results(Input):
+            box.value = ""
+            box.disabled = True
+        self.query_one("#final-value", Input).placeholder = "nothing to adjudicate"
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The keys that act on the shown item are offered only while there is one."""
+        if action in ITEM_ACTIONS:
+            return self.item is not None
+        return True
+
     def _show_item(self, item: AdjudicationItem) -> None:
         changed = self.item is None or _row_key(self.item.disagreement) != _row_key(item.disagreement)
         self.item = item
+        for box in self.query("#adj-form Input").results(Input):
+            box.disabled = False
+        self.refresh_bindings()
         d, view = item.disagreement, item.view
         self.query_one("#adj-content", Static).update(content_text(view.content))
         values = Text()

@@ -22,7 +22,7 @@ from tui.widgets.review.panels import evidence_text
 @dataclass(frozen=True)
 class Evidence:
     gold: str = ""  # the task's gold answer, readable ("" when the task has none)
-    score: str = ""  # "right (1.00)", "wrong (0.00)", "not scored: …" ("" without a trajectory)
+    score: str = ""  # ItemOutcome.describe(): "right (1.00)", "judged 0.72 by LLM judge …", … ("" without a trajectory)
     right: bool | None = None
     score_hidden: bool = False  # blind: the rater has not rated yet
     note: str = ""  # e.g. the task was edited after the run

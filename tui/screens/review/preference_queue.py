@@ -80,7 +80,10 @@ class PrefItemLoaded(Result):
 
 class PreferenceQueueScreen(WorkScreen):
     CSS_PATH = CSS
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # narrow: the answers are stacked
+    # Short: the task and its image give up rows, so each stacked answer keeps five lines at 80x24 (it
+    # had one under a 14-row task and image).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("a", "choose('a')", "A better", id="preference_queue.choose_a"),
         Binding("b", "choose('b')", "B better", id="preference_queue.choose_b"),

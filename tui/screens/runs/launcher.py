@@ -18,7 +18,7 @@ from textual.widgets import Button, Checkbox, Header, Input, Label, Select, Stat
 
 from evaluation.harness import Budgets, RunSpec
 from tui.typed_keys import after_typed_keys
-from tui.messages import Result
+from tui.messages import Failed, Result
 from tui.screens.base import WorkScreen
 from tui.screens.runs.data import (
     LaunchChoices,
@@ -53,11 +53,15 @@ class LaunchScreen(WorkScreen):
     def __init__(self, benchmark: str = "") -> None:
         super().__init__()
         self.initial_benchmark = benchmark
+        # Keys typed from now on (the Enter right after the key that opened this form too) wait until
+        # the drop-downs have their choices, then act in order (``tui.held_keys``).
+        self.held_keys = self.cm.hold_keys()
 
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="launch-form"):
             yield Static("New run", classes="section-title")
+            yield Static("loading benchmarks, endpoints and modes…", id="launch-loading")
             for label, widget in (
                 ("benchmark", Select([], prompt="benchmark", id="bench")),
                 ("task ids", Input(placeholder="e.g. 3,5,9-12 — empty: all tasks", id="task-ids")),
@@ -102,6 +106,22 @@ class LaunchScreen(WorkScreen):
         mode.set_options([(m, m) for m in c.modes])
         if "atomic" in c.modes:
             mode.value = "atomic"
+        self._ready()
+
+    @on(Failed)
+    def _choices_failed(self, message: Failed) -> None:
+        """The choices could not be read (the base screen says why): the held keys act on the form as it is."""
+        if message.what == LaunchChoicesLoaded.WHAT:
+            self._ready()
+
+    def _ready(self) -> None:
+        self.query_one("#launch-loading", Static).display = False
+        if self.held_keys.holding:
+            self.run_worker(self.held_keys.release(), group="held-keys", exclusive=True, exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        if self.held_keys.holding:  # gone before its choices came: hold nothing more
+            self.held_keys.drop()
 
     def _value(self, selector: str) -> str:
         return self.query_one(selector, Input).value

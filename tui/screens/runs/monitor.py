@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -36,6 +37,8 @@ from tui.widgets.review.event_text import clip
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 JUDGING_CANCEL = "cancelling queued judging"
 JUDGING_COLUMNS = ("judge", "mode", "judged", "failed", "cancelled", "open", "running", "workers")
+NAME_WIDTH, BENCHMARK_WIDTH = 12, 20  # most columns a run name and a benchmark name take in the run list
+NARROW = 120  # columns below which the live panel gives the run list more room
 
 
 @dataclass
@@ -66,6 +69,8 @@ class RunMonitorScreen(WorkScreen):
         Binding("v", "compare", "Compare marked", id="runs.compare"),
         Binding("escape", "back", "Back", id="run_monitor.back"),
     ]
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # narrow: the run list keeps more room
 
     def __init__(self, follow: int | None = None) -> None:
         super().__init__()
@@ -148,6 +153,15 @@ class RunMonitorScreen(WorkScreen):
         self._active = active
         self._show_live()
 
+    def _fit_columns(self, table: DataTable) -> None:
+        """Name and benchmark as wide as their longest value (within bounds): runs without names left
+        an empty 12-column name column that pushed the benchmark out of an 80-column terminal."""
+        for index, (least, most, values) in (
+            (1, (len("name"), NAME_WIDTH, [r.name or "" for r in self.rows])),
+            (2, (len("benchmark"), BENCHMARK_WIDTH, [r.benchmark for r in self.rows])),
+        ):
+            table.ordered_columns[index].width = max([least, *(min(cell_len(v), most) for v in values)])
+
     @on(RunRowsLoaded)
     def loaded(self, message: RunRowsLoaded) -> None:
         self.rows = message.rows
@@ -157,10 +171,11 @@ class RunMonitorScreen(WorkScreen):
         # acting on them made the selection jump for a moment, so `space` could mark the wrong run.
         with self.prevent(DataTable.RowHighlighted):
             table.clear()
+            self._fit_columns(table)
             for r in self.rows:
                 table.add_row(
                     self._run_cell(r.id),
-                    Text(clip(r.name, 12)),
+                    Text(clip(r.name, NAME_WIDTH)),
                     data_text(r.benchmark, keep_newlines=False),
                     data_text(r.endpoint, keep_newlines=False),
                     r.mode,
