@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from sqlmodel import select
 from textual.widgets import Input, TextArea
 
@@ -230,17 +232,27 @@ def _hold_the_load(monkeypatch):  # type: ignore[no-untyped-def]
     return gate
 
 
-async def _type_then_quit_while_loading(app, pilot, task_id: int) -> TaskEditorScreen:  # type: ignore[no-untyped-def]
+@contextlib.asynccontextmanager
+async def _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch):  # type: ignore[no-untyped-def]
+    """A task editor whose load waits on ``gate``: " now" typed into it and ctrl+q pressed meanwhile.
+    Yields (app, pilot, editor, gate); the gate is opened on the way out whatever happened."""
     from textual import events
 
-    await settle(pilot, app)
-    editor = TaskEditorScreen(task_id)
-    app.push_screen(editor)
-    await until(pilot, lambda: editor.is_attached)
-    for key in " now":
-        app.post_message(events.Key("space" if key == " " else key, key))
-    app.post_message(events.Key("ctrl+q", None))  # not pilot.press: it would wait for the quit to finish
-    return editor
+    gate = _hold_the_load(monkeypatch)
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            editor = TaskEditorScreen(task_id)
+            app.push_screen(editor)
+            await until(pilot, lambda: editor.is_attached)
+            for key in " now":
+                app.post_message(events.Key("space" if key == " " else key, key))
+            app.post_message(events.Key("ctrl+q", None))  # not pilot.press: it would wait for the quit to finish
+            yield app, pilot, editor, gate
+    finally:
+        gate.set()
 
 
 async def test_quitting_before_the_task_has_loaded_waits_for_it_and_saves_what_was_typed(
@@ -249,20 +261,13 @@ async def test_quitting_before_the_task_has_loaded_waits_for_it_and_saves_what_w
     """Found on a busy machine: keys typed right after opening a task and ctrl+q at once, before the task
     had loaded, quit and dropped the keys (they wait for the query's text, which had not arrived). The
     quit now waits for the load: the typing goes into the query, is saved, and the app quits."""
-    gate = _hold_the_load(monkeypatch)
-    task_id = _task(engine, blobs)
-    app = make_tui()
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            editor = await _type_then_quit_while_loading(app, pilot, task_id)
-            await until(pilot, lambda: app._quit_waiting)  # the quit waits for the load…
-            assert app.is_running and editor.detail is None
-            assert not isinstance(app.screen, ConfirmDiscardScreen)  # …without asking
-            gate.set()
-            await until(pilot, lambda: not app.is_running)
-    finally:
+    async with _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch) as (app, pilot, editor, gate):
+        await until(pilot, lambda: app._quit_waiting)  # the quit waits for the load…
+        assert app.is_running and editor.detail is None
+        assert not isinstance(app.screen, ConfirmDiscardScreen)  # …without asking
         gate.set()
-    assert _stored(engine, task_id)[0] == QUERY + " now"
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, editor.task_id)[0] == QUERY + " now"
 
 
 async def test_a_load_slower_than_the_wait_asks_before_quitting(make_tui, engine, blobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -271,20 +276,13 @@ async def test_a_load_slower_than_the_wait_asks_before_quitting(make_tui, engine
     from tui.screens import task_editor
 
     monkeypatch.setattr(task_editor, "EARLY_TYPING_WAIT_S", 0.01)
-    gate = _hold_the_load(monkeypatch)
-    task_id = _task(engine, blobs)
-    app = make_tui()
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            editor = await _type_then_quit_while_loading(app, pilot, task_id)
-            question = await until_shown(pilot, app, ConfirmDiscardScreen, "#confirm-question")  # not quit silently
-            assert "' now' typed into the query while the task is still loading" in str(question.render())
-            gate.set()
-            await pilot.press("escape")  # stay: the task loads and the typing goes into the query
-            query = editor.query_one("#query", TextArea)
-            await until(pilot, lambda: query.text == QUERY + " now")
-            await pilot.press("ctrl+q")
-            await until(pilot, lambda: not app.is_running)
-    finally:
+    async with _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch) as (app, pilot, editor, gate):
+        question = await until_shown(pilot, app, ConfirmDiscardScreen, "#confirm-question")  # not quit silently
+        assert "' now' typed into the query while the task is still loading" in str(question.render())
         gate.set()
-    assert _stored(engine, task_id)[0] == QUERY + " now"
+        await pilot.press("escape")  # stay: the task loads and the typing goes into the query
+        query = editor.query_one("#query", TextArea)
+        await until(pilot, lambda: query.text == QUERY + " now")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, editor.task_id)[0] == QUERY + " now"

@@ -12,18 +12,12 @@ from evaluation.scoring.item_outcome import trajectory_outcome
 from store import session_scope
 from store.models import Trajectory
 from tests.scoring.test_judges import atp_run
+from evaluation.benchmarks.atp import SUB_METRICS
 from tests.support.scripted_openai import scripted_openai, text  # noqa: F401  (fixture)
 from tests.tui_review.conftest import settle
 from tui.screens.runs.trajectory import TrajectoryScreen
 
-CHECKS = (
-    "necessity",
-    "semantic_position",
-    "structural_integrity",
-    "tool_choice",
-    "parameter_accuracy",
-    "format_correctness",
-)
+CHECKS = tuple(name for _, name in SUB_METRICS)  # the per-call checks of ATP's precision judge
 
 
 def _task_line(app) -> str:  # type: ignore[no-untyped-def]
