@@ -303,7 +303,7 @@ class ChainmarkApp(App[None]):
             await self.workers.wait_for_complete(pending)
 
     async def action_undo(self) -> None:
-        from tui.screens.base import WorkScreen
+        from tui.screens.base import UNDID, WorkScreen
         from tui.widgets.layered_text_area import LayeredTextArea
 
         focused = self.focused
@@ -320,9 +320,8 @@ class ChainmarkApp(App[None]):
         if not stack:
             self.notify(f"nothing to undo in {screen.undo_scope}", severity="warning")
             return
-        edit = stack.pop()
-        self.notify(f"undid in {screen.undo_scope}: {edit.label}", timeout=3)
-        screen.save(f"undid: {edit.label}", edit.undo)
+        edit = stack.pop()  # said once it has landed (``WorkScreen._on_saved``): an undo can be refused
+        screen.save(f"{UNDID}{edit.label}", edit.undo)
         screen.show_undo_hint()
 
     def on_delivery_failed(self, event: events.DeliveryFailed) -> None:

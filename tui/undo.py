@@ -96,10 +96,20 @@ def _delete(session: Session, model: type, row_id: int) -> None:
 
 
 @op("edit_task")
-def _edit_task(session: Session, task_id: int, fields: dict[str, Any]) -> Any:
+def _edit_task(session: Session, task_id: int, fields: dict[str, Any], after: dict[str, Any] | None = None) -> Any:
+    """Put ``fields`` back. With ``after`` (what the edit stored), a field someone changed since is left as
+    they made it and nothing is undone: an undo must not silently drop another person's later edit."""
     from annotation import tasks as authoring
 
-    return authoring.edit_task(session, task_id, **fields)
+    if after is None:  # entries stored before ``after`` was recorded
+        return authoring.edit_task(session, task_id, **fields)
+    try:
+        return authoring.edit_unless_changed(session, task_id, fields, base=after)
+    except authoring.FieldConflict as conflict:
+        raise authoring.AuthoringError(
+            f"not undone: {conflict.field} was changed by {conflict.who} after your edit; "
+            "edit it by hand if it should still change"
+        ) from conflict
 
 
 @op("delete_task")

@@ -55,7 +55,11 @@ def edit_fields(  # type: ignore[no-untyped-def]
 
     def apply(session):  # type: ignore[no-untyped-def]
         before = authoring.edit_unless_changed(session, task_id, changes, base)
-        return None if before is None else Edit(label, "edit_task", {"task_id": task_id, "fields": before})
+        return (
+            None
+            if before is None
+            else Edit(label, "edit_task", {"task_id": task_id, "fields": before, "after": dict(changes)})
+        )
 
     return apply
 
@@ -466,7 +470,11 @@ class TaskEditorScreen(WorkScreen):
                 return out
             ((name, value),) = changes.items()
             return span.take_over(
-                session, value, lambda: Edit(label, "edit_task", {"task_id": task_id, "fields": {name: span.start}})
+                session,
+                value,
+                lambda: Edit(
+                    label, "edit_task", {"task_id": task_id, "fields": {name: span.start}, "after": {name: value}}
+                ),
             )
 
         self.save(what, apply)
@@ -583,7 +591,9 @@ class TaskEditorScreen(WorkScreen):
         def apply(session):  # type: ignore[no-untyped-def]
             authoring.set_status(session, task_id, status, reason=reason)
             return Edit(
-                f"status {current} → {status}", "edit_task", {"task_id": task_id, "fields": {"status": current}}
+                f"status {current} → {status}",
+                "edit_task",
+                {"task_id": task_id, "fields": {"status": current}, "after": {"status": status}},
             )
 
         self.save("status", apply)
