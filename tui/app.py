@@ -102,6 +102,7 @@ class ChainmarkApp(App[None]):
         self.crash_log: Path | None = None  # set when a crash was written to the log
         self._quit_asked = False
         self.keymap_problems: list[str] = []
+        self.keymap: dict[str, str] = {}  # [keymap] from chainmark.toml: binding id → keys (``keys_in_force``)
         self.live_changes = False  # True while a PostgreSQL LISTEN brings other people's changes in
         self._stop_listening = threading.Event()
         self._apply_keymap()
@@ -118,6 +119,7 @@ class ChainmarkApp(App[None]):
         self.keymap_problems = [
             f"[keymap] {name!r} is not a binding id (chainmark config keys lists them)" for name in unknown_ids(keymap)
         ]
+        self.keymap = dict(keymap)
         self.set_keymap(keymap)
 
     @property

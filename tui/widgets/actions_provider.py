@@ -7,6 +7,8 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui.keymap import keys_in_force
+
 
 class ScreenActions(Provider):
     """Lists what the footer and help screen list, so nothing is reachable only by memorised keys."""
@@ -23,7 +25,7 @@ class ScreenActions(Provider):
                 if node is not screen and not b.action.startswith("screen."):
                     continue  # a widget's own action only makes sense with that widget focused
                 seen.add(b.action)
-                out.append((b.description, b.key, b.action))
+                out.append((b.description, keys_in_force(self.app, b), b.action))
         return out
 
     async def discover(self) -> Hits:
