@@ -82,5 +82,7 @@ async def test_help_and_palette_name_the_remapped_key(make_tui, project_keymap: 
         await pilot.press("f1")
         await settle(pilot, app)
         assert isinstance(app.screen, HelpScreen)
-        shown = app.screen.query_one("Markdown").source
+        from textual.widgets import Markdown
+
+        shown = app.screen.query_one(Markdown).source
         assert "| `f1` | Help |" in shown and "question_mark" not in shown.split("## Everywhere")[1]
