@@ -76,6 +76,11 @@ class StripPreviewLoaded(Result):
     source: bytes | str
 
 
+class _ArgFormScroll(VerticalScroll, can_focus=False):
+    """Scrolls the argument form to the focused field. Not a focus stop itself: tab from the tool list
+    went to it first, and what was typed next (meant for the first argument) went nowhere."""
+
+
 class ChainBuilderScreen(WorkScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # see the chain builder part of chainmark.tcss
     BINDINGS = [
@@ -110,7 +115,7 @@ class ChainBuilderScreen(WorkScreen):
                 yield OptionList(id="palette")
             with Vertical(id="builder-centre"):
                 yield Static("", id="tool-help", classes="hint")
-                with VerticalScroll(id="arg-form"):
+                with _ArgFormScroll(id="arg-form"):
                     yield ArgForm(id="args")
                 with VerticalScroll(id="result-scroll"):  # a long OCR text scrolls instead of being cut off
                     yield Static("", id="result")
