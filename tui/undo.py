@@ -114,9 +114,25 @@ def _edit_task(session: Session, task_id: int, fields: dict[str, Any], after: di
 
 @op("delete_task")
 def _delete_task(session: Session, task_id: int) -> None:
-    from store.models import Task
+    """Take back a task's creation while nothing has been built on it. Once it has steps, images,
+    checkpoints, a later revision or another status, the undo is refused in words (it failed with
+    SQLAlchemy's "Query-invoked autoflush" advice, and would otherwise take all that work with it)."""
+    from annotation.tasks import AuthoringError
+    from store.models import Checkpoint, OrderingConstraint, ReferenceStep, Task, TaskAsset
 
-    _delete(session, Task, task_id)
+    task = session.get(Task, task_id)
+    if task is None:
+        return
+    built_on = task.revision > 1 or task.status != "draft"
+    for model in (ReferenceStep, TaskAsset, Checkpoint, OrderingConstraint):
+        row = session.exec(select(model.id).where(model.task_id == task_id).limit(1)).first()
+        built_on = built_on or row is not None
+    if built_on:
+        raise AuthoringError(
+            f"not undone: task {task_id} has been worked on since it was created (revision {task.revision}, "
+            f"{task.status}); reject it if it should go"
+        )
+    session.delete(task)
 
 
 @op("detach_asset")
