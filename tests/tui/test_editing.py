@@ -333,3 +333,26 @@ async def test_edited_guidelines_are_saved_on_leaving(make_tui, engine, leave) -
         await app.wait_for_saves()
     with session_scope(engine) as s:
         assert get_benchmark(s, "mme").guidelines == "# Rules and more"
+
+
+async def test_the_empty_guidelines_panel_says_where_guidelines_are_written(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Walk: ctrl+g in the editor showed "No guidelines for this benchmark yet." and nothing on how to
+    write them; the hint it names leads to the guidelines editor."""
+    from textual.widgets import Markdown
+
+    from tui.screens.guidelines import GuidelinesScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "bare", "agentic-mme", tool_set="agentic-mme")
+        task_id = int(authoring.create_task(s, "bare", "What colour?").id or 0)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+g")
+        await settle(pilot, app)
+        assert "ctrl+b" in app.screen.query_one("#guidelines-text", Markdown).source
+        await pilot.press("ctrl+b")
+        await settle(pilot, app)
+        await pilot.press("ctrl+g")
+        await settle(pilot, app)
+        assert isinstance(app.screen, GuidelinesScreen)

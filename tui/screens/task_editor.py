@@ -82,6 +82,9 @@ class EditorTaskLoaded(Result):
     force: bool
 
 
+NO_GUIDELINES = "_No guidelines for this benchmark yet: the chain builder (ctrl+b) writes them with ctrl+g._"
+"""The editor's guidelines panel only shows them; it said "none yet" and not where they are written."""
+
 POLL_SECONDS = 2.0
 """How often an open editor looks for changes made elsewhere (another terminal or annotator)."""
 
@@ -294,7 +297,7 @@ class TaskEditorScreen(WorkScreen):
                 data_text(", ".join(h.fields), keep_newlines=False),
                 key=str(h.audit_id),
             )
-        self.query_one("#guidelines-text", Markdown).update(d.guidelines or "_No guidelines for this benchmark yet._")
+        self.query_one("#guidelines-text", Markdown).update(d.guidelines or NO_GUIDELINES)
         self.call_after_refresh(self._done_loading)
 
     def _done_loading(self) -> None:
