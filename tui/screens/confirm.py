@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from tui.safe_text import data_content
+from tui.widgets.footer import KeyFooter
 
 
 class ConfirmDiscardScreen(ModalScreen[bool]):
@@ -34,6 +35,7 @@ class ConfirmDiscardScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.stay_label, id="stay", variant="primary")
                 yield Button(self.discard_label, id="discard", variant="error")
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#stay", Button).focus()

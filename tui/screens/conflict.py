@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from tui.safe_text import data_content
+from tui.widgets.footer import KeyFooter
 
 
 class ConflictScreen(ModalScreen[str | None]):
@@ -35,6 +36,7 @@ class ConflictScreen(ModalScreen[str | None]):
                 yield Button("Reload theirs  r", id="reload")
                 yield Button("Overwrite with mine  o", id="overwrite", variant="warning")
                 yield Button("Merge  m", id="merge", variant="primary")
+        yield KeyFooter()
 
     @on(Button.Pressed, "#reload")
     def action_reload(self) -> None:

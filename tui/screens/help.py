@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
+from tui.widgets.footer import KeyFooter
 
 INTRO = """\
 # chainmark keys
@@ -50,3 +51,4 @@ class HelpScreen(ModalScreen[None]):
         ]
         with VerticalScroll(classes="dialog", id="help"):
             yield Markdown("\n".join(lines))
+        yield KeyFooter()
