@@ -103,6 +103,7 @@ class ChainmarkApp(App[None]):
         self._quit_asked = False
         self._quit_waiting = False  # a quit waits for a screen's load (``WorkScreen.settle_before_quit``)
         self.keymap_problems: list[str] = []
+        self.keymap: dict[str, str] = {}  # [keymap] from chainmark.toml: binding id → keys (``keys_in_force``)
         self.live_changes = False  # True while a PostgreSQL LISTEN brings other people's changes in
         self._stop_listening = threading.Event()
         self._key_hold: Any = None  # tui.held_keys.KeyHold while a form waits for its choices
@@ -121,6 +122,7 @@ class ChainmarkApp(App[None]):
         self.keymap_problems = [
             f"[keymap] {name!r} is not a binding id (chainmark config keys lists them)" for name in unknown_ids(keymap)
         ]
+        self.keymap = dict(keymap)
         self.set_keymap(keymap)
 
     @property
@@ -332,7 +334,7 @@ class ChainmarkApp(App[None]):
             await self.workers.wait_for_complete(pending)
 
     async def action_undo(self) -> None:
-        from tui.screens.base import WorkScreen
+        from tui.screens.base import UNDID, WorkScreen
         from tui.widgets.layered_text_area import LayeredTextArea
 
         focused = self.focused
@@ -349,9 +351,8 @@ class ChainmarkApp(App[None]):
         if not stack:
             self.notify(f"nothing to undo in {screen.undo_scope}", severity="warning")
             return
-        edit = stack.pop()
-        self.notify(f"undid in {screen.undo_scope}: {edit.label}", timeout=3)
-        screen.save(f"undid: {edit.label}", edit.undo)
+        edit = stack.pop()  # said once it has landed (``WorkScreen._on_saved``): an undo can be refused
+        screen.save(f"{UNDID}{edit.label}", edit.undo)
         screen.show_undo_hint()
 
     def on_delivery_failed(self, event: events.DeliveryFailed) -> None:

@@ -67,3 +67,11 @@ def unknown_ids(keymap: dict[str, str]) -> list[str]:
     """Ids in a keymap that no chainmark binding has (a typo would otherwise be silently ignored)."""
     known = {row.id for row in chainmark_bindings() if row.id}
     return sorted(set(keymap) - known)
+
+
+def keys_in_force(app: object, binding: Binding) -> str:
+    """The keys that run ``binding`` now: the project's ``[keymap]`` entry for its id, else its own.
+    What the help screen and the command palette print (they read the classes' ``BINDINGS``, which a
+    keymap does not change, and named keys the remap had taken away)."""
+    keymap: dict[str, str] = getattr(app, "keymap", None) or {}
+    return keymap.get(binding.id or "", binding.key)

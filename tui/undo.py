@@ -96,17 +96,43 @@ def _delete(session: Session, model: type, row_id: int) -> None:
 
 
 @op("edit_task")
-def _edit_task(session: Session, task_id: int, fields: dict[str, Any]) -> Any:
+def _edit_task(session: Session, task_id: int, fields: dict[str, Any], after: dict[str, Any] | None = None) -> Any:
+    """Put ``fields`` back. With ``after`` (what the edit stored), a field someone changed since is left as
+    they made it and nothing is undone: an undo must not silently drop another person's later edit."""
     from annotation import tasks as authoring
 
-    return authoring.edit_task(session, task_id, **fields)
+    if after is None:  # entries stored before ``after`` was recorded
+        return authoring.edit_task(session, task_id, **fields)
+    try:
+        return authoring.edit_unless_changed(session, task_id, fields, base=after)
+    except authoring.FieldConflict as conflict:
+        raise authoring.AuthoringError(
+            f"not undone: {conflict.field} was changed by {conflict.who} after your edit; "
+            "edit it by hand if it should still change"
+        ) from conflict
 
 
 @op("delete_task")
 def _delete_task(session: Session, task_id: int) -> None:
-    from store.models import Task
+    """Take back a task's creation while nothing has been built on it. Once it has steps, images,
+    checkpoints, a later revision or another status, the undo is refused in words (it failed with
+    SQLAlchemy's "Query-invoked autoflush" advice, and would otherwise take all that work with it)."""
+    from annotation.tasks import AuthoringError
+    from store.models import Checkpoint, OrderingConstraint, ReferenceStep, Task, TaskAsset
 
-    _delete(session, Task, task_id)
+    task = session.get(Task, task_id)
+    if task is None:
+        return
+    built_on = task.revision > 1 or task.status != "draft"
+    for model in (ReferenceStep, TaskAsset, Checkpoint, OrderingConstraint):
+        row = session.exec(select(model.id).where(model.task_id == task_id).limit(1)).first()
+        built_on = built_on or row is not None
+    if built_on:
+        raise AuthoringError(
+            f"not undone: task {task_id} has been worked on since it was created (revision {task.revision}, "
+            f"{task.status}); reject it if it should go"
+        )
+    session.delete(task)
 
 
 @op("detach_asset")

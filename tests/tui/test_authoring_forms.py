@@ -262,3 +262,44 @@ async def test_the_guidelines_source_gets_half_the_screen(make_tui, engine, size
         source, view = app.screen.query_one("#guidelines-source"), app.screen.query_one("#guidelines-view")
         assert abs(source.region.width - view.region.width) <= 1
         assert source.region.width >= size[0] // 2 - 1
+
+
+async def test_tab_from_the_tool_list_lands_in_the_first_argument(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Walk: pick GoogleSearch, tab, type the search: the text went nowhere (the form's scroll container
+    took the focus first) and ctrl+r then said "missing required field query"."""
+    from tui.screens.chain_builder import ChainBuilderScreen
+
+    task_id = _task_for(engine, blobs, "gta")
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id))
+        await settle(pilot, app)
+        builder = app.screen
+        assert isinstance(builder, ChainBuilderScreen)
+        while builder.tool_name != "GoogleSearch":
+            await pilot.press("down")
+            await settle(pilot, app)
+        await pilot.press("tab", *"cafe prices")
+        await settle(pilot, app)
+        from textual.widgets import Input
+
+        assert builder.query_one("#arg-query", Input).value == "cafe prices"
+
+
+@pytest.mark.parametrize("blind", [False, True])
+async def test_the_chain_builder_shows_the_question(make_tui, engine, blobs, blind) -> None:  # type: ignore[no-untyped-def]
+    """Walk: the chain builder (and "solve blind", where it matters most) showed no query anywhere, at
+    160x48 as at 80x24: the chain was built without the question in sight."""
+    from tui.screens.chain_builder import ChainBuilderScreen
+
+    task_id = _task_for(engine, blobs, "gta")
+    with session_scope(engine) as s:
+        query = authoring.get_task(s, task_id).query
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ChainBuilderScreen(task_id, blind=blind))
+        await settle(pilot, app)
+        shown = app.screen.query_one("#task-query")
+        assert query[:30] in str(shown.render()) and shown.region.height >= 1

@@ -253,3 +253,32 @@ async def test_quit_right_after_typing_into_a_field_changed_elsewhere_keeps_the_
         shown = editor.query_one("#query", TextArea).text
         assert shown == "How many? ANN", shown  # and ann's still there
         assert any("your edit of query (bob changed it" in w for w in editor.unsaved_changes())
+
+
+@pytest.mark.parametrize("field", ["query", "meta-category"])
+async def test_undo_never_drops_an_edit_someone_made_after_mine(make_tui, engine, blobs, fast_poll, field) -> None:  # type: ignore[no-untyped-def]
+    """Walk: Bob typed into the query, Alice then saved a merge of both; Bob's ctrl+z put the query back
+    to what it was before his typing and Alice's merge was gone, without a word. The undo is refused."""
+    task_id = _task(engine, blobs)
+    column = field.removeprefix("meta-")
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        widget = editor.query_one(f"#{field}")
+        widget.focus()
+        await pilot.press("end", *" mine")
+        await wait_for_saves(pilot, app)
+        await until(pilot, lambda: str(getattr(_stored(engine, task_id), column)).endswith(" mine"))
+        editor.query_one("#history").focus()  # away from the field (a focused box keeps its text); ctrl+z
+        # there takes back the saved edit, not the field's own typing
+        _elsewhere(engine, task_id, **{column: "theirs, after mine"})
+        shown = (lambda: widget.text) if field == "query" else (lambda: widget.value)
+        await until(pilot, lambda: shown() == "theirs, after mine")
+        await pilot.press("ctrl+z")
+        await wait_for_saves(pilot, app)
+        await settle(pilot, app)
+        assert getattr(_stored(engine, task_id), column) == "theirs, after mine"
+        messages = [str(n.message) for n in app._notifications]
+        assert any(f"not undone: {column} was changed by bob" in m for m in messages), messages
+        assert not any(m.startswith("undid in") for m in messages), messages

@@ -3,6 +3,7 @@ and the pure conversions the forms rely on."""
 
 from __future__ import annotations
 
+import pytest
 from sqlmodel import select
 
 from annotation import tasks as authoring
@@ -293,3 +294,65 @@ async def test_a_step_with_a_multi_line_result_is_one_row(make_tui, engine, blob
         steps = app.screen.query_one("#step-list")
         assert str(steps.get_option_at_index(0).prompt) == "1. ocr → CORNER CAFE Flat white 4.20"
         assert str(steps.get_option_at_index(1).prompt) == "2. ocr → " + ("word " * 8)[:39] + "…"
+
+
+async def test_notes_typed_then_ctrl_q_at_once_are_saved(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Walk: type drafting notes, ctrl+q at once: the app quit and the notes were gone (the save was
+    sent through the field's key queue, and quitting did not wait for it)."""
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(DraftingScreen(task_id))
+        await settle(pilot, app)
+        app.screen.query_one("#notes").focus()
+        await pilot.press(*"check the bowl", "ctrl+q")
+        await pilot.pause()
+        await app.wait_for_saves()
+    with session_scope(engine) as s:
+        task = s.get(Task, task_id)
+        assert task is not None and (task.meta or {}).get("drafting", {}).get("notes") == "check the bowl"
+
+
+@pytest.mark.parametrize("leave", ["escape", "ctrl+q"])
+async def test_edited_guidelines_are_saved_on_leaving(make_tui, engine, leave) -> None:  # type: ignore[no-untyped-def]
+    """Walk: edit the guidelines, escape: the edit was dropped without a word (only ctrl+s saved)."""
+    from annotation.tasks import get_benchmark
+    from tui.screens.guidelines import GuidelinesScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", guidelines="# Rules")
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(GuidelinesScreen("mme", "# Rules"))
+        await settle(pilot, app)
+        app.screen.query_one("#guidelines-source").focus()
+        await pilot.press("end", *" and more", leave)
+        await pilot.pause()
+        await app.wait_for_saves()
+    with session_scope(engine) as s:
+        assert get_benchmark(s, "mme").guidelines == "# Rules and more"
+
+
+async def test_the_empty_guidelines_panel_says_where_guidelines_are_written(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Walk: ctrl+g in the editor showed "No guidelines for this benchmark yet." and nothing on how to
+    write them; the hint it names leads to the guidelines editor."""
+    from textual.widgets import Markdown
+
+    from tui.screens.guidelines import GuidelinesScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "bare", "agentic-mme", tool_set="agentic-mme")
+        task_id = int(authoring.create_task(s, "bare", "What colour?").id or 0)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+g")
+        await settle(pilot, app)
+        assert "ctrl+b" in app.screen.query_one("#guidelines-text", Markdown).source
+        await pilot.press("ctrl+b")
+        await settle(pilot, app)
+        await pilot.press("ctrl+g")
+        await settle(pilot, app)
+        assert isinstance(app.screen, GuidelinesScreen)

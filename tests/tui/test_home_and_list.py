@@ -210,3 +210,40 @@ async def test_every_filter_is_usable_at_80_columns(make_tui, engine) -> None:  
         assert screen.query_one("#text").region.width >= 20
         for widget in screen.query("#filters > *"):
             assert screen.region.contains_region(widget.region), widget.id
+
+
+def _screen_lines(app) -> list[str]:  # type: ignore[no-untyped-def]
+    """The screen's text, one string per row (a wide character is one character of it, two cells)."""
+    update = app.screen._compositor.render_full_update()
+    lines = []
+    for row in update.strips:
+        for strip in row:
+            lines.append("".join(seg.text for seg in strip if not seg.control))
+    return lines
+
+
+async def test_an_80_column_list_shows_the_query_and_keeps_wide_characters_in_their_columns(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """Walk at 80x24: the query column was ten characters wide ("Three frie…"), too little to tell tasks
+    apart; and a category with an emoji (two cells, counted as one) pushed the rest of its row right."""
+    from rich.cells import cell_len
+
+    query = "Three friends shared this breakfast and split the bill evenly"
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
+        authoring.create_task(s, "gta", query, category="perception", level="L1")
+        authoring.create_task(s, "gta", "Which cake won?", category="蛋糕🎉🎉", level="L2")
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskListScreen())
+        await settle(pilot, app)
+        table = app.screen.query_one(TaskTable)
+        assert table.ids == [1, 2]
+        lines = _screen_lines(app)
+        header = next(line for line in lines if line.startswith("id "))
+        first = next(line for line in lines if line.startswith("1 "))
+        second = next(line for line in lines if line.startswith("2 "))
+        assert query[:30] in first, first
+        at = cell_len(header[: header.index("query")])  # in cells: a wide character is one string index
+        assert cell_len(first[: first.index("Three")]) == cell_len(second[: second.index("Which")]) == at
+        assert cell_len(second) == cell_len(first) == 80

@@ -60,3 +60,29 @@ def test_config_keys_lists_ids_with_the_keys_in_force(project_keymap: Path) -> N
     row = next(b for b in doc["bindings"] if b["id"] == "chainmark.help")
     assert (row["keys"], row["default"], row["description"]) == ("f1", "question_mark", "Help")
     assert doc["unknown_ids"] == ["nope.nothing"]
+
+
+async def test_help_and_palette_name_the_remapped_key(make_tui, project_keymap: Path) -> None:
+    """With ctrl+r remapped, the help screen and the command palette still said "ctrl+r" (they read
+    the classes' BINDINGS, which a keymap does not change): a key that no longer did anything."""
+    from tui.screens.help import HelpScreen, _key_rows
+    from tui.screens.task_list import TaskListScreen
+    from tui.widgets.actions_provider import ScreenActions
+
+    project_keymap.write_text('[keymap]\n"task_list.clear_filters" = "f6"\n"chainmark.help" = "f1"\n')
+    app = make_tui()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskListScreen())
+        await settle(pilot, app)
+        rows = dict((d, k) for k, d in _key_rows(app.screen))
+        assert rows["Clear filters"] == "f6"
+        palette = {d: k for d, k, _ in ScreenActions(app.screen)._actions()}
+        assert palette["Clear filters"] == "f6"
+        await pilot.press("f1")
+        await settle(pilot, app)
+        assert isinstance(app.screen, HelpScreen)
+        from textual.widgets import Markdown
+
+        shown = app.screen.query_one(Markdown).source
+        assert "| `f1` | Help |" in shown and "question_mark" not in shown.split("## Everywhere")[1]

@@ -242,3 +242,23 @@ def _checkpoint(engine, cp_id: int) -> str | None:  # type: ignore[no-untyped-de
     with session_scope(engine) as s:
         cp = s.get(Checkpoint, cp_id)
         return cp.description if cp else None
+
+
+async def test_a_long_question_keeps_the_dialog_buttons_on_screen(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """Walk at 80x24: a discard question naming a long unsaved text pushed Stay/Discard below the
+    screen's last row (the dialog is at most 90% high); the text now scrolls above the buttons."""
+    from textual.widgets import Button
+
+    from tui.screens.confirm import ConfirmDiscardScreen
+    from tui.screens.conflict import ConflictScreen
+
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        for screen in (ConfirmDiscardScreen("Not saved: " + "y" * 1500 + ". Discard?"), ConflictScreen("z" * 1500)):
+            app.push_screen(screen)
+            await settle(pilot, app)
+            for button in app.screen.query(Button):
+                assert app.screen.region.contains_region(button.region), (button.id, button.region)
+            app.pop_screen()
+            await settle(pilot, app)

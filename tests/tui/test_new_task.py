@@ -3,6 +3,7 @@ create a benchmark by accident, and with none yet the screen says how to make on
 
 from __future__ import annotations
 
+import pytest
 from sqlmodel import select
 
 from annotation import tasks as authoring
@@ -53,3 +54,28 @@ async def test_without_benchmarks_nothing_is_created(make_tui, engine) -> None: 
         assert app.screen is not screen and "query you typed" in str(app.screen.query_one("#confirm-question").render())
     with session_scope(engine) as s:
         assert s.exec(select(Benchmark)).all() == [] and s.exec(select(Task)).all() == []
+
+
+@pytest.mark.parametrize("dialog", ["new task", "prompt", "help", "confirm"])
+async def test_a_dialog_footer_names_the_dialogs_keys_not_the_screen_underneath(make_tui, engine, dialog) -> None:  # type: ignore[no-untyped-def]
+    """Walk at 80x24: over home, the new-task dialog (and a prompt, the help) showed home's footer,
+    "t Tasks q My queue n New task …", keys that do nothing while the dialog is open."""
+    from tui.screens.confirm import ConfirmDiscardScreen
+    from tui.screens.help import HelpScreen
+    from tui.screens.prompt import PromptScreen
+
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        home = app.screen
+        screen, keys = {
+            "new task": (lambda: NewTaskScreen(), "Create"),
+            "prompt": (lambda: PromptScreen("Attach an image"), "Cancel"),
+            "help": (lambda: HelpScreen(home), "Close"),
+            "confirm": (lambda: ConfirmDiscardScreen("Discard?"), "Discard"),
+        }[dialog]
+        app.push_screen(screen())
+        await settle(pilot, app)
+        update = app.screen._compositor.render_full_update()
+        bottom = "".join(seg.text for strip in list(update.strips)[-1] for seg in strip if not seg.control)
+        assert keys in bottom and "My queue" not in bottom, bottom

@@ -140,3 +140,26 @@ async def test_the_undo_hint_alone_has_no_dangling_separator(make_tui, engine) -
         await settle(pilot, app)
         app.screen.show_undo_hint()  # again: the hint is replaced, never stacked
         assert app.screen.sub_title == "ctrl+z undoes: rating #4 of trajectory:1"
+
+
+def test_undoing_a_task_creation_is_refused_once_the_task_was_worked_on(engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Walk: new task, attach an image, add a step, back home, ctrl+z ("undoes: create task 15"): the undo
+    failed with "raised as a result of Query-invoked autoflush; consider using a session.no_autoflush
+    block". A task nobody built on is still deleted."""
+    import pytest
+
+    from annotation.tasks import AuthoringError
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        fresh = int(authoring.create_task(s, "mme", "fresh?").id or 0)
+        worked = int(authoring.create_task(s, "mme", "worked on?").id or 0)
+        authoring.attach_asset(s, blobs, worked, png())
+        authoring.add_step(s, worked, tool_name="crop", tool_args={"image_index": 0}, result_text="saw")
+    with session_scope(engine, "tester") as s:
+        with pytest.raises(AuthoringError, match=f"not undone: task {worked} has been worked on"):
+            Edit(f"create task {worked}", "delete_task", {"task_id": worked}).undo(s)
+    with session_scope(engine, "tester") as s:
+        Edit(f"create task {fresh}", "delete_task", {"task_id": fresh}).undo(s)
+    with session_scope(engine) as s:
+        assert s.get(Task, fresh) is None and s.get(Task, worked) is not None

@@ -208,6 +208,8 @@ class WorkScreen(Screen[Any]):
 
     @on(Saved)
     def _on_saved(self, message: Saved) -> None:
+        if message.what.startswith(UNDID):
+            self.notify(f"undid in {self.undo_scope}: {message.what.removeprefix(UNDID)}", timeout=3)
         self.refresh_data()
 
     def refresh_data(self) -> None:
@@ -254,6 +256,8 @@ class WorkScreen(Screen[Any]):
         self.show_undo_hint()
 
 
+UNDID = "undid: "
+"""What an undo's save is called (``ChainmarkApp.action_undo``); its label follows."""
 _UNDO_HINT = " · ctrl+z undoes: "
 _UNDO_ALONE = _UNDO_HINT.removeprefix(" · ")
 

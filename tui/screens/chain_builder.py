@@ -76,6 +76,16 @@ class StripPreviewLoaded(Result):
     source: bytes | str
 
 
+QUERY_SHOWN = 400
+"""Characters of the task's query above the tool form: two or three lines (the chain builder showed no
+query at all, so a chain, or a blind attempt, was built without the question in sight)."""
+
+
+class _ArgFormScroll(VerticalScroll, can_focus=False):
+    """Scrolls the argument form to the focused field. Not a focus stop itself: tab from the tool list
+    went to it first, and what was typed next (meant for the first argument) went nowhere."""
+
+
 class ChainBuilderScreen(WorkScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # see the chain builder part of chainmark.tcss
     BINDINGS = [
@@ -109,8 +119,9 @@ class ChainBuilderScreen(WorkScreen):
                 yield Static("Tools", classes="section-title")
                 yield OptionList(id="palette")
             with Vertical(id="builder-centre"):
+                yield Static("", id="task-query")  # the question the chain (or the blind attempt) answers
                 yield Static("", id="tool-help", classes="hint")
-                with VerticalScroll(id="arg-form"):
+                with _ArgFormScroll(id="arg-form"):
                     yield ArgForm(id="args")
                 with VerticalScroll(id="result-scroll"):  # a long OCR text scrolls instead of being cut off
                     yield Static("", id="result")
@@ -140,6 +151,7 @@ class ChainBuilderScreen(WorkScreen):
             if self.blind
             else f"task {message.detail.id} · revision {message.detail.revision}"
         )
+        self.query_one("#task-query", Static).update(data_content(f"Q: {one_line(message.detail.query, QUERY_SHOWN)}"))
         if first:
             self._fill_palette()
         self._fill_strip()

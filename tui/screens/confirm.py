@@ -9,10 +9,11 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from tui.safe_text import data_content
+from tui.widgets.footer import KeyFooter
 
 
 class ConfirmDiscardScreen(ModalScreen[bool]):
@@ -30,10 +31,12 @@ class ConfirmDiscardScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(data_content(self.question), id="confirm-question")
+            with VerticalScroll(classes="dialog-text"):  # a long question scrolls; the buttons stay in view
+                yield Static(data_content(self.question), id="confirm-question")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.stay_label, id="stay", variant="primary")
                 yield Button(self.discard_label, id="discard", variant="error")
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#stay", Button).focus()

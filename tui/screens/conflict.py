@@ -8,10 +8,11 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from tui.safe_text import data_content
+from tui.widgets.footer import KeyFooter
 
 
 class ConflictScreen(ModalScreen[str | None]):
@@ -30,11 +31,13 @@ class ConflictScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(data_content(self.message), id="conflict-message")
+            with VerticalScroll(classes="dialog-text"):  # long values scroll; the buttons stay in view
+                yield Static(data_content(self.message), id="conflict-message")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Reload theirs  r", id="reload")
                 yield Button("Overwrite with mine  o", id="overwrite", variant="warning")
                 yield Button("Merge  m", id="merge", variant="primary")
+        yield KeyFooter()
 
     @on(Button.Pressed, "#reload")
     def action_reload(self) -> None:

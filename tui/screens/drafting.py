@@ -143,14 +143,19 @@ class DraftingScreen(WorkScreen):
 
     @after_typed_keys
     def action_save_notes(self) -> None:
+        self._save_notes()
+
+    def _save_notes(self) -> None:
         text, task_id = self.query_one("#notes", TextArea).text, self.task_id
         self.save("notes", lambda s: drafting.save_drafting(s, task_id, "notes", text))
 
     def flush_pending(self) -> None:
-        """Leaving saves the notes (they are the annotator's own words; never drop them)."""
+        """Leaving saves the notes (they are the annotator's own words; never drop them). At once, not
+        through ``after_typed_keys``: quitting waits for the saves started here, and a save still on
+        its way through the field's queue was not one of them (ctrl+q right after typing lost the notes)."""
         if self._stored_notes is not None and self.query_one("#notes", TextArea).text != self._stored_notes:
             self._stored_notes = self.query_one("#notes", TextArea).text
-            self.action_save_notes()
+            self._save_notes()
 
     @on(Saved)
     def saved(self, message: Saved) -> None:

@@ -24,6 +24,7 @@ class GuidelinesScreen(WorkScreen):
     def __init__(self, benchmark: str, text: str) -> None:
         super().__init__()
         self.benchmark, self.text = benchmark, text
+        self._stored = text or ""  # the guidelines as last saved from here: leaving saves an edit beyond it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -37,7 +38,16 @@ class GuidelinesScreen(WorkScreen):
 
     @after_typed_keys
     def action_save_guidelines(self) -> None:
+        self._save_guidelines()
+
+    def flush_pending(self) -> None:
+        """Leaving (escape, ctrl+q, another screen on top) saves an edit: escape once dropped it unasked."""
+        if self.query_one("#guidelines-source", TextArea).text != self._stored:
+            self._save_guidelines()
+
+    def _save_guidelines(self) -> None:
         name, text = self.benchmark, self.query_one("#guidelines-source", TextArea).text
+        self._stored = text
 
         def apply(session):  # type: ignore[no-untyped-def]
             bench = get_benchmark(session, name)
@@ -48,4 +58,4 @@ class GuidelinesScreen(WorkScreen):
         self.save("guidelines", apply)
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.leave()

@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
+from tui.widgets.footer import KeyFooter
 
 from tui.widgets.actions_provider import title
 
@@ -20,6 +21,8 @@ goes back.
 
 
 def _key_rows(screen: Screen) -> list[tuple[str, str]]:
+    from tui.keymap import keys_in_force
+
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
     for node in [screen, *screen.query("*")]:
@@ -28,7 +31,7 @@ def _key_rows(screen: Screen) -> list[tuple[str, str]]:
             if not b.description or b.action in seen:
                 continue
             seen.add(b.action)
-            rows.append((b.key, title(b)))
+            rows.append((keys_in_force(screen.app, b), title(b)))
     return rows
 
 
@@ -40,9 +43,14 @@ class HelpScreen(ModalScreen[None]):
         self.under = under
 
     def compose(self) -> ComposeResult:
+        from tui.keymap import keys_in_force
+
         lines = [INTRO, f"## {type(self.under).__name__.removesuffix('Screen')}", "", "| key | action |", "|---|---|"]
         lines += [f"| `{k}` | {d} |" for k, d in _key_rows(self.under)]
         lines += ["", "## Everywhere", "", "| key | action |", "|---|---|"]
-        lines += [f"| `{b.key}` | {b.description} |" for b in self.app.BINDINGS if isinstance(b, Binding)]
+        lines += [
+            f"| `{keys_in_force(self.app, b)}` | {b.description} |" for b in self.app.BINDINGS if isinstance(b, Binding)
+        ]
         with VerticalScroll(classes="dialog", id="help"):
             yield Markdown("\n".join(lines))
+        yield KeyFooter()

@@ -19,6 +19,7 @@ from tui.messages import Result, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.selection import choose, chosen, data_options
 from tui.widgets.layered_text_area import LayeredTextArea
+from tui.widgets.footer import KeyFooter
 
 NO_BENCHMARKS = "No benchmarks yet. Create one first: chainmark benchmarks add NAME --format gta"
 
@@ -50,6 +51,7 @@ class NewTaskScreen(WorkScreen):
             yield Label("Query")
             yield LayeredTextArea(id="query")
             yield Button("Create  ctrl+s", id="create", variant="primary")
+        yield KeyFooter()
 
     def on_screen_resume(self) -> None:  # loads once, on mount
         pass

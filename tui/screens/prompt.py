@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 from tui.safe_text import data_content
 from tui.widgets.data_input import DataInput
+from tui.widgets.footer import KeyFooter
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -23,6 +24,7 @@ class PromptScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label(data_content(self.question))
             yield DataInput(self.value, placeholder=self.placeholder, id="prompt-input")
+        yield KeyFooter()
 
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:

@@ -58,7 +58,11 @@ def edit_fields(  # type: ignore[no-untyped-def]
 
     def apply(session):  # type: ignore[no-untyped-def]
         before = authoring.edit_unless_changed(session, task_id, changes, base)
-        return None if before is None else Edit(label, "edit_task", {"task_id": task_id, "fields": before})
+        return (
+            None
+            if before is None
+            else Edit(label, "edit_task", {"task_id": task_id, "fields": before, "after": dict(changes)})
+        )
 
     return apply
 
@@ -80,6 +84,9 @@ class EditorTaskLoaded(Result):
     warnings: list[Any]
     force: bool
 
+
+NO_GUIDELINES = "_No guidelines for this benchmark yet: the chain builder (ctrl+b) writes them with ctrl+g._"
+"""The editor's guidelines panel only shows them; it said "none yet" and not where they are written."""
 
 POLL_SECONDS = 2.0
 """How often an open editor looks for changes made elsewhere (another terminal or annotator)."""
@@ -295,7 +302,7 @@ class TaskEditorScreen(WorkScreen):
                 data_text(", ".join(h.fields), keep_newlines=False),
                 key=str(h.audit_id),
             )
-        self.query_one("#guidelines-text", Markdown).update(d.guidelines or "_No guidelines for this benchmark yet._")
+        self.query_one("#guidelines-text", Markdown).update(d.guidelines or NO_GUIDELINES)
         self.call_after_refresh(self._done_loading)
 
     def _done_loading(self) -> None:
@@ -471,7 +478,11 @@ class TaskEditorScreen(WorkScreen):
                 return out
             ((name, value),) = changes.items()
             return span.take_over(
-                session, value, lambda: Edit(label, "edit_task", {"task_id": task_id, "fields": {name: span.start}})
+                session,
+                value,
+                lambda: Edit(
+                    label, "edit_task", {"task_id": task_id, "fields": {name: span.start}, "after": {name: value}}
+                ),
             )
 
         self.save(what, apply)
@@ -588,7 +599,9 @@ class TaskEditorScreen(WorkScreen):
         def apply(session):  # type: ignore[no-untyped-def]
             authoring.set_status(session, task_id, status, reason=reason)
             return Edit(
-                f"status {current} → {status}", "edit_task", {"task_id": task_id, "fields": {"status": current}}
+                f"status {current} → {status}",
+                "edit_task",
+                {"task_id": task_id, "fields": {"status": current}, "after": {"status": status}},
             )
 
         self.save("status", apply)

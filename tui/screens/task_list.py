@@ -90,7 +90,7 @@ class TaskListScreen(WorkScreen):
         self.query_one(TaskTable).focus()
 
     def on_resize(self) -> None:
-        self.query_one("#task-header", Static).update(header_text(self.size.width - 1))
+        self.query_one("#task-header", Static).update(header_text(self.size.width - 1, self.size.width))
 
     def refresh_data(self) -> None:
         # Back from the editor (or after a save): what is held is stale, so the reloaded first page

@@ -7,6 +7,8 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui.keymap import keys_in_force
+
 
 def title(b: Binding) -> str:
     """A binding's full name: the footer shows its short ``description``, the palette and the help
@@ -31,7 +33,7 @@ class ScreenActions(Provider):
                 if node is not screen and node is not self.app and not b.action.startswith("screen."):
                     continue  # a widget's own action only makes sense with that widget focused
                 seen.add(b.action)
-                out.append((title(b), b.key, ("app." if node is self.app else "") + b.action))
+                out.append((title(b), keys_in_force(self.app, b), ("app." if node is self.app else "") + b.action))
         return out
 
     async def discover(self) -> Hits:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, ClassVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -35,26 +36,44 @@ COLUMNS: list[tuple[str, int]] = [
     ("source", 14),
     ("query", 0),
 ]
+QUERY_MIN = 30
+"""Cells the query keeps at least: on a narrow terminal (80 columns) the columns in ``NARROW_DROPS`` go,
+in that order, rather than leave the query ten characters that tell one task from another by nothing."""
+NARROW_DROPS = ("source", "level")
 
 PageLoader = Callable[[int, int], list[TaskRow]]
 """``loader(first_id, limit)``: rows of the current filter from ``first_id`` on (runs in a thread)."""
 
 
-def header_text(width: int) -> str:
-    return _format([name for name, _ in COLUMNS], width)
+def columns_for(width: int) -> list[tuple[str, int]]:
+    """The columns shown at ``width`` (the table's full width): every one while the query keeps
+    ``QUERY_MIN`` cells, else without the least needed ones (``NARROW_DROPS``)."""
+    columns = list(COLUMNS)
+    for name in NARROW_DROPS:
+        if width - sum(w for _, w in columns) >= QUERY_MIN:
+            break
+        columns = [c for c in columns if c[0] != name]
+    return columns
 
 
-def _format(cells: list[str], width: int) -> str:
+def header_text(width: int, layout_width: int | None = None) -> str:
+    columns = columns_for(width if layout_width is None else layout_width)
+    return _format(columns, {name: name for name, _ in columns}, width)
+
+
+def _format(columns: list[tuple[str, int]], cells: dict[str, str], width: int) -> str:
+    """One row of ``width`` terminal cells. Widths are counted in cells, not characters: an emoji or a
+    CJK character takes two, and counting it as one pushed every later column (and the row's end) right."""
     out = []
     used = 0
-    for (_name, w), value in zip(COLUMNS, cells):
+    for name, w in columns:
         if w == 0:
             w = max(0, width - used)
-        value = visible(value)  # data: control characters shown escaped, never sent to the terminal
-        text = value if len(value) <= w - 1 else value[: max(0, w - 2)] + "…"
-        out.append(text.ljust(w))
+        value = visible(cells.get(name, ""))  # data: control characters shown escaped, never sent to the terminal
+        text = value if cell_len(value) <= w - 1 else set_cell_size(value, max(0, w - 2)) + "…"
+        out.append(set_cell_size(text, w))
         used += w
-    return "".join(out)[:width].ljust(width)
+    return set_cell_size("".join(out), width)
 
 
 class TaskTable(ScrollView, can_focus=True):
@@ -189,12 +208,20 @@ class TaskTable(ScrollView, can_focus=True):
                 return Strip([Segment("  no tasks match".ljust(width), Style(dim=True))])
             return Strip.blank(width, base)
         row = self.row_at(index)
+        columns = columns_for(self.size.width)
         if row is None:
-            text = _format([str(self.ids[index]), "…"] + [""] * (len(COLUMNS) - 2), width)
+            text = _format(columns, {"id": str(self.ids[index]), "status": "…"}, width)
         else:
-            text = _format(
-                [str(row.id), row.status, row.benchmark, row.level, row.category, row.source_id, row.query], width
-            )
+            cells = {
+                "id": str(row.id),
+                "status": row.status,
+                "benchmark": row.benchmark,
+                "level": row.level,
+                "category": row.category,
+                "source": row.source_id,
+                "query": row.query,
+            }
+            text = _format(columns, cells, width)
         return Strip([Segment(text, base + cursor if index == self.cursor else base)])
 
     # ------------------------------------------------------------------ movement
