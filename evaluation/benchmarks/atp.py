@@ -1,12 +1,15 @@
 """ATP-Bench profile, from the paper (§4.3, §5.2, App. B.1); the reference code is not public.
 
-- FS: the Chief Judge's 0–100 score, averaged over queries (per category too).
+- FS: the Chief Judge's 0–100 score. The headline FS, SR and MI are the paper's "Avg" (Tables 3–5): the
+  unweighted mean of the per-category values; ``FS_query_mean`` (and SR's, MI's) average over queries instead.
+  A chief score outside 0–100, or none, is not a score: the item stays pending.
 - SR: share of planned tool calls the Precision Inspector marks successful — a call succeeds only
   if all six checks pass (1a necessity, 1b semantic position, 1c structural integrity, 2a tool
   choice, 2b parameter accuracy, 2c format correctness); the six pass rates are reported too, also
   per tool.
 - MI: missed images per query, from the Recall Inspector.
-- Tool adoption rate per tool (share of queries using it at least once), call-count distribution,
+- Tool adoption rate per tool (share of queries using it at least once), call-count distribution (one:
+  ``usage.calls_histogram``, valid planned calls per query),
   and tool-set precision/recall/F1 against the ground-truth answer's tools (macro over queries).
 No faithful/fixed difference exists here (nothing to be faithful to); results say so.
 """
@@ -32,6 +35,7 @@ SUB_METRICS = (
     ("2c", "format_correctness"),
 )
 TOOLS = ("reference", "diffusion", "search", "code", "edit")
+HEADLINE_AVG = ("FS", "SR", "MI")  # headline metrics reported as the paper's Avg over categories
 _TAG = re.compile(r"<tool>(.*?)</tool>", re.S)
 
 
@@ -68,6 +72,16 @@ def gt_tools(item: Item) -> set[str]:
     if not names:
         names = {canonical_tool(s["tool_name"]) for s in item.reference_steps if s.get("tool_name")}
     return {n for n in names if n}
+
+
+def chief_score_valid(score: Any) -> bool:
+    """The Chief Judge scores 0–100: anything else (missing, 150, -3) is an unusable verdict, not a score."""
+    return isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 100
+
+
+def paper_avg(by_cat: dict[str, dict[str, Any]], key: str) -> float | None:
+    """The paper's "Avg": the unweighted mean of the category values that exist."""
+    return mean([float(m[key]) for m in by_cat.values() if m.get(key) is not None])
 
 
 def set_prf(pred: set[str], gold: set[str]) -> tuple[float, float, float]:
@@ -139,9 +153,10 @@ class ATPProfile:
                         {**base, "precision_report": prec.raw_output or "", "recall_report": rec.raw_output or ""},
                     )
                 )
-                if chief is None:
+                if chief is None or not chief_score_valid(chief.score):
                     pending += 1
-                elif chief.score is not None:
+                    row["chief_unusable"] = chief is not None
+                else:
                     row["final_score"] = chief.score
             pred = {canonical_tool(c.get("tool_name")) for c in calls if c.get("valid", True)}
             p, r, f = set_prf(pred, gt_tools(it))
@@ -170,12 +185,13 @@ class ATPProfile:
             t: pct(sum(c["success"] for c in call_rows if c["tool"] == t), sum(1 for c in call_rows if c["tool"] == t))
             for t in TOOLS
         }
-        hist = Counter(r["calls"] for r in per_item)
-        metrics["calls_histogram"] = {str(k): hist[k] for k in sorted(hist)}
         cats: dict[str, list[dict[str, Any]]] = {}
         for r in per_item:
             cats.setdefault(str(r["category"]), []).append(r)
         by_cat = {c: agg(rows, [x for x in call_rows if x["category"] == c]) for c, rows in sorted(cats.items())}
+        for key in HEADLINE_AVG:
+            metrics[f"{key}_query_mean"] = metrics[key]
+            metrics[key] = paper_avg(by_cat, key)
         return result(
             self.name,
             ctx,
@@ -186,7 +202,9 @@ class ATPProfile:
             usage=usage_stats(items),
             notes=[
                 "ATP metrics follow the paper; no reference code exists, "
-                "so faithful and fixed modes give the same numbers"
+                "so faithful and fixed modes give the same numbers",
+                "FS, SR and MI are the paper's Avg (unweighted mean of the category values); "
+                "FS_query_mean, SR_query_mean and MI_query_mean average over queries",
             ],
         )
 
@@ -198,6 +216,8 @@ class ATPProfile:
         """Why the Chief Judge's verdict is not in this item's score ("" when it is)."""
         if isinstance(row.get("final_score"), (int, float)):
             return ""
+        if row.get("chief_unusable"):
+            return f"{CHIEF}'s verdict has no score in 0–100: judge it again"
         if "precision_judged" not in row or "missed_images" not in row:
             return f"no verdict yet (asked after {PRECISION} and {RECALL})"
         return "no verdict yet"

@@ -167,7 +167,21 @@ def json_object(raw: str) -> Parsed:
     )
 
 
+def score_0_100(raw: str) -> Parsed:
+    """ATP's Chief Judge: a JSON object whose ``score`` (or ``final_score``) lies in 0–100. A reply without
+    one, or with 150, is unparsed: a score outside the scale would move FS past its bounds."""
+    found = json_object(raw)
+    if not found.ok:
+        return found
+    if found.score is None:
+        return _bad(raw, "no numeric 'score'")
+    if not 0 <= found.score <= 100:
+        return _bad(raw, f"score {found.score:g} is outside 0-100")
+    return found
+
+
 PARSERS: dict[str, Callable[[str], Parsed]] = {
+    "score_0_100": score_0_100,
     "free_text": free_text,
     "pass_fail": pass_fail,
     "json_judge": json_judge,

@@ -30,7 +30,17 @@ HEADLINE = {
     "agentic-mme": ("Acc", "S", "V", "V_tool", "V_true", "avg_penalty", "avg_tool_calls_per_case", "perfect_cases"),
     "isg": ("structure", "image", "block", "holistic"),
     "vtc": ("APR", "TCR", "MAE", "efficiency"),
-    "atp": ("FS", "SR", "MI", "tool_precision", "tool_recall", "tool_f1"),
+    "atp": (
+        "FS",
+        "FS_query_mean",
+        "SR",
+        "SR_query_mean",
+        "MI",
+        "MI_query_mean",
+        "tool_precision",
+        "tool_recall",
+        "tool_f1",
+    ),
 }
 CATEGORY_METRIC = {"gta": None, "agentic-mme": "Acc", "isg": "holistic", "vtc": "APR", "atp": "FS"}
 

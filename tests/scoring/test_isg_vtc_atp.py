@@ -249,13 +249,60 @@ def test_atp_metrics() -> None:
 
     out = atp.PROFILE.score([one, two], ScoreContext(oracle=O({})))
     m = out.metrics
-    assert m["FS"] == 80.0 and m["SR"] == pytest.approx(200 / 3) and m["MI"] == 0.5
+    # Headline = the paper's Avg over categories (Recipe SR 50, Travel SR 100); the query means beside it.
+    assert m["FS"] == 80.0 and m["SR"] == 75.0 and m["MI"] == 0.5
+    assert m["FS_query_mean"] == 80.0 and m["SR_query_mean"] == pytest.approx(200 / 3) and m["MI_query_mean"] == 0.5
     assert m["1a_necessity"] == pytest.approx(200 / 3) and m["2c_format_correctness"] == 100.0
     assert m["tool_f1"] == pytest.approx(75.0)  # (0.5 + 1) / 2, macro over queries
     assert m["tool_adoption"] == {"reference": 50.0, "diffusion": 50.0, "search": 50.0, "code": 0.0, "edit": 0.0}
     assert m["tool_success_rate"]["diffusion"] == 0.0 and m["tool_success_rate"]["search"] == 100.0
-    assert m["calls_histogram"] == {"1": 1, "2": 1}
+    assert "calls_histogram" not in m and out.usage.calls_histogram == {"1": 1, "2": 1}  # one histogram
     assert out.by_category["Recipe"]["FS"] == 70.0
+
+
+def atp_with_chief(score):
+    """One ATP item whose inspectors answered and whose Chief Judge gave ``score``."""
+    one = item({"category": "Recipe", "query": "q", "source_record": {"gt": ""}}, [answer("a")], traj_id=1)
+
+    class O(DictOracle):
+        def ask(self, req):
+            if req.judge == "atp-chief":
+                return ja(score=score, parsed={"score": score})
+            return ja(parsed={"calls": [], "missed": []})
+
+    return atp.PROFILE.score([one], ScoreContext(oracle=O({})))
+
+
+@pytest.mark.parametrize("score", [150.0, -1.0, None])
+def test_atp_chief_score_outside_0_100_is_pending_not_a_score(score) -> None:
+    out = atp_with_chief(score)
+    assert out.metrics["FS"] is None and out.pending_judgements == 1
+    assert "0–100" in atp.PROFILE.item_pending(out.per_item[0])
+
+
+def test_atp_chief_score_on_the_bounds_counts() -> None:
+    assert atp_with_chief(100.0).metrics["FS"] == 100.0 and atp_with_chief(0.0).metrics["FS"] == 0.0
+
+
+def test_atp_paper_avg_is_the_unweighted_mean_of_categories() -> None:
+    """Three queries in one category scoring 60 and one in another scoring 100: the paper's Avg is 80, the
+    query mean 70."""
+    items = [
+        item(
+            {"category": "A" if k < 3 else "B", "query": f"q{k}", "source_record": {"gt": ""}}, [answer("a")], traj_id=k
+        )
+        for k in range(4)
+    ]
+
+    class O(DictOracle):
+        def ask(self, req):
+            if req.judge == "atp-chief":
+                s = 60.0 if req.target_id < 3 else 100.0
+                return ja(score=s, parsed={"score": s})
+            return ja(parsed={"calls": [], "missed": []})
+
+    m = atp.PROFILE.score(items, ScoreContext(oracle=O({}))).metrics
+    assert m["FS"] == 80.0 and m["FS_query_mean"] == 70.0
 
 
 def test_isg_output_images_come_from_the_answer_event_assets() -> None:

@@ -163,6 +163,19 @@ def test_templates_and_parsers() -> None:
     assert parse("json_holistic", "nope").label == "unparsed"
 
 
+def test_atp_chief_reply_must_score_within_0_100() -> None:
+    assert load_template("atp-chief").parser == "score_0_100"
+    assert parse("score_0_100", '{"score": 72}').score == 72.0
+    assert parse("score_0_100", '{"final_score": "100"}').score == 100.0
+    for bad, why in (
+        ('{"score": 150}', "outside 0-100"),
+        ('{"score": -3}', "outside"),
+        ('{"tier": "good"}', "no numeric"),
+    ):
+        p = parse("score_0_100", bad)
+        assert p.label == "unparsed" and p.score is None and why in p.parsed["error"]
+
+
 def test_cli_score_judge_report(engine, db_path, blobs, scripted_openai, monkeypatch) -> None:
     from tui.cli import cli
 
