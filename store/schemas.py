@@ -36,8 +36,20 @@ class _Open(BaseModel):
 # ---------------------------------------------------------------- answer specs
 
 
+def _kept_as_read(info: ValidationInfo) -> bool:
+    """An imported spec the source's own evaluator scores as it stands (``as_read`` names its oddities):
+    empty alias lists or strings are kept, so the scorer reads them as the reference does."""
+    return bool((info.data or {}).get("as_read"))
+
+
 def _alias_groups(value: Any, info: ValidationInfo) -> Any:
     if value is None and info.field_name == "blacklist":
+        return value
+    if _kept_as_read(info):
+        if not isinstance(value, list) or not all(
+            isinstance(g, list) and all(isinstance(a, str) for a in g) for g in value
+        ):
+            raise SpecProblem("must be a list of lists of strings")
         return value
     if not isinstance(value, list) or not value:
         raise SpecProblem('must be a non-empty list of alias lists, e.g. [["58", "fifty-eight"]]')
@@ -50,7 +62,9 @@ def _alias_groups(value: Any, info: ValidationInfo) -> Any:
     return value
 
 
-def _references(value: Any) -> Any:
+def _references(value: Any, info: ValidationInfo) -> Any:
+    if _kept_as_read(info) and isinstance(value, list) and all(isinstance(r, str) for r in value):
+        return value
     if not isinstance(value, list) or not value or not all(isinstance(r, str) and r.strip() for r in value):
         raise SpecProblem("must be a non-empty list of non-empty strings")
     return value
@@ -93,7 +107,14 @@ def _golden(value: Any) -> Any:
 AliasGroups = Annotated[list[list[str]], BeforeValidator(_alias_groups)]
 
 
-class WhitelistAnswer(_Open):
+class _ImportedAnswer(_Open):
+    """``as_read``: why an imported spec is kept although an author could not write it (empty aliases, no
+    references); set only by importers, each line one oddity and how the reference reads it."""
+
+    as_read: list[str] | None = None
+
+
+class WhitelistAnswer(_ImportedAnswer):
     """GTA objective answers: every group must match one of its aliases; no blacklist group may."""
 
     kind: Literal["whitelist"]
@@ -101,7 +122,7 @@ class WhitelistAnswer(_Open):
     blacklist: Annotated[list[list[str]] | None, BeforeValidator(_alias_groups)] = None
 
 
-class ReferencesAnswer(_Open):
+class ReferencesAnswer(_ImportedAnswer):
     """GTA subjective answers: cosine similarity to the closest reference."""
 
     kind: Literal["references"]

@@ -68,14 +68,16 @@ def stream(path: Path) -> DatasetStream:
         if not isinstance(toolmeta, dict):
             raise FormatError(toolmeta_file, None, None, "must be a JSON object keyed by tool name")
         settings["toolmeta"] = toolmeta
-    return DatasetStream(_tasks(file, src), settings, size=file_size(file))
+    notes: list[str] = []
+    return DatasetStream(_tasks(file, src, notes), settings, notes=notes, size=file_size(file))
 
 
-def _tasks(file: Path, src: DatasetRoot) -> Iterator[TaskSpec]:
+def _tasks(file: Path, src: DatasetRoot, notes: list[str]) -> Iterator[TaskSpec]:
     records = RecordReader(file, src, encode_record, what='must be a JSON object keyed by sample index ("0", "1", …)')
     for key, record, text in records:
         spec = parse_record(key, record, file, src)
         spec.record_text = text
+        notes.extend(f"{file}: record {key}: {odd}" for odd in spec.fields["answer_spec"].get("as_read") or ())
         yield spec
 
 
@@ -201,7 +203,7 @@ def answer_spec_of(gt: Any, c: Checker) -> dict[str, Any]:
     if isinstance(gt, list):
         for i, ref in enumerate(gt):
             c.expect(ref, str, f"gt_answer[{i}]")
-        return {"kind": "references", "references": gt}
+        return _as_read({"kind": "references", "references": gt}, _empty_references(gt))
     if isinstance(gt, dict):
         groups = c.get(gt, "whitelist", list, "gt_answer.whitelist")
         blacklist = c.get(gt, "blacklist", (list, type(None)), "gt_answer.blacklist", required=False)
@@ -212,8 +214,34 @@ def answer_spec_of(gt: Any, c: Checker) -> dict[str, Any]:
                 for k, alias in enumerate(group):
                     if type(alias) is not str:
                         c.expect(alias, str, f"gt_answer.{name_}[{i}][{k}]")
-        return {"kind": "whitelist", "groups": groups, "blacklist": blacklist or None}
+        spec = {"kind": "whitelist", "groups": groups, "blacklist": blacklist or None}
+        no_groups = ["gt_answer.whitelist is []: the reference then checks the blacklist only"] if not groups else []
+        oddities = no_groups + _empty_aliases("whitelist", groups) + _empty_aliases("blacklist", blacklist or [])
+        return _as_read(spec, oddities)
     raise c.fail("gt_answer", f"must be an object (whitelist), an array (references) or null, got {type(gt).__name__}")
+
+
+def _as_read(spec: dict[str, Any], oddities: list[str]) -> dict[str, Any]:
+    """The spec, marked ``as_read`` when the reference scores something an author could not write."""
+    return {**spec, "as_read": oddities} if oddities else spec
+
+
+def _empty_references(refs: list[str]) -> list[str]:
+    if not refs:
+        return ["gt_answer is []: the reference leaves the query out of AnsAcc's denominator and adds 0"]
+    return []
+
+
+def _empty_aliases(name_: str, groups: list[Any]) -> list[str]:
+    """GTA joins a group's aliases into one ``\\b(?:…)\\b`` pattern: an empty group or alias makes that
+    pattern match at any word boundary (a whitelist group then matches any answer with a word in it, a
+    blacklist fails every such answer)."""
+    effect = "matches any answer with a word in it" if name_ == "whitelist" else "fails any answer with a word in it"
+    return [
+        f"gt_answer.{name_}[{i}] has an empty alias: the reference's pattern then {effect}"
+        for i, group in enumerate(groups)
+        if not group or any(not alias for alias in group)
+    ]
 
 
 # ------------------------------------------------------------------ dataset out

@@ -299,3 +299,49 @@ def test_unpaired_surrogate_is_a_clear_error_and_imports_nothing(engine, blobs, 
     assert "record 2" in str(err.value) and "dialogs[0].content" in str(err.value)
     assert "unpaired UTF-16 surrogate" in str(err.value)
     assert counts() == before
+
+
+# Answers the reference scores although an author could not write them (issue 33): each value below was
+# established by running OpenCompass's ``GTABenchEvaluator.iscorrect`` on the same reference and answer.
+QUIRKY_ANSWERS = {
+    "0": ({"whitelist": [["42"]], "blacklist": [[]]}, {"42": False, "--": False}),
+    "1": ({"whitelist": [["42"]], "blacklist": [[""]]}, {"The answer is 42.": False, "": False}),
+    "2": ({"whitelist": [[]], "blacklist": None}, {"x": True, "-- !": False}),
+    "4": ({"whitelist": [], "blacklist": [[]]}, {"--": True, "a": False}),
+}
+
+
+def test_answers_the_reference_scores_import_as_it_reads_them_with_a_note(engine, blobs, tmp_path: Path) -> None:
+    from evaluation.scoring.matchers import gta_iscorrect
+
+    data = write_gta(tmp_path / "src", n=5)
+    for key, (gt, _) in QUIRKY_ANSWERS.items():
+        data[key]["gt_answer"] = gt
+    data["3"]["gt_answer"] = []
+    (tmp_path / "src" / "dataset.json").write_text(json.dumps(data), encoding="utf-8")
+    summary = import_dataset(engine, blobs, "gta", tmp_path / "src")
+    assert summary.created == 5
+    noted = [n.split(": ", 2)[1] for n in summary.notes]
+    assert noted == ["record 0", "record 1", "record 2", "record 3", "record 4", "record 4"]
+    assert "fails any answer with a word in it" in summary.notes[0] and "denominator" in summary.notes[3]
+    with Session(engine) as s:
+        specs = {t.source_id: t.answer_spec for t in s.exec(select(Task)).all()}
+    assert specs["3"]["references"] == [] and specs["3"]["as_read"]
+    for key, (gt, outcomes) in QUIRKY_ANSWERS.items():
+        assert specs[key]["groups"] == gt["whitelist"] and specs[key]["as_read"]
+        ref = {"whitelist": specs[key]["groups"], "blacklist": specs[key]["blacklist"]}
+        assert {answer: gta_iscorrect(answer, ref) for answer in outcomes} == outcomes
+    out = tmp_path / "out"
+    export_dataset(engine, blobs, "gta", "gta", out)  # what the reference read goes back out unchanged
+    assert {k: r["gt_answer"] for k, r in json.loads((out / "dataset.json").read_text()).items()} == {
+        k: r["gt_answer"] for k, r in data.items()
+    }
+
+
+def test_an_author_still_cannot_write_an_empty_alias() -> None:
+    from annotation.answers import AnswerSpecError, validate_answer_spec
+
+    with pytest.raises(AnswerSpecError, match="non-empty"):
+        validate_answer_spec({"kind": "whitelist", "groups": [["42"]], "blacklist": [[]]})
+    with pytest.raises(AnswerSpecError, match="non-empty"):
+        validate_answer_spec({"kind": "references", "references": []})
