@@ -14,8 +14,8 @@ import io
 import json
 import os
 import re
-from pathlib import Path
-from typing import Any, Callable
+from pathlib import Path, PurePath
+from typing import Any, Callable, Iterator
 
 from annotation.formats.base import (
     AssetSpec,
@@ -116,7 +116,24 @@ def stream(path: Path) -> DatasetStream:
     if not files:
         raise FormatError(json_dir, message="contains no task files (*.json)")
     src = DatasetRoot(root)
-    return DatasetStream((parse_task(f, src) for f in files), size=sum(map(file_size, files)))
+    notes: list[str] = []
+    return DatasetStream(_noted(files, src, notes), notes=notes, size=sum(map(file_size, files)))
+
+
+def _noted(files: list[Path], src: DatasetRoot, notes: list[str]) -> Iterator[TaskSpec]:
+    """Each task file parsed, with a note for every ordering kept as the reference reads it."""
+    for f in files:
+        spec = parse_task(f, src)
+        keys = {cp.key for cp in spec.checkpoints}
+        for o in spec.orderings:
+            unknown = [k for k in o.sequence if k not in keys]
+            if unknown:
+                o.as_read = True
+                notes.append(
+                    f"{f}: ordering {o.key} names unknown checkpoint(s) {', '.join(unknown)}: kept, and it never "
+                    f"passes (R counts it as failed), as the reference scores it"
+                )
+        yield spec
 
 
 def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:
@@ -438,6 +455,9 @@ def read_run(path: Path) -> RunSpec:
         if run_meta is not None:
             Checker(d / "run_meta.json", d.name).expect(run_meta, dict, "(file)")
             modes.add(str(run_meta.get("mode") or "atomic"))
+        task_key = _task_of(d.name, run_meta, notes)
+        if task_key is None:
+            continue
         events = tool_events(tool_list, c, binaries)
         answer_raw = texts.get("model_answer.txt")
         if answer_raw is not None:
@@ -452,7 +472,7 @@ def read_run(path: Path) -> RunSpec:
             incomplete.append(d.name)
         trajectories.append(
             TrajectorySpec(
-                d.name,
+                task_key,
                 d.name,
                 events,
                 final_answer=None if answer_raw is None else answer_raw.strip(),
@@ -474,6 +494,23 @@ def read_run(path: Path) -> RunSpec:
     return RunSpec(
         mode, trajectories, {"layout": "run-folders", "source_mode": sorted(modes)}, notes=notes, warnings=src.warnings
     )
+
+
+def _task_of(folder: str, run_meta: Any, notes: list[str]) -> str | None:
+    """The task a run folder is scored against: the reference reads the task file ``run_meta.json`` names
+    (its stem is the task's id here), not the folder's name. A complete run that names no task file is one
+    the reference cannot score: left out, with a note. An incomplete run (no ``run_meta.json``) keeps its
+    folder's name."""
+    if run_meta is None:
+        return folder
+    task_file = run_meta.get("task_file")
+    if not isinstance(task_file, str) or not task_file.strip():
+        notes.append(f"{folder}: run_meta.json names no task_file, so the reference evaluator cannot score it: skipped")
+        return None
+    key = PurePath(task_file.replace("\\", "/")).stem
+    if key != folder:
+        notes.append(f"{folder}: scored against task {key}, the task_file its run_meta.json names (as the reference)")
+    return key
 
 
 def tool_events(tool_list: list[Any], c: Checker, binaries: dict[str, bytes]) -> list[EventSpec]:

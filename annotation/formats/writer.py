@@ -90,7 +90,7 @@ def _check_spec(spec: TaskSpec, source: str) -> None:
         raise FormatError(source, spec.source_id, "checkpoints.id", f"duplicate checkpoint id(s): {', '.join(dupes)}")
     for o in spec.orderings:
         missing = [k for k in o.sequence if k not in keys]
-        if missing:
+        if missing and not o.as_read:
             raise FormatError(
                 source,
                 spec.source_id,

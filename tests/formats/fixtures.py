@@ -306,7 +306,7 @@ def write_mme_run(root: Path, ident: str = "0000") -> Path:
     _write(d, "tool_use_list.json", json.dumps(tool_list, indent=2).encode())
     meta = {
         "task_id": "L1_Test_Domain_Item_0000",
-        "task_file": "json/0000.json",
+        "task_file": f"json/{ident}.json",
         "mode": "atomic",
         "driver": "openai",
         "model": "m",
