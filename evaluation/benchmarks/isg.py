@@ -20,7 +20,7 @@ event's ``blocks`` (``[{"type", "content" | "asset_id"}]``) or ``native.output``
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
 from evaluation.scoring.results import ScoreResult
@@ -37,6 +37,7 @@ SUM_CATEGORY = {
     "Visual Story Telling": ("visual storytelling text-image", "visual storytelling image", "visual storytelling text"),
     "VQA": ("Object_VQA", "Historical"),
 }
+REFERENCE_CATEGORY = {"Style Transfer": "Style Transer"}  # the aggregation's own spelling
 BLOCK_JUDGE, IMAGE_JUDGE, HOLISTIC_JUDGE = "isg-block", "isg-image", "isg-holistic"
 CORRECTIONS = {
     "isg-other-category": "items whose subcategory is outside the aggregation's mapping count under 'Other' "
@@ -49,6 +50,9 @@ CORRECTIONS = {
     "(the reference fails the whole item: structure 0, image 0, block 1, holistic 1)",
     "isg-lenient-judge-json": "judge replies are read as JSON even inside code fences or text (the reference "
     "treats them as invalid)",
+    "isg-category-table": "the category table lists only categories with items (with 'Other'), spells 'Style "
+    "Transfer' and leaves a value out where there is none (the reference prints all eight, 0.0000 for an empty "
+    "one, and 'Style Transer')",
 }
 
 
@@ -403,6 +407,21 @@ REFERENCE_PROMPTS = [
 ]
 
 
+def category_table(
+    groups: dict[str, list[dict[str, Any]]], agg: Callable[[list[dict[str, Any]]], dict[str, Any]], ctx: ScoreContext
+) -> dict[str, dict[str, Any]]:
+    """The per-category table as ``calculate_performance.py`` prints it: all eight categories in its order,
+    under its names ('Style Transer'), 0 where a category has no item. Fixed mode lists the categories that
+    have items, 'Style Transfer' spelled right and 'Other' included, with no value where there is none."""
+    if ctx.correct("isg-category-table"):
+        return {c: agg(rows) for c, rows in groups.items() if rows}
+    table = {}
+    for cat in SUM_CATEGORY:
+        values = agg(groups[cat])
+        table[REFERENCE_CATEGORY.get(cat, cat)] = {k: 0.0 if v is None else v for k, v in values.items()}
+    return table
+
+
 class ISGProfile:
     name = "isg"
     formats = ("isg", "isg-bench")
@@ -454,8 +473,9 @@ class ISGProfile:
                 "holistic": mean([r["holistic"] for r in rows]),
             }
 
-        cats = {c: agg([r for r in per_item if r["category"] == c]) for c in list(SUM_CATEGORY) + ["Other"]}
-        cats = {k: v for k, v in cats.items() if v["items"]}
+        cats = category_table(
+            {c: [r for r in per_item if r["category"] == c] for c in [*SUM_CATEGORY, "Other"]}, agg, ctx
+        )
         counted = [r for r in per_item if r["category"] is not None]
         if any(r["category"] == "Other" for r in per_item):
             ctx.correct("isg-other-category")
@@ -502,7 +522,6 @@ PROFILE = ISGProfile()
 
 # ------------------------------------------------------------------ conformance with ISG-eval.py
 
-REFERENCE_CATEGORY = {"Style Transfer": "Style Transer"}  # the aggregation's own spelling
 LEVELS = ("structure", "image", "block", "holistic")
 REPLIES_FILE = "isg-judge-replies.json"
 
@@ -517,7 +536,7 @@ def conformance_ours(score_result: ScoreResult) -> dict[str, Any]:
     by_cat = score_result.by_category
     metrics = {}
     for cat in SUM_CATEGORY:
-        values = by_cat.get(cat) or {}
+        values = by_cat.get(REFERENCE_CATEGORY.get(cat, cat)) or by_cat.get(cat) or {}
         for level in LEVELS:
             v = values.get(level)
             metrics[f"{reference_name(cat)}.{level}"] = 0 if v is None else v

@@ -316,3 +316,18 @@ def test_isg_output_images_come_from_the_answer_event_assets() -> None:
     o = DictOracle({})
     isg.PROFILE.score([it], ScoreContext(oracle=o))
     assert next(r for r in o.pending if r.target_part == "image:2").images == (32,)
+
+
+def test_isg_category_table_faithful_prints_every_category_as_the_reference() -> None:
+    """calculate_performance.py prints all eight categories, 0.0000 for an empty one, under its own names."""
+    items = isg_items()
+    faithful = isg.PROFILE.score(items, ScoreContext(oracle=isg_oracle()))
+    assert list(faithful.by_category) == [isg.REFERENCE_CATEGORY.get(c, c) for c in isg.SUM_CATEGORY]
+    assert "Style Transer" in faithful.by_category and "Style Transfer" not in faithful.by_category
+    empty = [c for c, v in faithful.by_category.items() if v["items"] == 0]
+    assert empty and all(
+        faithful.by_category[c] == {"items": 0, "structure": 0.0, "image": 0.0, "block": 0.0, "holistic": 0.0}
+        for c in empty
+    )
+    fixed = isg.PROFILE.score(items, ScoreContext(oracle=isg_oracle(), mode="fixed"))
+    assert all(v["items"] for v in fixed.by_category.values()) and "isg-category-table" in fixed.corrections
