@@ -38,3 +38,23 @@ def test_run_driver_reads_the_marked_line_and_reports_failures(tmp_path: Path) -
     bad.write_text("import sys\nsys.stderr.write('reference exploded\\n')\nsys.exit(3)\n", encoding="utf-8")
     with pytest.raises(ReferenceError_, match="(?s)exited with 3.*reference exploded"):
         run_driver(sys.executable, bad, [])
+
+
+def test_gta_driver_stand_ins_answer_find_spec_like_real_modules(tmp_path: Path) -> None:
+    """The real sentence-transformers (``--embedder sentence-transformers:…``) makes transformers ask
+    ``importlib.util.find_spec('datasets')``; on a stand-in without a spec that raised ValueError and the
+    driver crashed. Checked in a child process, since the stand-ins replace modules process-wide."""
+    import subprocess
+
+    from evaluation.conformance.runner import DRIVERS
+
+    code = (
+        "import importlib.util, sys; sys.path.insert(0, sys.argv[1]); import gta_driver; "
+        "gta_driver.install_framework_stand_ins('reference'); "
+        "print([importlib.util.find_spec(m) is not None for m in ('datasets', 'opencompass.datasets.base')])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(DRIVERS)], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[True, True]"

@@ -16,6 +16,7 @@ each time its loop moves to the next sample; the differences are the sample's co
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -28,7 +29,12 @@ MODULE_PATHS = ("opencompass/opencompass/datasets/gta_bench.py", "opencompass/da
 
 
 def _module(name: str, **attrs: object) -> types.ModuleType:
-    mod = sys.modules.get(name) or types.ModuleType(name)
+    """A stand-in module. It carries a spec: libraries the real sentence-transformers loads ask
+    ``importlib.util.find_spec`` about optional packages (``datasets``), which raises on a spec of None."""
+    mod = sys.modules.get(name)
+    if mod is None:
+        mod = types.ModuleType(name)
+        mod.__spec__ = importlib.machinery.ModuleSpec(name, loader=None)
     for k, v in attrs.items():
         setattr(mod, k, v)
     sys.modules[name] = mod
