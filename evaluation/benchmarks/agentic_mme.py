@@ -20,6 +20,7 @@ from evaluation.benchmarks.base import ScoreContext, UsageCounter, mean, result
 from evaluation.scoring.results import ScoreResult
 from evaluation.benchmarks.agentic_mme_conformance import chainmark_view as conformance_ours  # noqa: F401  (profile hook)
 from evaluation.benchmarks.agentic_mme_conformance import reference_conformance  # noqa: F401  (profile hook)
+from evaluation.benchmarks.agentic_mme_conformance import REFERENCE_IS_JUDGED  # noqa: F401  (profile hook)
 from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.checkpoints import (
     SEARCH_JUDGE,

@@ -25,6 +25,9 @@ from typing import Any
 from evaluation.scoring.results import ScoreResult
 
 EVALUATOR = Path("evaluation") / "eval_runs_search.py"
+# The reference's judges get no answer here (``_Silent``), so chainmark's side is scored without the run's
+# verdicts too: with them, every judged check would differ for that reason alone.
+REFERENCE_IS_JUDGED = False
 ITEM_KEYS = ("S", "V", "R", "penalty", "PQS", "correct", "effective_tool_calls", "reference_tool_calls")
 
 

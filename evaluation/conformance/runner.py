@@ -84,6 +84,12 @@ def _profile_module(benchmark: str) -> Any:
     return importlib.import_module(type(profile).__module__)
 
 
+def reference_is_judged(benchmark: str) -> bool:
+    """False when the benchmark's reference is run with no judge (its profile module says
+    ``REFERENCE_IS_JUDGED = False``): chainmark's side must then be scored without the run's verdicts."""
+    return bool(getattr(_profile_module(benchmark), "REFERENCE_IS_JUDGED", True))
+
+
 def default_python() -> str:
     """The interpreter for the reference: $CHAINMARK_REFERENCE_PYTHON, else chainmark's own."""
     return os.environ.get("CHAINMARK_REFERENCE_PYTHON") or sys.executable
@@ -120,7 +126,7 @@ def ours_view(benchmark: str, score_result: ScoreResult) -> dict[str, Any]:
 def compare(benchmark: str, ours: dict[str, Any], reference: dict[str, Any]) -> ConformanceReport:
     """Per-metric and per-item diff; tolerances come from the reference answer (default exact)."""
     tolerances = dict(reference.get("tolerances") or {})
-    report = ConformanceReport(benchmark, notes=list(reference.get("notes") or []))
+    report = ConformanceReport(benchmark, notes=[*(ours.get("notes") or []), *(reference.get("notes") or [])])
     our_metrics = ours.get("metrics") or {}
     for name, ref_value in (reference.get("metrics") or {}).items():
         tol = float(tolerances.get(name, EXACT_TOLERANCE))

@@ -41,6 +41,16 @@ def profile_for(loaded: LoadedRun) -> Profile:
         raise
 
 
+def _oracle(
+    session: Reader, items: list[Item], prefer_judges: list[str] | None, mode: str, judged: bool
+) -> StoreOracle:
+    """The run's stored verdicts; with ``judged`` False none of them (every judged check is pending), as a
+    reference evaluator that was given no judge sees the run."""
+    if judged:
+        return StoreOracle(session, items, prefer=prefer_judges, mode=mode)
+    return StoreOracle(session, items, prefer=[], only=True, mode=mode)
+
+
 def score_loaded(
     session: Reader,
     loaded: LoadedRun,
@@ -48,9 +58,10 @@ def score_loaded(
     mode: str = "faithful",
     embedder: str = "minilm",
     prefer_judges: list[str] | None = None,
+    judged: bool = True,
 ) -> ScoreResult:
     profile = profile_for(loaded)
-    oracle = StoreOracle(session, loaded.items, prefer=prefer_judges, mode=mode)
+    oracle = _oracle(session, loaded.items, prefer_judges, mode, judged)
     ctx = ScoreContext(
         mode=mode,
         run_mode=loaded.run.get("mode") or "atomic",
@@ -74,6 +85,7 @@ def score_chunked(
     mode: str = "faithful",
     embedder: str = "minilm",
     prefer_judges: list[str] | None = None,
+    judged: bool = True,
 ) -> ScoreResult:
     """``score_loaded`` for a run given as trajectory id ranges: each chunk is loaded, handed to the
     profile with its own judge oracle, and dropped before the next is loaded."""
@@ -89,7 +101,7 @@ def score_chunked(
     def chunks() -> Iterator[list[Item]]:
         for first, last in ranges:
             items = load_run(session, int(header.run["id"]), id_range=(first, last)).items
-            ctx.oracle = StoreOracle(session, items, prefer=prefer_judges, mode=mode)
+            ctx.oracle = _oracle(session, items, prefer_judges, mode, judged)
             oracles.append(ctx.oracle)
             restored, unknown = _edited(items)
             edits[0].extend(restored)
@@ -259,12 +271,14 @@ def score_run(
     write: bool = True,
     actor: str | None = None,
     keep: list[Any] | None = None,
+    judged: bool = True,
 ) -> ScoreResult:
-    """``keep``: a list the loaded run is appended to instead of being freed here (a run scored in one
+    """``judged``: False scores as if no verdict were stored (conformance with a reference that gets no judge).
+    ``keep``: a list the loaded run is appended to instead of being freed here (a run scored in one
     piece; chunks are always freed). A command that exits next hands it to the exit (``tui.exit_keep``):
     freeing a 10,000-trajectory run's objects one by one is ≈ 0.08 s that the exit does not need."""
     with gc_paused():  # many small objects, no cycles among them (store/gc_pause.py)
-        return _score_run(engine, run_id, mode, embedder, prefer_judges, write, actor, keep)
+        return _score_run(engine, run_id, mode, embedder, prefer_judges, write, actor, keep, judged)
 
 
 def _score_run(
@@ -276,6 +290,7 @@ def _score_run(
     write: bool,
     actor: str | None,
     keep: list[Any] | None = None,
+    judged: bool = True,
 ) -> ScoreResult:
     # Plain connections, not ORM sessions: scoring reads and writes through SQLAlchemy Core
     # (``store.core_tables``), so the command never builds the SQLModel classes. Its writes are
@@ -286,10 +301,12 @@ def _score_run(
         chunked = hasattr(profile_for(header), "score_chunks")
         ranges = trajectory_chunks(s, run_id, CHUNK) if chunked else []
         if len(ranges) > 1:
-            res = score_chunked(s, header, ranges, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
+            res = score_chunked(
+                s, header, ranges, mode=mode, embedder=embedder, prefer_judges=prefer_judges, judged=judged
+            )
         else:
             loaded = load_run(s, run_id)
-            res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges)
+            res = score_loaded(s, loaded, mode=mode, embedder=embedder, prefer_judges=prefer_judges, judged=judged)
             if keep is not None:
                 keep.append(loaded)
             del loaded  # the items: not needed to write the outcomes

@@ -65,6 +65,7 @@ def test_conformance_cli_hands_the_run_folders_and_tasks_to_the_agentic_mme_eval
     assert out.exit_code == 0, out.output[-3000:]
     report = json.loads(out.output)
     assert report["ok"]
+    assert any("scored without the run's judge verdicts" in n for n in report["notes"])
     expected_calls = sum(t["process_evaluation"]["efficiency"]["reference_tool_calls"] for t in scored)
     assert {m["name"]: m["reference"] for m in report["metrics"]} == {
         "total_cases": len(scored),

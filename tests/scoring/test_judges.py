@@ -203,6 +203,30 @@ def test_cli_score_judge_report(engine, db_path, blobs, scripted_openai, monkeyp
     assert bad.exit_code != 0 and "no run with id 999" in bad.output
 
 
+def test_scoring_without_verdicts_is_what_a_reference_without_a_judge_sees(
+    engine, db_path, blobs, scripted_openai, monkeypatch
+) -> None:
+    """``score_run(judged=False)``: conformance scores chainmark's side so when the reference gets no judge
+    (Agentic-MME); with the run's verdicts every judged check differed for that reason alone."""
+    from evaluation.conformance.runner import reference_is_judged
+    from evaluation.scoring.runner import score_run
+    from tui.cli import cli
+
+    monkeypatch.setenv("CM_TEST_JUDGE_KEY", "k")
+    run_id, _, _ = amme_run(engine, blobs, scripted_openai.base_url)
+    scripted_openai.push(text("yes"), text("yes"))
+    runner = CliRunner()
+    out = runner.invoke(
+        cli, ["--db", str(db_path), "judge", str(run_id), "--judge", "amme-visual", "--endpoint", "judge-ep"]
+    )
+    assert out.exit_code == 0, out.output
+    judged = score_run(engine, run_id, write=False)
+    unjudged = score_run(engine, run_id, write=False, judged=False)
+    assert judged.pending_judgements == 1 and unjudged.pending_judgements == 2
+    assert judged.metrics["V"] != unjudged.metrics["V"]
+    assert reference_is_judged("agentic-mme") is False and reference_is_judged("isg") is True
+
+
 def atp_run(engine, base_url: str) -> int:
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "atp-demo", "atp", mode="plan")

@@ -39,10 +39,12 @@ def _format_of(app: AppContext, run_id: int) -> tuple[str, str]:
 
 
 def prepare(app: AppContext, run_id: int, work: Path, *, embedder: str, mode: str) -> tuple[str, Path, dict[str, Any]]:
-    """Export run + tasks under ``work`` and score the run; (profile name, export dir, our view)."""
+    """Export run + tasks under ``work`` and score the run; (profile name, export dir, our view). Our view
+    says in ``notes`` when it was scored without the run's verdicts because the reference gets no judge."""
     from annotation.formats import api
     from evaluation.benchmarks import get_profile
     from evaluation.conformance import ours_view
+    from evaluation.conformance.runner import reference_is_judged
     from evaluation.scoring.runner import score_run
 
     bench_name, source_format = _format_of(app, run_id)
@@ -54,8 +56,14 @@ def prepare(app: AppContext, run_id: int, work: Path, *, embedder: str, mode: st
     export_dir = work / "run"
     api.export_dataset(app.engine, app.blobs, fmt, bench_name, work / "dataset")
     api.export_run(app.engine, app.blobs, fmt, run_id, export_dir)
-    res = score_run(app.engine, run_id, mode=mode, embedder=embedder, write=False)
+    judged = reference_is_judged(profile.name)
+    res = score_run(app.engine, run_id, mode=mode, embedder=embedder, write=False, judged=judged)
     ours = ours_view(profile.name, res)
+    if not judged:
+        ours["notes"] = [
+            f"the {profile.name} reference runs with no judge here, so chainmark's side is scored without the "
+            f"run's judge verdicts too: judged checks fail on both sides ({res.pending_judgements} left unjudged)"
+        ]
     (work / "chainmark-scores.json").write_text(
         json.dumps(ours, ensure_ascii=False, default=str, indent=1), encoding="utf-8"
     )
