@@ -187,6 +187,7 @@ def test_run_folder_is_matched_to_the_task_its_run_meta_names_not_its_folder(eng
     assert summary.trajectories == 1
     with Session(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == summary.run_id)).one()
-        assert s.get(Task, traj.task_id).source_id == "0000"
+        task = s.get(Task, traj.task_id)
+        assert task is not None and task.source_id == "0000"
     notes = " | ".join(summary.notes)
     assert "0001: scored against task 0000" in notes and "0000: run_meta.json names no task_file" in notes

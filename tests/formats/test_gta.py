@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlmodel import Session, select
@@ -303,7 +304,7 @@ def test_unpaired_surrogate_is_a_clear_error_and_imports_nothing(engine, blobs, 
 
 # Answers the reference scores although an author could not write them (issue 33): each value below was
 # established by running OpenCompass's ``GTABenchEvaluator.iscorrect`` on the same reference and answer.
-QUIRKY_ANSWERS = {
+QUIRKY_ANSWERS: dict[str, tuple[dict[str, Any], dict[str, bool]]] = {
     "0": ({"whitelist": [["42"]], "blacklist": [[]]}, {"42": False, "--": False}),
     "1": ({"whitelist": [["42"]], "blacklist": [[""]]}, {"The answer is 42.": False, "": False}),
     "2": ({"whitelist": [[]], "blacklist": None}, {"x": True, "-- !": False}),

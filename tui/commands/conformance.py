@@ -90,7 +90,7 @@ def prepare(app: AppContext, run_id: int, work: Path, *, embedder: str, mode: st
     "--embedder",
     default="minilm",
     show_default=True,
-    help="Embedder for chainmark's scores; injected into the reference too (exact with "
+    help="Embedder for chainmark's scores; injected into the reference too (within 4e-7 per item with "
     "sentence-transformers:all-mpnet-base-v2, else equal within 1e-4).",
 )
 @click.option(
