@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evaluation.benchmarks.base import Profile, ScoreContext
 
-_MODULES = ("gta", "agentic_mme", "isg", "vtc", "atp")
+_MODULES = ("gta", "agentic_mme", "isg", "vtc", "atp", "native")
 
 
 class UnknownProfile(LookupError):

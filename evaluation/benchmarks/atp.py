@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from evaluation.benchmarks.base import ScoreContext, mean, pct, result, usage_stats
+from evaluation.benchmarks.base import ScoreContext, mean, pct, result, set_prf, usage_stats
 from evaluation.scoring.results import ScoreResult
 from evaluation.scoring.items import Item, JudgeRequest
 
@@ -82,15 +82,6 @@ def chief_score_valid(score: Any) -> bool:
 def paper_avg(by_cat: dict[str, dict[str, Any]], key: str) -> float | None:
     """The paper's "Avg": the unweighted mean of the category values that exist."""
     return mean([float(m[key]) for m in by_cat.values() if m.get(key) is not None])
-
-
-def set_prf(pred: set[str], gold: set[str]) -> tuple[float, float, float]:
-    if not pred and not gold:
-        return 1.0, 1.0, 1.0
-    inter = len(pred & gold)
-    p = inter / len(pred) if pred else 0.0
-    r = inter / len(gold) if gold else 1.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
 def documents_text(item: Item) -> str:

@@ -75,6 +75,16 @@ def mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def set_prf(pred: set[str], gold: set[str]) -> tuple[float, float, float]:
+    """Tool-set precision, recall and F1 of the tools used against the reference's (all 1 when both are empty)."""
+    if not pred and not gold:
+        return 1.0, 1.0, 1.0
+    inter = len(pred & gold)
+    p = inter / len(pred) if pred else 0.0
+    r = inter / len(gold) if gold else 1.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
 def tool_calls_of(item: Item) -> list[str]:
     """Tool names the model used, in order: native calls, planned calls, GTA step predictions, traced code ops."""
     names: list[str] = []

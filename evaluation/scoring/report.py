@@ -41,8 +41,28 @@ HEADLINE = {
         "tool_recall",
         "tool_f1",
     ),
+    "chainmark": (
+        "AnswerAcc",
+        "AnswerSim",
+        "RubricScore",
+        "S",
+        "V",
+        "R",
+        "ToolAcc",
+        "ArgAcc",
+        "ResultUse",
+        "tool_f1",
+        "chain_length_ratio",
+    ),
 }
-CATEGORY_METRIC = {"gta": None, "agentic-mme": "Acc", "isg": "holistic", "vtc": "APR", "atp": "FS"}
+CATEGORY_METRIC = {
+    "gta": None,
+    "agentic-mme": "Acc",
+    "isg": "holistic",
+    "vtc": "APR",
+    "atp": "FS",
+    "chainmark": "AnswerAcc",
+}
 
 
 def fmt(v: Any) -> str:
