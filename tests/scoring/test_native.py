@@ -86,7 +86,7 @@ def chain_item() -> Any:
     events = [
         call("OCR", {"image": "0"}, "a"),
         res("OCR", "a", "58"),
-        call("Calculator", '{"expression": "2*58"}', "b"),  # a JSON string, read as JSON
+        call("Calculator", '{"expression": "2*58"}', "b"),  # type: ignore[arg-type]  # a JSON string, read as JSON
         res("Calculator", "b", "116"),
         call("Plot", {"command": "x"}, "c"),
         res("Plot", "c", ""),
