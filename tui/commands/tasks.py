@@ -22,6 +22,21 @@ def _json_arg(value: str | None, name: str) -> Any:
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint=name) from exc
 
 
+MAX_IMAGE_BYTES = 64 * 1024 * 1024
+
+
+def _read_image(path: Path) -> bytes:
+    """A regular file's bytes (not a device or a fifo), at most ``MAX_IMAGE_BYTES``."""
+    import stat
+
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise click.BadParameter(f"{path} is not a regular file", param_hint="--image")
+    if st.st_size > MAX_IMAGE_BYTES:
+        raise click.BadParameter(f"{path} is {st.st_size} bytes, over {MAX_IMAGE_BYTES}", param_hint="--image")
+    return path.read_bytes()
+
+
 @click.group("tasks")
 def tasks_group() -> None:
     """List, show, create and edit tasks."""
@@ -189,6 +204,13 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
 @click.option("--category")
 @click.option("--level")
 @click.option("--source-id")
+@click.option(
+    "--image",
+    "images",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A query image (repeatable, in order): tools name the first 0 or image/image_0.<ext>.",
+)
 @json_option
 @pass_ctx
 def add_task(
@@ -199,17 +221,24 @@ def add_task(
     category: str | None,
     level: str | None,
     source_id: str | None,
+    images: tuple[Path, ...],
     as_json: bool,
 ) -> None:
-    """Create a draft task and print its id."""
+    """Create a draft task (with its query images) and print its id."""
     from annotation import tasks as authoring
     from store import session_scope
 
     spec = _json_arg(answer, "--answer")
+    pictures = [(p, _read_image(p)) for p in images]
+    for path, data in pictures:
+        authoring.image_mime(data, str(path))  # names the file the user gave, not the stored name
     with session_scope(app.engine, app.actor) as s:
         t = authoring.create_task(
             s, benchmark, query, answer_spec=spec, category=category, level=level, source_id=source_id
         )
+        for i, (path, data) in enumerate(pictures):
+            ext = path.suffix.lower().lstrip(".") or "png"
+            authoring.attach_asset(s, app.blobs, t.id or 0, data, original_path=f"image/image_{i}.{ext}")
         created = {
             "id": t.id,
             "benchmark": benchmark,

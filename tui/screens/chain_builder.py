@@ -13,7 +13,7 @@ of a human trajectory instead; the final answer closes the trajectory.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -23,6 +23,7 @@ from textual.widgets import Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
+from tui.chain_steps import file_name, is_planned, record_step, run_tool, tool_set_for
 from tui.typed_keys import after_typed_keys
 from tui.undo import Edit
 from tui.data import AssetRef, TaskDetail, task_detail
@@ -33,9 +34,6 @@ from tui.widgets.arg_form import ArgForm
 from tui.widgets.footer import KeyFooter
 from tui.widgets.image_pane import ImagePane
 from tui.safe_text import data_content, one_line, visible
-
-if TYPE_CHECKING:
-    from evaluation.tools.images import ImageData
 
 
 class StepList(OptionList):
@@ -48,20 +46,6 @@ class StepList(OptionList):
         Binding("e", "screen.edit_thought", "Edit thought", id="step_list.edit_thought"),
         Binding("c", "screen.checkpoint_from_step", "Checkpoint", id="step_list.checkpoint_from_step"),
     ]
-
-
-def tool_set_for(d: TaskDetail) -> str:
-    from evaluation.tools import tool_set_names
-
-    if d.tool_set:
-        return d.tool_set
-    return d.source_format if d.source_format in tool_set_names() else "gta"
-
-
-def file_name(ref: AssetRef, index: int) -> str:
-    """The name a path-style tool argument (GTA, VTC) uses for a strip image."""
-    ext = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}.get(ref.mime, "png")
-    return f"image/image_{index}.{ext}"
 
 
 @dataclass
@@ -293,30 +277,13 @@ class ChainBuilderScreen(WorkScreen):
         tool_set, tool_name, refs, cm = self.tool_set, self.tool_name, self._strip_refs(), self.cm
         attempt = list(self.attempt_images)
         blind, task_id, actor = self.blind, self.task_id, self.cm.actor or "annotator"
-        from evaluation.tools import get_tool_set
-
-        planned = get_tool_set(tool_set).get(tool_name).kind == "plan"
+        planned = is_planned(tool_set, tool_name)
         description = self.query_one("#thought", Input).value.strip()
         self.query_one("#result", Static).update(f"{'checking' if planned else 'running'} {tool_name}…")
 
         def run(session):  # type: ignore[no-untyped-def]
-            from evaluation.tools import ToolContext, ToolSettings, execute
-
-            images: list[ImageData] = [*(cm.blobs.get(r.sha256, session) for r in refs), *attempt]
-            files: dict[str, ImageData] = {file_name(r, i): images[i] for i, r in enumerate(refs)}
-            files.update({f"image/image_{len(refs) + i}.png": b for i, b in enumerate(attempt)})
-            ctx = ToolContext(
-                images=images,
-                files=files,
-                session=session,
-                blobs=cm.blobs,
-                settings=ToolSettings.from_env(),
-                allow_paths=False,
-            )
-            result = (
-                _planned_call(tool_set, tool_name, args, description)
-                if planned
-                else execute(tool_set, tool_name, args, ctx)
+            result = run_tool(
+                session, cm.blobs, refs, tool_set, tool_name, args, description=description, extra_images=attempt
             )
             if blind:
                 from tui import baseline
@@ -427,25 +394,8 @@ class ChainBuilderScreen(WorkScreen):
         result = pending["result"]
 
         def accept(session):  # type: ignore[no-untyped-def]
-
-            step = authoring.add_step(
-                session,
-                task_id,
-                thought=thought,
-                tool_name=pending["tool"],
-                tool_args=pending["args"],
-                result_text=result.text,
-                result={"data": result.data, "image_names": result.image_names},
-            )
-            links = [
-                authoring.attach_asset(session, cm.blobs, task_id, data, role="artifact", step_id=step.id)
-                for data in result.images
-            ]
-            if links:
-                step.result = {**step.result, "asset_ids": [link.asset_id for link in links]}
-                session.flush()
-            step_id, link_ids = step.id, [link.id for link in links]
-
+            recorded = record_step(session, cm.blobs, task_id, pending["tool"], pending["args"], result, thought)
+            step_id, link_ids = recorded.step_id, recorded.link_ids
             return Edit(f"add step {pending['tool']}", "remove_step", {"step_id": step_id, "link_ids": link_ids})
 
         self.pending = None
@@ -583,21 +533,3 @@ class ChainBuilderScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.leave()
-
-
-def _planned_call(tool_set: str, tool_name: str, args: dict[str, Any], description: str) -> Any:
-    """A plan-only tool (ATP) is never executed: "running" it checks the call as ATP's format metric
-    does and gives a result that can be accepted as a step, as imported plans are (the description
-    is the step's thought). Without this an ATP chain could not be authored here at all."""
-    from evaluation.tools import ToolResult, validate_plan_call
-
-    ok, why = validate_plan_call({"tool_name": tool_name, "description": description, "params": args})
-    if not ok and not description:
-        why = "a planned call needs a description: type it in the thought field"
-    return ToolResult(
-        ok=ok,
-        text="planned call (not executed)" if ok else "",
-        error=why,
-        tool=tool_name,
-        tool_set=tool_set,
-    )
