@@ -4,6 +4,7 @@ ctrl+r / ctrl+s do and what ``chainmark chain add`` does, in one place. It needs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +67,7 @@ def run_tool(
     args: dict[str, Any],
     *,
     description: str = "",
-    extra_images: list[ImageData] | None = None,
+    extra_images: Sequence[ImageData] = (),
 ) -> ToolResult:
     """Run ``tool_name`` on the strip images ``refs`` (index 0 is the first; each also under its
     ``image/image_N.ext`` name), plus ``extra_images`` after them (a blind attempt's own results)."""
@@ -74,7 +75,7 @@ def run_tool(
 
     if is_planned(tool_set, tool_name):
         return planned_call(tool_set, tool_name, args, description)
-    attempt = list(extra_images or [])
+    attempt = list(extra_images)
     images: list[ImageData] = [*(blobs.get(r.sha256, session) for r in refs), *attempt]
     files: dict[str, ImageData] = {file_name(r, i): images[i] for i, r in enumerate(refs)}
     files.update({f"image/image_{len(refs) + i}.png": b for i, b in enumerate(attempt)})
@@ -115,6 +116,6 @@ def record_step(
         for data in result.images
     ]
     if links:
-        step.result = {**step.result, "asset_ids": [link.asset_id for link in links]}
+        step.result = {**(step.result or {}), "asset_ids": [link.asset_id for link in links]}
         session.flush()
     return RecordedStep(int(step.id or 0), [int(link.id or 0) for link in links])

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from store import make_engine
 from store.models import Checkpoint, OrderingConstraint, ReferenceStep, TaskAsset
@@ -37,7 +37,9 @@ def test_a_gta_task_is_authored_end_to_end_from_the_cli(tmp_path: Path) -> None:
     run(db, "checkpoints", "add", str(task), "V2", "--tools", "Calculator", "--step", "1")
     run(db, "checkpoints", "order", str(task), "V1", "V2", "--max-gap", "0")
     with Session(make_engine(db)) as s:
-        steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == task).order_by(ReferenceStep.ordinal)).all()
+        steps = s.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == task).order_by(col(ReferenceStep.ordinal))
+        ).all()
         assert [(st.tool_name, st.tool_args, st.is_final) for st in steps] == [
             ("OCR", {"image": "0"}, False),
             ("Calculator", {"expression": "58*2"}, False),
@@ -48,7 +50,7 @@ def test_a_gta_task_is_authored_end_to_end_from_the_cli(tmp_path: Path) -> None:
         )
         image = s.exec(select(TaskAsset).where(TaskAsset.task_id == task)).one()
         assert (image.role, image.original_path) == ("query_image", "image/image_0.png")
-        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == task).order_by(Checkpoint.ordinal)).all()
+        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == task).order_by(col(Checkpoint.ordinal))).all()
         assert [(c.key, c.axis, c.tools, c.step_id) for c in cps] == [
             ("V1", "V", ["OCR"], steps[0].id),
             ("V2", "V", ["Calculator"], steps[1].id),

@@ -169,11 +169,12 @@ def checkpoint_order(
 
     with session_scope(app.engine, app.actor) as s:
         oc = authoring.add_ordering_constraint(s, task_id, list(keys), max_gap=max_gap, key=constraint_key)
-        out = {"task_id": task_id, "key": oc.key, "sequence": list(oc.sequence), "max_gap": oc.max_gap}
+        sequence = [str(k) for k in oc.sequence or []]
+        out = {"task_id": task_id, "key": oc.key, "sequence": sequence, "max_gap": oc.max_gap}
     if as_json:
         emit_json(out)
     else:
-        click.echo(f"ordering {out['key']}: {' → '.join(out['sequence'])}")
+        click.echo(f"ordering {out['key']}: {' → '.join(sequence)}")
 
 
 def register(cli: click.Group) -> None:
