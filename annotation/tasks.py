@@ -123,11 +123,25 @@ def get_benchmark(session: Session, name: str) -> Benchmark:
     return bench
 
 
-def _next_source_id(session: Session, benchmark_id: int) -> str:
+def _numbered_ids(source_format: str) -> bool:
+    """True when the benchmark's format keys its records by integers (GTA's loader reads ``int(key)``):
+    its authored tasks are then numbered 0, 1, … so they export as records the reference reads."""
+    from annotation.formats.registry import get_format
+
+    try:
+        return bool(getattr(get_format(source_format), "numbered_ids", False))
+    except LookupError:  # chainmark's own format, or one this version does not know
+        return False
+
+
+def _next_source_id(session: Session, bench: Benchmark) -> str:
+    benchmark_id = bench.id or 0
     n = session.exec(select(sa.func.count()).select_from(Task).where(Task.benchmark_id == benchmark_id)).one()
+    numbered = _numbered_ids(bench.source_format)
+    n -= numbered  # numbered ids start at 0
     while True:
         n += 1
-        candidate = f"cm-{n:05d}"
+        candidate = str(n) if numbered else f"cm-{n:05d}"
         clash = session.exec(
             select(Task.id).where(Task.benchmark_id == benchmark_id, Task.source_id == candidate)
         ).first()
@@ -158,7 +172,7 @@ def create_task(
         raise AuthoringError(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
     task = Task(
         benchmark_id=bench.id or 0,
-        source_id=source_id or _next_source_id(session, bench.id or 0),
+        source_id=source_id or _next_source_id(session, bench),
         query=query,
         answer_spec=spec,
         author=author or session.info.get("actor"),

@@ -42,6 +42,7 @@ name = "gta"
 source_format = "gta"
 tool_set = "gta"
 default_benchmark = "gta"
+numbered_ids = True  # the loader reads every dataset key as an integer: authored tasks are numbered
 DATASET_FILE = "dataset.json"
 TOOLMETA_FILE = "toolmeta.json"
 PREDICTIONS_FILE = "gta_bench.json"
@@ -275,6 +276,21 @@ def asset_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
     return out
 
 
+def chain_tools(bundle: TaskBundle) -> list[str]:
+    """The tools the reference chain calls, in first-use order: an authored task's tool list when nobody
+    set one (GTA offers a query the tools its chain needs)."""
+    return list(dict.fromkeys(s.tool_name for s in bundle.steps if s.tool_name))
+
+
+def tool_content(step: Any) -> Any:
+    """A tool message's content as GTA writes it: an imported one as it was (``{"type", "content"}`` or a
+    string); a result recorded in chainmark (``{"data", "image_names", …}``) as ``{"type": "text", …}``."""
+    result = step.result
+    if isinstance(result, str) or (isinstance(result, dict) and isinstance(result.get("type"), str)):
+        return result
+    return {"type": "text", "content": step.result_text or ""}
+
+
 def build_record(bundle: TaskBundle, toolmeta: dict[str, Any]) -> dict[str, Any]:
     """A dataset.json item from the rows (for authored or edited tasks)."""
     task = bundle.task
@@ -282,7 +298,7 @@ def build_record(bundle: TaskBundle, toolmeta: dict[str, Any]) -> dict[str, Any]
     base_tools = {t.get("name"): t for t in base.get("tools") or [] if isinstance(t, dict)}
     tools = [
         base_tools.get(n) or toolmeta.get(n) or {"name": n, "description": "", "inputs": [], "outputs": []}
-        for n in task.tools_offered or []
+        for n in task.tools_offered or chain_tools(bundle)
     ]
     files = [
         {"type": "image" if link.role == "query_image" else "file", "path": rel, "url": link.url}
@@ -317,8 +333,7 @@ def build_record(bundle: TaskBundle, toolmeta: dict[str, Any]) -> dict[str, Any]
             dialogs.append(last_msg)
             last_index = index
         if step.result is not None or step.result_text is not None:
-            content = step.result if step.result is not None else {"type": "text", "content": step.result_text}
-            results.append({"role": "tool", "name": step.tool_name, "content": content})
+            results.append({"role": "tool", "name": step.tool_name, "content": tool_content(step)})
     dialogs.extend(results)
     record = dict(base)
     record.update({"tools": tools, "files": files, "dialogs": dialogs, "gt_answer": gt_answer_of(task.answer_spec)})

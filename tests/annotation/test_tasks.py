@@ -40,7 +40,17 @@ def _task(engine, tid):
 
 def test_building_a_task_in_one_go_is_revision_one(engine, task_id):
     t = _task(engine, task_id)
-    assert (t.revision, t.status, t.source_id, t.author) == (1, "draft", "cm-00001", "ann")
+    assert (t.revision, t.status, t.source_id, t.author) == (1, "draft", "0", "ann")  # GTA numbers its records
+
+
+def test_authored_ids_are_numbered_where_the_format_keys_records_by_integer(engine) -> None:
+    with session_scope(engine, actor="ann") as s:
+        gta = authoring.ensure_benchmark(s, "g", "gta", tool_set="gta")
+        mine = authoring.ensure_benchmark(s, "m", "chainmark")
+        authoring.create_task(s, gta, "q", source_id="7")
+        ids = [authoring.create_task(s, gta, f"q{i}").source_id for i in range(2)]
+        own = [authoring.create_task(s, mine, f"q{i}").source_id for i in range(2)]
+    assert ids == ["1", "2"] and own == ["cm-00001", "cm-00002"]
 
 
 def test_content_edits_bump_revision_once_and_status_does_not(engine, task_id):

@@ -14,9 +14,9 @@ from store.models import Checkpoint, OrderingConstraint, ReferenceStep, TaskAsse
 from tests.cli.test_cli import run
 
 
-def receipt(path: Path) -> Path:
+def receipt(path: Path, text: str = "TOTAL 58") -> Path:
     im = Image.new("RGB", (320, 120), "white")
-    ImageDraw.Draw(im).text((20, 40), "TOTAL 58", fill="black", font=ImageFont.load_default(size=40))
+    ImageDraw.Draw(im).text((20, 40), text, fill="black", font=ImageFont.load_default(size=40))
     im.save(path)
     return path
 

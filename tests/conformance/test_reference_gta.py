@@ -94,3 +94,47 @@ def test_failed_tool_calls_of_an_own_run_count_in_the_reference(engine, blobs, t
     run = quirks._own_e2e_run(engine, events)
     m = _check(engine, blobs, run, tmp_path / "b")
     assert (m["tool_call"], m["tool_call_error"], m["AnsAcc+I"]) == (8, 4, 0.0)
+
+
+def test_a_benchmark_authored_from_the_cli_exports_as_the_reference_loader_reads_it(db_path, tmp_path: Path) -> None:
+    """Authored tasks (image, OCR → Calculator chain recorded by running the tools) export as GTA the
+    reference's own ``GTABenchDataset.load`` reads, and its evaluator scores a run on them as chainmark does."""
+    from tests.cli.test_cli_authoring import receipt
+    from tests.cli.test_cli import run
+    from tests.formats.fixtures import gta_step_predictions
+
+    db = db_path
+    run(db, "benchmarks", "add", "receipts", "--format", "gta")
+    for n, (total, twice) in enumerate([(58, 116), (21, 42)]):
+        image = receipt(tmp_path / f"r{n}.png", f"TOTAL {total}")
+        spec = json.dumps({"kind": "whitelist", "groups": [[str(twice)]]})
+        task = json.loads(
+            run(
+                db,
+                "tasks",
+                "add",
+                "-b",
+                "receipts",
+                "-q",
+                "Twice the total?",
+                "--answer",
+                spec,
+                "--image",
+                str(image),
+                "--json",
+            ).stdout  # fmt: skip
+        )["id"]
+        run(db, "chain", "add", str(task), "OCR", "--args", '{"image": "image/image_0.png"}')
+        run(db, "chain", "add", str(task), "Calculator", "--args", json.dumps({"expression": f"{total}*2"}))
+        run(db, "chain", "final", str(task), str(twice))
+    run(db, "export", "gta", str(tmp_path / "out"), "-b", "receipts")
+    data = json.loads((tmp_path / "out" / "dataset.json").read_text())
+    assert [r["tools"][0]["name"] for r in data.values()] == ["OCR", "OCR"]
+    positional = dict(zip(map(str, range(len(data))), data.values()))  # OpenCompass zips predictions by position
+    preds = gta_step_predictions(positional)
+    preds_by_id = {key: preds[str(i)] for i, key in enumerate(data)}
+    (tmp_path / "p.json").write_text(json.dumps(preds_by_id))
+    run(db, "import-run", "gta", str(tmp_path / "p.json"), "-b", "receipts")
+    out = run(db, "conformance", "gta", "1", "--reference", str(REFERENCE), "--embedder", "hashing", "--json", ok=False)
+    report = json.loads(out.output)
+    assert out.exit_code == 0 and report["ok"], out.output[-2000:]

@@ -90,7 +90,7 @@ def test_authored_task_exports_as_gta(engine, blobs, tmp_path: Path) -> None:
         authoring.add_step(s, t.id, final_answer="5")
     export_dataset(engine, blobs, "gta", "mine", tmp_path / "out")
     data = json.loads((tmp_path / "out" / "dataset.json").read_text())
-    rec = data["cm-00001"]
+    rec = data["0"]  # GTA keys are integers: authored GTA tasks are numbered from 0
     assert rec["dialogs"] == [
         {"role": "user", "content": "What is 2+3?"},
         {
