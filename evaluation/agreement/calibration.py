@@ -40,8 +40,13 @@ def _cell(value: float, data: JudgedItems, edges: np.ndarray | None) -> str:
         if data.binary:
             return str(data.scale.values[0] if value >= 0.5 else data.scale.values[1])
         return _fmt(value)
-    k = int(min(np.searchsorted(edges, value, side="right") - 1, BINS - 1))
-    return f"{_fmt(edges[k])}-{_fmt(edges[k + 1])}"
+    return _bin_label(value, edges)
+
+
+def _bin_label(value: float, edges: np.ndarray) -> str:
+    """The bin of ``edges`` holding ``value`` (the top edge belongs to the last bin)."""
+    k = min(int(np.searchsorted(edges, value, side="right")) - 1, len(edges) - 2)
+    return f"{_fmt(float(edges[k]))}-{_fmt(float(edges[k + 1]))}"
 
 
 def _few_values(data: JudgedItems) -> bool:
@@ -70,10 +75,17 @@ class ReliabilityBin:
     human_mean: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"bin": self.bin, "n": self.n, "judge_mean": round(self.judge_mean, 6), "human_mean": round(self.human_mean, 6)}
+        return {
+            "bin": self.bin,
+            "n": self.n,
+            "judge_mean": round(self.judge_mean, 6),
+            "human_mean": round(self.human_mean, 6),
+        }
 
 
-def reliability(items: list[Item], data: JudgedItems, probabilities: dict[int, float] | None = None) -> list[ReliabilityBin]:
+def reliability(
+    items: list[Item], data: JudgedItems, probabilities: dict[int, float] | None = None
+) -> list[ReliabilityBin]:
     """The judge's score against the people's mean, binned; on two-label scales by the verdict's
     probability when it has one (else by its label)."""
     probabilities = probabilities or {}
@@ -90,11 +102,7 @@ def reliability(items: list[Item], data: JudgedItems, probabilities: dict[int, f
     groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
     order: dict[str, float] = {}
     for score, human in pairs:
-        if edges is None:
-            key = _fmt(score)
-        else:
-            k = int(min(np.searchsorted(edges, score, side="right") - 1, BINS - 1))
-            key = f"{_fmt(edges[k])}-{_fmt(edges[k + 1])}"
+        key = _fmt(score) if edges is None else _bin_label(score, edges)
         groups[key].append((score, human))
         order[key] = min(order.get(key, score), score)
     return [

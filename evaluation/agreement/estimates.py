@@ -128,7 +128,9 @@ def _raters(session: Session, judge: str, scale: str) -> list[str]:
 def run_categories(session: Session, run_id: int) -> dict[int, str]:
     """Trajectory id → its task's category, for one run (one query)."""
     rows = session.exec(
-        select(Trajectory.id, Task.category).join(Task, Task.id == Trajectory.task_id).where(Trajectory.run_id == run_id)  # type: ignore[arg-type]
+        select(Trajectory.id, Task.category)
+        .join(Task, Task.id == Trajectory.task_id)  # type: ignore[arg-type]
+        .where(Trajectory.run_id == run_id)
     ).all()
     return {tid: cat or NO_CATEGORY for tid, cat in rows if tid is not None}
 
@@ -177,9 +179,7 @@ def judged_items(
         inside = within_runs(session, m, {run_id})
         items = _items(session, inside, key, categories)
         notes = list(m.notes)
-        unjudged = sum(
-            1 for u in inside.units if (key, u) not in inside.cells and inside.values_of(u, HUMAN)
-        )
+        unjudged = sum(1 for u in inside.units if (key, u) not in inside.cells and inside.values_of(u, HUMAN))
         if unjudged:
             notes.append(f"{unjudged} rated target(s) the judge gave no verdict on are left out")
         out.append(JudgedItems(run_id, row.name, info, m.dimension, items, notes))
@@ -228,9 +228,7 @@ class EstimateReport:
             "labelled": sum(1 for i in d.items if i.human is not None),
             "overall": self.overall.to_dict(),
             "stratified": self.stratified.to_dict(),
-            "by_category": {
-                c: {"items": len(d.in_category(c)), **e.to_dict()} for c, e in self.by_category.items()
-            },
+            "by_category": {c: {"items": len(d.in_category(c)), **e.to_dict()} for c, e in self.by_category.items()},
             "target_width": self.target_width,
             "more_labels_for_target": self.more_labels,
             "notes": d.notes,

@@ -40,7 +40,12 @@ class PlannedItem:
     doubt: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.unit.to_dict(), "label": self.unit.label(), "category": self.category, "doubt": round(self.doubt, 4)}
+        return {
+            "target": self.unit.to_dict(),
+            "label": self.unit.label(),
+            "category": self.category,
+            "doubt": round(self.doubt, 4),
+        }
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,9 @@ def _gain(size: int, variance: float, labels: int) -> float:
     return size**2 * variance * (1 / labels - 1 / (labels + 1))
 
 
-def allocate(sizes: dict[str, int], variances: dict[str, float], have: dict[str, int], room: dict[str, int], budget: int) -> dict[str, int]:
+def allocate(
+    sizes: dict[str, int], variances: dict[str, float], have: dict[str, int], room: dict[str, int], budget: int
+) -> dict[str, int]:
     """Greedy Neyman allocation of ``budget`` new labels over categories (at most ``room`` each);
     ties go to the category first in name order."""
     chosen = {c: 0 for c in sizes}

@@ -83,13 +83,17 @@ def _interval(method: str, centre: float, se: float, alpha: float, n: int, big_n
     return Interval(method, float(centre), float(centre - half), float(centre + half), n, big_n, lam)
 
 
-def classical_interval(values: Sequence[float] | np.ndarray, alpha: float = DEFAULT_ALPHA, method: str = HUMAN_ONLY) -> Interval:
+def classical_interval(
+    values: Sequence[float] | np.ndarray, alpha: float = DEFAULT_ALPHA, method: str = HUMAN_ONLY
+) -> Interval:
     """The mean of ``values`` with its CLT interval (population standard deviation, as ppi_py's
     ``classical_mean_ci``)."""
     y = _array(values)
     n = y.size
     if n < 2:
-        return Interval(method, float(y.mean()) if n else None, None, None, n, 0, reason=f"needs 2 or more values, has {n}")
+        return Interval(
+            method, float(y.mean()) if n else None, None, None, n, 0, reason=f"needs 2 or more values, has {n}"
+        )
     return _interval(method, float(y.mean()), float(y.std() / math.sqrt(n)), alpha, n, 0, None)
 
 
@@ -247,7 +251,9 @@ def stratified(parts: Sequence[tuple[int, Interval]], method: str, alpha: float 
     unlabelled = sum(i.n_unlabelled for _, i in parts)
     missing = [i for _, i in parts if i.estimate is None or i.width is None]
     if not parts or total == 0 or missing:
-        return Interval(method, None, None, None, labelled, unlabelled, reason="a stratum has fewer than 2 human labels")
+        return Interval(
+            method, None, None, None, labelled, unlabelled, reason="a stratum has fewer than 2 human labels"
+        )
     centre = sum(size / total * (i.estimate or 0.0) for size, i in parts)
     se = math.sqrt(sum((size / total * (i.width or 0.0) / (2 * z)) ** 2 for size, i in parts))
     return _interval(method, centre, se, alpha, labelled, unlabelled, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from store import session_scope
 from store.models import Assignment, ModelEndpoint, Trajectory, Verdict
 from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.support.scripted_openai import scripted_openai  # noqa: F401  (fixture)
-from tests.support.scripted_openai import text
+from tests.support.scripted_openai import Reply, text
 
 ITEMS = 60
 JUDGE = "vtc-open-judge@judge-ep"
@@ -28,6 +29,12 @@ JUDGE = "vtc-open-judge@judge-ep"
 
 def _correct(k: int) -> bool:
     return k % 3 != 0  # the model gets two items in three right
+
+
+def _line(prompt: str, name: str) -> str:
+    found = re.search(rf"{name}: (.*)", prompt)
+    assert found is not None, prompt
+    return found.group(1).strip()
 
 
 def _fools_the_judge(k: int) -> bool:
@@ -41,10 +48,10 @@ def _model_answer(k: int) -> str:
     return f"almost R{k}" if _fools_the_judge(k) else f"It shows R{k + 1}"  # "almost" fools the lenient judge
 
 
-def _judge_reply(request) -> str:
+def _judge_reply(request: Any) -> Reply:
     prompt = request.messages[0]["content"][0]["text"]
-    said = re.search(r"Model's answer: (.*)", prompt).group(1).strip()
-    ref = re.search(r"Reference answer: (.*)", prompt).group(1).strip()
+    said = _line(prompt, "Model's answer")
+    ref = _line(prompt, "Reference answer")
     number = ref.removeprefix("ref-")
     return text("yes" if said in (f"It shows R{number}", f"almost R{number}") else "no")
 
@@ -57,14 +64,21 @@ def judged_run(engine, blobs, scripted_openai, monkeypatch):
     scripted_openai.handler = _judge_reply
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "vtc-ppi", "vtc")
-        s.add(ModelEndpoint(name="judge-ep", base_url=scripted_openai.base_url, model="m", api_key_env="CM_TEST_JUDGE_KEY"))
+        s.add(
+            ModelEndpoint(
+                name="judge-ep", base_url=scripted_openai.base_url, model="m", api_key_env="CM_TEST_JUDGE_KEY"
+            )
+        )
         for k in range(ITEMS):
             task = authoring.create_task(
-                s, "vtc-ppi", f"What number is shown? ({k})", answer_spec={"kind": "exact", "value": f"ref-{k}"},
+                s,
+                "vtc-ppi",
+                f"What number is shown? ({k})",
+                answer_spec={"kind": "exact", "value": f"ref-{k}"},
                 category="ocr" if k < 30 else "chart",
             )
-            stored_trajectory(s, run, task.id, [answer(_model_answer(k))])
-        run_id = run.id
+            stored_trajectory(s, run, task.id or 0, [answer(_model_answer(k))])
+        run_id = run.id or 0
     stats = judge_run(engine, blobs, run_id, "vtc-open-judge", "judge-ep")
     assert stats["verdicts"] == ITEMS
     with session_scope(engine, actor="tester") as s:
@@ -72,22 +86,26 @@ def judged_run(engine, blobs, scripted_openai, monkeypatch):
         for name in ("ann", "bea"):
             annotators.add_annotator(s, name)
         annotators.add_annotator(s, "rev", role="reviewer")
-        trajs = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all()
-        ids = [t.id for t in trajs]
+        trajs = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all()  # type: ignore[arg-type]
+        ids = [t.id or 0 for t in trajs]
         for k in range(0, ITEMS, 2):  # every other item: 15 per category
             truth = "yes" if _correct(k) else "no"
             # item 4 gets a wrong rating that the reviewer's adjudication then corrects
             ratings.rate(s, "ann", "yes-no", Target("trajectory", ids[k], "answer"), "no" if k == 4 else truth)
-        adjudication.adjudicate(s, "rev", Target("trajectory", ids[4], "answer"), "yes-no", "yes", "the answer is right")
+        adjudication.adjudicate(
+            s, "rev", Target("trajectory", ids[4], "answer"), "yes-no", "yes", "the answer is right"
+        )
     return run_id, ids
 
 
-def _truth_arrays(ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple]]:
+def _truth_arrays(
+    ids: list[int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     judge = np.array([1.0 if _correct(k) or _fools_the_judge(k) else 0.0 for k in range(ITEMS)])
     labelled = [k for k in range(ITEMS) if k % 2 == 0]
     rest = [k for k in range(ITEMS) if k % 2]
     human = np.array([1.0 if _correct(k) else 0.0 for k in labelled])
-    per_cat = {}
+    per_cat: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for cat, ks in (("ocr", range(30)), ("chart", range(30, 60))):
         lab = [k for k in ks if k % 2 == 0]
         per_cat[cat] = (
@@ -104,8 +122,22 @@ def test_estimate_from_the_database(db_path, judged_run) -> None:
     run_id, ids = judged_run
     runner = CliRunner()
     out = runner.invoke(
-        cli, ["--db", str(db_path), "estimate", str(run_id), "--judge", JUDGE, "--scale", "yes-no", "--by", "category",
-              "--target-width", "0.2", "--json"],
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "estimate",
+            str(run_id),
+            "--judge",
+            JUDGE,
+            "--scale",
+            "yes-no",
+            "--by",
+            "category",
+            "--target-width",
+            "0.2",
+            "--json",
+        ],
     )
     assert out.exit_code == 0, out.output
     [data] = json.loads(out.output)
@@ -133,13 +165,21 @@ def test_estimate_from_the_database(db_path, judged_run) -> None:
     strata = [(30, ppi.ppi_interval(*per_cat[c], lam=None)) for c in ("chart", "ocr")]
     assert data["stratified"]["estimate"] == pytest.approx(ppi.stratified(strata, "s").estimate, abs=1e-6)
 
-    text_out = runner.invoke(cli, ["--db", str(db_path), "estimate", str(run_id), "--judge", JUDGE, "--scale", "yes-no"])
+    text_out = runner.invoke(
+        cli, ["--db", str(db_path), "estimate", str(run_id), "--judge", JUDGE, "--scale", "yes-no"]
+    )
     assert text_out.exit_code == 0, text_out.output
-    assert "judge only" in text_out.output and "PPI++ (λ=" in text_out.output and "narrower than humans alone" in text_out.output
+    assert (
+        "judge only" in text_out.output
+        and "PPI++ (λ=" in text_out.output
+        and "narrower than humans alone" in text_out.output
+    )
 
     bad = runner.invoke(cli, ["--db", str(db_path), "estimate", str(run_id), "--judge", JUDGE])
     assert bad.exit_code != 0 and "names no rating scale of its own; give --scale" in bad.output
-    bad = runner.invoke(cli, ["--db", str(db_path), "estimate", str(run_id), "--judge", JUDGE, "--scale", "mme-failure-mode"])
+    bad = runner.invoke(
+        cli, ["--db", str(db_path), "estimate", str(run_id), "--judge", JUDGE, "--scale", "mme-failure-mode"]
+    )
     assert bad.exit_code != 0 and "needs a numeric scale or one of two labels" in bad.output
 
 
@@ -148,8 +188,22 @@ def test_review_plan_writes_assignments_the_queue_follows(db_path, engine, judge
 
     run_id, ids = judged_run
     runner = CliRunner()
-    args = ["--db", str(db_path), "review", "plan", str(run_id), "--judge", JUDGE, "--scale", "yes-no", "--budget", "10",
-            "--annotators", "ann,bea", "--json"]
+    args = [
+        "--db",
+        str(db_path),
+        "review",
+        "plan",
+        str(run_id),
+        "--judge",
+        JUDGE,
+        "--scale",
+        "yes-no",
+        "--budget",
+        "10",
+        "--annotators",
+        "ann,bea",
+        "--json",
+    ]
     out = runner.invoke(cli, args)
     assert out.exit_code == 0, out.output
     plan = json.loads(out.output)
@@ -193,7 +247,11 @@ def test_calibration_confusion_and_majority(db_path, engine, judged_run) -> None
                 label = "yes" if _correct(k) else "no"
                 if flip and k % 5 == 0:
                     label = "no" if label == "yes" else "yes"
-                s.add(Verdict(judge_id=j.id, target_kind="trajectory", target_id=tid, target_part="answer", label=label))
+                s.add(
+                    Verdict(
+                        judge_id=j.id or 0, target_kind="trajectory", target_id=tid, target_part="answer", label=label
+                    )
+                )
     out = CliRunner().invoke(
         cli, ["--db", str(db_path), "calibration", str(run_id), "--judge", JUDGE, "--scale", "yes-no", "--json"]
     )
@@ -210,4 +268,6 @@ def test_calibration_confusion_and_majority(db_path, engine, judged_run) -> None
     assert majority["judge"] == "majority" and majority["items"] == 60
     # majority of three: wrong only where the lenient and the noisy judge both err (items 0 and 15)
     assert majority["overall"]["judge_only"]["estimate"] == pytest.approx(42 / 60, abs=1e-6)
-    assert majority["overall"]["ppi"]["estimate"] == pytest.approx(21 / 30 - 1 / 30, abs=1e-6)  # item 15 unrated, item 0 rated
+    assert majority["overall"]["ppi"]["estimate"] == pytest.approx(
+        21 / 30 - 1 / 30, abs=1e-6
+    )  # item 15 unrated, item 0 rated

@@ -45,7 +45,10 @@ def test_equals_ppi_python(name, make) -> None:
             assert ours.high == pytest.approx(float(np.squeeze(high)), abs=1e-9)
         classical = ppi.classical_interval(y, alpha)
         low, high = ppi_py.classical_mean_ci(y, alpha=alpha)
-        assert (classical.low, classical.high) == (pytest.approx(float(low), abs=1e-9), pytest.approx(float(high), abs=1e-9))
+        assert (classical.low, classical.high) == (
+            pytest.approx(float(low), abs=1e-9),
+            pytest.approx(float(high), abs=1e-9),
+        )
     if name == "anticorrelated":  # the library clips lambda at 0: the judge is ignored, not inverted
         assert ppi.power_tuned_lambda(y, yh, yu) == 0.0
 
@@ -83,9 +86,11 @@ def _simulate(rng: np.random.Generator, studies: int) -> dict[str, np.ndarray]:
             covered[method][k] = interval.covers(target)
             widths[method][k] = interval.width or 0.0
         agreement[k], biased[k] = (truth == judge).mean(), bias > 0
-    return {"agreement": agreement, "biased": biased} | {f"cover:{m}": c for m, c in covered.items()} | {
-        f"width:{m}": w for m, w in widths.items()
-    }
+    return (
+        {"agreement": agreement, "biased": biased}
+        | {f"cover:{m}": c for m, c in covered.items()}
+        | {f"width:{m}": w for m, w in widths.items()}
+    )
 
 
 def test_simulated_studies_cover_the_truth() -> None:

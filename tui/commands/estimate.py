@@ -20,7 +20,9 @@ METHOD_TITLES = {"judge_only": "judge only", "human_only": "humans only", "ppi":
 def _scale_options(fn: Any) -> Any:
     fn = click.option("--dimension", help="One dimension of a dimensional scale (default: each in turn).")(fn)
     fn = click.option("--scale", help="The rating scale people rate on (default: the judge's own).")(fn)
-    fn = click.option("--judge", "judge", required=True, help="The judge's name (see `chainmark runs` / judges list).")(fn)
+    fn = click.option("--judge", "judge", required=True, help="The judge's name (see `chainmark runs` / judges list).")(
+        fn
+    )
     return click.argument("run_id", type=int)(fn)
 
 
@@ -66,7 +68,7 @@ def _interval_row(title: str, d: dict[str, Any]) -> list[Any]:
 
 def _estimate_table(block: dict[str, Any]) -> str:
     rows = [_interval_row(METHOD_TITLES[m], block[m]) for m in METHOD_TITLES]
-    return table(rows, ["method", "estimate", f"95% CI", "width", "human labels", "note"])
+    return table(rows, ["method", "estimate", "95% CI", "width", "human labels", "note"])
 
 
 def _gain_line(block: dict[str, Any]) -> str:
@@ -88,7 +90,9 @@ def print_estimate(data: dict[str, Any]) -> None:
     click.echo(_gain_line(data["overall"]))
     st = data["stratified"]
     if st["estimate"] is not None:
-        click.echo(f"stratified by category (PPI++ per category): {_num(st['estimate'])} [{_num(st['ci'][0])}, {_num(st['ci'][1])}]")
+        click.echo(
+            f"stratified by category (PPI++ per category): {_num(st['estimate'])} [{_num(st['ci'][0])}, {_num(st['ci'][1])}]"
+        )
     if data["target_width"] is not None:
         more = data["more_labels_for_target"]
         click.echo(
@@ -144,7 +148,9 @@ def estimate_cmd(
 
 def _confusion_text(matrix: dict[str, dict[str, int]]) -> str:
     columns = sorted({c for row in matrix.values() for c in row})
-    return table([[j] + [row.get(c, 0) for c in columns] for j, row in sorted(matrix.items())], ["judge \\ people"] + columns)
+    return table(
+        [[j] + [row.get(c, 0) for c in columns] for j, row in sorted(matrix.items())], ["judge \\ people"] + columns
+    )
 
 
 @click.command("calibration")
@@ -174,7 +180,9 @@ def calibration_cmd(
         return
     for data in reports:
         title = data["scale"] + (f".{data['dimension']}" if data["dimension"] else "")
-        click.echo(f"\nrun {data['run']} · judge {data['judge']} · {title} · {data['labelled']} item(s) with a human label")
+        click.echo(
+            f"\nrun {data['run']} · judge {data['judge']} · {title} · {data['labelled']} item(s) with a human label"
+        )
         click.echo("confusion (all categories)")
         click.echo(_confusion_text(data["confusion"]["overall"]))
         for category, matrix in data["confusion"]["by_category"].items():
@@ -190,7 +198,12 @@ def calibration_cmd(
         if data["judge_agreement"]:
             key = "agreement" if "agreement" in data["judge_agreement"][0] else "mean_distance"
             click.echo("judges against each other")
-            click.echo(table([[r["a"], r["b"], r["n"], _num(r[key])] for r in data["judge_agreement"]], ["judge A", "judge B", "n", key]))
+            click.echo(
+                table(
+                    [[r["a"], r["b"], r["n"], _num(r[key])] for r in data["judge_agreement"]],
+                    ["judge A", "judge B", "n", key],
+                )
+            )
         if data["majority"] is not None:
             click.echo(f"majority judge of {', '.join(data['judges'])}")
             click.echo(_estimate_table(data["majority"]["overall"]))
@@ -236,7 +249,9 @@ def plan_cmd(
         data = _items(s, run_id, judge, scale, dimension)[0]
         pending = {
             Unit(a.target_kind, a.target_id, a.target_part)
-            for a in s.exec(select(Assignment).where(Assignment.scale == data.scale.name, Assignment.status == "open")).all()
+            for a in s.exec(
+                select(Assignment).where(Assignment.scale == data.scale.name, Assignment.status == "open")
+            ).all()
         }
         plan = plan_labels(data, budget, pending=pending, probabilities=verdict_probabilities(s, data), seed=seed)
     finally:
@@ -250,7 +265,11 @@ def plan_cmd(
                 rows = distribute(w, data.scale.name, targets, people, 1)
                 names = {p.id: p.name for p in people}
                 made = [
-                    {"id": r.id, "annotator": names[r.annotator_id], "target": Unit(r.target_kind, r.target_id, r.target_part).label()}
+                    {
+                        "id": r.id,
+                        "annotator": names[r.annotator_id],
+                        "target": Unit(r.target_kind, r.target_id, r.target_part).label(),
+                    }
                     for r in rows
                 ]
         except ReviewError as exc:
@@ -261,11 +280,24 @@ def plan_cmd(
         return
     click.echo(
         table(
-            [[st["category"], st["items"], st["labelled"], st["pending"], _num(st["variance"]), st["variance_from"], st["chosen"]] for st in out["strata"]],
+            [
+                [
+                    st["category"],
+                    st["items"],
+                    st["labelled"],
+                    st["pending"],
+                    _num(st["variance"]),
+                    st["variance_from"],
+                    st["chosen"],
+                ]
+                for st in out["strata"]
+            ],
             ["category", "items", "labelled", "assigned", "variance", "from", "next"],
         )
     )
-    click.echo(table([[p["label"], p["category"], _num(p["doubt"], 2)] for p in out["items"]], ["target", "category", "doubt"]))
+    click.echo(
+        table([[p["label"], p["category"], _num(p["doubt"], 2)] for p in out["items"]], ["target", "category", "doubt"])
+    )
     if dry_run:
         click.echo(f"{len(plan.items)} item(s) planned (dry run: nothing assigned)")
     else:

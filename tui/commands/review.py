@@ -460,6 +460,7 @@ def review_group() -> None:
 
 review_group.add_command(plan_cmd)  # defined with the estimates it serves (tui/commands/estimate.py)
 
+
 @review_group.command("queue")
 @click.argument("annotator")
 @click.option("--all", "show_all", is_flag=True, help="Include done assignments.")
