@@ -33,7 +33,7 @@ from evaluation.agreement.matrix import (
     scale_info,
 )
 from evaluation.agreement.rankings import trajectory_id, within_runs
-from store.models import Annotator, Judge, Run, Task, Trajectory, Verdict
+from store.models import Annotator, HumanRating, Judge, Run, Task, Trajectory, Verdict
 
 NO_CATEGORY = "(none)"
 
@@ -263,3 +263,28 @@ def verdict_probabilities(session: Session, data: JudgedItems) -> dict[int, floa
     ids = [i.verdict_id for i in data.items if i.verdict_id]
     rows = session.exec(select(Verdict.id, Verdict.score).where(Verdict.id.in_(ids))).all() if ids else []  # type: ignore[union-attr]
     return {vid: float(score) for vid, score in rows if vid is not None and score is not None and 0 <= score <= 1}
+
+
+def rated_judges(session: Session, run_id: int) -> list[tuple[str, str]]:
+    """(judge, scale) pairs worth estimating on a run: a judge's verdicts on targets people rated on that
+    scale (the same kind, id and part), with judges that declare their scale first; what the HTML
+    report and the TUI panel show without being told a judge."""
+    rows = session.exec(
+        select(Judge.name, HumanRating.scale)
+        .join(Verdict, Verdict.judge_id == Judge.id)  # type: ignore[arg-type]
+        .join(
+            HumanRating,
+            (HumanRating.target_kind == Verdict.target_kind)  # type: ignore[arg-type]
+            & (HumanRating.target_id == Verdict.target_id)
+            & (HumanRating.target_part == Verdict.target_part),
+        )
+        .distinct()
+    ).all()
+    pairs = []
+    for judge, scale in sorted(set(rows)):
+        try:
+            judged_items(session, run_id, judge, scale=scale)
+        except EstimateError:
+            continue  # not on this run, or a scale with no mean
+        pairs.append((judge, scale))
+    return pairs

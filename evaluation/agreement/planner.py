@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sqlmodel import Session, select
 
-from evaluation.agreement.estimates import Item, JudgedItems
+from evaluation.agreement.estimates import Item, JudgedItems, verdict_probabilities
 from evaluation.agreement.matrix import Unit
+from store.models import Assignment
 
 MEASURED_FROM = 5  # labels in a category before its own residual variance is trusted
 PRIOR_FLOOR = 0.1
@@ -161,3 +163,20 @@ def plan_labels(
         for c, g in groups.items()
     ]
     return Plan(chosen, strata)
+
+
+def open_assignments(session: Session, scale: str) -> set[Unit]:
+    """Targets someone has been asked to rate on the scale and has not yet: labels on their way."""
+    rows = session.exec(select(Assignment).where(Assignment.scale == scale, Assignment.status == "open")).all()
+    return {Unit(a.target_kind, a.target_id, a.target_part) for a in rows}
+
+
+def plan_for(session: Session, data: JudgedItems, budget: int, seed: int = 0) -> Plan:
+    """``plan_labels`` with what the store knows: open assignments and the verdicts' probabilities."""
+    return plan_labels(
+        data,
+        budget,
+        pending=open_assignments(session, data.scale.name),
+        probabilities=verdict_probabilities(session, data),
+        seed=seed,
+    )

@@ -235,25 +235,16 @@ def plan_cmd(
     from annotation.review.assignments import assign_people, distribute
     from annotation.review.errors import ReviewError
     from annotation.review.targets import Target
-    from evaluation.agreement.estimates import verdict_probabilities
     from evaluation.agreement.matrix import Unit
-    from evaluation.agreement.planner import plan_labels
-    from sqlmodel import select
+    from evaluation.agreement.planner import plan_for
     from store import session_scope
-    from store.models import Assignment
 
     if budget < 1:
         raise click.UsageError("--budget must be at least 1")
     s = _open(app)
     try:
         data = _items(s, run_id, judge, scale, dimension)[0]
-        pending = {
-            Unit(a.target_kind, a.target_id, a.target_part)
-            for a in s.exec(
-                select(Assignment).where(Assignment.scale == data.scale.name, Assignment.status == "open")
-            ).all()
-        }
-        plan = plan_labels(data, budget, pending=pending, probabilities=verdict_probabilities(s, data), seed=seed)
+        plan = plan_for(s, data, budget, seed)
     finally:
         s.close()
     made: list[dict[str, Any]] = []
