@@ -271,3 +271,21 @@ def test_calibration_confusion_and_majority(db_path, engine, judged_run) -> None
     assert majority["overall"]["ppi"]["estimate"] == pytest.approx(
         21 / 30 - 1 / 30, abs=1e-6
     )  # item 15 unrated, item 0 rated
+
+
+def test_html_report_draws_the_intervals(db_path, judged_run) -> None:
+    from tui.cli import cli
+
+    run_id, ids = judged_run
+    out = CliRunner().invoke(cli, ["--db", str(db_path), "report", str(run_id), "--format", "html"])
+    assert out.exit_code == 0, out.output
+    page = out.output
+    assert f"Estimates: run {run_id}, judge {JUDGE} on yes-no (30 of 60 items with a human label)" in page
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    human, judged, unlabelled, _ = _truth_arrays(ids)
+    want = ppi.estimate_mean(human, judged, unlabelled)
+    # one interval per method for all items and for each of the two categories
+    assert svg.count('data-method="judge_only"') == 3 and svg.count('data-method="ppi++"') == 3
+    assert svg.count('data-method="human_only"') == 3
+    assert f"[{want.ppi_plus.low:.3f}, {want.ppi_plus.high:.3f}]" in page  # the table beside the plot
+    assert "narrower than humans alone" in page

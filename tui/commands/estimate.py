@@ -295,6 +295,28 @@ def plan_cmd(
         click.echo(f"{len(made)} assignment(s) on {data.scale.name} written for {annotators}")
 
 
+def estimate_sections(app: AppContext, run_ids: list[int]) -> list[str]:
+    """HTML sections for a run report: every judge people rated beside on each run, estimated (none
+    for someone still rating blind)."""
+    from sqlmodel import Session
+
+    from evaluation.agreement.estimate_html import estimate_section
+    from evaluation.agreement.estimates import estimate_report, judged_items, rated_judges
+    from store import read_only
+    from tui.blind_view import scope_for
+
+    with Session(read_only(app.engine)) as s:
+        if scope_for(s, app.actor).active:
+            return []
+        return [
+            estimate_section(estimate_report(d, by_category=True).to_dict())
+            for run_id in dict.fromkeys(run_ids)
+            for judge, scale in rated_judges(s, run_id)
+            for d in judged_items(s, run_id, judge, scale=scale)
+            if d.items
+        ]
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(estimate_cmd)
     cli.add_command(calibration_cmd)
