@@ -183,7 +183,8 @@ def judged_items(
         if unjudged:
             notes.append(f"{unjudged} rated target(s) the judge gave no verdict on are left out")
         out.append(JudgedItems(run_id, row.name, info, m.dimension, items, notes))
-    if not any(s.items for s in out):
+    out = [s for s in out if s.items]  # a dimension the judge gives no value on has nothing to estimate
+    if not out:
         raise EstimateError(f"judge {row.name} has no verdicts on run {run_id} readable on scale {info.name}")
     return out
 

@@ -18,7 +18,7 @@ from annotation.review.targets import Target
 from evaluation.agreement import ppi
 from evaluation.judges.runner import judge_run
 from store import session_scope
-from store.models import Assignment, ModelEndpoint, Trajectory, Verdict
+from store.models import Assignment, Judge, ModelEndpoint, Trajectory, Verdict
 from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.support.scripted_openai import scripted_openai  # noqa: F401  (fixture)
 from tests.support.scripted_openai import Reply, text
@@ -237,8 +237,6 @@ def test_calibration_confusion_and_majority(db_path, engine, judged_run) -> None
 
     run_id, ids = judged_run
     with session_scope(engine, actor="tester") as s:  # two more judges on the same scale
-        from store.models import Judge
-
         for name, flip in (("strict", 0), ("noisy", 1)):
             j = Judge(name=name, template="hand", params={"scale": "yes-no"})
             s.add(j)
@@ -289,3 +287,61 @@ def test_html_report_draws_the_intervals(db_path, judged_run) -> None:
     assert svg.count('data-method="human_only"') == 3
     assert f"[{want.ppi_plus.low:.3f}, {want.ppi_plus.high:.3f}]" in page  # the table beside the plot
     assert "narrower than humans alone" in page
+
+
+def test_numeric_dimensional_judge(engine, db_path) -> None:
+    """ISG-style scores: a judge's 1-10 per dimension on every trajectory, people on 8 of 20; the
+    estimate per dimension equals PPI on the same numbers."""
+    from tui.cli import cli
+
+    judge_scores = [3, 5, 7, 9, 4, 6, 8, 10, 2, 5, 7, 9, 6, 6, 8, 4, 3, 7, 9, 5]
+    with session_scope(engine, actor="tester") as s:
+        scales.ensure_builtin_scales(s)
+        annotators.add_annotator(s, "ann")
+        run = stored_run(s, "isg-ppi", "isg")
+        judge = Judge(name="isg-holistic@hand", template="isg-holistic", params={"scale": "isg-1-10"})
+        s.add(judge)
+        s.flush()
+        ids = []
+        for k, score in enumerate(judge_scores):
+            task = authoring.create_task(s, "isg-ppi", f"story {k}", category="a" if k < 10 else "b")
+            traj = stored_trajectory(s, run, task.id or 0, [answer("…")])
+            ids.append(traj.id or 0)
+            parsed = {"coherence": {"score": score}, "overall_score": score}
+            s.add(Verdict(judge_id=judge.id or 0, target_kind="trajectory", target_id=traj.id or 0, parsed=parsed))
+        rated = [0, 2, 4, 6, 10, 12, 14, 16]  # four per category; the people score one lower than the judge
+        for k in rated:
+            value = {"overall": judge_scores[k] - 1, "coherence": judge_scores[k]}
+            ratings.rate(s, "ann", "isg-1-10", Target("trajectory", ids[k]), value)
+        run_id = run.id or 0
+    out = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "estimate",
+            str(run_id),
+            "--judge",
+            "isg-holistic@hand",
+            "--dimension",
+            "overall",
+            "--json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    [data] = json.loads(out.output)
+    assert (data["kind"], data["dimension"], data["items"], data["labelled"]) == ("numeric", "overall", 20, 8)
+    human = np.array([judge_scores[k] - 1 for k in rated], float)
+    judged = np.array([judge_scores[k] for k in rated], float)
+    rest = np.array([v for k, v in enumerate(judge_scores) if k not in rated], float)
+    want = ppi.estimate_mean(human, judged, rest)
+    assert data["overall"]["judge_only"]["estimate"] == pytest.approx(np.mean(judge_scores), abs=1e-6)
+    # a judge off by exactly one: PPI removes the offset, with no rectifier variance left
+    assert data["overall"]["ppi"]["estimate"] == pytest.approx(rest.mean() - 1, abs=1e-6)
+    assert data["overall"]["ppi++"]["ci"] == pytest.approx([want.ppi_plus.low, want.ppi_plus.high], abs=1e-6)
+    every = CliRunner().invoke(
+        cli, ["--db", str(db_path), "estimate", str(run_id), "--judge", "isg-holistic@hand", "--json"]
+    )
+    dims = {d["dimension"]: d for d in json.loads(every.output)}
+    assert set(dims) == {"coherence", "overall"}  # dimensions the judge gave no value on are left out
+    assert dims["coherence"]["overall"]["ppi"]["estimate"] == pytest.approx(rest.mean(), abs=1e-6)
