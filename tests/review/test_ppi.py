@@ -8,7 +8,10 @@ import pytest
 from evaluation.agreement import ppi
 
 
-def _study(rng: np.random.Generator, n: int, big_n: int, accuracy: float, bias: float) -> tuple[np.ndarray, ...]:
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _study(rng: np.random.Generator, n: int, big_n: int, accuracy: float, bias: float) -> Arrays:
     """A binary benchmark: truth ~ Bernoulli(0.6); the judge agrees with it at ``accuracy``, and on
     top says "pass" for a ``bias`` share of the failures (a lenient judge)."""
     truth = (rng.random(n + big_n) < 0.6).astype(float)
@@ -17,17 +20,23 @@ def _study(rng: np.random.Generator, n: int, big_n: int, accuracy: float, bias: 
     return truth[:n], judge[:n], judge[n:]
 
 
-def _numeric(rng: np.random.Generator, n: int, big_n: int) -> tuple[np.ndarray, ...]:
+def _numeric(rng: np.random.Generator, n: int, big_n: int) -> Arrays:
     truth = rng.normal(6.0, 2.0, n + big_n).clip(1, 10)
     judge = (0.8 * truth + 2.0 + rng.normal(0, 1.0, truth.size)).clip(1, 10)
     return truth[:n], judge[:n], judge[n:]
+
+
+def _flipped(arrays: Arrays) -> Arrays:
+    """The same study with a judge that says the opposite."""
+    y, yh, yu = arrays
+    return y, 1 - yh, 1 - yu
 
 
 CASES = [
     ("binary", lambda rng: _study(rng, 120, 900, 0.85, 0.2)),
     ("binary-small", lambda rng: _study(rng, 7, 40, 0.7, 0.0)),
     ("numeric", lambda rng: _numeric(rng, 200, 3000)),
-    ("anticorrelated", lambda rng: (lambda y, yh, yu: (y, 1 - yh, 1 - yu))(*_study(rng, 50, 300, 0.9, 0.0))),
+    ("anticorrelated", lambda rng: _flipped(_study(rng, 50, 300, 0.9, 0.0))),
 ]
 
 
@@ -111,13 +120,14 @@ def test_simulated_studies_cover_the_truth() -> None:
 def test_labels_for_a_target_width() -> None:
     rng = np.random.default_rng(5)
     y, yh, yu = _study(rng, 100, 2000, 0.9, 0.0)
-    now = ppi.ppi_interval(y, yh, yu, lam=None)
-    assert ppi.labels_for_width(y, yh, yu, now.width + 0.01) == 0
-    more = ppi.labels_for_width(y, yh, yu, now.width * 0.7)
+    width = ppi.ppi_interval(y, yh, yu, lam=None).width
+    assert width is not None
+    assert ppi.labels_for_width(y, yh, yu, width + 0.01) == 0
+    more = ppi.labels_for_width(y, yh, yu, width * 0.7)
     assert more is not None and 50 < more < 300  # width falls as 1/sqrt(n): about (1/0.7)² - 1 ≈ 1.04 × 100
     # labelling those items (from the same population) does reach the width, give or take noise
     y2, yh2, yu2 = _study(np.random.default_rng(6), 100 + more, 2000 - more, 0.9, 0.0)
-    assert ppi.ppi_interval(y2, yh2, yu2, lam=None).width == pytest.approx(now.width * 0.7, rel=0.1)
+    assert ppi.ppi_interval(y2, yh2, yu2, lam=None).width == pytest.approx(width * 0.7, rel=0.1)
     assert ppi.labels_for_width(y, yh, yu, 0.0001) is None  # not even labelling all 2,100 items
 
 
