@@ -208,14 +208,17 @@ def test_review_plan_writes_assignments_the_queue_follows(db_path, engine, judge
     assert out.exit_code == 0, out.output
     plan = json.loads(out.output)
     strata = {st["category"]: st for st in plan["strata"]}
-    # both categories have 15 labels, so their measured correction variance decides: the chart half's
-    # lenient-judge mistakes (items 33, 39, ... where the judge said yes to a wrong answer) are equally
-    # spread, so each category's variance is measured from its labels
-    assert {c: (st["items"], st["labelled"], st["variance_from"]) for c, st in strata.items()} == {
-        "ocr": (30, 15, "labels"),
-        "chart": (30, 15, "labels"),
+    # 15 labels per category, so each category's variance of (human - judge) is measured: ocr has 3
+    # fooled items of 15 (var 2.4/14), chart 2 (var 1.7333/14); the greedy Neyman allocation of 10
+    # labels over two equal-sized categories then gives ocr 7 and chart 3
+    assert {c: (st["items"], st["labelled"], st["variance_from"], st["chosen"]) for c, st in strata.items()} == {
+        "ocr": (30, 15, "labels", 7),
+        "chart": (30, 15, "labels", 3),
     }
-    assert sum(st["chosen"] for st in strata.values()) == 10 and len(plan["items"]) == 10
+    assert strata["ocr"]["variance"] == pytest.approx(2.4 / 14, abs=1e-6)
+    assert strata["chart"]["variance"] == pytest.approx((2 * (13 / 15) ** 2 + 13 * (2 / 15) ** 2) / 14, abs=1e-6)
+    assert len(plan["items"]) == 10
+    assert sorted(p["category"] for p in plan["items"]) == ["chart"] * 3 + ["ocr"] * 7
     unlabelled = {ids[k] for k in range(ITEMS) if k % 2}
     assert {p["target"]["id"] for p in plan["items"]} <= unlabelled
     assert len(plan["assignments"]) == 10
