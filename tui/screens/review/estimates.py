@@ -25,7 +25,7 @@ from tui.widgets.footer import KeyFooter
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 ROWS = (("judge_only", "judge only"), ("ppi++", "PPI++"), ("ppi", "PPI"), ("human_only", "humans only"))
-BAR_WIDTH = 40
+BAR_WIDTH = 20
 
 
 @dataclass
@@ -86,16 +86,16 @@ class EstimatesScreen(WorkScreen):
     def on_mount(self) -> None:
         table = self.query_one("#est-intervals", DataTable)
         for label, width in (
-            ("scope", 14),
-            ("method", 12),
-            ("estimate", 8),
-            ("95% CI", 17),
-            ("labels", 6),
+            ("scope", 8),
+            ("method", 11),
+            ("est.", 5),
+            ("95% CI", 14),
+            ("n", 3),
             ("interval", BAR_WIDTH),
         ):
             table.add_column(label, width=width)
         nxt = self.query_one("#est-next", DataTable)
-        for label, width in (("target", 24), ("category", 12), ("doubt", 5)):
+        for label, width in (("target", 22), ("category", 9), ("doubt", 5)):
             nxt.add_column(label, width=width)
         table.focus()
 
