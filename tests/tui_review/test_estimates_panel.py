@@ -71,3 +71,22 @@ async def test_panel_shows_the_cli_intervals_and_next_items(make_tui, db_path, j
 def test_interval_bar() -> None:
     assert interval_bar([0.25, 0.75], 0.0, 1.0, width=9) == "··━━━━━··"
     assert interval_bar(None, 0.0, 1.0, width=3) == "   "
+
+
+async def test_dashboard_opens_the_panel_on_its_scale(make_tui, judged_run) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    from tui.screens.review.dashboard import DashboardScreen
+
+    run_id, _ = judged_run
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(DashboardScreen(scale="yes-no", resamples=50))
+        await settle(pilot, app)
+        await pilot.press("e")
+        await settle(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, EstimatesScreen) and screen.data is not None
+        assert (screen.data.run_id, screen.data.judge, screen.data.scale) == (run_id, JUDGE, "yes-no")
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert isinstance(app.screen, DashboardScreen)

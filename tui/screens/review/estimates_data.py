@@ -51,8 +51,9 @@ def estimates_data(session: Session, query: EstimatesQuery, viewer: str | None) 
         return EstimatesData(query, None, "", "", message="no runs yet")
     choices = rated_judges(session, run_id)
     judge, scale = query.judge, query.scale
-    if not judge and choices:
-        judge, scale = choices[0][0], scale or choices[0][1]
+    fitting = [c for c in choices if not scale or c[1] == scale]
+    if not judge and fitting:
+        judge, scale = fitting[0]
     if not judge:
         return EstimatesData(
             query,
