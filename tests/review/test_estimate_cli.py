@@ -233,6 +233,11 @@ def test_review_plan_writes_assignments_the_queue_follows(db_path, engine, judge
     again = json.loads(runner.invoke(cli, args).output)
     assert not {p["target"]["id"] for p in again["items"]} & {p["target"]["id"] for p in plan["items"]}
     assert sum(st["pending"] for st in again["strata"]) == 10
+    # bea now has targets to rate blind: the estimates, built from every rating, are not for her yet
+    blind = runner.invoke(
+        cli, ["--db", str(db_path), "--as", "bea", "estimate", str(run_id), "--judge", JUDGE, "--scale", "yes-no"]
+    )
+    assert blind.exit_code != 0 and "bea still has 10 target(s) to rate blind" in blind.output
 
 
 def test_calibration_confusion_and_majority(db_path, engine, judged_run) -> None:
