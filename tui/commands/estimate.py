@@ -20,9 +20,12 @@ METHOD_TITLES = {"judge_only": "judge only", "human_only": "humans only", "ppi":
 def _scale_options(fn: Any) -> Any:
     fn = click.option("--dimension", help="One dimension of a dimensional scale (default: each in turn).")(fn)
     fn = click.option("--scale", help="The rating scale people rate on (default: the judge's own).")(fn)
-    fn = click.option("--judge", "judge", required=True, help="The judge's name (see `chainmark runs` / judges list).")(
-        fn
-    )
+    fn = click.option(
+        "--judge",
+        "judge",
+        required=True,
+        help="The judge's name as stored with its verdicts, e.g. vtc-open-judge@ENDPOINT.",
+    )(fn)
     return click.argument("run_id", type=int)(fn)
 
 
