@@ -17,6 +17,7 @@ from typing import Any
 from annotation.vocab import ANNOTATOR_ROLES, SCALE_LEVELS, TARGET_KINDS
 from evaluation.vocab import PAIR_KINDS
 from tui.commands import _click as click
+from tui.commands.estimate import plan_cmd
 from tui.safe_text import json_safe
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
@@ -454,7 +455,10 @@ def ratings_csv(rows: list[rating.RatingInfo]) -> str:
 
 @click.group("review")
 def review_group() -> None:
-    """A rater's queue and what they may see (blind mode)."""
+    """A rater's queue and what they may see (blind mode), and which items to label next."""
+
+
+review_group.add_command(plan_cmd)  # defined with the estimates it serves (tui/commands/estimate.py)
 
 
 @review_group.command("queue")

@@ -264,10 +264,13 @@ def report_cmd(
     elif fmt == "html":
         from evaluation.agreement.html_section import sections
         from evaluation.scoring.html_report import to_html
+        from tui.commands.estimate import estimate_sections
         from tui.commands.review import agreement_results
 
-        # agreement on what these runs produced, when people or judges rated it
+        # agreement on what these runs produced, when people or judges rated it, and the runs' scores
+        # estimated from a judge and people's labels together
         agreement = sections(agreement_results(app, resamples=200, runs=list(run_ids)))
+        agreement += estimate_sections(app, list(run_ids))
         text = to_html(
             results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}", more=agreement
         )

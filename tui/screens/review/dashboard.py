@@ -56,6 +56,7 @@ class DashboardScreen(WorkScreen):
         Binding("p", "next_pair", "Next pair", id="dashboard.next_pair"),
         Binding("slash", "focus_raters", "Raters", id="dashboard.focus_raters"),
         Binding("r", "refresh", "Refresh", id="dashboard.refresh"),
+        Binding("e", "estimates", "Estimates", id="dashboard.estimates"),
         Binding("escape", "back", "Back", id="dashboard.back"),
     ]
 
@@ -281,6 +282,12 @@ class DashboardScreen(WorkScreen):
             if (c.a, c.b) == (a, b):
                 self.pair = i
                 self._show_confusion()
+
+    def action_estimates(self) -> None:
+        """The newest run's score from a judge and people's labels on this scale (the estimates panel)."""
+        from tui.screens.review.estimates import EstimatesScreen
+
+        self.app.push_screen(EstimatesScreen(scale=self.data.scale if self.data else ""))
 
     def action_focus_raters(self) -> None:
         self.query_one("#dash-raters", Input).focus()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.screen import Screen
 
-SCREENS = ("rate", "prefs", "adjudicate", "agreement", "runs", "launch", "reports")
+SCREENS = ("rate", "prefs", "adjudicate", "agreement", "estimates", "runs", "launch", "reports")
 
 
 def screen_for(name: str) -> Screen:
@@ -25,6 +25,10 @@ def screen_for(name: str) -> Screen:
         from tui.screens.review.dashboard import DashboardScreen
 
         return DashboardScreen()
+    if name == "estimates":
+        from tui.screens.review.estimates import EstimatesScreen
+
+        return EstimatesScreen()
     if name == "runs":
         from tui.screens.runs.monitor import RunMonitorScreen
 

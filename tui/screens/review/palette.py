@@ -11,6 +11,7 @@ ENTRIES = (
     ("Preference queue: judge pairs of answers blind (A / B / tie)", "prefs", "p on home"),
     ("Adjudication queue: settle disagreements", "adjudicate", "a on home"),
     ("Agreement dashboard: κ, α, confusion, plots", "agreement", "g on home"),
+    ("Estimates: judge only vs prediction-powered vs humans, next items to label", "estimates", "ctrl+p"),
     ("Run monitor: runs, live progress, cancel/resume", "runs", "m on home"),
     ("New run: launch a model on a benchmark", "launch", "n in the run monitor"),
     ("Reports: paper-style tables, export md/csv", "reports", "o on home"),
