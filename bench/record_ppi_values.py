@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -20,12 +21,13 @@ from tests.review.test_ppi import ALPHAS, CASES, LAMBDAS  # noqa: E402
 
 
 def main() -> None:
-    import ppi_py
+    import ppi_py  # type: ignore[import-not-found]
 
-    out = {"ppi_python": _version(), "cases": {}}
+    cases: dict[str, list[dict[str, Any]]] = {}
+    out = {"ppi_python": _version(), "cases": cases}
     for name, make in CASES:
         y, yh, yu = make(np.random.default_rng(7))
-        rows = []
+        rows: list[dict[str, Any]] = []
         for alpha in ALPHAS:
             for lam in LAMBDAS:
                 point = ppi_py.ppi_mean_pointestimate(y, yh, yu, lam=lam)
@@ -41,10 +43,10 @@ def main() -> None:
                 )
             c_low, c_high = ppi_py.classical_mean_ci(y, alpha=alpha)
             rows.append({"alpha": alpha, "classical": [float(c_low), float(c_high)]})
-        out["cases"][name] = rows
+        cases[name] = rows
     path = ROOT / "tests" / "review" / "data" / "ppi_python_values.json"
     path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"{sum(len(r) for r in out['cases'].values())} values from ppi-python {out['ppi_python']} -> {path}")
+    print(f"{sum(len(r) for r in cases.values())} values from ppi-python {out['ppi_python']} -> {path}")
 
 
 def _version() -> str:
