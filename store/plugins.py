@@ -32,6 +32,7 @@ from store.plugin_descriptor import BenchmarkPlugin, PluginError, normal
 
 GROUP = "chainmark.benchmarks"
 CACHE_NAME = "benchmark-plugins.json"  # in this package's __pycache__, beside its bytecode
+CACHE_ENV = "CHAINMARK_PLUGIN_CACHE"
 _CACHE_FORMAT = 1
 
 log = logging.getLogger("chainmark.plugins")
@@ -188,7 +189,9 @@ def resource_path(spec: str) -> Path:
 
 
 def _cache_path() -> Path:
-    return Path(__file__).with_name("__pycache__") / CACHE_NAME
+    """``$CHAINMARK_PLUGIN_CACHE`` if set (a read-only install, tests), else beside this package's bytecode."""
+    chosen = os.environ.get(CACHE_ENV)
+    return Path(chosen) if chosen else Path(__file__).with_name("__pycache__") / CACHE_NAME
 
 
 def _stamp() -> list[list[Any]]:
@@ -229,7 +232,7 @@ def _scan_entry_points() -> list[tuple[str, str, str]]:
 def _write_cache(found: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     path = _cache_path()
     data = {"format": _CACHE_FORMAT, "group": GROUP, "stamp": _stamp(), "entry_points": [list(e) for e in found]}
-    temp = path.with_name(f"{CACHE_NAME}.{os.getpid()}.tmp")
+    temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:  # written whole, then renamed: a process reading it meanwhile sees the old file or the new
         path.parent.mkdir(exist_ok=True)
         temp.write_text(json.dumps(data), encoding="utf-8")

@@ -29,6 +29,7 @@ __all__ = [
 _SETS: dict[str, Callable[[], ToolSet]] = {}
 _BUILT: dict[str, ToolSet] = {}
 _FROM_PLUGINS: list[object] = [None]  # the plugin list the sets were last read from
+_PLUGIN_SETS: set[str] = set()  # the names registered from it
 
 
 def register_set(name: str, build: Callable[[], ToolSet]) -> None:
@@ -51,16 +52,22 @@ def get_tool_set(name: str) -> ToolSet:
 
 def _load_plugin_sets() -> None:
     """Register the tool set of every benchmark plugin that defines one (its ``tool_set_builder``,
-    imported when the set is first built); again when the plugins were looked up anew."""
+    imported when the set is first built); again when the plugins were looked up anew, dropping the
+    sets of plugins no longer there."""
     from store.plugins import benchmark_plugins
 
     plugins = benchmark_plugins()
     if _FROM_PLUGINS[0] is plugins:
         return
     _FROM_PLUGINS[0] = plugins
+    for name in _PLUGIN_SETS:
+        _SETS.pop(name, None)
+        _BUILT.pop(name, None)
+    _PLUGIN_SETS.clear()
     for plugin in plugins:
         if plugin.tool_set and plugin.tool_set_builder and plugin.tool_set not in _SETS:
             register_set(plugin.tool_set, _builder(plugin.tool_set_builder))
+            _PLUGIN_SETS.add(plugin.tool_set)
 
 
 def _builder(dotted: str) -> Callable[[], ToolSet]:
