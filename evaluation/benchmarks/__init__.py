@@ -25,7 +25,8 @@ def _scored() -> list[BenchmarkPlugin]:
 def _load(plugin: BenchmarkPlugin) -> Profile:
     from store.plugins import resolve
 
-    return resolve(str(plugin.profile))  # type: ignore[no-any-return]
+    profile: Profile = resolve(str(plugin.profile))
+    return profile
 
 
 def all_profiles() -> list[Profile]:

@@ -27,7 +27,7 @@ def echo(message: Any = None, file: Any = None, nl: bool = True, err: bool = Fal
     raw_echo(message, file=file, nl=nl, err=err, color=color)
 
 
-class LazyChoice(Choice):  # type: ignore[type-arg]
+class LazyChoice(Choice):
     """A ``click.Choice`` whose choices are asked for when first needed (parsing the value, printing
     the help), not when the command module is imported: they come from the benchmark plugins, whose
     discovery a command that never reads this option should not pay for."""
@@ -37,11 +37,15 @@ class LazyChoice(Choice):  # type: ignore[type-arg]
         self._choices: tuple[str, ...] | None = None
         self.case_sensitive = case_sensitive
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         if self._choices is None:
             self._choices = tuple(self._source())
         return self._choices
+
+    @choices.setter
+    def choices(self, value: Iterable[str]) -> None:
+        self._choices = tuple(value)
 
 
 class FormatsHelp(Command):
