@@ -33,7 +33,8 @@ from store.plugin_descriptor import BenchmarkPlugin, PluginError, normal
 GROUP = "chainmark.benchmarks"
 CACHE_NAME = "benchmark-plugins.json"  # in this package's __pycache__, beside its bytecode
 CACHE_ENV = "CHAINMARK_PLUGIN_CACHE"
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
+_CACHE_ENTRIES = 8  # sys.path variants remembered
 
 log = logging.getLogger("chainmark.plugins")
 
@@ -206,14 +207,24 @@ def _stamp() -> list[list[Any]]:
 
 
 def _cached_entry_points() -> list[tuple[str, str, str]]:
-    """The group's entry points as (name, value, distribution): from the cache while its stamp holds."""
+    """The group's entry points as (name, value, distribution): from the cache while its stamp holds.
+    The cache keeps one entry per ``sys.path`` (the console script and ``python -m`` see different
+    paths), so commands started both ways do not rescan in turn."""
+    stamp = _stamp()
+    for entry in _read_cache():
+        if entry.get("stamp") == stamp:
+            return [(str(n), str(v), str(d)) for n, v, d in entry["entry_points"]]
+    return _write_cache(_scan_entry_points())
+
+
+def _read_cache() -> list[dict[str, Any]]:
     try:
         data = json.loads(_cache_path().read_text(encoding="utf-8"))
-        if data["format"] == _CACHE_FORMAT and data["group"] == GROUP and data["stamp"] == _stamp():
-            return [(str(n), str(v), str(d)) for n, v, d in data["entry_points"]]
+        if data["format"] == _CACHE_FORMAT and data["group"] == GROUP:
+            return [e for e in data["entries"] if isinstance(e, dict)]
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    return _write_cache(_scan_entry_points())
+    return []
 
 
 def _scan_entry_points() -> list[tuple[str, str, str]]:
@@ -230,8 +241,13 @@ def _scan_entry_points() -> list[tuple[str, str, str]]:
 
 
 def _write_cache(found: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Store ``found`` for this ``sys.path``, replacing its older entry; the last few paths are kept."""
     path = _cache_path()
-    data = {"format": _CACHE_FORMAT, "group": GROUP, "stamp": _stamp(), "entry_points": [list(e) for e in found]}
+    stamp = _stamp()
+    paths = [e for e, _ in stamp]
+    others = [e for e in _read_cache() if [p for p, _ in e.get("stamp") or []] != paths]
+    entries = [{"stamp": stamp, "entry_points": [list(e) for e in found]}, *others][:_CACHE_ENTRIES]
+    data = {"format": _CACHE_FORMAT, "group": GROUP, "entries": entries}
     temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:  # written whole, then renamed: a process reading it meanwhile sees the old file or the new
         path.parent.mkdir(exist_ok=True)
