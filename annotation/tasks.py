@@ -98,14 +98,14 @@ def create_benchmark(
 ) -> Benchmark:
     """Make a new benchmark on purpose: refuses a name already taken (``ensure_benchmark`` would
     quietly reuse it) and a format chainmark cannot read or write."""
-    from annotation.formats.registry import FORMAT_NAMES
+    from annotation.formats.registry import benchmark_formats
 
     name = name.strip()
     if not name:
         raise AuthoringError("a benchmark needs a name")
     if session.exec(select(Benchmark).where(Benchmark.name == name)).first() is not None:
         raise AuthoringError(f"a benchmark named {name!r} already exists")
-    formats = ("chainmark", *FORMAT_NAMES)
+    formats = benchmark_formats()
     if source_format not in formats:
         raise AuthoringError(f"format must be one of {', '.join(formats)}; got {source_format!r}")
     bench = Benchmark(

@@ -9,4 +9,3 @@ COMPARE_SORTS = ("disagreement", "task")
 MAX_COUNT = 10**9  # rounds, tool calls, tokens per task
 MAX_SECONDS = 7 * 24 * 3600.0  # a week per task: anything larger is a typo, and asyncio needs a finite deadline
 MAX_LIMIT = 2**31 - 1  # tasks per run; larger numbers overflow the databases' integers
-TOOL_SETS = ("gta", "agentic-mme", "vtc", "atp")  # the built-in tool sets (evaluation.tools.sets.builtin_sets)

@@ -19,12 +19,17 @@ if TYPE_CHECKING:
 
 
 def tool_set_for(d: TaskDetail) -> str:
-    """The benchmark's tool set, else its format's, else GTA's."""
+    """The benchmark's tool set, else the one its format's plugin names, else the first there is."""
     from evaluation.tools import tool_set_names
+    from store.plugins import find_plugin
 
     if d.tool_set:
         return d.tool_set
-    return d.source_format if d.source_format in tool_set_names() else "gta"
+    names = tool_set_names()
+    plugin = find_plugin(d.source_format)
+    if plugin is not None and plugin.tool_set and plugin.tool_set in names:
+        return plugin.tool_set
+    return names[0]
 
 
 def file_name(ref: AssetRef, index: int) -> str:

@@ -1,4 +1,5 @@
-"""Build the demo project: one small benchmark in the style of each seed, with images drawn here.
+"""Build the demo project: one small benchmark per benchmark plugin that brings a demo (``demo-<name>``);
+chainmark's own are in the style of each seed, with images drawn here.
 
 Idempotent: tasks are keyed by source id, so running it again adds nothing and changes nothing.
 Reference steps that transform images carry the real transformed image (computed with Pillow) as an
@@ -10,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from PIL import Image, ImageEnhance, ImageOps
@@ -20,8 +20,7 @@ from annotation import tasks as authoring
 from annotation.demo import images
 from store.blobs import BlobStore
 from store.models import Benchmark, Task, TaskAsset
-
-GUIDELINES = Path(__file__).with_name("guidelines")
+from store.plugins import BenchmarkPlugin, benchmark_plugins, resolve, resource_path
 
 
 @dataclass
@@ -34,8 +33,9 @@ class DemoReport:
         return sum(self.created.values())
 
 
-def _guidelines(name: str) -> str:
-    return (GUIDELINES / f"{name}.md").read_text(encoding="utf-8")
+def _guidelines(plugin: BenchmarkPlugin) -> str | None:
+    """The guidelines file the plugin names, or None."""
+    return resource_path(plugin.guidelines).read_text(encoding="utf-8") if plugin.guidelines else None
 
 
 def _open(data: bytes) -> Image.Image:
@@ -65,8 +65,11 @@ def _mirror(data: bytes) -> bytes:
     return images.png(ImageOps.mirror(_open(data)))
 
 
-class _TaskBuilder:
-    """Adds one task with its image, steps and checkpoints, unless its source id already exists."""
+class DemoBuilder:
+    """Adds one task with its image, steps and checkpoints, unless its source id already exists.
+
+    What a benchmark plugin's ``demo`` function receives: it calls ``exists`` before each task it
+    adds, so building the demo again adds nothing (``docs/plugins.md``)."""
 
     def __init__(self, session: Session, blobs: BlobStore, bench: Benchmark, report: DemoReport):
         self.s, self.blobs, self.bench, self.report = session, blobs, bench, report
@@ -130,7 +133,7 @@ class _TaskBuilder:
 # ----------------------------------------------------------------------------------- benchmarks
 
 
-def _gta(b: _TaskBuilder) -> None:
+def fill_gta(b: DemoBuilder) -> None:
     receipt = images.receipt()
     if not b.exists("0"):
         ocr = "\n".join(f"{label} {price}" if price else label for label, price in images.RECEIPT_LINES)
@@ -191,7 +194,7 @@ def _gta(b: _TaskBuilder) -> None:
         b.answer(t, "Friday, with 16 more parcels than Wednesday.")
 
 
-def _agentic_mme(b: _TaskBuilder) -> None:
+def fill_agentic_mme(b: DemoBuilder) -> None:
     scene = images.low_light_scene()
     if not b.exists("0001"):
         t = b.task(
@@ -303,7 +306,7 @@ def _agentic_mme(b: _TaskBuilder) -> None:
         )
 
 
-def _vtc(b: _TaskBuilder) -> None:
+def fill_vtc(b: DemoBuilder) -> None:
     sign = images.mirrored_sign()
     if not b.exists("ocr_1"):
         t = b.task(
@@ -354,7 +357,7 @@ def _vtc(b: _TaskBuilder) -> None:
         b.answer(t, "<answer>5</answer>")
 
 
-def _isg(b: _TaskBuilder) -> None:
+def fill_isg(b: DemoBuilder) -> None:
     if not b.exists("0000"):
         golden = [
             {"type": "text", "content": "Wash and dry the fruit."},
@@ -406,7 +409,7 @@ def _isg(b: _TaskBuilder) -> None:
         )
 
 
-def _atp(b: _TaskBuilder) -> None:
+def fill_atp(b: DemoBuilder) -> None:
     if not b.exists("trace-0001"):
         gt = (
             "Start by washing the fruit. "
@@ -451,31 +454,32 @@ def _plan_calls(text: str) -> list[dict[str, Any]]:
     return out
 
 
-BENCHMARKS: list[tuple[str, str, str | None, str, Callable[[_TaskBuilder], None]]] = [
-    ("demo-gta", "gta", "gta", "GTA-style tool-chain questions over everyday images", _gta),
-    (
-        "demo-agentic-mme",
-        "agentic-mme",
-        "agentic-mme",
-        "Agentic-MME-style tasks with stepwise checkpoints",
-        _agentic_mme,
-    ),
-    ("demo-vtc", "vtc", "vtc", "VTC-Bench-style OpenCV tool chains", _vtc),
-    ("demo-isg", "isg", None, "ISG-Bench-style interleaved text-and-image answers", _isg),
-    ("demo-atp", "atp", "atp", "ATP-Bench-style tool planning over context documents", _atp),
-]
+def demo_plugins() -> list[BenchmarkPlugin]:
+    """The benchmark plugins that bring a demo, in listing order: one demo benchmark each."""
+    return [p for p in benchmark_plugins() if p.demo and p.formats]
+
+
+def demo_name(plugin: BenchmarkPlugin) -> str:
+    return f"demo-{plugin.name}"
 
 
 def build_demo(session: Session, blobs: BlobStore) -> DemoReport:
     """Create (or complete) the demo benchmarks in the given session."""
     report = DemoReport()
-    for name, fmt, tool_set, description, fill in BENCHMARKS:
+    for plugin in demo_plugins():
+        name = demo_name(plugin)
         known = session.exec(select(Benchmark).where(Benchmark.name == name)).first()
         # Guidelines are editable by the team; a rebuild must not overwrite their edits.
-        guidelines = None if known is not None and known.guidelines else _guidelines(fmt)
+        guidelines = None if known is not None and known.guidelines else _guidelines(plugin)
         bench = authoring.ensure_benchmark(
-            session, name, fmt, tool_set=tool_set, description=description, guidelines=guidelines
+            session,
+            name,
+            plugin.formats[0],
+            tool_set=plugin.tool_set,
+            description=plugin.demo_description or plugin.summary,
+            guidelines=guidelines,
         )
         report.created.setdefault(name, 0)
-        fill(_TaskBuilder(session, blobs, bench, report))
+        fill: Callable[[DemoBuilder], None] = resolve(str(plugin.demo))
+        fill(DemoBuilder(session, blobs, bench, report))
     return report

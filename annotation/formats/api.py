@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 
 from annotation.formats.base import DatasetSpec, DatasetStream, gc_paused
 from annotation.formats.errors import FormatError
-from annotation.formats.registry import FORMAT_NAMES, get_format, is_run_format
+from annotation.formats.registry import format_names, get_format, is_run_format
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
 from store.blobs import BlobStore
 from store.db import acting_user, read_only, session_scope
@@ -116,9 +116,10 @@ def import_run(
 def run_format(benchmark: Any) -> str | None:
     """The format a run's benchmark is in: its source format, else (a benchmark authored in
     chainmark) the format its tool set belongs to; None when neither names a format."""
+    known = format_names()
     for key in (benchmark.source_format, benchmark.tool_set):
         name = str(key or "").strip().lower().replace("_", "-")
-        if name in FORMAT_NAMES and getattr(get_format(name), "holds_runs", True):
+        if name in known and getattr(get_format(name), "holds_runs", True):
             return name
     return None
 

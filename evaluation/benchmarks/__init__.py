@@ -1,44 +1,57 @@
-"""One profile per benchmark; ``get_profile`` finds one by name or by the benchmark's source format."""
+"""One profile per benchmark, named by its plugin (``store.plugins``: the descriptor's ``profile``);
+``get_profile`` finds one by the benchmark's name or source format."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evaluation.benchmarks.base import Profile, ScoreContext
 
-_MODULES = ("gta", "agentic_mme", "isg", "vtc", "atp", "native")
+if TYPE_CHECKING:
+    from store.plugin_descriptor import BenchmarkPlugin
 
 
 class UnknownProfile(LookupError):
     """No profile scores this benchmark."""
 
 
-def all_profiles() -> list[Profile]:
-    import importlib
+def _scored() -> list[BenchmarkPlugin]:
+    """The plugins that bring a scoring profile, in listing order."""
+    from store.plugins import benchmark_plugins
 
-    return [importlib.import_module(f"evaluation.benchmarks.{m}").PROFILE for m in _MODULES]
+    return [p for p in benchmark_plugins() if p.profile]
+
+
+def _load(plugin: BenchmarkPlugin) -> Profile:
+    from store.plugins import resolve
+
+    profile: Profile = resolve(str(plugin.profile))
+    return profile
+
+
+def all_profiles() -> list[Profile]:
+    return [_load(p) for p in _scored()]
 
 
 def get_profile(name_or_format: str) -> Profile:
-    """The first profile (in ``_MODULES`` order) that has this name or format; modules after it are
-    not imported (scoring a GTA run does not load the other four scorers)."""
-    import importlib
-
-    key = (name_or_format or "").strip().lower().replace("_", "-")
-    for m in _MODULES:
-        profile = importlib.import_module(f"evaluation.benchmarks.{m}").PROFILE
-        if key == profile.name or key in {f.replace("_", "-") for f in profile.formats}:
-            return profile
-    known = ", ".join(p.name for p in all_profiles())
+    """The profile of the plugin with this name or format; no other profile module is imported
+    (scoring a GTA run does not load the other scorers)."""
+    for plugin in _scored():
+        if plugin.answers_to(name_or_format):
+            return _load(plugin)
+    known = ", ".join(p.name for p in _scored())
     raise UnknownProfile(f"no scoring profile for benchmark format {name_or_format!r} (profiles: {known})")
 
 
 def all_corrections() -> dict[str, dict[str, str]]:
-    """profile name -> {correction name: what fixed mode does instead of the reference} (``CORRECTIONS``)."""
+    """profile name -> {correction name: what fixed mode does instead of the reference} (``CORRECTIONS``
+    of the profile's module)."""
     import importlib
 
     out = {}
-    for m in _MODULES:
-        module = importlib.import_module(f"evaluation.benchmarks.{m}")
-        out[module.PROFILE.name] = dict(getattr(module, "CORRECTIONS", {}) or {})
+    for profile in all_profiles():
+        module = importlib.import_module(type(profile).__module__)
+        out[profile.name] = dict(getattr(module, "CORRECTIONS", {}) or {})
     return out
 
 

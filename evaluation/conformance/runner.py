@@ -1,6 +1,7 @@
 """Compare chainmark's scores of a run with the reference evaluator's scores of the same exported files.
 
-The contract a profile module (``evaluation/benchmarks/<b>.py``) offers:
+The contract a benchmark's conformance module (its plugin's ``conformance``, e.g. ``evaluation/benchmarks/<b>.py``)
+offers:
 
 - ``reference_conformance(export_dir, reference, python) -> dict`` (required): run the reference evaluator
   from the user's checkout ``reference`` as a subprocess with interpreter ``python`` on the files in
@@ -19,7 +20,6 @@ a difference (``ours`` None); values chainmark computes beyond the reference are
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -77,17 +77,22 @@ class ConformanceReport:
         return out
 
 
-def _profile_module(benchmark: str) -> Any:
-    from evaluation.benchmarks import get_profile
+def _conformance_module(benchmark: str) -> Any:
+    """The module its benchmark plugin names for conformance (``store.plugins``), or None."""
+    from store.plugins import find_plugin, resolve
 
-    profile = get_profile(benchmark)
-    return importlib.import_module(type(profile).__module__)
+    plugin = find_plugin(benchmark)
+    if plugin is None:
+        from evaluation.benchmarks import get_profile
+
+        get_profile(benchmark)  # raises UnknownProfile, naming the profiles there are
+    return resolve(plugin.conformance) if plugin is not None and plugin.conformance else None
 
 
 def reference_is_judged(benchmark: str) -> bool:
-    """False when the benchmark's reference is run with no judge (its profile module says
+    """False when the benchmark's reference is run with no judge (its conformance module says
     ``REFERENCE_IS_JUDGED = False``): chainmark's side must then be scored without the run's verdicts."""
-    return bool(getattr(_profile_module(benchmark), "REFERENCE_IS_JUDGED", True))
+    return bool(getattr(_conformance_module(benchmark), "REFERENCE_IS_JUDGED", True))
 
 
 def default_python() -> str:
@@ -111,7 +116,7 @@ def equal_values(a: Any, b: Any, tol: float) -> bool:
 
 def ours_view(benchmark: str, score_result: ScoreResult) -> dict[str, Any]:
     """chainmark's score result in the conformance shape (the profile's ``conformance_ours`` if it has one)."""
-    module = _profile_module(benchmark)
+    module = _conformance_module(benchmark)
     hook = getattr(module, "conformance_ours", None)
     if hook is not None:
         return hook(score_result)
@@ -171,11 +176,11 @@ def run_conformance(
     ``ours`` is chainmark's side in the conformance shape (``ours_view`` of a score result); without it the
     file ``export_dir/../chainmark-scores.json`` written by ``chainmark conformance`` is read.
     """
-    module = _profile_module(benchmark)
+    module = _conformance_module(benchmark)
     hook = getattr(module, "reference_conformance", None)
     if hook is None:
         raise LookupError(
-            f"benchmark {benchmark!r} has no conformance check (its profile module defines no reference_conformance)"
+            f"benchmark {benchmark!r} has no conformance check (its plugin names no module with reference_conformance)"
         )
     reference = Path(reference).expanduser()
     if not reference.is_dir():

@@ -1,6 +1,7 @@
 """Judge prompt templates: versioned files, rendered into chat messages, hashed for caching.
 
-A template is ``templates/<judge>.v<version>.md``: a front-matter block (``key: value`` lines between
+A template is ``<judge>.v<version>.md`` in a benchmark plugin's ``judge_templates`` folder (chainmark's
+own are in ``templates/`` here): a front-matter block (``key: value`` lines between
 ``---`` lines: parser, temperature, max_tokens, json) and then sections ``### system`` and
 ``### user``. In a section, ``{{name}}`` is replaced by a variable (lists are joined one per line,
 numbered when the placeholder is ``{{name|numbered}}``); a line holding only ``{{images}}`` becomes
@@ -58,15 +59,39 @@ class Template:
         return f"{self.ref} (reference {src.get('file')}:{src.get('variable')} @ {str(rev)[:12]}{dirty})"
 
 
+def template_dirs() -> list[Path]:
+    """The folders templates are read from: this package's, then each benchmark plugin's
+    ``judge_templates`` (``store.plugins``), each once."""
+    from store.plugins import benchmark_plugins, resource_path
+
+    dirs = [TEMPLATE_DIR]
+    for plugin in benchmark_plugins():
+        if plugin.judge_templates:
+            folder = resource_path(plugin.judge_templates)
+            if folder.resolve() not in {d.resolve() for d in dirs}:
+                dirs.append(folder)
+    return dirs
+
+
+def _template_files(pattern: str) -> list[Path]:
+    """Template files matching ``pattern``; a file name found in two folders is the first folder's
+    (a plugin cannot replace chainmark's own prompt, or another plugin's, by reusing its name)."""
+    found: dict[str, Path] = {}
+    for folder in template_dirs():
+        for path in sorted(folder.glob(pattern)):
+            found.setdefault(path.name, path)
+    return list(found.values())
+
+
 def available() -> list[str]:
     """Judge names that have at least one template file."""
-    return sorted({p.name.split(".v")[0] for p in TEMPLATE_DIR.glob("*.v*.md")})
+    return sorted({p.name.split(".v")[0] for p in _template_files("*.v*.md")})
 
 
 @lru_cache(maxsize=64)
 def load_template(judge: str, version: str | None = None) -> Template:
     """The template file of ``judge`` (the newest version unless one is named)."""
-    files = sorted(TEMPLATE_DIR.glob(f"{judge}.v*.md"), key=lambda p: int(p.name.split(".v")[1].split(".")[0]))
+    files = sorted(_template_files(f"{judge}.v*.md"), key=lambda p: int(p.name.split(".v")[1].split(".")[0]))
     if version is not None:
         files = [p for p in files if p.name == f"{judge}.v{version}.md"]
     if not files:

@@ -80,12 +80,12 @@ def _bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> str:
 
 
 def _plots(results: list[ScoreResult], category_metric: str | None) -> list[str]:
-    from evaluation.scoring.report import CATEGORY_METRIC
+    from evaluation.scoring.report import category_metric_of
 
     figures = []
     for profile in dict.fromkeys(r.profile for r in results):
         group = [r for r in results if r.profile == profile]
-        metric = category_metric or CATEGORY_METRIC.get(profile)
+        metric = category_metric or category_metric_of(profile)
         if metric:
             series = {
                 _label(r): {

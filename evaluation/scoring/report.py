@@ -13,56 +13,28 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the results' models (pydantic) are not needed to print them: `score` loads them when it scores
     from evaluation.scoring.results import ScoreResult
 
-HEADLINE = {
-    "gta": (
-        "InstAcc",
-        "ToolAcc",
-        "ArgAcc",
-        "SummAcc",
-        "AnsAcc",
-        "AnsAcc+I",
-        "P",
-        "O",
-        "L",
-        "C",
-        "checkpoint_judge_score",
-    ),
-    "agentic-mme": ("Acc", "S", "V", "V_tool", "V_true", "avg_penalty", "avg_tool_calls_per_case", "perfect_cases"),
-    "isg": ("structure", "image", "block", "holistic"),
-    "vtc": ("APR", "TCR", "MAE", "efficiency"),
-    "atp": (
-        "FS",
-        "FS_query_mean",
-        "SR",
-        "SR_query_mean",
-        "MI",
-        "MI_query_mean",
-        "tool_precision",
-        "tool_recall",
-        "tool_f1",
-    ),
-    "chainmark": (
-        "AnswerAcc",
-        "AnswerSim",
-        "RubricScore",
-        "S",
-        "V",
-        "R",
-        "ToolAcc",
-        "ArgAcc",
-        "ResultUse",
-        "tool_f1",
-        "chain_length_ratio",
-    ),
-}
-CATEGORY_METRIC = {
-    "gta": None,
-    "agentic-mme": "Acc",
-    "isg": "holistic",
-    "vtc": "APR",
-    "atp": "FS",
-    "chainmark": "AnswerAcc",
-}
+
+def headline_metrics(profile: str, group: list[ScoreResult]) -> list[str]:
+    """The headline columns of ``profile``'s table: the metrics its benchmark plugin declares
+    (``store.plugins``), in that order; a plugin that declares none, or a profile no installed
+    plugin knows, shows every scalar metric its results hold rather than none. Columns no result
+    has a value for are left out."""
+    from store.plugins import find_plugin
+
+    plugin = find_plugin(profile)
+    declared = plugin.metrics if plugin is not None else ()
+    keys = declared or tuple(
+        dict.fromkeys(k for r in group for k, v in r.metrics.items() if not isinstance(v, (dict, list)))
+    )
+    return [k for k in keys if any(r.metrics.get(k) is not None for r in group)]
+
+
+def category_metric_of(profile: str) -> str | None:
+    """The metric of ``profile``'s per-category table, as its benchmark plugin names it (None: no table)."""
+    from store.plugins import find_plugin
+
+    plugin = find_plugin(profile)
+    return plugin.category_metric if plugin is not None else None
 
 
 def fmt(v: Any) -> str:
@@ -86,7 +58,7 @@ def tables(
     out: list[tuple[str, list[str], list[list[Any]]]] = []
     for profile in dict.fromkeys(r.profile for r in results):
         group = [r for r in results if r.profile == profile]
-        keys = [k for k in HEADLINE.get(profile, ()) if any(r.metrics.get(k) is not None for r in group)]
+        keys = headline_metrics(profile, group)
         out.append(
             (
                 f"{profile}: headline metrics",
@@ -104,7 +76,7 @@ def tables(
                 ],
             )
         )
-        metric = category_metric or CATEGORY_METRIC.get(profile)
+        metric = category_metric or category_metric_of(profile)
         cats = list(dict.fromkeys(c for r in group for c in r.by_category))
         if metric and cats:
             label = group[0].category_label or "category"

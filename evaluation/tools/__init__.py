@@ -1,7 +1,7 @@
 """The tool runtime: every seed benchmark's tools, executable offline where they can be, behind one
 registry. Callers use only these names::
 
-    ts = get_tool_set("gta")            # also "agentic-mme", "vtc", "atp"
+    ts = get_tool_set("gta")            # any set a benchmark plugin defines: tool_set_names()
     result = execute("gta", "OCR", {"image": "image/image_96.jpg"}, ToolContext(files={...}))
 
 ``execute`` never raises for a tool-level failure; it returns ``ToolResult(ok=False, error=...)``.

@@ -28,6 +28,8 @@ __all__ = [
 
 _SETS: dict[str, Callable[[], ToolSet]] = {}
 _BUILT: dict[str, ToolSet] = {}
+_FROM_PLUGINS: list[object] = [None]  # the plugin list the sets were last read from
+_PLUGIN_SETS: set[str] = set()  # the names registered from it
 
 
 def register_set(name: str, build: Callable[[], ToolSet]) -> None:
@@ -35,12 +37,12 @@ def register_set(name: str, build: Callable[[], ToolSet]) -> None:
 
 
 def tool_set_names() -> list[str]:
-    _load_builtin_sets()
+    _load_plugin_sets()
     return list(_SETS)
 
 
 def get_tool_set(name: str) -> ToolSet:
-    _load_builtin_sets()
+    _load_plugin_sets()
     if name not in _BUILT:
         if name not in _SETS:
             raise UnknownToolSet(f"unknown tool set {name!r}; known tool sets: {', '.join(_SETS)}")
@@ -48,13 +50,36 @@ def get_tool_set(name: str) -> ToolSet:
     return _BUILT[name]
 
 
-def _load_builtin_sets() -> None:
-    if _SETS:
-        return
-    from evaluation.tools.sets import builtin_sets
+def _load_plugin_sets() -> None:
+    """Register the tool set of every benchmark plugin that defines one (its ``tool_set_builder``,
+    imported when the set is first built); again when the plugins were looked up anew, dropping the
+    sets of plugins no longer there."""
+    from store.plugins import benchmark_plugins
 
-    for name, build in builtin_sets().items():
-        register_set(name, build)
+    plugins = benchmark_plugins()
+    if _FROM_PLUGINS[0] is plugins:
+        return
+    _FROM_PLUGINS[0] = plugins
+    for name in _PLUGIN_SETS:
+        _SETS.pop(name, None)
+        _BUILT.pop(name, None)
+    _PLUGIN_SETS.clear()
+    for plugin in plugins:
+        if plugin.tool_set and plugin.tool_set_builder and plugin.tool_set not in _SETS:
+            register_set(plugin.tool_set, _builder(plugin.tool_set_builder))
+            _PLUGIN_SETS.add(plugin.tool_set)
+
+
+def _builder(dotted: str) -> Callable[[], ToolSet]:
+    def build() -> ToolSet:
+        from store.plugins import resolve
+
+        made = resolve(dotted)()
+        if not isinstance(made, ToolSet):
+            raise TypeError(f"{dotted} built a {type(made).__name__}, not a ToolSet")
+        return made
+
+    return build
 
 
 def parse_arguments(args: Any) -> dict[str, Any]:

@@ -71,11 +71,11 @@ def test_command_modules_import_no_heavy_library_until_a_command_runs() -> None:
     assert json.loads(proc.stdout) == []
 
 
-def test_the_tool_sets_offered_as_choices_are_the_built_in_ones() -> None:
-    from evaluation.tools.sets import builtin_sets
-    from evaluation.vocab import TOOL_SETS
+def test_the_tool_sets_offered_as_choices_are_the_registered_ones() -> None:
+    from evaluation.tools import tool_set_names
+    from tui.commands.tools import TOOL_SET
 
-    assert tuple(builtin_sets()) == TOOL_SETS
+    assert list(TOOL_SET.choices) == tool_set_names() == ["gta", "agentic-mme", "vtc", "atp"]
 
 
 LISTINGS = """

@@ -11,7 +11,7 @@ from tui.context import AppContext, emit_json, json_option, pass_ctx
 @json_option
 @pass_ctx
 def demo_cmd(app: AppContext, open_tui: bool, as_json: bool) -> None:
-    """Build the demo project: one small benchmark in the style of each seed benchmark."""
+    """Build the demo project: one small benchmark for each benchmark plugin that brings a demo."""
     from annotation.demo import build_demo
     from store import session_scope
 

@@ -1,4 +1,5 @@
-"""``chainmark import|export|import-run|export-run``: the seed benchmarks' own files, in and out."""
+"""``chainmark import|export|import-run|export-run``: the benchmarks' own files, in and out (the
+formats come from the benchmark plugins, ``store.plugins``)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,12 @@ import csv
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from annotation.formats import FORMAT_NAMES
-from annotation.formats.registry import RUN_FORMAT_NAMES
+from annotation.formats.registry import format_names, run_format_names
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, json_option, pass_ctx
 
-FORMAT = click.Choice(FORMAT_NAMES, case_sensitive=False)
-RUN_FORMAT = click.Choice(RUN_FORMAT_NAMES, case_sensitive=False)
+FORMAT = click.LazyChoice(format_names, case_sensitive=False)
+RUN_FORMAT = click.LazyChoice(run_format_names, case_sensitive=False)
 
 
 @contextmanager
@@ -34,14 +34,14 @@ def _naming(path: str) -> Iterator[None]:
         raise click.ClickException(f"{path}: {what}") from exc
 
 
-@click.command("import")
+@click.command("import", cls=click.FormatsHelp)
 @click.argument("fmt", metavar="FORMAT", type=FORMAT)
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--benchmark", "-b", help="Benchmark to import into (default: the format's name).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_ctx
 def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_json: bool) -> None:
-    """Import a dataset in FORMAT (gta, agentic-mme, isg, vtc, atp, hf) from PATH, in one transaction."""
+    """Import a dataset in FORMAT (one of the formats below) from PATH, in one transaction."""
     from annotation.formats import api
 
     with _naming(path):
@@ -58,7 +58,7 @@ def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_j
         click.echo(f"note: {note}")
 
 
-@click.command("export")
+@click.command("export", cls=click.FormatsHelp)
 @click.argument("fmt", metavar="FORMAT", type=FORMAT)
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--benchmark", "-b", required=True, help="Benchmark to export.")
@@ -76,7 +76,7 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bo
     click.echo(f"{result['tasks']} tasks → {result['path']} ({result['files']} files)")
 
 
-@click.command("import-run")
+@click.command("import-run", cls=click.FormatsHelp, formats="run")
 @click.argument("fmt", metavar="FORMAT", type=RUN_FORMAT)
 @click.argument("path", type=click.Path(path_type=str))
 @click.option("--benchmark", "-b", required=True, help="Benchmark whose tasks the predictions answer.")
@@ -121,7 +121,7 @@ def import_run_cmd(
         click.echo(f"warning: {warning}")
 
 
-@click.command("export-run")
+@click.command("export-run", cls=click.FormatsHelp, formats="run")
 @click.argument("fmt", metavar="FORMAT", type=RUN_FORMAT)
 @click.argument("run_id", type=int)
 @click.argument("path", type=click.Path(path_type=str))

@@ -112,7 +112,7 @@ def score_cmd(
 
 @click.command("judge")
 @click.argument("run_id", type=int)
-@click.option("--judge", "judge", required=True, type=click.Choice(available()), help="Judge (prompt template).")
+@click.option("--judge", "judge", required=True, type=click.LazyChoice(available), help="Judge (prompt template).")
 @click.option("--endpoint", required=True, metavar="E", help="ModelEndpoint name to ask.")
 @_MODE
 @click.option("--limit", type=int, default=None, help="Ask at most this many questions.")

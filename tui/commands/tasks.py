@@ -480,20 +480,20 @@ def list_benchmarks(app: AppContext, as_json: bool) -> None:
     )
 
 
-@benchmarks_group.command("add")
+@benchmarks_group.command("add", cls=click.FormatsHelp, formats="benchmark")
 @click.argument("name")
 @click.option(
     "--format",
     "source_format",
     required=True,
     metavar="FORMAT",
-    help="The benchmark's file format: chainmark, gta, agentic-mme, atp, isg or vtc.",
+    help="The benchmark's file format (one of the formats below).",
 )
 @click.option(
     "--tools",
     "tool_set",
     metavar="SET",
-    help="Tool set its chains use (default: the one named like the format, if any).",
+    help="Tool set its chains use (default: the one its format's benchmark plugin names, if any).",
 )
 @click.option(
     "--guidelines",
@@ -510,16 +510,20 @@ def add_benchmark(
     guidelines: Path | None,
     description: str | None,
 ) -> None:
-    """Create a benchmark with its format and tool set (tasks are then added to it by name)."""
+    """Create a benchmark with its format and tool set (tasks are then added to it by name).
+
+    The tool set defaults to the one the format's benchmark plugin names (`benchmarks plugins`)."""
     from annotation import tasks as authoring
     from store import session_scope
     from evaluation.tools import tool_set_names
+    from store.plugins import find_plugin
 
     sets = tool_set_names()
     if tool_set is not None and tool_set not in sets:
         raise click.BadParameter(f"unknown tool set {tool_set!r}; known: {', '.join(sets)}", param_hint="--tools")
-    if tool_set is None and source_format in sets:
-        tool_set = source_format
+    plugin = find_plugin(source_format)
+    if tool_set is None and plugin is not None and plugin.tool_set in sets:
+        tool_set = plugin.tool_set
     text = guidelines.read_text(encoding="utf-8") if guidelines else None
     with session_scope(app.engine, app.actor) as s:
         try:
@@ -532,6 +536,78 @@ def add_benchmark(
         f"benchmark {name}: format {source_format}, tools {tool_set or '(none)'}"
         + (f", guidelines from {guidelines}" if guidelines else "")
     )
+
+
+@benchmarks_group.command("plugins")
+@click.argument("name", required=False)
+@json_option
+def list_plugins(name: str | None, as_json: bool) -> None:
+    """The kinds of benchmark chainmark knows (its own and installed plugins), or one in detail.
+
+    Scans the installed packages afresh (and renews the cache other commands read); a plugin that
+    could not be loaded is listed as a warning with the reason."""
+    from store.plugins import find_plugin, plugin_problems, rescan
+
+    plugins = list(rescan())
+    if name is not None:
+        found = find_plugin(name)
+        if found is None:
+            raise click.ClickException(f"no benchmark plugin {name!r}; known: {', '.join(p.name for p in plugins)}")
+        plugins = [found]
+    if as_json:
+        emit_json({"plugins": [_plugin_dict(p) for p in plugins], "problems": plugin_problems()})
+        return
+    if name is not None:
+        click.echo(_plugin_detail(plugins[0]))
+    else:
+        rows = [[p.name, ", ".join(p.formats), p.tool_set or "", " ".join(_abilities(p)), _origin(p)] for p in plugins]
+        click.echo(table(rows, ["benchmark", "formats", "tools", "provides", "from"]))
+    for problem in plugin_problems():
+        click.echo(f"warning: plugin {problem}", err=True)
+
+
+def _abilities(plugin: Any) -> list[str]:
+    """What a plugin brings, in words a user knows from the commands."""
+    return [
+        word
+        for word, present in (
+            ("import/export", plugin.format_module),
+            ("score", plugin.profile),
+            ("tools", plugin.tool_set_builder),
+            ("judges", plugin.judge_templates),
+            ("demo", plugin.demo),
+            ("conformance", plugin.conformance),
+        )
+        if present
+    ]
+
+
+def _origin(plugin: Any) -> str:
+    return plugin.source or "chainmark"
+
+
+def _plugin_dict(plugin: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {**asdict(plugin), "source": _origin(plugin), "provides": _abilities(plugin)}
+
+
+def _plugin_detail(plugin: Any) -> str:
+    rows = [
+        ("formats", ", ".join(plugin.formats)),
+        ("tool set", plugin.tool_set or ""),
+        ("report columns", ", ".join(plugin.metrics) or "every metric the profile returns"),
+        ("per-category metric", plugin.category_metric or ""),
+        ("provides", " ".join(_abilities(plugin))),
+        ("from", _origin(plugin)),
+    ]
+    import textwrap
+
+    lines = [f"{plugin.name}: {plugin.summary}", ""]
+    if plugin.help:
+        lines += [textwrap.fill(plugin.help, 100), ""]
+    lines += [f"{label + ':':21} {value}" for label, value in rows if value]
+    return "\n".join(lines)
 
 
 def register(cli: click.Group) -> None:

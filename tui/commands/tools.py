@@ -6,9 +6,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluation.vocab import TOOL_SETS
+from store.plugins import tool_set_names as plugin_tool_sets
 from tui.commands import _click as click
 from tui.context import AppContext, emit_json, pass_ctx, table
+
+TOOL_SET = click.LazyChoice(plugin_tool_sets)  # the sets the benchmark plugins define
 
 
 @click.group("tools")
@@ -26,7 +28,7 @@ def _params(schema: dict[str, Any]) -> str:
 
 
 @tools_group.command("list")
-@click.option("--set", "set_name", type=click.Choice(TOOL_SETS), help="Only this tool set.")
+@click.option("--set", "set_name", type=TOOL_SET, help="Only this tool set.")
 @click.option("--extras", is_flag=True, help="Also list executable tools a set does not offer to models.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def list_tools(set_name: str | None, extras: bool, as_json: bool) -> None:
@@ -100,7 +102,7 @@ def _fill_image_arg(schema: dict[str, Any], args: dict[str, Any], images: list[s
 @click.option(
     "--set",
     "set_name",
-    type=click.Choice(TOOL_SETS),
+    type=TOOL_SET,
     help="Tool set of NAME (needed only when several sets have that name).",
 )
 @click.option(
