@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
 from tui.typed_keys import after_typed_keys
-from tui.undo import Edit
+from tui.undo import Edit, made_row
 from tui.data import AssetRef, TaskDetail, task_detail
 from tui.images import preview
 from tui.messages import Failed, Result, Saved, TaskDetailLoaded
@@ -446,7 +446,12 @@ class ChainBuilderScreen(WorkScreen):
                 session.flush()
             step_id, link_ids = step.id, [link.id for link in links]
 
-            return Edit(f"add step {pending['tool']}", "remove_step", {"step_id": step_id, "link_ids": link_ids})
+            from store.models import ReferenceStep
+
+            made = made_row(session, ReferenceStep, step_id)
+            return Edit(
+                f"add step {pending['tool']}", "remove_step", {"step_id": step_id, "link_ids": link_ids}, made=made
+            )
 
         self.pending = None
         self.query_one("#thought", Input).value = ""
@@ -486,8 +491,9 @@ class ChainBuilderScreen(WorkScreen):
                 authoring.edit_step(session, step_id, final_answer=text, thought=thought or existing[0].thought)
                 return Edit("edit final answer", "edit_step", {"step_id": step_id, "fields": {"final_answer": old}})
             step = authoring.add_step(session, task_id, thought=thought, final_answer=text)
-            step_id = step.id
-            return Edit("add final answer", "remove_step", {"step_id": step_id})
+            return Edit(
+                "add final answer", "remove_step", {"step_id": step.id}, made=made_row(session, type(step), step.id)
+            )
 
         self.save("final answer", add)
 
