@@ -151,7 +151,12 @@ def judge_cmd(
         return
     from evaluation.judges.runner import judge_run
 
-    stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
+    from evaluation.judges.client import JudgeError
+
+    try:
+        stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
+    except JudgeError as exc:
+        raise click.ClickException(_judge_failure(exc)) from exc
     if as_json:
         emit_json(stats)
         return
@@ -160,6 +165,15 @@ def judge_cmd(
         f"{stats['model_calls']} model call(s), {stats['cache_hits']} from cache, "
         f"{stats['unparsed']} unparsable, {stats['rounds']} round(s)"
     )
+
+
+def _judge_failure(exc: Exception) -> str:
+    """One line: what the judge endpoint said, and that the answers stored before it are kept."""
+    kept = getattr(exc, "kept", None)
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if kept is None:
+        return first
+    return f"{first} ({kept} answer(s) stored before this are kept; run the command again to ask the rest)"
 
 
 def _queue_judge(
