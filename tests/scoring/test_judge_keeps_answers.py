@@ -37,7 +37,11 @@ def visual_questions(engine, blobs, base_url: str, n: int = QUESTIONS) -> int:  
         s.add(ModelEndpoint(name="judge-ep", base_url=base_url, model="judge-model", api_key_env=KEY_ENV))
         for i in range(n):
             task = authoring.create_task(
-                s, "amme-demo", f"Read registration {i}", source_id=f"q{i}", answer_spec={"kind": "contains", "value": "X"}
+                s,
+                "amme-demo",
+                f"Read registration {i}",
+                source_id=f"q{i}",
+                answer_spec={"kind": "contains", "value": "X"},
             )
             authoring.add_checkpoint(
                 s,

@@ -264,9 +264,10 @@ def report_cmd(
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
     extra: list[tuple[str, list[str], list[list[Any]]]] = []
     if fmt != "csv" and len(set(run_ids)) >= 2:
-        from evaluation.compare import compare_runs, report_tables
+        from evaluation.compare import comparison_tables
 
-        extra = report_tables(compare_runs(app.engine, list(dict.fromkeys(run_ids)), mode=mode, embedder=embedder))
+        runs = [(r.run_id or 0, r.benchmark or "") for r in results]
+        extra = comparison_tables(app.engine, runs, mode=mode, embedder=embedder)
     if len(set(run_ids)) >= 2:  # people's pairwise preferences between these runs, when there are any
         from evaluation.agreement.preferences import leaderboard_tables
         from store import read_only, session_scope
