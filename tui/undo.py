@@ -131,10 +131,10 @@ def _identity(row: Any, table: str) -> dict[str, Any]:
     return {column: values[column] for column in _IDENTITY_COLUMNS[table]}
 
 
-def made_row(session: Session, model: type, row_id: int) -> dict[str, Any]:
+def made_row(session: Session, model: type, row_id: int | None) -> dict[str, Any]:
     """What ``Edit.made`` keeps of a row just made in this session: its table, id and identity."""
     table = str(model.__tablename__)  # type: ignore[attr-defined]
-    row = session.get(model, row_id)
+    row = session.get(model, row_id) if row_id is not None else None
     assert row is not None, f"{table} {row_id} was just made"
     return {"table": table, "id": row_id, "identity": _identity(row, table)}
 

@@ -20,7 +20,7 @@ def one_more_gta_benchmark(engine, model: str) -> int:  # type: ignore[no-untype
         if task is None:
             spec = {"kind": "whitelist", "groups": [["8"]]}
             task = authoring.create_task(s, "gta-other", "What is 4+4?", source_id="0", answer_spec=spec)
-            authoring.add_step(s, task.id, final_answer="8")
+            authoring.add_step(s, task.id or 0, final_answer="8")
         stored_trajectory(s, run, task.id or 0, [answer("8")])
         return int(run.id or 0)
 

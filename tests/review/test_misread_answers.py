@@ -46,7 +46,7 @@ def vtc_answered(engine: Any, blobs: Any, said: str, read: str, gold: str = "B")
                 answer_spec={"kind": "exact", "value": gold},
                 source_record={GT: row},
             )
-            traj = stored_trajectory(s, run, task.id, [answer(said)], final_answer=said)
+            traj = stored_trajectory(s, run, task.id or 0, [answer(said)], final_answer=said)
             add_annotator(s, "ann")
             rate(s, "ann", "yes-no", Target("trajectory", traj.id or 0), "no")
             run_id, traj_id = int(run.id or 0), int(traj.id or 0)

@@ -45,7 +45,7 @@ def visual_questions(engine, blobs, base_url: str, n: int = QUESTIONS) -> int:  
             )
             authoring.add_checkpoint(
                 s,
-                task.id,
+                task.id or 0,
                 "V1",
                 axis="V",
                 tools=["crop"],
@@ -56,7 +56,7 @@ def visual_questions(engine, blobs, base_url: str, n: int = QUESTIONS) -> int:  
             stored_trajectory(
                 s,
                 run,
-                task.id,
+                task.id or 0,
                 [
                     call("crop", {"image_index": 0, "bbox_2d": [0, 0, 10, 10]}, "a"),
                     res("crop", "a", asset_ids=[image]),
