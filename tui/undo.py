@@ -46,17 +46,26 @@ class Edit:
             raise KeyError(f"no undo operation {self.op!r}")
 
     def undo(self, session: Session) -> Any:
-        """Take the edit back, and drop its stored entry in the same transaction."""
+        """Take the edit back, and drop its stored entry in the same transaction. Refused (``UndoRefused``)
+        when the row it made is gone or is another row: then only the entry goes, committed before the
+        refusal, since it can never be undone and would otherwise stand in the way after every restart."""
+        if self.made is not None:
+            try:
+                check_made(session, self.made, self.label)
+            except UndoRefused:
+                self._drop_entry(session)
+                session.commit()
+                raise
+        out = OPS[self.op](session, **self.args)
+        self._drop_entry(session)
+        return out
+
+    def _drop_entry(self, session: Session) -> None:
         from store.models import UndoEntry
 
-        if self.made is not None:
-            check_made(session, self.made, self.label)
-        out = OPS[self.op](session, **self.args)
-        if self.entry_id is not None:
-            row = session.get(UndoEntry, self.entry_id)
-            if row is not None:
-                session.delete(row)
-        return out
+        row = session.get(UndoEntry, self.entry_id) if self.entry_id is not None else None
+        if row is not None:
+            session.delete(row)
 
 
 def record(session: Session, scope: str, edit: Edit) -> None:

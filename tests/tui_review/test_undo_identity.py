@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from sqlmodel import select
 
 from store import session_scope
-from store.models import Adjudication
+from store.models import Adjudication, UndoEntry
 from tests.tui_review.conftest import rate_as, settle
 from tui.cli import cli
 from tui.screens.review.adjudication import AdjudicationScreen
@@ -63,10 +63,12 @@ async def test_ctrl_z_after_the_cli_withdrew_and_adjudicated_again_leaves_the_ne
         app.notify = lambda message, *a, **k: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.press("ctrl+z")
         await settle(pilot, app)
-    with session_scope(engine) as s:
+    with session_scope(engine, "rev") as s:
         left = s.exec(select(Adjudication)).all()
+        stored = s.exec(select(UndoEntry).where(UndoEntry.actor == "rev")).all()
     assert [(a.id, a.target_id, a.rationale) for a in left] == [(second.id, t[2], "decided at the command line")]
     assert any(f"not undone: adjudication #{first.id}" in n and "gone already" in n for n in notes), notes
+    assert stored == []  # the refused entry is off the stack for good, not offered again after a restart
 
 
 def test_an_undo_refuses_a_row_that_only_shares_the_id(engine, study, db_path) -> None:  # type: ignore[no-untyped-def]
