@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlmodel import Session, select
@@ -134,10 +135,17 @@ def _model_of(table: str) -> type:
 
 
 def _identity(row: Any, table: str) -> dict[str, Any]:
-    from store.audit import row_dict
+    return {column: _comparable(getattr(row, column)) for column in _IDENTITY_COLUMNS[table]}
 
-    values = row_dict(row)
-    return {column: values[column] for column in _IDENTITY_COLUMNS[table]}
+
+def _comparable(value: Any) -> Any:
+    """A column value as JSON that reads the same however it was loaded: a timestamp as naive UTC (a row
+    just made holds an aware one; SQLite gives it back naive)."""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value.isoformat()
+    return value
 
 
 def made_row(session: Session, model: type, row_id: int | None) -> dict[str, Any]:

@@ -13,6 +13,8 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 from sqlmodel import select
 
+from annotation.review.adjudication import adjudicate
+from annotation.review.targets import Target
 from store import session_scope
 from store.models import Adjudication, UndoEntry
 from tests.tui_review.conftest import rate_as, settle
@@ -112,3 +114,18 @@ def test_an_undo_entry_keeps_the_identity_across_a_restart(engine, study, db_pat
     with session_scope(engine, "rev") as s:
         (again,) = stored_stack(s, "review")
     assert again.made == edit.made and again.args == edit.args
+
+
+def test_an_undo_of_the_row_it_made_still_works_in_a_later_session(engine, study, db_path) -> None:  # type: ignore[no-untyped-def]
+    """The identity read back from the database (timestamps come back naive on SQLite) matches."""
+    t = study["trajectories"]
+    rate_as(engine, "ann", ANN, t)
+    rate_as(engine, "bob", BOB, t)
+    with session_scope(engine, "rev") as s:  # made and remembered in one transaction, as the TUI does
+        row = adjudicate(s, "rev", Target("trajectory", t[1]), "yes-no", "no", "as the TUI records it")
+        edit = Edit("adj", "withdraw_adjudication", {"reviewer": "rev", "adjudication_id": row.id})
+        edit.made = made_row(s, Adjudication, row.id)
+    with session_scope(engine, "rev") as s:
+        edit.undo(s)
+    with session_scope(engine) as s:
+        assert s.exec(select(Adjudication)).all() == []
