@@ -247,9 +247,33 @@ def compare_runs(
     return compare(load_run_results(engine, run_ids, mode=mode, embedder=embedder), **options)
 
 
+def comparison_tables(
+    engine: Engine, runs: list[tuple[int, str]], *, mode: str = "faithful", embedder: str = "minilm", top: int = 10
+) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """A report's run comparison for ``runs`` ((run id, benchmark) pairs): one per benchmark that two or
+    more of them are over. Runs over different benchmarks share no task, so they are never compared."""
+    by_benchmark: dict[str, list[int]] = {}
+    for run_id, benchmark in runs:
+        ids = by_benchmark.setdefault(benchmark, [])
+        if run_id not in ids:
+            ids.append(run_id)
+    out: list[tuple[str, list[str], list[list[Any]]]] = []
+    for benchmark, ids in by_benchmark.items():
+        if len(ids) < 2:
+            continue
+        found = report_tables(compare_runs(engine, ids, mode=mode, embedder=embedder), top)
+        if len(by_benchmark) > 1:
+            found = [(f"{benchmark}: {title}", headers, rows) for title, headers, rows in found]
+        out += found
+    return out
+
+
 def report_tables(cmp: Comparison, top: int = 10) -> list[tuple[str, list[str], list[list[Any]]]]:
-    """(title, headers, rows) for a report: per-run summary, pairwise record, the most disputed tasks."""
+    """(title, headers, rows) for a report: per-run summary, pairwise record, the most disputed tasks;
+    none when the runs share no task (every figure would be a zero that says nothing)."""
     s = cmp.summary
+    if not s["shared_tasks"]:
+        return []
     out: list[tuple[str, list[str], list[list[Any]]]] = [
         (
             f"run comparison (shared tasks): {s['shared_tasks']} shared, {s['differing']} differ",

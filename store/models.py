@@ -39,6 +39,11 @@ class Table(SQLModel):
     model_config = SQLModelConfig(defer_build=True)
 
 
+NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
+"""Table option of rows that an audit event or an undo entry names by id: SQLite must not hand a deleted
+row's id to a new one (PostgreSQL's sequences never do). Migration 0010 rebuilt these tables with it."""
+
+
 def _json(nullable: bool = True) -> Any:
     return Field(default=None, sa_column=sa.Column(sa.JSON, nullable=nullable))
 
@@ -86,7 +91,7 @@ class Benchmark(Table, table=True):
 class Task(Table, table=True):
     """One benchmark item: query, metadata, tagged answer spec and the source record verbatim."""
 
-    __table_args__ = (sa.UniqueConstraint("benchmark_id", "source_id"),)
+    __table_args__ = (sa.UniqueConstraint("benchmark_id", "source_id"), NEVER_REUSE_IDS)
 
     id: Optional[int] = Field(default=None, primary_key=True)
     benchmark_id: int = Field(foreign_key="benchmark.id", index=True)
@@ -138,6 +143,8 @@ class Blob(Table, table=True):
 class Document(Table, table=True):
     """A context document of a task (ATP-Bench), ordered, with text; its images are TaskAssets."""
 
+    __table_args__ = NEVER_REUSE_IDS
+
     id: Optional[int] = Field(default=None, primary_key=True)
     task_id: int = Field(foreign_key="task.id", index=True)
     ordinal: int = 0
@@ -165,7 +172,7 @@ class Tool(Table, table=True):
 class ReferenceStep(Table, table=True):
     """One step of a task's reference chain: thought → tool call → result, or the final answer."""
 
-    __table_args__ = (sa.UniqueConstraint("task_id", "ordinal"),)
+    __table_args__ = (sa.UniqueConstraint("task_id", "ordinal"), NEVER_REUSE_IDS)
 
     id: Optional[int] = Field(default=None, primary_key=True)
     task_id: int = Field(foreign_key="task.id", index=True)
@@ -185,6 +192,8 @@ class ReferenceStep(Table, table=True):
 class TaskAsset(Table, table=True):
     """Links an asset to a task in a role; optionally to a document or the step that produced it."""
 
+    __table_args__ = NEVER_REUSE_IDS
+
     id: Optional[int] = Field(default=None, primary_key=True)
     task_id: int = Field(foreign_key="task.id", index=True)
     asset_id: int = Field(foreign_key="asset.id", index=True)
@@ -198,6 +207,8 @@ class TaskAsset(Table, table=True):
 
 class Checkpoint(Table, table=True):
     """A stepwise check on a task: axis S/V/R/custom with code, visual, search and answer checks."""
+
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     task_id: int = Field(foreign_key="task.id", index=True)
@@ -219,6 +230,8 @@ class Checkpoint(Table, table=True):
 
 class OrderingConstraint(Table, table=True):
     """Checkpoints that must pass in order, with at most ``max_gap`` events between neighbours."""
+
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     task_id: int = Field(foreign_key="task.id", index=True)
@@ -444,6 +457,8 @@ class JudgeTemplate(Table, table=True):
 class Verdict(Table, table=True):
     """One judge's answer about one target."""
 
+    __table_args__ = NEVER_REUSE_IDS
+
     id: Optional[int] = Field(default=None, primary_key=True)
     judge_id: int = Field(foreign_key="judge.id", index=True)
     target_kind: str = Field(max_length=30)
@@ -499,6 +514,8 @@ class Assignment(Table, table=True):
 class HumanRating(Table, table=True):
     """A person's rating of a target on a scale, with the task revision they saw."""
 
+    __table_args__ = NEVER_REUSE_IDS
+
     id: Optional[int] = Field(default=None, primary_key=True)
     annotator_id: int = Field(foreign_key="annotator.id", index=True)
     target_kind: str = Field(max_length=30)
@@ -516,6 +533,8 @@ class HumanRating(Table, table=True):
 
 class Adjudication(Table, table=True):
     """A reviewer's final value for a disputed target; the originals it overrode stay untouched."""
+
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     reviewer_id: int = Field(foreign_key="annotator.id")
@@ -538,7 +557,7 @@ class Preference(Table, table=True):
     again updates it (``revision`` counts the changes; the audit trail keeps the earlier choices).
     """
 
-    __table_args__ = (sa.UniqueConstraint("annotator_id", "task_id", "run_a_id", "run_b_id"),)
+    __table_args__ = (sa.UniqueConstraint("annotator_id", "task_id", "run_a_id", "run_b_id"), NEVER_REUSE_IDS)
 
     id: Optional[int] = Field(default=None, primary_key=True)
     annotator_id: int = Field(foreign_key="annotator.id", index=True)
@@ -579,6 +598,8 @@ class AuditEvent(Table, table=True):
 
 class UndoEntry(Table, table=True):
     """One step of a person's undo stack (per task or screen), so ctrl+z works after a restart."""
+
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     actor: str = Field(max_length=120, index=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlmodel import Session, select
@@ -34,6 +35,9 @@ class Edit:
     op: str
     args: dict[str, Any] = field(default_factory=dict)
     entry_id: int | None = None  # its stored UndoEntry, once recorded
+    # The row this edit made and its undo takes away (``made_row``): checked by more than its id before
+    # anything is undone, so an undo never takes away a row someone else made under a reused id.
+    made: dict[str, Any] | None = None
     # Taken over by a later save of the same typing (``TypingSpan``): off the stack for good. A flag on the
     # object, not a set of entry ids: SQLite reuses the id of a deleted last row for the next entry.
     dropped: bool = field(default=False, compare=False)
@@ -43,15 +47,26 @@ class Edit:
             raise KeyError(f"no undo operation {self.op!r}")
 
     def undo(self, session: Session) -> Any:
-        """Take the edit back, and drop its stored entry in the same transaction."""
+        """Take the edit back, and drop its stored entry in the same transaction. Refused (``UndoRefused``)
+        when the row it made is gone or is another row: then only the entry goes, committed before the
+        refusal, since it can never be undone and would otherwise stand in the way after every restart."""
+        if self.made is not None:
+            try:
+                check_made(session, self.made, self.label)
+            except UndoRefused:
+                self._drop_entry(session)
+                session.commit()
+                raise
+        out = OPS[self.op](session, **self.args)
+        self._drop_entry(session)
+        return out
+
+    def _drop_entry(self, session: Session) -> None:
         from store.models import UndoEntry
 
-        out = OPS[self.op](session, **self.args)
-        if self.entry_id is not None:
-            row = session.get(UndoEntry, self.entry_id)
-            if row is not None:
-                session.delete(row)
-        return out
+        row = session.get(UndoEntry, self.entry_id) if self.entry_id is not None else None
+        if row is not None:
+            session.delete(row)
 
 
 def record(session: Session, scope: str, edit: Edit) -> None:
@@ -59,7 +74,8 @@ def record(session: Session, scope: str, edit: Edit) -> None:
     from store.models import UndoEntry
 
     actor = str(session.info.get("actor") or "")
-    row = UndoEntry(actor=actor, scope=scope, label=edit.label[:200], op=edit.op, args=edit.args)
+    args = {**edit.args, MADE: edit.made} if edit.made is not None else edit.args
+    row = UndoEntry(actor=actor, scope=scope, label=edit.label[:200], op=edit.op, args=args)
     session.add(row)
     session.flush()
     edit.entry_id = row.id
@@ -83,7 +99,80 @@ def stored_stack(session: Session, scope: str) -> list[Edit]:
     rows = session.exec(
         select(UndoEntry).where(UndoEntry.actor == actor, UndoEntry.scope == scope).order_by(UndoEntry.id)  # type: ignore[arg-type]
     ).all()
-    return [Edit(r.label, r.op, dict(r.args or {}), r.id) for r in rows if r.op in OPS]
+    return [_stored_edit(r.label, r.op, dict(r.args or {}), r.id) for r in rows if r.op in OPS]
+
+
+def _stored_edit(label: str, op: str, args: dict[str, Any], entry_id: int | None) -> Edit:
+    made = args.pop(MADE, None)
+    return Edit(label, op, args, entry_id, made=made if isinstance(made, dict) else None)
+
+
+# ------------------------------------------------------------------ the row an edit made
+
+MADE = "_made"
+"""The key of ``Edit.made`` among a stored entry's arguments (never an operation's argument name)."""
+
+# Per table, the columns a row is born with and keeps: with the id they say "this very row".
+_IDENTITY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "adjudication": ("reviewer_id", "target_kind", "target_id", "target_part", "scale", "created_at"),
+    "humanrating": ("annotator_id", "target_kind", "target_id", "target_part", "scale", "created_at"),
+    "task": ("benchmark_id", "source_id", "created_at"),
+    "referencestep": ("task_id", "recorded_at"),
+    "checkpoint": ("task_id",),
+    "orderingconstraint": ("task_id",),
+    "taskasset": ("task_id", "asset_id", "role"),
+}
+
+
+class UndoRefused(Exception):
+    """The row an undo would take away is not the one its edit made: nothing is undone."""
+
+
+def _model_of(table: str) -> type:
+    from store.models import ALL_TABLES
+
+    return next(m for m in ALL_TABLES if m.__tablename__ == table)  # type: ignore[attr-defined]
+
+
+def _identity(row: Any, table: str) -> dict[str, Any]:
+    return {column: _comparable(getattr(row, column)) for column in _IDENTITY_COLUMNS[table]}
+
+
+def _comparable(value: Any) -> Any:
+    """A column value as JSON that reads the same however it was loaded: a timestamp as naive UTC (a row
+    just made holds an aware one; SQLite gives it back naive)."""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value.isoformat()
+    return value
+
+
+def made_row(session: Session, model: type, row_id: int | None) -> dict[str, Any]:
+    """What ``Edit.made`` keeps of a row just made in this session: its table, id and identity."""
+    table = str(model.__tablename__)  # type: ignore[attr-defined]
+    row = session.get(model, row_id) if row_id is not None else None
+    assert row is not None, f"{table} {row_id} was just made"
+    return {"table": table, "id": row_id, "identity": _identity(row, table)}
+
+
+def check_made(session: Session, made: dict[str, Any], label: str) -> None:
+    """Refuse, in words, to undo ``label`` unless the row it would take away is the one it made."""
+    table, row_id = str(made.get("table")), made.get("id")
+    row = session.get(_model_of(table), row_id) if table in _IDENTITY_COLUMNS else None
+    if row is None:
+        raise UndoRefused(f"not undone: {label}: {table} #{row_id} is gone already (the audit trail says who took it)")
+    now = _identity(row, table)
+    if now != made.get("identity"):
+        changed = ", ".join(
+            f"{k} {made.get('identity', {}).get(k)!r} → {v!r}"
+            for k, v in now.items()
+            if made.get("identity", {}).get(k) != v
+        )
+        raise UndoRefused(
+            f"not undone: {label}: {table} #{row_id} is no longer the row this edit made ({changed}); "
+            "nothing was changed"
+        )
 
 
 # ------------------------------------------------------------------ the operations

@@ -13,6 +13,8 @@ from annotation.vocab import ANNOTATOR_ROLES
 
 ROLES = ANNOTATOR_ROLES
 CAN_ADJUDICATE = frozenset({"reviewer", "admin"})
+CAN_RUN = frozenset({"reviewer", "admin"})
+"""Who may start, resume and cancel model runs (which spend on endpoints and change what is scored)."""
 
 
 def add_annotator(session: Session, name: str, role: str = "annotator") -> Annotator:
@@ -98,6 +100,18 @@ def serve_accounts(session: Session) -> list[tuple[str, str]]:
 
 def list_annotators(session: Session) -> list[Annotator]:
     return list(session.exec(select(Annotator).order_by(Annotator.name)).all())
+
+
+def run_refusal(session: Session, name: str) -> str | None:
+    """Why ``name`` may not start, resume or cancel runs, or None when they may. A name that is no
+    annotator is the database's own user (whoever set it up and works in it alone), not a team role."""
+    person = session.exec(select(Annotator).where(Annotator.name == name)).first()
+    if person is None or person.role in CAN_RUN:
+        return None
+    return (
+        f"{person.name} is an {person.role}; only reviewers and admins may start, resume or cancel runs "
+        f"(`chainmark annotators set-role {person.name} reviewer`)"
+    )
 
 
 def require_reviewer(person: Annotator) -> None:

@@ -12,12 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from evaluation.agreement.disagreements import Disagreement
 from evaluation.agreement.matrix import Unit
-from evaluation.contradictions import Contradiction, about_answer, rating_contradictions
+from evaluation.contradictions import (
+    EXTRACTORS,
+    Contradiction,
+    Extraction,
+    about_answer,
+    literal_contradictions,
+    rating_contradictions,
+    read_letters,
+    reads_the_answer,
+)
 from evaluation.scoring.item_outcome import trajectory_outcomes
+from store.models import Judge, Trajectory, Verdict
 
 FlagKey = tuple[Unit, str, str]
 
@@ -42,7 +52,9 @@ class Flag:
         """``human:bob, judge:judge-b vs scored wrong (0.00)``: who contradicts what ("" when nobody does)."""
         if not self.contradictions:
             return ""
-        return f"{', '.join(c.who for c in self.contradictions)} vs scored {self.score}"
+        misread = [c.line() for c in self.contradictions if c.text.startswith(MISREAD)]
+        against = [c.who for c in self.contradictions if not c.text.startswith(MISREAD)]
+        return "; ".join([*misread, *([f"{', '.join(against)} vs scored {self.score}"] if against else [])])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,15 +73,49 @@ def flag_disagreements(session: Session, items: list[Disagreement]) -> dict[Flag
     """A flag for each disagreement about a final answer; others get none."""
     ids = {t for d in items if (t := answer_trajectory(d.unit)) is not None}
     outcomes = trajectory_outcomes(session, ids)
+    misread = misread_answers(session, ids)
     out: dict[FlagKey, Flag] = {}
     for d in items:
         t = answer_trajectory(d.unit)
         outcome = outcomes.get(t) if t is not None else None
         if outcome is None:
             continue
-        found = rating_contradictions(d.values, outcome.right, outcome.score)
+        wrong_reading = misread.get(t, []) if t is not None else []
+        # A score decided by a misreading of the answer is no measure of the raters: the misreading is
+        # what is flagged, not the rater who read the answer as it is written.
+        right = None if wrong_reading else outcome.right
+        found = wrong_reading + rating_contradictions(d.values, right, outcome.score)
         out[flag_key(d)] = Flag(outcome.describe(), outcome.right, tuple(found))
     return out
+
+
+MISREAD = "contradicts the model's answer"
+"""How a misreading's text starts (``evaluation.contradictions.literal_contradictions``)."""
+
+
+def misread_answers(session: Session, trajectory_ids: set[int]) -> dict[int, list[Contradiction]]:
+    """Per trajectory, the extractor verdicts that read another option than its answer literally names."""
+    if not trajectory_ids:
+        return {}
+    answers = dict(
+        session.exec(select(Trajectory.id, Trajectory.final_answer).where(col(Trajectory.id).in_(trajectory_ids))).all()
+    )
+    read: dict[int, list[Extraction]] = {}
+    for v, name in session.exec(
+        select(Verdict, Judge.name)
+        .join(Judge, col(Judge.id) == Verdict.judge_id)
+        .where(
+            Verdict.target_kind == "trajectory",
+            col(Verdict.target_id).in_(trajectory_ids),
+            col(Judge.template).in_(EXTRACTORS),
+        )
+        .order_by(col(Verdict.id))
+    ).all():
+        if reads_the_answer(v.target_part):
+            read.setdefault(v.target_id, []).append(
+                Extraction(f"verdict:{v.id}", f"judge:{name}", read_letters(v.label, v.parsed))
+            )
+    return {t: found for t, found in ((t, literal_contradictions(e, answers.get(t))) for t, e in read.items()) if found}
 
 
 def contradicted_first(items: list[Disagreement], flags: dict[FlagKey, Flag]) -> list[Disagreement]:

@@ -17,6 +17,8 @@ from typing import Any, NamedTuple
 from store.sql import chunks, in_list, rows, timestamp
 
 RESUME_HINT = "chainmark run --resume {run_id}"
+TASK_SET = "task_set"
+"""The key of a run config's list of the task ids the run is made of, fixed when it is created."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from evaluation.harness.livedb import BatchedLiveDb
 from evaluation.harness.lease import run_lease
 from evaluation.harness.modes import MODES, mode_runner
 from evaluation.harness.procs import ProcPool, ProcsGone, auto_procs, can_fork, cpu_limit
+from evaluation.harness.run_status import TASK_SET
 from evaluation.harness.recorder import (
     FinishedTrajectory,
     cache_lookup,
@@ -195,14 +196,16 @@ def create_run(session: Reader, spec: RunSpec) -> CreatedRun:
         "config": config,
         "created_at": utcnow(),
     }
-    run_id = session.execute(sa.insert(t.run).values(**row).returning(t.run.c.id)).scalar_one()
-    run = CreatedRun(int(run_id), bench.id, config)
-    if not _task_ids(session, run):
+    # The run is this set of tasks for good: a resume finishes it, tasks added to the benchmark later
+    # are not part of it, and its progress counts these.
+    config[TASK_SET] = _selected_task_ids(session, bench.id, config)
+    if not config[TASK_SET]:
         raise RunError(
             f"benchmark {bench.name!r} has no tasks to run"
             + (" in that selection" if spec.task_ids or spec.status else "")
         )
-    return run
+    run_id = session.execute(sa.insert(t.run).values(**row).returning(t.run.c.id)).scalar_one()
+    return CreatedRun(int(run_id), bench.id, config)
 
 
 def _tool_set(name: str) -> Any:
@@ -215,10 +218,32 @@ def _tool_set(name: str) -> Any:
 
 
 def _task_ids(session: Reader, run: Any) -> list[int]:
-    """The ids of the tasks the run (anything with its ``benchmark_id`` and ``config``) selects, in order."""
+    """The ids of the tasks of the run (anything with its ``id``, ``benchmark_id`` and ``config``), in
+    order: the set fixed when it was created, less tasks deleted since. A run stored before sets were
+    kept is the tasks it made trajectories for once it started, else what its selection picks now."""
     cfg = run.config or {}
     task = t.task.c
-    stmt = sa.select(task.id).where(task.benchmark_id == run.benchmark_id)
+    if TASK_SET in cfg:
+        fixed = [int(i) for i in cfg[TASK_SET]]
+        existing = {
+            i
+            for chunk in _chunks(fixed)
+            for i in session.execute(sa.select(task.id).where(task.id.in_(chunk))).scalars()
+        }
+        return [i for i in fixed if i in existing]
+    traj = t.trajectory.c
+    started = sorted(session.execute(sa.select(traj.task_id).where(traj.run_id == run.id)).scalars())
+    return started or _selected_task_ids(session, run.benchmark_id, cfg)
+
+
+def _chunks(ids: list[int], size: int = 500) -> list[list[int]]:
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
+
+
+def _selected_task_ids(session: Reader, benchmark_id: int, cfg: dict[str, Any]) -> list[int]:
+    """The tasks of the benchmark that the selection (``task_ids``, ``status``, ``limit``) picks now."""
+    task = t.task.c
+    stmt = sa.select(task.id).where(task.benchmark_id == benchmark_id)
     if cfg.get("task_ids"):
         stmt = stmt.where(task.id.in_(cfg["task_ids"]))
     if cfg.get("status"):
@@ -302,7 +327,7 @@ def _prepare(session: Reader, run_id: int, retry_failed: bool, blobs: BlobStore,
         raise
     head_out.set_result(head)
     r, traj = t.run.c, t.trajectory.c
-    run = session.execute(sa.select(r.benchmark_id, r.config, r.started_at).where(r.id == run_id)).one()
+    run = session.execute(sa.select(r.id, r.benchmark_id, r.config, r.started_at).where(r.id == run_id)).one()
     reset_unfinished(session, run_id)
     if retry_failed:
         session.execute(

@@ -27,6 +27,15 @@ from store.models import Asset, ReplayCache
 class JudgeError(RuntimeError):
     """A judge cannot be asked (no endpoint, no key, the server failed); the message says which."""
 
+    kept: int | None = None  # set by ``judge_run``: how many answers it had stored before this failure
+
+
+class JudgeKeyRefused(JudgeError):
+    """The endpoint refused the API key (HTTP 401/403): every further call would be refused too."""
+
+
+_KEY_REFUSED = frozenset({401, 403})
+
 
 def call_params(endpoint: EndpointSpec, template_params: dict[str, Any]) -> dict[str, Any]:
     """Endpoint sampling defaults, overridden by what the template fixes (a judge runs at its own temperature)."""
@@ -97,6 +106,10 @@ def complete(
     """One chat completion; returns ``{"content", "usage", "model"}`` or raises JudgeError (redacted)."""
     try:
         reply = chat(endpoint, messages, params={"timeout": timeout, **params})
-    except (EndpointError, ModelCallError) as exc:
+    except ModelCallError as exc:
+        if exc.status in _KEY_REFUSED:
+            raise JudgeKeyRefused(f"the judge endpoint refused the key: {endpoint.name!r} said {exc}") from exc
+        raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc}") from exc
+    except EndpointError as exc:
         raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc}") from exc
     return {"content": reply.content or "", "usage": reply.usage, "model": endpoint.model}

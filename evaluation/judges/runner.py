@@ -4,10 +4,11 @@ How it finds the questions: it scores the run with an oracle that only knows thi
 every request the profile made for this judge and got no answer for is a question to ask. Some
 questions only exist after others are answered (Agentic-MME's one-to-one search matching, ATP's chief
 judge that reads the two inspectors' reports), so this repeats until nothing new comes up.
-Model calls happen outside any write transaction; each round's verdicts are written in one.
+Model calls happen outside any write transaction; each answer (its reply in the replay cache, and its
+verdict) is written the moment it arrives, so a killed or refused judge run keeps every answered call.
 
 A queued judge (``evaluation.judges.queue``) runs the same function on one trajectory at a time
-(``trajectory_ids``) with a ``guard``: checked inside each round's write transaction, it says whether
+(``trajectory_ids``) with a ``guard``: checked inside each answer's write transaction, it says whether
 the worker still holds the work item; when it does not, nothing is written and the run stops.
 """
 
@@ -205,52 +206,105 @@ def judge_run(
         if not todo:
             break
         stats["rounds"] += 1
-        answers: list[tuple[Any, ...]] = []
-        for (req, tpl, _messages, h, params, key, cached), wire in resolved:
-            if cached is not None:
-                stats["cache_hits"] += 1
-                answers.append((req, tpl, h, params, key, cached, None))
-                continue
-            reply = complete(ep, wire or [], params)
-            stats["model_calls"] += 1
-            answers.append((req, tpl, h, params, key, reply["content"], reply))
-        with session_scope(engine, actor=actor) as s:
-            if guard is not None and not guard(s):
-                stats["lost"] = True
-                return stats
-            for req, tpl, h, params, key, text, reply in answers:
-                if reply is not None:
-                    _keep_reply(
-                        s,
-                        key,
-                        {
-                            "prompt_hash": h,
-                            "template": tpl.ref,
-                            "endpoint": ep.name,
-                            "model": ep.model,
-                            "params": params,
-                            "target": [req.target_kind, req.target_id, req.target_part],
-                        },
-                        {"content": text, "usage": reply.get("usage"), "model": reply.get("model")},
-                    )
-                p = parse(tpl.parser, text)
-                stats["unparsed"] += not p.ok
-                s.add(
-                    Verdict(
-                        judge_id=setup.judge_id,
-                        target_kind=req.target_kind,
-                        target_id=req.target_id,
-                        target_part=req.target_part,
-                        label=p.label,
-                        score=p.score,
-                        rationale=p.rationale,
-                        parsed=p.parsed,
-                        raw_output=text,
-                        prompt_hash=h,
-                    )
-                )
-                stats["verdicts"] += 1
-        stats["asked"] += len(answers)
+        asked = _ask_and_store(engine, actor, guard, setup, resolved, stats)
+        if asked is None:
+            return stats
+        stats["asked"] += asked
         if limit is not None and stats["asked"] >= limit:
             break
     return stats
+
+
+def _ask_and_store(
+    engine: Engine,
+    actor: str | None,
+    guard: Callable[[Session], bool] | None,
+    setup: JudgeSetup,
+    resolved: list[tuple[tuple[Any, ...], Any]],
+    stats: dict[str, Any],
+) -> int | None:
+    """A round's questions: those answered from the cache stored together, then each model call stored
+    the moment it is answered (its own transaction), so a kill loses no answered call and a rerun finds
+    it in the replay cache instead of paying for it again. How many were asked; None when the guard
+    says the work item is no longer this worker's (nothing more is written)."""
+    cached = [
+        (req, tpl, h, params, key, reply, None)
+        for (req, tpl, _m, h, params, key, reply), _w in resolved
+        if reply is not None
+    ]
+    stats["cache_hits"] += len(cached)
+    if cached and not _store_answers(engine, actor, guard, setup, cached, stats):
+        return None
+    asked = len(cached)
+    for (req, tpl, _messages, h, params, key, reply), wire in resolved:
+        if reply is not None:
+            continue
+        answer = _ask(setup.endpoint, wire or [], params, stats)
+        stats["model_calls"] += 1
+        if not _store_answers(
+            engine, actor, guard, setup, [(req, tpl, h, params, key, answer["content"], answer)], stats
+        ):
+            return None
+        asked += 1
+    return asked
+
+
+def _ask(ep: EndpointSpec, wire: list[dict[str, Any]], params: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+    """One call to the judge; a failure says how many answers of this run were stored before it."""
+    try:
+        return complete(ep, wire, params)
+    except JudgeError as exc:
+        exc.kept = int(stats["verdicts"])
+        raise
+
+
+def _store_answers(
+    engine: Engine,
+    actor: str | None,
+    guard: Callable[[Session], bool] | None,
+    setup: JudgeSetup,
+    answers: list[tuple[Any, ...]],
+    stats: dict[str, Any],
+) -> bool:
+    """Write ``answers`` (replies to keep, and their verdicts) in one transaction; False, and nothing
+    written, when the guard says the work item is no longer this worker's."""
+    ep = setup.endpoint
+    unparsed = 0
+    with session_scope(engine, actor=actor) as s:
+        if guard is not None and not guard(s):
+            stats["lost"] = True
+            return False
+        for req, tpl, h, params, key, text, reply in answers:
+            if reply is not None:
+                _keep_reply(
+                    s,
+                    key,
+                    {
+                        "prompt_hash": h,
+                        "template": tpl.ref,
+                        "endpoint": ep.name,
+                        "model": ep.model,
+                        "params": params,
+                        "target": [req.target_kind, req.target_id, req.target_part],
+                    },
+                    {"content": text, "usage": reply.get("usage"), "model": reply.get("model")},
+                )
+            p = parse(tpl.parser, text)
+            unparsed += not p.ok
+            s.add(
+                Verdict(
+                    judge_id=setup.judge_id,
+                    target_kind=req.target_kind,
+                    target_id=req.target_id,
+                    target_part=req.target_part,
+                    label=p.label,
+                    score=p.score,
+                    rationale=p.rationale,
+                    parsed=p.parsed,
+                    raw_output=text,
+                    prompt_hash=h,
+                )
+            )
+    stats["verdicts"] += len(answers)
+    stats["unparsed"] += unparsed
+    return True

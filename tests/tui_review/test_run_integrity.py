@@ -53,8 +53,9 @@ async def test_resume_pressed_twice_runs_once_and_the_monitor_follows_the_newest
             await _until(pilot, lambda: not manager.snapshot()[0].active, "the first session")
             first = manager.snapshot()[0]
             assert first.progress["done"] == 2
-            with session_scope(engine) as s:  # widen the run, then resume it twice in a row
-                s.get(Run, run_id).config = {**s.get(Run, run_id).config, "limit": 5}
+            with session_scope(engine) as s:  # widen the run's fixed set of tasks, then resume it twice in a row
+                run = s.get(Run, run_id)
+                run.config = {**run.config, "task_set": sorted(s.exec(select(Task.id)).all())}
             slow["on"] = True
             await pilot.press("r", "r")
             sessions = manager.snapshot()

@@ -151,7 +151,12 @@ def judge_cmd(
         return
     from evaluation.judges.runner import judge_run
 
-    stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
+    from evaluation.judges.client import JudgeError
+
+    try:
+        stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
+    except JudgeError as exc:
+        raise click.ClickException(_judge_failure(exc)) from exc
     if as_json:
         emit_json(stats)
         return
@@ -160,6 +165,15 @@ def judge_cmd(
         f"{stats['model_calls']} model call(s), {stats['cache_hits']} from cache, "
         f"{stats['unparsed']} unparsable, {stats['rounds']} round(s)"
     )
+
+
+def _judge_failure(exc: Exception) -> str:
+    """One line: what the judge endpoint said, and that the answers stored before it are kept."""
+    kept = getattr(exc, "kept", None)
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if kept is None:
+        return first
+    return f"{first} ({kept} answer(s) stored before this are kept; run the command again to ask the rest)"
 
 
 def _queue_judge(
@@ -250,9 +264,10 @@ def report_cmd(
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
     extra: list[tuple[str, list[str], list[list[Any]]]] = []
     if fmt != "csv" and len(set(run_ids)) >= 2:
-        from evaluation.compare import compare_runs, report_tables
+        from evaluation.compare import comparison_tables
 
-        extra = report_tables(compare_runs(app.engine, list(dict.fromkeys(run_ids)), mode=mode, embedder=embedder))
+        runs = [(r.run_id or 0, r.benchmark or "") for r in results]
+        extra = comparison_tables(app.engine, runs, mode=mode, embedder=embedder)
     if len(set(run_ids)) >= 2:  # people's pairwise preferences between these runs, when there are any
         from evaluation.agreement.preferences import leaderboard_tables
         from store import read_only, session_scope

@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 from annotation import tasks as authoring
 from tui.chain_steps import file_name, is_planned, record_step, run_tool, tool_set_for
 from tui.typed_keys import after_typed_keys
-from tui.undo import Edit
+from tui.undo import Edit, made_row
 from tui.data import AssetRef, TaskDetail, task_detail
 from tui.images import preview
 from tui.messages import Failed, Result, Saved, TaskDetailLoaded
@@ -396,7 +396,12 @@ class ChainBuilderScreen(WorkScreen):
         def accept(session):  # type: ignore[no-untyped-def]
             recorded = record_step(session, cm.blobs, task_id, pending["tool"], pending["args"], result, thought)
             step_id, link_ids = recorded.step_id, recorded.link_ids
-            return Edit(f"add step {pending['tool']}", "remove_step", {"step_id": step_id, "link_ids": link_ids})
+            from store.models import ReferenceStep
+
+            made = made_row(session, ReferenceStep, step_id)
+            return Edit(
+                f"add step {pending['tool']}", "remove_step", {"step_id": step_id, "link_ids": link_ids}, made=made
+            )
 
         self.pending = None
         self.query_one("#thought", Input).value = ""
@@ -436,8 +441,9 @@ class ChainBuilderScreen(WorkScreen):
                 authoring.edit_step(session, step_id, final_answer=text, thought=thought or existing[0].thought)
                 return Edit("edit final answer", "edit_step", {"step_id": step_id, "fields": {"final_answer": old}})
             step = authoring.add_step(session, task_id, thought=thought, final_answer=text)
-            step_id = step.id
-            return Edit("add final answer", "remove_step", {"step_id": step_id})
+            return Edit(
+                "add final answer", "remove_step", {"step_id": step.id}, made=made_row(session, type(step), step.id)
+            )
 
         self.save("final answer", add)
 

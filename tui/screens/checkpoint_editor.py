@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
 from tui.typed_keys import after_typed_keys
-from tui.undo import Edit
+from tui.undo import Edit, made_row
 from tui.data import CheckpointView, TaskDetail, task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
@@ -389,7 +389,10 @@ class CheckpointEditorScreen(WorkScreen):
                 cp = authoring.add_checkpoint(session, task_id, key, **fields)
                 cp_id = cp.id
 
-                return cp_id, Edit(f"add checkpoint {cp.key}", "delete_checkpoint_row", {"checkpoint_id": cp_id})
+                made = made_row(session, Checkpoint, cp_id)
+                return cp_id, Edit(
+                    f"add checkpoint {cp.key}", "delete_checkpoint_row", {"checkpoint_id": cp_id}, made=made
+                )
             row = session.get(Checkpoint, editing)
             if row is None:
                 raise authoring.AuthoringError("this checkpoint was deleted meanwhile; ctrl+n starts a new one")
@@ -499,7 +502,10 @@ class CheckpointEditorScreen(WorkScreen):
             oc = authoring.add_ordering_constraint(session, task_id, seq, gap)
             oc_id = oc.id
 
-            return Edit(f"add ordering {' > '.join(seq)}", "delete_ordering_row", {"ordering_id": oc_id})
+            from store.models import OrderingConstraint
+
+            made = made_row(session, OrderingConstraint, oc_id)
+            return Edit(f"add ordering {' > '.join(seq)}", "delete_ordering_row", {"ordering_id": oc_id}, made=made)
 
         self.save("ordering", apply)
 

@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.widgets import Button, Label, Select, Static, TextArea
 
 from annotation.tasks import create_task, get_benchmark
-from tui.undo import Edit
+from tui.undo import Edit, made_row
 from tui.messages import Result, Saved
 from tui.screens.base import WorkScreen
 from tui.widgets.selection import choose, chosen, data_options
@@ -104,8 +104,8 @@ class NewTaskScreen(WorkScreen):
 
             task = create_task(session, get_benchmark(session, str(bench)), query)
             task_id = task.id
-
-            return task_id, Edit(f"create task {task_id}", "delete_task", {"task_id": task_id})
+            made = made_row(session, type(task), task_id)
+            return task_id, Edit(f"create task {task_id}", "delete_task", {"task_id": task_id}, made=made)
 
         self.save("create task", create)
 

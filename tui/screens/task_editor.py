@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring
 from annotation.tasks import STATUSES, TRANSITIONS
-from tui.undo import Edit, TakenOver, TypingSpan
+from tui.undo import Edit, TakenOver, TypingSpan, made_row
 from tui.data import TaskDetail, change_stamp, task_detail
 from tui.images import preview
 from tui.messages import Failed, PreviewLoaded, RecordsChanged, Result, Saved
@@ -673,7 +673,11 @@ class TaskEditorScreen(WorkScreen):
             link = authoring.attach_asset(session, cm.blobs, task_id, data, role=role, original_path=str(path))
             link_id = link.id
 
-            return Edit(f"attach {path.name}", "detach_asset", {"link_id": link_id})
+            from store.models import TaskAsset
+
+            return Edit(
+                f"attach {path.name}", "detach_asset", {"link_id": link_id}, made=made_row(session, TaskAsset, link_id)
+            )
 
         self.save("attach image", apply)
 

@@ -311,13 +311,15 @@ class AdjudicationScreen(WorkScreen):
         item, who = self.item, self.who
 
         def write(session):  # type: ignore[no-untyped-def]
-            from tui.undo import Edit
+            from store.models import Adjudication
+            from tui.undo import Edit, made_row
 
             adj_id = record_adjudication(session, who, item, value, rationale)
             return adj_id, Edit(
                 f"adjudication #{adj_id} of {item.target.label()}",
                 "withdraw_adjudication",
                 {"reviewer": who, "adjudication_id": adj_id},
+                made=made_row(session, Adjudication, adj_id),
             )
 
         self.save("adjudication", write)

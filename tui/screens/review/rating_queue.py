@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, Input, Static
 
-from tui.undo import Edit
+from tui.undo import Edit, made_row
 from tui.messages import PreviewLoaded, Result, Saved
 from tui.safe_text import data_cells, data_text
 from tui.screens.review.open_trajectory import TrajectoryOfTarget, open_trajectory_of
@@ -265,7 +265,10 @@ class RatingQueueScreen(WorkScreen):
 
         def write(session):  # type: ignore[no-untyped-def]
             rid = submit_rating(session, who, entry, value, comment)
-            return rid, Edit(f"rating #{rid} of {entry.target.label()}", "undo_rating", {"rating_id": rid})
+            from store.models import HumanRating
+
+            made = made_row(session, HumanRating, rid)
+            return rid, Edit(f"rating #{rid} of {entry.target.label()}", "undo_rating", {"rating_id": rid}, made=made)
 
         self.pending, self.comment = {}, ""
         self.save("rating", write)

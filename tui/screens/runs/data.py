@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 
 from evaluation.harness import MODES, list_endpoints
 from evaluation.harness.lease import leases, shown_status
+from evaluation.harness.run_status import TASK_SET
 from evaluation.harness.workqueue import WorkerRow, is_queued, live_claims, workers_of
 from evaluation.judges.queue import JudgeProgress
 from evaluation.judges.queue import progress as judge_progress
@@ -69,8 +70,14 @@ class RunRow:
         return self.by_status.get("done", 0) + self.by_status.get("failed", 0)
 
 
-def _planned(session: Session, run: Run) -> int:
+def _planned(session: Session, run: Run, made: int) -> int:
+    """How many tasks the run is made of: the set fixed when it was created; for a run stored before
+    sets were kept, the ``made`` trajectories once it started, else what its selection picks now."""
     cfg = run.config or {}
+    if TASK_SET in cfg:
+        return len(cfg[TASK_SET])
+    if made:
+        return made
     stmt = select(sa.func.count()).select_from(Task).where(Task.benchmark_id == run.benchmark_id)
     if cfg.get("task_ids"):
         stmt = stmt.where(Task.id.in_(cfg["task_ids"]))  # type: ignore[union-attr]
@@ -151,7 +158,9 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                 r.mode,
                 shown,
                 r.concurrency,
-                _planned(session, r) if r.kind == "model" else sum(counts.get(r.id or 0, {}).values()),
+                _planned(session, r, sum(counts.get(r.id or 0, {}).values()))
+                if r.kind == "model"
+                else sum(counts.get(r.id or 0, {}).values()),
                 counts.get(r.id or 0, {}),
                 *_two(tokens.get(r.id or 0, [0, 0])),
                 errors,

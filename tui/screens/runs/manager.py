@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from annotation.review.annotators import run_refusal
 from evaluation.harness import RunSpec, create_run, execute_run
 from evaluation.harness.runner import RunProgress
 from textual.worker import Worker, get_current_worker
@@ -72,6 +73,7 @@ class RunManager:
         return self._launch(f"run {run_id} (resumed)", run_id=run_id, retry_failed=retry_failed)
 
     def cancel(self, run_id: int) -> bool:
+        """Stop the run's session in this app. The caller has checked the actor's role (``refusal``)."""
         live = self.by_run_id(run_id)
         if live is None or not live.active or live._loop is None or live._stop is None:
             return False
@@ -98,6 +100,9 @@ class RunManager:
     def _execute(self, live: LiveRun, spec: RunSpec | None, retry_failed: bool) -> None:
         app = self.app
         try:
+            refused = app.read(lambda s: run_refusal(s, app.actor))
+            if refused is not None:  # a person's role decides, whatever screen or key asked
+                raise PermissionError(refused)
             engine, blobs = app.engine(), app.blobs
             if spec is not None:
                 live.run_id = app.write(lambda s: create_run(s, spec).id)

@@ -24,6 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Header, ProgressBar, Static
 
+from annotation.review.annotators import run_refusal
 from evaluation.harness.lease import RESUME_HINT
 from evaluation.judges import queue as judge_queue
 from tui.messages import Result, Saved
@@ -47,6 +48,7 @@ class RunRowsLoaded(Result):
 
     WHAT: ClassVar[str] = "runs"
     rows: list[RunRow]
+    refusal: str | None = None  # why the person at the keyboard may not start, resume or cancel runs
 
 
 @dataclass
@@ -76,6 +78,7 @@ class RunMonitorScreen(WorkScreen):
         super().__init__()
         self.follow_key = follow
         self.rows: list[RunRow] = []
+        self.refusal: str | None = "still reading who may run what; try again in a moment"  # until loaded
         self.selected: int | None = None
         self._db_tick = 0
         self._active: set[int] = set()
@@ -125,8 +128,8 @@ class RunMonitorScreen(WorkScreen):
     # ------------------------------------------------------------------ data
 
     def refresh_data(self) -> None:
-        selected = self.selected
-        self.fetch(RunRowsLoaded, lambda s: RunRowsLoaded(run_rows(s, with_errors_of=selected)))
+        selected, actor = self.selected, self.cm.actor
+        self.fetch(RunRowsLoaded, lambda s: RunRowsLoaded(run_rows(s, with_errors_of=selected), run_refusal(s, actor)))
 
     def follow(self, key: int) -> None:
         """Select the run a launcher just started (its id is known once the worker created it)."""
@@ -164,7 +167,7 @@ class RunMonitorScreen(WorkScreen):
 
     @on(RunRowsLoaded)
     def loaded(self, message: RunRowsLoaded) -> None:
-        self.rows = message.rows
+        self.rows, self.refusal = message.rows, message.refusal
         table = self.query_one("#runs-table", DataTable)
         ids = [r.id for r in self.rows]
         # Refilling the table moves its cursor (to row 0, then back): those moves are not the user's, and
@@ -323,16 +326,24 @@ class RunMonitorScreen(WorkScreen):
 
     # ------------------------------------------------------------------ actions
 
+    def _may_run(self) -> bool:
+        """Whether the person's role lets them start, resume and cancel runs; says why not when not."""
+        if self.refusal is not None:
+            self.notify(self.refusal, severity="warning", timeout=6)
+        return self.refusal is None
+
     def action_launch(self) -> None:
         from tui.screens.runs.launcher import LaunchScreen
 
+        if not self._may_run():
+            return
         row = next((r for r in self.rows if r.id == self.selected), None)
         self.app.push_screen(LaunchScreen(row.benchmark if row else ""))
 
     def action_cancel(self) -> None:
         """Cancel the run where this session executes it, and its queued judging wherever workers
         would judge it (as ``runs cancel``): nothing more is spent on a cancelled run."""
-        if self.selected is None:
+        if self.selected is None or not self._may_run():
             return
         run_id = self.selected
         row = next((r for r in self.rows if r.id == run_id), None)
@@ -354,7 +365,7 @@ class RunMonitorScreen(WorkScreen):
         self.notify(f"run {run_id}: also cancelled {cancelled} queued judge item(s){more}", timeout=6)
 
     def _resume(self, retry_failed: bool) -> None:
-        if self.selected is None:
+        if self.selected is None or not self._may_run():
             return
         try:
             self.manager.resume(self.selected, retry_failed=retry_failed)

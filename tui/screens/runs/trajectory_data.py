@@ -21,7 +21,18 @@ from sqlmodel import Session, select
 
 from annotation.answers import describe
 from annotation.review.blind import BlindScope, blind_scope
-from evaluation.contradictions import Claim, Contradiction, about_answer, contradictions, polarity
+from evaluation.contradictions import (
+    EXTRACTORS,
+    Claim,
+    Contradiction,
+    Extraction,
+    about_answer,
+    contradictions,
+    literal_contradictions,
+    polarity,
+    read_letters,
+    reads_the_answer,
+)
 from evaluation.scoring.item_outcome import ItemOutcome, StepMark, trajectory_outcome
 from store import events as ev
 from store.models import (
@@ -83,6 +94,7 @@ class Judgement:
     label: str | None = None  # a verdict's own label (what contradiction checks read)
     part: str = ""  # the part of the target it judges ("" for the whole)
     ref: str = ""  # "verdict:ID" / "rating:ID"
+    read: frozenset[str] | None = None  # an extractor's verdict: the option letters it read in the answer
 
 
 @dataclass(frozen=True)
@@ -419,12 +431,12 @@ def _judgements(
         if not mine:
             return out
     vstmt = (
-        select(Verdict, Judge.name)
+        select(Verdict, Judge.name, Judge.template)
         .join(Judge, Judge.id == Verdict.judge_id)  # type: ignore[arg-type]
         .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids))  # type: ignore[attr-defined]
         .order_by(Verdict.id)  # type: ignore[arg-type]
     )
-    for v, name in [] if hide else session.exec(vstmt).all():
+    for v, name, template in [] if hide else session.exec(vstmt).all():
         where = f" [{v.target_part}]" if v.target_part else ""
         out.setdefault(v.target_id, []).append(
             Judgement(
@@ -435,6 +447,7 @@ def _judgements(
                 label=v.label,
                 part=v.target_part or "",
                 ref=f"verdict:{v.id}",
+                read=read_letters(v.label, v.parsed) if template in EXTRACTORS else None,
             )
         )
     rstmt = (
@@ -576,6 +589,7 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
                 )
 
     top: list[Judgement] = []
+    misread: list[Contradiction] = []  # extractions that read another option than the answer names
     for kind in ("trajectory", "block_question", "image_question"):
         found = _judgements(session, kind, [trajectory_id], scope, hide).get(trajectory_id, [])
         top += found
@@ -585,6 +599,10 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
                 for x in found
                 if not x.human and about_answer(x.part)
             ]
+            misread = literal_contradictions(
+                [Extraction(x.ref, x.who, x.read) for x in found if x.read is not None and reads_the_answer(x.part)],
+                traj.final_answer,
+            )
 
     outcome = None if hide else trajectory_outcome(session, trajectory_id)
     steps_at: dict[int, list[StepMark]] = {}
@@ -595,10 +613,10 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
             k = row_of_ref.get(gold_rows[sm.gold_index])
         if k is not None:
             steps_at.setdefault(k, []).append(sm)
-    where = {c.ref: k for k, c in claims}
-    found_all = contradictions(
-        [c for _, c in claims], outcome.right if outcome else None, outcome.score if outcome else None
-    )
+    where = {c.ref: k for k, c in claims} | {c.ref: answer_row for c in misread}
+    # A score decided by a misreading of the answer is no measure of the other judgements.
+    right = None if misread or outcome is None else outcome.right
+    found_all = misread + contradictions([c for _, c in claims], right, outcome.score if outcome else None)
     flagged = [(where.get(c.ref), c) for c in found_all]
     rows = [
         Row(
