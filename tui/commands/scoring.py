@@ -74,6 +74,8 @@ def score_cmd(
         )
     kept.append(res)
     keep_until_exit(kept)
+    if _withheld_score(app, run_id, as_json):
+        return
     if as_json:
         doc = res.public(per_item=per_item)
         kept.append(doc)
@@ -108,6 +110,21 @@ def score_cmd(
         click.echo(f"judge prompt {judge}: {desc}")
     for note in res.notes:
         click.echo(f"note: {note}")
+
+
+def _withheld_score(app: AppContext, run_id: int, as_json: bool) -> bool:
+    """Blind mode: the viewer still owes blind work on this run, so its model and scores stay hidden
+    (the result is still stored unless ``--no-write``); prints the reason and says True."""
+    from tui.blind_view import scope_at
+
+    reason = scope_at(app).why_hidden([run_id], what="scores hidden")
+    if not reason:
+        return False
+    if as_json:
+        emit_json({"run_id": run_id, "hidden": reason})
+    else:
+        click.echo(f"run {run_id}: {reason}")
+    return True
 
 
 @click.command("judge")
@@ -246,14 +263,20 @@ def report_cmd(
     """Paper-style tables for RUN_IDs: models × metrics, models × categories, tool adoption, call counts."""
     from evaluation.scoring import report as reports
     from evaluation.scoring.runner import score_run
+    from tui.blind_view import scope_at, visible_report_runs
 
+    scope = scope_at(app)
+    run_ids, withheld = visible_report_runs(scope, list(run_ids))
+    if not run_ids:
+        raise click.ClickException(withheld)
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
     extra: list[tuple[str, list[str], list[list[Any]]]] = []
     if fmt != "csv" and len(set(run_ids)) >= 2:
         from evaluation.compare import compare_runs, report_tables
 
         extra = report_tables(compare_runs(app.engine, list(dict.fromkeys(run_ids)), mode=mode, embedder=embedder))
-    if len(set(run_ids)) >= 2:  # people's pairwise preferences between these runs, when there are any
+    withheld_notes = [n for n in (withheld, scope.leaderboard_note() if len(set(run_ids)) >= 2 else "") if n]
+    if len(set(run_ids)) >= 2 and not scope.leaderboard_note():  # people's preferences between these runs
         from evaluation.agreement.preferences import leaderboard_tables
         from store import read_only, session_scope
 
@@ -269,10 +292,17 @@ def report_cmd(
         # agreement on what these runs produced, when people or judges rated it
         agreement = sections(agreement_results(app, resamples=200, runs=list(run_ids)))
         text = to_html(
-            results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}", more=agreement
+            results,
+            metric,
+            extra,
+            title=f"chainmark report: runs {', '.join(map(str, run_ids))}",
+            more=agreement,
+            notes=withheld_notes,
         )
     else:
-        text = reports.to_markdown(results, metric, extra)
+        text = "".join(f"> {n}\n\n" for n in withheld_notes) + reports.to_markdown(results, metric, extra)
+    for note in withheld_notes if fmt == "csv" else []:  # the CSV itself stays a plain table
+        click.echo(note, err=True)
     if output is None:
         if fmt == "html":  # the file's own bytes: escaping for the terminal would corrupt it
             sys.stdout.write(text)

@@ -48,6 +48,14 @@ class SideBySideLoaded(Result):
     views: list[Any]
 
 
+def _visible_results(session: Any, ids: list[int], mode: str, embedder: str, viewer: str | None) -> list[RunResults]:
+    """The runs scored, then as ``viewer`` may see them (blind mode withholds model and scores)."""
+    from tui.blind_view import scope_for, withhold_results
+
+    results = results_in(session, ids, mode=mode, embedder=embedder)
+    return withhold_results(scope_for(session, viewer), results)
+
+
 class CompareScreen(WorkScreen):
     """Tasks × runs: each run's status, per-task score and answer; where do the models differ?"""
 
@@ -85,9 +93,9 @@ class CompareScreen(WorkScreen):
         self.query_one("#cmp-table", DataTable).focus()
 
     def refresh_data(self) -> None:
-        ids, mode, embedder = self.run_ids, self.mode, self.embedder
+        ids, mode, embedder, viewer = self.run_ids, self.mode, self.embedder, self.cm.actor
         self.query_one("#cmp-table", DataTable).loading = True
-        self.fetch(ComparisonLoaded, lambda s: ComparisonLoaded(mode, results_in(s, ids, mode=mode, embedder=embedder)))
+        self.fetch(ComparisonLoaded, lambda s: ComparisonLoaded(mode, _visible_results(s, ids, mode, embedder, viewer)))
 
     @on(ComparisonLoaded)
     def loaded(self, message: ComparisonLoaded) -> None:
@@ -119,8 +127,11 @@ class CompareScreen(WorkScreen):
             cells: list[Any] = [str(row.source_id or row.task_id), _score(row.spread)]
             for c in row.cells:
                 cell = Text()
-                cell.append("✓ " if c.right else "✗ ", style="green" if c.right else "red")
-                cell.append(f"{_score(c.score)} ")
+                if c.hidden:
+                    cell.append("hidden ", style="dim")
+                else:
+                    cell.append("✓ " if c.right else "✗ ", style="green" if c.right else "red")
+                    cell.append(f"{_score(c.score)} ")
                 if c.status != "done":
                     cell.append(f"{c.status} ", style="yellow")
                 cell.append(clip(" ".join(c.answer.split()), 60))
@@ -135,7 +146,8 @@ class CompareScreen(WorkScreen):
         )
         for letter, r in zip("AB" if len(cmp.runs) == 2 else [""] * len(cmp.runs), cmp.runs):
             head.append(
-                f"{letter + ' = ' if letter else ''}{r['label']}: mean {_score(s['mean'][r['run_id']])}, right {s['right'][r['run_id']]}\n"
+                f"{letter + ' = ' if letter else ''}{r['label']}: mean {_score(s['mean'][r['run_id']])}, "
+                f"right {'–' if s['right'][r['run_id']] is None else s['right'][r['run_id']]}\n"
             )
         for p in s["pairwise"]:
             head.append(
@@ -208,10 +220,10 @@ class SideBySideScreen(WorkScreen):
     def refresh_data(self) -> None:
         from tui.screens.runs.trajectory_data import trajectory_view
 
-        ids = [col[1] for col in self.columns]
+        ids, viewer = [col[1] for col in self.columns], self.cm.actor
         self.fetch(
             SideBySideLoaded,
-            lambda s: SideBySideLoaded([trajectory_view(s, t) if t is not None else None for t in ids]),
+            lambda s: SideBySideLoaded([trajectory_view(s, t, viewer) if t is not None else None for t in ids]),
         )
 
     @on(SideBySideLoaded)
