@@ -21,7 +21,8 @@ from evaluation.agreement.preferences import judgements, preference_leaderboard,
 from evaluation.agreement.rankings import judge_error_correlation, model_ranking
 from evaluation.agreement.summary import agreement_report
 from store.models import PREFERENCE_SCALE
-from tui.blind_view import BlindScope, scope_for, visible_matrices
+from annotation.review.blind import BlindScope
+from tui.blind_view import scope_for, visible_matrices
 from tui.screens.review.adjudication_data import scale_names
 
 DEFAULT_RESAMPLES = 1000

@@ -181,7 +181,8 @@ class CompareScreen(WorkScreen):
         table = self.query_one("#cmp-table", DataTable)
         row = self.comparison.rows[min(table.cursor_row, len(self.comparison.rows) - 1)]
         columns = [(r["label"], c.trajectory_id, c.answer, c.score) for r, c in zip(self.comparison.runs, row.cells)]
-        self.app.push_screen(SideBySideScreen(row.task_id, columns))
+        withheld = [r["hidden"] for r in self.comparison.runs if r.get("hidden")]
+        self.app.push_screen(SideBySideScreen(row.task_id, columns, notes=withheld))
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -191,7 +192,7 @@ class SideBySideScreen(WorkScreen):
     """Several runs' trajectories on one task, one column each, aligned by step index."""
 
     DEFAULT_CSS = """
-    SideBySideScreen #sbs-task { height: auto; max-height: 6; padding: 0 1; }
+    SideBySideScreen #sbs-task { height: auto; max-height: 8; padding: 0 1; }
     SideBySideScreen .sbs-head { height: auto; background: $panel; }
     SideBySideScreen .sbs-cell { width: 1fr; padding: 0 1; }
     SideBySideScreen .sbs-row { height: auto; border-bottom: solid $panel; }
@@ -202,11 +203,15 @@ class SideBySideScreen(WorkScreen):
         Binding("escape", "back", "Back", id="sbs.back"),
     ]
 
-    def __init__(self, task_id: int, columns: list[tuple[str, int | None, str, float | None]]) -> None:
-        """``columns``: (run label, trajectory id, the answer as scored, per-task score) per run."""
+    def __init__(
+        self, task_id: int, columns: list[tuple[str, int | None, str, float | None]], notes: list[str] | None = None
+    ) -> None:
+        """``columns``: (run label, trajectory id, the answer as scored, per-task score) per run; ``notes``:
+        what blind mode withholds and why, shown under the task."""
         super().__init__()
         self.task_id = task_id
         self.columns = columns
+        self.notes = list(notes or [])
         self.views: list[Any] = []
         self.with_reference = False
 
@@ -241,6 +246,8 @@ class SideBySideScreen(WorkScreen):
             if first.expected:
                 task.append("\nexpected: ", style="dim")
                 task.append(clip(first.expected, 200))
+        for note in self.notes:
+            task.append(f"\n{note}", style="yellow")
         self.query_one("#sbs-task", Static).update(task)
         titles: list[Text] = []
         if self.with_reference:
