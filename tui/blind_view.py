@@ -109,9 +109,9 @@ def _has_blind_work(reader: Any, viewer: str) -> bool:
 
 def redact_run_row(scope: BlindScope | None, row: dict[str, Any]) -> dict[str, Any]:
     """A run listing row (``id``, ``name``, ``endpoint``) without who made the run when it is hidden;
-    ``hidden`` carries the reason (None when nothing is)."""
+    ``hidden`` carries the reason (no such key when nothing is: the listing stays as it was)."""
     if scope is None or not scope.hides_run(row.get("id")):
-        return {**row, "hidden": None}
+        return row
     return {**row, "name": None, "endpoint": None, "model": None, "hidden": scope.why_hidden([row.get("id")])}
 
 

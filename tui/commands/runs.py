@@ -488,7 +488,7 @@ def runs_list(app: AppContext, as_json: bool) -> None:
                 [
                     r["id"],
                     r["benchmark"],
-                    HIDDEN_MODEL if r["hidden"] else (r["endpoint"] or ""),
+                    HIDDEN_MODEL if r.get("hidden") else (r["endpoint"] or ""),
                     r["mode"],
                     r["status"],
                     r["done"],
@@ -505,7 +505,7 @@ def runs_list(app: AppContext, as_json: bool) -> None:
     for r in rows:
         if r["resume"]:
             click.echo(f"run {r['id']} was interrupted; continue with: {r['resume']}")
-    for note in dict.fromkeys(r["hidden"] for r in rows if r["hidden"]):
+    for note in dict.fromkeys(r["hidden"] for r in rows if r.get("hidden")):
         click.echo(f"note: {note}")
 
 
@@ -632,7 +632,7 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
             f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint'] or HIDDEN_MODEL} "
             f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]"
         )
-        if data["hidden"]:
+        if data.get("hidden"):
             click.echo(f"note: {data['hidden']}")
         click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
         if data["unsafe_in_process_sandbox"]:
