@@ -266,9 +266,10 @@ def report_cmd(
     from tui.blind_view import scope_at, visible_report_runs
 
     scope = scope_at(app)
-    run_ids, withheld = visible_report_runs(scope, list(run_ids))
-    if not run_ids:
+    shown, withheld = visible_report_runs(scope, list(run_ids))
+    if not shown:
         raise click.ClickException(withheld)
+    run_ids = tuple(shown)
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
     extra: list[tuple[str, list[str], list[list[Any]]]] = []
     if fmt != "csv" and len(set(run_ids)) >= 2:
