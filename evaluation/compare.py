@@ -8,7 +8,7 @@ so the per-task score is the one ``chainmark score`` counts, in the same mode.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable
 
 from evaluation.scoring.results import ScoreResult
@@ -38,6 +38,7 @@ class TaskResult:
     score: float | None
     query: str = ""
     source_id: str | None = None
+    hidden: bool = False  # blind mode: the score is withheld from this viewer
 
     @property
     def right(self) -> bool:
@@ -51,6 +52,14 @@ class RunResults:
     benchmark: str
     mode: str
     tasks: dict[int, TaskResult] = field(default_factory=dict)
+    hidden: str = ""  # blind mode: why this run's model and scores are withheld ("" when shown)
+
+
+def withhold(run: RunResults, reason: str) -> RunResults:
+    """The run as a blind viewer may see it: no model in the label and no per-task score (status and
+    answers stay: they are what the viewer judges); ``reason`` says why, in one line."""
+    tasks = {k: replace(t, score=None, hidden=True) for k, t in run.tasks.items()}
+    return replace(run, label=f"run {run.run_id}", tasks=tasks, hidden=reason)
 
 
 @dataclass
@@ -83,7 +92,8 @@ class Comparison:
                     "spread": r.spread,
                     "differ": r.differ,
                     "cells": [
-                        {k: v for k, v in asdict(c).items() if k not in ("query", "source_id")} | {"right": c.right}
+                        {k: v for k, v in asdict(c).items() if k not in ("query", "source_id")}
+                        | {"right": None if c.hidden else c.right}
                         for c in r.cells
                     ],
                 }
@@ -93,7 +103,7 @@ class Comparison:
 
 
 def _spread(cells: list[TaskResult]) -> float:
-    scores = [c.score if c.score is not None else 0.0 for c in cells]
+    scores = [c.score if c.score is not None else 0.0 for c in cells if not c.hidden]
     return max(scores) - min(scores) if scores else 0.0
 
 
@@ -117,8 +127,9 @@ def _keep(row: Row, wanted: str | None) -> bool:
 def pairwise(runs: list[RunResults], shared: list[int]) -> list[dict[str, Any]]:
     """For every ordered pair (A before B in the given order): tasks A scored higher, equal, lower."""
     out = []
-    for i, a in enumerate(runs):
-        for b in runs[i + 1 :]:
+    shown = [r for r in runs if not r.hidden]  # a withheld run has no scores to win or lose on
+    for i, a in enumerate(shown):
+        for b in shown[i + 1 :]:
             w = t = lo = 0
             for task in shared:
                 sa, sb = a.tasks[task].score or 0.0, b.tasks[task].score or 0.0
@@ -160,7 +171,7 @@ def compare(
     for task in shared:
         cells = [r.tasks[task] for r in runs]
         first = cells[0]
-        differ = len({(c.right, c.score) for c in cells}) > 1
+        differ = len({(c.right, c.score) for c in cells if not c.hidden}) > 1
         rows.append(
             Row(
                 task_id=task,
@@ -175,8 +186,8 @@ def compare(
         "shared_tasks": len(shared),
         "differing": sum(r.differ for r in rows),
         "scoring_mode": modes[0] if len(modes) == 1 else modes,
-        "mean": {r.run_id: _mean([r.tasks[t].score or 0.0 for t in shared]) for r in runs},
-        "right": {r.run_id: sum(r.tasks[t].right for t in shared) for r in runs},
+        "mean": {r.run_id: None if r.hidden else _mean([r.tasks[t].score or 0.0 for t in shared]) for r in runs},
+        "right": {r.run_id: None if r.hidden else sum(r.tasks[t].right for t in shared) for r in runs},
         "pairwise": pairwise(runs, shared),
     }
     if sort == "disagreement":
@@ -184,7 +195,11 @@ def compare(
     rows = [r for r in rows if _keep(r, filter)]
     if limit is not None:
         rows = rows[: max(limit, 0)]
-    info = [{"run_id": r.run_id, "label": r.label, "benchmark": r.benchmark, "mode": r.mode} for r in runs]
+    notes.extend(dict.fromkeys(r.hidden for r in runs if r.hidden))
+    info = [
+        {"run_id": r.run_id, "label": r.label, "benchmark": r.benchmark, "mode": r.mode, "hidden": r.hidden or None}
+        for r in runs
+    ]
     return Comparison(runs=info, rows=rows, summary=summary, notes=notes)
 
 

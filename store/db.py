@@ -8,7 +8,6 @@ without it, 0 with it). PostgreSQL URLs (``postgresql+psycopg://…``) get none 
 
 from __future__ import annotations
 
-import getpass
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from store.locate import (  # noqa: F401  (re-exported: where the database is, r
     busy_timeout_ms,
     resolve_url,
 )
+from store.acting import acting_user  # noqa: F401  (re-exported: who the audit names)
 from store.sqlite_read import connection_pragmas
 
 if TYPE_CHECKING:  # the ORM loads with the first session, not with the engine (store/__init__.py)
@@ -115,19 +115,3 @@ def read_scope(engine: Engine) -> Iterator[Connection]:
     for queries written in SQLAlchemy Core: no ORM session, so no SQLModel classes to build."""
     with read_only(engine).connect() as conn, conn.begin():
         yield conn
-
-
-def acting_user(actor: str | None = None) -> str:
-    """Who the audit names: the given actor, else the configured user, else the OS login."""
-    from store.settings import current
-
-    return actor or current().user or _login()
-
-
-def _login() -> str:
-    """The OS user: from the usual variables, else the password database (no terminal needed, unlike
-    ``os.getlogin``), so the audit names a person even when ``$USER`` is unset (cron, containers)."""
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # no variable and no passwd entry for this uid
-        return "system"

@@ -27,6 +27,14 @@ class AppContext:
     _engine: Engine | None = field(default=None, repr=False)
 
     @property
+    def viewer(self) -> str:
+        """Who is looking, for blind mode: ``--as``, else ``CHAINMARK_USER``, else the login name (the
+        name the audit trail records), so a rater who never typed ``--as`` is still blind."""
+        from store.acting import acting_user
+
+        return acting_user(self.actor)
+
+    @property
     def url(self) -> str:
         from store.locate import resolve_url
 

@@ -9,6 +9,7 @@ automatic pass/fail either — until they have rated the target on that scale th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from sqlmodel import Session, select
@@ -212,12 +213,18 @@ def rating_view(
 
 @dataclass(frozen=True)
 class BlindScope:
-    """What ``actor`` may not see yet: judgements on targets they still have to rate blind.
+    """What ``actor`` may not see yet: judgements on targets they still have to rate blind, and who
+    made and how well scored the runs those targets come from. The one blind policy: every CLI command,
+    screen, report and ``serve`` view asks it (``tui.blind_view`` applies it to each kind of output).
 
     A pending blind assignment hides the verdicts, other people's ratings and adjudications of its
     target and of everything in the same trajectory (a verdict on the answer tells how to rate a step
     of it); a pending checkpoint-result assignment also hides that trajectory's automatic pass/fail
-    marks; a pair still to judge (preferences) hides both runs' trajectories of that task. The actor's own ratings stay visible. Someone with nothing pending sees everything.
+    marks; a pair still to judge (preferences) hides both runs' trajectories of that task. The actor's
+    own ratings stay visible. A run with any pending blind item (``runs``) keeps its model, endpoint and
+    name hidden, and its scores (totals, per-item outcomes, comparisons, leaderboards): knowing that
+    run 1 is gpt-good and got task 3 right tells which answer to prefer. Someone with nothing pending
+    sees everything.
     """
 
     actor: str | None
@@ -225,6 +232,7 @@ class BlindScope:
     tasks: frozenset[int] = frozenset()
     trajectories: frozenset[int] = frozenset()
     checkpoint_trajectories: frozenset[int] = frozenset()
+    runs: tuple[tuple[int, PendingWork], ...] = ()  # run id -> the blind work pending on it, by run id
 
     @property
     def active(self) -> bool:
@@ -235,6 +243,45 @@ class BlindScope:
 
     def hides_checks(self, trajectory_id: int | None) -> bool:
         return trajectory_id is not None and trajectory_id in self.checkpoint_trajectories
+
+    def hides_run(self, run_id: int | None) -> bool:
+        """True when the run's model, endpoint, name and scores must not be shown to the actor."""
+        return run_id is not None and any(r == run_id for r, _ in self.runs)
+
+    def hidden_runs(self, run_ids: Iterable[int | None]) -> list[int]:
+        """The runs among ``run_ids`` the actor may not see the model or scores of, in the order given."""
+        return [r for r in dict.fromkeys(run_ids) if r is not None and self.hides_run(r)]
+
+    def why_hidden(self, run_ids: Iterable[int | None], what: str = "model hidden") -> str:
+        """One line saying what is hidden and why, e.g. "model hidden: erin has 3 blind ratings
+        pending on run 1" ("" when none of ``run_ids`` is hidden)."""
+        hidden = self.hidden_runs(run_ids)
+        if not hidden:
+            return ""
+        work = PendingWork()
+        for r, w in self.runs:
+            if r in hidden:
+                work = work + w
+        runs = (
+            f"run {hidden[0]}"
+            if len(hidden) == 1
+            else "runs " + ", ".join(map(str, hidden[:-1])) + f" and {hidden[-1]}"
+        )
+        return f"{what}: {self.actor} has {work.describe()} pending on {runs}"
+
+    def why_any_hidden(self, what: str) -> str:
+        """``why_hidden`` over every hidden run: for figures that pool many runs (a per-model ranking)."""
+        return self.why_hidden([r for r, _ in self.runs], what)
+
+    @property
+    def pending_pairs(self) -> int:
+        """Preference pairs still to judge blind (the leaderboard of people's preferences waits for them)."""
+        return sum(1 for kind, _id, part in self.targets if kind == "task" and part.startswith("pair:"))
+
+    def leaderboard_note(self) -> str:
+        """Why the preference leaderboard is hidden ("" when it may be shown)."""
+        n = self.pending_pairs
+        return f"preference leaderboard hidden: {self.actor} still has {n} pair(s) to judge blind" if n else ""
 
     def hides(self, session: Session, target: Target) -> bool:
         """True when judgements of ``target`` must not be shown to the actor."""
@@ -253,6 +300,25 @@ class BlindScope:
     def shows_rating_by(self, session: Session, annotator: str, target: Target) -> bool:
         """A rating is shown when it is the actor's own or its target is not hidden."""
         return annotator == self.actor or not self.hides(session, target)
+
+
+@dataclass(frozen=True)
+class PendingWork:
+    """How much blind work is pending on a run: ratings and preferences, for the reason line."""
+
+    ratings: int = 0
+    preferences: int = 0
+
+    def __add__(self, other: PendingWork) -> PendingWork:
+        return PendingWork(self.ratings + other.ratings, self.preferences + other.preferences)
+
+    def describe(self) -> str:
+        parts = [
+            f"{n} blind {word}{'s' if n != 1 else ''}"
+            for n, word in ((self.ratings, "rating"), (self.preferences, "preference"))
+            if n
+        ]
+        return " and ".join(parts)
 
 
 def blind_scope(session: Session, actor: str | None) -> BlindScope:
@@ -274,19 +340,22 @@ def blind_scope(session: Session, actor: str | None) -> BlindScope:
     }
     pending = [a for a in assigned if (a.target_kind, a.target_id, a.target_part, a.scale) not in rated]
     targets: set[tuple[str, int, str]] = set()
+    runs: dict[int, PendingWork] = {}
     tasks: set[int] = set()
     trajs: set[int] = set()
     checks: set[int] = set()
     for a in pending:
         if a.scale == PREFERENCE_SCALE:  # a pair still to judge: both runs' answers to the task are hidden
             targets.add((a.target_kind, a.target_id, a.target_part))
-            runs = a.target_part.removeprefix("pair:").split("-")
+            pair = [int(r) for r in a.target_part.removeprefix("pair:").split("-") if r.isdigit()]
+            for run_id in pair:
+                runs[run_id] = runs.get(run_id, PendingWork()) + PendingWork(preferences=1)
             trajs |= {
                 t
                 for t in session.exec(
                     select(Trajectory.id).where(
                         Trajectory.task_id == a.target_id,
-                        Trajectory.run_id.in_([int(r) for r in runs if r.isdigit()]),  # type: ignore[attr-defined]
+                        Trajectory.run_id.in_(pair),  # type: ignore[attr-defined]
                     )
                 ).all()
                 if t is not None
@@ -303,6 +372,14 @@ def blind_scope(session: Session, actor: str | None) -> BlindScope:
             tasks.add(task.id or 0)
         if traj is not None:
             trajs.add(traj.id or 0)
+            runs[traj.run_id] = runs.get(traj.run_id, PendingWork()) + PendingWork(ratings=1)
             if target.kind == "checkpoint_result":
                 checks.add(traj.id or 0)
-    return BlindScope(actor, frozenset(targets), frozenset(tasks), frozenset(trajs), frozenset(checks))
+    return BlindScope(
+        actor,
+        frozenset(targets),
+        frozenset(tasks),
+        frozenset(trajs),
+        frozenset(checks),
+        tuple(sorted(runs.items())),
+    )

@@ -113,9 +113,11 @@ def to_html(
     extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
     title: str = "chainmark report",
     more: list[str] | None = None,
+    notes: list[str] | None = None,
 ) -> str:
     """The whole report as one HTML document (tables, plots, notes and judge prompts); ``more`` are
-    finished HTML sections placed after the plots (agreement on the runs' targets)."""
+    finished HTML sections placed after the plots (agreement on the runs' targets); ``notes`` are lines
+    under the title (what was left out of the report and why)."""
     parts = [
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
         f"<style>{STYLE}</style></head><body>",
@@ -129,6 +131,7 @@ def to_html(
             )
         )
         + "</p>",
+        *(f'<p class="notes">{_e(n)}</p>' for n in notes or []),
     ]
     for title_, headers, rows in [*tables(results, category_metric), *(extra_tables or [])]:
         parts.append(_table(title_, headers, rows))

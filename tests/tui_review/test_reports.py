@@ -11,7 +11,7 @@ from tui.screens.reports import ReportsScreen
 
 
 async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    app = make_tui()
+    app = make_tui(actor="rev")  # a reviewer: ann still owes blind ratings on this run, which blinds its report
     async with app.run_test(size=(150, 44)) as pilot:
         await settle(pilot, app)
         app.push_screen(ReportsScreen(embedder="hashing"))

@@ -23,6 +23,10 @@ def _score(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def _count(value: int | None) -> str:
+    return "–" if value is None else str(value)
+
+
 def render(cmp: Comparison) -> str:
     """The plain-text report: header, summary, then one line per task."""
     lines = [
@@ -32,7 +36,7 @@ def render(cmp: Comparison) -> str:
     lines.append(
         table(
             [
-                [r["label"], _score(cmp.summary["mean"][r["run_id"]]), cmp.summary["right"][r["run_id"]]]
+                [r["label"], _score(cmp.summary["mean"][r["run_id"]]), _count(cmp.summary["right"][r["run_id"]])]
                 for r in cmp.runs
             ],
             ["run", "mean score", "right"],
@@ -51,7 +55,7 @@ def render(cmp: Comparison) -> str:
         [
             row.source_id or row.task_id,
             _score(row.spread),
-            *[f"{c.status} {_score(c.score)} {_short(c.answer, 24)}" for c in row.cells],
+            *[f"{c.status} {'hidden' if c.hidden else _score(c.score)} {_short(c.answer, 24)}" for c in row.cells],
             _short(row.query),
         ]
         for row in cmp.rows
@@ -99,11 +103,14 @@ def compare_cmd(
     as_json: bool,
 ) -> None:
     """Compare two or more RUN_IDS on their shared tasks: outcome, answer and per-task score of each."""
-    from evaluation.compare import compare_runs
+    from evaluation.compare import compare, load_run_results
+    from tui.blind_view import scope_at, withhold_results
 
     if len(run_ids) < 2:
         raise click.UsageError("give at least two run ids")
-    cmp = compare_runs(app.engine, list(run_ids), mode=mode, embedder=embedder, sort=sort, filter=filter_, limit=limit)
+    results = load_run_results(app.engine, list(run_ids), mode=mode, embedder=embedder)
+    results = withhold_results(scope_at(app), results)
+    cmp = compare(results, sort=sort, filter=filter_, limit=limit)
     if as_json:
         emit_json(cmp.to_json())
         return

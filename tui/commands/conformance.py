@@ -116,7 +116,11 @@ def conformance_cmd(
     """Score RUN_ID faithfully and with BENCHMARK's reference evaluator; diff them (exit 1 if they differ)."""
     from evaluation.benchmarks import get_profile
     from evaluation.conformance import run_conformance
+    from tui.blind_view import withheld_reason
 
+    refused = withheld_reason(app, [run_id], what="conformance refused (it shows the run's scores)")
+    if refused:
+        raise click.ClickException(refused)
     wanted = get_profile(benchmark).name
     work = keep if keep is not None else Path(tempfile.mkdtemp(prefix="chainmark-conformance-"))
     work.mkdir(parents=True, exist_ok=True)

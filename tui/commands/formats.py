@@ -131,7 +131,11 @@ def export_run_cmd(app: AppContext, fmt: str, run_id: int, path: str, as_json: b
     """Write a run in FORMAT's prediction/result layout so the reference evaluator can read it
     (parquet: events and trajectories as tables; inspect: an Inspect AI eval log; any benchmark)."""
     from annotation.formats import api
+    from tui.blind_view import withheld_reason
 
+    refused = withheld_reason(app, [run_id], what="export refused (it names the model and holds its scores)")
+    if refused:
+        raise click.ClickException(refused)
     with _naming(path):
         result = api.export_run(app.engine, app.blobs, fmt, run_id, path)
     if as_json:

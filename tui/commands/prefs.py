@@ -183,10 +183,18 @@ def prefs_leaderboard(app: AppContext, bench: str | None, resamples: int, seed: 
     """Bradley–Terry scores (Elo-like, ties = half wins) with bootstrap CIs, comparisons and win rate per model."""
     from evaluation.agreement.preferences import preference_leaderboard
     from store import read_only, session_scope
+    from tui.blind_view import scope_at
 
     with session_scope(read_only(app.engine)) as s:
         _bench_check(s, bench)
-        board = preference_leaderboard(s, bench=bench, resamples=resamples, seed=seed)
+        hidden = scope_at(app, s).leaderboard_note()
+        board = None if hidden else preference_leaderboard(s, bench=bench, resamples=resamples, seed=seed)
+    if board is None and as_json:  # blind mode: the viewer still has pairs to judge
+        emit_json({"hidden": hidden, "standings": []})
+        return
+    if board is None:
+        click.echo(hidden)
+        return
     if as_json:
         emit_json(board.to_dict())
         return
@@ -225,7 +233,7 @@ def prefs_agreement(app: AppContext, bench: str | None, resamples: int, seed: in
     with session_scope(read_only(app.engine)) as s:
         _bench_check(s, bench)
         matrix = preference_matrix(judgements(s, bench=bench))
-        matrices, _ = visible_matrices(s, scope_for(s, app.actor), [matrix])
+        matrices, _ = visible_matrices(s, scope_for(s, app.viewer), [matrix])
         report = agreement_report(matrices[0], resamples=resamples, seed=seed).to_dict()
     if as_json:
         emit_json(report)

@@ -365,9 +365,9 @@ def ratings_list(
 
     with session_scope(read_only(app.engine)) as s:
         rows = rating.ratings(s, scale=scale, annotator=annotator, current_only=not history)
-        rows, held_back = visible_ratings(s, scope_for(s, app.actor), rows)
+        rows, held_back = visible_ratings(s, scope_for(s, app.viewer), rows)
     if held_back and not as_json:
-        click.echo(HIDDEN_NOTE.format(n=held_back, who=app.actor).replace("target(s)", "rating(s)"), err=True)
+        click.echo(HIDDEN_NOTE.format(n=held_back, who=app.viewer).replace("target(s)", "rating(s)"), err=True)
     if only_stale:
         rows = [r for r in rows if r.stale]
     if as_json:
@@ -553,7 +553,7 @@ def _matrices(
         out += [
             m for m in collect(s, name, target_kind=target_kind, raters=raters, include_stale=include_stale) if m.units
         ]
-    out, _ = visible_matrices(s, scope_for(s, app.actor), out)
+    out, _ = visible_matrices(s, scope_for(s, app.viewer), out)
     return s, [m for m in out if m.units]
 
 
@@ -574,15 +574,22 @@ def agreement_results(
     from evaluation.agreement.summary import agreement_report
     from evaluation.agreement.rankings import within_runs
 
+    from tui.blind_view import scope_for
+
     s, matrices = _matrices(app, scale, target_kind, raters, include_stale)
     try:
         if runs:
             matrices = [m for m in (within_runs(s, m, set(runs)) for m in matrices) if m.units]
         results = []
+        blind = scope_for(s, app.viewer)
         for m in matrices:
             data = agreement_report(m, resamples=resamples, seed=seed).to_dict()
             if sum(1 for r in m.raters if rater_kind(r) == JUDGE) >= 2:
-                data["model_ranking"] = model_ranking(s, m).to_dict()
+                if blind.runs:  # per-model means name the models the viewer still judges blind
+                    hidden = blind.why_any_hidden("model ranking hidden")
+                    data["notes"] = [*data.get("notes", []), hidden]
+                else:
+                    data["model_ranking"] = model_ranking(s, m).to_dict()
                 errors, source = judge_error_correlation(s, m)
                 data["judge_errors"] = {**errors.to_dict(), "reference": source}
             results.append(data)
@@ -857,9 +864,9 @@ def adjudications_list(app: AppContext, scale: str | None, as_json: bool) -> Non
 
     with session_scope(read_only(app.engine)) as s:
         rows = adj.adjudications(s, scale=scale)
-        rows, held_back = visible_units(s, scope_for(s, app.actor), rows, lambda r: r.target)
+        rows, held_back = visible_units(s, scope_for(s, app.viewer), rows, lambda r: r.target)
     if held_back and not as_json:
-        click.echo(HIDDEN_NOTE.format(n=held_back, who=app.actor), err=True)
+        click.echo(HIDDEN_NOTE.format(n=held_back, who=app.viewer), err=True)
     if as_json:
         emit_json([r.to_dict() for r in rows])
         return
@@ -911,10 +918,10 @@ def study_export(app: AppContext, path: Path, fmt: str, shape: str) -> None:
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
     with session_scope(read_only(app.engine)) as s:
-        scope = scope_for(s, app.actor)
+        scope = scope_for(s, app.viewer)
         if scope.active:  # the study tables hold every rater's values: not for someone still rating blind
             raise click.ClickException(
-                f"{app.actor} still has {len(scope.targets)} target(s) to rate blind; the "
+                f"{app.viewer} still has {len(scope.targets)} target(s) to rate blind; the "
                 f"study export shows every rating — rate them first, or export as someone else"
             )
         study = build_study(s)

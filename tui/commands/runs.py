@@ -17,6 +17,8 @@ from tui.commands import _click as click
 from tui.safe_text import visible
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
 
+HIDDEN_MODEL = "(hidden)"  # tui.blind_view's word, without importing the store on every command's start
+
 if TYPE_CHECKING:
     from evaluation.harness.runner import RunProgress
 
@@ -471,8 +473,12 @@ def _run_rows(s: Any, run_ids: list[int] | None = None) -> list[dict[str, Any]]:
 @pass_ctx
 def runs_list(app: AppContext, as_json: bool) -> None:
     """Runs with their benchmark, endpoint, mode, status and trajectory counts."""
+    from tui.blind_view import listing_scope, redact_run_row
+
     with app.reading() as s:
         rows = _run_rows(s)
+        scope = listing_scope(app, s)
+    rows = [redact_run_row(scope, r) for r in rows]
     if as_json:
         emit_json(rows)
         return
@@ -482,7 +488,7 @@ def runs_list(app: AppContext, as_json: bool) -> None:
                 [
                     r["id"],
                     r["benchmark"],
-                    r["endpoint"] or "",
+                    HIDDEN_MODEL if r.get("hidden") else (r["endpoint"] or ""),
                     r["mode"],
                     r["status"],
                     r["done"],
@@ -499,6 +505,8 @@ def runs_list(app: AppContext, as_json: bool) -> None:
     for r in rows:
         if r["resume"]:
             click.echo(f"run {r['id']} was interrupted; continue with: {r['resume']}")
+    for note in dict.fromkeys(r["hidden"] for r in rows if r.get("hidden")):
+        click.echo(f"note: {note}")
 
 
 RUN_SHOW_LIMIT = 200
@@ -597,6 +605,7 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
     by default (``--offset``/``--limit`` page, ``--all`` streams every one)."""
     from evaluation.harness.workqueue import workers_of
     from store import read_only, session_scope
+    from tui.blind_view import redact_run_row, scope_at
 
     if all_ and limit is not None:
         raise click.UsageError("give --limit N or --all, not both")
@@ -605,7 +614,7 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
         rows = _run_rows(s, [run_id])
         if not rows:
             raise click.ClickException(f"no run with id {run_id}")
-        data = rows[0]
+        data = redact_run_row(scope_at(app, s), rows[0])
         total, totals = _run_totals(s, run_id)
         data.update(totals)
         data["sent_bytes_per_trajectory"] = round(totals["sent_bytes"] / total) if total else 0
@@ -620,9 +629,11 @@ def runs_show(app: AppContext, run_id: int, limit: int | None, offset: int, all_
             emit_json(data)
             return
         click.echo(
-            f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint']} "
+            f"run {data['id']} {data['name'] or ''}: {data['benchmark']} × {data['endpoint'] or HIDDEN_MODEL} "
             f"[{data['mode']}, {data['status']}{', replay' if data['replay'] else ''}]"
         )
+        if data.get("hidden"):
+            click.echo(f"note: {data['hidden']}")
         click.echo(f"prompt {data['prompt_version']}  budgets {json.dumps(data['budgets'])}  -j {data['concurrency']}")
         if data["unsafe_in_process_sandbox"]:
             click.echo(

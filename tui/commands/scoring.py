@@ -74,6 +74,8 @@ def score_cmd(
         )
     kept.append(res)
     keep_until_exit(kept)
+    if _withheld_score(app, run_id, as_json):
+        return
     if as_json:
         doc = res.public(per_item=per_item)
         kept.append(doc)
@@ -108,6 +110,21 @@ def score_cmd(
         click.echo(f"judge prompt {judge}: {desc}")
     for note in res.notes:
         click.echo(f"note: {note}")
+
+
+def _withheld_score(app: AppContext, run_id: int, as_json: bool) -> bool:
+    """Blind mode: the viewer still owes blind work on this run, so its model and scores stay hidden
+    (the result is still stored unless ``--no-write``); prints the reason and says True."""
+    from tui.blind_view import scope_at
+
+    reason = scope_at(app).why_hidden([run_id], what="scores hidden")
+    if not reason:
+        return False
+    if as_json:
+        emit_json({"run_id": run_id, "hidden": reason})
+    else:
+        click.echo(f"run {run_id}: {reason}")
+    return True
 
 
 @click.command("judge")
@@ -260,7 +277,13 @@ def report_cmd(
     """Paper-style tables for RUN_IDs: models × metrics, models × categories, tool adoption, call counts."""
     from evaluation.scoring import report as reports
     from evaluation.scoring.runner import score_run
+    from tui.blind_view import scope_at, visible_report_runs
 
+    scope = scope_at(app)
+    shown, withheld = visible_report_runs(scope, list(run_ids))
+    if not shown:
+        raise click.ClickException(withheld)
+    run_ids = tuple(shown)
     results = [score_run(app.engine, r, mode=mode, embedder=embedder, write=False) for r in run_ids]
     extra: list[tuple[str, list[str], list[list[Any]]]] = []
     if fmt != "csv" and len(set(run_ids)) >= 2:
@@ -268,7 +291,8 @@ def report_cmd(
 
         runs = [(r.run_id or 0, r.benchmark or "") for r in results]
         extra = comparison_tables(app.engine, runs, mode=mode, embedder=embedder)
-    if len(set(run_ids)) >= 2:  # people's pairwise preferences between these runs, when there are any
+    withheld_notes = [n for n in (withheld, scope.leaderboard_note() if len(set(run_ids)) >= 2 else "") if n]
+    if len(set(run_ids)) >= 2 and not scope.leaderboard_note():  # people's preferences between these runs
         from evaluation.agreement.preferences import leaderboard_tables
         from store import read_only, session_scope
 
@@ -287,10 +311,17 @@ def report_cmd(
         agreement = sections(agreement_results(app, resamples=200, runs=list(run_ids)))
         agreement += estimate_sections(app, list(run_ids))
         text = to_html(
-            results, metric, extra, title=f"chainmark report: runs {', '.join(map(str, run_ids))}", more=agreement
+            results,
+            metric,
+            extra,
+            title=f"chainmark report: runs {', '.join(map(str, run_ids))}",
+            more=agreement,
+            notes=withheld_notes,
         )
     else:
-        text = reports.to_markdown(results, metric, extra)
+        text = "".join(f"> {n}\n\n" for n in withheld_notes) + reports.to_markdown(results, metric, extra)
+    for note in withheld_notes if fmt == "csv" else []:  # the CSV itself stays a plain table
+        click.echo(note, err=True)
     if output is None:
         if fmt == "html":  # the file's own bytes: escaping for the terminal would corrupt it
             sys.stdout.write(text)

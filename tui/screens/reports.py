@@ -6,7 +6,7 @@ without writing (as ``chainmark report`` does), so an export equals the CLI's ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -59,8 +59,10 @@ def preference_tables(session: Any, req: ReportRequest) -> Tables:
     return leaderboard_tables(session, list(dict.fromkeys(req.run_ids)))
 
 
-def report_renderable(results: list[ScoreResult], metric: str | None, extra: Tables | None = None) -> Group:
-    parts: list[Any] = []
+def report_renderable(
+    results: list[ScoreResult], metric: str | None, extra: Tables | None = None, notes: list[str] | None = None
+) -> Group:
+    parts: list[Any] = [Text(n, style="yellow") for n in notes or []]
     for title, headers, rows in [*reports.tables(results, metric), *(extra or [])]:
         t = Table(
             title=title, title_justify="left", title_style="bold", show_lines=False, expand=False, box=box.SIMPLE_HEAD
@@ -107,6 +109,21 @@ class ReportBuilt(Result):
     request: ReportRequest
     results: list[ScoreResult]
     extra: Any
+    notes: list[str] = field(default_factory=list)  # blind mode: what was left out and why
+
+
+def build_for(session: Any, engine: Any, req: ReportRequest, viewer: str | None) -> ReportBuilt:
+    """The report ``viewer`` may see: runs they still owe blind work on are left out whole, and the
+    preference leaderboard while they have pairs to judge (``BlindScope``, as ``chainmark report``)."""
+    from annotation.review.blind import blind_scope
+    from tui.blind_view import visible_report_runs
+
+    scope = blind_scope(session, viewer)
+    shown, left_out = visible_report_runs(scope, list(req.run_ids))
+    visible = replace(req, run_ids=tuple(shown))
+    notes = [n for n in (left_out, scope.leaderboard_note()) if n]
+    extra = [] if scope.leaderboard_note() else preference_tables(session, visible)
+    return ReportBuilt(req, build_report(engine, visible), extra, notes)
 
 
 class ReportsScreen(WorkScreen):
@@ -150,7 +167,8 @@ class ReportsScreen(WorkScreen):
             self.action_generate()
 
     def refresh_data(self) -> None:
-        self.fetch(ReportRunsLoaded, lambda s: ReportRunsLoaded(run_rows(s)))
+        viewer = self.cm.actor
+        self.fetch(ReportRunsLoaded, lambda s: ReportRunsLoaded(run_rows(s, viewer=viewer)))
 
     def _request(self) -> ReportRequest:
         return ReportRequest(tuple(self.chosen), self.mode, self.embedder, self.metric)
@@ -183,7 +201,7 @@ class ReportsScreen(WorkScreen):
         if req != self._request():
             return
         self.results, self.extra, self.shown_request = results, extra, req
-        self.query_one("#report-view", Static).update(report_renderable(results, req.metric, extra))
+        self.query_one("#report-view", Static).update(report_renderable(results, req.metric, extra, message.notes))
         self._status()
 
     def action_toggle_run(self) -> None:
@@ -208,7 +226,8 @@ class ReportsScreen(WorkScreen):
             return
         req, engine = self._request(), self.cm.engine
         self.query_one("#report-view", Static).update("scoring…")
-        self.fetch(ReportBuilt, lambda s: ReportBuilt(req, build_report(engine(), req), preference_tables(s, req)))
+        viewer = self.cm.actor
+        self.fetch(ReportBuilt, lambda s: build_for(s, engine(), req, viewer))
 
     def action_export(self) -> None:
         if self.results is None:

@@ -21,7 +21,8 @@ from evaluation.agreement.preferences import judgements, preference_leaderboard,
 from evaluation.agreement.rankings import judge_error_correlation, model_ranking
 from evaluation.agreement.summary import agreement_report
 from store.models import PREFERENCE_SCALE
-from tui.blind_view import BlindScope, scope_for, visible_matrices
+from annotation.review.blind import BlindScope
+from tui.blind_view import scope_for, visible_matrices
 from tui.screens.review.adjudication_data import scale_names
 
 DEFAULT_RESAMPLES = 1000
@@ -101,11 +102,17 @@ def _per_category(session: Session, matrix: RatingMatrix) -> list[tuple[str, flo
     return out
 
 
-def report_dict(session: Session, matrix: RatingMatrix, resamples: int, seed: int) -> dict[str, Any]:
-    """The agreement report as ``chainmark agreement --json`` prints it for this matrix."""
+def report_dict(
+    session: Session, matrix: RatingMatrix, resamples: int, seed: int, scope: BlindScope | None = None
+) -> dict[str, Any]:
+    """The agreement report as ``chainmark agreement --json`` prints it for this matrix; the judges'
+    per-model ranking is left out while ``scope`` hides any run's model (blind mode)."""
     data = agreement_report(matrix, resamples=resamples, seed=seed).to_dict()
     if sum(1 for r in matrix.raters if rater_kind(r) == JUDGE) >= 2:
-        data["model_ranking"] = model_ranking(session, matrix).to_dict()
+        if scope is not None and scope.runs:
+            data["notes"] = [*data.get("notes", []), scope.why_any_hidden("model ranking hidden")]
+        else:
+            data["model_ranking"] = model_ranking(session, matrix).to_dict()
         errors, source = judge_error_correlation(session, matrix)
         data["judge_errors"] = {**errors.to_dict(), "reference": source}
     return data
@@ -146,7 +153,7 @@ def dashboard_data(session: Session, q: DashboardQuery, viewer: str | None = Non
         names,
         scale,
         [m.title for m in matrices],
-        report_dict(session, matrix, q.resamples, q.seed),
+        report_dict(session, matrix, q.resamples, q.seed, scope),
         confusions,
         categories,
         distribution,
@@ -171,8 +178,7 @@ def _preference_matrices(session: Session, q: DashboardQuery, scope: BlindScope)
 
 def _leaderboard(session: Session, q: DashboardQuery, scope: BlindScope) -> tuple[dict[str, Any] | None, str]:
     """The Bradley–Terry leaderboard, unless the viewer still has pairs to judge blind."""
-    pending = sum(1 for kind, _id, part in scope.targets if kind == "task" and part.startswith("pair:"))
-    if pending:
-        return None, f"preference leaderboard hidden: {scope.actor} still has {pending} pair(s) to judge blind"
+    if scope.leaderboard_note():
+        return None, scope.leaderboard_note()
     board = preference_leaderboard(session, resamples=q.resamples, seed=q.seed)
     return (board.to_dict(), "") if board.standings else (None, "")

@@ -48,6 +48,14 @@ class SideBySideLoaded(Result):
     views: list[Any]
 
 
+def _visible_results(session: Any, ids: list[int], mode: str, embedder: str, viewer: str | None) -> list[RunResults]:
+    """The runs scored, then as ``viewer`` may see them (blind mode withholds model and scores)."""
+    from tui.blind_view import scope_for, withhold_results
+
+    results = results_in(session, ids, mode=mode, embedder=embedder)
+    return withhold_results(scope_for(session, viewer), results)
+
+
 class CompareScreen(WorkScreen):
     """Tasks × runs: each run's status, per-task score and answer; where do the models differ?"""
 
@@ -85,9 +93,9 @@ class CompareScreen(WorkScreen):
         self.query_one("#cmp-table", DataTable).focus()
 
     def refresh_data(self) -> None:
-        ids, mode, embedder = self.run_ids, self.mode, self.embedder
+        ids, mode, embedder, viewer = self.run_ids, self.mode, self.embedder, self.cm.actor
         self.query_one("#cmp-table", DataTable).loading = True
-        self.fetch(ComparisonLoaded, lambda s: ComparisonLoaded(mode, results_in(s, ids, mode=mode, embedder=embedder)))
+        self.fetch(ComparisonLoaded, lambda s: ComparisonLoaded(mode, _visible_results(s, ids, mode, embedder, viewer)))
 
     @on(ComparisonLoaded)
     def loaded(self, message: ComparisonLoaded) -> None:
@@ -119,8 +127,11 @@ class CompareScreen(WorkScreen):
             cells: list[Any] = [str(row.source_id or row.task_id), _score(row.spread)]
             for c in row.cells:
                 cell = Text()
-                cell.append("✓ " if c.right else "✗ ", style="green" if c.right else "red")
-                cell.append(f"{_score(c.score)} ")
+                if c.hidden:
+                    cell.append("hidden ", style="dim")
+                else:
+                    cell.append("✓ " if c.right else "✗ ", style="green" if c.right else "red")
+                    cell.append(f"{_score(c.score)} ")
                 if c.status != "done":
                     cell.append(f"{c.status} ", style="yellow")
                 cell.append(clip(" ".join(c.answer.split()), 60))
@@ -135,7 +146,8 @@ class CompareScreen(WorkScreen):
         )
         for letter, r in zip("AB" if len(cmp.runs) == 2 else [""] * len(cmp.runs), cmp.runs):
             head.append(
-                f"{letter + ' = ' if letter else ''}{r['label']}: mean {_score(s['mean'][r['run_id']])}, right {s['right'][r['run_id']]}\n"
+                f"{letter + ' = ' if letter else ''}{r['label']}: mean {_score(s['mean'][r['run_id']])}, "
+                f"right {'–' if s['right'][r['run_id']] is None else s['right'][r['run_id']]}\n"
             )
         for p in s["pairwise"]:
             head.append(
@@ -169,7 +181,8 @@ class CompareScreen(WorkScreen):
         table = self.query_one("#cmp-table", DataTable)
         row = self.comparison.rows[min(table.cursor_row, len(self.comparison.rows) - 1)]
         columns = [(r["label"], c.trajectory_id, c.answer, c.score) for r, c in zip(self.comparison.runs, row.cells)]
-        self.app.push_screen(SideBySideScreen(row.task_id, columns))
+        withheld = [r["hidden"] for r in self.comparison.runs if r.get("hidden")]
+        self.app.push_screen(SideBySideScreen(row.task_id, columns, notes=withheld))
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -179,7 +192,7 @@ class SideBySideScreen(WorkScreen):
     """Several runs' trajectories on one task, one column each, aligned by step index."""
 
     DEFAULT_CSS = """
-    SideBySideScreen #sbs-task { height: auto; max-height: 6; padding: 0 1; }
+    SideBySideScreen #sbs-task { height: auto; max-height: 8; padding: 0 1; }
     SideBySideScreen .sbs-head { height: auto; background: $panel; }
     SideBySideScreen .sbs-cell { width: 1fr; padding: 0 1; }
     SideBySideScreen .sbs-row { height: auto; border-bottom: solid $panel; }
@@ -190,11 +203,15 @@ class SideBySideScreen(WorkScreen):
         Binding("escape", "back", "Back", id="sbs.back"),
     ]
 
-    def __init__(self, task_id: int, columns: list[tuple[str, int | None, str, float | None]]) -> None:
-        """``columns``: (run label, trajectory id, the answer as scored, per-task score) per run."""
+    def __init__(
+        self, task_id: int, columns: list[tuple[str, int | None, str, float | None]], notes: list[str] | None = None
+    ) -> None:
+        """``columns``: (run label, trajectory id, the answer as scored, per-task score) per run; ``notes``:
+        what blind mode withholds and why, shown under the task."""
         super().__init__()
         self.task_id = task_id
         self.columns = columns
+        self.notes = list(notes or [])
         self.views: list[Any] = []
         self.with_reference = False
 
@@ -208,10 +225,10 @@ class SideBySideScreen(WorkScreen):
     def refresh_data(self) -> None:
         from tui.screens.runs.trajectory_data import trajectory_view
 
-        ids = [col[1] for col in self.columns]
+        ids, viewer = [col[1] for col in self.columns], self.cm.actor
         self.fetch(
             SideBySideLoaded,
-            lambda s: SideBySideLoaded([trajectory_view(s, t) if t is not None else None for t in ids]),
+            lambda s: SideBySideLoaded([trajectory_view(s, t, viewer) if t is not None else None for t in ids]),
         )
 
     @on(SideBySideLoaded)
@@ -229,6 +246,8 @@ class SideBySideScreen(WorkScreen):
             if first.expected:
                 task.append("\nexpected: ", style="dim")
                 task.append(clip(first.expected, 200))
+        for note in self.notes:
+            task.append(f"\n{note}", style="yellow")
         self.query_one("#sbs-task", Static).update(task)
         titles: list[Text] = []
         if self.with_reference:

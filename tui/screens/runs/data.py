@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from annotation.review.blind import blind_scope
 from evaluation.harness import MODES, list_endpoints
 from evaluation.harness.lease import leases, shown_status
 from evaluation.harness.run_status import TASK_SET
@@ -16,6 +17,7 @@ from evaluation.harness.workqueue import WorkerRow, is_queued, live_claims, work
 from evaluation.judges.queue import JudgeProgress
 from evaluation.judges.queue import progress as judge_progress
 from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory, utcnow
+from tui.blind_view import HIDDEN_MODEL
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class RunRow:
     live: list["LiveTrajectory"] = field(default_factory=list)  # only for the selected run
     workers: list[WorkerRow] = field(default_factory=list)  # a queued run's worker processes (selected run)
     judging: list[JudgeProgress] = field(default_factory=list)  # its queued judges, as `runs show` (selected run)
+    hidden: str = ""  # blind mode: why the name and endpoint are withheld from the viewer ("" when shown)
 
     @property
     def finished(self) -> int:
@@ -87,8 +90,12 @@ def _planned(session: Session, run: Run, made: int) -> int:
     return min(n, int(cfg["limit"])) if cfg.get("limit") else n
 
 
-def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = None) -> list[RunRow]:
-    """Newest runs first, each with trajectory counts by status and token totals."""
+def run_rows(
+    session: Session, limit: int = 200, with_errors_of: int | None = None, viewer: str | None = None
+) -> list[RunRow]:
+    """Newest runs first, each with trajectory counts by status and token totals; a run ``viewer`` still
+    owes blind work on shows no name or endpoint (``hidden`` says why)."""
+    scope = blind_scope(session, viewer)
     runs = session.exec(select(Run).order_by(Run.id.desc()).limit(limit)).all()  # type: ignore[union-attr]
     ids = [r.id for r in runs]
     benches = dict(session.exec(select(Benchmark.id, Benchmark.name)).all())
@@ -149,12 +156,13 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                         (now - started).total_seconds() if started else 0.0,
                     )
                 )
+        hidden = scope.why_hidden([r.id])
         out.append(
             RunRow(
                 r.id or 0,
-                r.name or "",
+                "" if hidden else r.name or "",
                 benches.get(r.benchmark_id, "?"),
-                endpoints.get(r.endpoint_id, "") if r.endpoint_id else "",
+                HIDDEN_MODEL if hidden else endpoints.get(r.endpoint_id, "") if r.endpoint_id else "",
                 r.mode,
                 shown,
                 r.concurrency,
@@ -168,6 +176,7 @@ def run_rows(session: Session, limit: int = 200, with_errors_of: int | None = No
                 live,
                 workers=workers_of(session, r.id or 0) if with_errors_of == r.id and is_queued(r) else [],
                 judging=judge_progress(session, r.id or 0) if with_errors_of == r.id else [],
+                hidden=hidden,
             )
         )
     return out

@@ -129,7 +129,10 @@ class RunMonitorScreen(WorkScreen):
 
     def refresh_data(self) -> None:
         selected, actor = self.selected, self.cm.actor
-        self.fetch(RunRowsLoaded, lambda s: RunRowsLoaded(run_rows(s, with_errors_of=selected), run_refusal(s, actor)))
+        self.fetch(
+            RunRowsLoaded,
+            lambda s: RunRowsLoaded(run_rows(s, with_errors_of=selected, viewer=actor), run_refusal(s, actor)),
+        )
 
     def follow(self, key: int) -> None:
         """Select the run a launcher just started (its id is known once the worker created it)."""
@@ -255,6 +258,8 @@ class RunMonitorScreen(WorkScreen):
             text.append(
                 visible(f"  {row.name or ''} · {row.benchmark} · {row.endpoint} · {row.mode} · -j {row.concurrency}")
             )
+            if row.hidden:
+                text.append(f"\n{row.hidden}", style="yellow")
         state = live.state if live is not None and live.active else (row.status if row else "")
         text.append(f"\n{state}", style="yellow" if live is not None and live.active else "")
         if state == "interrupted":

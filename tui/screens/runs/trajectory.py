@@ -173,7 +173,11 @@ class TrajectoryScreen(WorkScreen):
             task.append(clip(view.gold or view.expected, 200))
         task.append("   scored: ", style="dim")
         if view.outcome is None:
-            task.append("hidden until you rate (blind)", style="yellow")
+            pending_here = "verdicts" in view.hidden
+            task.append(
+                "hidden until you rate (blind)" if pending_here else "hidden: blind work pending on this run",
+                style="yellow",
+            )
         else:
             right = view.outcome.right
             task.append(

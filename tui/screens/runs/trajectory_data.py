@@ -490,6 +490,15 @@ def predictions_by_gold_index(model: list[Step], events: list[Event]) -> dict[in
     return out
 
 
+def _hidden_parts(hide: bool, hide_checks: bool, run_hidden: bool) -> list[str]:
+    """What blind mode withholds from this viewer, as the judgements panel names it."""
+    parts = ["verdicts", "other_ratings", "adjudications", "per-item score"] if hide else []
+    parts += ["checkpoint results"] if hide_checks else []
+    if run_hidden:
+        parts += ["model"] + ([] if hide else ["per-item score"])
+    return parts
+
+
 def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = None) -> TrajectoryView:
     """The viewer's picture of a trajectory; ``viewer`` (the acting person) brings blind mode:
     judgements they still have to rate blind on this trajectory are left out (``hidden`` says what)."""
@@ -604,7 +613,8 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
                 traj.final_answer,
             )
 
-    outcome = None if hide else trajectory_outcome(session, trajectory_id)
+    run_hidden = scope.why_hidden([traj.run_id])  # blind work on this run: no model name, no run score
+    outcome = None if hide or run_hidden else trajectory_outcome(session, trajectory_id)
     steps_at: dict[int, list[StepMark]] = {}
     for sm in outcome.steps if outcome else ():
         j = predicted_at.get(sm.gold_index)
@@ -655,7 +665,7 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
     return TrajectoryView(
         id=trajectory_id,
         run_id=run.id or 0,
-        run_name=run.name or f"run {run.id}",
+        run_name=f"run {run.id}" if run_hidden else run.name or f"run {run.id}",
         mode=run.mode,
         task_id=task.id or 0,
         source_id=task.source_id,
@@ -672,8 +682,7 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         siblings=siblings,
         images={k: v for k, v in images.items() if k is not None},
         task_images=task_images,
-        hidden=(["verdicts", "other_ratings", "adjudications", "per-item score"] if hide else [])
-        + (["checkpoint results"] if hide_checks else []),
+        hidden=_hidden_parts(hide, hide_checks, bool(run_hidden)),
         task_revision=traj.task_revision,
         current_revision=task.revision,
         outcome=outcome,
