@@ -35,6 +35,10 @@ SURFACES: dict[str, tuple[list[list[str]], str | None]] = {
         "gpt-good",
     ),
     "prefs leaderboard": ([[], ["--json"]], "ep-good"),
+    # refused whole while erin owes blind work: judge-vs-human numbers hold every rating
+    "estimate": ([[str(RUN_MID), "--judge", "judge-x"], [str(RUN_MID), "--judge", "judge-x", "--json"]], None),
+    "calibration": ([[str(RUN_MID), "--judge", "judge-x"]], None),
+    "review plan": ([[str(RUN_MID), "--judge", "judge-x", "--budget", "2", "--annotators", "erin", "--dry-run"]], None),
     "prefs agreement": ([[], ["--json"]], None),
     "prefs queue": ([["--annotator", "erin"], ["--annotator", "erin", "--json"]], None),
     "prefs show": ([["{item}", "--annotator", "erin"], ["{item}", "--annotator", "erin", "--json"]], None),
@@ -110,6 +114,11 @@ EXEMPT: dict[str, str] = {
     "config show": "settings",
     "tools list": "tool catalogue",
     "tools run": "runs one tool on given images",
+    "benchmarks plugins": "lists the installed benchmark kinds",
+    "chain add": "authoring write: a reference step",
+    "chain final": "authoring write: a reference answer",
+    "checkpoints add": "authoring write",
+    "checkpoints order": "authoring write",
 }
 
 

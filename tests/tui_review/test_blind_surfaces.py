@@ -25,6 +25,7 @@ from tui.commands.serve import serve_command
 from tui.context import AppContext
 from tui.screens.reports import ReportsScreen
 from tui.screens.review.dashboard import DashboardScreen
+from tui.screens.review.estimates import EstimatesScreen
 from tui.screens.runs.compare import CompareScreen
 from tui.screens.runs.monitor import RunMonitorScreen
 from tui.screens.runs.trajectory import TrajectoryScreen
@@ -37,6 +38,8 @@ SURFACES: dict[str, tuple[Callable[[Scenario], Screen[Any]], bool]] = {
     "ReportsScreen": (lambda sc: ReportsScreen((RUN_MID, RUN_GOOD)), True),
     "TrajectoryScreen": (lambda sc: TrajectoryScreen(sc.trajectory_1), True),
     "DashboardScreen": (lambda sc: DashboardScreen(), True),
+    # refused whole to a blind rater: its intervals hold every rating (no model name for anyone)
+    "EstimatesScreen": (lambda sc: EstimatesScreen(RUN_MID, "judge-x", "yes-no"), False),
 }
 
 EXEMPT = {

@@ -40,11 +40,11 @@ def _open(app: AppContext) -> Session:
     with session_scope(app.engine, app.actor) as s:
         scaling.ensure_builtin_scales(s)
     s = Session(read_only(app.engine), expire_on_commit=False)
-    scope = scope_for(s, app.actor)
+    scope = scope_for(s, app.viewer)
     if scope.active:
         s.close()
         raise click.ClickException(
-            f"{app.actor} still has {len(scope.targets)} target(s) to rate blind; these numbers use every "
+            f"{app.viewer} still has {len(scope.targets)} target(s) to rate blind; these numbers use every "
             "rating — rate them first, or ask as someone else"
         )
     return s
@@ -309,7 +309,7 @@ def estimate_sections(app: AppContext, run_ids: list[int]) -> list[str]:
     from tui.blind_view import scope_for
 
     with Session(read_only(app.engine)) as s:
-        if scope_for(s, app.actor).active:
+        if scope_for(s, app.viewer).active:
             return []
         return [
             estimate_section(estimate_report(d, by_category=True).to_dict())
