@@ -10,6 +10,7 @@ from typing import Any
 from evaluation.modelcall.failures import StatusFailure, TransportFailure
 from evaluation.modelcall.redact import redact
 from evaluation.modelcall.retry import RETRYABLE_STATUS, RetryNote, RetryPolicy
+from store import safe_json
 
 
 class ModelCallError(RuntimeError):
@@ -102,10 +103,16 @@ def normalise(completion: Any, key: str) -> ModelReply:
     )
 
 
+COMPLETION_DEPTH = safe_json.MAX_DEPTH + 20
+"""A completion wraps its message, tool calls and arguments a few levels deep."""
+
+
 def completion_of(raw: bytes, endpoint_name: str) -> Any:
     """The JSON of a completion response's body; a body that is not JSON is a ``malformed`` error."""
     try:
-        return json.loads(raw)
+        return safe_json.loads(raw, max_depth=COMPLETION_DEPTH)
+    except safe_json.TooDeep as exc:
+        raise ModelCallError(f"the reply of {endpoint_name} is JSON {exc.msg}", kind="malformed") from exc
     except ValueError as exc:
         text = raw[:1024].decode("utf-8", "replace")
         raise ModelCallError(f"the reply of {endpoint_name} is not JSON: {text[:200]!r}", kind="malformed") from exc
