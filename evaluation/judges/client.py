@@ -27,6 +27,8 @@ from store.models import Asset, ReplayCache
 class JudgeError(RuntimeError):
     """A judge cannot be asked (no endpoint, no key, the server failed); the message says which."""
 
+    expected = True  # the CLI prints the message as it is: it says what to do, it is no bug
+
 
 def call_params(endpoint: EndpointSpec, template_params: dict[str, Any]) -> dict[str, Any]:
     """Endpoint sampling defaults, overridden by what the template fixes (a judge runs at its own temperature)."""
@@ -91,6 +93,14 @@ def resolve_images(session: Session, blobs: BlobStore, messages: list[dict[str, 
     return out
 
 
+def _what_to_do(endpoint: EndpointSpec, exc: Exception) -> str:
+    """The step that fixes a refused key (HTTP 401/403), as a sentence to append; else nothing."""
+    if getattr(exc, "status", None) not in (401, 403):
+        return ""
+    where = f"${endpoint.api_key_env}" if endpoint.api_key_env else "no key variable (endpoints add --api-key-env)"
+    return f"; the server refused the key: check the API key the endpoint reads from {where}"
+
+
 def complete(
     endpoint: EndpointSpec, messages: list[dict[str, Any]], params: dict[str, Any], *, timeout: float = 120.0
 ) -> dict[str, Any]:
@@ -98,5 +108,5 @@ def complete(
     try:
         reply = chat(endpoint, messages, params={"timeout": timeout, **params})
     except (EndpointError, ModelCallError) as exc:
-        raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc}") from exc
+        raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc}{_what_to_do(endpoint, exc)}") from exc
     return {"content": reply.content or "", "usage": reply.usage, "model": endpoint.model}

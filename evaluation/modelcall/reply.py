@@ -16,6 +16,8 @@ from store import safe_json
 class ModelCallError(RuntimeError):
     """The endpoint did not give a usable answer (after retries, or a non-retryable error)."""
 
+    expected = True  # the CLI prints the message as it is: it names the endpoint and what went wrong
+
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, kind: str = "http"):
         super().__init__(redact(message))
         self.status, self.attempts, self.kind = status, attempts, kind

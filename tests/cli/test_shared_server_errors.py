@@ -138,3 +138,41 @@ def test_a_full_disk_is_one_line_for_writes_and_reads(db: Path, small_mount: Pat
     for args in (["tasks", "list"], ["tasks", "show", "1"], ["annotators", "add", "carol"]):
         line = one_line(chainmark(target, *args))
         assert "full" in line and "[traceback in " in line
+
+
+def test_a_judge_refusing_the_key_is_one_line_saying_which_variable(tmp_path: Path, monkeypatch) -> None:
+    """HTTP 401 from a judge endpoint (a real server): the line names the key variable to check, and
+    neither the key nor the base URL's password is in it; the traceback is only in the error log."""
+    from evaluation.judges.client import JudgeError, complete
+    from evaluation.modelcall.endpoint import EndpointSpec
+    from tests.support.scripted_openai import ScriptedOpenAI, error
+    from tui.errors import message_for
+
+    monkeypatch.setenv("JUDGE_KEY_FOR_TEST", "sk-thisisthejudgekey123")
+    with ScriptedOpenAI() as server:
+        server.push(error(401, "Incorrect API key provided: sk-thisisthejudgekey123"))
+        url = server.base_url.replace("http://", "http://judge:pw4judge@")
+        spec = EndpointSpec(1, "judge-ep", url, "m", "JUDGE_KEY_FOR_TEST")
+        with pytest.raises(JudgeError) as caught:
+            complete(spec, [{"role": "user", "content": "hi"}], {})
+    line = message_for(caught.value, f"sqlite:///{tmp_path / 'c.db'}")
+    assert "\n" not in line and "HTTP 401 from judge-ep" in line
+    assert "check the API key the endpoint reads from $JUDGE_KEY_FOR_TEST" in line
+    assert "internal error" not in line and "sk-thisisthejudgekey123" not in line and "pw4judge" not in line
+    assert "Traceback" in (tmp_path / "chainmark-errors.log").read_text()
+
+
+def test_a_reference_python_without_a_package_is_one_line_saying_what_to_install(tmp_path: Path) -> None:
+    import importlib.util
+
+    from evaluation.conformance.runner import ReferenceError_, run_driver
+
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        pytest.skip("sentence-transformers is installed here")
+    driver = tmp_path / "driver.py"
+    driver.write_text("from sentence_transformers import SentenceTransformer\n", encoding="utf-8")
+    with pytest.raises(ReferenceError_) as caught:
+        run_driver(sys.executable, driver, [])
+    message = str(caught.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert f"`{sys.executable} -m pip install sentence-transformers`" in message
