@@ -27,7 +27,7 @@ from store.locate import (  # noqa: F401  (re-exported: where the database is, r
     resolve_url,
 )
 from store.acting import acting_user  # noqa: F401  (re-exported: who the audit names)
-from store.sqlite_read import connection_pragmas
+from store.sqlite_read import cannot_write, connection_pragmas, open_uri, read_only_pragmas
 
 if TYPE_CHECKING:  # the ORM loads with the first session, not with the engine (store/__init__.py)
     from sqlmodel import Session
@@ -49,8 +49,11 @@ def make_engine(db: str | os.PathLike[str] | None = None, *, echo: bool = False)
         if path is not None:
             _create_private(path)
         timeout = busy_timeout_ms()
-        engine = sa.create_engine(url, echo=echo, connect_args={"timeout": timeout / 1000})
-        _attach_sqlite_rules(engine, timeout)
+        if path is not None and cannot_write(path):  # listings still work; a write fails "read-only"
+            engine = _read_only_engine(path, timeout, echo)
+        else:
+            engine = sa.create_engine(url, echo=echo, connect_args={"timeout": timeout / 1000})
+            _attach_sqlite_rules(engine, timeout)
     else:
         engine = sa.create_engine(url, echo=echo, pool_pre_ping=True)
     return engine
@@ -69,18 +72,37 @@ def _create_private(path: Path) -> None:
         pass
 
 
-def _attach_sqlite_rules(engine: Engine, timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+def _read_only_engine(path: Path, timeout_ms: int, echo: bool) -> Engine:
+    """An engine on a file that cannot be written: opened read-only, every transaction DEFERRED."""
+    import sqlite3
+
+    uri = open_uri(path)
+
+    def connect() -> sqlite3.Connection:
+        return sqlite3.connect(uri, uri=True, timeout=timeout_ms / 1000, check_same_thread=False)
+
+    engine = sa.create_engine("sqlite://", echo=echo, creator=connect, poolclass=sa.pool.NullPool)
+    _attach_sqlite_rules(engine, timeout_ms, read_only_pragmas(timeout_ms), default_begin="DEFERRED")
+    return engine
+
+
+def _attach_sqlite_rules(
+    engine: Engine,
+    timeout_ms: int = BUSY_TIMEOUT_MS,
+    pragmas: tuple[str, ...] | None = None,
+    default_begin: str = "IMMEDIATE",
+) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):  # type: ignore[no-untyped-def]
         dbapi_conn.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
         cur = dbapi_conn.cursor()
-        for pragma in connection_pragmas(timeout_ms):
+        for pragma in pragmas if pragmas is not None else connection_pragmas(timeout_ms):
             cur.execute(pragma)
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn):  # type: ignore[no-untyped-def]
-        mode = conn.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+        mode = conn.get_execution_options().get("sqlite_begin", default_begin)
         conn.exec_driver_sql(f"BEGIN {mode}" if mode else "BEGIN")
 
 

@@ -43,7 +43,9 @@ def _alembic_head(engine: Engine) -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
-    with engine.connect() as conn:
+    from store.db import read_only
+
+    with read_only(engine).connect() as conn:  # a reader: never queue behind another's write lock
         if not sa.inspect(conn).has_table("alembic_version"):
             return None
         versions = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()

@@ -29,6 +29,17 @@ def plain_head() -> str | None:
     return heads.pop() if len(heads) == 1 else None
 
 
+def known_revisions() -> set[str]:
+    """Every revision this chainmark's migration files define."""
+    found = (_REVISION.search(p.read_text(encoding="utf-8")) for p in (MIGRATIONS / "versions").glob("*.py"))
+    return {m.group(1) for m in found if m}
+
+
+def made_by_newer(current: str) -> bool:
+    """Is ``current`` a revision this chainmark has no migration for (a newer chainmark wrote it)?"""
+    return current not in known_revisions()
+
+
 def one_revision(versions: Sequence[str]) -> str | None:
     """The revision of the rows of ``alembic_version`` (None: none yet); several are an error."""
     if len(versions) > 1:

@@ -75,7 +75,8 @@ class ChainmarkGroup(click.Group):
             log.debug("refused: %s", exc, exc_info=True)
             raise click.ClickException(visible(str(exc), keep_newlines=True)) from exc
         except Exception as exc:  # disk full, read-only, locked, refused values … and bugs: one line, logged
-            log.exception("chainmark %s failed", ctx.invoked_subcommand or "")
+            # the traceback goes to the error log (message_for) and, with --verbose, the debug log: never the terminal
+            log.debug("chainmark %s failed", ctx.invoked_subcommand or "", exc_info=True)
             if _traceback_setting():
                 raise
             raise click.ClickException(visible(_one_line(ctx, exc), keep_newlines=True)) from exc

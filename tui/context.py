@@ -115,6 +115,14 @@ class AppContext:
 
 
 def schema_refused(current: str, head: str) -> click.ClickException:
+    """Why a database at ``current`` cannot be used, and what to do: upgrade it, or upgrade chainmark."""
+    from store.schema_head import made_by_newer
+
+    if made_by_newer(current):
+        return click.ClickException(
+            f"the database was made by a newer chainmark (schema {current}; this one knows up to {head}); "
+            "upgrade chainmark to use it (`chainmark init` cannot take a schema back)"
+        )
     return click.ClickException(
         f"the database is at schema {current}, this chainmark needs {head}; run `chainmark init` to upgrade it"
     )

@@ -58,6 +58,8 @@ def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:
 
     from store.storable import one_line
 
+    if getattr(type(exc), "expected", False):  # an error class whose message already says what to do
+        return one_line(exc)
     # sqlite3's own errors: the listings read SQLite through it directly (store.sqlite_read)
     if isinstance(
         exc, sa_exc.OperationalError | sa_exc.InternalError | sqlite3.OperationalError | sqlite3.InternalError

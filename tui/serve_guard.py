@@ -7,7 +7,10 @@ textual-serve alone starts a TUI for anyone who opens its websocket, from any we
   to one user, and that user's sessions run ``chainmark --as <user>``, so the audit trail names them;
 - the websocket is accepted only with the ``Origin`` the page was served from (browsers always send it,
   and a foreign page cannot forge it);
-- tokens are compared in constant time, refusals are logged with the peer address.
+- tokens are compared in constant time, refusals are logged with the peer address;
+- with stored accounts (``--accounts``) the logins are read again every second: a token revoked or
+  replaced (``chainmark annotators token``) ends that person's open sessions and lets no new one in,
+  and a token issued meanwhile works without a restart.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import hmac
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +34,7 @@ from annotation.review.annotators import token_hash
 
 log = logging.getLogger("chainmark.serve")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+ACCOUNTS_EVERY_S = 1.0  # how often stored accounts are read again: a revocation bites within about that
 
 
 @dataclass(frozen=True)
@@ -91,11 +96,24 @@ async def _reap(service: AppService, grace: float = 10.0) -> None:
 class GuardedServer(Server):
     """A textual-serve ``Server`` that serves only holders of a token, to pages of its own origin."""
 
-    def __init__(self, logins: list[Login], **kwargs: Any):
+    def __init__(
+        self,
+        logins: list[Login],
+        *,
+        accounts: Callable[[], list[Login]] | None = None,
+        accounts_every_s: float = ACCOUNTS_EVERY_S,
+        **kwargs: Any,
+    ):
+        """``logins`` are fixed for the server's life; ``accounts`` (stored logins) is called again every
+        ``accounts_every_s`` seconds, and what it no longer returns is let in no more."""
         super().__init__(logins[0].command, **kwargs)
+        self.fixed = [login for login in logins if accounts is None or login.token is not None]
         self.logins = list(logins)
+        self.accounts, self.accounts_every_s = accounts, accounts_every_s
         self.origins = allowed_origins(self.public_url)
         self.sessions: set[AppService] = set()
+        self.session_login: dict[AppService, tuple[Login, web.WebSocketResponse]] = {}
+        self._watch: asyncio.Task[None] | None = None
 
     def login_for(self, token: str | None) -> Login | None:
         if not token:
@@ -127,10 +145,35 @@ class GuardedServer(Server):
 
     async def on_startup(self, app: web.Application) -> None:
         """(The URLs with their tokens are printed by the command, once.)"""
+        if self.accounts is not None:
+            self._watch = asyncio.create_task(self._watch_accounts())
 
     async def on_shutdown(self, app: web.Application) -> None:
         """Every open session's app is told to quit and waited for, so none outlives the server."""
+        if self._watch is not None:
+            self._watch.cancel()
         await asyncio.gather(*(s.stop() for s in list(self.sessions)), return_exceptions=True)
+
+    async def _watch_accounts(self) -> None:
+        """Read the stored accounts again and again; end the sessions of logins that are gone."""
+        assert self.accounts is not None
+        while True:
+            await asyncio.sleep(self.accounts_every_s)
+            try:
+                stored = await asyncio.to_thread(self.accounts)
+            except Exception:  # a busy or unreachable database: keep the logins as they were, try again
+                log.warning("could not read the serve accounts again; keeping the current logins", exc_info=True)
+                continue
+            self.logins = self.fixed + stored
+            await self.end_sessions_not_in(self.logins)
+
+    async def end_sessions_not_in(self, logins: list[Login]) -> None:
+        """Close every session whose login is not among ``logins`` (revoked, or its token replaced)."""
+        current = {(login.user, login.token_hash) for login in logins}
+        for login, websocket in list(self.session_login.values()):
+            if (login.user, login.token_hash) not in current:
+                log.warning("ending the session of %s: their serve login was revoked or replaced", login.user)
+                await websocket.close(code=4001, message=b"serve login revoked")
 
     def _refuse(self, request: web.Request, status: type[web.HTTPException], why: str) -> web.HTTPException:
         log.warning(
@@ -212,6 +255,7 @@ class GuardedServer(Server):
                 debug=self.debug,
             )
             self.sessions.add(service)
+            self.session_login[service] = (login, websocket)
             await service.start(width, height)
             await self._process_messages(websocket, service)
         except asyncio.CancelledError:
@@ -223,5 +267,6 @@ class GuardedServer(Server):
                 await service.stop()
                 await _reap(service)
                 self.sessions.discard(service)
+                self.session_login.pop(service, None)
             log.info("session for %s ended", login.user)
         return websocket

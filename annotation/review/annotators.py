@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import Any
 
 from sqlmodel import Session, select
 
 from annotation.review.errors import ReviewError
-from store.models import Annotator
+from store.models import Annotator, AuditEvent
 from annotation.vocab import ANNOTATOR_ROLES
 
 ROLES = ANNOTATOR_ROLES
@@ -36,13 +37,14 @@ def add_annotator(session: Session, name: str, role: str = "annotator") -> Annot
 
 
 def set_role(session: Session, name: str, role: str) -> tuple[Annotator, str]:
-    """Change an existing annotator's role (audited like every edit). Returns the person and the old role."""
+    """Change an existing annotator's role (an audit row says who changed it, from what). Returns the person and the old role."""
     name, role = _checked(name, role)
     person = get_annotator(session, name)
     old = person.role
     if old != role:
         person.role = role
         session.flush()
+        audit_person(session, person, {"role": old}, {"role": role})
     return person, old
 
 
@@ -65,6 +67,22 @@ def get_annotator(session: Session, name: str) -> Annotator:
     return person
 
 
+def audit_person(session: Session, person: Annotator, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """An audit row for a change to who may do what (a role, a serve login). Written here, not by the
+    automatic hook: a person's row holds their token's hash, which the trail must not copy."""
+    session.add(
+        AuditEvent(
+            actor=session.info.get("actor", "system"),
+            action="update",
+            entity="annotator",
+            entity_id=person.id,
+            before={"name": person.name, **before},
+            after={"name": person.name, **after},
+        )
+    )
+    session.flush()
+
+
 def token_hash(token: str) -> str:
     """What is stored of a serve token (and compared at login): its sha256."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
@@ -73,9 +91,13 @@ def token_hash(token: str) -> str:
 def issue_serve_token(session: Session, name: str) -> str:
     """A new login token for ``chainmark serve`` (replacing any earlier one); returned once, stored hashed."""
     person = get_annotator(session, name)
+    had = person.serve_token_hash is not None
     token = secrets.token_urlsafe(24)
     person.serve_token_hash = token_hash(token)
     session.flush()
+    audit_person(
+        session, person, {"serve_login": "set" if had else "none"}, {"serve_login": "replaced" if had else "issued"}
+    )
     return token
 
 
@@ -85,6 +107,8 @@ def revoke_serve_token(session: Session, name: str) -> bool:
     had = person.serve_token_hash is not None
     person.serve_token_hash = None
     session.flush()
+    if had:
+        audit_person(session, person, {"serve_login": "set"}, {"serve_login": "revoked"})
     return had
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from evaluation.benchmarks.base import ScoreContext, mean, pct, result, set_prf, usage_stats
 from evaluation.scoring.results import ScoreResult
 from evaluation.scoring.items import Item, JudgeRequest
+from store import safe_json
 
 PRECISION, RECALL, CHIEF = "atp-precision", "atp-recall", "atp-chief"
 SUB_METRICS = (
@@ -62,7 +63,7 @@ def gt_tools(item: Item) -> set[str]:
     if isinstance(gt, str):
         for body in _TAG.findall(gt):
             try:
-                names.add(canonical_tool(json.loads(body).get("tool_name")))
+                names.add(canonical_tool(safe_json.loads(body).get("tool_name")))
             except (json.JSONDecodeError, AttributeError):
                 m = re.search(r'"tool_name"\s*:\s*"([^"]+)"', body)
                 if m:

@@ -26,6 +26,7 @@ from evaluation.benchmarks.base import ScoreContext, mean, result, usage_stats
 from evaluation.scoring.results import ScoreResult
 from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
+from store import safe_json
 
 SUM_CATEGORY = {
     "Style Transfer": ("Art Style Transfer", "Scene Attribute Transfer", "Photo Variation", "Portrait Variation"),
@@ -66,7 +67,7 @@ def reply_of(got: JudgeAnswer, ctx: ScoreContext) -> Any:
     if got.raw_output is None:
         return got.parsed
     try:
-        strict = json.loads(got.raw_output.strip())
+        strict = safe_json.loads(got.raw_output.strip())
     except json.JSONDecodeError:
         strict = {"error": "Invalid JSON response", "raw_output": got.raw_output}
     if (

@@ -36,6 +36,7 @@ from evaluation.benchmarks.vtc_rows import (
 from evaluation.judges.reference_prompts import PromptSource
 from evaluation.scoring.items import Item
 from evaluation.scoring.matchers import vtc_is_mcq, vtc_rule_mcq, vtc_rule_open
+from store import safe_json
 
 MCQ_JUDGE, OPEN_JUDGE = "vtc-mcq-extract", "vtc-open-judge"
 CORRECTIONS = {
@@ -78,7 +79,7 @@ def gt_chain(item: Item) -> list[str]:
     raw = item.source.get("model_tools_gt")
     if isinstance(raw, str) and raw.strip():
         try:
-            parsed = json.loads(raw.replace("“", '"').replace("”", '"'))
+            parsed = safe_json.loads(raw.replace("“", '"').replace("”", '"'))
             if isinstance(parsed, list):
                 return [str(x) for x in parsed]
         except json.JSONDecodeError:

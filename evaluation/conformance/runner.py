@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
@@ -204,6 +205,21 @@ def run_conformance(
     return compare(benchmark, ours, ref)
 
 
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+_PIP_NAMES = {"sklearn": "scikit-learn", "PIL": "pillow", "cv2": "opencv-python", "yaml": "pyyaml"}
+
+
+def missing_package(python: str, module: str) -> str:
+    """One line for a reference Python without a package the reference imports: what to install, where."""
+    top = module.split(".")[0]
+    package = _PIP_NAMES.get(top, top.replace("_", "-"))
+    return (
+        f"the reference's Python ({python}) has no module {top!r}: install it there "
+        f"(`{python} -m pip install {package}`), or pass --python (or set $CHAINMARK_REFERENCE_PYTHON) "
+        "naming a Python that has it"
+    )
+
+
 def run_driver(
     python: str,
     driver: Path,
@@ -242,6 +258,9 @@ def run_driver(
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_MARK):
             return json.loads(line[len(RESULT_MARK) :])
+    missing = _MISSING_MODULE.findall(proc.stderr)
+    if missing:
+        raise ReferenceError_(missing_package(python, missing[-1]))
     tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
     raise ReferenceError_(
         f"the reference evaluator ({driver.name}) exited with {proc.returncode} and no result:\n{tail}"

@@ -32,6 +32,7 @@ from evaluation.harness.live import report as live_report
 from evaluation.harness.recorder import CacheEntry, PendingEvent, Recorder
 from evaluation.harness.taskdata import TaskInput
 from store import events as ev
+from store import safe_json
 from store.blobs import BlobStore, guess_mime, put_asset_id
 from store.clock import utcnow
 
@@ -478,7 +479,7 @@ def _parse_json_object(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, str):
         return None
     try:
-        value = json.loads(raw) if raw.strip() else {}
+        value = safe_json.loads(raw) if raw.strip() else {}
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

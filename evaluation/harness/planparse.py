@@ -9,10 +9,11 @@ is kept as an invalid call with the reason. Validation of a parsed call uses the
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from typing import Any
+
+from store import safe_json
 
 _BLOCK = re.compile(r"<\s*tool\s*>(.*?)(?:<\s*/\s*tool\s*>|(?=<\s*tool\s*>)|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
@@ -28,7 +29,9 @@ def _load(text: str) -> tuple[Any, str | None]:
     body = body[start : end + 1]
     for candidate in (body, body.translate(_SMART), _TRAILING_COMMA.sub(r"\1", body.translate(_SMART))):
         try:
-            return json.loads(candidate), None
+            return safe_json.loads(candidate), None
+        except safe_json.TooDeep as exc:
+            return None, f"the <tool> payload is not valid JSON ({exc.msg})"
         except ValueError:
             pass
     try:  # single-quoted Python-style dicts

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluation.harness import prompts
+from store import safe_json
 
 _ACTION = re.compile(r"Action:(.*?)\n")
 _ACTION_INPUT = re.compile(r"Action Input:(.*)", re.DOTALL)
@@ -51,7 +52,7 @@ def parse_action_input(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     if not raw:
         return {}, None
     try:
-        value = json.loads(raw)
+        value = safe_json.loads(raw)
     except ValueError as exc:
         return None, f"Action Input is not valid JSON: {exc}"
     if not isinstance(value, dict):

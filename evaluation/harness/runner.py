@@ -46,6 +46,7 @@ from evaluation.harness.recorder import (
 )
 from evaluation.harness.taskdata import TaskInput, load_tasks
 from evaluation.sandbox import SandboxUnavailable
+from store.urls import without_password
 from store import read_scope
 from store import core_tables as t
 from store.core_tables import Reader
@@ -181,7 +182,7 @@ def create_run(session: Reader, spec: RunSpec) -> CreatedRun:
         "tool_set": bench.tool_set,
         "sandbox": spec.sandbox or {},
         "unsafe_in_process_sandbox": bool(spec.unsafe_in_process_sandbox),
-        "endpoint": {"name": endpoint.name, "model": endpoint.model, "base_url": endpoint.base_url},
+        "endpoint": {"name": endpoint.name, "model": endpoint.model, "base_url": without_password(endpoint.base_url)},
     }
     row = {
         "name": spec.name,

@@ -28,6 +28,7 @@ class JudgeError(RuntimeError):
     """A judge cannot be asked (no endpoint, no key, the server failed); the message says which."""
 
     kept: int | None = None  # set by ``judge_run``: how many answers it had stored before this failure
+    expected = True  # the CLI prints the message as it is: it says what to do, it is no bug
 
 
 class JudgeKeyRefused(JudgeError):
@@ -100,6 +101,14 @@ def resolve_images(session: Session, blobs: BlobStore, messages: list[dict[str, 
     return out
 
 
+def _what_to_do(endpoint: EndpointSpec, exc: Exception) -> str:
+    """The step that fixes a refused key (HTTP 401/403), as a sentence to append; else nothing."""
+    if getattr(exc, "status", None) not in (401, 403):
+        return ""
+    where = f"${endpoint.api_key_env}" if endpoint.api_key_env else "no key variable (endpoints add --api-key-env)"
+    return f"; check the API key the endpoint reads from {where}"
+
+
 def complete(
     endpoint: EndpointSpec, messages: list[dict[str, Any]], params: dict[str, Any], *, timeout: float = 120.0
 ) -> dict[str, Any]:
@@ -108,7 +117,9 @@ def complete(
         reply = chat(endpoint, messages, params={"timeout": timeout, **params})
     except ModelCallError as exc:
         if exc.status in _KEY_REFUSED:
-            raise JudgeKeyRefused(f"the judge endpoint refused the key: {endpoint.name!r} said {exc}") from exc
+            raise JudgeKeyRefused(
+                f"the judge endpoint refused the key: {endpoint.name!r} said {exc}{_what_to_do(endpoint, exc)}"
+            ) from exc
         raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc}") from exc
     except EndpointError as exc:
         raise JudgeError(f"judge endpoint {endpoint.name!r} failed: {exc}") from exc

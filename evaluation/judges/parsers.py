@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from store import safe_json
+
 UNPARSED = "unparsed"
 
 
@@ -34,8 +36,10 @@ def extract_json(raw: str) -> Any:
     fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
     if fence:
         text = fence.group(1).strip()
+    if safe_json.too_deep_at(text) is not None:  # no object inside it is readable either
+        raise ValueError(f"the reply's JSON is nested more than {safe_json.MAX_DEPTH} levels deep")
     try:
-        return json.loads(text)
+        return safe_json.loads(text)
     except json.JSONDecodeError:
         pass
     start = text.find("{")
@@ -56,7 +60,7 @@ def extract_json(raw: str) -> Any:
                 depth -= 1
                 if depth == 0:
                     try:
-                        return json.loads(text[start : i + 1])
+                        return safe_json.loads(text[start : i + 1])
                     except json.JSONDecodeError:
                         break
         start = text.find("{", start + 1)

@@ -16,8 +16,9 @@ turns into a retry or a ``ModelCallError``:
 
 from __future__ import annotations
 
-import json
 import os
+
+from store import safe_json
 
 
 class StatusFailure(Exception):
@@ -30,7 +31,7 @@ class StatusFailure(Exception):
     def message(self) -> str:
         """The body's ``error.message`` (or top-level ``message``), else ``Error code: N``."""
         try:
-            parsed = json.loads(self.body.decode("utf-8", "replace").strip())
+            parsed = safe_json.loads(self.body.decode("utf-8", "replace").strip())
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):

@@ -2,7 +2,7 @@
 
 A key can reach a message in two ways: the server echoes it (a 401 body quoting the bad key), or an
 exception carries a header. ``redact`` replaces the value of every environment variable an endpoint
-reads its key from (registered with ``known_secret_env``), bearer tokens and ``sk-``-style keys.
+reads its key from (registered with ``known_secret_env``), bearer tokens, ``sk-``-style keys and the password of a URL.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+
+from store.urls import without_password
 
 MASK = "[redacted]"
 _TOKEN = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}")
@@ -31,4 +33,4 @@ def redact(text: str) -> str:
         value = os.environ.get(name)
         if value and len(value) >= 4:
             text = text.replace(value, MASK)
-    return _TOKEN.sub(lambda m: (m.group(1) or "") + MASK, text)
+    return without_password(_TOKEN.sub(lambda m: (m.group(1) or "") + MASK, text))

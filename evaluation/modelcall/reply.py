@@ -10,10 +10,13 @@ from typing import Any
 from evaluation.modelcall.failures import StatusFailure, TransportFailure
 from evaluation.modelcall.redact import redact
 from evaluation.modelcall.retry import RETRYABLE_STATUS, RetryNote, RetryPolicy
+from store import safe_json
 
 
 class ModelCallError(RuntimeError):
     """The endpoint did not give a usable answer (after retries, or a non-retryable error)."""
+
+    expected = True  # the CLI prints the message as it is: it names the endpoint and what went wrong
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, kind: str = "http"):
         super().__init__(redact(message))
@@ -102,10 +105,16 @@ def normalise(completion: Any, key: str) -> ModelReply:
     )
 
 
+COMPLETION_DEPTH = safe_json.MAX_DEPTH + 20
+"""A completion wraps its message, tool calls and arguments a few levels deep."""
+
+
 def completion_of(raw: bytes, endpoint_name: str) -> Any:
     """The JSON of a completion response's body; a body that is not JSON is a ``malformed`` error."""
     try:
-        return json.loads(raw)
+        return safe_json.loads(raw, max_depth=COMPLETION_DEPTH)
+    except safe_json.TooDeep as exc:
+        raise ModelCallError(f"the reply of {endpoint_name} is JSON {exc.msg}", kind="malformed") from exc
     except ValueError as exc:
         text = raw[:1024].decode("utf-8", "replace")
         raise ModelCallError(f"the reply of {endpoint_name} is not JSON: {text[:200]!r}", kind="malformed") from exc

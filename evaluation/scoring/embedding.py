@@ -48,6 +48,8 @@ def verified(path: Path, sha256: str) -> Path:
 class EmbedderUnavailable(RuntimeError):
     """The requested embedder cannot run here (package or file missing); the message says what to do."""
 
+    expected = True  # the CLI prints the message as it is
+
 
 class Embedder(Protocol):
     name: str

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from evaluation.tools.schema import SchemaError, check_object
+from store import safe_json
 
 PLAN_SET = "atp"
 _TAG = re.compile(r"<tool>(.*?)(?:</tool>|(?=<tool>)|\Z)", re.S | re.I)
@@ -55,7 +56,7 @@ def parse_plan_calls(text: str) -> list[dict[str, Any]]:
 def _decode(raw: str) -> tuple[Any, bool, str | None]:
     body = raw.strip()
     try:
-        return json.loads(body), False, None
+        return safe_json.loads(body), False, None
     except json.JSONDecodeError as exc:
         first_error = f"{exc.msg} at position {exc.pos}"
     candidate = _FENCE.sub("", body)
@@ -64,14 +65,14 @@ def _decode(raw: str) -> tuple[Any, bool, str | None]:
         candidate = candidate[start : end + 1]
     candidate = _TRAILING_COMMA.sub(r"\1", candidate)
     try:
-        return json.loads(candidate), True, None
+        return safe_json.loads(candidate), True, None
     except json.JSONDecodeError:
         pass
     try:  # Python-literal style: single quotes, True/False/None
         value = ast.literal_eval(candidate)
         if isinstance(value, dict):
             return value, True, None
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         pass
     return None, False, f"not a JSON object: {first_error}"
 
@@ -87,7 +88,7 @@ def validate_plan_call(payload: Any) -> tuple[bool, str | None]:
 
     if isinstance(payload, str):
         try:
-            payload = json.loads(payload)
+            payload = safe_json.loads(payload)
         except json.JSONDecodeError as exc:
             return False, f"payload is not valid JSON: {exc.msg} at position {exc.pos}"
     if not isinstance(payload, dict):

@@ -11,6 +11,7 @@ from sqlalchemy.exc import OperationalError
 from evaluation.tools.result import StoreBusy, ToolContext, ToolError, ToolOutput, ToolResult
 from evaluation.tools.schema import SchemaError, check_object
 from evaluation.tools.toolset import KINDS, Impl, Tool, ToolSet, UnknownTool, UnknownToolSet
+from store import safe_json
 
 __all__ = [
     "KINDS",
@@ -88,7 +89,7 @@ def parse_arguments(args: Any) -> dict[str, Any]:
         return {}
     if isinstance(args, str):
         try:
-            args = json.loads(args)
+            args = safe_json.loads(args)
         except json.JSONDecodeError as exc:
             raise ToolError(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from exc
     if not isinstance(args, dict):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import json
 import os
 import re
 import threading
@@ -22,6 +21,7 @@ from evaluation.modelcall.sync_client import chat
 from evaluation.tools import replay
 from evaluation.tools.numbers import parse_numbers
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
+from store import safe_json
 from store.blobs import guess_mime
 
 _VLM_MISSING = (
@@ -155,7 +155,7 @@ def _parse_boxes(reply: str) -> list[dict[str, Any]]:
     match = re.search(r"\[.*\]", reply, re.S)
     if match:
         try:
-            items = json.loads(match.group(0))
+            items = safe_json.loads(match.group(0))
             boxes = [
                 {"bbox": [round(float(v)) for v in it["bbox"]], "score": float(it.get("score", 1.0))}
                 for it in items

@@ -17,6 +17,7 @@ from typing import Any
 from evaluation.modelcall.failures import StatusFailure, TransportFailure
 from evaluation.tools import replay
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
+from store import safe_json
 
 _KEEP_KEYS = ("title", "link", "snippet", "date", "source", "position", "imageUrl", "price", "rating")
 
@@ -38,7 +39,7 @@ def _serper(ctx: ToolContext, endpoint: str, body: dict[str, Any]) -> dict[str, 
     if status != 200:
         raise ToolError(f"search service answered HTTP {status}: {answer.decode('utf-8', 'replace')[:200]}")
     try:
-        data = json.loads(answer)
+        data = safe_json.loads(answer)
     except ValueError as exc:
         raise ToolError("search service answered with something that is not JSON") from exc
     return data if isinstance(data, dict) else {"results": data}

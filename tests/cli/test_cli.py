@@ -92,7 +92,7 @@ def test_an_outdated_database_is_refused_with_the_fix(tmp_path):
     run(db, "init")
     eng = sa.create_engine(f"sqlite:///{db}")
     with eng.begin() as conn:
-        conn.exec_driver_sql("UPDATE alembic_version SET version_num='0000'")
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num='0008_serve_tokens'")  # one behind
     result = run(db, "tasks", "list", ok=False)
     assert "run `chainmark init`" in result.output
 

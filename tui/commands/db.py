@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tui.commands import _click as click
-from tui.context import AppContext, emit_json, json_option, pass_ctx
+from tui.context import AppContext, emit_json, json_option, pass_ctx, schema_refused
 
 
 @click.command("init")
@@ -13,9 +13,12 @@ def init_cmd(app: AppContext, as_json: bool) -> None:
     """Create the database or upgrade it to the newest schema."""
     from store import make_engine
     from store.migrate import current_revision, head_revision, upgrade
+    from store.schema_head import made_by_newer
 
     engine = make_engine(app.url)
     before = current_revision(engine)
+    if before is not None and made_by_newer(before):
+        raise schema_refused(before, head_revision(engine))
     after = upgrade(engine)
     if as_json:
         emit_json(
@@ -26,10 +29,12 @@ def init_cmd(app: AppContext, as_json: bool) -> None:
                 "head": head_revision(engine),
             }
         )
-    elif before == after:
-        click.echo(f"{app.url}: already at schema {after}")
+        return
+    shown = engine.url.render_as_string(hide_password=True)
+    if before == after:
+        click.echo(f"{shown}: already at schema {after}")
     else:
-        click.echo(f"{app.url}: schema {before or 'empty'} → {after} (head {head_revision(engine)})")
+        click.echo(f"{shown}: schema {before or 'empty'} → {after} (head {head_revision(engine)})")
 
 
 def register(cli: click.Group) -> None:

@@ -87,7 +87,10 @@ def annotators_add(app: AppContext, name: str, role: str, as_json: bool) -> None
 @json_option
 @pass_ctx
 def annotators_token(app: AppContext, name: str, revoke: bool, as_json: bool) -> None:
-    """Give NAME a login token for `chainmark serve --accounts` (replacing any earlier one); shown once."""
+    """Give NAME a login token for `chainmark serve --accounts` (replacing any earlier one); shown once.
+
+    With --revoke the login is removed, and a running `serve --accounts` ends NAME's open sessions within
+    seconds. Issuing, replacing and revoking are recorded in the audit trail (never the token)."""
     from annotation.review import annotators as people
     from store import session_scope
 
@@ -114,7 +117,7 @@ def annotators_token(app: AppContext, name: str, revoke: bool, as_json: bool) ->
 @click.argument("role", type=click.Choice(ANNOTATOR_ROLES))
 @pass_ctx
 def annotators_set_role(app: AppContext, name: str, role: str) -> None:
-    """Change an existing annotator's role (recorded in the audit trail)."""
+    """Change an existing annotator's role (recorded in the audit trail: who, when, old and new role)."""
     from annotation.review import annotators as people
     from store import session_scope
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 
 from evaluation.vocab import MAX_COUNT, MAX_LIMIT, MAX_SECONDS, RUN_MODES
+from store.urls import without_password
 from tui.commands import _click as click
 from tui.safe_text import visible
 from tui.context import AppContext, emit_json, json_option, pass_ctx, table
@@ -60,7 +61,7 @@ def add_cmd(
             {
                 "id": ep.id,
                 "name": ep.name,
-                "base_url": ep.base_url,
+                "base_url": without_password(ep.base_url),
                 "model": ep.model,
                 "api_key_env": ep.api_key_env,
                 "params": ep.params,
@@ -68,7 +69,7 @@ def add_cmd(
         )
         return
     click.echo(
-        f"endpoint {ep.name}: {ep.model} at {ep.base_url}"
+        f"endpoint {ep.name}: {ep.model} at {without_password(ep.base_url)}"
         + (f" (key from ${ep.api_key_env})" if ep.api_key_env else " (no key)")
     )
 
@@ -82,7 +83,7 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
     from store import read_only, session_scope
 
     with session_scope(read_only(app.engine)) as s:
-        rows = [e.to_dict() for e in list_endpoints(s)]
+        rows = [{**e.to_dict(), "base_url": without_password(e.base_url)} for e in list_endpoints(s)]
     if as_json:
         emit_json(rows)
         return

@@ -54,7 +54,8 @@ def serve_command(app: AppContext, user: str | None = None) -> str:
 @click.option(
     "--accounts",
     is_flag=True,
-    help="Let in every annotator with a login token (`chainmark annotators token NAME`), as themselves.",
+    help="Let in every annotator with a login token (`chainmark annotators token NAME`), as themselves; "
+    "read again every second, so a revoked token ends its open sessions.",
 )
 @pass_ctx
 def serve_cmd(
@@ -75,7 +76,14 @@ def serve_cmd(
         logins += [
             Login.with_token(name or "(default)", new_token(), serve_command(app, name or None)) for name in names
         ]
-    server = GuardedServer(logins, host=host, port=port, title="chainmark", public_url=public_url)
+    server = GuardedServer(
+        logins,
+        accounts=(lambda: account_logins(app)) if accounts else None,
+        host=host,
+        port=port,
+        title="chainmark",
+        public_url=public_url,
+    )
     click.echo(f"chainmark serving on {server.public_url}  (ctrl+c stops); open:", err=True)
     for login in logins:
         click.echo(f"  {login.user}: {server.url_for(login)}", err=True)

@@ -16,6 +16,7 @@ from evaluation.harness.run_status import TASK_SET
 from evaluation.harness.workqueue import WorkerRow, is_queued, live_claims, workers_of
 from evaluation.judges.queue import JudgeProgress
 from evaluation.judges.queue import progress as judge_progress
+from store.urls import without_password
 from store.models import Benchmark, ModelEndpoint, Run, Task, Trajectory, utcnow
 from tui.blind_view import HIDDEN_MODEL
 
@@ -33,7 +34,7 @@ def launch_choices(session: Session) -> LaunchChoices:
         (b.name, counts.get(b.id, 0), b.tool_set or "")
         for b in session.exec(select(Benchmark).order_by(Benchmark.name)).all()
     ]
-    endpoints = [(e.name, f"{e.model} @ {e.base_url}") for e in list_endpoints(session)]
+    endpoints = [(e.name, f"{e.model} @ {without_password(e.base_url)}") for e in list_endpoints(session)]
     return LaunchChoices(benches, endpoints, list(MODES))
 
 
