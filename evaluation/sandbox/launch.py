@@ -24,7 +24,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -33,7 +32,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evaluation.sandbox.backend import NO_BACKEND_HELP, find_backend
+from evaluation.sandbox.backend import NO_BACKEND_HELP, Backend, find_backend
+from evaluation.sandbox.folders import require_private_parent
+from evaluation.sandbox.outputs import strip_special_bits
+from store.sandbox_folders import held_folder
 
 ENTER = Path(__file__).with_name("enter.py")
 BOX = "/sandbox"  # where the launcher's read-only files appear inside
@@ -256,77 +258,81 @@ def run(
     """Run ``job`` and return what it printed and how it ended; never raises for anything the code
     does. Raises :class:`SandboxUnavailable` when no OS-level sandbox works and ``allow_unsafe`` is off."""
     limits = limits or Limits()
+    require_private_parent(job.workdir)
     backend, why = find_backend()
     if backend is None and not allow_unsafe:
         raise SandboxUnavailable(f"model code not run: no OS-level sandbox ({why}); {NO_BACKEND_HELP}")
-    private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
-    try:
-        box = private / "box"
-        if backend is not None:
-            _write_box(box, job, {**asdict(limits), "max_processes": limits.max_processes + 2})
-            env = {**base_env(job.workdir, "/tmp"), **job.env}
-            args = [a.replace("{box}", BOX) for a in job.args]
-            argv = [
-                *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
-                "--",
-                sys.executable,
-                "-I",
-                "-B",
-                f"{BOX}/enter.py",
-                f"{BOX}/limits.json",
-                f"{BOX}/payload.py",
-                *args,
-            ]
-            outer_env = {"PATH": "/usr/bin:/bin"}
-            isolation = [
-                "bwrap",
-                "user-namespace-uid-65534",
-                "mount-namespace-read-only-system",
-                "pid-namespace",
-                "network-namespace-empty",
-                "ipc-uts-namespaces",
-                "clean-environment",
-                "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
-                "rlimits",
-                "disk-quota-watchdog",
-                "wall-clock-kill",
-            ]
-            isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
-            isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
-        else:
-            nproc = _nproc_budget(limits.max_processes)
-            _write_box(box, job, {**asdict(limits), "max_processes": nproc})
-            tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
-            env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
-            args = [a.replace("{box}", str(box)) for a in job.args]
-            wrapper = network_wrapper()
-            argv = [
-                *wrapper,
-                sys.executable,
-                "-I",
-                "-B",
-                str(box / "enter.py"),
-                str(box / "limits.json"),
-                str(box / "payload.py"),
-                *args,
-            ]
-            outer_env = env
-            isolation = [
-                "UNSAFE-in-process",
-                "clean-environment",
-                "rlimits",
-                "disk-quota-watchdog",
-                "process-group-kill",
-            ]
-            isolation += ["nproc-rlimit"] if nproc else []
-            isolation += ["network-namespace-empty"] if wrapper else []
-            try:
-                return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
-            finally:
-                _kill_tagged(tag)
-        return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation)
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
+    with held_folder(PRIVATE_PREFIX) as private:
+        try:
+            return _run_in(job, limits, backend, private / "box", cancel)
+        finally:
+            strip_special_bits(job.workdir)
+
+
+def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel: threading.Event | None) -> Outcome:
+    if backend is not None:
+        _write_box(box, job, {**asdict(limits), "max_processes": limits.max_processes + 2})
+        env = {**base_env(job.workdir, "/tmp"), **job.env}
+        args = [a.replace("{box}", BOX) for a in job.args]
+        argv = [
+            *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
+            "--",
+            sys.executable,
+            "-I",
+            "-B",
+            f"{BOX}/enter.py",
+            f"{BOX}/limits.json",
+            f"{BOX}/payload.py",
+            *args,
+        ]
+        outer_env = {"PATH": "/usr/bin:/bin"}
+        isolation = [
+            "bwrap",
+            "user-namespace-uid-65534",
+            "mount-namespace-read-only-system",
+            "pid-namespace",
+            "network-namespace-empty",
+            "ipc-uts-namespaces",
+            "clean-environment",
+            "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
+            "rlimits",
+            "disk-quota-watchdog",
+            "wall-clock-kill",
+        ]
+        isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
+        isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
+    else:
+        nproc = _nproc_budget(limits.max_processes)
+        _write_box(box, job, {**asdict(limits), "max_processes": nproc})
+        tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
+        env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
+        args = [a.replace("{box}", str(box)) for a in job.args]
+        wrapper = network_wrapper()
+        argv = [
+            *wrapper,
+            sys.executable,
+            "-I",
+            "-B",
+            str(box / "enter.py"),
+            str(box / "limits.json"),
+            str(box / "payload.py"),
+            *args,
+        ]
+        outer_env = env
+        isolation = [
+            "UNSAFE-in-process",
+            "clean-environment",
+            "rlimits",
+            "disk-quota-watchdog",
+            "process-group-kill",
+        ]
+        isolation += ["nproc-rlimit"] if nproc else []
+        isolation += ["network-namespace-empty"] if wrapper else []
+        try:
+            return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
+        finally:
+            _kill_tagged(tag)
+    return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation)
 
 
 def _supervise(
@@ -550,10 +556,10 @@ def probe(bwrap: str) -> tuple[str, str | None]:
         version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
         return "", f"cannot start: {exc}"
-    with tempfile.TemporaryDirectory(prefix=PRIVATE_PREFIX) as tmp:
-        work = Path(tmp) / "work"
+    with held_folder(PRIVATE_PREFIX) as tmp:
+        work = tmp / "work"
         work.mkdir()
-        box = Path(tmp) / "box"
+        box = tmp / "box"
         job = Job(ENTER, work)
         _write_box(box, job, {})
         argv = [

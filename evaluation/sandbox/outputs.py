@@ -15,6 +15,7 @@ from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID
 MAX_DEPTH = 8
 MAX_ENTRIES = 10_000
 
@@ -85,6 +86,8 @@ def read_regular_file(folder: Path, relative: str, max_bytes: int) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             raise OutputRefused(f"{relative!r}: not a regular file of its own")
+        if st.st_mode & _SPECIAL_BITS:
+            raise OutputRefused(f"{relative!r}: setuid/setgid file refused")
         if st.st_size > max_bytes:
             raise OutputRefused(f"{relative!r}: {st.st_size} bytes, over the {max_bytes}-byte cap")
         chunks = []
@@ -101,3 +104,29 @@ def read_regular_file(folder: Path, relative: str, max_bytes: int) -> bytes:
     finally:
         for fd in reversed(fds):
             os.close(fd)
+
+
+def strip_special_bits(folder: Path) -> int:
+    """Clear setuid/setgid on every file and folder under ``folder``, however deep or many (links are
+    not followed); returns how many were cleared. Run once the sandbox is gone, after every run."""
+    cleared = 0
+    stack = [str(folder)]
+    while stack:
+        path = stack.pop()
+        try:
+            fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)  # even a file we may not read
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if st.st_mode & _SPECIAL_BITS and (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(st.st_mode) & ~_SPECIAL_BITS)
+                cleared += 1
+            if stat.S_ISDIR(st.st_mode):
+                with os.scandir(path) as entries:
+                    stack += [os.path.join(path, e.name) for e in entries]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return cleared

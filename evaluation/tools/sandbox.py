@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.sandbox import Job, SandboxUnavailable, read_regular_file
+from evaluation.sandbox import Job, SandboxUnavailable, read_regular_file, work_folder
 from evaluation.sandbox import Limits as SandboxLimits
 from evaluation.sandbox import run as run_sandboxed
 from evaluation.sandbox.outputs import OutputRefused
@@ -58,8 +56,7 @@ def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS, *, allow_
     plots, ``image_bytes`` and always ``isolation``. Limit breaches become ``{"ok": False, "error": ...}``.
     Raises :class:`SandboxUnavailable` when no OS-level sandbox works and ``allow_unsafe`` is off."""
     code = extract_code(command)
-    work = Path(tempfile.mkdtemp(prefix="chainmark-tool-"))
-    try:
+    with work_folder("chainmark-tool-") as work:
         request = json.dumps({"mode": mode, "code": code}).encode("utf-8", "surrogatepass")
         job = Job(CHILD, work, args=["{box}/request.json", "result.json"], files={"request.json": request})
         outcome = run_sandboxed(job, limits.for_sandbox(), allow_unsafe=allow_unsafe)
@@ -88,8 +85,6 @@ def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS, *, allow_
         if outcome.stdout:
             result["stdout"] = outcome.stdout.decode("utf-8", "replace")[-2000:]
         return {**result, **meta}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(mode: str, args: dict[str, Any], ctx: ToolContext, label: str) -> dict[str, Any]:

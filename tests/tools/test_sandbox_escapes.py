@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
+import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from evaluation.sandbox import ENV_BWRAP
 from evaluation.tools import ToolContext, ToolSettings, execute
 from evaluation.tools.sandbox import Limits, run_code
-from tests.support.sandbox_escapes import CANARY, attack, detach, requires_os_sandbox, wait_until_gone
+from tests.support.sandbox_escapes import (
+    CANARY,
+    as_second_user,
+    attack,
+    detach,
+    requires_os_sandbox,
+    second_user_unavailable,
+    wait_for,
+    wait_until_gone,
+)
 
 needs_os_sandbox = requires_os_sandbox()
 
@@ -112,3 +127,119 @@ def test_tools_run_cli_refuses_without_a_backend_and_runs_when_told_unsafe(monke
     assert r.exit_code == 1 and "no OS-level sandbox" in r.output
     r = CliRunner().invoke(cli, [*args, "--unsafe-in-process-sandbox"])
     assert r.exit_code == 0 and r.output.strip() == "42", r.output
+
+
+PLANT = r"""
+import os, shutil, time
+def solution():
+    shutil.copy("/bin/bash", "rootsh")
+    os.chmod("rootsh", 0o4755)
+    os.chmod(".", 0o755)
+    for up in ("..", "../.."):
+        try:
+            os.chmod(up, 0o755)
+        except OSError:
+            pass
+    here = os.getcwd()
+    mount = next(line for line in open("/proc/self/mountinfo") if line.split()[4] == here)
+    open("planted", "w").close()
+    while not os.path.exists("go"):
+        time.sleep(0.02)
+    return mount
+"""
+
+
+@pytest.fixture
+def shared_temp(tmp_path, monkeypatch):
+    """A private stand-in for /tmp: world-writable and sticky like the real one, and the temp folder
+    of everything this test starts."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    root.chmod(0o1777)
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
+
+
+@needs_os_sandbox
+def test_a_setuid_file_planted_by_solver_code_is_out_of_another_users_reach(shared_temp):
+    """Issue 31 item 1: model code copies a shell, makes it setuid and opens its folder to everyone,
+    then waits. Another local user must not reach, let alone run, it."""
+    reason = second_user_unavailable()
+    if reason:
+        pytest.skip(reason)
+    with ThreadPoolExecutor(1) as pool:
+        call = pool.submit(run_code, "solver", PLANT, Limits(wall_seconds=90, cpu_seconds=30))
+        planted = wait_for(lambda: list(shared_temp.glob("chainmark-tool-*/**/planted")), what="the plant")[0]
+        try:
+            rel = planted.with_name("rootsh").relative_to(shared_temp)
+            assert as_second_user("id -u; ls -d chainmark-tool-*", str(shared_temp)).stdout.split()[0] == "65534"
+            other = as_second_user(f"ls -l {rel}; ./{rel} -p -c 'id -u; cat /etc/shadow'", str(shared_temp))
+        finally:
+            (planted.parent / "go").touch()
+        result = call.result(timeout=120)
+    assert "rws" not in other.stdout and "root:" not in other.stdout and other.stdout.strip() == "", other
+    assert "Permission denied" in other.stderr, other
+    assert result["ok"] and " nosuid" in " " + result["text"].replace(",", " "), result  # and nosuid inside
+    assert list(shared_temp.iterdir()) == []  # nothing left behind
+
+
+WAIT_FOR_GO = r"""
+import os, time
+def solution():
+    open("started", "w").close()
+    while not os.path.exists("go"):
+        time.sleep(0.02)
+    return "finished"
+"""
+
+_HOLDER = (
+    "import sys, time\nfrom store.sandbox_folders import held_folder\n"
+    "with held_folder(sys.argv[1]) as folder:\n    print(folder, flush=True)\n    time.sleep(600)\n"
+)
+
+
+def _folder_held_by_a_process(prefix: str, temp_root) -> tuple[subprocess.Popen, Path]:
+    """A sandbox folder held (locked) by another process, as a second chainmark would hold it."""
+    repo = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "TMPDIR": str(temp_root), "PYTHONPATH": repo}
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, prefix], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    return proc, Path(proc.stdout.readline().strip())
+
+
+@needs_os_sandbox
+def test_gc_beside_a_live_sandbox_removes_only_folders_whose_owner_is_gone(shared_temp, tmp_path):
+    """Issue 31 item 4: ``gc --min-age 0`` (and the housekeeping call) beside a running Solver call and
+    another process's live code-mode folder takes only the folder of a process killed with -9."""
+    from click.testing import CliRunner
+
+    from evaluation.sandbox.housekeeping import remove_leftovers
+    from tui.cli import cli
+
+    killed, dead = _folder_held_by_a_process("chainmark-code-", shared_temp)
+    killed.kill()
+    killed.wait()
+    other, elsewhere = _folder_held_by_a_process("chainmark-code-", shared_temp)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            call = pool.submit(run_code, "solver", WAIT_FOR_GO, Limits(wall_seconds=90, cpu_seconds=30))
+            started = wait_for(lambda: list(shared_temp.glob("chainmark-tool-*/work/started")), what="the sandbox")
+            try:
+                live = sorted(p for p in shared_temp.iterdir() if p not in (dead, elsewhere))
+                assert [p.name.rsplit("-", 1)[0] for p in live] == ["chainmark-sbx", "chainmark-tool"]
+                hours_ago = time.time() - 7 * 3600  # older than any default: only the lock keeps them
+                for folder in (dead, elsewhere, *live):
+                    os.utime(folder, (hours_ago, hours_ago))
+                assert [x.path for x in remove_leftovers(0, dry_run=True)] == [dead]
+                r = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "gc", "--min-age", "0"])
+                assert r.exit_code == 0 and f"remove temp {dead}" in r.output, r.output
+                assert str(elsewhere) not in r.output and not any(str(p) in r.output for p in live)
+                assert remove_leftovers(0) == []
+            finally:
+                (started[0].parent / "go").touch()
+            result = call.result(timeout=120)
+        assert result["ok"] and result["text"] == "finished", result
+        assert not dead.exists() and elsewhere.exists()
+    finally:
+        other.kill()
+        other.wait()
