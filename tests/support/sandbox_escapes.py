@@ -10,6 +10,8 @@ holds the output pipe.
 
 from __future__ import annotations
 
+import subprocess
+
 CANARY = "canary-sk-5f1d2c9e8b7a"
 
 _ATTACK = r"""
@@ -158,11 +160,9 @@ def requires_os_sandbox():
 SECOND_UID = 65534
 
 
-def as_second_user(script: str, cwd: str) -> "subprocess.CompletedProcess[str]":
+def as_second_user(script: str, cwd: str) -> subprocess.CompletedProcess[str]:
     """``sh -c script`` as another local user (uid/gid 65534, no groups), started in ``cwd`` the way
     a user who can already enter that folder (a world-writable temp folder) would stand in it."""
-    import subprocess
-
     argv = ["setpriv", f"--reuid={SECOND_UID}", f"--regid={SECOND_UID}", "--clear-groups", "sh", "-c", script]
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=60)
 
@@ -171,7 +171,6 @@ def second_user_unavailable() -> str | None:
     """Why no second local user can be played here (``None`` when one can)."""
     import os
     import shutil
-    import subprocess
 
     if os.geteuid() != 0:
         return "switching to a second uid needs root"
