@@ -35,13 +35,16 @@ from typing import Any
 from evaluation.sandbox.backend import NO_BACKEND_HELP, Backend, find_backend
 from evaluation.sandbox.folders import require_private_parent
 from evaluation.sandbox.outputs import strip_special_bits
+from evaluation.sandbox.seccomp import SeccompUnavailable, filter_fd
 from store.sandbox_folders import held_folder
 
 ENTER = Path(__file__).with_name("enter.py")
+NEW_KEYRING = Path(__file__).with_name("new_keyring.py")
 BOX = "/sandbox"  # where the launcher's read-only files appear inside
 UID = 65534
 PRIVATE_PREFIX = "chainmark-sbx-"
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_MASKED_PROC_FILES = ("/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/fonts", "/etc/mime.types")
 _MB = 1024 * 1024
 
@@ -185,6 +188,9 @@ def bwrap_argv(bwrap: str, workdir: Path, box: Path, env: dict[str, str], limits
         "--dev",
         "/dev",
     ]
+    for path in _MASKED_PROC_FILES:  # Docker masks these too: the keys (descriptions) visible to our uid
+        if os.path.exists(path):
+            argv += ["--ro-bind", "/dev/null", path]
     if _supports_size(bwrap):
         argv += ["--size", str(limits.tmp_mb * _MB)]
     argv += ["--tmpfs", "/tmp"]
@@ -274,8 +280,15 @@ def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel
         _write_box(box, job, {**asdict(limits), "max_processes": limits.max_processes + 2})
         env = {**base_env(job.workdir, "/tmp"), **job.env}
         args = [a.replace("{box}", BOX) for a in job.args]
+        seccomp_fd, seccomp_note = _seccomp_fd()
         argv = [
+            sys.executable,
+            "-I",
+            "-S",
+            "-B",
+            str(NEW_KEYRING),
             *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
+            *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
             "--",
             sys.executable,
             "-I",
@@ -294,6 +307,8 @@ def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel
             "network-namespace-empty",
             "ipc-uts-namespaces",
             "clean-environment",
+            "fresh-session-keyring",
+            seccomp_note,
             "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
             "rlimits",
             "disk-quota-watchdog",
@@ -301,6 +316,12 @@ def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel
         ]
         isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
         isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
+        fds = () if seccomp_fd is None else (seccomp_fd,)
+        try:
+            return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation, fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
     else:
         nproc = _nproc_budget(limits.max_processes)
         _write_box(box, job, {**asdict(limits), "max_processes": nproc})
@@ -332,7 +353,6 @@ def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel
             return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
         finally:
             _kill_tagged(tag)
-    return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation)
 
 
 def _supervise(
@@ -343,6 +363,7 @@ def _supervise(
     cancel: threading.Event | None,
     namespaced: bool,
     isolation: list[str],
+    pass_fds: tuple[int, ...] = (),
 ) -> Outcome:
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -354,6 +375,7 @@ def _supervise(
         cwd=str(cwd),
         start_new_session=True,
         close_fds=True,
+        pass_fds=pass_fds,
     )
     reason: list[str] = []
 
@@ -442,6 +464,14 @@ def _supervise(
         "bwrap" if namespaced else "in-process",
         isolation,
     )
+
+
+def _seccomp_fd() -> tuple[int | None, str]:
+    """The compiled system-call filter as a pipe for ``bwrap --seccomp``, and how the run is labelled."""
+    try:
+        return filter_fd(), "seccomp-filter"
+    except SeccompUnavailable:
+        return None, "NO-seccomp-filter (libseccomp missing)"
 
 
 def _kill_tagged(tag: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -243,3 +244,73 @@ def test_gc_beside_a_live_sandbox_removes_only_folders_whose_owner_is_gone(share
     finally:
         other.kill()
         other.wait()
+
+
+KEYRING_PROBE = r"""
+import ctypes, json
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    ret = libc.syscall(NUMBERS[name], *args)
+    return "ok" if ret >= 0 else errno_name(ctypes.get_errno())
+def errno_name(code):
+    import errno
+    return errno.errorcode.get(code, str(code))
+def solution():
+    buf = ctypes.create_string_buffer(4096)
+    seen = {
+        "read_session": call("keyctl", 11, -3, buf, 4096),  # KEYCTL_READ of @s: the ids it holds
+        "search": call("request_key", b"user", b"chainmark-canary", None, 0),
+        "add_key": call("add_key", b"user", b"x", b"y", 1, -3),
+    }
+    for name in DENIED:
+        seen[name] = call(name, 0, 0, 0, 0, 0)
+    try:
+        seen["proc_keys"] = open("/proc/keys").read()
+    except OSError as exc:
+        seen["proc_keys"] = type(exc).__name__
+    seen["leak"] = bytes(buf.raw).rstrip(b"\0").hex()
+    return json.dumps(seen)
+"""
+
+_IN_A_FRESH_KEYRING = r"""
+import ctypes, json, sys
+from evaluation.tools.sandbox import Limits, run_code
+import pyseccomp
+arch = pyseccomp.system_arch()
+numbers = {n: int(pyseccomp.resolve_syscall(arch, n)) for n in ["keyctl", "add_key", "request_key", *sys.argv[2:]]}
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.syscall(numbers["keyctl"], 1, None) > 0  # KEYCTL_JOIN_SESSION_KEYRING: a fresh one of our own
+key = libc.syscall(numbers["add_key"], b"user", b"chainmark-canary", sys.argv[1].encode(), len(sys.argv[1]), -3)
+assert key > 0, ctypes.get_errno()
+buf = ctypes.create_string_buffer(256)
+assert libc.syscall(numbers["keyctl"], 11, key, buf, 256) == len(sys.argv[1])  # the canary is really there
+code = f"NUMBERS = {numbers!r}\nDENIED = {sys.argv[2:]!r}\n" + sys.stdin.read()
+print(json.dumps(run_code("solver", code, Limits(wall_seconds=60))))
+"""
+
+
+@needs_os_sandbox
+def test_the_keyring_of_the_user_who_started_chainmark_is_out_of_reach(shared_temp):
+    """Issue 31 item 3: chainmark is started in a session keyring holding a canary; Solver code that
+    reads the session keyring, searches for the key or adds one gets EPERM, as do the other calls
+    the filter denies."""
+    denied = ["bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "unshare", "mount", "ptrace", "setns"]
+    repo = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "TMPDIR": str(shared_temp), "PYTHONPATH": repo}
+    done = subprocess.run(
+        [sys.executable, "-c", _IN_A_FRESH_KEYRING, CANARY, *denied],
+        input=KEYRING_PROBE,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["ok"], result
+    seen = json.loads(result["text"])
+    assert CANARY not in done.stdout and "chainmark-canary" not in seen.pop("proc_keys")
+    assert seen == {"read_session": "EPERM", "search": "EPERM", "add_key": "EPERM", "leak": ""} | {
+        name: "EPERM" for name in denied
+    }
+    assert "seccomp-filter" in result["isolation"] and "fresh-session-keyring" in result["isolation"]
