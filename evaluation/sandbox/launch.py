@@ -57,11 +57,12 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     cpu_seconds: int = 30
     wall_seconds: float = 60.0
-    memory_mb: int = 2048
-    max_processes: int = 64
+    memory_mb: int = 2048  # the whole sandbox: every process, its /tmp and /dev/shm (see memory_split)
+    max_processes: int = 4
     file_mb: int = 64
     output_bytes: int = 32_000
     tmp_mb: int = 256
+    shm_mb: int = 64
     disk_mb: int = 512  # everything in the work folder together
     max_files: int = 5000  # entries in the work folder
 
@@ -69,6 +70,32 @@ class Limits:
     def from_dict(cls, data: dict[str, Any] | None) -> "Limits":
         known = {k: v for k, v in (data or {}).items() if k in cls.__dataclass_fields__}
         return cls(**known)
+
+
+@dataclass(frozen=True)
+class MemorySplit:
+    """How one sandbox's memory budget is shared out where no cgroup enforces it: ``processes`` times
+    ``per_process_mb`` (each process's address-space limit) plus the two tmpfs sizes stay within it."""
+
+    per_process_mb: int
+    tmp_mb: int
+    shm_mb: int
+
+
+MIN_PROCESS_MB = 48  # below this a Python interpreter cannot start
+
+
+def memory_split(limits: Limits) -> MemorySplit:
+    """The budget shared out; the tmpfs sizes are cut to a quarter and a sixteenth of it at most."""
+    tmp = min(limits.tmp_mb, limits.memory_mb // 4)
+    shm = min(limits.shm_mb, limits.memory_mb // 16)
+    per_process = (limits.memory_mb - tmp - shm) // max(1, limits.max_processes)
+    if per_process < MIN_PROCESS_MB:
+        raise ValueError(
+            f"sandbox memory budget of {limits.memory_mb} MB is too small for {limits.max_processes} processes "
+            f"(each would get {per_process} MB): raise memory_mb or lower max_processes"
+        )
+    return MemorySplit(per_process, tmp, shm)
 
 
 @dataclass
@@ -111,6 +138,7 @@ def base_env(workdir: Path, tmp: str) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",  # each thread's malloc arena would take address space from the budget
         "MPLBACKEND": "Agg",
         "MPLCONFIGDIR": str(workdir / ".mpl"),
         "PYTHONHASHSEED": "0",
@@ -188,11 +216,16 @@ def bwrap_argv(bwrap: str, workdir: Path, box: Path, env: dict[str, str], limits
         "--dev",
         "/dev",
     ]
+    split = memory_split(limits)
+    sized = _supports_size(bwrap)
+    if sized:  # /dev itself read-only; its shm a tmpfs of its own, sized from the budget
+        argv += ["--size", str(split.shm_mb * _MB), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    argv += ["--remount-ro", "/dev"]
     for path in _MASKED_PROC_FILES:  # Docker masks these too: the keys (descriptions) visible to our uid
         if os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]
-    if _supports_size(bwrap):
-        argv += ["--size", str(limits.tmp_mb * _MB)]
+    if sized:
+        argv += ["--size", str(split.tmp_mb * _MB)]
     argv += ["--tmpfs", "/tmp"]
     # After the fresh /tmp: an interpreter or venv that lives under /tmp (a checkout there) stays visible.
     for root in _python_roots():
@@ -277,7 +310,7 @@ def run(
 
 def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel: threading.Event | None) -> Outcome:
     if backend is not None:
-        _write_box(box, job, {**asdict(limits), "max_processes": limits.max_processes + 2})
+        _write_box(box, job, _kernel_limits(limits, limits.max_processes + 2))
         env = {**base_env(job.workdir, "/tmp"), **job.env}
         args = [a.replace("{box}", BOX) for a in job.args]
         seccomp_fd, seccomp_note = _seccomp_fd()
@@ -310,6 +343,8 @@ def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel
             "fresh-session-keyring",
             seccomp_note,
             "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
+            "read-only-dev" + ("-sized-shm" if _supports_size(backend.bwrap) else "-no-shm"),
+            f"memory-budget-{limits.memory_mb}mb-as-{limits.max_processes}x{memory_split(limits).per_process_mb}mb",
             "rlimits",
             "disk-quota-watchdog",
             "wall-clock-kill",
@@ -324,7 +359,7 @@ def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel
                 os.close(fd)
     else:
         nproc = _nproc_budget(limits.max_processes)
-        _write_box(box, job, {**asdict(limits), "max_processes": nproc})
+        _write_box(box, job, _kernel_limits(limits, nproc))
         tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
         env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
         args = [a.replace("{box}", str(box)) for a in job.args]
@@ -452,6 +487,8 @@ def _supervise(
     if namespaced and code is not None and code > 128:
         code = -(code - 128)  # bwrap reports a child killed by signal N as 128 + N
     why = reason[0] if reason else _signal_reason(code)
+    if why is None and _ran_out_of_memory(bytes(buffers[err_fd])):
+        why = "memory"
     return Outcome(
         bytes(buffers[out_fd]),
         bytes(buffers[err_fd]),
@@ -464,6 +501,11 @@ def _supervise(
         "bwrap" if namespaced else "in-process",
         isolation,
     )
+
+
+def _kernel_limits(limits: Limits, nproc: int | None) -> dict[str, Any]:
+    """What ``enter.py`` sets inside: each process gets its share of the memory budget."""
+    return {**asdict(limits), "memory_mb": memory_split(limits).per_process_mb, "max_processes": nproc}
 
 
 def _seccomp_fd() -> tuple[int | None, str]:
@@ -488,6 +530,11 @@ def _kill_tagged(tag: str) -> None:
                     os.kill(int(name), signal.SIGKILL)
         except (OSError, ProcessLookupError):
             pass
+
+
+def _ran_out_of_memory(stderr: bytes) -> bool:
+    """A process of the sandbox (the code or a child it started) hit its share of the memory budget."""
+    return b"MemoryError" in stderr or b"Cannot allocate memory" in stderr
 
 
 def _signal_reason(code: int | None) -> str | None:

@@ -27,9 +27,9 @@ MAX_PLOT_BYTES = 16 * 1024 * 1024
 class Limits:
     cpu_seconds: int = 20
     wall_seconds: float = 40.0
-    memory_bytes: int = 2 * 1024**3
+    memory_bytes: int = 2 * 1024**3  # the whole sandbox: processes, /tmp and /dev/shm together
     file_bytes: int = 64 * 1024**2
-    max_processes: int = 32
+    max_processes: int = 4
 
     def for_sandbox(self) -> SandboxLimits:
         return SandboxLimits(
@@ -63,6 +63,8 @@ def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS, *, allow_
         meta = {"isolation": outcome.isolation, "sandbox_backend": outcome.backend}
         if outcome.timed_out:
             return {"ok": False, "error": f"wall-clock limit of {limits.wall_seconds:g} s exceeded", **meta}
+        if outcome.killed_reason == "memory":  # the code or a process it started: the call fails
+            return {"ok": False, "error": f"memory limit of {limits.memory_bytes // 1024**2} MB exceeded", **meta}
         try:
             result: dict[str, Any] = json.loads(read_regular_file(work, "result.json", MAX_RESULT_BYTES))
             if not isinstance(result, dict):

@@ -314,3 +314,56 @@ def test_the_keyring_of_the_user_who_started_chainmark_is_out_of_reach(shared_te
         name: "EPERM" for name in denied
     }
     assert "seccomp-filter" in result["isolation"] and "fresh-session-keyring" in result["isolation"]
+
+
+THREE_CHILDREN = r"""
+import subprocess, sys
+CHILD = "import sys\nblock = bytearray(1200 * 1024 * 1024)\nprint('held', flush=True)\nsys.stdin.read()\n"
+def solution():
+    kids = [
+        subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    held = [kid.stdout.readline().strip() == b"held" for kid in kids]
+    for kid in kids:
+        kid.stdin.close()
+        kid.wait()
+    return f"{sum(held)} of 3 children held 1.2 GB"
+"""
+
+SHM_FILL = r"""
+import os
+def solution():
+    try:
+        open("/dev/planted", "w")
+        dev = "/dev writable"
+    except OSError as e:
+        dev = f"/dev errno {e.errno}"
+    written = 0
+    try:
+        for i in range(16):  # 16 x 25 MB at most: bounded even where nothing stops it
+            with open(f"/dev/shm/fill{i}", "wb") as fh:
+                for _ in range(25):
+                    fh.write(b"x" * (1 << 20))
+                    fh.flush()
+                    written += 1
+    except OSError as e:
+        return f"{dev}; /dev/shm stopped at {written} MB: errno {e.errno}"
+    return f"{dev}; /dev/shm took all {written} MB"
+"""
+
+
+@needs_os_sandbox
+def test_one_memory_budget_holds_for_the_whole_sandbox(shared_temp):
+    """Issue 31 item 3: three children asking for 1.2 GB each under a 2 GB budget, and /dev/shm as a
+    store. (The children's memory is never touched, so the test itself stays small either way.)"""
+    limits = Limits(wall_seconds=60, cpu_seconds=30, memory_bytes=2 * 1024**3)
+    r = run_code("solver", THREE_CHILDREN, limits)
+    assert r["ok"] is False and r["error"] == "memory limit of 2048 MB exceeded", r
+    assert any(i.startswith("memory-budget-2048mb-as-4x") for i in r["isolation"]), r["isolation"]
+    r = run_code("solver", SHM_FILL, limits)
+    assert r["ok"], r
+    dev, shm = r["text"].split("; ")
+    assert dev == "/dev errno 30"  # read-only: nothing unsized to fill
+    assert shm.startswith("/dev/shm stopped at ") and shm.endswith("errno 28"), r  # ENOSPC
+    assert int(shm.split("stopped at ")[1].split()[0]) <= 64
