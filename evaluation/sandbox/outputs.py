@@ -20,6 +20,9 @@ MAX_DEPTH = 8
 MAX_ENTRIES = 10_000
 
 
+MAX_IMAGE_PIXELS = 40_000_000
+
+
 class OutputRefused(OSError):
     """A sandbox output that is not a plain regular file inside the folder, or is too big."""
 
@@ -130,3 +133,28 @@ def strip_special_bits(folder: Path) -> int:
         finally:
             os.close(fd)
     return cleared
+
+
+def check_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS, formats: set[str] | None = None) -> str:
+    """The image format of ``data`` when it really is a decodable image of at most ``max_pixels``
+    (and, given ``formats``, of one of them); raises :class:`OutputRefused` otherwise. The size is
+    read from the header first, so a decompression bomb is refused before it is decoded."""
+    import io
+    import warnings
+
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                if formats is not None and im.format not in formats:
+                    raise OutputRefused(f"a {im.format} image, not {' or '.join(sorted(formats))}")
+                if im.width * im.height > max_pixels:
+                    raise OutputRefused(f"{im.width}x{im.height} pixels, over the {max_pixels}-pixel limit")
+                im.load()
+                return str(im.format)
+    except OutputRefused:
+        raise
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise OutputRefused(f"not a readable image: {exc}") from None

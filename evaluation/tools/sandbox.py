@@ -14,7 +14,7 @@ from typing import Any
 from evaluation.sandbox import Job, SandboxUnavailable, read_regular_file, work_folder
 from evaluation.sandbox import Limits as SandboxLimits
 from evaluation.sandbox import run as run_sandboxed
-from evaluation.sandbox.outputs import OutputRefused
+from evaluation.sandbox.outputs import MAX_IMAGE_PIXELS, OutputRefused, check_image
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
@@ -81,6 +81,7 @@ def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS, *, allow_
         if result.get("ok") and result.get("image"):
             try:
                 result["image_bytes"] = read_regular_file(work, "plot.png", MAX_PLOT_BYTES)
+                check_image(result["image_bytes"], MAX_IMAGE_PIXELS, {"PNG"})  # as code mode checks its images
             except (OutputRefused, OSError) as exc:
                 return {"ok": False, "error": f"the plot could not be collected: {exc}", **meta}
             result.pop("image")

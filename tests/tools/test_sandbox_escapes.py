@@ -367,3 +367,37 @@ def test_one_memory_budget_holds_for_the_whole_sandbox(shared_temp):
     assert dev == "/dev errno 30"  # read-only: nothing unsized to fill
     assert shm.startswith("/dev/shm stopped at ") and shm.endswith("errno 28"), r  # ENOSPC
     assert int(shm.split("stopped at ")[1].split()[0]) <= 64
+
+
+_PNG_HEADER_ONLY = r"""
+import struct, zlib
+def chunk(kind, body):
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+def huge_png():  # 30000 x 30000 (900 megapixels) by its header; a few bytes on disk
+    header = struct.pack(">IIBBBBB", 30000, 30000, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+"""
+
+
+@needs_os_sandbox
+@pytest.mark.parametrize(
+    ("plant", "why"),
+    [
+        ("huge_png()", "900000000"),
+        ("b'<html><script>alert(1)</script></html>'", "not a readable image"),
+        ("gif()", "GIF image, not PNG"),
+    ],
+)
+def test_plot_outputs_are_checked_like_code_modes_images(plant, why):
+    """Issue 31 item 5: Plot's figure is collected only as a real PNG within the pixel limit."""
+    code = (
+        _PNG_HEADER_ONLY
+        + "import io\nfrom PIL import Image\nimport matplotlib.pyplot as plt\n"
+        + "def gif():\n    buf = io.BytesIO()\n    Image.new('RGB', (4, 4)).save(buf, 'GIF')\n    return buf.getvalue()\n"
+        + "def solution():\n    fig = plt.figure()\n"
+        + f"    fig.savefig = lambda *a, **k: open('plot.png', 'wb').write({plant})\n"
+        + "    return fig\n"
+    )
+    r = execute("gta", "Plot", {"command": code}, ToolContext())
+    assert not r.ok and "the plot could not be collected" in r.error and why in r.error, r.error
+    assert not r.images

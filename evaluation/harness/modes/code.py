@@ -4,12 +4,10 @@ canonical image operations so checkpoints can be matched. Search tools stay nati
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
 
 from evaluation.harness import prompts
 from evaluation.harness.ast_trace import trace_ops
@@ -19,14 +17,13 @@ from evaluation.harness.extract import extract_answer, has_answer_tag
 from evaluation.harness.modes.atomic import final_answer_without_tools, tool_feedback
 from evaluation.harness.sandbox import SandboxLimits, run_python
 from evaluation.sandbox import read_regular_file, scan_outputs, work_folder
-from evaluation.sandbox.outputs import OutputRefused
+from evaluation.sandbox.outputs import MAX_IMAGE_PIXELS, check_image
 from store import events as ev
 
 _CODE = re.compile(r"<code>(.*?)(?:</code>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```(?:python|py)?\s*\n?|\n?\s*```\s*$", re.IGNORECASE)
 _IMAGE_EXT = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 MAX_IMAGE_BYTES = 16 * 1024 * 1024
-MAX_IMAGE_PIXELS = 40_000_000
 MAX_IMAGES_PER_RUN = 32
 
 
@@ -53,11 +50,8 @@ def _collect_images(folder: Path, names: list[str]) -> tuple[list[str], list[byt
             continue
         try:
             data = read_regular_file(folder, name, MAX_IMAGE_BYTES)
-            with Image.open(io.BytesIO(data)) as im:
-                if im.width * im.height > MAX_IMAGE_PIXELS:
-                    raise ValueError(f"{im.width}x{im.height} pixels, over the limit")
-                im.load()
-        except (OutputRefused, OSError, ValueError, Image.DecompressionBombError) as exc:
+            check_image(data, MAX_IMAGE_PIXELS)
+        except OSError as exc:  # OutputRefused is one
             refused.append(f"{name}: {exc}")
             continue
         kept.append(name)
