@@ -399,5 +399,6 @@ def test_plot_outputs_are_checked_like_code_modes_images(plant, why):
         + "    return fig\n"
     )
     r = execute("gta", "Plot", {"command": code}, ToolContext())
-    assert not r.ok and "the plot could not be collected" in r.error and why in r.error, r.error
+    error = r.error or ""
+    assert not r.ok and "the plot could not be collected" in error and why in error, error
     assert not r.images
