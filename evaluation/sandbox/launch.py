@@ -4,8 +4,10 @@ Under bubblewrap the process gets its own user, mount, PID, network, IPC and UTS
 65534; read-only ``/usr``, ``/lib*``, ``/bin`` and the Python installation; a near-empty ``/etc``
 with its own ``passwd``; a fresh ``/proc`` for its PID namespace (the host's processes, and so
 ``/proc/<ppid>/environ``, are not there); a fresh ``/tmp``; the work folder as the only writable
-host path (at the same path as outside); no network interfaces; an environment built from nothing.
-Kernel limits (CPU, address space, file size, open files, processes) are set inside by ``enter.py``;
+host path (at the same path as outside, inside a private parent: ``folders``); no network
+interfaces; an environment built from nothing; a new empty session keyring (``new_keyring``) and
+a seccomp filter (``seccomp``). Kernel limits (CPU, each process's share of the one memory budget:
+``memory_split``, file size, open files, processes) are set inside by ``enter.py``;
 the wall clock is kept outside: output is read with a deadline (a detached grandchild holding the
 pipe cannot stretch it) and on expiry the outer ``bwrap`` is SIGKILLed, which takes the namespace's
 init, and with it every descendant, down.
@@ -303,91 +305,96 @@ def run(
         raise SandboxUnavailable(f"model code not run: no OS-level sandbox ({why}); {NO_BACKEND_HELP}")
     with held_folder(PRIVATE_PREFIX) as private:
         try:
-            return _run_in(job, limits, backend, private / "box", cancel)
+            if backend is None:
+                return _run_unsafe(job, limits, private / "box", cancel)
+            return _run_bwrap(job, limits, backend, private / "box", cancel)
         finally:
             strip_special_bits(job.workdir)
 
 
-def _run_in(job: Job, limits: Limits, backend: Backend | None, box: Path, cancel: threading.Event | None) -> Outcome:
-    if backend is not None:
-        _write_box(box, job, _kernel_limits(limits, limits.max_processes + 2))
-        env = {**base_env(job.workdir, "/tmp"), **job.env}
-        args = [a.replace("{box}", BOX) for a in job.args]
-        seccomp_fd, seccomp_note = _seccomp_fd()
-        argv = [
-            sys.executable,
-            "-I",
-            "-S",
-            "-B",
-            str(NEW_KEYRING),
-            *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
-            *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
-            "--",
-            sys.executable,
-            "-I",
-            "-B",
-            f"{BOX}/enter.py",
-            f"{BOX}/limits.json",
-            f"{BOX}/payload.py",
-            *args,
-        ]
-        outer_env = {"PATH": "/usr/bin:/bin"}
-        isolation = [
-            "bwrap",
-            "user-namespace-uid-65534",
-            "mount-namespace-read-only-system",
-            "pid-namespace",
-            "network-namespace-empty",
-            "ipc-uts-namespaces",
-            "clean-environment",
-            "fresh-session-keyring",
-            seccomp_note,
-            "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
-            "read-only-dev" + ("-sized-shm" if _supports_size(backend.bwrap) else "-no-shm"),
-            f"memory-budget-{limits.memory_mb}mb-as-{limits.max_processes}x{memory_split(limits).per_process_mb}mb",
-            "rlimits",
-            "disk-quota-watchdog",
-            "wall-clock-kill",
-        ]
-        isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
-        isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
-        fds = () if seccomp_fd is None else (seccomp_fd,)
-        try:
-            return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation, fds)
-        finally:
-            for fd in fds:
-                os.close(fd)
-    else:
-        nproc = _nproc_budget(limits.max_processes)
-        _write_box(box, job, _kernel_limits(limits, nproc))
-        tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
-        env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
-        args = [a.replace("{box}", str(box)) for a in job.args]
-        wrapper = network_wrapper()
-        argv = [
-            *wrapper,
-            sys.executable,
-            "-I",
-            "-B",
-            str(box / "enter.py"),
-            str(box / "limits.json"),
-            str(box / "payload.py"),
-            *args,
-        ]
-        outer_env = env
-        isolation = [
-            "UNSAFE-in-process",
-            "clean-environment",
-            "rlimits",
-            "disk-quota-watchdog",
-            "process-group-kill",
-        ]
-        isolation += ["nproc-rlimit"] if nproc else []
-        isolation += ["network-namespace-empty"] if wrapper else []
-        try:
-            return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
-        finally:
-            _kill_tagged(tag)
+def _run_bwrap(job: Job, limits: Limits, backend: Backend, box: Path, cancel: threading.Event | None) -> Outcome:
+    """The boundary: bubblewrap, entered through a new session keyring, under the seccomp filter."""
+    _write_box(box, job, _kernel_limits(limits, limits.max_processes + 2))
+    env = {**base_env(job.workdir, "/tmp"), **job.env}
+    args = [a.replace("{box}", BOX) for a in job.args]
+    seccomp_fd, seccomp_note = _seccomp_fd()
+    argv = [
+        sys.executable,
+        "-I",
+        "-S",
+        "-B",
+        str(NEW_KEYRING),
+        *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
+        *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
+        "--",
+        sys.executable,
+        "-I",
+        "-B",
+        f"{BOX}/enter.py",
+        f"{BOX}/limits.json",
+        f"{BOX}/payload.py",
+        *args,
+    ]
+    outer_env = {"PATH": "/usr/bin:/bin"}
+    isolation = [
+        "bwrap",
+        "user-namespace-uid-65534",
+        "mount-namespace-read-only-system",
+        "pid-namespace",
+        "network-namespace-empty",
+        "ipc-uts-namespaces",
+        "clean-environment",
+        "fresh-session-keyring",
+        seccomp_note,
+        "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
+        "read-only-dev" + ("-sized-shm" if _supports_size(backend.bwrap) else "-no-shm"),
+        f"memory-budget-{limits.memory_mb}mb-as-{limits.max_processes}x{memory_split(limits).per_process_mb}mb",
+        "rlimits",
+        "disk-quota-watchdog",
+        "wall-clock-kill",
+    ]
+    isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
+    isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
+    fds = () if seccomp_fd is None else (seccomp_fd,)
+    try:
+        return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation, fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _run_unsafe(job: Job, limits: Limits, box: Path, cancel: threading.Event | None) -> Outcome:
+    """No boundary: a plain child process with rlimits (``--unsafe-in-process-sandbox``)."""
+    nproc = _nproc_budget(limits.max_processes)
+    _write_box(box, job, _kernel_limits(limits, nproc))
+    tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
+    env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
+    args = [a.replace("{box}", str(box)) for a in job.args]
+    wrapper = network_wrapper()
+    argv = [
+        *wrapper,
+        sys.executable,
+        "-I",
+        "-B",
+        str(box / "enter.py"),
+        str(box / "limits.json"),
+        str(box / "payload.py"),
+        *args,
+    ]
+    outer_env = env
+    isolation = [
+        "UNSAFE-in-process",
+        "clean-environment",
+        "rlimits",
+        "disk-quota-watchdog",
+        "process-group-kill",
+    ]
+    isolation += ["nproc-rlimit"] if nproc else []
+    isolation += ["network-namespace-empty"] if wrapper else []
+    try:
+        return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
+    finally:
+        _kill_tagged(tag)
 
 
 def _supervise(
