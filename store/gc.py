@@ -1,7 +1,7 @@
 """Garbage the store can leave behind, found and removed: blobs no asset row references (the bytes of
 an import or a run whose transaction rolled back: blobs are written before the rows that name them),
-``.tmp-*`` files of blob writes that were killed half way, work folders of sandboxes that were
-killed before they could clean up, and disk reserves (``store.reserve``) of killed runs.
+``.tmp-*`` files of blob writes that were killed half way, work folders of sandboxes whose process
+is gone (a live sandbox holds a lock on its folder: ``store.sandbox_folders``), and disk reserves (``store.reserve``) of killed runs.
 
 Only things older than ``min_age_s`` are touched, so a write in progress in another process (a blob
 written, its row not yet committed) is never taken for garbage.
@@ -24,11 +24,11 @@ from store.blobs import BlobStore, FolderBlobStore, TableBlobStore
 from store.db import sqlite_path
 from store.models import Asset, Blob
 from store.reserve import stale_reserves
+from store.sandbox_folders import PREFIXES as SANDBOX_PREFIXES
+from store.sandbox_folders import dead_folders, remove_if_dead
 
 DEFAULT_MIN_AGE_S = 3600.0
 _SHA = re.compile(r"^[0-9a-f]{64}$")
-# Work folders the sandboxes make in the temp folder (evaluation.harness / evaluation.tools).
-SANDBOX_PREFIXES = ("chainmark-code-", "chainmark-boot-", "chainmark-sandbox-")
 
 
 @dataclass
@@ -58,7 +58,7 @@ def find_garbage(
         for sha, size in rows:
             out.orphan_blobs.append(sha)
             out.bytes += int(size or 0)
-    _sandbox_garbage(temp_root or Path(tempfile.gettempdir()), cutoff, out)
+    out.temp_files += [path for path, _ in dead_folders(temp_root or Path(tempfile.gettempdir()), min_age_s)]
     db = sqlite_path(str(session.get_bind().engine.url))
     if db is not None:  # disk reserves of runs that were killed
         for path in stale_reserves(db):
@@ -87,20 +87,6 @@ def _folder_garbage(root: Path, referenced: set[str], cutoff: float, out: Garbag
                 out.bytes += st.st_size
 
 
-def _sandbox_garbage(temp_root: Path, cutoff: float, out: Garbage) -> None:
-    try:
-        entries = sorted(os.scandir(temp_root), key=lambda e: e.name)
-    except OSError:
-        return
-    uid = os.getuid()
-    for entry in entries:
-        if not entry.name.startswith(SANDBOX_PREFIXES) or not entry.is_dir(follow_symlinks=False):
-            continue
-        st = entry.stat(follow_symlinks=False)
-        if st.st_uid == uid and st.st_mtime <= cutoff:
-            out.temp_files.append(Path(entry.path))
-
-
 def collect(session: Session, blobs: BlobStore, garbage: Garbage) -> int:
     """Remove what ``find_garbage`` listed; returns how many things were removed. A blob that an
     asset row references by now (written meanwhile) is kept."""
@@ -120,6 +106,9 @@ def collect(session: Session, blobs: BlobStore, garbage: Garbage) -> int:
             result = session.execute(sa.delete(Blob).where(sa.column("sha256").in_(sorted(still_free))))
             removed += result.rowcount or 0
     for path in garbage.temp_files:
+        if path.name.startswith(SANDBOX_PREFIXES) and path.is_dir() and not path.is_symlink():
+            removed += remove_if_dead(path)  # a live sandbox's lock is checked again: it may be back
+            continue
         try:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)

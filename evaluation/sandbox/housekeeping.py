@@ -1,18 +1,17 @@
 """Leftover sandbox folders: a killed chainmark (kill -9, power loss) cannot remove the work and
-private folders of the sandboxes it was running. ``remove_leftovers`` is what ``chainmark gc`` calls."""
+private folders of the sandboxes it was running. A live sandbox holds a lock on its folder
+(``store.sandbox_folders``), so only folders whose process is gone are ever listed or removed."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import stat
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-PREFIXES = ("chainmark-sbx-", "chainmark-code-", "chainmark-tool-")
-DEFAULT_MIN_AGE_S = 6 * 3600  # longer than any trajectory's wall budget, so a live run's folders are kept
+from store.sandbox_folders import PREFIXES, dead_folders, remove_if_dead
+
+__all__ = ["DEFAULT_MIN_AGE_S", "PREFIXES", "Leftover", "find_leftovers", "remove_leftovers"]
+DEFAULT_MIN_AGE_S = 6 * 3600
 
 
 @dataclass(frozen=True)
@@ -22,27 +21,8 @@ class Leftover:
 
 
 def find_leftovers(min_age_s: float = DEFAULT_MIN_AGE_S, root: Path | None = None) -> list[Leftover]:
-    """Sandbox folders of this user in the temp folder, untouched for at least ``min_age_s``."""
-    root = root or Path(tempfile.gettempdir())
-    now = time.time()
-    found = []
-    try:
-        entries = list(os.scandir(root))
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.name.startswith(PREFIXES):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-            continue
-        age = now - st.st_mtime
-        if age >= min_age_s:
-            found.append(Leftover(Path(entry.path), age))
-    return sorted(found, key=lambda x: x.path.name)
+    """Sandbox folders of this user in the temp folder whose owner is gone, untouched for ``min_age_s``."""
+    return [Leftover(p, age) for p, age in dead_folders(root or Path(tempfile.gettempdir()), min_age_s)]
 
 
 def remove_leftovers(
@@ -51,6 +31,5 @@ def remove_leftovers(
     """Remove (or with ``dry_run`` only list) leftover sandbox folders; links inside are not followed."""
     found = find_leftovers(min_age_s, root)
     if not dry_run:
-        for item in found:
-            shutil.rmtree(item.path, ignore_errors=True)
+        found = [item for item in found if remove_if_dead(item.path)]
     return found

@@ -4,8 +4,10 @@ Under bubblewrap the process gets its own user, mount, PID, network, IPC and UTS
 65534; read-only ``/usr``, ``/lib*``, ``/bin`` and the Python installation; a near-empty ``/etc``
 with its own ``passwd``; a fresh ``/proc`` for its PID namespace (the host's processes, and so
 ``/proc/<ppid>/environ``, are not there); a fresh ``/tmp``; the work folder as the only writable
-host path (at the same path as outside); no network interfaces; an environment built from nothing.
-Kernel limits (CPU, address space, file size, open files, processes) are set inside by ``enter.py``;
+host path (at the same path as outside, inside a private parent: ``folders``); no network
+interfaces; an environment built from nothing; a new empty session keyring (``new_keyring``) and
+a seccomp filter (``seccomp``). Kernel limits (CPU, each process's share of the one memory budget:
+``memory_split``, file size, open files, processes) are set inside by ``enter.py``;
 the wall clock is kept outside: output is read with a deadline (a detached grandchild holding the
 pipe cannot stretch it) and on expiry the outer ``bwrap`` is SIGKILLed, which takes the namespace's
 init, and with it every descendant, down.
@@ -24,7 +26,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -33,13 +34,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evaluation.sandbox.backend import NO_BACKEND_HELP, find_backend
+from evaluation.sandbox.backend import NO_BACKEND_HELP, Backend, find_backend
+from evaluation.sandbox.folders import require_private_parent
+from evaluation.sandbox.outputs import strip_special_bits
+from evaluation.sandbox.seccomp import SeccompUnavailable, filter_fd
+from store.sandbox_folders import held_folder
 
 ENTER = Path(__file__).with_name("enter.py")
+NEW_KEYRING = Path(__file__).with_name("new_keyring.py")
 BOX = "/sandbox"  # where the launcher's read-only files appear inside
 UID = 65534
 PRIVATE_PREFIX = "chainmark-sbx-"
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_MASKED_PROC_FILES = ("/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/fonts", "/etc/mime.types")
 _MB = 1024 * 1024
 
@@ -52,11 +59,12 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     cpu_seconds: int = 30
     wall_seconds: float = 60.0
-    memory_mb: int = 2048
-    max_processes: int = 64
+    memory_mb: int = 2048  # the whole sandbox: every process, its /tmp and /dev/shm (see memory_split)
+    max_processes: int = 4
     file_mb: int = 64
     output_bytes: int = 32_000
     tmp_mb: int = 256
+    shm_mb: int = 64
     disk_mb: int = 512  # everything in the work folder together
     max_files: int = 5000  # entries in the work folder
 
@@ -64,6 +72,32 @@ class Limits:
     def from_dict(cls, data: dict[str, Any] | None) -> "Limits":
         known = {k: v for k, v in (data or {}).items() if k in cls.__dataclass_fields__}
         return cls(**known)
+
+
+@dataclass(frozen=True)
+class MemorySplit:
+    """How one sandbox's memory budget is shared out where no cgroup enforces it: ``processes`` times
+    ``per_process_mb`` (each process's address-space limit) plus the two tmpfs sizes stay within it."""
+
+    per_process_mb: int
+    tmp_mb: int
+    shm_mb: int
+
+
+MIN_PROCESS_MB = 48  # below this a Python interpreter cannot start
+
+
+def memory_split(limits: Limits) -> MemorySplit:
+    """The budget shared out; the tmpfs sizes are cut to a quarter and a sixteenth of it at most."""
+    tmp = min(limits.tmp_mb, limits.memory_mb // 4)
+    shm = min(limits.shm_mb, limits.memory_mb // 16)
+    per_process = (limits.memory_mb - tmp - shm) // max(1, limits.max_processes)
+    if per_process < MIN_PROCESS_MB:
+        raise ValueError(
+            f"sandbox memory budget of {limits.memory_mb} MB is too small for {limits.max_processes} processes "
+            f"(each would get {per_process} MB): raise memory_mb or lower max_processes"
+        )
+    return MemorySplit(per_process, tmp, shm)
 
 
 @dataclass
@@ -106,6 +140,7 @@ def base_env(workdir: Path, tmp: str) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",  # each thread's malloc arena would take address space from the budget
         "MPLBACKEND": "Agg",
         "MPLCONFIGDIR": str(workdir / ".mpl"),
         "PYTHONHASHSEED": "0",
@@ -183,8 +218,16 @@ def bwrap_argv(bwrap: str, workdir: Path, box: Path, env: dict[str, str], limits
         "--dev",
         "/dev",
     ]
-    if _supports_size(bwrap):
-        argv += ["--size", str(limits.tmp_mb * _MB)]
+    split = memory_split(limits)
+    sized = _supports_size(bwrap)
+    if sized:  # /dev itself read-only; its shm a tmpfs of its own, sized from the budget
+        argv += ["--size", str(split.shm_mb * _MB), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    argv += ["--remount-ro", "/dev"]
+    for path in _MASKED_PROC_FILES:  # Docker masks these too: the keys (descriptions) visible to our uid
+        if os.path.exists(path):
+            argv += ["--ro-bind", "/dev/null", path]
+    if sized:
+        argv += ["--size", str(split.tmp_mb * _MB)]
     argv += ["--tmpfs", "/tmp"]
     # After the fresh /tmp: an interpreter or venv that lives under /tmp (a checkout there) stays visible.
     for root in _python_roots():
@@ -256,77 +299,102 @@ def run(
     """Run ``job`` and return what it printed and how it ended; never raises for anything the code
     does. Raises :class:`SandboxUnavailable` when no OS-level sandbox works and ``allow_unsafe`` is off."""
     limits = limits or Limits()
+    require_private_parent(job.workdir)
     backend, why = find_backend()
     if backend is None and not allow_unsafe:
         raise SandboxUnavailable(f"model code not run: no OS-level sandbox ({why}); {NO_BACKEND_HELP}")
-    private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+    with held_folder(PRIVATE_PREFIX) as private:
+        try:
+            if backend is None:
+                return _run_unsafe(job, limits, private / "box", cancel)
+            return _run_bwrap(job, limits, backend, private / "box", cancel)
+        finally:
+            strip_special_bits(job.workdir)
+
+
+def _run_bwrap(job: Job, limits: Limits, backend: Backend, box: Path, cancel: threading.Event | None) -> Outcome:
+    """The boundary: bubblewrap, entered through a new session keyring, under the seccomp filter."""
+    _write_box(box, job, _kernel_limits(limits, limits.max_processes + 2))
+    env = {**base_env(job.workdir, "/tmp"), **job.env}
+    args = [a.replace("{box}", BOX) for a in job.args]
+    seccomp_fd, seccomp_note = _seccomp_fd()
+    argv = [
+        sys.executable,
+        "-I",
+        "-S",
+        "-B",
+        str(NEW_KEYRING),
+        *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
+        *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
+        "--",
+        sys.executable,
+        "-I",
+        "-B",
+        f"{BOX}/enter.py",
+        f"{BOX}/limits.json",
+        f"{BOX}/payload.py",
+        *args,
+    ]
+    outer_env = {"PATH": "/usr/bin:/bin"}
+    isolation = [
+        "bwrap",
+        "user-namespace-uid-65534",
+        "mount-namespace-read-only-system",
+        "pid-namespace",
+        "network-namespace-empty",
+        "ipc-uts-namespaces",
+        "clean-environment",
+        "fresh-session-keyring",
+        seccomp_note,
+        "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
+        "read-only-dev" + ("-sized-shm" if _supports_size(backend.bwrap) else "-no-shm"),
+        f"memory-budget-{limits.memory_mb}mb-as-{limits.max_processes}x{memory_split(limits).per_process_mb}mb",
+        "rlimits",
+        "disk-quota-watchdog",
+        "wall-clock-kill",
+    ]
+    isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
+    isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
+    fds = () if seccomp_fd is None else (seccomp_fd,)
     try:
-        box = private / "box"
-        if backend is not None:
-            _write_box(box, job, {**asdict(limits), "max_processes": limits.max_processes + 2})
-            env = {**base_env(job.workdir, "/tmp"), **job.env}
-            args = [a.replace("{box}", BOX) for a in job.args]
-            argv = [
-                *bwrap_argv(backend.bwrap, job.workdir, box, env, limits),
-                "--",
-                sys.executable,
-                "-I",
-                "-B",
-                f"{BOX}/enter.py",
-                f"{BOX}/limits.json",
-                f"{BOX}/payload.py",
-                *args,
-            ]
-            outer_env = {"PATH": "/usr/bin:/bin"}
-            isolation = [
-                "bwrap",
-                "user-namespace-uid-65534",
-                "mount-namespace-read-only-system",
-                "pid-namespace",
-                "network-namespace-empty",
-                "ipc-uts-namespaces",
-                "clean-environment",
-                "fresh-tmp" + ("-size-capped" if _supports_size(backend.bwrap) else ""),
-                "rlimits",
-                "disk-quota-watchdog",
-                "wall-clock-kill",
-            ]
-            isolation.append("process-count-watchdog" if os.geteuid() == 0 else "nproc-rlimit")
-            isolation.append(f"host-uid-{os.geteuid()}-without-capabilities")
-        else:
-            nproc = _nproc_budget(limits.max_processes)
-            _write_box(box, job, {**asdict(limits), "max_processes": nproc})
-            tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
-            env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
-            args = [a.replace("{box}", str(box)) for a in job.args]
-            wrapper = network_wrapper()
-            argv = [
-                *wrapper,
-                sys.executable,
-                "-I",
-                "-B",
-                str(box / "enter.py"),
-                str(box / "limits.json"),
-                str(box / "payload.py"),
-                *args,
-            ]
-            outer_env = env
-            isolation = [
-                "UNSAFE-in-process",
-                "clean-environment",
-                "rlimits",
-                "disk-quota-watchdog",
-                "process-group-kill",
-            ]
-            isolation += ["nproc-rlimit"] if nproc else []
-            isolation += ["network-namespace-empty"] if wrapper else []
-            try:
-                return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
-            finally:
-                _kill_tagged(tag)
-        return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation)
+        return _supervise(argv, outer_env, job.workdir, limits, cancel, True, isolation, fds)
     finally:
-        shutil.rmtree(private, ignore_errors=True)
+        for fd in fds:
+            os.close(fd)
+
+
+def _run_unsafe(job: Job, limits: Limits, box: Path, cancel: threading.Event | None) -> Outcome:
+    """No boundary: a plain child process with rlimits (``--unsafe-in-process-sandbox``)."""
+    nproc = _nproc_budget(limits.max_processes)
+    _write_box(box, job, _kernel_limits(limits, nproc))
+    tag = f"chainmark-unsafe-{uuid.uuid4().hex}"
+    env = {**base_env(job.workdir, str(job.workdir)), **job.env, "CHAINMARK_SANDBOX_TAG": tag}
+    args = [a.replace("{box}", str(box)) for a in job.args]
+    wrapper = network_wrapper()
+    argv = [
+        *wrapper,
+        sys.executable,
+        "-I",
+        "-B",
+        str(box / "enter.py"),
+        str(box / "limits.json"),
+        str(box / "payload.py"),
+        *args,
+    ]
+    outer_env = env
+    isolation = [
+        "UNSAFE-in-process",
+        "clean-environment",
+        "rlimits",
+        "disk-quota-watchdog",
+        "process-group-kill",
+    ]
+    isolation += ["nproc-rlimit"] if nproc else []
+    isolation += ["network-namespace-empty"] if wrapper else []
+    try:
+        return _supervise(argv, outer_env, job.workdir, limits, cancel, False, isolation)
+    finally:
+        _kill_tagged(tag)
 
 
 def _supervise(
@@ -337,6 +405,7 @@ def _supervise(
     cancel: threading.Event | None,
     namespaced: bool,
     isolation: list[str],
+    pass_fds: tuple[int, ...] = (),
 ) -> Outcome:
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -348,6 +417,7 @@ def _supervise(
         cwd=str(cwd),
         start_new_session=True,
         close_fds=True,
+        pass_fds=pass_fds,
     )
     reason: list[str] = []
 
@@ -424,6 +494,8 @@ def _supervise(
     if namespaced and code is not None and code > 128:
         code = -(code - 128)  # bwrap reports a child killed by signal N as 128 + N
     why = reason[0] if reason else _signal_reason(code)
+    if why is None and _ran_out_of_memory(bytes(buffers[err_fd])):
+        why = "memory"
     return Outcome(
         bytes(buffers[out_fd]),
         bytes(buffers[err_fd]),
@@ -436,6 +508,19 @@ def _supervise(
         "bwrap" if namespaced else "in-process",
         isolation,
     )
+
+
+def _kernel_limits(limits: Limits, nproc: int | None) -> dict[str, Any]:
+    """What ``enter.py`` sets inside: each process gets its share of the memory budget."""
+    return {**asdict(limits), "memory_mb": memory_split(limits).per_process_mb, "max_processes": nproc}
+
+
+def _seccomp_fd() -> tuple[int | None, str]:
+    """The compiled system-call filter as a pipe for ``bwrap --seccomp``, and how the run is labelled."""
+    try:
+        return filter_fd(), "seccomp-filter"
+    except SeccompUnavailable:
+        return None, "NO-seccomp-filter (libseccomp missing)"
 
 
 def _kill_tagged(tag: str) -> None:
@@ -452,6 +537,11 @@ def _kill_tagged(tag: str) -> None:
                     os.kill(int(name), signal.SIGKILL)
         except (OSError, ProcessLookupError):
             pass
+
+
+def _ran_out_of_memory(stderr: bytes) -> bool:
+    """A process of the sandbox (the code or a child it started) hit its share of the memory budget."""
+    return b"MemoryError" in stderr or b"Cannot allocate memory" in stderr
 
 
 def _signal_reason(code: int | None) -> str | None:
@@ -550,10 +640,10 @@ def probe(bwrap: str) -> tuple[str, str | None]:
         version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
         return "", f"cannot start: {exc}"
-    with tempfile.TemporaryDirectory(prefix=PRIVATE_PREFIX) as tmp:
-        work = Path(tmp) / "work"
+    with held_folder(PRIVATE_PREFIX) as tmp:
+        work = tmp / "work"
         work.mkdir()
-        box = Path(tmp) / "box"
+        box = tmp / "box"
         job = Job(ENTER, work)
         _write_box(box, job, {})
         argv = [

@@ -15,8 +15,12 @@ from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID
 MAX_DEPTH = 8
 MAX_ENTRIES = 10_000
+
+
+MAX_IMAGE_PIXELS = 40_000_000
 
 
 class OutputRefused(OSError):
@@ -85,6 +89,8 @@ def read_regular_file(folder: Path, relative: str, max_bytes: int) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             raise OutputRefused(f"{relative!r}: not a regular file of its own")
+        if st.st_mode & _SPECIAL_BITS:
+            raise OutputRefused(f"{relative!r}: setuid/setgid file refused")
         if st.st_size > max_bytes:
             raise OutputRefused(f"{relative!r}: {st.st_size} bytes, over the {max_bytes}-byte cap")
         chunks = []
@@ -101,3 +107,54 @@ def read_regular_file(folder: Path, relative: str, max_bytes: int) -> bytes:
     finally:
         for fd in reversed(fds):
             os.close(fd)
+
+
+def strip_special_bits(folder: Path) -> int:
+    """Clear setuid/setgid on every file and folder under ``folder``, however deep or many (links are
+    not followed); returns how many were cleared. Run once the sandbox is gone, after every run."""
+    cleared = 0
+    stack = [str(folder)]
+    while stack:
+        path = stack.pop()
+        try:
+            fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)  # even a file we may not read
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if st.st_mode & _SPECIAL_BITS and (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(st.st_mode) & ~_SPECIAL_BITS)
+                cleared += 1
+            if stat.S_ISDIR(st.st_mode):
+                with os.scandir(path) as entries:
+                    stack += [os.path.join(path, e.name) for e in entries]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return cleared
+
+
+def check_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS, formats: set[str] | None = None) -> str:
+    """The image format of ``data`` when it really is a decodable image of at most ``max_pixels``
+    (and, given ``formats``, of one of them); raises :class:`OutputRefused` otherwise. The size is
+    read from the header first, so a decompression bomb is refused before it is decoded."""
+    import io
+    import warnings
+
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                if formats is not None and im.format not in formats:
+                    raise OutputRefused(f"a {im.format} image, not {' or '.join(sorted(formats))}")
+                if im.width * im.height > max_pixels:
+                    raise OutputRefused(f"{im.width}x{im.height} pixels, over the {max_pixels}-pixel limit")
+                im.load()
+                return str(im.format)
+    except OutputRefused:
+        raise
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise OutputRefused(f"not a readable image: {exc}") from None

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.sandbox import Job, SandboxUnavailable, read_regular_file
+from evaluation.sandbox import Job, SandboxUnavailable, read_regular_file, work_folder
 from evaluation.sandbox import Limits as SandboxLimits
 from evaluation.sandbox import run as run_sandboxed
-from evaluation.sandbox.outputs import OutputRefused
+from evaluation.sandbox.outputs import MAX_IMAGE_PIXELS, OutputRefused, check_image
 from evaluation.tools.result import ToolContext, ToolError, ToolOutput
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
@@ -29,9 +27,9 @@ MAX_PLOT_BYTES = 16 * 1024 * 1024
 class Limits:
     cpu_seconds: int = 20
     wall_seconds: float = 40.0
-    memory_bytes: int = 2 * 1024**3
+    memory_bytes: int = 2 * 1024**3  # the whole sandbox: processes, /tmp and /dev/shm together
     file_bytes: int = 64 * 1024**2
-    max_processes: int = 32
+    max_processes: int = 4
 
     def for_sandbox(self) -> SandboxLimits:
         return SandboxLimits(
@@ -58,14 +56,15 @@ def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS, *, allow_
     plots, ``image_bytes`` and always ``isolation``. Limit breaches become ``{"ok": False, "error": ...}``.
     Raises :class:`SandboxUnavailable` when no OS-level sandbox works and ``allow_unsafe`` is off."""
     code = extract_code(command)
-    work = Path(tempfile.mkdtemp(prefix="chainmark-tool-"))
-    try:
+    with work_folder("chainmark-tool-") as work:
         request = json.dumps({"mode": mode, "code": code}).encode("utf-8", "surrogatepass")
         job = Job(CHILD, work, args=["{box}/request.json", "result.json"], files={"request.json": request})
         outcome = run_sandboxed(job, limits.for_sandbox(), allow_unsafe=allow_unsafe)
         meta = {"isolation": outcome.isolation, "sandbox_backend": outcome.backend}
         if outcome.timed_out:
             return {"ok": False, "error": f"wall-clock limit of {limits.wall_seconds:g} s exceeded", **meta}
+        if outcome.killed_reason == "memory":  # the code or a process it started: the call fails
+            return {"ok": False, "error": f"memory limit of {limits.memory_bytes // 1024**2} MB exceeded", **meta}
         try:
             result: dict[str, Any] = json.loads(read_regular_file(work, "result.json", MAX_RESULT_BYTES))
             if not isinstance(result, dict):
@@ -82,14 +81,13 @@ def run_code(mode: str, command: str, limits: Limits = DEFAULT_LIMITS, *, allow_
         if result.get("ok") and result.get("image"):
             try:
                 result["image_bytes"] = read_regular_file(work, "plot.png", MAX_PLOT_BYTES)
+                check_image(result["image_bytes"], MAX_IMAGE_PIXELS, {"PNG"})  # as code mode checks its images
             except (OutputRefused, OSError) as exc:
                 return {"ok": False, "error": f"the plot could not be collected: {exc}", **meta}
             result.pop("image")
         if outcome.stdout:
             result["stdout"] = outcome.stdout.decode("utf-8", "replace")[-2000:]
         return {**result, **meta}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(mode: str, args: dict[str, Any], ctx: ToolContext, label: str) -> dict[str, Any]:

@@ -374,3 +374,20 @@ def test_process_watchdog_never_counts_the_hosts_processes() -> None:
     finally:
         parent.kill()
         parent.wait()
+
+
+@needs_os_sandbox
+def test_special_mode_bits_are_stripped_after_every_run_and_open_work_folders_refused(tmp_path):
+    """Issue 31 item 1: a code-mode folder outlives one run; nothing in it stays setuid/setgid."""
+    plant = BYPASS + (
+        "import os, shutil\nshutil.copy('/bin/sh', 'sh')\nos.chmod('sh', 0o6755)\n"
+        "os.makedirs('d/e')\nos.chmod('d', 0o2777)\nshutil.copy('/bin/sh', 'd/e/sh2')\nos.chmod('d/e/sh2', 0o4000)\n"
+    )
+    result, work = _run(plant, tmp_path)
+    assert result.exit_code == 0, result
+    modes = {p.name: p.stat().st_mode for p in (work / "sh", work / "d", work / "d" / "e" / "sh2")}
+    assert {name: mode & 0o6000 for name, mode in modes.items()} == {"sh": 0, "d": 0, "sh2": 0}
+    assert modes["sh"] & 0o777 == 0o755  # only the special bits went
+    opened = Path("/usr/share")  # no ancestor closed to other users (our own temp folders all have one)
+    with pytest.raises(ValueError, match="only its owner can enter"):
+        asyncio.run(run_python("print(1)", opened, save_dir=opened))

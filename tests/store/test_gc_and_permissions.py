@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
+import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from sqlmodel import select
 
@@ -17,6 +20,16 @@ from store.gc import collect, find_garbage
 from store.migrate import upgrade
 from store.models import Asset, Blob
 from tui.cli import cli
+
+
+@pytest.fixture(autouse=True)
+def private_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``gc`` also looks at the temp folder: these tests point it at their own, never the real /tmp
+    (where ``--min-age 0`` could take the folders of other users' live runs)."""
+    root = tmp_path / "temp-root"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
 
 
 def _orphans_and_referenced(engine, blobs) -> tuple[str, str]:
@@ -58,6 +71,10 @@ def test_gc_of_table_blobs_and_dead_sandbox_folders(engine, tmp_path: Path) -> N
     dead = temp_root / "chainmark-code-abc123"
     (dead / "sub").mkdir(parents=True)
     (dead / "sub" / "out.png").write_bytes(b"x")
+    long_ago = time.time() - 60  # a folder this young might be one still being set up (no lock yet)
+    os.utime(dead, (long_ago, long_ago))
+    young = temp_root / "chainmark-tool-justmade"
+    young.mkdir()
     other = temp_root / "someone-elses-folder"
     other.mkdir()
     with session_scope(engine) as s:
@@ -67,7 +84,7 @@ def test_gc_of_table_blobs_and_dead_sandbox_folders(engine, tmp_path: Path) -> N
     with session_scope(engine) as s:
         assert [b.sha256 for b in s.exec(select(Blob)).all()] == [referenced]
         assert s.exec(select(Asset)).one().sha256 == referenced
-    assert not dead.exists() and other.exists()
+    assert not dead.exists() and other.exists() and young.exists()
 
 
 def _mode(path: Path) -> int:

@@ -10,6 +10,8 @@ holds the output pipe.
 
 from __future__ import annotations
 
+import subprocess
+
 CANARY = "canary-sk-5f1d2c9e8b7a"
 
 _ATTACK = r"""
@@ -153,3 +155,46 @@ def requires_os_sandbox():
 
     backend, why = find_backend()
     return pytest.mark.skipif(backend is None, reason=f"no OS-level sandbox on this machine: {why}")
+
+
+SECOND_UID = 65534
+
+
+def as_second_user(script: str, cwd: str) -> subprocess.CompletedProcess[str]:
+    """``sh -c script`` as another local user (uid/gid 65534, no groups), started in ``cwd`` the way
+    a user who can already enter that folder (a world-writable temp folder) would stand in it."""
+    argv = ["setpriv", f"--reuid={SECOND_UID}", f"--regid={SECOND_UID}", "--clear-groups", "sh", "-c", script]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def second_user_unavailable() -> str | None:
+    """Why no second local user can be played here (``None`` when one can)."""
+    import os
+    import shutil
+
+    if os.geteuid() != 0:
+        return "switching to a second uid needs root"
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    probe = subprocess.run(
+        ["setpriv", f"--reuid={SECOND_UID}", f"--regid={SECOND_UID}", "--clear-groups", "id", "-u"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if probe.stdout.strip() != str(SECOND_UID):
+        return f"setpriv could not switch to uid {SECOND_UID}: {probe.stderr.strip()[:200]}"
+    return None
+
+
+def wait_for(find, timeout: float = 60.0, what: str = "the condition"):
+    """Poll ``find()`` until it returns something truthy (bounded); returns that value."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        found = find()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)

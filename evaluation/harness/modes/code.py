@@ -4,14 +4,10 @@ canonical image operations so checkpoints can be matched. Search tools stay nati
 
 from __future__ import annotations
 
-import io
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
 
 from evaluation.harness import prompts
 from evaluation.harness.ast_trace import trace_ops
@@ -20,15 +16,14 @@ from evaluation.harness.episode import Episode
 from evaluation.harness.extract import extract_answer, has_answer_tag
 from evaluation.harness.modes.atomic import final_answer_without_tools, tool_feedback
 from evaluation.harness.sandbox import SandboxLimits, run_python
-from evaluation.sandbox import read_regular_file, scan_outputs
-from evaluation.sandbox.outputs import OutputRefused
+from evaluation.sandbox import read_regular_file, scan_outputs, work_folder
+from evaluation.sandbox.outputs import MAX_IMAGE_PIXELS, check_image
 from store import events as ev
 
 _CODE = re.compile(r"<code>(.*?)(?:</code>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```(?:python|py)?\s*\n?|\n?\s*```\s*$", re.IGNORECASE)
 _IMAGE_EXT = {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 MAX_IMAGE_BYTES = 16 * 1024 * 1024
-MAX_IMAGE_PIXELS = 40_000_000
 MAX_IMAGES_PER_RUN = 32
 
 
@@ -55,11 +50,8 @@ def _collect_images(folder: Path, names: list[str]) -> tuple[list[str], list[byt
             continue
         try:
             data = read_regular_file(folder, name, MAX_IMAGE_BYTES)
-            with Image.open(io.BytesIO(data)) as im:
-                if im.width * im.height > MAX_IMAGE_PIXELS:
-                    raise ValueError(f"{im.width}x{im.height} pixels, over the limit")
-                im.load()
-        except (OutputRefused, OSError, ValueError, Image.DecompressionBombError) as exc:
+            check_image(data, MAX_IMAGE_PIXELS)
+        except OSError as exc:  # OutputRefused is one
             refused.append(f"{name}: {exc}")
             continue
         kept.append(name)
@@ -77,62 +69,65 @@ async def run(ep: Episode) -> None:
     schemas = ep.tool_schemas(search)
     allowed = {t.name for t in search}
     limits = SandboxLimits.from_dict(ep.rc.sandbox)
-    workdir = Path(tempfile.mkdtemp(prefix="chainmark-code-"))
+    with work_folder("chainmark-code-") as workdir:
+        await _episode(ep, workdir, limits, schemas, allowed, search)
+
+
+async def _episode(
+    ep: Episode, workdir: Path, limits: SandboxLimits, schemas: Any, allowed: set[str], search: list[Any]
+) -> None:
     save_dir = workdir / "tool_images"
     save_dir.mkdir()
-    try:
-        env = _write_inputs(ep, workdir, save_dir)
-        template = prompts.prompt_for("code", ep.rc.settings)
-        ep.add("system", template.format(search_note=prompts.CODE_SEARCH_NOTE if search else ""))
-        parts: list[dict[str, Any]] = []
-        for i, img in enumerate(ep.task.images):
-            parts.append(ep.image_part(img.data, img.asset_id, i, img.mime))
-        parts.append({"type": "text", "text": ep.task.prompt_text()})
-        ep.add("user", parts)
-        ops_total = search_calls = 0
-        while rounds_left(ep.budgets, ep.usage):
-            reply = await ep.chat(tools=schemas or None)
-            ep.add_assistant(reply)
-            if reply.tool_calls:
-                for call in reply.tool_calls:
-                    outcome = await ep.run_tool(call["name"], call["arguments"], call["id"], allowed=allowed)
-                    search_calls += 1
-                    text, _ = tool_feedback(ep, call["name"], outcome, indexed=True)
-                    ep.add("tool", text, tool_call_id=call["id"])
-                if not tool_calls_left(ep.budgets, ep.usage):
-                    break
-                continue
-            code = extract_code(reply.content)
-            if code is None:
-                if has_answer_tag(reply.content):
-                    answer, how = extract_answer(reply.content)
-                    ep.finish(answer, reply.content, how)
-                    break
-                ep.recorder.error("format", "the reply had neither <code> nor <answer>")
-                ep.add("user", prompts.CODE_FORMAT_REMINDER)
-                continue
-            ep.usage.tool_calls += 1
-            feedback, n_ops = await _execute(ep, code, workdir, save_dir, env, limits)
-            ops_total += n_ops
-            if has_answer_tag(reply.content):
-                feedback.insert(
-                    0,
-                    {
-                        "type": "text",
-                        "text": "Note: your <answer> was ignored because the same reply "
-                        "contained code; answer in a separate reply.",
-                    },
-                )
-            ep.add("user", feedback)
+    env = _write_inputs(ep, workdir, save_dir)
+    template = prompts.prompt_for("code", ep.rc.settings)
+    ep.add("system", template.format(search_note=prompts.CODE_SEARCH_NOTE if search else ""))
+    parts: list[dict[str, Any]] = []
+    for i, img in enumerate(ep.task.images):
+        parts.append(ep.image_part(img.data, img.asset_id, i, img.mime))
+    parts.append({"type": "text", "text": ep.task.prompt_text()})
+    ep.add("user", parts)
+    ops_total = search_calls = 0
+    while rounds_left(ep.budgets, ep.usage):
+        reply = await ep.chat(tools=schemas or None)
+        ep.add_assistant(reply)
+        if reply.tool_calls:
+            for call in reply.tool_calls:
+                outcome = await ep.run_tool(call["name"], call["arguments"], call["id"], allowed=allowed)
+                search_calls += 1
+                text, _ = tool_feedback(ep, call["name"], outcome, indexed=True)
+                ep.add("tool", text, tool_call_id=call["id"])
             if not tool_calls_left(ep.budgets, ep.usage):
                 break
-        ep.usage.extra["code_ops"] = ops_total
-        ep.usage.extra["effective_tool_calls"] = ops_total + search_calls
-        if ep.final_answer is None:
-            ep.exhausted = "tool_calls" if not tool_calls_left(ep.budgets, ep.usage) else "rounds"
-            await final_answer_without_tools(ep)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+            continue
+        code = extract_code(reply.content)
+        if code is None:
+            if has_answer_tag(reply.content):
+                answer, how = extract_answer(reply.content)
+                ep.finish(answer, reply.content, how)
+                break
+            ep.recorder.error("format", "the reply had neither <code> nor <answer>")
+            ep.add("user", prompts.CODE_FORMAT_REMINDER)
+            continue
+        ep.usage.tool_calls += 1
+        feedback, n_ops = await _execute(ep, code, workdir, save_dir, env, limits)
+        ops_total += n_ops
+        if has_answer_tag(reply.content):
+            feedback.insert(
+                0,
+                {
+                    "type": "text",
+                    "text": "Note: your <answer> was ignored because the same reply "
+                    "contained code; answer in a separate reply.",
+                },
+            )
+        ep.add("user", feedback)
+        if not tool_calls_left(ep.budgets, ep.usage):
+            break
+    ep.usage.extra["code_ops"] = ops_total
+    ep.usage.extra["effective_tool_calls"] = ops_total + search_calls
+    if ep.final_answer is None:
+        ep.exhausted = "tool_calls" if not tool_calls_left(ep.budgets, ep.usage) else "rounds"
+        await final_answer_without_tools(ep)
 
 
 def _write_inputs(ep: Episode, workdir: Path, save_dir: Path) -> dict[str, str]:
