@@ -8,8 +8,8 @@ templates, the CheckpointResult rows it writes) and a dataset import (the benchm
 their children, their files and audit events). Those commands then never build the SQLModel classes
 or the ORM (an import only to update a task it finds changed): about a third of a second of a run's
 or an import's start-up (bench/bench_harness.py --whole, bench/bench_startup.py) and a fifth of
-score's (bench/bench_scoring.py --command). The tables carry the models' constant defaults, not
-their default factories (timestamps, empty JSON): every insert names those columns itself.
+score's (bench/bench_scoring.py --command). Table clauses carry none of the models' defaults: every
+insert names all of its NOT NULL columns.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Union
 
 from sqlalchemy.engine import Connection
 
-from store.tables import *  # noqa: F403  (every table, by its name)
-from store.tables import metadata
+from store.tables import *  # noqa: F403  (every table, by its name, and TABLES)
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -32,7 +31,3 @@ Reader = Union["Session", Connection]
 def connection_of(reader: Reader) -> Connection:
     """The connection under an ORM session, or the connection itself."""
     return reader if isinstance(reader, Connection) else reader.connection()
-
-
-TABLES = tuple(metadata.tables.values())
-"""Every table of the schema, as ``store.tables`` (derived from ``store.models``) declares it."""
