@@ -16,6 +16,33 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from store.dialects import is_sqlite
+
+
+def applies(conn: Any) -> bool:
+    """Whether these plain statements serve CONN (SQLite); other databases keep Core's."""
+    return is_sqlite(conn)
+
+
+def stores_json_dumps(conn: Any) -> bool:
+    """Whether CONN's JSON columns store ``json.dumps``'s text (SQLite with the default serializer), so
+    JSON text a caller made with ``json.dumps`` can go to the driver as it is (``insert_columns``)."""
+    return applies(conn) and getattr(conn.dialect, "_json_serializer", None) in (None, json.dumps)
+
+
+def insert_columns(conn: Any, table: sa.TableClause, names: Sequence[str], columns: Sequence[Sequence[Any]]) -> None:
+    """``INSERT INTO table (names…)`` of values the caller already encoded for the driver, given one
+    sequence per column of NAMES (row k: each column's k-th value), one executemany."""
+    quote = conn.dialect.identifier_preparer.quote
+    sql = f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, names))}) VALUES ({', '.join('?' * len(names))})"
+    conn.exec_driver_sql(sql, list(zip(*columns)))
+
+
+def max_id(conn: Any, table: sa.TableClause) -> int:
+    """The largest ``id`` in TABLE (0 when it is empty)."""
+    quote = conn.dialect.identifier_preparer.quote
+    return int(conn.exec_driver_sql(f"SELECT max({quote('id')}) FROM {quote(table.name)}").scalar() or 0)
+
 
 def _encoded(
     conn: Any, table: sa.TableClause, names: Sequence[str], rows: list[dict[str, Any]]

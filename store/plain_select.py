@@ -14,6 +14,13 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any
 
+from store.dialects import is_sqlite
+
+
+def applies(conn: Any) -> bool:
+    """Whether ``rows`` reads CONN's cursor itself (SQLite); other databases keep Core's results."""
+    return is_sqlite(conn)
+
 
 def rows(conn: Any, stmt: Any, batch: int) -> Iterable[Any] | None:
     """STMT's rows as tuples, fetched BATCH at a time; None when the statement needs what only Core's

@@ -73,3 +73,49 @@ def stored_revision(conn: sqlite3.Connection) -> str | None:
     if not found.fetchone()[0]:
         return None
     return one_revision([v for (v,) in conn.execute("SELECT version_num FROM alembic_version")])
+
+
+DRIVER_ERRORS: tuple[type[Exception], ...] = (sqlite3.OperationalError, sqlite3.InternalError)
+"""The driver's errors a plain reader can raise that mean the database refused (locked, full, read-only),
+for callers that tell those from bugs without importing ``sqlite3`` themselves."""
+
+
+class SchemaMismatch(Exception):
+    """The file is at another schema revision than this chainmark's newest."""
+
+    def __init__(self, current: str, head: str) -> None:
+        super().__init__(f"the database is at schema {current}, the newest is {head}")
+        self.current, self.head = current, head
+
+
+def open_reader(url: str) -> sqlite3.Connection | None:
+    """A connection to the SQLite file ``url`` names, in a DEFERRED transaction, after the schema check
+    the engine makes (``SchemaMismatch`` for an older or newer schema); None when only an engine can open
+    it (not a plain file, missing, never migrated, or a history only Alembic reads)."""
+    from store.locate import busy_timeout_ms, plain_sqlite_file
+    from store.schema_head import plain_head
+
+    path = plain_sqlite_file(url)
+    conn = None if path is None else connect(path, busy_timeout_ms())
+    if conn is None:
+        return None
+    try:
+        conn.execute("BEGIN DEFERRED")
+        current, head = stored_revision(conn), plain_head()
+        if current is not None and head is not None and current != head:
+            raise SchemaMismatch(current, head)
+    except BaseException:
+        conn.close()
+        raise
+    if current is None or head is None:
+        conn.close()
+        return None
+    return conn
+
+
+def end_read(conn: sqlite3.Connection) -> None:
+    """End a reader's transaction and close it."""
+    try:
+        conn.execute("COMMIT")
+    finally:
+        conn.close()

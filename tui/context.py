@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads on first use, off the TUI's path to its first frame
-    import sqlite3
-
     from sqlalchemy.engine import Engine
 
     from store.blobs import BlobStore
@@ -59,47 +57,35 @@ class AppContext:
     @contextmanager
     def reading(self) -> Iterator[Any]:
         """One read-only transaction for a listing, as a reader of ``store.sql.rows``: on an existing
-        SQLite file at the newest schema, a ``sqlite3`` connection (no SQLAlchemy imported); otherwise
-        (PostgreSQL, a new or unmigrated file) the engine's, which creates or upgrades it as before."""
-        conn = self._sqlite_reader()
+        SQLite file at the newest schema, a plain ``sqlite3`` connection (``store.sqlite_read``: no
+        SQLAlchemy imported); otherwise (PostgreSQL, a new or unmigrated file) the engine's, which
+        creates or upgrades it as before."""
+        conn = self._plain_reader()
         if conn is None:
             from store import read_scope
 
             with read_scope(self.engine) as c:
                 yield c
             return
+        from store.sqlite_read import end_read
+
         try:
             yield conn
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-
-    def _sqlite_reader(self) -> sqlite3.Connection | None:
-        """A connection to the SQLite file in a DEFERRED transaction, after the schema check the engine
-        makes (same refusal for an older or newer schema); None when only the engine can open it."""
-        from store.locate import busy_timeout_ms, plain_sqlite_file
-
-        path = plain_sqlite_file(self.url) if self._engine is None else None
-        if path is None:
-            return None
-        from store.schema_head import plain_head
-        from store.sqlite_read import connect, stored_revision
-
-        conn = connect(path, busy_timeout_ms())
-        if conn is None:
-            return None
-        try:
-            conn.execute("BEGIN DEFERRED")
-            current, head = stored_revision(conn), plain_head()
-            if current is not None and head is not None and current != head:
-                raise schema_refused(current, head)
         except BaseException:
             conn.close()
             raise
-        if current is None or head is None:  # never migrated, or a history only Alembic reads: the engine's
-            conn.close()
+        end_read(conn)
+
+    def _plain_reader(self) -> Any:
+        """``store.sqlite_read.open_reader`` before the engine is made (same refusal of another schema)."""
+        if self._engine is not None:
             return None
-        return conn
+        from store.sqlite_read import SchemaMismatch, open_reader
+
+        try:
+            return open_reader(self.url)
+        except SchemaMismatch as exc:
+            raise schema_refused(exc.current, exc.head) from None
 
     def close(self) -> None:
         """Close the database connections this command opened (SQLite checkpoints its WAL as the last

@@ -28,6 +28,7 @@ from store.models import (
     Task,
     TaskAsset,
 )
+from store.dialects import contains_ignoring_case, name_of
 from store.queries import BenchmarkSummary, benchmark_summaries, recent_runs
 
 
@@ -115,18 +116,13 @@ def _filtered(stmt: Any, flt: TaskFilter, dialect: str) -> Any:
         stmt = stmt.where(Task.id.in_(assigned))  # type: ignore[union-attr]
     if flt.text:
         pattern = _like_pattern(flt.text)
-        # SQLite's LIKE is already case-insensitive for ASCII and far cheaper than lower(); other
-        # databases get ILIKE.
-        if dialect == "sqlite":
-            stmt = stmt.where(Task.query.like(pattern, escape="\\"))  # type: ignore[attr-defined]
-        else:
-            stmt = stmt.where(Task.query.ilike(pattern, escape="\\"))  # type: ignore[attr-defined]
+        stmt = stmt.where(contains_ignoring_case(dialect, Task.query, pattern))
     return stmt
 
 
 def task_ids(session: Session, flt: TaskFilter) -> list[int]:
     """Ids of all tasks matching the filter, in id order (the virtual list's index)."""
-    dialect = session.get_bind().dialect.name
+    dialect = name_of(session)
     stmt = _filtered(sa.select(Task.id), flt, dialect).order_by(Task.id)
     # Core, not ORM: 100k ints through the ORM cost several times the query itself.
     return list(session.connection().execute(stmt).scalars().all())
@@ -134,7 +130,7 @@ def task_ids(session: Session, flt: TaskFilter) -> list[int]:
 
 def task_rows(session: Session, flt: TaskFilter, first_id: int, limit: int) -> list[TaskRow]:
     """One page of the filtered list starting at ``first_id`` (keyset pagination)."""
-    dialect = session.get_bind().dialect.name
+    dialect = name_of(session)
     stmt = (
         _filtered(
             sa.select(

@@ -52,18 +52,15 @@ _OS = {
 
 def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:
     """One line for an error the user can act on, or None when it looks like a bug."""
-    import sqlite3
-
     import sqlalchemy.exc as sa_exc
 
+    from store.sqlite_read import DRIVER_ERRORS
     from store.storable import one_line
 
     if getattr(type(exc), "expected", False):  # an error class whose message already says what to do
         return one_line(exc)
-    # sqlite3's own errors: the listings read SQLite through it directly (store.sqlite_read)
-    if isinstance(
-        exc, sa_exc.OperationalError | sa_exc.InternalError | sqlite3.OperationalError | sqlite3.InternalError
-    ):
+    # The driver's own errors too: the listings read SQLite through it directly (store.sqlite_read)
+    if isinstance(exc, (sa_exc.OperationalError, sa_exc.InternalError, *DRIVER_ERRORS)):
         raw = one_line(exc)
         low = raw.lower()
         for needle, meaning in _SQLITE:

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from store import plain_rows
 from store.core_tables import Reader, auditevent, connection_of
 
 CHUNK = 500
@@ -74,9 +75,9 @@ _MISSING = object()
 _quote = encode_basestring_ascii
 
 
-def _fast_path(dialect: Any) -> bool:
+def _fast_path(conn: Connection) -> bool:
     """SQLite with the default JSON serializer: JSON texts made here are what the column would store."""
-    return dialect.name == "sqlite" and getattr(dialect, "_json_serializer", None) in (None, json.dumps)
+    return plain_rows.stores_json_dumps(conn)
 
 
 def _each_once(values: list[Any], encode: Callable[[Any], Any]) -> list[Any]:
@@ -146,12 +147,6 @@ def _sqlite_columns(conn: Connection, table: Any, cols: list[str], rows: list[di
     return out
 
 
-def _execute_sqlite(conn: Connection, table: Any, cols: list[str], columns: list[list[Any]]) -> None:
-    names = ", ".join(f'"{c}"' for c in cols)
-    marks = ", ".join("?" for _ in cols)
-    conn.exec_driver_sql(f'INSERT INTO "{table.name}" ({names}) VALUES ({marks})', list(zip(*columns)))
-
-
 def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows for a Core insert: pre-serialized JSON handed back as its value."""
     return [{k: v.value if type(v) is JsonText else v for k, v in r.items()} for r in rows]
@@ -165,11 +160,11 @@ def insert_many(reader: Reader, table: Any, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     conn = connection_of(reader)
-    if not _fast_path(conn.dialect):
+    if not _fast_path(conn):
         conn.execute(table.insert(), _plain(rows))
         return
     cols = list(rows[0])
-    _execute_sqlite(conn, table, cols, _sqlite_columns(conn, table, cols, rows))
+    plain_rows.insert_columns(conn, table, cols, _sqlite_columns(conn, table, cols, rows))
 
 
 def ids_by_natural_key(reader: Reader, table: Any, rows: list[dict[str, Any]]) -> list[int]:
@@ -190,16 +185,12 @@ def ids_by_natural_key(reader: Reader, table: Any, rows: list[dict[str, Any]]) -
     return [found[tuple(r[k] for k in keys)] for r in rows]
 
 
-def _max_id(conn: Connection, table: Any) -> int:
-    return int(conn.exec_driver_sql(f'SELECT max("id") FROM "{table.name}"').scalar() or 0)
-
-
 def _sequential_ids(conn: Connection, table: Any, before: int, count: int) -> list[int] | None:
     """On SQLite, the ids of ``count`` rows just inserted one after another into a table whose largest
     id was ``before``: each new row took the largest id plus one, so if the largest is now exactly
     ``before + count`` they are ``before + 1 …`` in insertion order. None when that does not hold (a
     table at the top of the id range gives random ids): the caller looks them up instead."""
-    after = _max_id(conn, table)
+    after = plain_rows.max_id(conn, table)
     return list(range(before + 1, after + 1)) if after - before == count else None
 
 
@@ -208,10 +199,10 @@ def insert_returning_ids(reader: Reader, table: Any, rows: list[dict[str, Any]])
     if not rows:
         return []
     conn = connection_of(reader)
-    if not _fast_path(conn.dialect) or "id" in rows[0]:
+    if not _fast_path(conn) or "id" in rows[0]:
         insert_many(conn, table, rows)
         return ids_by_natural_key(conn, table, rows)
-    before = _max_id(conn, table)
+    before = plain_rows.max_id(conn, table)
     insert_many(conn, table, rows)
     return _sequential_ids(conn, table, before, len(rows)) or ids_by_natural_key(conn, table, rows)
 
@@ -233,7 +224,7 @@ def insert_audited(
         return []
     conn = connection_of(reader)
     audit = auditevent if audit_table is None else audit_table
-    if not _fast_path(conn.dialect):
+    if not _fast_path(conn):
         ids = insert_returning_ids(conn, table, rows)
         events = [
             _event(actor, entity, rid, {"id": rid, **{k: _audit_value(k, v) for k, v in row.items()}}, now)
@@ -243,8 +234,8 @@ def insert_audited(
         return ids
     cols = list(rows[0])
     columns = _sqlite_columns(conn, table, cols, rows)
-    before = _max_id(conn, table)
-    _execute_sqlite(conn, table, cols, columns)
+    before = plain_rows.max_id(conn, table)
+    plain_rows.insert_columns(conn, table, cols, columns)
     ids = ("id" not in rows[0] and _sequential_ids(conn, table, before, len(rows))) or ids_by_natural_key(
         conn, table, rows
     )

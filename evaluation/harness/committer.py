@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from evaluation.harness.episode import DbRunner
 from evaluation.harness.recorder import FinishedTrajectory, commit_many, escaped_copy, mark_unstorable
+from store.dialects import is_postgresql
 from store.storable import one_line, write_failure
 
 Done = Callable[[Exception | None], None]
@@ -115,7 +116,7 @@ class GroupCommitter:
             if write_failure(exc):
                 raise
             first = exc
-        nul = self.db.dialect == "postgresql"
+        nul = is_postgresql(self.db.dialect)
         try:
             await self.db.call(self._commit or commit_many, [escaped_copy(item, nul=nul, why=one_line(first))])
             return None

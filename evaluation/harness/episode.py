@@ -35,6 +35,7 @@ from store import events as ev
 from store import safe_json
 from store.blobs import BlobStore, guess_mime, put_asset_id
 from store.clock import utcnow
+from store.dialects import name_of
 
 DEFAULT_MAX_REPLY_CHARS = 200_000
 
@@ -50,7 +51,7 @@ class DbRunner:
 
     @property
     def dialect(self) -> str:
-        return self.engine.dialect.name
+        return name_of(self.engine)
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await self.submit(fn, *args, **kwargs)

@@ -33,6 +33,7 @@ from evaluation.harness.run_status import (  # noqa: F401  (re-exported: the lea
 from store import core_tables as t
 from store.clock import utcnow
 from store.core_tables import connection_of
+from store.dialects import needs_row_locks
 
 DEFAULT_TTL = 60.0  # seconds a heartbeat keeps the lease; renewed every TTL / 4
 
@@ -65,7 +66,7 @@ def _take(session: Any, run_id: int, token: str, ttl: float) -> bool:
     """Write our lease row; False when there is no such run (the runner reports that itself). In the
     caller's write transaction: a connection, or an ORM session."""
     stmt = sa.select(t.run.c.id).where(t.run.c.id == run_id)
-    if connection_of(session).dialect.name != "sqlite":  # SQLite: BEGIN IMMEDIATE already holds the write lock
+    if needs_row_locks(connection_of(session)):
         stmt = stmt.with_for_update()
     if session.execute(stmt).first() is None:
         return False

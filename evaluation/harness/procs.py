@@ -40,6 +40,7 @@ from sqlalchemy.engine import Engine
 
 from evaluation.harness.live import write_live
 from store.blobs import BlobStore
+from store.dialects import name_of
 
 PER_LOOP = 128  # trajectories in flight one event loop keeps up with at sub-second latency
 _EXIT = ("exit",)
@@ -404,7 +405,7 @@ async def _child(conn: Connection, engine: Engine, blobs: BlobStore) -> None:
     finished = asyncio.Event()
     sent_tools: set[str] = set()  # tool lists whose cache rows the parent has had in full
     out = _Outbox(conn, loop, finished.set, lambda msg, exc: _unsendable(out, db, msg, exc, sent_tools))
-    db = _DbProxy(out, engine.dialect.name)
+    db = _DbProxy(out, name_of(engine))
     running: dict[int, asyncio.Task[Any]] = {}
     threading.Thread(target=_read, args=(conn, loop, inbox.put_nowait), name="chainmark-pipe", daemon=True).start()
     first = await inbox.get()

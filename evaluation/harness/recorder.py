@@ -18,6 +18,7 @@ from store import plain_rows
 from store import core_tables as t
 from store.clock import utcnow
 from store.core_tables import connection_of
+from store.dialects import conflict_insert, name_of
 from store.storable import storable
 
 Reader: TypeAlias = Any  # a Connection, or an ORM Session: both execute Core statements
@@ -178,7 +179,7 @@ def commit_many(session: Reader, items: list[FinishedTrajectory]) -> None:
 
 def _plain(conn: Any) -> bool:
     """Whether the commit's rows go through ``store.plain_rows`` (SQLite) rather than Core statements."""
-    return bool(conn.dialect.name == "sqlite")
+    return plain_rows.applies(conn)
 
 
 _FINISH_TRAJECTORY = (
@@ -264,7 +265,7 @@ def store_cache(session: Reader, entries: list[CacheEntry]) -> None:
         e.key: {"key": e.key, "kind": e.kind, "request": e.request, "response": e.response, "created_at": now}
         for e in entries
     }  # the newest entry per key within the batch
-    upsert = _cache_upsert(connection_of(session).dialect.name)
+    upsert = _cache_upsert(name_of(connection_of(session)))
     if upsert is not None:
         session.execute(upsert, list(values.values()))
         return
@@ -282,13 +283,10 @@ _UPSERTS: dict[str, Any] = {}
 def _cache_upsert(dialect: str) -> Any:
     """One INSERT … ON CONFLICT (key) DO UPDATE statement per dialect, built once and run as an
     executemany (its compiled form is then cached); None where the dialect has no such statement."""
-    if dialect not in ("sqlite", "postgresql"):
+    insert = conflict_insert(dialect)
+    if insert is None:
         return None
     if dialect not in _UPSERTS:
-        if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
-        else:
-            from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
         stmt = insert(t.replaycache)
         _UPSERTS[dialect] = stmt.on_conflict_do_update(
             index_elements=["key"],

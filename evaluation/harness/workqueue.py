@@ -39,6 +39,7 @@ from evaluation.harness.run_status import is_queued, live_claims  # noqa: F401  
 from evaluation.harness.recorder import FINISHED, FinishedTrajectory, _delete_events, commit_many, mark_unstorable
 from store import claims
 from store.claims import NEEDS_POSTGRES, QueueUnsupported, require_postgres, this_worker
+from store.dialects import conflict_insert
 from store.models import Run, Trajectory, TrajectoryClaim, utcnow
 
 __all__ = ["NEEDS_POSTGRES", "QueueUnsupported", "require_postgres", "this_worker"]
@@ -56,8 +57,6 @@ def enqueue(session: Session, run_id: int, task_ids: list[int], *, retry_failed:
     trajectory (failed ones too with ``retry_failed``). Rows held by a live worker are left alone.
     The run becomes ``queued`` (``running`` if workers hold some of it) or ``done`` when nothing is
     left. Returns how many trajectories are open."""
-    from sqlalchemy.dialects.postgresql import insert as pg_insert  # queues are PostgreSQL's: not loaded on SQLite
-
     from evaluation.harness.recorder import ensure_trajectories
 
     run = session.exec(select(Run).where(Run.id == run_id).with_for_update()).one()
@@ -68,7 +67,7 @@ def enqueue(session: Session, run_id: int, task_ids: list[int], *, retry_failed:
     unfinished = sa.select(_T.c.id, _T.c.run_id, sa.literal(0)).where(
         _T.c.run_id == run_id, _T.c.status.not_in(FINISHED)
     )
-    stmt = pg_insert(_C).from_select(["trajectory_id", "run_id", "attempts"], unfinished)
+    stmt = conflict_insert(session)(_C).from_select(["trajectory_id", "run_id", "attempts"], unfinished)
     session.execute(
         stmt.on_conflict_do_update(
             index_elements=["trajectory_id"],

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -25,6 +24,7 @@ from evaluation.judges.client import JudgeError
 from evaluation.judges.runner import SetupCache, judge_run
 from store import claims, session_scope
 from store.blobs import BlobStore
+from store.dialects import conflict_insert, is_postgresql
 from store.models import JudgeClaim, Trajectory
 
 _J = JudgeClaim.__table__  # type: ignore[attr-defined]
@@ -52,7 +52,7 @@ def enqueue(session: Session, run_id: int, judge: str, endpoint: str, mode: str 
         _T.c.run_id == run_id, _T.c.status.in_(JUDGEABLE)
     )
     cols = ["trajectory_id", "run_id", "judge", "endpoint", "mode"]
-    stmt = pg_insert(_J).from_select(
+    stmt = conflict_insert(session)(_J).from_select(
         [*cols, "attempts", "verdicts", "model_calls", "cache_hits"],
         finished.add_columns(sa.literal(0), sa.literal(0), sa.literal(0), sa.literal(0)),
     )
@@ -95,7 +95,7 @@ def cancel(session: Session, run_id: int, judge: str, endpoint: str, mode: str =
 def cancel_run(session: Session, run_id: int) -> tuple[int, int]:
     """``cancel`` for every judge queued for the run (``runs cancel``: nothing more is spent on it).
     Returns (cancelled, still running); (0, 0) on SQLite, which never queues."""
-    if session.get_bind().dialect.name != "postgresql":
+    if not is_postgresql(session):
         return 0, 0
     return _cancel(session, [_J.c.run_id == run_id])
 
@@ -229,7 +229,7 @@ class JudgeProgress:
 
 def progress(session: Session, run_id: int) -> list[JudgeProgress]:
     """Per judge queued for the run (empty when none was, and on SQLite, which never queues)."""
-    if session.get_bind().dialect.name != "postgresql":
+    if not is_postgresql(session):
         return []
     held = claims.is_held(_J)
     c = _J.c

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -43,6 +42,7 @@ from evaluation.scoring.loader import LoadedRun, load_run
 from evaluation.scoring.runner import profile_for
 from store import read_only, session_scope
 from store.blobs import BlobStore
+from store.dialects import conflict_insert, is_postgresql
 from store.models import Judge, ModelEndpoint, ReplayCache, Verdict, utcnow
 
 
@@ -58,9 +58,10 @@ def _keep_reply(s: Session, key: str, request: dict[str, Any], response: dict[st
     """Record a judge reply in the replay cache unless the key is there. On PostgreSQL queued judge
     workers may record the same question at once (two runs with the same answer): the first wins,
     the others' verdicts are still written."""
-    if s.get_bind().dialect.name == "postgresql":
+    if is_postgresql(s):
         row = {"key": key, "kind": "judge", "request": request, "response": response, "created_at": utcnow()}
-        s.execute(pg_insert(ReplayCache.__table__).values(**row).on_conflict_do_nothing(index_elements=["key"]))  # type: ignore[attr-defined]
+        cache = ReplayCache.__table__  # type: ignore[attr-defined]
+        s.execute(conflict_insert(s)(cache).values(**row).on_conflict_do_nothing(index_elements=["key"]))
     elif s.exec(select(ReplayCache.id).where(ReplayCache.key == key)).first() is None:
         s.add(ReplayCache(key=key, kind="judge", request=request, response=response))
 

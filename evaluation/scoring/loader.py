@@ -170,7 +170,7 @@ class _Reader:
         # A few trajectories (``only``, up to ``_FEW``) are read in one go: on PostgreSQL a streamed result is a
         # server-side cursor, three round trips per query, which is most of a queued judge item's load.
         self.streaming = stream
-        self.sqlite = self.conn.dialect.name == "sqlite"
+        self.sqlite = plain_select.applies(self.conn)
         self.decode = _decode_sqlite if self.sqlite else _identity
 
     def cols(self, model: Any, fields: Iterable[str]) -> tuple[list[Any], list[bool]]:

@@ -192,7 +192,7 @@ def write_outcomes(session: Reader, outcomes: list[tuple[int, Any]], mode: str) 
             detail,
         )
         n += 1
-    (_write_sqlite if conn.dialect.name == "sqlite" else _write_core)(conn, checkpointresult, latest, mode, utcnow())
+    (_write_sqlite if plain_rows.applies(conn) else _write_core)(conn, checkpointresult, latest, mode, utcnow())
     return n
 
 

@@ -1,32 +1,36 @@
-"""store.core_tables names real columns: every table and column that ``run`` and ``score`` read or write
-through SQLAlchemy Core exists in the models (the schema) with a type that writes and reads values the
-same way."""
+"""The Core tables the fast paths use (store.tables, through store.core_tables) are the models' tables:
+derived from ``SQLModel.metadata`` and current, every table and column with its type. (That the
+migrations build the models' schema is tests/store/test_migrations.py's.)"""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
-from sqlmodel import SQLModel
 
-import store.models  # noqa: F401  (fills SQLModel.metadata)
-from store import core_tables
+from store import core_tables, derive_tables, tables
 
-
-def _base(column: sa.ColumnElement) -> sa.types.TypeEngine:
-    """The type that processes values (SQLModel's AutoString is a TypeDecorator over String)."""
-    t = column.type
-    return t.impl_instance if isinstance(t, sa.types.TypeDecorator) else t
+MODELS = derive_tables.model_metadata()
 
 
-def test_every_core_column_is_a_model_column_of_the_same_type() -> None:
-    for clause in core_tables.TABLES:
-        table = SQLModel.metadata.tables[clause.name]
-        for column in clause.c:
-            model, ours = _base(table.c[column.name]), _base(column)
-            assert type(model) is type(ours), (clause.name, column.name, model, ours)
-            if isinstance(ours, sa.DateTime):
-                assert isinstance(model, sa.DateTime) and model.timezone == ours.timezone, (clause.name, column.name)
+def test_the_tables_module_is_what_the_models_derive_now() -> None:
+    written = derive_tables.TARGET.read_text()
+    assert written == derive_tables.render(MODELS), "store.models changed: run `python -m store.derive_tables`"
 
 
-def test_every_table_clause_is_listed() -> None:
-    clauses = {v.name for v in vars(core_tables).values() if isinstance(v, sa.TableClause)}
-    assert clauses == {t.name for t in core_tables.TABLES}
+def test_core_tables_name_every_model_table() -> None:
+    assert {t.name for t in core_tables.TABLES} == set(MODELS.tables)
+    for clause in tables.TABLES:
+        assert getattr(core_tables, clause.name) is clause
+
+
+@pytest.mark.parametrize("name", sorted(MODELS.tables))
+def test_each_core_table_has_the_models_columns_in_order_with_their_types(name: str) -> None:
+    def base(column: sa.ColumnElement) -> sa.types.TypeEngine:
+        kind = column.type  # SQLModel's AutoString decorates String: the same DDL and values
+        return kind.impl_instance if isinstance(kind, sa.types.TypeDecorator) else kind
+
+    model, core = MODELS.tables[name], getattr(tables, name)
+    assert list(core.c.keys()) == list(model.c.keys())
+    for column in model.c:
+        ours = base(core.c[column.name])
+        assert (type(ours), repr(ours)) == (type(base(column)), repr(base(column))), (name, column.name)

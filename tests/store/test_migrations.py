@@ -13,8 +13,10 @@ from store.models import ALL_TABLES
 
 
 def test_upgrading_an_empty_database_to_head_equals_the_models(any_engine):
+    """Autogenerate finds nothing to do: tables, columns, types, nullability, server defaults, keys,
+    indexes and unique constraints of the migrated database are the models'."""
     with any_engine.connect() as conn:
-        ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True})
         diff = compare_metadata(ctx, SQLModel.metadata)
     assert diff == []
 

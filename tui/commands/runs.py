@@ -255,8 +255,9 @@ def run_cmd(
         from store import read_scope
         from store.claims import NEEDS_POSTGRES
         from store.core_tables import run as run_table
+        from store.dialects import url_is_postgresql
 
-        if queue and not app.url.startswith("postgresql"):
+        if queue and not url_is_postgresql(app.url):
             raise click.ClickException(NEEDS_POSTGRES)
         this_run = sa.select(run_table.c.config).where(run_table.c.id == resume_id)
         if resume_id is not None:
@@ -289,7 +290,7 @@ def run_cmd(
             )
             with app.engine.begin() as conn:
                 run_id = create_run(conn, spec).id
-        if not queue and resume_id is not None and app.url.startswith("postgresql"):
+        if not queue and resume_id is not None and url_is_postgresql(app.url):
             from evaluation.harness.run_status import is_queued
 
             with read_scope(app.engine) as conn:

@@ -201,10 +201,11 @@ def _queue_judge(
     from evaluation.judges.runner import check_judge
     from store import session_scope
     from store.claims import NEEDS_POSTGRES
+    from store.dialects import is_postgresql
 
     if limit is not None:
         raise click.UsageError("--limit does not apply to --queue (every finished trajectory is queued)")
-    if app.engine.dialect.name != "postgresql":
+    if not is_postgresql(app.engine):
         raise click.ClickException(NEEDS_POSTGRES)
     name = check_judge(app.engine, run_id, judge, endpoint, mode, app.actor)
     with session_scope(app.engine, actor=app.actor) as s:
@@ -230,8 +231,9 @@ def _cancel_judge(app: AppContext, run_id: int, judge: str, endpoint: str, mode:
     from evaluation.judges.queue import cancel
     from store import session_scope
     from store.claims import NEEDS_POSTGRES
+    from store.dialects import is_postgresql
 
-    if app.engine.dialect.name != "postgresql":
+    if not is_postgresql(app.engine):
         raise click.ClickException(NEEDS_POSTGRES)
     with session_scope(app.engine, actor=app.actor) as s:
         cancelled, running = cancel(s, run_id, judge, endpoint, mode)

@@ -114,10 +114,11 @@ def worker_cmd(
     from evaluation.harness.lease import ttl_seconds
     from evaluation.harness.worker import WorkerOptions, work_blocking
     from evaluation.harness.workqueue import NEEDS_POSTGRES, this_worker
+    from store.dialects import url_is_postgresql
 
     if runs_only and judges_only:
         raise click.UsageError("give --runs-only or --judges-only, not both")
-    if not app.url.startswith("postgresql"):
+    if not url_is_postgresql(app.url):
         raise click.ClickException(NEEDS_POSTGRES)
     ttl = lease_seconds or ttl_seconds()
     host, pid = this_worker()
