@@ -23,6 +23,7 @@ from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
 from store.migrate import upgrade
 from tests.support import hermetic
+from tests.support.postgres import ThrowawayCluster, pg_bindir
 from tests.support.template_db import copy_sqlite_template
 
 # Before any test module is imported: keep the developer's environment, home and temp folder out.
@@ -41,6 +42,7 @@ def _leftovers_here() -> list[str]:
     """What this process still runs or listens on: its child processes, its listening sockets and,
     in the process that made the session folder, any process carrying that folder in its environment."""
     root = SESSION_ROOT if OWNS_SESSION_ROOT else None
+    hermetic.stop_multiprocessing_helpers()
     processes = hermetic.wait_for_processes_to_end(root, timeout_s=LEFTOVER_WAIT_S)
     hermetic.stop(processes)
     found = [f"process {pid}: {command}" for pid, command in sorted(processes.items())]
@@ -82,6 +84,21 @@ def _report_leftovers(session: pytest.Session, left: list[str]) -> None:
     reporter.write_sep("=", "left running by the test session", red=True, bold=True)
     for line in lines:
         reporter.write_line(line, red=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[ThrowawayCluster]:
+    """One throwaway PostgreSQL cluster per test process, for every area's PostgreSQL tests; stopped
+    (and its folder removed) at the end of the session, even when starting it failed half-way."""
+    bindir = pg_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs them)")
+    cluster = ThrowawayCluster(bindir)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

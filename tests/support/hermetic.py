@@ -137,6 +137,25 @@ def _environment_holds(pid: int, mark: bytes) -> bool:
         return False
 
 
+def stop_multiprocessing_helpers() -> None:
+    """End this interpreter's multiprocessing fork server and resource tracker and run its exit
+    clean-up: they belong to the interpreter (which would do this on exit), not to the test that
+    first needed them."""
+    import sys
+
+    for module, attribute in (
+        ("multiprocessing.forkserver", "_forkserver"),
+        ("multiprocessing.resource_tracker", "_resource_tracker"),
+    ):
+        helper = getattr(sys.modules.get(module), attribute, None)
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            stop()
+    util = sys.modules.get("multiprocessing.util")
+    if util is not None:  # what multiprocessing does at exit, now: e.g. its temp folder goes before ours
+        util._run_finalizers()
+
+
 def wait_for_processes_to_end(root: Path | None, timeout_s: float) -> dict[int, str]:
     """``processes_left`` once none remain or the timeout passes (xdist workers and servers being
     stopped take a moment to exit after their teardown)."""
