@@ -594,8 +594,6 @@ def _client_only(args: argparse.Namespace) -> None:
     import asyncio
     import base64
 
-    import httpx
-
     from evaluation.harness import prompts
     from evaluation.harness.client import canonical_request
     from evaluation.tools import get_tool_set
@@ -639,7 +637,7 @@ def _client_only(args: argparse.Namespace) -> None:
             for _ in todo:
                 for _ in range(args.rounds):
                     started = time.perf_counter()
-                    response = await client.post("/chat/completions", content=payload, cast_to=httpx.Response)
+                    response = await client.post("/chat/completions", content=payload, cast_to=httpx2.Response)
                     response.json()
                     latencies.append(time.perf_counter() - started)
 

@@ -34,7 +34,7 @@ ImageProtocol = Literal["auto", "tgp", "sixel", "halfcell", "unicode"]
 
 
 def _setting(default: Any, description: str, *, ge: float | None = None, le: float | None = None) -> Any:
-    """A field with its default, bounds and description (the README's environment table)."""
+    """A field with its default, bounds and description (the settings table in docs/guide/team-admin.md)."""
     meta = {"description": description, "ge": ge, "le": le}
     if isinstance(default, dict):
         return dataclasses.field(default_factory=default.copy, metadata=meta)
@@ -43,7 +43,7 @@ def _setting(default: Any, description: str, *, ge: float | None = None, le: flo
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """What a user may set. Each field's description is the README's environment table."""
+    """What a user may set. Each field's description is the settings table in docs/guide/team-admin.md."""
 
     db: str = _setting("chainmark.db", "Database: a SQLite path or a postgresql+psycopg:// URL (overridden by --db)")
     user: str | None = _setting(

@@ -1,4 +1,6 @@
-"""Fixtures every test area shares: a real SQLite file at the newest schema, a session, blobs.
+"""Fixtures every test area shares: a real SQLite file at the newest schema, a session, blobs; and a
+hermetic session (``tests/support/hermetic.py``): private temp, home and cache folders for every test
+process, and a failed session when a test leaves a process or a listening socket behind.
 
 Tests never use ``sqlite://`` in memory: thread workers would each see a different empty database.
 The schema is built by Alembic once per test process and copied for each test (an upgrade costs
@@ -8,8 +10,10 @@ about 0.1 s of CPU and a burst of file syncs; a copy costs neither).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -18,12 +22,83 @@ from sqlmodel import Session
 from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
 from store.migrate import upgrade
+from tests.support import hermetic
+from tests.support.postgres import ThrowawayCluster, pg_bindir
 from tests.support.template_db import copy_sqlite_template
 
-# Keep a developer's environment out of the tests.
-for _var in ("CHAINMARK_DB", "CHAINMARK_BLOBS", "CHAINMARK_USER", "TEXTUAL_THEME"):
-    os.environ.pop(_var, None)
+# Before any test module is imported: keep the developer's environment, home and temp folder out.
+SESSION_ROOT, OWNS_SESSION_ROOT = hermetic.session_root()
+hermetic.make_private_folders(SESSION_ROOT, os.environ.get("PYTEST_XDIST_WORKER"))
+hermetic.forget_user_settings()
+os.environ.pop("TEXTUAL_THEME", None)
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+LEFTOVERS_KEY = "chainmark_leftovers"
+# How long the end of a session waits for processes on their way out (xdist workers, stopped servers).
+LEFTOVER_WAIT_S = float(os.environ.get("CHAINMARK_TEST_LEFTOVER_WAIT_S", "15"))
+_leftovers_of_workers: list[str] = []
+
+
+def _leftovers_here() -> list[str]:
+    """What this process still runs or listens on: its child processes, its listening sockets and,
+    in the process that made the session folder, any process carrying that folder in its environment."""
+    root = SESSION_ROOT if OWNS_SESSION_ROOT else None
+    hermetic.stop_multiprocessing_helpers()
+    processes = hermetic.wait_for_processes_to_end(root, timeout_s=LEFTOVER_WAIT_S)
+    hermetic.stop(processes)
+    found = [f"process {pid}: {command}" for pid, command in sorted(processes.items())]
+    return found + [f"{where} (in test process {os.getpid()})" for where in hermetic.listening_sockets()]
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is not loaded
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """The xdist controller collects what each worker found left behind."""
+    _leftovers_of_workers.extend(getattr(node, "workeroutput", {}).get(LEFTOVERS_KEY, []))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the session when a test left a server, a cluster or a child process running."""
+    left = _leftovers_of_workers + _leftovers_here()
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller reports
+        workeroutput[LEFTOVERS_KEY] = left
+        return
+    if left:
+        _report_leftovers(session, left)
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if not OWNS_SESSION_ROOT:
+        return
+    if session.exitstatus == pytest.ExitCode.OK:
+        hermetic.remove_session_root(SESSION_ROOT)
+    else:
+        print(f"\nthe tests' private folders are kept for inspection: {SESSION_ROOT}", file=sys.stderr)
+
+
+def _report_leftovers(session: pytest.Session, left: list[str]) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = [*left, "(stopped now; the test that started each one must stop it)"]
+    if reporter is None:
+        print("\nleft running by the test session:\n" + "\n".join(lines), file=sys.stderr)
+        return
+    reporter.write_sep("=", "left running by the test session", red=True, bold=True)
+    for line in lines:
+        reporter.write_line(line, red=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[ThrowawayCluster]:
+    """One throwaway PostgreSQL cluster per test process, for every area's PostgreSQL tests; stopped
+    (and its folder removed) at the end of the session, even when starting it failed half-way."""
+    bindir = pg_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs them)")
+    cluster = ThrowawayCluster(bindir)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

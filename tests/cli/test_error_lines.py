@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.store.conftest import pg_cluster  # noqa: F401  (the throwaway PostgreSQL cluster fixture)
 from tui.cli import cli
 
 

@@ -19,7 +19,6 @@ import pytest
 from click.testing import CliRunner
 
 from store import make_engine
-from tests.store.conftest import pg_cluster  # noqa: F401  (the throwaway PostgreSQL, for the postgres test)
 from tests.support.listing_data import fill
 from tests.support.template_db import copy_sqlite_template
 from tui.cli import cli

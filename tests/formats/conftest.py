@@ -34,7 +34,7 @@ def counts(engine: Engine):
 
 # The store suite's database fixtures (SQLite, and PostgreSQL when its binaries are installed), so
 # import paths that differ per dialect are tested on both.
-from tests.store.conftest import any_engine, any_url, pg_cluster  # noqa: E402,F401
+from tests.store.conftest import any_engine, any_url  # noqa: E402,F401
 
 
 def end_other_threads() -> None:

@@ -17,7 +17,6 @@ from evaluation.harness import RunSpec, start_run
 from evaluation.harness.planparse import parse_and_validate
 from store import make_engine, session_scope
 from store.models import Event, Run, Trajectory
-from tests.store.conftest import pg_cluster  # noqa: F401  (the throwaway PostgreSQL cluster fixture)
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tests.support.template_db import copy_sqlite_template
 

@@ -9,19 +9,8 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from store import make_engine
-from tests.support.postgres import ThrowawayCluster, pg_bindir
+from tests.support.postgres import ThrowawayCluster
 from tests.support.template_db import copy_sqlite_template
-
-
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[ThrowawayCluster]:
-    bindir = pg_bindir()
-    if bindir is None:
-        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs them)")
-    cluster = ThrowawayCluster(bindir)
-    cluster.start()
-    yield cluster
-    cluster.stop()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -1,4 +1,5 @@
-"""A throwaway PostgreSQL cluster on 127.0.0.1 for the store tests, started once per test session.
+"""A throwaway PostgreSQL cluster on 127.0.0.1 for the tests, started once per test process (the
+``pg_cluster`` fixture in ``tests/conftest.py``) inside the session's private temp folder.
 
 Uses the Debian server binaries (``/usr/lib/postgresql/*/bin``). When they are missing the tests that
 need PostgreSQL are skipped; ``.ci/run`` installs them so CI always runs both databases.
@@ -66,8 +67,10 @@ class ThrowawayCluster:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
 
     def stop(self) -> None:
+        """Stop the server if it runs (a failed start may have left one) and remove its folder."""
         try:
-            self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
+            if (self.root / "data" / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

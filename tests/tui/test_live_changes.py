@@ -12,7 +12,7 @@ from textual_image.widget import HalfcellImage
 
 from annotation import tasks as authoring
 from store import session_scope
-from tests.store.conftest import pg_cluster, pg_engine  # noqa: F401  (throwaway PostgreSQL fixtures)
+from tests.store.conftest import pg_engine  # noqa: F401  (a database on the throwaway PostgreSQL)
 from tests.tui.conftest import settle
 from tests.tui.test_authoring_forms import until
 from tui.app import make_app

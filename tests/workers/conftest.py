@@ -14,7 +14,6 @@ from evaluation.harness import add_endpoint
 from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
 from tests.harness.conftest import png
-from tests.store.conftest import pg_cluster  # noqa: F401  (registers the session-wide cluster fixture)
 from tests.support.postgres import ThrowawayCluster
 
 
