@@ -137,3 +137,14 @@ def test_an_authored_task_exports_its_chain_links_and_images_and_reimports_uncha
     copy = tmp_path / "copy.db"
     run(copy, "import", "agentic-mme", str(out), "-b", "tails")
     assert snapshot(copy, "tails") == snapshot(db_path, "tails")
+
+
+def test_importing_the_export_over_the_authored_task_keeps_its_links(
+    engine: Any, blobs: Any, db_path: Path, tmp_path: Path
+) -> None:
+    """The export imported back over the task it came from (the update path) leaves it as authored."""
+    author_task(engine, blobs)
+    before = snapshot(db_path, "tails")
+    run(db_path, "export", "agentic-mme", str(tmp_path / "out"), "-b", "tails")
+    run(db_path, "import", "agentic-mme", str(tmp_path / "out"), "-b", "tails")
+    assert snapshot(db_path, "tails") == before
