@@ -18,12 +18,14 @@ from pathlib import Path, PurePath
 from typing import Any, Callable, Iterator
 
 from annotation.formats.base import (
+    ROLES,
     AssetSpec,
     Checker,
     CheckpointSpec,
     DatasetSpec,
     DatasetStream,
     OrderingSpec,
+    StepSpec,
     TaskBundle,
     TaskSpec,
     export_relpath,
@@ -53,6 +55,13 @@ CHECK_KEYS = ("code_check", "visual_check", "search_check", "answer_check")
 RUN_FILES = ("tool_use_list.json", "run_meta.json", "model_answer.txt", "conversation.json")
 CODE_EXEC_NAMES = {"run_visual_processing_code", "script_exec"}
 RUN_IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
+# chainmark's additions to a task file, which the reference's evaluator does not read: the annotator's
+# reference chain (in the runners' tool_use_list shape), the task's other images (under image_cause/, the
+# seed's folder of auxiliary visual evidence), a checkpoint's step and ground-truth image
+CHAIN_KEY = "reference_chain"
+EVIDENCE_KEY = "image_cause"
+EVIDENCE_DIR = "image_cause"
+CHECKPOINT_LINKS = ("step", "gt_image")
 
 
 # ------------------------------------------------------------------ dataset in
@@ -224,7 +233,79 @@ def parse_task(file: Path, src: Path | DatasetRoot) -> TaskSpec:
         )
         for p in images
     ]
-    return TaskSpec(file.stem, record, fields, checkpoints=checkpoints, orderings=orderings, assets=assets)
+    if isinstance(meta.get("category"), str):
+        fields["category"] = meta["category"]
+    steps = parse_chain(record, c, src, assets)
+    assets.extend(parse_evidence(record, c, src, len(steps)))
+    link_checkpoints(checkpoints, c, src, assets, len(steps))
+    return TaskSpec(file.stem, record, fields, steps=steps, checkpoints=checkpoints, orderings=orderings, assets=assets)
+
+
+def parse_chain(record: dict[str, Any], c: Checker, src: DatasetRoot, assets: list[AssetSpec]) -> list[StepSpec]:
+    """The reference chain an export from chainmark wrote; each step's images are added to ``assets``."""
+    steps = []
+    for i, item in enumerate(c.get(record, CHAIN_KEY, list, CHAIN_KEY, required=False, default=[])):
+        where = f"{CHAIN_KEY}[{i}]"
+        c.expect(item, dict, where)
+        step = StepSpec(
+            thought=c.get(item, "thought", (str, type(None)), f"{where}.thought", required=False),
+            tool_name=c.get(item, "tool_name", (str, type(None)), f"{where}.tool_name", required=False),
+            tool_args=item.get("arguments"),
+            result_text=c.get(item, "output_text", (str, type(None)), f"{where}.output_text", required=False),
+            result=item.get("output"),
+            final_answer=c.get(item, "final_answer", (str, type(None)), f"{where}.final_answer", required=False),
+            meta=c.get(item, "meta", dict, f"{where}.meta", required=False, default={}),
+        )
+        if step.tool_name is None and step.final_answer is None:
+            raise c.fail(where, "a step names a tool_name or a final_answer")
+        steps.append(step)
+        for k, rel in enumerate(c.get(item, "output_paths", list, f"{where}.output_paths", required=False, default=[])):
+            assets.append(_evidence_asset(rel, "artifact", i, c, src, f"{where}.output_paths[{k}]"))
+    return steps
+
+
+def parse_evidence(record: dict[str, Any], c: Checker, src: DatasetRoot, n_steps: int) -> list[AssetSpec]:
+    """The task's other images an export from chainmark listed (ground-truth crops, evidence)."""
+    out = []
+    for i, item in enumerate(c.get(record, EVIDENCE_KEY, list, EVIDENCE_KEY, required=False, default=[])):
+        where = f"{EVIDENCE_KEY}[{i}]"
+        c.expect(item, dict, where)
+        role = c.get(item, "role", str, f"{where}.role", required=False, default="evidence")
+        if role not in ROLES or role == "query_image":
+            raise c.fail(f"{where}.role", f"must be one of {', '.join(r for r in ROLES if r != 'query_image')}")
+        step = c.get(item, "step", (int, type(None)), f"{where}.step", required=False)
+        if step is not None and not 0 <= step < n_steps:
+            raise c.fail(f"{where}.step", f"names no step of {CHAIN_KEY} (it has {n_steps})")
+        out.append(_evidence_asset(c.get(item, "path", str, f"{where}.path"), role, step, c, src, f"{where}.path"))
+    return out
+
+
+def _evidence_asset(rel: Any, role: str, step: int | None, c: Checker, src: DatasetRoot, field: str) -> AssetSpec:
+    c.expect(rel, str, field)
+    rel = safe_relpath(rel, c, field)
+    return AssetSpec(read_asset(src, rel, c, field, image=True), rel, role, step_index=step)
+
+
+def link_checkpoints(
+    checkpoints: list[CheckpointSpec], c: Checker, src: DatasetRoot, assets: list[AssetSpec], n_steps: int
+) -> None:
+    """A checkpoint's ``step`` (index into the chain) and ``gt_image`` (a file of the export) as links."""
+    for i, cp in enumerate(checkpoints):
+        links = cp.meta.pop("links", {})
+        where = f"process_evaluation.checkpoints[{i}]"
+        step = links.get("step")
+        if step is not None:
+            if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < n_steps:
+                raise c.fail(f"{where}.step", f"names no step of {CHAIN_KEY} (it has {n_steps})")
+            cp.step_index = step
+        gt = links.get("gt_image")
+        if gt is not None:
+            c.expect(gt, str, f"{where}.gt_image")
+            rel = safe_relpath(gt, c, f"{where}.gt_image")
+            known = [n for n, a in enumerate(assets) if a.original_path == rel]
+            if not known:
+                assets.append(_evidence_asset(rel, "evidence", None, c, src, f"{where}.gt_image"))
+            cp.gt_asset_index = known[0] if known else len(assets) - 1
 
 
 def parse_checkpoint(cp: Any, c: Checker, where: str) -> CheckpointSpec:
@@ -244,7 +325,11 @@ def parse_checkpoint(cp: Any, c: Checker, where: str) -> CheckpointSpec:
     if spec.code_check is not None:
         c.get(spec.code_check, "verifier", str, f"{where}.code_check.verifier", required=False)
     spec.meta = {"keys": list(cp)}
-    extra = {k: v for k, v in cp.items() if k not in ("id", "axis", "tools", "description", *CHECK_KEYS)}
+    links = {k: cp[k] for k in CHECKPOINT_LINKS if k in cp}
+    if links:
+        spec.meta["links"] = links  # resolved (and removed) by link_checkpoints
+    known = ("id", "axis", "tools", "description", *CHECK_KEYS, *CHECKPOINT_LINKS)
+    extra = {k: v for k, v in cp.items() if k not in known}
     if extra:
         spec.meta["extra"] = extra
     return spec
@@ -253,7 +338,8 @@ def parse_checkpoint(cp: Any, c: Checker, where: str) -> CheckpointSpec:
 # ------------------------------------------------------------------ dataset out
 
 
-def checkpoint_dict(cp: Any) -> dict[str, Any]:
+def checkpoint_dict(cp: Any, links: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A checkpoint as the task file holds it; ``links``: its ``step`` and ``gt_image`` in this export."""
     values: dict[str, Any] = {
         "id": cp.key,
         "axis": cp.axis,
@@ -263,6 +349,7 @@ def checkpoint_dict(cp: Any) -> dict[str, Any]:
     for key in CHECK_KEYS:
         values[key] = getattr(cp, key)
     values.update((cp.meta or {}).get("extra") or {})
+    values.update(links or {})
     keys = (cp.meta or {}).get("keys")
     if keys is None:  # authored in chainmark: leave out what is empty
         return {k: v for k, v in values.items() if v not in (None, []) or k in ("id", "axis")}
@@ -287,6 +374,66 @@ def image_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
     return out
 
 
+def evidence_paths(bundle: TaskBundle) -> list[tuple[Any, Any, str]]:
+    """Every image of the task besides its query images (step outputs, ground-truth crops, evidence),
+    then each checkpoint's ground-truth image linked to no step or role, named under ``image_cause/``."""
+    ident = image_id(bundle.task.source_id) or bundle.task.source_id
+    links = sorted((p for p in bundle.assets if p[0].role != "query_image"), key=lambda p: (p[0].role, p[0].ordinal))
+    linked = {asset.id for _, asset in links}
+    loose = {cp.gt_asset_id: bundle_asset(bundle, cp.gt_asset_id) for cp in bundle.checkpoints if cp.gt_asset_id}
+    entries: list[tuple[Any, Any]] = links + [(None, a) for aid, a in loose.items() if aid not in linked and a]
+    out = []
+    for n, (link, asset) in enumerate(entries, start=1):
+        kept = export_relpath(link.original_path) if link is not None else None
+        role = link.role if link is not None else "evidence"
+        own = f"{EVIDENCE_DIR}/image_{ident}_{role}_{n}{extension_for(asset.mime)}"
+        out.append((link, asset, kept if kept and kept.startswith(f"{EVIDENCE_DIR}/") else own))
+    return out
+
+
+def bundle_asset(bundle: TaskBundle, asset_id: int) -> Any:
+    """The Asset row a checkpoint's ground truth names, when the task links it (else None: not exported)."""
+    for _, asset in bundle.assets:
+        if asset.id == asset_id:
+            return asset
+    return None
+
+
+def chain_parts(bundle: TaskBundle) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, dict[str, Any]]]:
+    """The reference chain, the task's other images and each checkpoint's links, as the task file holds them."""
+    step_at = {step.id: n for n, step in enumerate(bundle.steps)}
+    images = evidence_paths(bundle)
+    chain = [step_dict(n, step) for n, step in enumerate(bundle.steps)]
+    evidence = []
+    for link, _, rel in images:
+        step = step_at.get(link.step_id) if link is not None else None
+        if link is not None and link.role == "artifact" and step is not None:
+            chain[step].setdefault("output_paths", []).append(rel)
+        else:
+            evidence.append({"path": rel, "role": link.role if link is not None else "evidence", "step": step})
+    path_of = {asset.id: rel for _, asset, rel in images}
+    cp_links = {}
+    for cp in bundle.checkpoints:
+        found = {"step": step_at.get(cp.step_id), "gt_image": path_of.get(cp.gt_asset_id)}
+        cp_links[cp.id] = {k: v for k, v in found.items() if v is not None}
+    return chain, [{k: v for k, v in e.items() if v is not None} for e in evidence], cp_links
+
+
+def step_dict(n: int, step: Any) -> dict[str, Any]:
+    """One reference step in the shape of a runner's ``tool_use_list`` entry (empty fields left out)."""
+    values = {
+        "index": n,
+        "tool_name": step.tool_name,
+        "arguments": step.tool_args,
+        "output": step.result,
+        "output_text": step.result_text,
+        "thought": step.thought,
+        "final_answer": step.final_answer,
+        "meta": step.meta or None,
+    }
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def build_record(bundle: TaskBundle) -> dict[str, Any]:
     task = bundle.task
     base = task.source_record if isinstance(task.source_record, dict) else {}
@@ -296,7 +443,10 @@ def build_record(bundle: TaskBundle) -> dict[str, Any]:
     level: Any = task.level
     if level is not None and level.isdigit() and not isinstance(meta.get("level"), str):
         level = int(level)
-    meta.update({"level": level, "domain": task.domain})
+    domain = task.domain if task.domain is not None else task.category
+    meta.update({"level": level, "domain": domain})
+    if task.category != domain:
+        meta["category"] = task.category
     meta.setdefault("turncase", "single_turn")
     record["meta"] = meta
     images = image_paths(bundle)
@@ -313,8 +463,12 @@ def build_record(bundle: TaskBundle) -> dict[str, Any]:
     if "tolerance" in spec:
         golden["tolerance"] = spec["tolerance"]
     record["golden_answer"] = golden
+    chain, evidence, cp_links = chain_parts(bundle)
+    for key, value in ((CHAIN_KEY, chain), (EVIDENCE_KEY, evidence)):
+        if value or key in base:
+            record[key] = value
     pe = dict(base.get("process_evaluation") or {})
-    pe["checkpoints"] = [checkpoint_dict(cp) for cp in bundle.checkpoints]
+    pe["checkpoints"] = [checkpoint_dict(cp, cp_links.get(cp.id)) for cp in bundle.checkpoints]
     pe["ordering_constraints"] = [
         {"id": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap} for o in bundle.orderings
     ]
@@ -336,7 +490,7 @@ def write(
     for b in bundles:
         record = b.task.source_record if b.verbatim else build_record(b)
         written.append(write_json(root, f"json/{b.task.source_id}.json", record))
-        for _, asset, rel in image_paths(b):
+        for _, asset, rel in image_paths(b) + evidence_paths(b):
             written.append(write_file(root, rel, read_blob(asset.sha256)))
     return written
 

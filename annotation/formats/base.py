@@ -74,6 +74,8 @@ class CheckpointSpec:
     answer_check: Any = None
     weight: float = 1.0
     meta: dict[str, Any] = field(default_factory=dict)
+    step_index: int | None = None  # the reference step it checks (index into ``TaskSpec.steps``)
+    gt_asset_index: int | None = None  # its ground-truth image (index into ``TaskSpec.assets``)
 
 
 @dataclass

@@ -174,6 +174,19 @@ def _checkpoint_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) ->
     ]
 
 
+def _link_checkpoints(
+    rows: list[dict[str, Any]], spec: TaskSpec, step_ids: list[int], cache: AssetCache
+) -> list[dict[str, Any]]:
+    """The checkpoint rows pointed at the steps they check and their ground-truth images, once the
+    steps and assets have ids."""
+    for row, c in zip(rows, spec.checkpoints):
+        if c.step_index is not None:
+            row["step_id"] = step_ids[c.step_index]
+        if c.gt_asset_index is not None:
+            row["gt_asset_id"] = cache.id_of_hash(spec.assets[c.gt_asset_index].sha256)
+    return rows
+
+
 def _ordering_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> list[dict[str, Any]]:
     return [
         {"task_id": task_id, "key": o.key, "sequence": list(o.sequence), "max_gap": o.max_gap} for o in spec.orderings
@@ -519,8 +532,10 @@ class _NewTasks:
             build = _CHILD_ROWS[kind]
             krows: list[dict[str, Any]] = []
             sizes = []
-            for t, tid in zip(part, task_ids):
+            for n, (t, tid) in enumerate(zip(part, task_ids)):
                 made = build(t, tid, self.actor, self.now)
+                if kind == "checkpoints":
+                    made = _link_checkpoints(made, t, per_task["steps"][n], self.cache)
                 krows.extend(made)
                 sizes.append(len(made))
             if not krows:
@@ -644,7 +659,8 @@ def _update_task(
     steps = [ReferenceStep(**r) for r in rows["steps"]]
     docs = [Document(**r) for r in rows["documents"]]
     session.add_all(steps + docs + [OrderingConstraint(**r) for r in rows["orderings"]])
-    for r in rows["checkpoints"]:
+    session.flush()
+    for r in _link_checkpoints(rows["checkpoints"], t, [s.id or 0 for s in steps], cache):
         cp = old_cps.get(r["key"])
         if cp is None:
             session.add(Checkpoint(**r))
