@@ -74,6 +74,7 @@ class CheckpointSpec:
     answer_check: Any = None
     weight: float = 1.0
     meta: dict[str, Any] = field(default_factory=dict)
+    step_index: int | None = None  # the reference step it checks (``steps[i]``), for formats that link them
 
 
 @dataclass

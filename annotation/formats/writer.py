@@ -187,6 +187,13 @@ def _document_rows(spec: TaskSpec, task_id: int, actor: str, now: datetime) -> l
     ]
 
 
+def _link_steps(rows: list[dict[str, Any]], spec: TaskSpec, step_ids: list[int]) -> None:
+    """Point each checkpoint row at the stored step its spec names (steps are inserted first)."""
+    for row, c in zip(rows, spec.checkpoints):
+        if c.step_index is not None:
+            row["step_id"] = step_ids[c.step_index]
+
+
 _CHILD_ROWS: dict[str, Callable[[TaskSpec, int, str, datetime], list[dict[str, Any]]]] = {
     "steps": _step_rows,
     "checkpoints": _checkpoint_rows,
@@ -519,8 +526,10 @@ class _NewTasks:
             build = _CHILD_ROWS[kind]
             krows: list[dict[str, Any]] = []
             sizes = []
-            for t, tid in zip(part, task_ids):
+            for n, (t, tid) in enumerate(zip(part, task_ids)):
                 made = build(t, tid, self.actor, self.now)
+                if kind == "checkpoints":
+                    _link_steps(made, t, per_task["steps"][n])
                 krows.extend(made)
                 sizes.append(len(made))
             if not krows:
@@ -644,6 +653,8 @@ def _update_task(
     steps = [ReferenceStep(**r) for r in rows["steps"]]
     docs = [Document(**r) for r in rows["documents"]]
     session.add_all(steps + docs + [OrderingConstraint(**r) for r in rows["orderings"]])
+    session.flush()
+    _link_steps(rows["checkpoints"], t, [s.id or 0 for s in steps])
     for r in rows["checkpoints"]:
         cp = old_cps.get(r["key"])
         if cp is None:
