@@ -140,3 +140,22 @@ def test_a_bad_line_is_refused_naming_line_and_field(tmp_path: Path, change, fie
     with pytest.raises(FormatError) as err:
         get_format("chainmark").read(src)
     assert "line 2" in str(err.value) and field in str(err.value)
+
+
+def test_every_exported_line_is_valid_against_the_published_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    from store.schemas import json_schema
+
+    src = authored_folder(tmp_path / "src")
+    eng, blobs = fresh(tmp_path, "one")
+    import_dataset(eng, blobs, "chainmark", src, "mine")
+    export_dataset(eng, blobs, "chainmark", "mine", tmp_path / "out")
+    schema = json_schema("tasks")
+    lines = (tmp_path / "out" / "tasks.jsonl").read_text().splitlines()
+    assert len(lines) == len(SPECS)
+    for line in lines:
+        jsonschema.validate(json.loads(line), schema)
+    with pytest.raises(jsonschema.ValidationError):  # the schema is closed, as the reader is
+        jsonschema.validate({**json.loads(lines[0]), "color": "red"}, schema)
+    eng.dispose()
