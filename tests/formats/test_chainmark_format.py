@@ -143,7 +143,7 @@ def test_a_bad_line_is_refused_naming_line_and_field(tmp_path: Path, change, fie
 
 
 def test_every_exported_line_is_valid_against_the_published_schema(tmp_path: Path) -> None:
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]
 
     from store.schemas import json_schema
 
