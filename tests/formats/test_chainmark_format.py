@@ -159,3 +159,38 @@ def test_every_exported_line_is_valid_against_the_published_schema(tmp_path: Pat
     with pytest.raises(jsonschema.ValidationError):  # the schema is closed, as the reader is
         jsonschema.validate({**json.loads(lines[0]), "color": "red"}, schema)
     eng.dispose()
+
+
+def scored(engine, blobs) -> dict:
+    """Score one run (same model replies for every task) on the benchmark ``mine`` with the native profile."""
+    from sqlmodel import select
+
+    from evaluation.scoring.runner import score_run
+    from store import session_scope
+    from store.models import Task
+    from tests.scoring.builders import answer, call, res, stored_run, stored_trajectory
+
+    with session_scope(engine, "tester") as s:
+        run = stored_run(s, "mine", "chainmark")
+        for task in s.exec(select(Task).order_by(Task.source_id)).all():
+            events = [call("OCR", {"image": "0"}, "c1"), res("OCR", "c1", "4"), answer("4")]
+            stored_trajectory(s, run, task.id or 0, events, final_answer="4")
+        run_id = run.id or 0
+    out = score_run(engine, run_id, embedder="hashing", write=False)
+    assert out.profile == "chainmark"
+    return {"metrics": out.model_dump()["metrics"], "by_category": out.model_dump()["by_category"]}
+
+
+def test_a_run_scores_the_same_on_the_reimported_benchmark(tmp_path: Path) -> None:
+    src = authored_folder(tmp_path / "src")
+    eng1, blobs1 = fresh(tmp_path, "one")
+    import_dataset(eng1, blobs1, "chainmark", src, "mine")
+    export_dataset(eng1, blobs1, "chainmark", "mine", tmp_path / "out1")
+    eng2, blobs2 = fresh(tmp_path, "two")
+    import_dataset(eng2, blobs2, "chainmark", tmp_path / "out1", "mine")
+    first, second = scored(eng1, blobs1), scored(eng2, blobs2)
+    assert first == second
+    assert first["metrics"]["ToolAcc"] is not None  # the reference chain was aligned
+    assert set(first["by_category"]) == {"perception", "reasoning", "level 1", "level 2", "level 3"}
+    eng1.dispose()
+    eng2.dispose()
