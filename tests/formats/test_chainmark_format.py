@@ -97,6 +97,40 @@ def folder_bytes(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+SKIP = {"id", "benchmark_id", "task_id", "created_at", "updated_at", "recorded_at", "source_record", "step_id"}
+
+
+def task_rows(engine) -> list[dict]:
+    """Every task and its steps/checkpoints as plain values (ids, stamps and import bookkeeping left out;
+    a checkpoint's step as the step's ordinal)."""
+    from sqlmodel import Session, select
+
+    from store.models import Checkpoint, ReferenceStep, Task
+
+    def plain(row) -> dict:
+        d = {k: v for k, v in row.model_dump().items() if k not in SKIP}
+        if isinstance(d.get("meta"), dict):
+            d["meta"] = {k: v for k, v in d["meta"].items() if k != "import"}
+        return d
+
+    out = []
+    with Session(engine) as s:
+        for t in s.exec(select(Task).order_by(Task.source_id)).all():
+            steps = s.exec(
+                select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(ReferenceStep.ordinal)
+            ).all()
+            ordinal = {st.id: st.ordinal for st in steps}
+            cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == t.id).order_by(Checkpoint.ordinal)).all()
+            out.append(
+                {
+                    "task": plain(t),
+                    "steps": [plain(st) for st in steps],
+                    "checkpoints": [{**plain(c), "step": ordinal.get(c.step_id)} for c in cps],
+                }
+            )
+    return out
+
+
 def test_export_import_export_is_byte_identical(tmp_path: Path) -> None:
     src = authored_folder(tmp_path / "src")
     eng1, blobs1 = fresh(tmp_path, "one")
@@ -107,6 +141,8 @@ def test_export_import_export_is_byte_identical(tmp_path: Path) -> None:
     export_dataset(eng2, blobs2, "chainmark", "mine", tmp_path / "out2")
     first, second = folder_bytes(tmp_path / "out1"), folder_bytes(tmp_path / "out2")
     assert first == second
+    assert task_rows(eng1) == task_rows(eng2)
+    assert task_rows(eng2)[0]["checkpoints"][0]["step"] == 0
     assert sorted(k for k in first if k.startswith("images/")) == sorted(
         f"images/{__import__('hashlib').sha256(png(c)).hexdigest()}.png" for c in ("red", "blue")
     )
