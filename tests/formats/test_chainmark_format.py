@@ -103,7 +103,7 @@ SKIP = {"id", "benchmark_id", "task_id", "created_at", "updated_at", "recorded_a
 def task_rows(engine) -> list[dict]:
     """Every task and its steps/checkpoints as plain values (ids, stamps and import bookkeeping left out;
     a checkpoint's step as the step's ordinal)."""
-    from sqlmodel import Session, select
+    from sqlmodel import Session, col, select
 
     from store.models import Checkpoint, ReferenceStep, Task
 
@@ -117,10 +117,10 @@ def task_rows(engine) -> list[dict]:
     with Session(engine) as s:
         for t in s.exec(select(Task).order_by(Task.source_id)).all():
             steps = s.exec(
-                select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(ReferenceStep.ordinal)
+                select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(col(ReferenceStep.ordinal))
             ).all()
             ordinal = {st.id: st.ordinal for st in steps}
-            cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == t.id).order_by(Checkpoint.ordinal)).all()
+            cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == t.id).order_by(col(Checkpoint.ordinal))).all()
             out.append(
                 {
                     "task": plain(t),
