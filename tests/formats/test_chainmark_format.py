@@ -83,6 +83,8 @@ def authored_folder(root: Path) -> Path:
                 ],
             }
         )
+    card = {"name": "mine", "format": "chainmark", "tool_set": "gta", "guidelines": "# Be exact", "description": "d"}
+    (root / "benchmark.json").write_text(json.dumps(card), encoding="utf-8")
     (root / "tasks.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return root
 
@@ -142,6 +144,13 @@ def test_export_import_export_is_byte_identical(tmp_path: Path) -> None:
     first, second = folder_bytes(tmp_path / "out1"), folder_bytes(tmp_path / "out2")
     assert first == second
     assert task_rows(eng1) == task_rows(eng2)
+    assert json.loads(second["benchmark.json"]) == {
+        "name": "mine",
+        "format": "chainmark",
+        "tool_set": "gta",
+        "guidelines": "# Be exact",
+        "description": "d",
+    }
     assert task_rows(eng2)[0]["checkpoints"][0]["step"] == 0
     assert sorted(k for k in first if k.startswith("images/")) == sorted(
         f"images/{__import__('hashlib').sha256(png(c)).hexdigest()}.png" for c in ("red", "blue")
