@@ -15,6 +15,7 @@ CHAINMARK = BenchmarkPlugin(
     name="chainmark",
     summary="chainmark's own format: benchmarks authored here, in the TUI or with `tasks add`",
     formats=("chainmark",),
+    format_module="annotation.formats.chainmark",
     profile="evaluation.benchmarks.native:PROFILE",
     metrics=(
         "AnswerAcc",

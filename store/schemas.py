@@ -374,12 +374,83 @@ def _event_records() -> Any:
     return Annotated[Union[tuple(records)], Field(discriminator="kind")]
 
 
-def json_schema(which: Literal["answers", "checkpoints", "events"]) -> dict[str, Any]:
+class _Closed(BaseModel):
+    """A line of chainmark's own folder format: only its own keys (the reader refuses others)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class TaskLineStep(_Closed):
+    """One reference step, in chain order."""
+
+    thought: str | None = None
+    tool_name: str | None = None
+    tool_args: Any = None
+    result_text: str | None = None
+    result: Any = None
+    is_final: bool = False
+    final_answer: str | None = None
+    meta: dict[str, Any] = {}
+
+
+class TaskLineCheckpoint(CheckpointChecks):
+    """A checkpoint with the ordinal of the step it checks (``step``, null when it checks none)."""
+
+    model_config = ConfigDict(extra="forbid")
+    meta: dict[str, Any] = {}
+    step: int | None = Field(default=None, ge=0)
+
+
+class TaskLineOrdering(_Closed):
+    key: str
+    sequence: list[str]
+    max_gap: int | None = None
+
+
+class TaskLineDocument(_Closed):
+    title: str | None = None
+    text: str
+    meta: dict[str, Any] = {}
+
+
+class TaskLineImage(_Closed):
+    """An image file under the folder, its role, and the step or document it belongs to (ordinals)."""
+
+    path: str
+    role: Literal["query_image", "document_image", "golden", "evidence", "artifact"] = "query_image"
+    step: int | None = Field(default=None, ge=0)
+    document: int | None = Field(default=None, ge=0)
+
+
+class TaskLine(_Closed):
+    """One line of ``tasks.jsonl`` (``chainmark export chainmark``)."""
+
+    id: str
+    query: str
+    category: str | None = None
+    subcategory: str | None = None
+    intent: str | None = None
+    level: str | None = None
+    domain: str | None = None
+    output_format: str | None = None
+    answer_spec: AnswerSpec = Field(default_factory=lambda: NoAnswer(kind="none"))
+    tools_offered: list[str] = []
+    meta: dict[str, Any] = {}
+    steps: list[TaskLineStep] = []
+    checkpoints: list[TaskLineCheckpoint] = []
+    orderings: list[TaskLineOrdering] = []
+    documents: list[TaskLineDocument] = []
+    images: list[TaskLineImage] = []
+
+
+def json_schema(which: Literal["answers", "checkpoints", "events", "tasks"]) -> dict[str, Any]:
     """The JSON Schema ``chainmark schema WHICH`` prints."""
     if which == "answers":
         schema, title = answer_spec_adapter.json_schema(), "chainmark answer spec"
     elif which == "checkpoints":
         schema, title = CheckpointChecks.model_json_schema(), "chainmark checkpoint"
+    elif which == "tasks":
+        schema, title = TaskLine.model_json_schema(), "chainmark task (a line of tasks.jsonl)"
     else:
         schema, title = TypeAdapter(_event_records()).json_schema(), "chainmark event (kind and payload)"
     return {

@@ -80,6 +80,7 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
                 "description": bench.description,
                 "source_format": bench.source_format,
                 "tool_set": bench.tool_set,
+                "guidelines": bench.guidelines,
                 "license": (bench.settings or {}).get("license") or settings.get("license"),
             }
         files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session), **extra)

@@ -398,6 +398,15 @@ def _unpaired_surrogate(value: Any, path: str = "") -> str | None:
     return None
 
 
+def _described_by(settings: dict[str, Any]) -> dict[str, Any]:
+    """A new benchmark's tool set, description and guidelines, from what the dataset says about itself
+    (chainmark's own folder carries them in ``benchmark.json``)."""
+    return {
+        k: settings.get(k) if isinstance(settings.get(k), str) else None
+        for k in ("tool_set", "description", "guidelines")
+    }
+
+
 def _prepare_benchmark(conn: Connection, fmt: Any, spec: DatasetSpec | DatasetStream, name: str, source: str) -> int:
     """The benchmark's id, made if needed, its format, tool set and this format's settings brought up
     to date (what ``annotation.tasks.ensure_benchmark`` does, in Core; a benchmark is not audited)."""
@@ -420,7 +429,7 @@ def _prepare_benchmark(conn: Connection, fmt: Any, spec: DatasetSpec | DatasetSt
     if found is not None:
         conn.execute(b.update().where(b.c.id == found.id).values(**values))
         return int(found.id)
-    row = {"name": name, "tool_set": None, "description": None, "guidelines": None, "created_at": utcnow(), **values}
+    row = {"name": name, **_described_by(spec.settings), "created_at": utcnow(), **values}
     conn.execute(b.insert().values(**row))
     return int(conn.execute(sa.select(b.c.id).where(b.c.name == name)).scalar_one())
 

@@ -122,7 +122,7 @@ def test_broken_wrong_and_clashing_plugins_are_refused_and_the_rest_works(
     assert "gta (from clashbench) ignored: the name is taken by the plugin from chainmark" in problems
     assert "other (from clashbench) ignored: format 'vtc' belongs to vtc" in problems
     assert "sets (from clashbench) ignored: tool set 'atp' is defined by atp" in problems
-    assert format_names() == ("gta", "agentic-mme", "vtc", "isg", "atp", "hf")
+    assert format_names() == ("chainmark", "gta", "agentic-mme", "vtc", "isg", "atp", "hf")
     assert get_format("gta").__name__ == "annotation.formats.gta"
 
 
