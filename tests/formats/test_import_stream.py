@@ -110,19 +110,24 @@ def test_tasks_sharing_a_file_read_it_once(engine, blobs, tmp_path: Path, monkey
 
 
 def test_ids_are_looked_up_when_sqlite_cannot_count_them(engine, blobs, tmp_path: Path, small_batches) -> None:
-    """A table whose largest id is the largest SQLite allows gets random new ids: they are read back."""
-    top = 2**63 - 1
+    """Tasks never reuse a deleted id (AUTOINCREMENT), so after a deletion the new ids do not follow the
+    largest id left: the import notices and reads them back instead of counting."""
     with Session(engine) as s:
         bench = Benchmark(name="other", source_format="gta")
         s.add(bench)
         s.flush()
-        s.add(Task(id=top, benchmark_id=bench.id or 0, source_id="x", query="q", answer_spec={"kind": "none"}))
+        gone = Task(benchmark_id=bench.id or 0, source_id="gone", query="q", answer_spec={"kind": "none"})
+        s.add(gone)
+        s.add(Task(benchmark_id=bench.id or 0, source_id="x", query="q", answer_spec={"kind": "none"}))
         s.commit()
+        s.delete(s.exec(select(Task).where(Task.source_id == "x")).one())
+        s.commit()
+        deleted_id = (gone.id or 0) + 1
     data = write_gta(tmp_path, n=5)
     import_dataset(engine, blobs, "gta", tmp_path)
     with Session(engine) as s:
-        tasks = {t.id: t for t in s.exec(select(Task).where(Task.source_id != "x")).all()}
-        assert sorted(t.source_id for t in tasks.values()) == sorted(data)
+        tasks = {t.id: t for t in s.exec(select(Task).where(Task.source_id != "gone")).all()}
+        assert sorted(t.source_id for t in tasks.values()) == sorted(data) and deleted_id not in tasks
         for step in s.exec(select(ReferenceStep)).all():
             rec = data[tasks[step.task_id].source_id]
             calls = [m for m in rec["dialogs"] if "tool_calls" in m]

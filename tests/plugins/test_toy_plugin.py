@@ -132,7 +132,7 @@ def test_without_the_package_nothing_knows_the_toy_benchmark(tmp_path: Path) -> 
     )
     assert (
         results[0]["code"] == 2
-        and "'toy' is not one of 'gta', 'agentic-mme', 'vtc', 'isg', 'atp', 'hf'" in (results[0]["output"])
+        and "'toy' is not one of 'chainmark', 'gta', 'agentic-mme', 'vtc', 'isg', 'atp', 'hf'" in (results[0]["output"])
     )
     assert "toy" not in _ok(results[1]).split("Formats:")[1]
     assert results[2]["code"] == 2

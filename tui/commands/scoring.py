@@ -115,9 +115,11 @@ def score_cmd(
 def _withheld_score(app: AppContext, run_id: int, as_json: bool) -> bool:
     """Blind mode: the viewer still owes blind work on this run, so its model and scores stay hidden
     (the result is still stored unless ``--no-write``); prints the reason and says True."""
-    from tui.blind_view import scope_at
+    from tui.blind_view import listing_scope
 
-    reason = scope_at(app).why_hidden([run_id], what="scores hidden")
+    with app.reading() as reader:  # a plain query first: no ORM is built for someone with no blind work
+        scope = listing_scope(app, reader)
+    reason = scope.why_hidden([run_id], what="scores hidden") if scope is not None else ""
     if not reason:
         return False
     if as_json:
