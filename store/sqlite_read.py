@@ -38,11 +38,12 @@ def cannot_write(path: Path) -> bool:
     return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
-def open_uri(path: Path) -> str:
-    """The URI ``path`` is opened by: read-write, or read-only when it cannot be written, and then
-    immutable when its folder cannot hold the -shm file either (nothing can change it there)."""
+def open_uri(path: Path, *, read_only: bool = False) -> str:
+    """The URI ``path`` is opened by: read-write, or read-only when it cannot be written (or the
+    caller asks), and then immutable when its folder cannot hold the -shm file either (nothing can
+    change it there)."""
     quoted = urllib.parse.quote(str(path))
-    if not cannot_write(path):
+    if not read_only and not cannot_write(path):
         return f"file:{quoted}?mode=rw"
     return f"file:{quoted}?mode=ro" + ("" if os.access(path.parent, os.W_OK) else "&immutable=1")
 
