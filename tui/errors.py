@@ -32,7 +32,7 @@ _SQLITE = (  # substring of SQLite's message → what it means for the user
     (
         "database is locked",
         (
-            "another process held the database's write lock longer than the busy timeout "
+            "{holder} held the database's write lock longer than the busy timeout "
             "({timeout}); let it finish, or raise CHAINMARK_BUSY_TIMEOUT_MS"
         ),
     ),
@@ -50,8 +50,9 @@ _OS = {
 }
 
 
-def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:
-    """One line for an error the user can act on, or None when it looks like a bug."""
+def describe(exc: BaseException, timeout_s: float | None = None, db_url: str | None = None) -> str | None:
+    """One line for an error the user can act on, or None when it looks like a bug (``db_url``: the
+    database, to name the process holding its write lock)."""
     import sqlalchemy.exc as sa_exc
 
     from store.sqlite_read import DRIVER_ERRORS
@@ -66,12 +67,13 @@ def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:
         for needle, meaning in _SQLITE:
             if needle in low:
                 wait = f"{timeout_s:g} s" if timeout_s is not None else "the busy timeout"
-                return f"{meaning.format(timeout=wait)} ({raw})"
+                holder = _lock_holder(db_url) if "{holder}" in meaning else ""
+                return f"{meaning.format(timeout=wait, holder=holder)} ({raw})"
         return f"the database refused the operation: {raw}"
     if isinstance(exc, sa_exc.DataError):
         return f"the database refused a value: {_value_message(one_line(exc))}"
     if isinstance(exc, sa_exc.StatementError) and isinstance(exc.orig, UnicodeError | OverflowError | TypeError):
-        return describe(exc.orig, timeout_s)
+        return describe(exc.orig, timeout_s, db_url)
     if isinstance(exc, OSError) and exc.errno in _OS:
         where = f": {exc.filename}" if exc.filename else ""
         return f"{_OS[exc.errno]}{where} ({exc.strerror or exc})"
@@ -82,6 +84,20 @@ def describe(exc: BaseException, timeout_s: float | None = None) -> str | None:
     if isinstance(exc, UnicodeError):
         return f"text the database cannot store (a lone surrogate or invalid character): {exc}"
     return None
+
+
+def _lock_holder(db_url: str | None) -> str:
+    """Who holds the write lock of the SQLite database ``db_url``: "another chainmark (pid …: command)",
+    or "another process" when that cannot be told (a server database, another host, already gone)."""
+    from store.db import sqlite_path
+    from store.lock_holder import write_lock_holder
+
+    try:
+        path = sqlite_path(db_url) if db_url else None
+        holder = write_lock_holder(path) if path is not None else None
+    except Exception:  # noqa: BLE001  (naming the holder is a courtesy: never a second error)
+        holder = None
+    return holder.describe() if holder is not None else "another process"
 
 
 def _value_message(raw: str) -> str:
@@ -128,7 +144,7 @@ def message_for(exc: BaseException, db_url: str | None, timeout_s: float | None 
     """The line the CLI prints for ``exc``, with where its traceback was written."""
     log = log_traceback(exc, db_url)
     where = f"traceback in {log}" if log else "the traceback could not be written anywhere"
-    known = describe(exc, timeout_s)
+    known = describe(exc, timeout_s, db_url)
     if known is not None:
         return f"{known} [{where}]"
     return f"internal error, please report it: {type(exc).__name__}: {_first_line(exc)} [{where}]"

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -217,3 +218,80 @@ def test_a_read_only_mount_reads_as_on_a_writable_copy(
     caller.home.mkdir()
     refused_as_read_only(caller.run(str(read_only_view), "annotators", "add", "carol"))
     assert read_outputs(caller, str(read_only_view)) == expected
+
+
+HOLD_THE_WRITE_LOCK = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE annotator SET role = role")
+print("held", flush=True)
+sys.stdin.read()  # until the test closes our stdin
+conn.execute("ROLLBACK")
+"""
+
+
+@contextmanager
+def holding_the_write_lock(db: Path, *more_args: str) -> Iterator[subprocess.Popen[str]]:
+    """A process holding ``db``'s write transaction open (BEGIN IMMEDIATE) until the block ends."""
+    (db.parent / "hold.py").write_text(HOLD_THE_WRITE_LOCK, encoding="utf-8")
+    holder = subprocess.Popen(
+        [sys.executable, "hold.py", db.name, *more_args],
+        cwd=db.parent,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield holder
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+
+
+@pytest.fixture
+def lock_holder(scored_db: Path, tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    """A copy of the database and a process holding its write lock."""
+    db = _copy(scored_db, tmp_path / "locked")
+    with holding_the_write_lock(db) as holder:
+        yield db, holder
+
+
+def test_reads_work_under_a_held_write_lock_and_a_write_names_the_holder(
+    lock_holder: tuple[Path, subprocess.Popen[str]], expected: dict[str, str], tmp_path: Path
+) -> None:
+    """The built-in rating scales are not stored in this database: the HTML report's agreement section
+    used to store them first, and so waited out the busy timeout and failed behind any writer."""
+    db, holder = lock_holder
+    caller = Caller(tmp_path / "caller", env={"CHAINMARK_BUSY_TIMEOUT_MS": "500"})
+    caller.home.mkdir()
+    assert read_outputs(caller, str(db)) == expected
+    for write in (["annotators", "add", "carol"], ["score", "1"]):
+        r = caller.run(str(db), *write)
+        assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr, r.stderr
+        lines = [line for line in r.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, r.stderr
+        python = os.path.basename(sys.executable)
+        assert lines[0].startswith(f"Error: another process (pid {holder.pid}: {python} hold.py c.db) held the")
+        assert "held the database's write lock longer than the busy timeout (0.5 s)" in lines[0]
+        assert "let it finish, or raise CHAINMARK_BUSY_TIMEOUT_MS" in lines[0]
+        log = db.parent / "chainmark-errors.log"
+        assert lines[0].endswith(f"[traceback in {log}]") and "Traceback (most recent call last)" in log.read_text()
+
+
+def test_the_lock_holder_is_named_as_a_chainmark_when_it_is_one(scored_db: Path, tmp_path: Path) -> None:
+    """A ``chainmark`` process holding the lock is named with its command line, passwords masked."""
+    from store.lock_holder import write_lock_holder
+
+    db = _copy(scored_db, tmp_path / "named")
+    assert write_lock_holder(db) is None  # nobody holds it
+    with holding_the_write_lock(db, "chainmark", "--db", "postgresql://u:pw1234@h/d") as holder:
+        found = write_lock_holder(db)
+    assert found is not None and found.pid == holder.pid
+    python = os.path.basename(sys.executable)
+    assert found.describe() == (
+        f"another chainmark (pid {holder.pid}: {python} hold.py c.db chainmark --db postgresql://u:[redacted]@h/d)"
+    )
+    assert write_lock_holder(db) is None  # released with the process
