@@ -28,7 +28,13 @@ from store.locate import (  # noqa: F401  (re-exported: where the database is, r
     resolve_url,
 )
 from store.acting import acting_user  # noqa: F401  (re-exported: who the audit names)
-from store.sqlite_read import cannot_write, connection_pragmas, open_uri, read_only_pragmas
+from store.sqlite_read import (
+    cannot_write,
+    connection_pragmas,
+    open_uri,
+    read_only_pragmas,
+    too_full_to_open_for_writing,
+)
 
 if TYPE_CHECKING:  # the ORM loads with the first session, not with the engine (store/__init__.py)
     from sqlmodel import Session
@@ -64,7 +70,8 @@ def make_engine(db: str | os.PathLike[str] | None = None, *, echo: bool = False)
         if path is not None and not asked_read_only:
             _create_private(path)
         timeout = busy_timeout_ms()
-        if path is not None and (asked_read_only or cannot_write(path)):  # reads work; a write fails "read-only"
+        # an unwritable file or folder, a full disk: reads work; a write fails "read-only" or "full"
+        if path is not None and (asked_read_only or cannot_write(path) or too_full_to_open_for_writing(path)):
             engine = _read_only_engine(path, timeout, echo)
         else:
             engine = sa.create_engine(url, echo=echo, connect_args={"timeout": timeout / 1000})

@@ -20,11 +20,12 @@ from typing import Any
 LOG_NAME = "chainmark-errors.log"
 ENV_TRACEBACK = "CHAINMARK_TRACEBACK"
 
+_FULL = "the disk holding the database is full; free some space, then run the command again"
+_DISK_SYMPTOMS = ("readonly database", "disk i/o error", "unable to open database file", "database or disk is full")
+"""What SQLite says when the disk holding the database is full: besides SQLITE_FULL, a failed -shm
+index is an I/O error, and a database read on a full disk (opened immutable) refuses writes as read-only."""
 _SQLITE = (  # substring of SQLite's message → what it means for the user
-    (
-        "database or disk is full",
-        ("the disk holding the database is full; free some space, then run the command again"),
-    ),
+    ("database or disk is full", _FULL),
     (
         "readonly database",
         ("the database is read-only (file or folder permissions, or a read-only mount); use a writable copy"),
@@ -64,6 +65,8 @@ def describe(exc: BaseException, timeout_s: float | None = None, db_url: str | N
     if isinstance(exc, (sa_exc.OperationalError, sa_exc.InternalError, *DRIVER_ERRORS)):
         raw = one_line(exc)
         low = raw.lower()
+        if any(n in low for n in _DISK_SYMPTOMS) and _disk_full(db_url):  # SQLite says "read-only" or "I/O"
+            return f"{_FULL} ({raw})"
         for needle, meaning in _SQLITE:
             if needle in low:
                 wait = f"{timeout_s:g} s" if timeout_s is not None else "the busy timeout"
@@ -84,6 +87,18 @@ def describe(exc: BaseException, timeout_s: float | None = None, db_url: str | N
     if isinstance(exc, UnicodeError):
         return f"text the database cannot store (a lone surrogate or invalid character): {exc}"
     return None
+
+
+def _disk_full(db_url: str | None) -> bool:
+    """Is the disk holding the SQLite database ``db_url`` (nearly) full?"""
+    from store.db import sqlite_path
+    from store.sqlite_read import disk_nearly_full
+
+    try:
+        path = sqlite_path(db_url) if db_url else None
+    except Exception:  # noqa: BLE001  (a malformed URL: not a disk question)
+        return False
+    return path is not None and disk_nearly_full(path)
 
 
 def _lock_holder(db_url: str | None) -> str:
@@ -115,14 +130,26 @@ def log_traceback(exc: BaseException, db_url: str | None) -> Path | None:
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     for folder in _log_folders(db_url):
         path = folder / LOG_NAME
+        existed = path.exists()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        except OSError:
+            continue
+        try:
             with os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace") as f:
                 f.write(f"--- {stamp} pid {os.getpid()}\n{text}\n")
             return path
-        except OSError:
-            continue
+        except OSError:  # a full disk: no empty log left there, the next folder is tried
+            if not existed:
+                _remove_quietly(path)
     return None
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def _log_folders(db_url: str | None) -> list[Path]:

@@ -1,5 +1,6 @@
-"""Issue 31 item 8: the read-only commands work on a database this process truly cannot write, and
-print what they print on a writable copy; a write says "read-only" in one line.
+"""Issue 31 item 8: the read-only commands work on a database this process cannot write (read-only, a
+full disk, another process holding the write lock), and
+print what they print on a writable copy; a write says why in one line (and names the lock holder).
 
 "Truly": the tests run as root, and root ignores file modes. So the unwritable cases are played by
 another local user (uid 65534 through ``setpriv``, skipped with the reason where that is not
@@ -295,3 +296,65 @@ def test_the_lock_holder_is_named_as_a_chainmark_when_it_is_one(scored_db: Path,
         f"another chainmark (pid {holder.pid}: {python} hold.py c.db chainmark --db postgresql://u:[redacted]@h/d)"
     )
     assert write_lock_holder(db) is None  # released with the process
+
+
+@pytest.fixture
+def full_disk(scored_db: Path, tmp_path: Path) -> Iterator[Path]:
+    """The database on a 2 MB tmpfs of the test's own, filled to the last byte (root only; skipped where
+    mounting is not permitted), unmounted after."""
+    point = tmp_path / "disk"
+    point.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(point)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode(errors='replace').strip()}")
+    try:
+        db = _copy(scored_db, point)
+        _fill(point)
+        yield db
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=True)
+
+
+def _fill(disk: Path) -> None:
+    with (disk / "filler").open("ab") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+    assert os.statvfs(disk).f_bavail == 0
+
+
+def full_disk_line(r: subprocess.CompletedProcess[str], log_folder: Path) -> str:
+    assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("Error: the disk holding the database is full; free some space, then run the command")
+    log = log_folder / "chainmark-errors.log"  # not beside the database: there is no room there
+    assert lines[0].endswith(f"[traceback in {log}]") and "Traceback (most recent call last)" in log.read_text()
+    return lines[0]
+
+
+def test_reads_work_on_a_full_disk_and_a_write_says_the_disk_is_full(
+    full_disk: Path, expected: dict[str, str], tmp_path: Path
+) -> None:
+    """SQLite cannot make the -shm index a WAL connection needs on a full disk, so every command failed
+    "disk I/O error"; with nothing in the -wal the file is read as it stands."""
+    caller = Caller(tmp_path / "caller")
+    caller.home.mkdir()
+    assert read_outputs(caller, str(full_disk)) == expected
+    for write in (["annotators", "add", "carol"], ["score", "1"]):
+        full_disk_line(caller.run(str(full_disk), *write), caller.home)
+    assert not (full_disk.parent / "chainmark-errors.log").exists()  # no empty log left on the full disk
+
+
+def test_a_full_disk_whose_wal_holds_changes_is_one_line(full_disk: Path, tmp_path: Path) -> None:
+    """Committed changes that live only in the -wal would be missed by reading the file as it stands:
+    then the read fails, in one line saying the disk is full."""
+    (full_disk.parent / "filler").unlink()
+    full_disk.with_name("c.db-wal").write_bytes(b"\1" * 4096)  # stands for changes not yet in the file
+    _fill(full_disk.parent)
+    caller = Caller(tmp_path / "caller")
+    caller.home.mkdir()
+    full_disk_line(caller.run(str(full_disk), "tasks", "list"), caller.home)
