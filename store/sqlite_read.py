@@ -56,12 +56,19 @@ def too_full_to_open_for_writing(path: Path) -> bool:
     through a read-write connection fails ("disk I/O error"). True when that is so and the -wal holds
     nothing (no committed change lives only there): the file can then be read as it stands
     (immutable), and writes are refused as the disk would refuse them."""
-    if not path.exists() or not disk_nearly_full(path):
-        return False
-    wal = path.with_name(path.name + "-wal")
-    if wal.exists() and wal.stat().st_size > 0:
+    if not path.exists() or not disk_nearly_full(path) or not wal_is_empty(path):
         return False
     return not _reads_read_write(path)
+
+
+def wal_is_empty(path: Path) -> bool:
+    """Does the -wal file of ``path`` hold nothing (so the file read as it stands is the whole database)?"""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _reads_read_write(path: Path) -> bool:
@@ -81,13 +88,15 @@ def _reads_read_write(path: Path) -> bool:
 
 def open_uri(path: Path, *, read_only: bool = False) -> str:
     """The URI ``path`` is opened by: read-write, or read-only when it cannot be written (or the
-    caller asks), and then immutable when its folder cannot hold the -shm file either (nothing can
-    change it there), or the disk is too full to hold it (``too_full_to_open_for_writing``)."""
+    caller asks), and then immutable when its folder cannot hold the -shm file either and the -wal
+    holds nothing (nothing can change it there), or the disk is too full to hold the -shm file
+    (``too_full_to_open_for_writing``)."""
     quoted = urllib.parse.quote(str(path))
     full = too_full_to_open_for_writing(path)
     if not (read_only or full or cannot_write(path)):
         return f"file:{quoted}?mode=rw"
-    immutable = full or not os.access(path.parent, os.W_OK)
+    # with changes in the -wal, SQLite reads read-only through an existing -shm instead
+    immutable = full or (not os.access(path.parent, os.W_OK) and wal_is_empty(path))
     return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
 
 
