@@ -83,12 +83,20 @@ def read_outputs(caller: Caller, db: str) -> dict[str, str]:
     return out
 
 
-def refused_as_read_only(r: subprocess.CompletedProcess[str]) -> str:
+def one_error_line(r: subprocess.CompletedProcess[str]) -> str:
+    """The one line a failed command printed; its traceback is in the error log the line names, only."""
     assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
     lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("Error: the database is read-only") and "use a writable copy" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
+    log = re.fullmatch(r".*\[traceback in (.+)\]", lines[0])
+    assert log is not None and "Traceback (most recent call last)" in Path(log.group(1)).read_text(), lines[0]
     return lines[0]
+
+
+def refused_as_read_only(r: subprocess.CompletedProcess[str]) -> str:
+    line = one_error_line(r)
+    assert line.startswith("Error: the database is read-only") and "use a writable copy" in line
+    return line
 
 
 def _reachable(folder: Path) -> None:
@@ -270,10 +278,7 @@ def test_reads_work_under_a_held_write_lock_and_a_write_names_the_holder(
     caller.home.mkdir()
     assert read_outputs(caller, str(db)) == expected
     for write in (["annotators", "add", "carol"], ["score", "1"]):
-        r = caller.run(str(db), *write)
-        assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr, r.stderr
-        lines = [line for line in r.stderr.splitlines() if line.strip()]
-        assert len(lines) == 1, r.stderr
+        lines = [one_error_line(caller.run(str(db), *write))]
         python = os.path.basename(sys.executable)
         assert lines[0].startswith(f"Error: another process (pid {holder.pid}: {python} hold.py c.db) held the")
         assert "held the database's write lock longer than the busy timeout (0.5 s)" in lines[0]
@@ -327,9 +332,7 @@ def _fill(disk: Path) -> None:
 
 
 def full_disk_line(r: subprocess.CompletedProcess[str], log_folder: Path) -> str:
-    assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, r.stderr
+    lines = [one_error_line(r)]
     assert lines[0].startswith("Error: the disk holding the database is full; free some space, then run the command")
     log = log_folder / "chainmark-errors.log"  # not beside the database: there is no room there
     assert lines[0].endswith(f"[traceback in {log}]") and "Traceback (most recent call last)" in log.read_text()
