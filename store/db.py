@@ -103,7 +103,8 @@ def _read_only_engine(path: Path, timeout_ms: int, echo: bool) -> Engine:
     def connect() -> sqlite3.Connection:
         return sqlite3.connect(uri, uri=True, timeout=timeout_ms / 1000, check_same_thread=False)
 
-    engine = sa.create_engine("sqlite://", echo=echo, creator=connect, poolclass=sa.pool.NullPool)
+    # the URL names the file (the creator connects): what finds its blobs folder, logs and locks by it
+    engine = sa.create_engine(f"sqlite:///{path}", echo=echo, creator=connect, poolclass=sa.pool.NullPool)
     _attach_sqlite_rules(engine, timeout_ms, read_only_pragmas(timeout_ms), default_begin="DEFERRED")
     return engine
 

@@ -363,3 +363,25 @@ def test_a_full_disk_whose_wal_holds_changes_is_one_line(full_disk: Path, tmp_pa
     caller = Caller(tmp_path / "caller")
     caller.home.mkdir()
     full_disk_line(caller.run(str(full_disk), "tasks", "list"), caller.home)
+
+
+def test_a_read_only_database_finds_its_blobs_beside_its_file(tmp_path: Path) -> None:
+    """A read-only engine's URL names its file, so its images are read from the blobs folder beside it
+    (before: its URL was ``sqlite://``, and blobs were looked up in the database's table, where a
+    folder-stored image is not: an export or a screen of a read-only database lost its images)."""
+    from store import make_engine
+    from store.blobs import FolderBlobStore, default_blob_store
+    from store.db import sqlite_path
+
+    db = tmp_path / "c.db"
+    copy_sqlite_template(db)
+    writable = make_engine(db)
+    digest = default_blob_store(writable).put(b"an image's bytes")
+    writable.dispose()
+    read_only = make_engine(f"sqlite:///file:{db}?mode=ro&uri=true")
+    try:
+        assert sqlite_path(str(read_only.url)) == db
+        blobs = default_blob_store(read_only)
+        assert isinstance(blobs, FolderBlobStore) and blobs.get(digest) == b"an image's bytes"
+    finally:
+        read_only.dispose()
