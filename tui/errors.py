@@ -53,7 +53,7 @@ _OS = {
 
 def describe(exc: BaseException, timeout_s: float | None = None, db_url: str | None = None) -> str | None:
     """One line for an error the user can act on, or None when it looks like a bug (``db_url``: the
-    database, to name the process holding its write lock)."""
+    database, to tell a full disk and to name the process holding its write lock)."""
     import sqlalchemy.exc as sa_exc
 
     from store.sqlite_read import DRIVER_ERRORS
