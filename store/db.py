@@ -9,6 +9,7 @@ without it, 0 with it). PostgreSQL URLs (``postgresql+psycopg://…``) get none 
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +28,13 @@ from store.locate import (  # noqa: F401  (re-exported: where the database is, r
     resolve_url,
 )
 from store.acting import acting_user  # noqa: F401  (re-exported: who the audit names)
-from store.sqlite_read import cannot_write, connection_pragmas, open_uri, read_only_pragmas
+from store.sqlite_read import (
+    cannot_write,
+    connection_pragmas,
+    open_uri,
+    read_only_pragmas,
+    too_full_to_open_for_writing,
+)
 
 if TYPE_CHECKING:  # the ORM loads with the first session, not with the engine (store/__init__.py)
     from sqlmodel import Session
@@ -38,7 +45,20 @@ def sqlite_path(url: str) -> Path | None:
     u = sa.engine.make_url(url)
     if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
         return None
+    if _uri_filename(u):  # sqlite:///file:/path/c.db?mode=ro&uri=true names /path/c.db
+        path = urllib.parse.unquote(urllib.parse.urlsplit(u.database).path)
+        return Path(path) if path and path != ":memory:" else None
     return Path(u.database)
+
+
+def _uri_filename(u: sa.engine.URL) -> bool:
+    return str(u.query.get("uri", "")).lower() in ("true", "1") and bool(u.database and u.database.startswith("file:"))
+
+
+def asks_read_only(url: str) -> bool:
+    """Does a SQLite URL open its file read-only (``?mode=ro&uri=true``, or ``immutable=1``)?"""
+    u = sa.engine.make_url(url)
+    return _uri_filename(u) and (u.query.get("mode") == "ro" or str(u.query.get("immutable")) == "1")
 
 
 def make_engine(db: str | os.PathLike[str] | None = None, *, echo: bool = False) -> Engine:
@@ -46,10 +66,12 @@ def make_engine(db: str | os.PathLike[str] | None = None, *, echo: bool = False)
     url = resolve_url(db)
     if url.startswith("sqlite"):
         path = sqlite_path(url)
-        if path is not None:
+        asked_read_only = path is not None and asks_read_only(url)
+        if path is not None and not asked_read_only:
             _create_private(path)
         timeout = busy_timeout_ms()
-        if path is not None and cannot_write(path):  # listings still work; a write fails "read-only"
+        # an unwritable file or folder, a full disk: reads work; a write fails "read-only" or "full"
+        if path is not None and (asked_read_only or cannot_write(path) or too_full_to_open_for_writing(path)):
             engine = _read_only_engine(path, timeout, echo)
         else:
             engine = sa.create_engine(url, echo=echo, connect_args={"timeout": timeout / 1000})
@@ -76,12 +98,13 @@ def _read_only_engine(path: Path, timeout_ms: int, echo: bool) -> Engine:
     """An engine on a file that cannot be written: opened read-only, every transaction DEFERRED."""
     import sqlite3
 
-    uri = open_uri(path)
+    uri = open_uri(path, read_only=True)
 
     def connect() -> sqlite3.Connection:
         return sqlite3.connect(uri, uri=True, timeout=timeout_ms / 1000, check_same_thread=False)
 
-    engine = sa.create_engine("sqlite://", echo=echo, creator=connect, poolclass=sa.pool.NullPool)
+    # the URL names the file (the creator connects): what finds its blobs folder, logs and locks by it
+    engine = sa.create_engine(f"sqlite:///{path}", echo=echo, creator=connect, poolclass=sa.pool.NullPool)
     _attach_sqlite_rules(engine, timeout_ms, read_only_pragmas(timeout_ms), default_begin="DEFERRED")
     return engine
 
@@ -129,6 +152,36 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def optional_write_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]:
+    """``session_scope`` for a write a reader can do without (built-in rows stored on first use): on
+    SQLite it does not wait out another writer's lock, so a report never stalls behind a running
+    command for the busy timeout; the caller decides what a refused write means (``write_failure``)."""
+    if engine.dialect.name != "sqlite":
+        with session_scope(engine, actor) as session:
+            yield session
+        return
+    from sqlmodel import Session
+
+    with engine.connect() as conn:
+        driver = conn.connection.driver_connection
+        assert driver is not None  # a checked-out connection always has one
+        driver.execute("PRAGMA busy_timeout=0")
+        try:
+            session = Session(conn, expire_on_commit=False)
+            session.info["actor"] = acting_user(actor)
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+            finally:
+                session.close()
+        finally:
+            driver.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
 
 
 @contextmanager

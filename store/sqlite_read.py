@@ -38,13 +38,66 @@ def cannot_write(path: Path) -> bool:
     return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
-def open_uri(path: Path) -> str:
-    """The URI ``path`` is opened by: read-write, or read-only when it cannot be written, and then
-    immutable when its folder cannot hold the -shm file either (nothing can change it there)."""
+LOW_SPACE = 1 << 20
+"""Free bytes below which a disk counts as full: too little for SQLite's -shm index and a transaction."""
+
+
+def disk_nearly_full(path: Path) -> bool:
+    """Has the file system holding the file ``path`` less than ``LOW_SPACE`` left (for this user)?"""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_SPACE
+
+
+def too_full_to_open_for_writing(path: Path) -> bool:
+    """On a full disk SQLite cannot make or grow the -shm index a WAL connection needs, so even a read
+    through a read-write connection fails ("disk I/O error"). True when that is so and the -wal holds
+    nothing (no committed change lives only there): the file can then be read as it stands
+    (immutable), and writes are refused as the disk would refuse them."""
+    if not path.exists() or not disk_nearly_full(path) or not wal_is_empty(path):
+        return False
+    return not _reads_read_write(path)
+
+
+def wal_is_empty(path: Path) -> bool:
+    """Does the -wal file of ``path`` hold nothing (so the file read as it stands is the whole database)?"""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _reads_read_write(path: Path) -> bool:
+    """Can a read-write connection read the file (its -shm index made or opened)? Only asked on a full disk."""
+    try:
+        conn = sqlite3.connect(f"file:{urllib.parse.quote(str(path))}?mode=rw", uri=True, timeout=0)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def open_uri(path: Path, *, read_only: bool = False) -> str:
+    """The URI ``path`` is opened by: read-write, or read-only when it cannot be written (or the
+    caller asks), and then immutable when its folder cannot hold the -shm file either and the -wal
+    holds nothing (nothing can change it there), or the disk is too full to hold the -shm file
+    (``too_full_to_open_for_writing``)."""
     quoted = urllib.parse.quote(str(path))
-    if not cannot_write(path):
+    full = too_full_to_open_for_writing(path)
+    if not (read_only or full or cannot_write(path)):
         return f"file:{quoted}?mode=rw"
-    return f"file:{quoted}?mode=ro" + ("" if os.access(path.parent, os.W_OK) else "&immutable=1")
+    # with changes in the -wal, SQLite reads read-only through an existing -shm instead
+    immutable = full or (not os.access(path.parent, os.W_OK) and wal_is_empty(path))
+    return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
 
 
 def connect(path: Path, timeout_ms: int) -> sqlite3.Connection | None:

@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, select
 
 from annotation.review.errors import ReviewError
 from store.models import RatingScale
 from annotation.vocab import SCALE_LEVELS
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 LEVELS = SCALE_LEVELS
 
@@ -136,6 +139,26 @@ def ensure_builtin_scales(session: Session) -> None:
                 )
             )
     session.flush()
+
+
+def store_builtin_scales_before_reading(engine: Engine, actor: str | None = None) -> None:
+    """Before agreement or estimates are read: store the built-in scales not stored yet, so judges'
+    verdicts on them are read too. Nothing is written when all are stored, the write does not wait
+    for another writer's lock, and a database that takes no writes (read-only, full, locked) is read
+    as it is: a built-in scale no one stored holds no one's ratings."""
+    from store import read_only
+    from store.db import optional_write_scope
+    from store.storable import write_failure
+
+    with Session(read_only(engine)) as s:
+        if set(BUILTIN_BY_NAME) <= set(s.exec(select(RatingScale.name)).all()):
+            return
+    try:
+        with optional_write_scope(engine, actor) as s:
+            ensure_builtin_scales(s)
+    except Exception as exc:
+        if not write_failure(exc):
+            raise
 
 
 def list_scales(session: Session) -> list[Scale]:

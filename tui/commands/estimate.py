@@ -34,11 +34,10 @@ def _open(app: AppContext) -> Session:
     from sqlmodel import Session
 
     from annotation.review import scales as scaling
-    from store import read_only, session_scope
+    from store import read_only
     from tui.blind_view import scope_for
 
-    with session_scope(app.engine, app.actor) as s:
-        scaling.ensure_builtin_scales(s)
+    scaling.store_builtin_scales_before_reading(app.engine, app.actor)
     s = Session(read_only(app.engine), expire_on_commit=False)
     scope = scope_for(s, app.viewer)
     if scope.active:

@@ -543,11 +543,10 @@ def _matrices(
     from sqlmodel import Session
     from annotation.review import scales as scaling
     from evaluation.agreement.matrix import collect
-    from store import read_only, session_scope
+    from store import read_only
     from tui.blind_view import scope_for, visible_matrices
 
-    with session_scope(app.engine, app.actor) as s:
-        scaling.ensure_builtin_scales(s)
+    scaling.store_builtin_scales_before_reading(app.engine, app.actor)
     s = Session(read_only(app.engine), expire_on_commit=False)
     out = []
     for name in _scale_names(s, scale):
