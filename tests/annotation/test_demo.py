@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from PIL import Image
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation.demo import build_demo
 from store import session_scope
@@ -35,7 +35,7 @@ def test_demo_tasks_have_images_chains_and_checkpoints(engine, blobs):
         rows = {(r.benchmark, r.source_id): r for r in task_summaries(s)}
         mme = rows[("demo-agentic-mme", "0001")]
         assert (mme.steps, mme.checkpoints, mme.images) == (3, 3, 1)
-        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == mme.id).order_by(Checkpoint.ordinal)).all()
+        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == mme.id).order_by(col(Checkpoint.ordinal))).all()
         assert [c.axis for c in cps] == ["V", "V", "R"]
         gt = s.get(Asset, cps[1].gt_asset_id)
         crop = Image.open(io.BytesIO(blobs.get(gt.sha256)))
@@ -44,7 +44,7 @@ def test_demo_tasks_have_images_chains_and_checkpoints(engine, blobs):
         assert s.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == mme.id)).one().max_gap == 2
         gta = rows[("demo-gta", "0")]
         steps = s.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == gta.id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep).where(ReferenceStep.task_id == gta.id).order_by(col(ReferenceStep.ordinal))
         ).all()
         assert [st.tool_name for st in steps[:2]] == ["OCR", "Calculator"] and steps[2].final_answer == "5.27"
         link = s.exec(select(TaskAsset).where(TaskAsset.task_id == gta.id)).one()

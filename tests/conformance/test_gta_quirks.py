@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats.api import export_run, import_dataset, import_run
 from evaluation.scoring.runner import score_run
@@ -111,7 +111,7 @@ def test_duplicate_keys_keep_the_last_record_and_numbers_are_read_as_strings(
 
 def _own_e2e_run(engine, tasks_events) -> int:
     with Session(engine) as s:
-        tasks = s.exec(select(Task).order_by(Task.id)).all()
+        tasks = s.exec(select(Task).order_by(col(Task.id))).all()
         run = Run(name="own e2e", benchmark_id=tasks[0].benchmark_id, mode="react", status="done")
         s.add(run)
         s.flush()

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats import FormatError
 from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
@@ -25,14 +25,14 @@ def test_import_maps_checkpoints_orderings_efficiency_and_images(engine, blobs, 
         assert t.answer_spec == {"kind": "exact", "value": "101", "tolerance": 0.5}
         assert (t.level, t.domain, t.meta["task_id"]) == ("2", "Science", "L2_Test_Domain_Item_0001")
         assert (t.reference_tool_calls, t.max_tool_calls, t.penalty_per_extra_call) == (2, 6, 0.1)
-        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == t.id).order_by(Checkpoint.ordinal)).all()
+        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == t.id).order_by(col(Checkpoint.ordinal))).all()
         assert [(c.key, c.axis) for c in cps] == [("V1_crop", "V"), ("S1_search", "S"), ("V_final_answer", "V")]
         assert cps[0].code_check == {"tool": "python_image_processing", "verifier": "verify_crop_ast"}
         assert cps[0].visual_check["expected_answer"] == "Yes"
         assert cps[2].answer_check == {"match_type": "contains", "target": "101"}
         oc = s.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == t.id)).one()
         assert (oc.key, oc.sequence, oc.max_gap) == ("O1", ["V1_crop", "S1_search"], 2)
-        links = s.exec(select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(TaskAsset.ordinal)).all()
+        links = s.exec(select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(col(TaskAsset.ordinal))).all()
         assert [l.original_path for l in links] == ["images/image_0001_1.png", "images/image_0001_2.jpg"]
     out = tmp_path / "out"
     export_dataset(engine, blobs, "agentic-mme", "agentic-mme", out)

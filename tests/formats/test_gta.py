@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats import FormatError
 from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
@@ -201,7 +201,7 @@ def _make_run(engine, mode: str, events_for) -> int:
     from store.models import Event
 
     with session_scope(engine, "harness") as s:
-        tasks = s.exec(select(Task).order_by(Task.id)).all()
+        tasks = s.exec(select(Task).order_by(col(Task.id))).all()
         run = Run(name=f"native {mode}", benchmark_id=tasks[0].benchmark_id, mode=mode, status="done")
         s.add(run)
         s.flush()

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats import FormatError
 from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
@@ -41,7 +41,7 @@ def test_isg_round_trip(engine, blobs, tmp_path: Path) -> None:
         roles = [
             (l.role, l.original_path)
             for l in s.exec(
-                select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(TaskAsset.role, TaskAsset.ordinal)
+                select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(col(TaskAsset.role), col(TaskAsset.ordinal))
             ).all()
         ]
         assert roles == [
@@ -133,11 +133,15 @@ def test_vtc_joins_by_id_and_exports_cell_equal(engine, blobs, tmp_path: Path) -
         assert tasks["ocr_1"].answer_spec == {"kind": "contains", "value": "光陽機車"}
         assert tasks["perceptual_Restoration_1"].answer_spec["kind"] == "exact"
         steps = s.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == tasks["counting_1"].id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep)
+            .where(ReferenceStep.task_id == tasks["counting_1"].id)
+            .order_by(col(ReferenceStep.ordinal))
         ).all()
         assert [st.tool_name for st in steps] == ["Convert Color", "Binarize", "Draw Contours"]  # curly quotes repaired
         math_steps = s.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == tasks["math_1"].id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep)
+            .where(ReferenceStep.task_id == tasks["math_1"].id)
+            .order_by(col(ReferenceStep.ordinal))
         ).all()
         assert (math_steps[0].tool_name, math_steps[0].meta) == ("Crop", {"source_name": "Zoom in"})
         assert s.exec(select(ReferenceStep).where(ReferenceStep.task_id == tasks["spatial_1"].id)).all() == []
@@ -226,7 +230,9 @@ def test_atp_documents_images_and_gt_steps(engine, blobs, tmp_path: Path) -> Non
     assert (summary.created, summary.documents, summary.steps) == (3, 6, 12)
     with Session(engine) as s:
         t = s.exec(select(Task).where(Task.source_id == "trace-0")).one()
-        steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(ReferenceStep.ordinal)).all()
+        steps = s.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(col(ReferenceStep.ordinal))
+        ).all()
         assert [(st.tool_name, st.tool_args) for st in steps[:3]] == [
             ("Reference", {"img_index": 1}),
             ("Edit", {"img_index": 0, "prompt": "circle the two bolts"}),
@@ -234,15 +240,17 @@ def test_atp_documents_images_and_gt_steps(engine, blobs, tmp_path: Path) -> Non
         ]
         assert steps[3].is_final and steps[3].final_answer == lines[0]["gt"]
         assert [b["type"] for b in t.answer_spec["golden"]] == ["text", "image", "text", "image", "text", "image"]
-        docs = s.exec(select(Document).where(Document.task_id == t.id).order_by(Document.ordinal)).all()
+        docs = s.exec(select(Document).where(Document.task_id == t.id).order_by(col(Document.ordinal))).all()
         assert [d.text for d in docs] == lines[0]["doc"]
         t1 = s.exec(select(Task).where(Task.source_id == "trace-1")).one()
         links = s.exec(
             select(TaskAsset)
             .where(TaskAsset.task_id == t1.id, TaskAsset.role == "document_image")
-            .order_by(TaskAsset.ordinal)
+            .order_by(col(TaskAsset.ordinal))
         ).all()
-        doc_ids = [d.id for d in s.exec(select(Document).where(Document.task_id == t1.id).order_by(Document.ordinal))]
+        doc_ids = [
+            d.id for d in s.exec(select(Document).where(Document.task_id == t1.id).order_by(col(Document.ordinal)))
+        ]
         assert [l.document_id for l in links] == doc_ids
         assert t.meta["vqa"] is True and t1.meta["vqa"] is False
     export_dataset(engine, blobs, "atp", "atp", tmp_path / "out")

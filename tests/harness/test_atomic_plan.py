@@ -6,7 +6,7 @@ import io
 import json
 
 from PIL import Image
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RetryPolicy, RunSpec, start_run
 from store import session_scope
@@ -17,7 +17,7 @@ from tests.support.scripted_openai import ScriptedOpenAI, error, text, tool_call
 def events_of(engine, run_id):
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).one()
-        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
         return traj, evs
 
 
@@ -118,7 +118,9 @@ def test_replay_miss_and_hard_http_error_fail_the_trajectory_not_the_run(
     live = start_run(engine, blobs, RunSpec("mme", endpoint, "atomic", concurrency=1))
     assert (live.done, live.failed) == (1, 1)
     with session_scope(engine) as s:
-        trajs = s.exec(select(Trajectory).where(Trajectory.run_id == live.run_id).order_by(Trajectory.task_id)).all()
+        trajs = s.exec(
+            select(Trajectory).where(Trajectory.run_id == live.run_id).order_by(col(Trajectory.task_id))
+        ).all()
         assert trajs[0].status == "failed" and "HTTP 400" in trajs[0].error and "context too long" in trajs[0].error
         assert s.get(Run, live.run_id).status == "done"
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, start_run
 from evaluation.harness.ast_trace import trace_ops
@@ -31,7 +31,7 @@ def test_code_mode_runs_code_traces_ops_and_shows_images(engine, blobs, make_ben
     progress = start_run(engine, blobs, RunSpec("mme", endpoint, "code"))
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == progress.run_id)).one()
-        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
         execs = [e for e in evs if e.kind == "code_exec"]
         assert len(execs) == 1 and not execs[0].failed
         p = execs[0].payload
@@ -157,7 +157,7 @@ def test_hostile_code_in_code_mode_is_recorded_and_the_run_goes_on(
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == progress.run_id)).one()
         execs = s.exec(
-            select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(Event.ordinal)
+            select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(col(Event.ordinal))
         ).all()
         assert [e.failed for e in execs] == [True, True]
         assert [e.payload["killed_reason"].split(" (")[0] for e in execs] == [

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, add_endpoint, start_run
 from evaluation.harness.budgets import Budgets
@@ -110,7 +110,9 @@ def test_code_mode_escape_suite(
         execs = [
             e.payload
             for e in s.exec(
-                select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(Event.ordinal)
+                select(Event)
+                .where(Event.trajectory_id == traj.id, Event.kind == "code_exec")
+                .order_by(col(Event.ordinal))
             )
         ]
         assert traj.status == "done" and traj.final_answer == "red"

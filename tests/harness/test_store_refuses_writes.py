@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from store import session_scope
 from store.models import Event, Run, Trajectory
@@ -84,7 +84,9 @@ def _wait_for(condition: Any, timeout: float = 30.0) -> None:
 
 def _trajectories(engine: Any, run_id: int) -> list[Trajectory]:
     with session_scope(engine) as s:
-        return list(s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all())
+        return list(
+            s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.task_id))).all()
+        )
 
 
 def test_disk_full_mid_run_fails_the_run_keeps_what_finished_and_stops_calling(

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, add_endpoint, create_run, run_blocking
 from evaluation.harness.client import RetryPolicy
@@ -31,7 +31,9 @@ def _statuses(engine, run_id: int) -> list[str]:
     with session_scope(engine) as s:
         return [
             t.status
-            for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+            for t in s.exec(
+                select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.task_id))
+            ).all()
         ]
 
 

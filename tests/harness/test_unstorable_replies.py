@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, start_run
 from evaluation.harness.planparse import parse_and_validate
@@ -36,7 +36,7 @@ def engine(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Engine]:
 def _only_trajectory(engine: Engine, run_id: int) -> tuple[Trajectory, list[Event]]:
     with session_scope(engine) as s:
         (traj,) = s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all()
-        events = list(s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all())
+        events = list(s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all())
         return traj, events
 
 

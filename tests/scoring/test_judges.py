@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from evaluation.judges.client import JudgeError
@@ -90,7 +90,7 @@ def test_visual_and_search_judges_store_verdicts_and_cache(engine, blobs, script
     with session_scope(engine) as s:
         rows = s.exec(select(CheckpointResult).where(CheckpointResult.trajectory_id == traj_id)).all()
         assert {(r.passed, r.method) for r in rows} == {(True, "judge")}
-        verdicts = s.exec(select(Verdict).order_by(Verdict.id)).all()
+        verdicts = s.exec(select(Verdict).order_by(col(Verdict.id))).all()
         assert [v.target_part for v in verdicts] == [f"visual:V1:{a1}", f"visual:V1:{a2}", "search:S1"]
         assert verdicts[1].label == "Yes, clearly." and verdicts[2].label == "PASS" and verdicts[2].prompt_hash
         assert s.exec(select(ReplayCache).where(ReplayCache.kind == "judge")).all().__len__() == 3
@@ -127,7 +127,7 @@ def test_malformed_output_is_stored_unparsed_and_counts_as_failed(engine, blobs,
     prompt = requests[0].messages[0]["content"][0]["text"]
     assert "Reference answer: 12" in prompt and "Model's answer: twelve" in prompt
     with session_scope(engine) as s:
-        v = s.exec(select(Verdict).order_by(Verdict.id)).first()
+        v = s.exec(select(Verdict).order_by(col(Verdict.id))).first()
         assert v.label == "unparsed" and v.parsed["error"] == "neither yes nor no" and v.raw_output.startswith("I am")
     res = score_run(engine, run_id)
     assert res.metrics["APR"] == 0.0 and res.pending_judgements == 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import select, col
 
 from store import session_scope
 from store.models import AuditEvent, Benchmark, HumanRating, Annotator, Task
@@ -10,7 +10,7 @@ from store.models import AuditEvent, Benchmark, HumanRating, Annotator, Task
 
 def _events(engine, entity):
     with session_scope(engine) as s:
-        return s.exec(select(AuditEvent).where(AuditEvent.entity == entity).order_by(AuditEvent.id)).all()
+        return s.exec(select(AuditEvent).where(AuditEvent.entity == entity).order_by(col(AuditEvent.id))).all()
 
 
 def test_create_update_delete_of_a_task_are_audited_with_actor(any_engine):

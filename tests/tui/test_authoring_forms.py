@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from store import session_scope
@@ -48,7 +48,7 @@ def _task_for(engine, blobs, tool_set: str) -> int:  # type: ignore[no-untyped-d
 
 def _rows(engine, task_id: int) -> list[tuple]:  # type: ignore[no-untyped-def]
     with session_scope(engine) as s:
-        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(Checkpoint.id)).all()
+        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(col(Checkpoint.id))).all()
         return [
             (
                 c.key,

@@ -4,7 +4,7 @@ and the pure conversions the forms rely on."""
 from __future__ import annotations
 
 import pytest
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from annotation.answers import validate_answer_spec
@@ -147,7 +147,7 @@ async def test_blind_attempt_is_a_human_trajectory(make_tui, engine, blobs) -> N
         assert (run.name, run.mode) == ("human:tester", "atomic")
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == run.id)).one()
         assert (traj.task_id, traj.status, traj.final_answer, traj.usage["tool_calls"]) == (task_id, "done", "white", 1)
-        events = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        events = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
         assert [e.kind for e in events] == ["tool_call", "tool_result", "answer"]
         assert events[0].payload["arguments"] == {"image_index": 0, "bbox_2d": [0, 0, 500, 500], "zoom_scale": 1}
         assert events[1].payload["ok"] and len(events[1].payload["asset_ids"]) == 1
