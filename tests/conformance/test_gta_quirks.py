@@ -17,6 +17,7 @@ from evaluation.scoring.runner import score_run
 from store import events as ev
 from store.models import Event, Run, Task, Trajectory
 from tests.formats.fixtures import write_gta
+from tests.support.must import must
 
 ABS = "/abs/data/gta_dataset"
 
@@ -118,8 +119,8 @@ def _own_e2e_run(engine, tasks_events) -> int:
         for t in tasks:
             evs = tasks_events(t)
             traj = Trajectory(
-                run_id=run.id,
-                task_id=t.id,
+                run_id=must(run.id),
+                task_id=must(t.id),
                 status="done",
                 final_answer=next((p["text"] for k, p, _ in evs if k == ev.ANSWER), None),
             )
@@ -127,7 +128,7 @@ def _own_e2e_run(engine, tasks_events) -> int:
             s.flush()
             s.add_all(
                 [
-                    Event(trajectory_id=traj.id, ordinal=i, kind=k, payload=p, failed=f)
+                    Event(trajectory_id=must(traj.id), ordinal=i, kind=k, payload=p, failed=f)
                     for i, (k, p, f) in enumerate(evs)
                 ]
             )

@@ -14,6 +14,7 @@ from store.blobs import put_asset
 from store.models import Checkpoint, EventAsset, OrderingConstraint, Run, Task, TaskAsset, Trajectory, Event
 from tests.formats.conftest import run_events
 from tests.formats.fixtures import png, write_mme, write_mme_run
+from tests.support.must import must
 
 
 def test_import_maps_checkpoints_orderings_efficiency_and_images(engine, blobs, tmp_path: Path) -> None:
@@ -118,19 +119,21 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
         run = Run(name="native", benchmark_id=task.benchmark_id, mode="atomic", status="done")
         s.add(run)
         s.flush()
-        traj = Trajectory(run_id=run.id, task_id=task.id, status="done", final_answer="100", usage={"total_tokens": 50})
+        traj = Trajectory(
+            run_id=must(run.id), task_id=must(task.id), status="done", final_answer="100", usage={"total_tokens": 50}
+        )
         s.add(traj)
         s.flush()
         art = put_asset(s, blobs, png(55))
         rows = [
             Event(
-                trajectory_id=traj.id,
+                trajectory_id=must(traj.id),
                 ordinal=0,
                 kind=ev.TOOL_CALL,
                 payload=ev.tool_call("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, "c1"),
             ),
             Event(
-                trajectory_id=traj.id,
+                trajectory_id=must(traj.id),
                 ordinal=1,
                 kind=ev.TOOL_RESULT,
                 payload=ev.tool_result(
@@ -138,17 +141,17 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
                     "cropped",
                     call_id="c1",
                     data={"ok": "true", "op": "crop", "new_image_index": 1},
-                    asset_ids=[art.id],
+                    asset_ids=[must(art.id)],
                 ),
             ),
-            Event(trajectory_id=traj.id, ordinal=2, kind=ev.ANSWER, payload=ev.answer("100")),
+            Event(trajectory_id=must(traj.id), ordinal=2, kind=ev.ANSWER, payload=ev.answer("100")),
         ]
         s.add_all(rows)
         s.flush()
-        s.add(EventAsset(event_id=rows[1].id, asset_id=art.id))
+        s.add(EventAsset(event_id=must(rows[1].id), asset_id=must(art.id)))
         run_id = run.id
     out = tmp_path / "exported"
-    export_run(engine, blobs, "agentic-mme", run_id, out)
+    export_run(engine, blobs, "agentic-mme", must(run_id), out)
     assert (out / "0000" / "orig.png").exists() and (out / "0000" / "model_answer.txt").read_text() == "100"
     tool_list = json.loads((out / "0000" / "tool_use_list.json").read_text())
     assert tool_list[0]["tool_name"] == "crop" and tool_list[0]["output"]["new_image_index"] == 1

@@ -13,6 +13,7 @@ from store.models import Run, Task, TaskAsset, Trajectory
 from store import events as ev
 from tests.formats.conftest import run_events
 from tests.formats.fixtures import gta_e2e_predictions, gta_step_predictions, write_gta
+from tests.support.must import must
 
 
 def test_import_maps_fields_and_export_reproduces(engine, blobs, tmp_path: Path) -> None:
@@ -83,11 +84,11 @@ def test_authored_task_exports_as_gta(engine, blobs, tmp_path: Path) -> None:
         t = authoring.create_task(
             s, b, "What is 2+3?", answer_spec={"kind": "whitelist", "groups": [["5"]]}, tools_offered=["Calculator"]
         )
-        authoring.attach_asset(s, blobs, t.id, png(1))
+        authoring.attach_asset(s, blobs, must(t.id), png(1))
         authoring.add_step(
-            s, t.id, thought="add", tool_name="Calculator", tool_args={"expression": "2+3"}, result_text="5"
+            s, must(t.id), thought="add", tool_name="Calculator", tool_args={"expression": "2+3"}, result_text="5"
         )
-        authoring.add_step(s, t.id, final_answer="5")
+        authoring.add_step(s, must(t.id), final_answer="5")
     export_dataset(engine, blobs, "gta", "mine", tmp_path / "out")
     data = json.loads((tmp_path / "out" / "dataset.json").read_text())
     rec = data["0"]  # GTA keys are integers: authored GTA tasks are numbered from 0
@@ -208,10 +209,12 @@ def _make_run(engine, mode: str, events_for) -> int:
         for t in tasks:
             evs = events_for(t)
             answer = next((p["text"] for k, p in evs if k == ev.ANSWER), None)
-            traj = Trajectory(run_id=run.id, task_id=t.id, status="done", final_answer=answer)
+            traj = Trajectory(run_id=must(run.id), task_id=must(t.id), status="done", final_answer=answer)
             s.add(traj)
             s.flush()
-            s.add_all([Event(trajectory_id=traj.id, ordinal=i, kind=k, payload=p) for i, (k, p) in enumerate(evs)])
+            s.add_all(
+                [Event(trajectory_id=must(traj.id), ordinal=i, kind=k, payload=p) for i, (k, p) in enumerate(evs)]
+            )
         return run.id
 
 

@@ -13,6 +13,7 @@ from store import session_scope
 from store.models import Document, ReferenceStep, Task, TaskAsset, Trajectory
 from tests.formats.conftest import run_events
 from tests.formats.fixtures import png, read_tsv_cells, write_atp, write_isg, write_vtc
+from tests.support.must import must
 
 
 def _jsonl(path: Path) -> list:
@@ -313,14 +314,14 @@ def test_authored_tasks_export_and_import_back(engine, blobs, tmp_path: Path, fm
     with session_scope(engine, "ann") as s:
         b = authoring.ensure_benchmark(s, "mine", fmt)
         t = authoring.create_task(s, b, "How many bolts?", answer_spec=spec, category="counting", level="2")
-        authoring.attach_asset(s, blobs, t.id, png(5))
-        authoring.add_step(s, t.id, tool_name="Crop", tool_args={"x": 1})
+        authoring.attach_asset(s, blobs, must(t.id), png(5))
+        authoring.add_step(s, must(t.id), tool_name="Crop", tool_args={"x": 1})
         if fmt == "agentic-mme":
-            authoring.add_checkpoint(s, t.id, "cp1", axis="V", tools=["crop"], description="crop it")
-            authoring.add_checkpoint(s, t.id, "cp2", axis="S", tools=["google_search"])
-            authoring.add_ordering_constraint(s, t.id, ["cp1", "cp2"], max_gap=1)
+            authoring.add_checkpoint(s, must(t.id), "cp1", axis="V", tools=["crop"], description="crop it")
+            authoring.add_checkpoint(s, must(t.id), "cp2", axis="S", tools=["google_search"])
+            authoring.add_ordering_constraint(s, must(t.id), ["cp1", "cp2"], max_gap=1)
         if fmt == "atp":
-            authoring.add_document(s, t.id, "The manual text.")
+            authoring.add_document(s, must(t.id), "The manual text.")
     export_dataset(engine, blobs, fmt, "mine", tmp_path / "out")
     summary = import_dataset(engine, blobs, fmt, tmp_path / "out", benchmark="again")
     assert summary.created == 1

@@ -29,6 +29,7 @@ from store.models import (
     TaskAsset,
     Trajectory,
 )
+from tests.support.must import must
 
 
 class RunNotFound(LookupError):
@@ -199,7 +200,7 @@ def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
     id_by_sha: dict[str, int] = {}
     for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
         for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():  # type: ignore[attr-defined]
-            id_by_sha.setdefault(sha, aid)
+            id_by_sha.setdefault(sha, must(aid))
 
     # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
     # prompts built from them) and the checkpoints as they were then.

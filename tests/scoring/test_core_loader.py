@@ -16,6 +16,7 @@ from store.models import Asset, Event, EventAsset, OrderingConstraint, Trajector
 from tests.scoring import orm_loader_reference
 from tests.scoring.builders import answer, call, png, res, stored_png, stored_run, stored_trajectory
 from tests.support.scoring_runs import write_run
+from tests.support.must import must
 
 
 def both(engine, run_id):
@@ -44,20 +45,20 @@ def test_assets_steps_ordering_and_native_records_load_identically(engine, blobs
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "mme-mini", "agentic-mme", endpoint="ep")
         t = authoring.create_task(s, "mme-mini", "Which colour?", answer_spec={"kind": "contains", "value": "red"})
-        authoring.attach_asset(s, blobs, t.id, png((200, 0, 0)), original_path="image/a.png")
-        authoring.add_step(s, t.id, tool_name="crop", tool_args={"image_index": 0}, result_text="ok")
-        authoring.add_step(s, t.id, final_answer="red")
-        s.add(OrderingConstraint(task_id=t.id, key="O", sequence=["V1"], max_gap=None))
+        authoring.attach_asset(s, blobs, must(t.id), png((200, 0, 0)), original_path="image/a.png")
+        authoring.add_step(s, must(t.id), tool_name="crop", tool_args={"image_index": 0}, result_text="ok")
+        authoring.add_step(s, must(t.id), final_answer="red")
+        s.add(OrderingConstraint(task_id=must(t.id), key="O", sequence=["V1"], max_gap=None))
         linked, named = stored_png(s, blobs, (0, 200, 0)), stored_png(s, blobs, (0, 0, 200))
         traj = stored_trajectory(
             s,
             run,
-            t.id,
+            must(t.id),
             [call("crop", {"image_index": 0}, "1"), res("crop", "1", "done", asset_ids=[named]), answer("red")],
             final_answer="red",
         )
         result_event = s.exec(select(Event).where(Event.trajectory_id == traj.id, Event.ordinal == 1)).one()
-        s.add(EventAsset(event_id=result_event.id, asset_id=linked, role="output"))
+        s.add(EventAsset(event_id=must(result_event.id), asset_id=linked, role="output"))
         sha = s.get(Asset, linked).sha256
         s.get(Trajectory, traj.id).native = {"blobs": {"orig.png": sha}, "score": None}
         run_id = run.id

@@ -17,6 +17,7 @@ from tests.tui.conftest import png, settle
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.confirm import ConfirmDiscardScreen
 from tui.widgets.selection import choose
+from tests.support.must import must
 
 SIZES = [(80, 24), (160, 48)]
 
@@ -42,7 +43,7 @@ def _task_for(engine, blobs, tool_set: str) -> int:  # type: ignore[no-untyped-d
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, f"b-{tool_set}", tool_set, tool_set=tool_set)
         t = authoring.create_task(s, f"b-{tool_set}", "What is shown?")
-        authoring.attach_asset(s, blobs, t.id, png(120, 80))
+        authoring.attach_asset(s, blobs, must(t.id), png(120, 80))
         return t.id
 
 

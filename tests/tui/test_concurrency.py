@@ -14,6 +14,7 @@ from tests.tui.conftest import png, settle, wait_for_saves
 from tests.tui.test_authoring_forms import until, until_shown
 from tui.screens.conflict import ConflictScreen
 from tui.screens.task_editor import TaskEditorScreen
+from tests.support.must import must
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
         t = authoring.create_task(s, "mme", "How many?", category="count", level="1")
-        authoring.attach_asset(s, blobs, t.id, png())
+        authoring.attach_asset(s, blobs, must(t.id), png())
         return t.id
 
 
@@ -123,7 +124,7 @@ async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui,
         await pilot.press("enter")
         await settle(pilot, app)
         with session_scope(engine, "bob") as s:
-            authoring.edit_checkpoint(s, cp_id, description="bob's")
+            authoring.edit_checkpoint(s, must(cp_id), description="bob's")
         ed.query_one("#cp-description").value = "my edit"
         await pilot.press("ctrl+s")
         await settle(pilot, app)

@@ -18,6 +18,7 @@ from tui.screens.region_picker import bbox_argument, moved, resized
 from tui.screens.task_editor import TaskEditorScreen
 from tui.widgets.answer_editor import fields_from_spec, spec_from_fields
 from tui.widgets.arg_form import ArgForm, convert, fields_of
+from tests.support.must import must
 
 SPECS = [
     {"kind": "whitelist", "groups": [["58", "fifty-eight"], ["cups"]], "blacklist": [["59"]]},
@@ -84,7 +85,7 @@ def _task(engine, blobs, tool_set: str = "agentic-mme") -> int:  # type: ignore[
         t = authoring.create_task(
             s, "mme", "What colour is the square?", answer_spec={"kind": "exact", "value": "white"}
         )
-        authoring.attach_asset(s, blobs, t.id, png(300, 300))
+        authoring.attach_asset(s, blobs, must(t.id), png(300, 300))
         return t.id
 
 

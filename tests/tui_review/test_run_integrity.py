@@ -21,6 +21,7 @@ from sqlmodel import select
 from tui.screens.runs.data import run_rows
 from tui.screens.runs.manager import run_manager
 from tui.screens.runs.monitor import RunMonitorScreen
+from tests.support.must import must
 
 
 async def _until(pilot: Any, done: Any, what: str, timeout: float = 30.0) -> None:
@@ -82,7 +83,7 @@ async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blo
         s.flush()
         s.add(
             RunLease(
-                run_id=run.id,
+                run_id=must(run.id),
                 token="t",
                 host=os.uname().nodename,
                 pid=2**22 + 7,

@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestServer
 from tui.commands.serve import serve_command
 from tui.context import AppContext
 from tui.serve_guard import GuardedServer, Login, allowed_origins, origin_of
+from tests.support.must import must
 
 SESSION_TIMEOUT = 60  # seconds to wait for the TUI's first output; reached only when a session fails
 SERVED = "SERVED"  # stands for the served origin, http://127.0.0.1:<port>
@@ -36,7 +37,7 @@ async def handshake(db_path, token: str, origin: str | None = SERVED, want_outpu
     await probe.start_server()
     port = probe.port
     await probe.close()
-    server = TestServer(await guarded(db_path, port)._make_app(), host="127.0.0.1", port=port)
+    server = TestServer(await guarded(db_path, must(port))._make_app(), host="127.0.0.1", port=port)
     await server.start_server()
     headers = {} if origin is None else {"Origin": f"http://127.0.0.1:{port}" if origin == SERVED else origin}
     try:
