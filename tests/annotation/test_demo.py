@@ -11,6 +11,7 @@ from annotation.demo import build_demo
 from store import session_scope
 from store.models import Asset, Benchmark, Checkpoint, OrderingConstraint, ReferenceStep, Task, TaskAsset
 from store.queries import task_summaries
+from tests.support.must import must
 
 
 def test_demo_builds_five_styles_and_is_idempotent(engine, blobs):
@@ -38,7 +39,7 @@ def test_demo_tasks_have_images_chains_and_checkpoints(engine, blobs):
         cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == mme.id).order_by(col(Checkpoint.ordinal))).all()
         assert [c.axis for c in cps] == ["V", "V", "R"]
         gt = s.get(Asset, cps[1].gt_asset_id)
-        crop = Image.open(io.BytesIO(blobs.get(gt.sha256)))
+        crop = Image.open(io.BytesIO(blobs.get(must(gt).sha256)))
         # x: 640*440//1000=281 .. 640*640//1000=409 → 128 px; y: 420*340//1000=142 .. 420*520//1000=218 → 76 px; zoom 2
         assert crop.size == (256, 152)
         assert s.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == mme.id)).one().max_gap == 2
@@ -48,7 +49,7 @@ def test_demo_tasks_have_images_chains_and_checkpoints(engine, blobs):
         ).all()
         assert [st.tool_name for st in steps[:2]] == ["OCR", "Calculator"] and steps[2].final_answer == "5.27"
         link = s.exec(select(TaskAsset).where(TaskAsset.task_id == gta.id)).one()
-        receipt = Image.open(io.BytesIO(blobs.get(s.get(Asset, link.asset_id).sha256)))
+        receipt = Image.open(io.BytesIO(blobs.get(must(s.get(Asset, link.asset_id)).sha256)))
         assert receipt.size == (420, 360)
         assert rows[("demo-vtc", "ocr_1")].answer_kind == "mcq"
         assert rows[("demo-isg", "0000")].answer_kind == "interleaved"

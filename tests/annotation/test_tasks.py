@@ -134,14 +134,14 @@ def test_deleting_checkpoints_and_ordering_constraints(engine, task_id):
         assert authoring.add_ordering_constraint(s, task_id, ["cp3", "cp1"]).key == "order4"
         authoring.delete_ordering_constraint(s, task_id, "order3")
         authoring.delete_ordering_constraint(s, task_id, "order4")
-        rev = s.get(Task, task_id).revision
+        rev = must(s.get(Task, task_id)).revision
         fields = authoring.delete_checkpoint(s, must(a.id))
         assert (fields["key"], fields["axis"], fields["description"]) == ("cp1", "S", "search")
-        assert s.get(Task, task_id).revision == rev + 1
+        assert must(s.get(Task, task_id)).revision == rev + 1
         # deleting a parent detaches its children
         authoring.delete_ordering_constraint(s, task_id, "order2")
         authoring.delete_checkpoint(s, must(b.id))
-        assert s.get(type(child), child.id).parent_id is None
+        assert must(s.get(type(child), child.id)).parent_id is None
         with pytest.raises(authoring.AuthoringError, match="no ordering constraint"):
             authoring.delete_ordering_constraint(s, task_id, "order9")
 
@@ -184,7 +184,7 @@ def test_only_images_attach_as_images(engine, blobs, task_id, tmp_path):
         Image.new("RGB", (7, 5), "red").save(out, "TIFF")  # a format the blob store's sniffing doesn't know
         link = authoring.attach_asset(s, blobs, task_id, out.getvalue(), original_path="/abs/scan.tiff")
         asset = s.get(Asset, link.asset_id)
-        assert (asset.mime, asset.width, asset.height) == ("image/tiff", 7, 5)
+        assert (must(asset).mime, must(asset).width, must(asset).height) == ("image/tiff", 7, 5)
         # other roles (documents, golden outputs) are not images by definition
         authoring.attach_asset(s, blobs, task_id, b"plain", role="golden")
 
@@ -202,17 +202,17 @@ def test_review_rules(engine, task_id):
         authoring.set_status(s, task_id, "verified")
         assert authoring.review_note(must(s.get(Task, task_id)))["by"] == "rev"
     with session_scope(engine, actor="ann") as s:
-        rev = s.get(Task, task_id).revision
+        rev = must(s.get(Task, task_id)).revision
         authoring.edit_task(s, task_id, query="How many days will the bottle of 290 last?")
         t = s.get(Task, task_id)
-        assert (t.status, t.revision) == ("draft", rev + 1)
+        assert (must(t).status, must(t).revision) == ("draft", rev + 1)
         note = authoring.review_note(must(t))
         assert (note["status"], note["by"]) == ("draft", "ann")
         assert note["reason"] == f"edited after it was verified (revision {rev + 1})"
         # a step or checkpoint edit counts too
         authoring.set_status(s, task_id, "submitted")
         authoring.add_checkpoint(s, task_id, axis="S")
-        assert s.get(Task, task_id).status == "draft"
+        assert must(s.get(Task, task_id)).status == "draft"
         authoring.set_status(s, task_id, "submitted")
     with session_scope(engine, actor="rev") as s:
         authoring.set_status(s, task_id, "rejected", reason="the count is wrong")
@@ -220,13 +220,13 @@ def test_review_rules(engine, task_id):
         assert (note["status"], note["reason"], note["by"]) == ("rejected", "the count is wrong", "rev")
     # with the benchmark's permission the author may verify
     with session_scope(engine, actor="ann") as s:
-        bench = s.get(Task, task_id).benchmark_id
+        bench = must(s.get(Task, task_id)).benchmark_id
         from store.models import Benchmark
 
-        s.get(Benchmark, bench).settings = {authoring.SELF_VERIFICATION_SETTING: True}
+        must(s.get(Benchmark, bench)).settings = {authoring.SELF_VERIFICATION_SETTING: True}
         authoring.set_status(s, task_id, "submitted")
         authoring.set_status(s, task_id, "verified")
-        assert s.get(Task, task_id).status == "verified"
+        assert must(s.get(Task, task_id)).status == "verified"
 
 
 def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task_id):
@@ -255,15 +255,21 @@ def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task
         new_id = restored.id
     with session_scope(engine) as s:
         step = s.get(ReferenceStep, new_id)
-        assert (step.ordinal, step.tool_name, step.result, step.result_text, step.meta) == (
+        assert (
+            must(step).ordinal,
+            must(step).tool_name,
+            must(step).result,
+            must(step).result_text,
+            must(step).meta,
+        ) == (
             snapshot["ordinal"],
             "OCR",
             {"text": "58"},
             "58",
             {"elapsed": 1.5},
         )
-        assert s.get(TaskAsset, ids[1]).step_id == new_id
-        assert s.get(Checkpoint, ids[2]).step_id == new_id
+        assert must(s.get(TaskAsset, ids[1])).step_id == new_id
+        assert must(s.get(Checkpoint, ids[2])).step_id == new_id
         chain = authoring.steps_of(s, task_id)
         assert chain[snapshot["ordinal"]].id == new_id and chain[snapshot["ordinal"] + 1].tool_name == "Calculator"
 

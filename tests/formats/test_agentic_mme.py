@@ -103,7 +103,7 @@ def test_run_folder_imports_every_call_and_answer_and_exports_exactly(engine, bl
         link = s.exec(select(EventAsset)).one()
         from store.models import Asset
 
-        assert blobs.get(s.get(Asset, link.asset_id).sha256) == png(77)
+        assert blobs.get(must(s.get(Asset, link.asset_id)).sha256) == png(77)
     out = tmp_path / "again"
     export_run(engine, blobs, "agentic-mme", summary.run_id, out)
     for p in (run_dir / "0000").rglob("*"):
@@ -168,7 +168,7 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
         from store.models import Asset
 
         (aid,) = events[1][1]["asset_ids"]
-        assert blobs.get(s.get(Asset, aid).sha256) == png(55)
+        assert blobs.get(must(s.get(Asset, aid)).sha256) == png(55)
         meta = json.loads((out / "0000" / "run_meta.json").read_text())
         assert meta["effective_tool_calls"] == 1 and meta["usage"] == {"total_tokens": 50}
 

@@ -128,7 +128,7 @@ def test_step_predictions_import_as_run_and_export_back(engine, blobs, tmp_path:
     with Session(engine) as s:
         ids = {t.source_id: t.id for t in s.exec(select(Task)).all()}
         run = s.get(Run, summary.run_id)
-        assert run.kind == "imported" and run.name == "step run"
+        assert must(run).kind == "imported" and must(run).name == "step run"
         traj = s.exec(select(Trajectory).where(Trajectory.task_id == ids["0"])).one()
         assert traj.final_answer == "The answer is 145"
     e0 = events[ids["0"]]
@@ -287,7 +287,7 @@ def test_chainmark_step_run_exports_and_reads_back_equal(engine, blobs, tmp_path
     back = import_run(engine, blobs, "gta", tmp_path / "step.json", "gta")
     assert _semantic(engine, back.run_id) == _semantic(engine, run_id)
     with Session(engine) as s:
-        assert s.get(Run, back.run_id).mode == "step"
+        assert must(s.get(Run, back.run_id)).mode == "step"
 
 
 def test_unpaired_surrogate_is_a_clear_error_and_imports_nothing(engine, blobs, tmp_path: Path, counts) -> None:

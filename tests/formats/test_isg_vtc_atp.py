@@ -77,7 +77,7 @@ def test_isg_prediction_lines_import_as_run(engine, blobs, tmp_path: Path) -> No
     summary = import_run(engine, blobs, "isg", tmp_path / "pred" / "out.jsonl", "isg")
     assert summary.trajectories == 3
     with Session(engine) as s:
-        trajs = {s.get(Task, t.task_id).source_id: t for t in s.exec(select(Trajectory)).all()}
+        trajs = {must(s.get(Task, t.task_id)).source_id: t for t in s.exec(select(Trajectory)).all()}
         assert trajs["0002"].status == "failed" and trajs["0000"].final_answer == "It goes on 0."
     export_run(engine, blobs, "isg", summary.run_id, tmp_path / "again.jsonl")
     assert _jsonl(tmp_path / "again.jsonl") == preds
@@ -326,12 +326,12 @@ def test_authored_tasks_export_and_import_back(engine, blobs, tmp_path: Path, fm
     summary = import_dataset(engine, blobs, fmt, tmp_path / "out", benchmark="again")
     assert summary.created == 1
     with Session(engine) as s:
-        again = s.exec(select(Task).where(Task.source_id == "cm-00001").order_by(Task.id.desc())).first()
-        assert again.query == "How many bolts?"
-        assert again.answer_spec["kind"] == spec["kind"]
+        again = s.exec(select(Task).where(Task.source_id == "cm-00001").order_by(col(Task.id).desc())).first()
+        assert must(again).query == "How many bolts?"
+        assert must(again).answer_spec["kind"] == spec["kind"]
         if fmt == "agentic-mme":
-            assert summary.checkpoints == 2 and again.answer_spec["value"] == "12"
+            assert summary.checkpoints == 2 and must(again).answer_spec["value"] == "12"
         if fmt == "vtc":
-            assert again.answer_spec == spec
+            assert must(again).answer_spec == spec
         if fmt == "atp":
             assert summary.documents == 1

@@ -18,6 +18,7 @@ from store import session_scope
 from store.models import Event, ModelEndpoint, Trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tui.cli import cli
+from tests.support.must import must
 
 CHAINMARK = [sys.executable, "-m", "tui.cli"]
 
@@ -121,7 +122,7 @@ def test_kill_9_mid_run_then_resume_gives_exactly_one_finished_trajectory_per_ta
             env=env,
             cwd=Path.cwd(),
         )
-        run_id = int(proc.stdout.readline())  # printed before any work starts
+        run_id = int(must(proc.stdout).readline())  # printed before any work starts
         kill_after = rng.randint(1, 20)
         deadline = time.monotonic() + 60
         while len(server.chat_requests()) < kill_after and time.monotonic() < deadline and proc.poll() is None:

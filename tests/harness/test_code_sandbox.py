@@ -15,6 +15,7 @@ from evaluation.harness.sandbox import SandboxLimits, run_python
 from store import session_scope
 from store.models import Asset, Event, Trajectory
 from tests.support.scripted_openai import text
+from tests.support.must import must
 
 CROP_CODE = """<think>crop the left half</think><code>
 import os
@@ -39,7 +40,7 @@ def test_code_mode_runs_code_traces_ops_and_shows_images(engine, blobs, make_ben
         assert [(o["op"], o["save"]) for o in p["ops"]] == [("crop", "transformed_image_1.png")]
         assert p["files"] == ["tool_images/transformed_image_1.png"] and len(p["asset_ids"]) == 1
         asset = s.get(Asset, p["asset_ids"][0])
-        assert (asset.width, asset.height) == (50, 80)
+        assert (must(asset).width, must(asset).height) == (50, 80)
         assert any(e.kind == "error" and e.payload["type"] == "format" for e in evs)
         assert traj.final_answer == "red" and traj.usage["code_ops"] == 1 and traj.usage["effective_tool_calls"] == 1
     second = scripted_openai.chat_requests()[1]

@@ -15,6 +15,7 @@ from store import session_scope
 from store.models import Run, Trajectory
 from tests.support.scripted_openai import Request, ScriptedOpenAI, text
 from tui.cli import cli
+from tests.support.must import must
 
 ANSWER = "<answer>red</answer>"
 
@@ -83,7 +84,7 @@ def test_a_write_lock_held_past_the_busy_timeout_fails_the_run(engine, db_path: 
             ).all()
         ]
         assert statuses[:2] == ["done", "done"] and "done" not in statuses[2:]
-        assert s.get(Run, run_id).status != "done"
+        assert must(s.get(Run, run_id)).status != "done"
 
 
 def test_the_busy_timeout_setting_is_checked(tmp_path: Path) -> None:

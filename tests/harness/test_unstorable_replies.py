@@ -19,6 +19,7 @@ from store import make_engine, session_scope
 from store.models import Event, Run, Trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tests.support.template_db import copy_sqlite_template
+from tests.support.must import must
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -118,4 +119,4 @@ def test_a_trajectory_that_cannot_be_stored_even_escaped_is_failed_with_the_reas
     assert traj.status == "failed" and events == []
     assert traj.error == "the trajectory could not be stored: TypeError: Object of type set is not JSON serializable"
     with session_scope(engine) as s:
-        assert s.get(Run, summary.run_id).status == "done"  # one bad row is that row's failure, not the run's
+        assert must(s.get(Run, summary.run_id)).status == "done"  # one bad row is that row's failure, not the run's

@@ -59,8 +59,8 @@ def test_assets_steps_ordering_and_native_records_load_identically(engine, blobs
         )
         result_event = s.exec(select(Event).where(Event.trajectory_id == traj.id, Event.ordinal == 1)).one()
         s.add(EventAsset(event_id=must(result_event.id), asset_id=linked, role="output"))
-        sha = s.get(Asset, linked).sha256
-        s.get(Trajectory, traj.id).native = {"blobs": {"orig.png": sha}, "score": None}
+        sha = must(s.get(Asset, linked)).sha256
+        must(s.get(Trajectory, traj.id)).native = {"blobs": {"orig.png": sha}, "score": None}
         run_id = run.id
     new, old = both(engine, run_id)
     assert vars(new) == vars(old)
@@ -83,7 +83,7 @@ def test_checkpoint_results_are_upserted_once_per_key(engine):
         assert len(rows) == first.checkpoint_results_written > 0
         assert {r.scoring_mode for r in rows} == {"faithful"} and all(isinstance(r.detail, dict) for r in rows)
         before = {(r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows}
-        s.get(CheckpointResult, rows[0].id).passed = not rows[0].passed  # a stale value the re-score must fix
+        must(s.get(CheckpointResult, rows[0].id)).passed = not rows[0].passed  # a stale value the re-score must fix
     again = score_run(engine, run_id, embedder="hashing")
     fixed = score_run(engine, run_id, mode="fixed", embedder="hashing")
     with session_scope(engine) as s:

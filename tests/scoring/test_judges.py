@@ -134,7 +134,11 @@ def test_malformed_output_is_stored_unparsed_and_counts_as_failed(engine, blobs,
     assert "Reference answer: 12" in prompt and "Model's answer: twelve" in prompt
     with session_scope(engine) as s:
         v = s.exec(select(Verdict).order_by(col(Verdict.id))).first()
-        assert v.label == "unparsed" and v.parsed["error"] == "neither yes nor no" and v.raw_output.startswith("I am")
+        assert (
+            must(v).label == "unparsed"
+            and must(v).parsed["error"] == "neither yes nor no"
+            and must(must(v).raw_output).startswith("I am")
+        )
     res = score_run(engine, must(run_id))
     assert res.metrics["APR"] == 0.0 and res.pending_judgements == 0
 

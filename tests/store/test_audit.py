@@ -41,7 +41,7 @@ def test_ratings_are_audited_and_untouched_rows_are_not(any_engine):
         r = HumanRating(annotator_id=must(a.id), target_kind="trajectory", target_id=1, scale="yes/no", value="yes")
         s.add(r)
     with session_scope(any_engine, actor="ann") as s:
-        s.get(HumanRating, r.id).value = "no"
+        must(s.get(HumanRating, r.id)).value = "no"
         s.get(Annotator, a.id)  # loaded, not changed
     ev = _events(any_engine, "humanrating")
     assert [e.action for e in ev] == ["create", "update"]

@@ -245,7 +245,7 @@ async def test_leaving_the_checkpoint_form_asks_first(make_tui, engine, blobs) -
         assert not isinstance(app.screen, (ConfirmDiscardScreen, CheckpointEditorScreen))
     with session_scope(engine) as s:
         assert s.exec(select(Checkpoint)).all() == []
-        assert s.get(Task, task_id).revision == 1
+        assert must(s.get(Task, task_id)).revision == 1
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])

@@ -131,12 +131,12 @@ async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui,
         with session_scope(engine) as s:
             from store.models import Checkpoint
 
-            assert s.get(Checkpoint, cp_id).description == "bob's"
+            assert must(s.get(Checkpoint, cp_id)).description == "bob's"
         assert ed.query_one("#cp-description").value == "my edit"  # the form is kept
         await pilot.press("ctrl+s")  # on purpose, a second time: overwrite
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Checkpoint, cp_id).description == "my edit"
+            assert must(s.get(Checkpoint, cp_id)).description == "my edit"
         # and a further edit of my own saves without any fuss
         cps.focus()
         await pilot.press("enter")
@@ -145,7 +145,7 @@ async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui,
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Checkpoint, cp_id).description == "my second edit"
+            assert must(s.get(Checkpoint, cp_id)).description == "my second edit"
 
 
 QUERY = "Count the cups.\nUse the receipt.\nAnswer with a number."

@@ -97,23 +97,23 @@ async def test_edit_then_undo_restores_the_store(make_tui, engine, blobs) -> Non
         editor = app.screen
         assert isinstance(editor, TaskEditorScreen)
         with session_scope(engine) as s:
-            rev = s.get(Task, task_id).revision
+            rev = must(s.get(Task, task_id)).revision
         editor.query_one("#meta-category").value = "colour"
         await wait_for_saves(pilot, app)  # edits save after a pause in typing
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == ("colour", rev + 1)
+            assert (must(s.get(Task, task_id)).category, must(s.get(Task, task_id)).revision) == ("colour", rev + 1)
         await pilot.press("ctrl+z")
         await settle(pilot, app)
         with session_scope(engine) as s:
             # the undo is part of the same editor visit: still one new revision, not two
-            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == (None, rev + 1)
+            assert (must(s.get(Task, task_id)).category, must(s.get(Task, task_id)).revision) == (None, rev + 1)
         assert editor.query_one("#meta-category").value == ""
         # verified is not reachable from draft: refused, nothing written
         editor.set_status("verified")
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_id).status == "draft"
+            assert must(s.get(Task, task_id)).status == "draft"
         # the guidelines panel toggles
         await pilot.press("ctrl+g")
         assert editor.query_one("#guidelines").has_class("-visible")
@@ -178,7 +178,7 @@ async def test_drafting_aids_talk_to_the_endpoint(make_tui, engine, blobs, scrip
     assert len(requests[0].images()) == 1  # the raw image went to the model
     assert "a white square" in requests[1].messages[0]["content"]
     with session_scope(engine) as s:
-        drafting = s.get(Task, task_id).meta["drafting"]
+        drafting = must(s.get(Task, task_id)).meta["drafting"]
         assert drafting["description"] == "A blue field with a white square."
         assert drafting["oracle"]["passed"] is True and drafting["oracle"]["answer"] == "White"
 
@@ -219,14 +219,14 @@ async def test_opening_the_editor_writes_nothing(make_tui, engine, blobs) -> Non
     task_id = _task(engine, blobs)
     with session_scope(engine, "tester") as s:
         authoring.edit_task(s, task_id, answer_spec={"kind": "exact", "value": "OPEN"})
-        before = (s.get(Task, task_id).revision, s.get(Task, task_id).answer_spec)
+        before = (must(s.get(Task, task_id)).revision, must(s.get(Task, task_id)).answer_spec)
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(140, 50)) as pilot:
         for _ in range(4):
             await settle(pilot, app)
             await pilot.pause(0.3)
     with session_scope(engine) as s:
-        assert (s.get(Task, task_id).revision, s.get(Task, task_id).answer_spec) == before
+        assert (must(s.get(Task, task_id)).revision, must(s.get(Task, task_id)).answer_spec) == before
 
 
 async def test_undo_is_per_task_and_says_what_it_undoes(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
@@ -255,8 +255,8 @@ async def test_undo_is_per_task_and_says_what_it_undoes(make_tui, engine, blobs)
         await wait_for_saves(pilot, app)
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_a).category is None  # A's own edit taken back
-            assert s.get(Task, task_b).category == "shape"  # B untouched
+            assert must(s.get(Task, task_a)).category is None  # A's own edit taken back
+            assert must(s.get(Task, task_b)).category == "shape"  # B untouched
         assert app.undo_stack_for(f"task {task_b}")
 
 

@@ -130,4 +130,4 @@ async def test_screen_keys_work_from_inside_a_field(make_tui, engine, blobs) -> 
         await wait_for_saves(pilot, app)
         assert box.value == "colour"
     with session_scope(engine) as s:
-        assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == ("colour", 1)
+        assert (must(s.get(Task, task_id)).category, must(s.get(Task, task_id)).revision) == ("colour", 1)

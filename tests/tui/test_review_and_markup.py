@@ -86,13 +86,13 @@ async def test_reject_needs_a_reason_and_shows_it(make_tui, engine, blobs) -> No
         await pilot.press("escape")  # no reason: not rejected
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_id).status == "submitted"
+            assert must(s.get(Task, task_id)).status == "submitted"
         editor.set_status("rejected")
         await settle(pilot, app)
         await pilot.press(*"count is [3] not 4", "enter")
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_id).status == "rejected"
+            assert must(s.get(Task, task_id)).status == "rejected"
         assert "rejected: count is [3] not 4 (tester)" in _text(editor.query_one("#task-title"))
 
 
@@ -112,4 +112,4 @@ async def test_authors_cannot_verify_their_own_task(make_tui, engine, blobs) -> 
         await wait_for_saves(pilot, app)
         assert "draft: edited after it was submitted" in _text(editor.query_one("#task-title"))
     with session_scope(engine) as s:
-        assert s.get(Task, task_id).status == "draft"
+        assert must(s.get(Task, task_id)).status == "draft"

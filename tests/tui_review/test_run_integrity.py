@@ -56,7 +56,7 @@ async def test_resume_pressed_twice_runs_once_and_the_monitor_follows_the_newest
             assert first.progress["done"] == 2
             with session_scope(engine) as s:  # widen the run's fixed set of tasks, then resume it twice in a row
                 run = s.get(Run, run_id)
-                run.config = {**run.config, "task_set": sorted(s.exec(select(Task.id)).all())}
+                must(run).config = {**run.config, "task_set": sorted(s.exec(select(Task.id)).all())}
             slow["on"] = True
             await pilot.press("r", "r")
             sessions = manager.snapshot()

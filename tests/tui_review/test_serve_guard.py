@@ -79,8 +79,8 @@ def test_the_right_origin_and_token_get_a_tui_session(engine, db_path) -> None: 
 
 def test_each_user_runs_as_themselves(db_path) -> None:  # type: ignore[no-untyped-def]
     server = guarded(db_path, 8000)
-    assert shlex.split(server.login_for("tok-bob-secret").command)[-2:] == ["--as", "bob"]
-    assert shlex.split(server.login_for("tok-ann-secret").command)[-2:] == ["--as", "ann"]
+    assert shlex.split(must(server.login_for("tok-bob-secret")).command)[-2:] == ["--as", "bob"]
+    assert shlex.split(must(server.login_for("tok-ann-secret")).command)[-2:] == ["--as", "ann"]
     assert server.login_for("tok-ann-secre") is None and server.login_for(None) is None
 
 
