@@ -11,7 +11,7 @@ from datetime import timezone
 from typing import Any, Iterable
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.answers import validate_answer_spec
 from annotation.rules import Warning, check_task
@@ -371,7 +371,7 @@ def set_status(session: Session, task_id: int, status: str, reason: str | None =
 def steps_of(session: Session, task_id: int) -> list[ReferenceStep]:
     return list(
         session.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(col(ReferenceStep.ordinal))
         ).all()
     )
 
@@ -590,7 +590,9 @@ def add_checkpoint(session: Session, task_id: int, key: str | None = None, **fie
 def checkpoints_of(session: Session, task_id: int) -> list[Checkpoint]:
     return list(
         session.exec(
-            select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(Checkpoint.ordinal, Checkpoint.id)
+            select(Checkpoint)
+            .where(Checkpoint.task_id == task_id)
+            .order_by(col(Checkpoint.ordinal), col(Checkpoint.id))
         ).all()
     )
 
@@ -740,7 +742,7 @@ def assets_of(session: Session, task_id: int, role: str | None = None) -> list[T
     stmt = select(TaskAsset).where(TaskAsset.task_id == task_id)
     if role:
         stmt = stmt.where(TaskAsset.role == role)
-    return list(session.exec(stmt.order_by(TaskAsset.role, TaskAsset.ordinal)).all())
+    return list(session.exec(stmt.order_by(col(TaskAsset.role), col(TaskAsset.ordinal))).all())
 
 
 def add_document(

@@ -15,9 +15,14 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from store.speedups import enabled
+
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
+    if not enabled("gc_pause"):
+        yield
+        return
     was_enabled = gc.isenabled()
     gc.disable()
     try:

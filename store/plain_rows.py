@@ -17,11 +17,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from store.dialects import is_sqlite
+from store.speedups import enabled
 
 
 def applies(conn: Any) -> bool:
-    """Whether these plain statements serve CONN (SQLite); other databases keep Core's."""
-    return is_sqlite(conn)
+    """Whether these plain statements serve CONN (SQLite, unless switched off); other databases keep Core's."""
+    return is_sqlite(conn) and enabled("plain_executemany")
 
 
 def stores_json_dumps(conn: Any) -> bool:

@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from store import speedups
 from store.plugin_descriptor import BenchmarkPlugin, PluginError, normal
 
 GROUP = "chainmark.benchmarks"
@@ -210,6 +211,8 @@ def _cached_entry_points() -> list[tuple[str, str, str]]:
     """The group's entry points as (name, value, distribution): from the cache while its stamp holds.
     The cache keeps one entry per ``sys.path`` (the console script and ``python -m`` see different
     paths), so commands started both ways do not rescan in turn."""
+    if not speedups.enabled("plugin_cache"):
+        return _scan_entry_points()
     stamp = _stamp()
     for entry in _read_cache():
         if entry.get("stamp") == stamp:

@@ -78,6 +78,9 @@ class Settings:
     image_model: str | None = _setting(None, "Model name for image generation")
     replay_only: bool = _setting(False, "Service tools answer only from the record/replay cache")
     traceback: bool = _setting(False, "Print Python tracebacks instead of one-line errors")
+    plain: str = _setting(
+        "", "Speed mechanisms to switch off: 'all' or names, comma-separated (chainmark config speedups lists them)"
+    )
     keymap: dict[str, str] = _setting(
         {},
         '[keymap] table: binding id = keys, e.g. "editor.save" = "ctrl+s,f2" (ids: chainmark config keys)',

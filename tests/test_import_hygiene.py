@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.must import must
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = ("textual", "textual_image", "textual_plotext", "textual_serve")
@@ -53,4 +54,4 @@ def test_top_level_packages_are_ours():
     import tui
 
     for pkg in (store, annotation, evaluation, tui):
-        assert Path(pkg.__file__).resolve().parent.parent == ROOT
+        assert Path(must(pkg.__file__)).resolve().parent.parent == ROOT

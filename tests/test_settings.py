@@ -268,7 +268,7 @@ def test_every_setting_has_a_row_with_its_default_and_description() -> None:
 
     readme = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "team-admin.md").read_text(encoding="utf-8")
     for name, spec in FIELDS.items():
-        default = "–" if spec.default in (None, {}) else f"`{spec.default}`"
+        default = "–" if spec.default in (None, {}, "") else f"`{spec.default}`"
         row = f"| `{name}` | `{ENV_PREFIX}{name.upper()}` | {default} | {spec.description} |"
         assert row in readme, row
 

@@ -54,6 +54,10 @@ def cached_index(package_dir: Path, package: str) -> CommandIndex:
     """``build_index``, kept in the package's ``__pycache__`` and reused while every module there has
     the same size and modification time: reading it is a millisecond, parsing the modules 30-80 ms
     of every command's start-up. A cache that cannot be read or written is rebuilt or skipped."""
+    from store.speedups import enabled
+
+    if not enabled("command_index_cache"):
+        return build_index(package_dir, package)
     sources = [*sorted(package_dir.glob("*.py")), Path(__file__)]  # this reader too: its rules may change
     stamp = [[str(p), st.st_mtime_ns, st.st_size] for p in sources for st in [p.stat()]]
     path = package_dir / "__pycache__" / CACHE_NAME

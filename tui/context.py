@@ -78,7 +78,9 @@ class AppContext:
 
     def _plain_reader(self) -> Any:
         """``store.sqlite_read.open_reader`` before the engine is made (same refusal of another schema)."""
-        if self._engine is not None:
+        from store.speedups import enabled
+
+        if self._engine is not None or not enabled("sqlite_listings"):
             return None
         from store.sqlite_read import SchemaMismatch, open_reader
 

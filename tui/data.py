@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.tasks import STATUSES
 from store.models import Asset as AssetRow
@@ -81,9 +81,9 @@ def home_data(session: Session, actor: str | None) -> HomeData:
     if actor:
         stmt = (
             select(Assignment)
-            .join(Annotator, Annotator.id == Assignment.annotator_id)
+            .join(Annotator, col(Annotator.id) == col(Assignment.annotator_id))
             .where(Annotator.name == actor, Assignment.status == "open")
-            .order_by(Assignment.id)
+            .order_by(col(Assignment.id))
             .limit(50)
         )
         assignments = [
@@ -110,7 +110,7 @@ def _filtered(stmt: Any, flt: TaskFilter, dialect: str) -> Any:
     if flt.assignee:
         assigned = (
             select(Assignment.target_id)
-            .join(Annotator, Annotator.id == Assignment.annotator_id)
+            .join(Annotator, col(Annotator.id) == col(Assignment.annotator_id))
             .where(Annotator.name == flt.assignee, Assignment.target_kind == "task")
         )
         stmt = stmt.where(Task.id.in_(assigned))  # type: ignore[union-attr]
@@ -276,15 +276,15 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
     assert bench is not None
     steps = list(
         session.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(col(ReferenceStep.ordinal))
         ).all()
     )
     step_ordinal = {s.id: s.ordinal for s in steps}
     links = session.exec(
         select(TaskAsset, AssetRow)
-        .join(AssetRow, AssetRow.id == TaskAsset.asset_id)
+        .join(AssetRow, col(AssetRow.id) == col(TaskAsset.asset_id))
         .where(TaskAsset.task_id == task_id)
-        .order_by(TaskAsset.ordinal, TaskAsset.id)
+        .order_by(col(TaskAsset.ordinal), col(TaskAsset.id))
     ).all()
     images: list[AssetRef] = []
     artifacts: list[AssetRef] = []
@@ -316,13 +316,13 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
             by_step.setdefault(a.step_id, []).append(a.asset_id)
     docs = [
         (d.title or f"document {d.ordinal + 1}", d.text)
-        for d in session.exec(select(Document).where(Document.task_id == task_id).order_by(Document.ordinal)).all()
+        for d in session.exec(select(Document).where(Document.task_id == task_id).order_by(col(Document.ordinal))).all()
     ]
     cps = session.exec(
-        select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(Checkpoint.ordinal, Checkpoint.id)
+        select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(col(Checkpoint.ordinal), col(Checkpoint.id))
     ).all()
     orders = session.exec(
-        select(OrderingConstraint).where(OrderingConstraint.task_id == task_id).order_by(OrderingConstraint.id)
+        select(OrderingConstraint).where(OrderingConstraint.task_id == task_id).order_by(col(OrderingConstraint.id))
     ).all()
     return TaskDetail(
         id=task.id or 0,

@@ -18,7 +18,9 @@ _kept: list[Any] = []
 
 
 def keep_until_exit(*objects: Any) -> None:
-    _kept[:] = objects
+    from store.speedups import enabled
+
+    _kept[:] = objects if enabled("exit_keep") else ()
 
 
 def leave_to_exit() -> None:

@@ -32,6 +32,7 @@ from typing import Any
 from annotation.formats.base import TaskSpec
 from annotation.formats.blob_writer import fork_is_safe, fork_with_pipe
 from annotation.formats.errors import FormatError
+from store.speedups import enabled
 
 FORK_MIN_BYTES = 8 * 1024 * 1024  # smaller data files are read in-process: a fork costs more than it saves
 FRAME_TASKS = 256  # tasks pickled together: one pipe write and one unpickle each
@@ -40,7 +41,7 @@ _HEADER = struct.Struct("<Q")
 
 
 def may_fork(size: int) -> bool:
-    return size >= FORK_MIN_BYTES and fork_is_safe()
+    return size >= FORK_MIN_BYTES and enabled("read_ahead") and fork_is_safe()
 
 
 class ReadAhead:

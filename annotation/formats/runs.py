@@ -211,16 +211,16 @@ def load_run(session: Session, run_id: int) -> RunBundle:
     endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
     rows = session.exec(
         select(Trajectory, Task)
-        .join(Task, Task.id == Trajectory.task_id)
+        .join(Task, col(Task.id) == col(Trajectory.task_id))
         .where(Trajectory.run_id == run_id)
-        .order_by(Trajectory.id)
+        .order_by(col(Trajectory.id))
     ).all()
     traj_ids = [t.id for t, _ in rows]
     events: dict[int, list[Any]] = defaultdict(list)
     for i in range(0, len(traj_ids), 500):
         chunk = traj_ids[i : i + 500]
         for e in session.exec(
-            select(Event).where(Event.trajectory_id.in_(chunk)).order_by(Event.trajectory_id, Event.ordinal)
+            select(Event).where(Event.trajectory_id.in_(chunk)).order_by(col(Event.trajectory_id), col(Event.ordinal))
         ).all():
             events[e.trajectory_id].append(e)
     event_ids = [e.id for es in events.values() for e in es]
@@ -229,9 +229,9 @@ def load_run(session: Session, run_id: int) -> RunBundle:
         chunk = event_ids[i : i + 500]
         for link, asset in session.exec(
             select(EventAsset, Asset)
-            .join(Asset, Asset.id == EventAsset.asset_id)
+            .join(Asset, col(Asset.id) == col(EventAsset.asset_id))
             .where(EventAsset.event_id.in_(chunk))
-            .order_by(EventAsset.event_id, EventAsset.ordinal)
+            .order_by(col(EventAsset.event_id), col(EventAsset.ordinal))
         ).all():
             links[link.event_id].append((link, asset))
     bundles = [

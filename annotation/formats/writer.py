@@ -687,11 +687,11 @@ def _update_task(
 
 def load_bundles(session: Session, benchmark_id: int) -> list[TaskBundle]:
     """Every task of a benchmark with its children, in a handful of queries (fast for 100k tasks)."""
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from store.models import Asset, Checkpoint, Document, OrderingConstraint, ReferenceStep, Task, TaskAsset
 
-    tasks = list(session.exec(select(Task).where(Task.benchmark_id == benchmark_id).order_by(Task.id)).all())
+    tasks = list(session.exec(select(Task).where(Task.benchmark_id == benchmark_id).order_by(col(Task.id))).all())
     if not tasks:
         return []
     ids = [t.id for t in tasks]
@@ -714,9 +714,9 @@ def load_bundles(session: Session, benchmark_id: int) -> list[TaskBundle]:
         chunk = ids[i : i + CHUNK]
         stmt = (
             select(TaskAsset, Asset)
-            .join(Asset, Asset.id == TaskAsset.asset_id)
+            .join(Asset, col(Asset.id) == col(TaskAsset.asset_id))
             .where(TaskAsset.task_id.in_(chunk))
-            .order_by(TaskAsset.task_id, TaskAsset.role, TaskAsset.ordinal)
+            .order_by(col(TaskAsset.task_id), col(TaskAsset.role), col(TaskAsset.ordinal))
         )
         for link, asset in session.exec(stmt).all():
             links[link.task_id].append((link, asset))

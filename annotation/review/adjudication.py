@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.review.annotators import get_annotator, require_reviewer
 from annotation.review.errors import ReviewError
@@ -122,7 +122,7 @@ class AdjudicationInfo:
 def adjudications(
     session: Session, *, target: Target | None = None, scale: str | None = None
 ) -> list[AdjudicationInfo]:
-    stmt = select(Adjudication, Annotator.name).join(Annotator, Annotator.id == Adjudication.reviewer_id)
+    stmt = select(Adjudication, Annotator.name).join(Annotator, col(Annotator.id) == col(Adjudication.reviewer_id))
     if target is not None:
         stmt = stmt.where(
             Adjudication.target_kind == target.kind,
@@ -142,5 +142,5 @@ def adjudications(
             dict(a.overrides or {}),
             a.created_at.isoformat(),
         )
-        for a, name in session.exec(stmt.order_by(Adjudication.id)).all()
+        for a, name in session.exec(stmt.order_by(col(Adjudication.id))).all()
     ]

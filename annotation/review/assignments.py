@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.review.annotators import get_annotator
 from annotation.review.errors import ReviewError
@@ -97,7 +97,7 @@ def assignments(
     session: Session, *, annotator: str | None = None, status: str | None = None, scale: str | None = None
 ) -> list[AssignmentInfo]:
     """Rating assignments (preference items only when ``scale`` names them)."""
-    stmt = select(Assignment, Annotator.name).join(Annotator, Annotator.id == Assignment.annotator_id)
+    stmt = select(Assignment, Annotator.name).join(Annotator, col(Annotator.id) == col(Assignment.annotator_id))
     if annotator is not None:
         stmt = stmt.where(Annotator.name == annotator)
     if status is not None:
@@ -108,5 +108,5 @@ def assignments(
         stmt = stmt.where(Assignment.scale != PREFERENCE_SCALE)
     return [
         AssignmentInfo(a.id or 0, name, Target(a.target_kind, a.target_id, a.target_part), a.scale, a.blind, a.status)
-        for a, name in session.exec(stmt.order_by(Assignment.id)).all()
+        for a, name in session.exec(stmt.order_by(col(Assignment.id))).all()
     ]

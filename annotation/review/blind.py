@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.review.annotators import get_annotator
 from annotation.review.ratings import ratings
@@ -82,7 +82,7 @@ def _content(session: Session, target: Target, blind: bool) -> dict[str, Any]:
     if traj is not None and target.kind != "verdict":
         out["trajectory"] = {"id": traj.id, "status": traj.status, "final_answer": traj.final_answer}
     if target.kind in ("trajectory", "block_question", "image_question"):
-        events = session.exec(select(Event).where(Event.trajectory_id == target.id).order_by(Event.ordinal)).all()
+        events = session.exec(select(Event).where(Event.trajectory_id == target.id).order_by(col(Event.ordinal))).all()
         out["events"] = [
             {"ordinal": e.ordinal, "kind": e.kind, "payload": e.payload, "failed": e.failed} for e in events
         ]
@@ -163,24 +163,24 @@ def rating_view(
     else:
         rows = session.exec(
             select(Verdict, Judge.name)
-            .join(Judge, Judge.id == Verdict.judge_id)
+            .join(Judge, col(Judge.id) == col(Verdict.judge_id))
             .where(
                 Verdict.target_kind == target.kind, Verdict.target_id == target.id, Verdict.target_part == target.part
             )
-            .order_by(Verdict.id)
+            .order_by(col(Verdict.id))
         ).all()
         verdicts = [_verdict_dict(v, name) for v, name in rows]
         others = [r.to_dict() for r in current if r.annotator != person.name]
         adj = session.exec(
             select(Adjudication, Annotator.name)
-            .join(Annotator, Annotator.id == Adjudication.reviewer_id)
+            .join(Annotator, col(Annotator.id) == col(Adjudication.reviewer_id))
             .where(
                 Adjudication.target_kind == target.kind,
                 Adjudication.target_id == target.id,
                 Adjudication.target_part == target.part,
                 Adjudication.scale == spec.name,
             )
-            .order_by(Adjudication.id)
+            .order_by(col(Adjudication.id))
         ).all()
         adjudications = [
             {

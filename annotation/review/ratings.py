@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.review.annotators import add_annotator, get_annotator
 from annotation.review.errors import ReviewError
@@ -127,7 +127,7 @@ def ratings(
     current_only: bool = True,
 ) -> list[RatingInfo]:
     """Ratings as plain data in id order; by default only each annotator's current one per target."""
-    stmt = select(HumanRating, Annotator.name).join(Annotator, Annotator.id == HumanRating.annotator_id)
+    stmt = select(HumanRating, Annotator.name).join(Annotator, col(Annotator.id) == col(HumanRating.annotator_id))
     if target is not None:
         stmt = stmt.where(
             HumanRating.target_kind == target.kind,
@@ -138,7 +138,7 @@ def ratings(
         stmt = stmt.where(HumanRating.scale == scale)
     if annotator is not None:
         stmt = stmt.where(Annotator.name == annotator)
-    rows = session.exec(stmt.order_by(HumanRating.id)).all()
+    rows = session.exec(stmt.order_by(col(HumanRating.id))).all()
     latest: dict[tuple, int] = {}
     for r, _ in rows:
         latest[(r.annotator_id, r.target_kind, r.target_id, r.target_part, r.scale)] = r.id or 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.review.errors import ReviewError
 from annotation.vocab import TARGET_KINDS  # noqa: F401  (one list, shared with the command line)
@@ -95,7 +95,7 @@ def targets_of_run(session: Session, run_id: int, kind: str) -> list[Target]:
     """Every target of a kind in a run; question targets and verdicts come from the verdicts stored."""
     if kind not in TARGET_KINDS:
         raise ReviewError(f"target kind must be one of {', '.join(TARGET_KINDS)}; got {kind!r}")
-    trajs = session.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all()
+    trajs = session.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.id))).all()
     if not trajs:
         raise ReviewError(f"run {run_id} has no trajectories")
     ids = [t.id for t in trajs]

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from store.models import Adjudication, Annotator, HumanRating, Judge, RatingScale, Task, Verdict
 
@@ -238,7 +238,7 @@ def collect(
 
     stmt = (
         select(HumanRating, Annotator.name)
-        .join(Annotator, Annotator.id == HumanRating.annotator_id)
+        .join(Annotator, col(Annotator.id) == col(HumanRating.annotator_id))
         .where(HumanRating.scale == info.name)
     )
     if target_kind:
@@ -256,7 +256,7 @@ def collect(
         vstmt = select(Verdict, Judge).join(Judge, Judge.id == Verdict.judge_id)  # type: ignore[arg-type]
         if target_kind:
             vstmt = vstmt.where(Verdict.target_kind == target_kind)
-        for v, j in session.exec(vstmt.order_by(Verdict.id)).all():
+        for v, j in session.exec(vstmt.order_by(col(Verdict.id))).all():
             declared = (j.params or {}).get("scale")
             parsed_scale = v.parsed.get("scale") if isinstance(v.parsed, dict) else None
             if declared == info.name or parsed_scale == info.name or j.name in explicit:
@@ -310,7 +310,7 @@ def collect(
 def adjudicated(session: Session, scale: str, dimension: str = "") -> dict[Unit, Any]:
     """The newest adjudicated value per unit on a scale (dimension picked out of dict values)."""
     out: dict[Unit, Any] = {}
-    for a in session.exec(select(Adjudication).where(Adjudication.scale == scale).order_by(Adjudication.id)).all():
+    for a in session.exec(select(Adjudication).where(Adjudication.scale == scale).order_by(col(Adjudication.id))).all():
         value = _dimension_value(a.final_value, dimension)
         if value is not None:
             out[Unit(a.target_kind, a.target_id, a.target_part)] = value

@@ -41,6 +41,7 @@ from sqlalchemy.engine import Engine
 from evaluation.harness.live import write_live
 from store.blobs import BlobStore
 from store.dialects import name_of
+from store.speedups import enabled
 
 PER_LOOP = 128  # trajectories in flight one event loop keeps up with at sub-second latency
 _EXIT = ("exit",)
@@ -71,7 +72,7 @@ def auto_procs(concurrency: int, runs_code: bool = False) -> int:
     """Child processes for a run of ``concurrency`` when the user did not say: one loop up to
     ``PER_LOOP`` in flight, then one per ``PER_LOOP``, never more than the CPUs. Runs that execute
     model code stay in one process (their sandboxes, not the loop, take the cores)."""
-    if runs_code or concurrency <= PER_LOOP:
+    if runs_code or concurrency <= PER_LOOP or not enabled("harness_procs"):
         return 1
     return max(1, min(cpu_limit(), math.ceil(concurrency / PER_LOOP)))
 

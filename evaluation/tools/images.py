@@ -35,6 +35,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from evaluation.tools.result import ToolError
+from store.speedups import enabled
 
 PNG_LEVEL = 1
 _PNG_PARAMS = [
@@ -60,6 +61,8 @@ class _DecodedCache:
         self._lock = threading.Lock()
 
     def get(self, kind: str, data: bytes) -> Any:
+        if not enabled("decoded_image_cache"):
+            return None
         key = (kind, len(data), hash(data))
         with self._lock:
             hit = self._items.get(key)
@@ -69,7 +72,7 @@ class _DecodedCache:
             return hit[1]
 
     def put(self, kind: str, data: bytes, value: Any, size: int) -> None:
-        if size > self.budget // 4:
+        if size > self.budget // 4 or not enabled("decoded_image_cache"):
             return
         key = (kind, len(data), hash(data))
         with self._lock:
@@ -135,9 +138,12 @@ class Produced:
         future gives the bytes or the encode's exception. Overlaps the encode with what comes next."""
         with self._lock:
             if self._future is None:
-                if self._png is not None:
+                if self._png is not None or not enabled("png_background_encode"):
                     done: Future[bytes] = Future()
-                    done.set_result(self._png)
+                    try:
+                        done.set_result(self._png if self._png is not None else self._encode())
+                    except Exception as exc:  # the future carries the encode's failure, as the pool's does
+                        done.set_exception(exc)
                     self._future = done
                 else:
                     self._future = (pool or encode_pool()).submit(self._encode)

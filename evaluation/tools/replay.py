@@ -32,6 +32,7 @@ from evaluation.tools.result import StoreBusy, ToolContext, ToolError
 from store import read_only
 from store.clock import utcnow
 from store.core_tables import replaycache
+from store.speedups import enabled
 
 T = TypeVar("T")
 
@@ -95,8 +96,10 @@ def record(ctx: ToolContext, kind: str, request: dict[str, Any], response: Any) 
     row = {"key": request_key(kind, request), "kind": kind, "request": request, "response": response}
     if ctx.engine is None:
         _write_rows(ctx.session, [row])
-        return
-    _group_for(ctx.engine).write(ctx, row)
+    elif enabled("replay_group_write"):
+        _group_for(ctx.engine).write(ctx, row)
+    else:
+        _write_batch(ctx, [row])
 
 
 def _write_rows(s: Any, rows: list[dict[str, Any]]) -> None:

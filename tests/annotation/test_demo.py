@@ -5,12 +5,13 @@ from __future__ import annotations
 import io
 
 from PIL import Image
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation.demo import build_demo
 from store import session_scope
 from store.models import Asset, Benchmark, Checkpoint, OrderingConstraint, ReferenceStep, Task, TaskAsset
 from store.queries import task_summaries
+from tests.support.must import must
 
 
 def test_demo_builds_five_styles_and_is_idempotent(engine, blobs):
@@ -35,20 +36,20 @@ def test_demo_tasks_have_images_chains_and_checkpoints(engine, blobs):
         rows = {(r.benchmark, r.source_id): r for r in task_summaries(s)}
         mme = rows[("demo-agentic-mme", "0001")]
         assert (mme.steps, mme.checkpoints, mme.images) == (3, 3, 1)
-        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == mme.id).order_by(Checkpoint.ordinal)).all()
+        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == mme.id).order_by(col(Checkpoint.ordinal))).all()
         assert [c.axis for c in cps] == ["V", "V", "R"]
         gt = s.get(Asset, cps[1].gt_asset_id)
-        crop = Image.open(io.BytesIO(blobs.get(gt.sha256)))
+        crop = Image.open(io.BytesIO(blobs.get(must(gt).sha256)))
         # x: 640*440//1000=281 .. 640*640//1000=409 → 128 px; y: 420*340//1000=142 .. 420*520//1000=218 → 76 px; zoom 2
         assert crop.size == (256, 152)
         assert s.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == mme.id)).one().max_gap == 2
         gta = rows[("demo-gta", "0")]
         steps = s.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == gta.id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep).where(ReferenceStep.task_id == gta.id).order_by(col(ReferenceStep.ordinal))
         ).all()
         assert [st.tool_name for st in steps[:2]] == ["OCR", "Calculator"] and steps[2].final_answer == "5.27"
         link = s.exec(select(TaskAsset).where(TaskAsset.task_id == gta.id)).one()
-        receipt = Image.open(io.BytesIO(blobs.get(s.get(Asset, link.asset_id).sha256)))
+        receipt = Image.open(io.BytesIO(blobs.get(must(s.get(Asset, link.asset_id)).sha256)))
         assert receipt.size == (420, 360)
         assert rows[("demo-vtc", "ocr_1")].answer_kind == "mcq"
         assert rows[("demo-isg", "0000")].answer_kind == "interleaved"

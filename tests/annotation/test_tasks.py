@@ -9,6 +9,7 @@ from annotation import tasks as authoring
 from annotation.answers import AnswerSpecError
 from store import session_scope
 from store.models import Asset, AuditEvent, Task
+from tests.support.must import must
 
 
 @pytest.fixture
@@ -18,8 +19,8 @@ def task_id(engine):
         t = authoring.create_task(
             s, b, "How many days will the bottle last?", answer_spec={"kind": "whitelist", "groups": [["58"]]}
         )
-        authoring.add_step(s, t.id, tool_name="OCR", tool_args={"image": "a.jpg"}, result_text="290 SOFTGELS")
-        authoring.add_step(s, t.id, final_answer="58")
+        authoring.add_step(s, must(t.id), tool_name="OCR", tool_args={"image": "a.jpg"}, result_text="290 SOFTGELS")
+        authoring.add_step(s, must(t.id), final_answer="58")
         return t.id
 
 
@@ -88,9 +89,9 @@ def test_steps_insert_before_the_final_answer_reorder_and_delete(engine, task_id
         )
         chain = [(st.ordinal, st.tool_name or "answer") for st in authoring.steps_of(s, task_id)]
         assert chain == [(0, "OCR"), (1, "Calculator"), (2, "answer")]
-        authoring.move_step(s, calc.id, 0)
+        authoring.move_step(s, must(calc.id), 0)
         assert [st.tool_name or "answer" for st in authoring.steps_of(s, task_id)] == ["Calculator", "OCR", "answer"]
-        authoring.delete_step(s, calc.id)
+        authoring.delete_step(s, must(calc.id))
         assert [(st.ordinal, st.tool_name or "answer") for st in authoring.steps_of(s, task_id)] == [
             (0, "OCR"),
             (1, "answer"),
@@ -125,7 +126,7 @@ def test_deleting_checkpoints_and_ordering_constraints(engine, task_id):
         authoring.add_ordering_constraint(s, task_id, ["cp2", "cp3"])
         # a checkpoint an ordering names cannot go until the ordering does
         with pytest.raises(authoring.AuthoringError, match="order1"):
-            authoring.delete_checkpoint(s, a.id)
+            authoring.delete_checkpoint(s, must(a.id))
         snap = authoring.delete_ordering_constraint(s, task_id, "order1")
         assert snap == {"task_id": task_id, "sequence": ["cp1", "cp2"], "max_gap": None, "key": "order1"}
         # a new constraint never reuses a key still in use (it was counted, so order2 came twice)
@@ -133,14 +134,14 @@ def test_deleting_checkpoints_and_ordering_constraints(engine, task_id):
         assert authoring.add_ordering_constraint(s, task_id, ["cp3", "cp1"]).key == "order4"
         authoring.delete_ordering_constraint(s, task_id, "order3")
         authoring.delete_ordering_constraint(s, task_id, "order4")
-        rev = s.get(Task, task_id).revision
-        fields = authoring.delete_checkpoint(s, a.id)
+        rev = must(s.get(Task, task_id)).revision
+        fields = authoring.delete_checkpoint(s, must(a.id))
         assert (fields["key"], fields["axis"], fields["description"]) == ("cp1", "S", "search")
-        assert s.get(Task, task_id).revision == rev + 1
+        assert must(s.get(Task, task_id)).revision == rev + 1
         # deleting a parent detaches its children
         authoring.delete_ordering_constraint(s, task_id, "order2")
-        authoring.delete_checkpoint(s, b.id)
-        assert s.get(type(child), child.id).parent_id is None
+        authoring.delete_checkpoint(s, must(b.id))
+        assert must(s.get(type(child), child.id)).parent_id is None
         with pytest.raises(authoring.AuthoringError, match="no ordering constraint"):
             authoring.delete_ordering_constraint(s, task_id, "order9")
 
@@ -149,7 +150,7 @@ def test_every_edit_is_audited(engine, task_id):
     with session_scope(engine, actor="rev") as s:
         authoring.edit_task(s, task_id, query="Changed?")
         step = authoring.steps_of(s, task_id)[0]
-        authoring.edit_step(s, step.id, result_text="290 softgels")
+        authoring.edit_step(s, must(step.id), result_text="290 softgels")
     with session_scope(engine) as s:
         events = s.exec(select(AuditEvent).where(AuditEvent.actor == "rev")).all()
     kinds = sorted((e.entity, e.action) for e in events)
@@ -183,7 +184,7 @@ def test_only_images_attach_as_images(engine, blobs, task_id, tmp_path):
         Image.new("RGB", (7, 5), "red").save(out, "TIFF")  # a format the blob store's sniffing doesn't know
         link = authoring.attach_asset(s, blobs, task_id, out.getvalue(), original_path="/abs/scan.tiff")
         asset = s.get(Asset, link.asset_id)
-        assert (asset.mime, asset.width, asset.height) == ("image/tiff", 7, 5)
+        assert (must(asset).mime, must(asset).width, must(asset).height) == ("image/tiff", 7, 5)
         # other roles (documents, golden outputs) are not images by definition
         authoring.attach_asset(s, blobs, task_id, b"plain", role="golden")
 
@@ -199,33 +200,33 @@ def test_review_rules(engine, task_id):
         with pytest.raises(authoring.AuthoringError, match="needs a reason"):
             authoring.set_status(s, task_id, "rejected", reason="  ")
         authoring.set_status(s, task_id, "verified")
-        assert authoring.review_note(s.get(Task, task_id))["by"] == "rev"
+        assert authoring.review_note(must(s.get(Task, task_id)))["by"] == "rev"
     with session_scope(engine, actor="ann") as s:
-        rev = s.get(Task, task_id).revision
+        rev = must(s.get(Task, task_id)).revision
         authoring.edit_task(s, task_id, query="How many days will the bottle of 290 last?")
         t = s.get(Task, task_id)
-        assert (t.status, t.revision) == ("draft", rev + 1)
-        note = authoring.review_note(t)
+        assert (must(t).status, must(t).revision) == ("draft", rev + 1)
+        note = authoring.review_note(must(t))
         assert (note["status"], note["by"]) == ("draft", "ann")
         assert note["reason"] == f"edited after it was verified (revision {rev + 1})"
         # a step or checkpoint edit counts too
         authoring.set_status(s, task_id, "submitted")
         authoring.add_checkpoint(s, task_id, axis="S")
-        assert s.get(Task, task_id).status == "draft"
+        assert must(s.get(Task, task_id)).status == "draft"
         authoring.set_status(s, task_id, "submitted")
     with session_scope(engine, actor="rev") as s:
         authoring.set_status(s, task_id, "rejected", reason="the count is wrong")
-        note = authoring.review_note(s.get(Task, task_id))
+        note = authoring.review_note(must(s.get(Task, task_id)))
         assert (note["status"], note["reason"], note["by"]) == ("rejected", "the count is wrong", "rev")
     # with the benchmark's permission the author may verify
     with session_scope(engine, actor="ann") as s:
-        bench = s.get(Task, task_id).benchmark_id
+        bench = must(s.get(Task, task_id)).benchmark_id
         from store.models import Benchmark
 
-        s.get(Benchmark, bench).settings = {authoring.SELF_VERIFICATION_SETTING: True}
+        must(s.get(Benchmark, bench)).settings = {authoring.SELF_VERIFICATION_SETTING: True}
         authoring.set_status(s, task_id, "submitted")
         authoring.set_status(s, task_id, "verified")
-        assert s.get(Task, task_id).status == "verified"
+        assert must(s.get(Task, task_id)).status == "verified"
 
 
 def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task_id):
@@ -248,21 +249,27 @@ def test_undoing_a_step_delete_restores_its_result_and_links(engine, blobs, task
         cp = authoring.add_checkpoint(s, task_id, "cp1", axis="V", step_id=first.id)
         ids = first.id, link.id, cp.id
     with session_scope(engine, "ann") as s:
-        snapshot = authoring.delete_step(s, ids[0])
+        snapshot = authoring.delete_step(s, must(ids[0]))
     with session_scope(engine, "ann") as s:
         restored = authoring.restore_step(s, snapshot)
         new_id = restored.id
     with session_scope(engine) as s:
         step = s.get(ReferenceStep, new_id)
-        assert (step.ordinal, step.tool_name, step.result, step.result_text, step.meta) == (
+        assert (
+            must(step).ordinal,
+            must(step).tool_name,
+            must(step).result,
+            must(step).result_text,
+            must(step).meta,
+        ) == (
             snapshot["ordinal"],
             "OCR",
             {"text": "58"},
             "58",
             {"elapsed": 1.5},
         )
-        assert s.get(TaskAsset, ids[1]).step_id == new_id
-        assert s.get(Checkpoint, ids[2]).step_id == new_id
+        assert must(s.get(TaskAsset, ids[1])).step_id == new_id
+        assert must(s.get(Checkpoint, ids[2])).step_id == new_id
         chain = authoring.steps_of(s, task_id)
         assert chain[snapshot["ordinal"]].id == new_id and chain[snapshot["ordinal"] + 1].tool_name == "Calculator"
 
@@ -279,7 +286,7 @@ def test_the_final_answer_cannot_move_above_tool_steps(engine, task_id):
     for step_id, to in ((final_id, 0), (tool_id, len(before) - 1)):
         with pytest.raises(authoring.AuthoringError, match="final answer"):
             with session_scope(engine, "ann") as s:
-                authoring.move_step(s, step_id, to)
+                authoring.move_step(s, must(step_id), to)
     with session_scope(engine) as s:
         assert [x.id for x in authoring.steps_of(s, task_id)] == before
 
@@ -294,7 +301,7 @@ def test_history_shows_step_checkpoint_and_image_changes(engine, blobs, task_id)
         authoring.add_checkpoint(s, task_id, "cpx", axis="V")
         step_id = step.id
     with session_scope(engine, "ann") as s:
-        authoring.edit_step(s, step_id, thought="add them")
+        authoring.edit_step(s, must(step_id), thought="add them")
     with session_scope(engine) as s:
         actions = [h.action for h in task_history(s, task_id)]
     assert {"create step", "create image", "create checkpoint", "update step"} <= set(actions)

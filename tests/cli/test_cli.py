@@ -11,6 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tui.cli import cli
+from tests.support.must import must
 
 CHAINMARK = Path(sys.executable).with_name("chainmark")
 
@@ -37,7 +38,7 @@ def test_console_script_demo_then_tasks_list_json_has_all_five_styles(tmp_path):
 def test_init_creates_then_reports_current(tmp_path):
     from store.schema_head import _REVISION, MIGRATIONS
 
-    revisions = {_REVISION.search(p.read_text()).group(1) for p in (MIGRATIONS / "versions").glob("*.py")}
+    revisions = {must(_REVISION.search(p.read_text())).group(1) for p in (MIGRATIONS / "versions").glob("*.py")}
     db = tmp_path / "x.db"
     first = run(db, "init").output
     head = first.split("schema empty → ", 1)[1].split()[0]

@@ -13,6 +13,7 @@ from evaluation.scoring import report as reports
 from store import session_scope
 from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tui.cli import cli
+from tests.support.must import must
 
 
 def run(run_id: int, scores: dict[int, float | None], answers: dict[int, str] | None = None) -> RunResults:
@@ -98,14 +99,14 @@ def two_gta_runs(engine) -> tuple[int, int, dict[str, int]]:
             t = authoring.create_task(
                 s, "gta-mini", query, source_id=str(n), answer_spec={"kind": "whitelist", "groups": [[gold]]}
             )
-            authoring.add_step(s, t.id, final_answer=gold)
+            authoring.add_step(s, must(t.id), final_answer=gold)
             tasks[f"t{n}"] = t.id
-        stored_trajectory(s, a, tasks["t0"], [answer("2")])
-        stored_trajectory(s, a, tasks["t1"], [answer("5")])
-        stored_trajectory(s, a, tasks["t2"], [answer("7")])
-        stored_trajectory(s, b, tasks["t0"], [answer("2")])
-        stored_trajectory(s, b, tasks["t1"], [answer("4")])
-        stored_trajectory(s, b, tasks["t2"], [answer("9")])
+        stored_trajectory(s, a, must(tasks["t0"]), [answer("2")])
+        stored_trajectory(s, a, must(tasks["t1"]), [answer("5")])
+        stored_trajectory(s, a, must(tasks["t2"]), [answer("7")])
+        stored_trajectory(s, b, must(tasks["t0"]), [answer("2")])
+        stored_trajectory(s, b, must(tasks["t1"]), [answer("4")])
+        stored_trajectory(s, b, must(tasks["t2"]), [answer("9")])
         return a.id, b.id, tasks
 
 

@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats.api import export_run, import_dataset, import_run
 from evaluation.scoring.runner import score_run
 from store import events as ev
 from store.models import Event, Run, Task, Trajectory
 from tests.formats.fixtures import write_gta
+from tests.support.must import must
 
 ABS = "/abs/data/gta_dataset"
 
@@ -111,15 +112,15 @@ def test_duplicate_keys_keep_the_last_record_and_numbers_are_read_as_strings(
 
 def _own_e2e_run(engine, tasks_events) -> int:
     with Session(engine) as s:
-        tasks = s.exec(select(Task).order_by(Task.id)).all()
+        tasks = s.exec(select(Task).order_by(col(Task.id))).all()
         run = Run(name="own e2e", benchmark_id=tasks[0].benchmark_id, mode="react", status="done")
         s.add(run)
         s.flush()
         for t in tasks:
             evs = tasks_events(t)
             traj = Trajectory(
-                run_id=run.id,
-                task_id=t.id,
+                run_id=must(run.id),
+                task_id=must(t.id),
                 status="done",
                 final_answer=next((p["text"] for k, p, _ in evs if k == ev.ANSWER), None),
             )
@@ -127,7 +128,7 @@ def _own_e2e_run(engine, tasks_events) -> int:
             s.flush()
             s.add_all(
                 [
-                    Event(trajectory_id=traj.id, ordinal=i, kind=k, payload=p, failed=f)
+                    Event(trajectory_id=must(traj.id), ordinal=i, kind=k, payload=p, failed=f)
                     for i, (k, p, f) in enumerate(evs)
                 ]
             )

@@ -16,6 +16,7 @@ from evaluation.benchmarks.gta import reference_conformance
 from evaluation.conformance import compare, ours_view
 from evaluation.scoring.runner import score_run
 from tests.conformance import test_gta_quirks as quirks
+from tests.support.must import must
 
 REFERENCE = os.environ.get("CHAINMARK_REFERENCE_GTA")
 pytestmark = pytest.mark.skipif(
@@ -32,7 +33,7 @@ def test_generated_set_scores_equal_the_reference_per_item(db_path, tmp_path: Pa
     env = {"CHAINMARK_DB": str(db_path)}
     assert runner.invoke(cli, ["import", "gta", str(paths["dataset"])], env=env).exit_code == 0
     assert runner.invoke(cli, ["import-run", "gta", str(paths[layout]), "-b", "gta"], env=env).exit_code == 0
-    out = runner.invoke(cli, ["conformance", "gta", "1", "--reference", REFERENCE, "--json"], env=env)
+    out = runner.invoke(cli, ["conformance", "gta", "1", "--reference", must(REFERENCE), "--json"], env=env)
     report = json.loads(out.output)
     assert out.exit_code == 0, out.output[-2000:]
     assert report["ok"] and report["items_compared"] >= 300 * 8
@@ -46,7 +47,7 @@ def _check(engine, blobs, run_id: int, tmp_path: Path) -> dict:
     try:
         ref = reference_conformance(
             tmp_path / "x" / "run",
-            Path(REFERENCE),
+            Path(must(REFERENCE)),
             os.environ.get("CHAINMARK_REFERENCE_PYTHON") or __import__("sys").executable,
         )
     finally:

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from bench.conformance.gen_isg import judge_reply, sets
 from tests.conformance import test_isg_quirks as quirks
 from tests.support.scripted_openai import ScriptedOpenAI, text
+from tests.support.must import must
 
 REFERENCE = os.environ.get("CHAINMARK_REFERENCE_ISG")
 pytestmark = pytest.mark.skipif(
@@ -43,7 +44,7 @@ def test_generated_set_scores_equal_the_reference_per_item(db_path, tmp_path: Pa
         )
         for name in ("isg-image", "isg-block", "isg-holistic"):
             assert runner.invoke(cli, ["judge", run_id, "--judge", name, "--endpoint", "j"], env=env).exit_code == 0
-    out = runner.invoke(cli, ["conformance", "isg", run_id, "--reference", REFERENCE, "--json"], env=env)
+    out = runner.invoke(cli, ["conformance", "isg", run_id, "--reference", must(REFERENCE), "--json"], env=env)
     report = json.loads(out.output[out.output.index("{") :])
     assert out.exit_code == 0, [report["items"][:10], report["notes"]]
     assert report["ok"] and report["items_compared"] >= 250 * 4 and len(report["metrics"]) == 32
@@ -116,7 +117,7 @@ def test_hand_made_quirks_have_the_values_the_tests_assert(tmp_path: Path) -> No
         DRIVERS / "isg_driver.py",
         [
             "--reference",
-            REFERENCE,
+            must(REFERENCE),
             "--gt",
             str(tmp_path / "gt.jsonl"),
             "--predictions",

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from store.models import ALL_TABLES, Event, Trajectory
 
@@ -22,7 +22,7 @@ def run_events(engine: Engine, run_id: int) -> dict[int, list[tuple[str, dict[st
     with Session(engine) as s:
         out: dict[int, list[tuple[str, dict[str, Any], bool]]] = {}
         for traj in s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all():
-            events = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+            events = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
             out[traj.task_id] = [(e.kind, e.payload, e.failed) for e in events]
         return out
 

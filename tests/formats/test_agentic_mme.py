@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats import FormatError
 from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
@@ -14,6 +14,7 @@ from store.blobs import put_asset
 from store.models import Checkpoint, EventAsset, OrderingConstraint, Run, Task, TaskAsset, Trajectory, Event
 from tests.formats.conftest import run_events
 from tests.formats.fixtures import png, write_mme, write_mme_run
+from tests.support.must import must
 
 
 def test_import_maps_checkpoints_orderings_efficiency_and_images(engine, blobs, tmp_path: Path) -> None:
@@ -25,14 +26,14 @@ def test_import_maps_checkpoints_orderings_efficiency_and_images(engine, blobs, 
         assert t.answer_spec == {"kind": "exact", "value": "101", "tolerance": 0.5}
         assert (t.level, t.domain, t.meta["task_id"]) == ("2", "Science", "L2_Test_Domain_Item_0001")
         assert (t.reference_tool_calls, t.max_tool_calls, t.penalty_per_extra_call) == (2, 6, 0.1)
-        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == t.id).order_by(Checkpoint.ordinal)).all()
+        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == t.id).order_by(col(Checkpoint.ordinal))).all()
         assert [(c.key, c.axis) for c in cps] == [("V1_crop", "V"), ("S1_search", "S"), ("V_final_answer", "V")]
         assert cps[0].code_check == {"tool": "python_image_processing", "verifier": "verify_crop_ast"}
         assert cps[0].visual_check["expected_answer"] == "Yes"
         assert cps[2].answer_check == {"match_type": "contains", "target": "101"}
         oc = s.exec(select(OrderingConstraint).where(OrderingConstraint.task_id == t.id)).one()
         assert (oc.key, oc.sequence, oc.max_gap) == ("O1", ["V1_crop", "S1_search"], 2)
-        links = s.exec(select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(TaskAsset.ordinal)).all()
+        links = s.exec(select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(col(TaskAsset.ordinal))).all()
         assert [l.original_path for l in links] == ["images/image_0001_1.png", "images/image_0001_2.jpg"]
     out = tmp_path / "out"
     export_dataset(engine, blobs, "agentic-mme", "agentic-mme", out)
@@ -102,7 +103,7 @@ def test_run_folder_imports_every_call_and_answer_and_exports_exactly(engine, bl
         link = s.exec(select(EventAsset)).one()
         from store.models import Asset
 
-        assert blobs.get(s.get(Asset, link.asset_id).sha256) == png(77)
+        assert blobs.get(must(s.get(Asset, link.asset_id)).sha256) == png(77)
     out = tmp_path / "again"
     export_run(engine, blobs, "agentic-mme", summary.run_id, out)
     for p in (run_dir / "0000").rglob("*"):
@@ -118,19 +119,21 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
         run = Run(name="native", benchmark_id=task.benchmark_id, mode="atomic", status="done")
         s.add(run)
         s.flush()
-        traj = Trajectory(run_id=run.id, task_id=task.id, status="done", final_answer="100", usage={"total_tokens": 50})
+        traj = Trajectory(
+            run_id=must(run.id), task_id=must(task.id), status="done", final_answer="100", usage={"total_tokens": 50}
+        )
         s.add(traj)
         s.flush()
         art = put_asset(s, blobs, png(55))
         rows = [
             Event(
-                trajectory_id=traj.id,
+                trajectory_id=must(traj.id),
                 ordinal=0,
                 kind=ev.TOOL_CALL,
                 payload=ev.tool_call("crop", {"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, "c1"),
             ),
             Event(
-                trajectory_id=traj.id,
+                trajectory_id=must(traj.id),
                 ordinal=1,
                 kind=ev.TOOL_RESULT,
                 payload=ev.tool_result(
@@ -138,17 +141,17 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
                     "cropped",
                     call_id="c1",
                     data={"ok": "true", "op": "crop", "new_image_index": 1},
-                    asset_ids=[art.id],
+                    asset_ids=[must(art.id)],
                 ),
             ),
-            Event(trajectory_id=traj.id, ordinal=2, kind=ev.ANSWER, payload=ev.answer("100")),
+            Event(trajectory_id=must(traj.id), ordinal=2, kind=ev.ANSWER, payload=ev.answer("100")),
         ]
         s.add_all(rows)
         s.flush()
-        s.add(EventAsset(event_id=rows[1].id, asset_id=art.id))
+        s.add(EventAsset(event_id=must(rows[1].id), asset_id=must(art.id)))
         run_id = run.id
     out = tmp_path / "exported"
-    export_run(engine, blobs, "agentic-mme", run_id, out)
+    export_run(engine, blobs, "agentic-mme", must(run_id), out)
     assert (out / "0000" / "orig.png").exists() and (out / "0000" / "model_answer.txt").read_text() == "100"
     tool_list = json.loads((out / "0000" / "tool_use_list.json").read_text())
     assert tool_list[0]["tool_name"] == "crop" and tool_list[0]["output"]["new_image_index"] == 1
@@ -165,7 +168,7 @@ def test_chainmark_run_exports_as_run_folder_and_reads_back_equal(engine, blobs,
         from store.models import Asset
 
         (aid,) = events[1][1]["asset_ids"]
-        assert blobs.get(s.get(Asset, aid).sha256) == png(55)
+        assert blobs.get(must(s.get(Asset, aid)).sha256) == png(55)
         meta = json.loads((out / "0000" / "run_meta.json").read_text())
         assert meta["effective_tool_calls"] == 1 and meta["usage"] == {"total_tokens": 50}
 

@@ -23,6 +23,7 @@ from annotation.formats.fingerprint import FINGERPRINT_VERSION, fingerprint
 from store.blobs import FolderBlobStore, default_blob_store
 from store.models import AuditEvent, ReferenceStep, Task
 from tests.formats.fixtures import write_gta, write_mme
+from tests.support.must import must
 
 AUDITED_IMPORT = {"task": Task, "referencestep": ReferenceStep}
 
@@ -60,7 +61,7 @@ def test_every_imported_row_has_one_create_event_equal_to_it(any_engine, tmp_pat
             assert sorted(e.entity_id for e in events) == sorted(rows)
             for e in events:
                 assert (e.actor, e.action, e.before) == ("importer", "create", None)
-                _same_row(e.after, rows[e.entity_id])
+                _same_row(must(e.after), rows[e.entity_id])
 
 
 def test_import_with_checkpoints_and_orderings_round_trips_on_both_databases(any_engine, tmp_path: Path) -> None:

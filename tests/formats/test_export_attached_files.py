@@ -13,6 +13,7 @@ from annotation import tasks as authoring
 from annotation.formats.api import export_dataset
 from annotation.formats.base import export_relpath
 from store import session_scope
+from tests.support.must import must
 
 FORMATS = ["gta", "agentic-mme", "atp", "isg", "vtc"]
 
@@ -31,8 +32,8 @@ def test_an_image_attached_by_absolute_path_exports(engine, blobs, tmp_path: Pat
         task = authoring.create_task(
             s, "authored", "What colour is it?", answer_spec={"kind": "exact", "value": "green"}
         )
-        authoring.attach_asset(s, blobs, task.id, data, original_path=str(tmp_path / "photos" / "leaf.png"))
-        authoring.add_step(s, task.id, final_answer="green")
+        authoring.attach_asset(s, blobs, must(task.id), data, original_path=str(tmp_path / "photos" / "leaf.png"))
+        authoring.add_step(s, must(task.id), final_answer="green")
     out = tmp_path / "export"
     export_dataset(engine, blobs, fmt, "authored", out)
     written = [p for p in out.rglob("*") if p.is_file() and p.read_bytes() == data]

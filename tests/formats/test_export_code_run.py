@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from store import session_scope
 from store.db import make_engine
@@ -39,9 +39,9 @@ def _checkpoints(db: Path, run_id: int) -> dict[tuple[str, str], bool]:
     with session_scope(make_engine(str(db))) as s:
         rows = s.exec(
             select(Task.source_id, Checkpoint.key, CheckpointResult.passed)
-            .join(Trajectory, Trajectory.id == CheckpointResult.trajectory_id)
-            .join(Checkpoint, Checkpoint.id == CheckpointResult.checkpoint_id)
-            .join(Task, Task.id == Trajectory.task_id)
+            .join(Trajectory, col(Trajectory.id) == col(CheckpointResult.trajectory_id))
+            .join(Checkpoint, col(Checkpoint.id) == col(CheckpointResult.checkpoint_id))
+            .join(Task, col(Task.id) == col(Trajectory.task_id))
             .where(Trajectory.run_id == run_id)
         ).all()
     return {(sid, key): passed for sid, key, passed in rows}

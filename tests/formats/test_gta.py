@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats import FormatError
 from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
@@ -13,6 +13,7 @@ from store.models import Run, Task, TaskAsset, Trajectory
 from store import events as ev
 from tests.formats.conftest import run_events
 from tests.formats.fixtures import gta_e2e_predictions, gta_step_predictions, write_gta
+from tests.support.must import must
 
 
 def test_import_maps_fields_and_export_reproduces(engine, blobs, tmp_path: Path) -> None:
@@ -83,11 +84,11 @@ def test_authored_task_exports_as_gta(engine, blobs, tmp_path: Path) -> None:
         t = authoring.create_task(
             s, b, "What is 2+3?", answer_spec={"kind": "whitelist", "groups": [["5"]]}, tools_offered=["Calculator"]
         )
-        authoring.attach_asset(s, blobs, t.id, png(1))
+        authoring.attach_asset(s, blobs, must(t.id), png(1))
         authoring.add_step(
-            s, t.id, thought="add", tool_name="Calculator", tool_args={"expression": "2+3"}, result_text="5"
+            s, must(t.id), thought="add", tool_name="Calculator", tool_args={"expression": "2+3"}, result_text="5"
         )
-        authoring.add_step(s, t.id, final_answer="5")
+        authoring.add_step(s, must(t.id), final_answer="5")
     export_dataset(engine, blobs, "gta", "mine", tmp_path / "out")
     data = json.loads((tmp_path / "out" / "dataset.json").read_text())
     rec = data["0"]  # GTA keys are integers: authored GTA tasks are numbered from 0
@@ -127,7 +128,7 @@ def test_step_predictions_import_as_run_and_export_back(engine, blobs, tmp_path:
     with Session(engine) as s:
         ids = {t.source_id: t.id for t in s.exec(select(Task)).all()}
         run = s.get(Run, summary.run_id)
-        assert run.kind == "imported" and run.name == "step run"
+        assert must(run).kind == "imported" and must(run).name == "step run"
         traj = s.exec(select(Trajectory).where(Trajectory.task_id == ids["0"])).one()
         assert traj.final_answer == "The answer is 145"
     e0 = events[ids["0"]]
@@ -201,17 +202,19 @@ def _make_run(engine, mode: str, events_for) -> int:
     from store.models import Event
 
     with session_scope(engine, "harness") as s:
-        tasks = s.exec(select(Task).order_by(Task.id)).all()
+        tasks = s.exec(select(Task).order_by(col(Task.id))).all()
         run = Run(name=f"native {mode}", benchmark_id=tasks[0].benchmark_id, mode=mode, status="done")
         s.add(run)
         s.flush()
         for t in tasks:
             evs = events_for(t)
             answer = next((p["text"] for k, p in evs if k == ev.ANSWER), None)
-            traj = Trajectory(run_id=run.id, task_id=t.id, status="done", final_answer=answer)
+            traj = Trajectory(run_id=must(run.id), task_id=must(t.id), status="done", final_answer=answer)
             s.add(traj)
             s.flush()
-            s.add_all([Event(trajectory_id=traj.id, ordinal=i, kind=k, payload=p) for i, (k, p) in enumerate(evs)])
+            s.add_all(
+                [Event(trajectory_id=must(traj.id), ordinal=i, kind=k, payload=p) for i, (k, p) in enumerate(evs)]
+            )
         return run.id
 
 
@@ -284,7 +287,7 @@ def test_chainmark_step_run_exports_and_reads_back_equal(engine, blobs, tmp_path
     back = import_run(engine, blobs, "gta", tmp_path / "step.json", "gta")
     assert _semantic(engine, back.run_id) == _semantic(engine, run_id)
     with Session(engine) as s:
-        assert s.get(Run, back.run_id).mode == "step"
+        assert must(s.get(Run, back.run_id)).mode == "step"
 
 
 def test_unpaired_surrogate_is_a_clear_error_and_imports_nothing(engine, blobs, tmp_path: Path, counts) -> None:

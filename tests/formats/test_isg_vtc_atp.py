@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.formats import FormatError
 from annotation.formats.api import export_dataset, export_run, import_dataset, import_run
@@ -13,6 +13,7 @@ from store import session_scope
 from store.models import Document, ReferenceStep, Task, TaskAsset, Trajectory
 from tests.formats.conftest import run_events
 from tests.formats.fixtures import png, read_tsv_cells, write_atp, write_isg, write_vtc
+from tests.support.must import must
 
 
 def _jsonl(path: Path) -> list:
@@ -41,7 +42,7 @@ def test_isg_round_trip(engine, blobs, tmp_path: Path) -> None:
         roles = [
             (l.role, l.original_path)
             for l in s.exec(
-                select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(TaskAsset.role, TaskAsset.ordinal)
+                select(TaskAsset).where(TaskAsset.task_id == t.id).order_by(col(TaskAsset.role), col(TaskAsset.ordinal))
             ).all()
         ]
         assert roles == [
@@ -76,7 +77,7 @@ def test_isg_prediction_lines_import_as_run(engine, blobs, tmp_path: Path) -> No
     summary = import_run(engine, blobs, "isg", tmp_path / "pred" / "out.jsonl", "isg")
     assert summary.trajectories == 3
     with Session(engine) as s:
-        trajs = {s.get(Task, t.task_id).source_id: t for t in s.exec(select(Trajectory)).all()}
+        trajs = {must(s.get(Task, t.task_id)).source_id: t for t in s.exec(select(Trajectory)).all()}
         assert trajs["0002"].status == "failed" and trajs["0000"].final_answer == "It goes on 0."
     export_run(engine, blobs, "isg", summary.run_id, tmp_path / "again.jsonl")
     assert _jsonl(tmp_path / "again.jsonl") == preds
@@ -133,11 +134,15 @@ def test_vtc_joins_by_id_and_exports_cell_equal(engine, blobs, tmp_path: Path) -
         assert tasks["ocr_1"].answer_spec == {"kind": "contains", "value": "光陽機車"}
         assert tasks["perceptual_Restoration_1"].answer_spec["kind"] == "exact"
         steps = s.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == tasks["counting_1"].id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep)
+            .where(ReferenceStep.task_id == tasks["counting_1"].id)
+            .order_by(col(ReferenceStep.ordinal))
         ).all()
         assert [st.tool_name for st in steps] == ["Convert Color", "Binarize", "Draw Contours"]  # curly quotes repaired
         math_steps = s.exec(
-            select(ReferenceStep).where(ReferenceStep.task_id == tasks["math_1"].id).order_by(ReferenceStep.ordinal)
+            select(ReferenceStep)
+            .where(ReferenceStep.task_id == tasks["math_1"].id)
+            .order_by(col(ReferenceStep.ordinal))
         ).all()
         assert (math_steps[0].tool_name, math_steps[0].meta) == ("Crop", {"source_name": "Zoom in"})
         assert s.exec(select(ReferenceStep).where(ReferenceStep.task_id == tasks["spatial_1"].id)).all() == []
@@ -226,7 +231,9 @@ def test_atp_documents_images_and_gt_steps(engine, blobs, tmp_path: Path) -> Non
     assert (summary.created, summary.documents, summary.steps) == (3, 6, 12)
     with Session(engine) as s:
         t = s.exec(select(Task).where(Task.source_id == "trace-0")).one()
-        steps = s.exec(select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(ReferenceStep.ordinal)).all()
+        steps = s.exec(
+            select(ReferenceStep).where(ReferenceStep.task_id == t.id).order_by(col(ReferenceStep.ordinal))
+        ).all()
         assert [(st.tool_name, st.tool_args) for st in steps[:3]] == [
             ("Reference", {"img_index": 1}),
             ("Edit", {"img_index": 0, "prompt": "circle the two bolts"}),
@@ -234,15 +241,17 @@ def test_atp_documents_images_and_gt_steps(engine, blobs, tmp_path: Path) -> Non
         ]
         assert steps[3].is_final and steps[3].final_answer == lines[0]["gt"]
         assert [b["type"] for b in t.answer_spec["golden"]] == ["text", "image", "text", "image", "text", "image"]
-        docs = s.exec(select(Document).where(Document.task_id == t.id).order_by(Document.ordinal)).all()
+        docs = s.exec(select(Document).where(Document.task_id == t.id).order_by(col(Document.ordinal))).all()
         assert [d.text for d in docs] == lines[0]["doc"]
         t1 = s.exec(select(Task).where(Task.source_id == "trace-1")).one()
         links = s.exec(
             select(TaskAsset)
             .where(TaskAsset.task_id == t1.id, TaskAsset.role == "document_image")
-            .order_by(TaskAsset.ordinal)
+            .order_by(col(TaskAsset.ordinal))
         ).all()
-        doc_ids = [d.id for d in s.exec(select(Document).where(Document.task_id == t1.id).order_by(Document.ordinal))]
+        doc_ids = [
+            d.id for d in s.exec(select(Document).where(Document.task_id == t1.id).order_by(col(Document.ordinal)))
+        ]
         assert [l.document_id for l in links] == doc_ids
         assert t.meta["vqa"] is True and t1.meta["vqa"] is False
     export_dataset(engine, blobs, "atp", "atp", tmp_path / "out")
@@ -305,24 +314,24 @@ def test_authored_tasks_export_and_import_back(engine, blobs, tmp_path: Path, fm
     with session_scope(engine, "ann") as s:
         b = authoring.ensure_benchmark(s, "mine", fmt)
         t = authoring.create_task(s, b, "How many bolts?", answer_spec=spec, category="counting", level="2")
-        authoring.attach_asset(s, blobs, t.id, png(5))
-        authoring.add_step(s, t.id, tool_name="Crop", tool_args={"x": 1})
+        authoring.attach_asset(s, blobs, must(t.id), png(5))
+        authoring.add_step(s, must(t.id), tool_name="Crop", tool_args={"x": 1})
         if fmt == "agentic-mme":
-            authoring.add_checkpoint(s, t.id, "cp1", axis="V", tools=["crop"], description="crop it")
-            authoring.add_checkpoint(s, t.id, "cp2", axis="S", tools=["google_search"])
-            authoring.add_ordering_constraint(s, t.id, ["cp1", "cp2"], max_gap=1)
+            authoring.add_checkpoint(s, must(t.id), "cp1", axis="V", tools=["crop"], description="crop it")
+            authoring.add_checkpoint(s, must(t.id), "cp2", axis="S", tools=["google_search"])
+            authoring.add_ordering_constraint(s, must(t.id), ["cp1", "cp2"], max_gap=1)
         if fmt == "atp":
-            authoring.add_document(s, t.id, "The manual text.")
+            authoring.add_document(s, must(t.id), "The manual text.")
     export_dataset(engine, blobs, fmt, "mine", tmp_path / "out")
     summary = import_dataset(engine, blobs, fmt, tmp_path / "out", benchmark="again")
     assert summary.created == 1
     with Session(engine) as s:
-        again = s.exec(select(Task).where(Task.source_id == "cm-00001").order_by(Task.id.desc())).first()
-        assert again.query == "How many bolts?"
-        assert again.answer_spec["kind"] == spec["kind"]
+        again = s.exec(select(Task).where(Task.source_id == "cm-00001").order_by(col(Task.id).desc())).first()
+        assert must(again).query == "How many bolts?"
+        assert must(again).answer_spec["kind"] == spec["kind"]
         if fmt == "agentic-mme":
-            assert summary.checkpoints == 2 and again.answer_spec["value"] == "12"
+            assert summary.checkpoints == 2 and must(again).answer_spec["value"] == "12"
         if fmt == "vtc":
-            assert again.answer_spec == spec
+            assert must(again).answer_spec == spec
         if fmt == "atp":
             assert summary.documents == 1

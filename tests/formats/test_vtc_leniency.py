@@ -10,6 +10,7 @@ from sqlmodel import Session, select
 from annotation.formats.api import import_dataset, import_run
 from store.models import Task, Trajectory
 from tests.formats.fixtures import write_vtc
+from tests.support.must import must
 
 
 def test_importing_one_tsv_imports_that_table_only(engine, blobs, tmp_path: Path) -> None:
@@ -20,7 +21,7 @@ def test_importing_one_tsv_imports_that_table_only(engine, blobs, tmp_path: Path
     with Session(engine) as s:
         tasks = s.exec(select(Task)).all()
         assert sorted(t.source_id for t in tasks) == sorted(r["id"] for r in main)
-        assert all(list(t.source_record) == ["VTC-Bench.tsv"] for t in tasks)
+        assert all(list(must(t.source_record)) == ["VTC-Bench.tsv"] for t in tasks)
 
 
 def test_results_file_read_as_the_reference_reads_it(engine, blobs, tmp_path: Path) -> None:

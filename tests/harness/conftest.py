@@ -15,6 +15,7 @@ from annotation import tasks as authoring
 from evaluation.harness import add_endpoint
 from store import session_scope
 from tests.support.scripted_openai import ScriptedOpenAI, scripted_openai  # noqa: F401  (registers the fixture)
+from tests.support.must import must
 
 
 def png(width: int = 100, height: int = 80, color: tuple[int, int, int] = (200, 30, 30)) -> bytes:
@@ -51,7 +52,9 @@ def make_bench(engine: Engine, blobs: Any) -> Callable[..., list[int]]:
                     **fields,
                 )
                 for k in range(images):
-                    authoring.attach_asset(s, blobs, t.id, png(100 + k, 80), original_path=f"image/image_{i}_{k}.png")
+                    authoring.attach_asset(
+                        s, blobs, must(t.id), png(100 + k, 80), original_path=f"image/image_{i}_{k}.png"
+                    )
                 ids.append(t.id)
         return ids
 

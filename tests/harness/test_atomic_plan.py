@@ -6,18 +6,19 @@ import io
 import json
 
 from PIL import Image
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RetryPolicy, RunSpec, start_run
 from store import session_scope
 from store.models import Asset, Event, EventAsset, ReplayCache, Run, Trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, error, text, tool_calls
+from tests.support.must import must
 
 
 def events_of(engine, run_id):
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).one()
-        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
         return traj, evs
 
 
@@ -51,7 +52,7 @@ def test_atomic_crop_then_answer(engine, blobs, make_bench, endpoint, scripted_o
     assert traj.usage["tool_calls"] == 1 and traj.usage["api_calls"] == 2 and traj.usage["total_tokens"] > 0
     with session_scope(engine) as s:
         asset = s.get(Asset, result["asset_ids"][0])
-        crop = Image.open(io.BytesIO(blobs.get(asset.sha256)))
+        crop = Image.open(io.BytesIO(blobs.get(must(asset).sha256)))
         assert crop.size == (50, 80) and crop.getpixel((10, 10)) == (200, 30, 30)
         links = s.exec(select(EventAsset).where(EventAsset.event_id == evs[4].id)).all()
         assert [l.asset_id for l in links] == result["asset_ids"]
@@ -118,9 +119,11 @@ def test_replay_miss_and_hard_http_error_fail_the_trajectory_not_the_run(
     live = start_run(engine, blobs, RunSpec("mme", endpoint, "atomic", concurrency=1))
     assert (live.done, live.failed) == (1, 1)
     with session_scope(engine) as s:
-        trajs = s.exec(select(Trajectory).where(Trajectory.run_id == live.run_id).order_by(Trajectory.task_id)).all()
+        trajs = s.exec(
+            select(Trajectory).where(Trajectory.run_id == live.run_id).order_by(col(Trajectory.task_id))
+        ).all()
         assert trajs[0].status == "failed" and "HTTP 400" in trajs[0].error and "context too long" in trajs[0].error
-        assert s.get(Run, live.run_id).status == "done"
+        assert must(s.get(Run, live.run_id)).status == "done"
 
 
 def test_oversized_reply_is_truncated_and_flagged(engine, blobs, make_bench, endpoint, scripted_openai):

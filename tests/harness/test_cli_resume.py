@@ -12,12 +12,13 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from store import session_scope
 from store.models import Event, ModelEndpoint, Trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tui.cli import cli
+from tests.support.must import must
 
 CHAINMARK = [sys.executable, "-m", "tui.cli"]
 
@@ -121,7 +122,7 @@ def test_kill_9_mid_run_then_resume_gives_exactly_one_finished_trajectory_per_ta
             env=env,
             cwd=Path.cwd(),
         )
-        run_id = int(proc.stdout.readline())  # printed before any work starts
+        run_id = int(must(proc.stdout).readline())  # printed before any work starts
         kill_after = rng.randint(1, 20)
         deadline = time.monotonic() + 60
         while len(server.chat_requests()) < kill_after and time.monotonic() < deadline and proc.poll() is None:
@@ -144,7 +145,7 @@ def test_kill_9_mid_run_then_resume_gives_exactly_one_finished_trajectory_per_ta
         assert {t.status for t in trajs} == {"done"}
         for t in trajs:
             ordinals = [
-                e.ordinal for e in s.exec(select(Event).where(Event.trajectory_id == t.id).order_by(Event.ordinal))
+                e.ordinal for e in s.exec(select(Event).where(Event.trajectory_id == t.id).order_by(col(Event.ordinal)))
             ]
             assert ordinals == list(range(len(ordinals))) and len(ordinals) == 4  # sys, user, reply, answer
     # finished work was not repeated: the resume asked only for the tasks that were not done

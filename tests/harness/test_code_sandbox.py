@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, start_run
 from evaluation.harness.ast_trace import trace_ops
@@ -15,6 +15,7 @@ from evaluation.harness.sandbox import SandboxLimits, run_python
 from store import session_scope
 from store.models import Asset, Event, Trajectory
 from tests.support.scripted_openai import text
+from tests.support.must import must
 
 CROP_CODE = """<think>crop the left half</think><code>
 import os
@@ -31,7 +32,7 @@ def test_code_mode_runs_code_traces_ops_and_shows_images(engine, blobs, make_ben
     progress = start_run(engine, blobs, RunSpec("mme", endpoint, "code"))
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == progress.run_id)).one()
-        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        evs = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
         execs = [e for e in evs if e.kind == "code_exec"]
         assert len(execs) == 1 and not execs[0].failed
         p = execs[0].payload
@@ -39,7 +40,7 @@ def test_code_mode_runs_code_traces_ops_and_shows_images(engine, blobs, make_ben
         assert [(o["op"], o["save"]) for o in p["ops"]] == [("crop", "transformed_image_1.png")]
         assert p["files"] == ["tool_images/transformed_image_1.png"] and len(p["asset_ids"]) == 1
         asset = s.get(Asset, p["asset_ids"][0])
-        assert (asset.width, asset.height) == (50, 80)
+        assert (must(asset).width, must(asset).height) == (50, 80)
         assert any(e.kind == "error" and e.payload["type"] == "format" for e in evs)
         assert traj.final_answer == "red" and traj.usage["code_ops"] == 1 and traj.usage["effective_tool_calls"] == 1
     second = scripted_openai.chat_requests()[1]
@@ -157,7 +158,7 @@ def test_hostile_code_in_code_mode_is_recorded_and_the_run_goes_on(
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == progress.run_id)).one()
         execs = s.exec(
-            select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(Event.ordinal)
+            select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(col(Event.ordinal))
         ).all()
         assert [e.failed for e in execs] == [True, True]
         assert [e.payload["killed_reason"].split(" (")[0] for e in execs] == [

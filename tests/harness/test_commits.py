@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness.committer import GroupCommitter
 from evaluation.harness.heap import existing_objects_frozen
@@ -137,14 +137,14 @@ def test_commit_many_writes_events_links_state_and_cache(engine: Engine, make_be
     with session_scope(engine) as s:  # committing a finished trajectory again replaces its events
         commit_many(s, items[1:])
     with session_scope(engine) as s:
-        rows = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all()
+        rows = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.id))).all()
         assert [(r.status, r.final_answer, r.error, r.task_revision, r.usage) for r in rows] == [
             ("failed", None, "boom", 3, {"api_calls": 1}),
             ("done", "1", None, 3, {"api_calls": 1}),
         ]
         assert all(r.finished_at is not None and r.started_at is not None for r in rows)
         for r in rows:
-            events = s.exec(select(Event).where(Event.trajectory_id == r.id).order_by(Event.ordinal)).all()
+            events = s.exec(select(Event).where(Event.trajectory_id == r.id).order_by(col(Event.ordinal))).all()
             assert [(e.ordinal, e.kind) for e in events] == [(0, "user_message"), (1, "model_message")]
             links = s.exec(select(EventAsset).where(EventAsset.event_id == events[0].id)).all()
             assert [(link.asset_id, link.role, link.ordinal) for link in links] == [(asset_id, "input", 0)]

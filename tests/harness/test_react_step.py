@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from evaluation.harness import RunSpec, start_run
@@ -15,7 +15,7 @@ from tests.support.scripted_openai import text
 def _events(engine, run_id):
     with session_scope(engine) as s:
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).one()
-        return traj, s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        return traj, s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
 
 
 def test_parser_follows_lagent_rules():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, add_endpoint, start_run
 from evaluation.harness.budgets import Budgets
@@ -26,6 +26,7 @@ from store.models import Event, Run, Trajectory
 from tests.support.sandbox_escapes import BYPASS, CANARY, attack, detach, requires_os_sandbox, wait_until_gone
 from tests.support.scripted_openai import text
 from tui.cli import cli
+from tests.support.must import must
 
 needs_os_sandbox = requires_os_sandbox()
 
@@ -110,7 +111,9 @@ def test_code_mode_escape_suite(
         execs = [
             e.payload
             for e in s.exec(
-                select(Event).where(Event.trajectory_id == traj.id, Event.kind == "code_exec").order_by(Event.ordinal)
+                select(Event)
+                .where(Event.trajectory_id == traj.id, Event.kind == "code_exec")
+                .order_by(col(Event.ordinal))
             )
         ]
         assert traj.status == "done" and traj.final_answer == "red"
@@ -234,7 +237,7 @@ def test_without_a_backend_model_code_is_refused_unless_the_user_says_unsafe(
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.splitlines()[0])
     with session_scope(engine) as s:
-        assert s.get(Run, run_id).config["unsafe_in_process_sandbox"] is True
+        assert must(s.get(Run, run_id)).config["unsafe_in_process_sandbox"] is True
         [p] = [e.payload for e in s.exec(select(Event).where(Event.kind == "code_exec"))]
     assert p["stdout"].strip() == "hello from 42" and p["sandbox_backend"] == "in-process"
     assert "UNSAFE-in-process" in p["isolation"]
@@ -286,7 +289,7 @@ def test_fresh_tmp_is_size_capped_where_bwrap_can(tmp_path):
     from evaluation.sandbox import find_backend
     from evaluation.sandbox.launch import _supports_size
 
-    if not _supports_size(find_backend()[0].bwrap):
+    if not _supports_size(must(find_backend()[0]).bwrap):
         pytest.skip("this bwrap has no --size (before 0.10): /tmp is capped per file only")
     code = BYPASS + (
         "import os\nfor i in range(6):\n    try:\n"

@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from tests.support.scripted_openai import ScriptedOpenAI, error, raw, text, tool_calls
+from tests.support.must import must
 
 
 def client(server: ScriptedOpenAI, retries: int = 0) -> openai.OpenAI:
@@ -34,7 +35,7 @@ def test_text_and_tool_calls_round_trip_and_requests_are_recorded(scripted_opena
     assert first.choices[0].finish_reason == "tool_calls"
     second = c.chat.completions.create(model="m", messages=[{"role": "user", "content": "again"}])
     assert second.choices[0].message.content == "<answer>7</answer>"
-    assert second.usage.total_tokens == second.usage.prompt_tokens + second.usage.completion_tokens
+    assert must(second.usage).total_tokens == must(second.usage).prompt_tokens + must(second.usage).completion_tokens
     reqs = scripted_openai.chat_requests()
     assert len(reqs) == 2 and reqs[0].images() == ["data:image/png;base64,AAAA"]
     assert reqs[0].headers["authorization"] == "Bearer sk-test"

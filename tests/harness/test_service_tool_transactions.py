@@ -22,6 +22,7 @@ from evaluation.tools.images import ImageData
 from store import session_scope
 from store.models import Event, ReplayCache, Trajectory
 from tests.support.scripted_openai import Request, ScriptedOpenAI, text, tool_calls
+from tests.support.must import must
 
 COLOURS = {
     "red": (220, 20, 20),
@@ -76,7 +77,7 @@ def make_gta_tasks(engine, blobs, names: list[str]) -> dict[int, str]:
             t = authoring.create_task(
                 s, "gta-svc", f"What colour is the image? ({i})", answer_spec={"kind": "contains", "value": name}
             )
-            authoring.attach_asset(s, blobs, t.id, solid_png(COLOURS[name]), original_path=f"image/image_{i}.png")
+            authoring.attach_asset(s, blobs, must(t.id), solid_png(COLOURS[name]), original_path=f"image/image_{i}.png")
             expected[t.id] = name
     return expected
 

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from store import session_scope
 from store.models import Run, Trajectory
 from tests.support.scripted_openai import Request, ScriptedOpenAI, text
 from tui.cli import cli
+from tests.support.must import must
 
 ANSWER = "<answer>red</answer>"
 
@@ -78,10 +79,12 @@ def test_a_write_lock_held_past_the_busy_timeout_fails_the_run(engine, db_path: 
     with session_scope(engine) as s:
         statuses = [
             t.status
-            for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+            for t in s.exec(
+                select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.task_id))
+            ).all()
         ]
         assert statuses[:2] == ["done", "done"] and "done" not in statuses[2:]
-        assert s.get(Run, run_id).status != "done"
+        assert must(s.get(Run, run_id)).status != "done"
 
 
 def test_the_busy_timeout_setting_is_checked(tmp_path: Path) -> None:

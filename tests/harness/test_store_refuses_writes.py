@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from store import session_scope
 from store.models import Event, Run, Trajectory
 from tests.support.scripted_openai import Request, ScriptedOpenAI, text
 from tui.cli import cli
+from tests.support.must import must
 
 ANSWER = "<answer>red</answer>"
 
@@ -84,7 +85,9 @@ def _wait_for(condition: Any, timeout: float = 30.0) -> None:
 
 def _trajectories(engine: Any, run_id: int) -> list[Trajectory]:
     with session_scope(engine) as s:
-        return list(s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all())
+        return list(
+            s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.task_id))).all()
+        )
 
 
 def test_disk_full_mid_run_fails_the_run_keeps_what_finished_and_stops_calling(
@@ -138,8 +141,8 @@ def test_disk_full_mid_run_fails_the_run_keeps_what_finished_and_stops_calling(
         assert all(s.exec(select(Event).where(Event.trajectory_id == t.id)).all() for t in done)
         run = s.get(Run, run_id)  # … and nothing unfinished is called done: the disk reserve let this be written
         assert (
-            run.status == "failed"
-            and run.config["stopped_because"] == "the database refused a write (database or disk is full)"
+            must(run).status == "failed"
+            and must(run).config["stopped_because"] == "the database refused a write (database or disk is full)"
         )
     assert "could not be recorded" not in r.stderr
     shown = CliRunner().invoke(cli, ["--db", str(db_path), "runs", "show", str(run_id)]).stdout

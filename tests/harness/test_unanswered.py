@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import Budgets, RunError, RunSpec, create_run
 from store import session_scope
@@ -24,7 +24,9 @@ def _statuses(engine, run_id: int) -> list[tuple[str, str | None]]:
     with session_scope(engine) as s:
         return [
             (t.status, t.error)
-            for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+            for t in s.exec(
+                select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.task_id))
+            ).all()
         ]
 
 

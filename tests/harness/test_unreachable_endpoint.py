@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, add_endpoint, create_run, run_blocking
 from evaluation.harness.client import RetryPolicy
@@ -19,6 +19,7 @@ from store import session_scope
 from store.models import Run, Trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tui.cli import cli
+from tests.support.must import must
 
 
 def _closed_port() -> int:
@@ -31,7 +32,9 @@ def _statuses(engine, run_id: int) -> list[str]:
     with session_scope(engine) as s:
         return [
             t.status
-            for t in s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+            for t in s.exec(
+                select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.task_id))
+            ).all()
         ]
 
 
@@ -48,7 +51,7 @@ def test_a_dead_endpoint_stops_the_run_and_a_resume_finishes_it(engine, blobs, m
     statuses = _statuses(engine, run_id)
     assert statuses.count("pending") >= 4 and set(statuses) == {"failed", "pending"}  # only those in flight ran
     with session_scope(engine) as s:
-        assert s.get(Run, run_id).status == "failed"
+        assert must(s.get(Run, run_id)).status == "failed"
 
     with ScriptedOpenAI(handler=lambda req: text("<answer>red</answer>")) as server:
         r = CliRunner().invoke(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import select, col
 
 from evaluation.harness import RunSpec, start_run
 from evaluation.harness.planparse import parse_and_validate
@@ -19,6 +19,7 @@ from store import make_engine, session_scope
 from store.models import Event, Run, Trajectory
 from tests.support.scripted_openai import ScriptedOpenAI, text
 from tests.support.template_db import copy_sqlite_template
+from tests.support.must import must
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -36,7 +37,7 @@ def engine(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Engine]:
 def _only_trajectory(engine: Engine, run_id: int) -> tuple[Trajectory, list[Event]]:
     with session_scope(engine) as s:
         (traj,) = s.exec(select(Trajectory).where(Trajectory.run_id == run_id)).all()
-        events = list(s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all())
+        events = list(s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all())
         return traj, events
 
 
@@ -118,4 +119,4 @@ def test_a_trajectory_that_cannot_be_stored_even_escaped_is_failed_with_the_reas
     assert traj.status == "failed" and events == []
     assert traj.error == "the trajectory could not be stored: TypeError: Object of type set is not JSON serializable"
     with session_scope(engine) as s:
-        assert s.get(Run, summary.run_id).status == "done"  # one bad row is that row's failure, not the run's
+        assert must(s.get(Run, summary.run_id)).status == "done"  # one bad row is that row's failure, not the run's

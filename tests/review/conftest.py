@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 from annotation import tasks as authoring
 from store import session_scope
 from store.models import CheckpointResult, Event, Judge, ModelEndpoint, Run, Trajectory, Verdict
+from tests.support.must import must
 
 
 @dataclass
@@ -30,33 +31,33 @@ def world(engine: Engine) -> World:
         checkpoint_of: dict[int, int] = {}
         for i, cat in enumerate(["Style", "Style", "Temp", "Temp"]):
             t = authoring.create_task(s, bench, f"question {i}?", category=cat)
-            cp = authoring.add_checkpoint(s, t.id, key="cp1", description="crop the sign")
-            w.tasks.append(t.id)
+            cp = authoring.add_checkpoint(s, must(t.id), key="cp1", description="crop the sign")
+            w.tasks.append(must(t.id))
             checkpoint_of[t.id] = cp.id
         for m in ("model-a", "model-b"):
             ep = ModelEndpoint(name=m, base_url="http://127.0.0.1:1/v1", model=m)
             s.add(ep)
             s.flush()
-            run = Run(benchmark_id=bench.id, endpoint_id=ep.id, mode="atomic", status="done")
+            run = Run(benchmark_id=must(bench.id), endpoint_id=ep.id, mode="atomic", status="done")
             s.add(run)
             s.flush()
-            w.runs.append(run.id)
+            w.runs.append(must(run.id))
         for run_id in w.runs:
             for tid in w.tasks:
                 traj = Trajectory(run_id=run_id, task_id=tid, status="done", final_answer=f"answer {tid}")
                 s.add(traj)
                 s.flush()
-                w.trajectories.append(traj.id)
+                w.trajectories.append(must(traj.id))
                 s.add(
                     Event(
-                        trajectory_id=traj.id,
+                        trajectory_id=must(traj.id),
                         ordinal=0,
                         kind="tool_call",
                         payload={"name": "crop", "arguments": {"box": [0, 0, 1, 1]}},
                     )
                 )
                 cr = CheckpointResult(
-                    trajectory_id=traj.id,
+                    trajectory_id=must(traj.id),
                     checkpoint_id=checkpoint_of[tid],
                     passed=True,
                     method="judge",
@@ -64,7 +65,7 @@ def world(engine: Engine) -> World:
                 )
                 s.add(cr)
                 s.flush()
-                w.checkpoint_results.append(cr.id)
+                w.checkpoint_results.append(must(cr.id))
         # two judges that answer yes/no about whole trajectories
         strict = Judge(name="strict", template="isg.v1", params={"scale": "yes-no"})
         lenient = Judge(name="lenient", template="isg.v1", params={"scale": "yes-no"})
@@ -78,7 +79,7 @@ def world(engine: Engine) -> World:
         for judge in (strict, lenient):
             for traj_id, label in zip(w.trajectories, labels[judge.name]):
                 v = Verdict(
-                    judge_id=judge.id,
+                    judge_id=must(judge.id),
                     target_kind="trajectory",
                     target_id=traj_id,
                     label=label,

@@ -20,6 +20,7 @@ from store import session_scope
 from store.models import Judge, Verdict
 
 from .conftest import World
+from tests.support.must import must
 
 ANN = ["yes", "no", "no", "yes"]
 BOB = ["yes", "no", "yes", "yes"]
@@ -100,7 +101,7 @@ def _isg_judges(engine: Engine, world: World) -> None:
             for traj, v in zip(world.trajectories, values):
                 s.add(
                     Verdict(
-                        judge_id=j.id,
+                        judge_id=must(j.id),
                         target_kind="trajectory",
                         target_id=traj,
                         score=v / 10,

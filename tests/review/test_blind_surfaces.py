@@ -112,6 +112,7 @@ EXEMPT: dict[str, str] = {
     "schema": "prints JSON schemas",
     "config keys": "settings",
     "config show": "settings",
+    "config speedups": "settings: the speed mechanisms and whether each is on",
     "tools list": "tool catalogue",
     "tools run": "runs one tool on given images",
     "benchmarks plugins": "lists the installed benchmark kinds",

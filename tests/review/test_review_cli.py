@@ -16,6 +16,7 @@ from store.models import AuditEvent, HumanRating, Verdict
 from tui.cli import cli
 
 from .conftest import World
+from tests.support.must import must
 
 
 def run(db: Path, *args: str, ok: bool = True) -> Result:
@@ -236,7 +237,7 @@ def test_blind_rating_stale_agreement_and_adjudication(db_path: Path, engine: En
         ann_rating, bob_rating = on_t1["yes"], on_t1["no"]
         lenient = world.verdicts[("lenient", t1)]
         strict = world.verdicts[("strict", t1)]
-        assert s.get(Verdict, lenient).label == "yes" and s.get(Verdict, strict).label == "no"
+        assert must(s.get(Verdict, lenient)).label == "yes" and s.get(Verdict, strict).label == "no"
         assert adj["overrides"]["ratings"] == [ann_rating.id]
         assert adj["overrides"]["verdicts"] == [lenient]
         assert adj["overrides"]["confirmed"] == {"ratings": [bob_rating.id], "verdicts": [strict]}

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from sqlalchemy.engine import Connection
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from evaluation.scoring.items import Item
 
@@ -29,6 +29,7 @@ from store.models import (
     TaskAsset,
     Trajectory,
 )
+from tests.support.must import must
 
 
 class RunNotFound(LookupError):
@@ -98,7 +99,7 @@ def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
         raise RunNotFound(f"no run with id {run_id}")
     bench = session.get(Benchmark, run.benchmark_id)
     endpoint = session.get(ModelEndpoint, run.endpoint_id) if run.endpoint_id else None
-    trajs = list(session.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).all())
+    trajs = list(session.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.id))).all())
     task_ids = sorted({t.task_id for t in trajs})
     traj_ids = [t.id for t in trajs if t.id is not None]
 
@@ -113,19 +114,19 @@ def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
         for c in session.exec(
             select(Checkpoint)
             .where(Checkpoint.task_id.in_(chunk))  # type: ignore[attr-defined]
-            .order_by(Checkpoint.ordinal, Checkpoint.id)
+            .order_by(col(Checkpoint.ordinal), col(Checkpoint.id))
         ).all():
             cps[c.task_id].append(_row(c, CP_FIELDS))
         for o in session.exec(
             select(OrderingConstraint)
             .where(OrderingConstraint.task_id.in_(chunk))  # type: ignore[attr-defined]
-            .order_by(OrderingConstraint.id)
+            .order_by(col(OrderingConstraint.id))
         ).all():
             orders[o.task_id].append({"key": o.key, "sequence": list(o.sequence or []), "max_gap": o.max_gap})
         for s in session.exec(
             select(ReferenceStep)
             .where(ReferenceStep.task_id.in_(chunk))  # type: ignore[attr-defined]
-            .order_by(ReferenceStep.ordinal)
+            .order_by(col(ReferenceStep.ordinal))
         ).all():
             steps[s.task_id].append(
                 _row(
@@ -144,7 +145,7 @@ def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
             )
         for link, sha in session.exec(
             select(TaskAsset, Asset.sha256)
-            .join(Asset, Asset.id == TaskAsset.asset_id)
+            .join(Asset, col(Asset.id) == col(TaskAsset.asset_id))
             .where(TaskAsset.task_id.in_(chunk))  # type: ignore[attr-defined]
         ).all():  # type: ignore[attr-defined]
             tassets[link.task_id].append(
@@ -165,7 +166,7 @@ def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
         rows = session.exec(
             select(Event)
             .where(Event.trajectory_id.in_(chunk))  # type: ignore[attr-defined]
-            .order_by(Event.trajectory_id, Event.ordinal)
+            .order_by(col(Event.trajectory_id), col(Event.ordinal))
         ).all()
         for e in rows:
             events[e.trajectory_id].append(
@@ -175,7 +176,7 @@ def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
         for sub in _chunks(ev_ids):  # type: ignore[arg-type]
             for ea, sha in session.exec(
                 select(EventAsset, Asset.sha256)
-                .join(Asset, Asset.id == EventAsset.asset_id)
+                .join(Asset, col(Asset.id) == col(EventAsset.asset_id))
                 .where(EventAsset.event_id.in_(sub))  # type: ignore[attr-defined]
             ).all():  # type: ignore[attr-defined]
                 event_assets[ea.event_id].append(ea.asset_id)
@@ -199,7 +200,7 @@ def load_run(session: Session | Connection, run_id: int) -> LoadedRun:
     id_by_sha: dict[str, int] = {}
     for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
         for aid, sha in session.exec(select(Asset.id, Asset.sha256).where(Asset.sha256.in_(chunk))).all():  # type: ignore[attr-defined]
-            id_by_sha.setdefault(sha, aid)
+            id_by_sha.setdefault(sha, must(aid))
 
     # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
     # prompts built from them) and the checkpoints as they were then.

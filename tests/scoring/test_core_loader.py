@@ -16,6 +16,7 @@ from store.models import Asset, Event, EventAsset, OrderingConstraint, Trajector
 from tests.scoring import orm_loader_reference
 from tests.scoring.builders import answer, call, png, res, stored_png, stored_run, stored_trajectory
 from tests.support.scoring_runs import write_run
+from tests.support.must import must
 
 
 def both(engine, run_id):
@@ -44,22 +45,22 @@ def test_assets_steps_ordering_and_native_records_load_identically(engine, blobs
     with session_scope(engine, actor="tester") as s:
         run = stored_run(s, "mme-mini", "agentic-mme", endpoint="ep")
         t = authoring.create_task(s, "mme-mini", "Which colour?", answer_spec={"kind": "contains", "value": "red"})
-        authoring.attach_asset(s, blobs, t.id, png((200, 0, 0)), original_path="image/a.png")
-        authoring.add_step(s, t.id, tool_name="crop", tool_args={"image_index": 0}, result_text="ok")
-        authoring.add_step(s, t.id, final_answer="red")
-        s.add(OrderingConstraint(task_id=t.id, key="O", sequence=["V1"], max_gap=None))
+        authoring.attach_asset(s, blobs, must(t.id), png((200, 0, 0)), original_path="image/a.png")
+        authoring.add_step(s, must(t.id), tool_name="crop", tool_args={"image_index": 0}, result_text="ok")
+        authoring.add_step(s, must(t.id), final_answer="red")
+        s.add(OrderingConstraint(task_id=must(t.id), key="O", sequence=["V1"], max_gap=None))
         linked, named = stored_png(s, blobs, (0, 200, 0)), stored_png(s, blobs, (0, 0, 200))
         traj = stored_trajectory(
             s,
             run,
-            t.id,
+            must(t.id),
             [call("crop", {"image_index": 0}, "1"), res("crop", "1", "done", asset_ids=[named]), answer("red")],
             final_answer="red",
         )
         result_event = s.exec(select(Event).where(Event.trajectory_id == traj.id, Event.ordinal == 1)).one()
-        s.add(EventAsset(event_id=result_event.id, asset_id=linked, role="output"))
-        sha = s.get(Asset, linked).sha256
-        s.get(Trajectory, traj.id).native = {"blobs": {"orig.png": sha}, "score": None}
+        s.add(EventAsset(event_id=must(result_event.id), asset_id=linked, role="output"))
+        sha = must(s.get(Asset, linked)).sha256
+        must(s.get(Trajectory, traj.id)).native = {"blobs": {"orig.png": sha}, "score": None}
         run_id = run.id
     new, old = both(engine, run_id)
     assert vars(new) == vars(old)
@@ -82,7 +83,7 @@ def test_checkpoint_results_are_upserted_once_per_key(engine):
         assert len(rows) == first.checkpoint_results_written > 0
         assert {r.scoring_mode for r in rows} == {"faithful"} and all(isinstance(r.detail, dict) for r in rows)
         before = {(r.trajectory_id, r.checkpoint_id, r.method): (r.id, r.passed) for r in rows}
-        s.get(CheckpointResult, rows[0].id).passed = not rows[0].passed  # a stale value the re-score must fix
+        must(s.get(CheckpointResult, rows[0].id)).passed = not rows[0].passed  # a stale value the re-score must fix
     again = score_run(engine, run_id, embedder="hashing")
     fixed = score_run(engine, run_id, mode="fixed", embedder="hashing")
     with session_scope(engine) as s:

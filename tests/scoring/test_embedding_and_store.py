@@ -10,6 +10,7 @@ from evaluation.scoring.embedding import EmbedderUnavailable, HashingEmbedder, g
 from evaluation.scoring.runner import score_run
 from store import session_scope
 from tests.scoring.builders import answer, call, res, stored_run, stored_trajectory
+from tests.support.must import must
 
 
 def test_minilm_embedder_is_offline_and_named() -> None:
@@ -37,17 +38,19 @@ def test_stored_gta_e2e_run_scores_from_events(engine) -> None:
         t1 = authoring.create_task(
             s, "gta-mini", "How many days?", source_id="0", answer_spec={"kind": "whitelist", "groups": [["58"]]}
         )
-        authoring.add_step(s, t1.id, tool_name="OCR", tool_args={"image": "image/image_96.jpg"}, result_text="290")
-        authoring.add_step(s, t1.id, tool_name="Calculator", tool_args={"expression": "290/5"}, result_text="58")
-        authoring.add_step(s, t1.id, final_answer="58")
+        authoring.add_step(
+            s, must(t1.id), tool_name="OCR", tool_args={"image": "image/image_96.jpg"}, result_text="290"
+        )
+        authoring.add_step(s, must(t1.id), tool_name="Calculator", tool_args={"expression": "290/5"}, result_text="58")
+        authoring.add_step(s, must(t1.id), final_answer="58")
         t2 = authoring.create_task(
             s, "gta-mini", "What is -1 - 2?", source_id="1", answer_spec={"kind": "whitelist", "groups": [["-3"]]}
         )
-        authoring.add_step(s, t2.id, final_answer="-3")
+        authoring.add_step(s, must(t2.id), final_answer="-3")
         stored_trajectory(
             s,
             run,
-            t1.id,
+            must(t1.id),
             [
                 call("OCR", {"image": "/x/image/image_96.jpg"}, "1"),
                 res("OCR", "1", "290"),
@@ -56,10 +59,10 @@ def test_stored_gta_e2e_run_scores_from_events(engine) -> None:
                 answer("58 days"),
             ],
         )
-        stored_trajectory(s, run, t2.id, [answer("-3")])
+        stored_trajectory(s, run, must(t2.id), [answer("-3")])
         run_id = run.id
-    faithful = score_run(engine, run_id, mode="faithful", embedder="hashing")
-    fixed = score_run(engine, run_id, mode="fixed", embedder="hashing")
+    faithful = score_run(engine, must(run_id), mode="faithful", embedder="hashing")
+    fixed = score_run(engine, must(run_id), mode="fixed", embedder="hashing")
     assert faithful.metrics["AnsAcc"] == 50.0 and fixed.metrics["AnsAcc"] == 100.0
     assert faithful.metrics["L"] == pytest.approx(2 * (1 / (1 + 1e-5)) / (1 / (1 + 1e-5) + 1 + 1e-5) * 100)
     assert faithful.model == "m1" and faithful.mode == "faithful" and fixed.mode == "fixed"

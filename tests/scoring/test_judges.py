@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from evaluation.judges.client import JudgeError
@@ -18,6 +18,7 @@ from store import session_scope
 from store.models import CheckpointResult, ModelEndpoint, ReplayCache, Verdict
 from tests.scoring.builders import answer, call, res, stored_png, stored_run, stored_trajectory
 from tests.support.scripted_openai import error, text
+from tests.support.must import must
 
 
 def amme_run(engine, blobs, base_url: str):
@@ -34,7 +35,7 @@ def amme_run(engine, blobs, base_url: str):
         )
         authoring.add_checkpoint(
             s,
-            task.id,
+            must(task.id),
             "V1",
             axis="V",
             tools=["crop"],
@@ -42,13 +43,18 @@ def amme_run(engine, blobs, base_url: str):
             visual_check={"question": "Is the registration readable?", "expected_answer": "yes"},
         )
         authoring.add_checkpoint(
-            s, task.id, "S1", axis="S", tools=["google_search"], description="Find the operator (expected to find: JAL)"
+            s,
+            must(task.id),
+            "S1",
+            axis="S",
+            tools=["google_search"],
+            description="Find the operator (expected to find: JAL)",
         )
         a1, a2 = stored_png(s, blobs, (255, 0, 0)), stored_png(s, blobs, (0, 0, 255))
         traj = stored_trajectory(
             s,
             run,
-            task.id,
+            must(task.id),
             [
                 call("crop", {"image_index": 0, "bbox_2d": [0, 0, 10, 10]}, "a"),
                 res("crop", "a", asset_ids=[a1]),
@@ -90,7 +96,7 @@ def test_visual_and_search_judges_store_verdicts_and_cache(engine, blobs, script
     with session_scope(engine) as s:
         rows = s.exec(select(CheckpointResult).where(CheckpointResult.trajectory_id == traj_id)).all()
         assert {(r.passed, r.method) for r in rows} == {(True, "judge")}
-        verdicts = s.exec(select(Verdict).order_by(Verdict.id)).all()
+        verdicts = s.exec(select(Verdict).order_by(col(Verdict.id))).all()
         assert [v.target_part for v in verdicts] == [f"visual:V1:{a1}", f"visual:V1:{a2}", "search:S1"]
         assert verdicts[1].label == "Yes, clearly." and verdicts[2].label == "PASS" and verdicts[2].prompt_hash
         assert s.exec(select(ReplayCache).where(ReplayCache.kind == "judge")).all().__len__() == 3
@@ -116,10 +122,10 @@ def test_malformed_output_is_stored_unparsed_and_counts_as_failed(engine, blobs,
         task = authoring.create_task(
             s, "vtc-demo", "What is written?", answer_spec={"kind": "exact", "value": "12"}, category="ocr"
         )
-        stored_trajectory(s, run, task.id, [answer("twelve")])
+        stored_trajectory(s, run, must(task.id), [answer("twelve")])
         run_id = run.id
     scripted_openai.push(*[text("I am not sure, maybe")] * 5)
-    stats = judge_run(engine, blobs, run_id, "vtc-open-judge", "j")
+    stats = judge_run(engine, blobs, must(run_id), "vtc-open-judge", "j")
     # VTC asks again after an unreadable reply: five tries in all, at temperature try × 0.5.
     assert stats["unparsed"] == 5 and stats["rounds"] == 5
     requests = scripted_openai.chat_requests()
@@ -127,9 +133,13 @@ def test_malformed_output_is_stored_unparsed_and_counts_as_failed(engine, blobs,
     prompt = requests[0].messages[0]["content"][0]["text"]
     assert "Reference answer: 12" in prompt and "Model's answer: twelve" in prompt
     with session_scope(engine) as s:
-        v = s.exec(select(Verdict).order_by(Verdict.id)).first()
-        assert v.label == "unparsed" and v.parsed["error"] == "neither yes nor no" and v.raw_output.startswith("I am")
-    res = score_run(engine, run_id)
+        v = s.exec(select(Verdict).order_by(col(Verdict.id))).first()
+        assert (
+            must(v).label == "unparsed"
+            and must(v).parsed["error"] == "neither yes nor no"
+            and must(must(v).raw_output).startswith("I am")
+        )
+    res = score_run(engine, must(run_id))
     assert res.metrics["APR"] == 0.0 and res.pending_judgements == 0
 
 
@@ -235,7 +245,7 @@ def atp_run(engine, base_url: str) -> int:
         stored_trajectory(
             s,
             run,
-            task.id,
+            must(task.id),
             [
                 {"kind": "plan_call", "payload": {"tool_name": "Search", "arguments": {"query": "paper crane"}}},
                 answer('Fold the square. <tool>{"tool_name": "Search", "query": "paper crane"}</tool>'),

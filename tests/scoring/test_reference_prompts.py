@@ -21,6 +21,7 @@ from store import session_scope
 from store.models import ModelEndpoint
 from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.support.scripted_openai import text
+from tests.support.must import must
 
 SCORER = "eval/eval/VLMEvalKit/vlmeval/dataset/image_vqa.py"
 FIXTURE = """raise SystemExit("this file is read, never run")
@@ -99,19 +100,19 @@ def test_import_prompts_then_faithful_judging_uses_them(
         task = authoring.create_task(
             s, "vtc-demo", "What is written?", answer_spec={"kind": "exact", "value": "12"}, category="ocr"
         )
-        stored_trajectory(s, run, task.id, [answer("twelve")])
+        stored_trajectory(s, run, must(task.id), [answer("twelve")])
         run_id = run.id
     scripted_openai.push(text("yes"))
-    stats = judge_run(engine, blobs, run_id, "vtc-open-judge", "j")
+    stats = judge_run(engine, blobs, must(run_id), "vtc-open-judge", "j")
     assert "vtc-open-judge.vref1" in stats["template"]
     request = scripted_openai.chat_requests()[0]
     assert request.messages[-1]["content"][-1]["text"] == "Our yes/no check, {braces} kept.\nTruth: 12\nGuess: twelve\n"
     assert request.json["max_tokens"] == 128
-    res = score_run(engine, run_id, write=False)
+    res = score_run(engine, must(run_id), write=False)
     assert res.metrics["APR"] == 100.0
     assert res.judge_prompts["vtc-open-judge"].startswith("vtc-open-judge.vref1 (reference ")
     assert commit[:12] in res.judge_prompts["vtc-open-judge"]
-    fixed = score_run(engine, run_id, mode="fixed", write=False)
+    fixed = score_run(engine, must(run_id), mode="fixed", write=False)
     assert "chainmark's own prompt" in fixed.judge_prompts["vtc-open-judge"]
     assert fixed.pending_judgements == 1  # its own template: a different question, not asked yet
     report = cli(db, "report", str(run_id))

@@ -11,6 +11,7 @@ from store import session_scope
 from store.models import ModelEndpoint
 from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.support.scripted_openai import text
+from tests.support.must import must
 
 
 def test_editing_the_query_after_a_judged_run_keeps_its_score(engine, blobs, scripted_openai, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -25,17 +26,17 @@ def test_editing_the_query_after_a_judged_run_keeps_its_score(engine, blobs, scr
             task = authoring.create_task(
                 s, "vtc-demo", query, answer_spec={"kind": "exact", "value": gold}, category="ocr"
             )
-            stored_trajectory(s, run, task.id, [answer(said)]).task_revision = task.revision
+            stored_trajectory(s, run, must(task.id), [answer(said)]).task_revision = task.revision
             ids.append(task.id)
         run_id = run.id
     scripted_openai.handler = lambda req: text("yes" if "twelve" in str(req.json) else "no")
-    judge_run(engine, blobs, run_id, "vtc-open-judge", "j")
-    before = score_run(engine, run_id)
+    judge_run(engine, blobs, must(run_id), "vtc-open-judge", "j")
+    before = score_run(engine, must(run_id))
     assert before.metrics["APR"] == 50.0 and not any("edited" in n for n in before.notes)
 
     with session_scope(engine, actor="editor") as s:
-        authoring.edit_task(s, ids[0], query="What number is written on the sign?")
+        authoring.edit_task(s, must(ids[0]), query="What number is written on the sign?")
 
-    after = score_run(engine, run_id)
+    after = score_run(engine, must(run_id))
     assert after.metrics["APR"] == 50.0 and after.pending_judgements == 0
     assert any("edited after this run" in n and "1 task(s)" in n for n in after.notes)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import select, col
 
 from store import session_scope
 from store.models import AuditEvent, Benchmark, HumanRating, Annotator, Task
+from tests.support.must import must
 
 
 def _events(engine, entity):
     with session_scope(engine) as s:
-        return s.exec(select(AuditEvent).where(AuditEvent.entity == entity).order_by(AuditEvent.id)).all()
+        return s.exec(select(AuditEvent).where(AuditEvent.entity == entity).order_by(col(AuditEvent.id))).all()
 
 
 def test_create_update_delete_of_a_task_are_audited_with_actor(any_engine):
@@ -18,7 +19,7 @@ def test_create_update_delete_of_a_task_are_audited_with_actor(any_engine):
         b = Benchmark(name="b", source_format="chainmark")
         s.add(b)
         s.flush()
-        t = Task(benchmark_id=b.id, source_id="1", query="old query")
+        t = Task(benchmark_id=must(b.id), source_id="1", query="old query")
         s.add(t)
     with session_scope(any_engine, actor="rev") as s:
         t = s.get(Task, t.id)
@@ -37,10 +38,10 @@ def test_ratings_are_audited_and_untouched_rows_are_not(any_engine):
         a = Annotator(name="ann")
         s.add(a)
         s.flush()
-        r = HumanRating(annotator_id=a.id, target_kind="trajectory", target_id=1, scale="yes/no", value="yes")
+        r = HumanRating(annotator_id=must(a.id), target_kind="trajectory", target_id=1, scale="yes/no", value="yes")
         s.add(r)
     with session_scope(any_engine, actor="ann") as s:
-        s.get(HumanRating, r.id).value = "no"
+        must(s.get(HumanRating, r.id)).value = "no"
         s.get(Annotator, a.id)  # loaded, not changed
     ev = _events(any_engine, "humanrating")
     assert [e.action for e in ev] == ["create", "update"]
@@ -69,7 +70,7 @@ def test_audit_names_the_os_user_when_user_is_unset(tmp_path, monkeypatch):
     with session_scope(engine) as s:
         s.add(Benchmark(name="b", source_format="chainmark"))
         s.flush()
-        s.add(Task(benchmark_id=s.exec(select(Benchmark)).one().id, source_id="1", query="q"))
+        s.add(Task(benchmark_id=must(s.exec(select(Benchmark)).one().id), source_id="1", query="q"))
     (event,) = _events(engine, "task")
     assert event.actor == pwd.getpwuid(os.getuid()).pw_name != "system"
     engine.dispose()

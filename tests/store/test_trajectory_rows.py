@@ -4,7 +4,7 @@ a second call (a resume), with an empty usage object that reads back as a dict."
 from __future__ import annotations
 
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from evaluation.harness import RunSpec, add_endpoint, create_run
@@ -28,7 +28,7 @@ def test_one_pending_row_per_task_and_a_second_call_keeps_them(any_engine: Engin
         every = ensure_trajectories(s, run_id, task_ids)
     assert list(every) == task_ids and {t: every[t] for t in task_ids[:3]} == first
     with session_scope(any_engine) as s:
-        rows = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(Trajectory.task_id)).all()
+        rows = s.exec(select(Trajectory).where(Trajectory.run_id == run_id).order_by(col(Trajectory.task_id))).all()
         assert [(r.id, r.task_id, r.status, r.task_revision, r.usage, r.native) for r in rows] == [
             (every[t], t, "pending", 1, {}, None) for t in task_ids
         ]

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from evaluation.scoring.items import Item
 from store.models import Benchmark, Checkpoint, Event, ModelEndpoint, OrderingConstraint, Run, Task, Trajectory
+from tests.support.must import must
 
 PROFILES = {"gta": "react", "agentic-mme": "atomic", "vtc": "atomic"}  # profile → run mode
 
@@ -226,4 +227,4 @@ def write_run(engine: Engine, profile: str, n: int, seed: int = 7) -> int:
                 ],
             ),
         )
-    return int(run_id)
+    return int(must(run_id))

@@ -14,6 +14,7 @@ from evaluation.tools import (
     validate_plan_call,
 )
 from evaluation.tools.sets.vtc import VOCABULARY_NAMES, tools_for, vocabulary_of
+from tests.support.must import must
 
 GTA_NAMES = [
     "OCR",
@@ -108,7 +109,7 @@ def test_bad_calls_come_back_as_errors() -> None:
     r = execute("gta", "NoSuchTool", {}, ctx)
     assert not r.ok and "has no tool 'NoSuchTool'" in r.error
     r = execute("gta", "Calculator", "{not json", ctx)
-    assert not r.ok and r.error.startswith("arguments are not valid JSON")
+    assert not r.ok and must(r.error).startswith("arguments are not valid JSON")
     r = execute("gta", "Calculator", {}, ctx)
     assert not r.ok and r.error == "Calculator is missing required field expression"
     r = execute("agentic-mme", "flip", {"image_index": 0, "direction": "diagonal"}, ctx)

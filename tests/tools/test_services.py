@@ -12,6 +12,7 @@ from evaluation.tools import ToolContext, ToolSettings, execute
 from evaluation.tools.replay import request_key
 from store.models import ReplayCache
 from tests.tools.conftest import ScriptedServer, png, quadrants
+from tests.support.must import must
 
 KEY_ENV = "CHAINMARK_TEST_SERPER_KEY"
 
@@ -96,7 +97,7 @@ def test_missing_backend_names_the_setting(session) -> None:  # type: ignore[no-
 def test_wrong_key_is_a_clear_error_and_nothing_is_recorded(session, server, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv(KEY_ENV, "wrong")
     r = execute("gta", "GoogleSearch", {"query": "q"}, ToolContext(session=session, settings=settings(server)))
-    assert not r.ok and r.error.startswith("search service answered HTTP 403")
+    assert not r.ok and must(r.error).startswith("search service answered HTTP 403")
     assert session.exec(select(ReplayCache)).all() == []
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from store import session_scope
@@ -17,6 +17,7 @@ from tests.tui.conftest import png, settle
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.confirm import ConfirmDiscardScreen
 from tui.widgets.selection import choose
+from tests.support.must import must
 
 SIZES = [(80, 24), (160, 48)]
 
@@ -42,13 +43,13 @@ def _task_for(engine, blobs, tool_set: str) -> int:  # type: ignore[no-untyped-d
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, f"b-{tool_set}", tool_set, tool_set=tool_set)
         t = authoring.create_task(s, f"b-{tool_set}", "What is shown?")
-        authoring.attach_asset(s, blobs, t.id, png(120, 80))
+        authoring.attach_asset(s, blobs, must(t.id), png(120, 80))
         return t.id
 
 
 def _rows(engine, task_id: int) -> list[tuple]:  # type: ignore[no-untyped-def]
     with session_scope(engine) as s:
-        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(Checkpoint.id)).all()
+        cps = s.exec(select(Checkpoint).where(Checkpoint.task_id == task_id).order_by(col(Checkpoint.id))).all()
         return [
             (
                 c.key,
@@ -244,7 +245,7 @@ async def test_leaving_the_checkpoint_form_asks_first(make_tui, engine, blobs) -
         assert not isinstance(app.screen, (ConfirmDiscardScreen, CheckpointEditorScreen))
     with session_scope(engine) as s:
         assert s.exec(select(Checkpoint)).all() == []
-        assert s.get(Task, task_id).revision == 1
+        assert must(s.get(Task, task_id)).revision == 1
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])

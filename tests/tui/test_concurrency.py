@@ -14,6 +14,7 @@ from tests.tui.conftest import png, settle, wait_for_saves
 from tests.tui.test_authoring_forms import until, until_shown
 from tui.screens.conflict import ConflictScreen
 from tui.screens.task_editor import TaskEditorScreen
+from tests.support.must import must
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
         t = authoring.create_task(s, "mme", "How many?", category="count", level="1")
-        authoring.attach_asset(s, blobs, t.id, png())
+        authoring.attach_asset(s, blobs, must(t.id), png())
         return t.id
 
 
@@ -123,19 +124,19 @@ async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui,
         await pilot.press("enter")
         await settle(pilot, app)
         with session_scope(engine, "bob") as s:
-            authoring.edit_checkpoint(s, cp_id, description="bob's")
+            authoring.edit_checkpoint(s, must(cp_id), description="bob's")
         ed.query_one("#cp-description").value = "my edit"
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         with session_scope(engine) as s:
             from store.models import Checkpoint
 
-            assert s.get(Checkpoint, cp_id).description == "bob's"
+            assert must(s.get(Checkpoint, cp_id)).description == "bob's"
         assert ed.query_one("#cp-description").value == "my edit"  # the form is kept
         await pilot.press("ctrl+s")  # on purpose, a second time: overwrite
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Checkpoint, cp_id).description == "my edit"
+            assert must(s.get(Checkpoint, cp_id)).description == "my edit"
         # and a further edit of my own saves without any fuss
         cps.focus()
         await pilot.press("enter")
@@ -144,7 +145,7 @@ async def test_checkpoint_edited_elsewhere_is_not_overwritten_silently(make_tui,
         await pilot.press("ctrl+s")
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Checkpoint, cp_id).description == "my second edit"
+            assert must(s.get(Checkpoint, cp_id)).description == "my second edit"
 
 
 QUERY = "Count the cups.\nUse the receipt.\nAnswer with a number."

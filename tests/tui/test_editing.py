@@ -4,7 +4,7 @@ and the pure conversions the forms rely on."""
 from __future__ import annotations
 
 import pytest
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation import tasks as authoring
 from annotation.answers import validate_answer_spec
@@ -18,6 +18,7 @@ from tui.screens.region_picker import bbox_argument, moved, resized
 from tui.screens.task_editor import TaskEditorScreen
 from tui.widgets.answer_editor import fields_from_spec, spec_from_fields
 from tui.widgets.arg_form import ArgForm, convert, fields_of
+from tests.support.must import must
 
 SPECS = [
     {"kind": "whitelist", "groups": [["58", "fifty-eight"], ["cups"]], "blacklist": [["59"]]},
@@ -84,7 +85,7 @@ def _task(engine, blobs, tool_set: str = "agentic-mme") -> int:  # type: ignore[
         t = authoring.create_task(
             s, "mme", "What colour is the square?", answer_spec={"kind": "exact", "value": "white"}
         )
-        authoring.attach_asset(s, blobs, t.id, png(300, 300))
+        authoring.attach_asset(s, blobs, must(t.id), png(300, 300))
         return t.id
 
 
@@ -96,23 +97,23 @@ async def test_edit_then_undo_restores_the_store(make_tui, engine, blobs) -> Non
         editor = app.screen
         assert isinstance(editor, TaskEditorScreen)
         with session_scope(engine) as s:
-            rev = s.get(Task, task_id).revision
+            rev = must(s.get(Task, task_id)).revision
         editor.query_one("#meta-category").value = "colour"
         await wait_for_saves(pilot, app)  # edits save after a pause in typing
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == ("colour", rev + 1)
+            assert (must(s.get(Task, task_id)).category, must(s.get(Task, task_id)).revision) == ("colour", rev + 1)
         await pilot.press("ctrl+z")
         await settle(pilot, app)
         with session_scope(engine) as s:
             # the undo is part of the same editor visit: still one new revision, not two
-            assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == (None, rev + 1)
+            assert (must(s.get(Task, task_id)).category, must(s.get(Task, task_id)).revision) == (None, rev + 1)
         assert editor.query_one("#meta-category").value == ""
         # verified is not reachable from draft: refused, nothing written
         editor.set_status("verified")
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_id).status == "draft"
+            assert must(s.get(Task, task_id)).status == "draft"
         # the guidelines panel toggles
         await pilot.press("ctrl+g")
         assert editor.query_one("#guidelines").has_class("-visible")
@@ -147,7 +148,7 @@ async def test_blind_attempt_is_a_human_trajectory(make_tui, engine, blobs) -> N
         assert (run.name, run.mode) == ("human:tester", "atomic")
         traj = s.exec(select(Trajectory).where(Trajectory.run_id == run.id)).one()
         assert (traj.task_id, traj.status, traj.final_answer, traj.usage["tool_calls"]) == (task_id, "done", "white", 1)
-        events = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(Event.ordinal)).all()
+        events = s.exec(select(Event).where(Event.trajectory_id == traj.id).order_by(col(Event.ordinal))).all()
         assert [e.kind for e in events] == ["tool_call", "tool_result", "answer"]
         assert events[0].payload["arguments"] == {"image_index": 0, "bbox_2d": [0, 0, 500, 500], "zoom_scale": 1}
         assert events[1].payload["ok"] and len(events[1].payload["asset_ids"]) == 1
@@ -177,7 +178,7 @@ async def test_drafting_aids_talk_to_the_endpoint(make_tui, engine, blobs, scrip
     assert len(requests[0].images()) == 1  # the raw image went to the model
     assert "a white square" in requests[1].messages[0]["content"]
     with session_scope(engine) as s:
-        drafting = s.get(Task, task_id).meta["drafting"]
+        drafting = must(s.get(Task, task_id)).meta["drafting"]
         assert drafting["description"] == "A blue field with a white square."
         assert drafting["oracle"]["passed"] is True and drafting["oracle"]["answer"] == "White"
 
@@ -218,14 +219,14 @@ async def test_opening_the_editor_writes_nothing(make_tui, engine, blobs) -> Non
     task_id = _task(engine, blobs)
     with session_scope(engine, "tester") as s:
         authoring.edit_task(s, task_id, answer_spec={"kind": "exact", "value": "OPEN"})
-        before = (s.get(Task, task_id).revision, s.get(Task, task_id).answer_spec)
+        before = (must(s.get(Task, task_id)).revision, must(s.get(Task, task_id)).answer_spec)
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(140, 50)) as pilot:
         for _ in range(4):
             await settle(pilot, app)
             await pilot.pause(0.3)
     with session_scope(engine) as s:
-        assert (s.get(Task, task_id).revision, s.get(Task, task_id).answer_spec) == before
+        assert (must(s.get(Task, task_id)).revision, must(s.get(Task, task_id)).answer_spec) == before
 
 
 async def test_undo_is_per_task_and_says_what_it_undoes(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
@@ -254,8 +255,8 @@ async def test_undo_is_per_task_and_says_what_it_undoes(make_tui, engine, blobs)
         await wait_for_saves(pilot, app)
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_a).category is None  # A's own edit taken back
-            assert s.get(Task, task_b).category == "shape"  # B untouched
+            assert must(s.get(Task, task_a)).category is None  # A's own edit taken back
+            assert must(s.get(Task, task_b)).category == "shape"  # B untouched
         assert app.undo_stack_for(f"task {task_b}")
 
 

@@ -9,6 +9,7 @@ from tui.data import TaskFilter, task_ids, task_rows
 from tui.widgets.task_table import TaskTable
 from tui.screens.task_list import TaskListScreen
 from textual.widgets import Select
+from tests.support.must import must
 
 
 def _seed(engine, n: int = 150) -> None:  # type: ignore[no-untyped-def]
@@ -24,7 +25,7 @@ def _seed(engine, n: int = 150) -> None:  # type: ignore[no-untyped-def]
                 level=f"L{i % 3 + 1}",
             )
             if i % 10 == 0:
-                authoring.set_status(s, t.id, "submitted")
+                authoring.set_status(s, must(t.id), "submitted")
 
 
 def test_filter_queries_match_rows(engine) -> None:  # type: ignore[no-untyped-def]

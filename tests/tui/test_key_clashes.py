@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 import tui
+from tests.support.must import must
 
 MODIFIERS = ("ctrl+", "alt+", "super+", "meta+")
 SHARED_ON_PURPOSE = {
@@ -107,7 +108,7 @@ async def test_screen_keys_work_from_inside_a_field(make_tui, engine, blobs) -> 
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
         task = authoring.create_task(s, "mme", "Which colour?", category="colour")
-        authoring.attach_asset(s, blobs, task.id, png())
+        authoring.attach_asset(s, blobs, must(task.id), png())
         task_id = task.id
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -129,4 +130,4 @@ async def test_screen_keys_work_from_inside_a_field(make_tui, engine, blobs) -> 
         await wait_for_saves(pilot, app)
         assert box.value == "colour"
     with session_scope(engine) as s:
-        assert (s.get(Task, task_id).category, s.get(Task, task_id).revision) == ("colour", 1)
+        assert (must(s.get(Task, task_id)).category, must(s.get(Task, task_id)).revision) == ("colour", 1)

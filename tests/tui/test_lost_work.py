@@ -18,6 +18,7 @@ from tui.screens.confirm import ConfirmDiscardScreen
 from tui.screens.help import HelpScreen
 from tui.screens.task_editor import TaskEditorScreen
 from tui.widgets.arg_form import ArgForm
+from tests.support.must import must
 
 
 def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
@@ -26,7 +27,7 @@ def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
         t = authoring.create_task(
             s, "mme", "What colour is the square?", answer_spec={"kind": "exact", "value": "white"}
         )
-        authoring.attach_asset(s, blobs, t.id, png(300, 300))
+        authoring.attach_asset(s, blobs, must(t.id), png(300, 300))
         return t.id
 
 

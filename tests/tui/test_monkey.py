@@ -20,6 +20,7 @@ from tests.tui.conftest import png, settle
 from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.task_editor import TaskEditorScreen
+from tests.support.must import must
 
 
 def _screens() -> dict[str, Any]:
@@ -113,11 +114,11 @@ async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> N
         # names from data that look like markup or carry escapes: every list, drop-down and field shows them
         authoring.ensure_benchmark(s, HOSTILE, "chainmark")
         t = authoring.create_task(s, "mme", "What colour is the square?", category=HOSTILE, level=HOSTILE)
-        authoring.attach_asset(s, blobs, t.id, png(120, 80))
+        authoring.attach_asset(s, blobs, must(t.id), png(120, 80))
         step = authoring.add_step(
-            s, t.id, tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, result_text="ok"
+            s, must(t.id), tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, result_text="ok"
         )
-        authoring.add_checkpoint(s, t.id, "cp1", axis="V", step_id=step.id)
+        authoring.add_checkpoint(s, must(t.id), "cp1", axis="V", step_id=step.id)
         ids: dict[str, Any] = {"task": t.id}
         runs = [stored_run(s, "mme", "agentic-mme", mode="atomic", model=m) for m in ("alpha", "beta")]
         trajectories = [stored_trajectory(s, r, int(t.id or 0), [answer(a)]) for r, a in zip(runs, ("red", "blue"))]

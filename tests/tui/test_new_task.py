@@ -13,6 +13,7 @@ from tests.tui.conftest import settle
 from tui.screens.new_task import NO_BENCHMARKS, NewTaskScreen
 from tui.screens.task_editor import TaskEditorScreen
 from tui.widgets.selection import chosen
+from tests.support.must import must
 
 
 async def test_new_task_picks_an_existing_benchmark_by_keyboard(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
@@ -34,7 +35,7 @@ async def test_new_task_picks_an_existing_benchmark_by_keyboard(make_tui, engine
         assert isinstance(app.screen, TaskEditorScreen)
     with session_scope(engine) as s:
         task = s.exec(select(Task)).one()
-        assert (task.query, s.get(Benchmark, task.benchmark_id).name) == ("Which tool zooms?", "beta")
+        assert (task.query, must(s.get(Benchmark, task.benchmark_id)).name) == ("Which tool zooms?", "beta")
         assert len(s.exec(select(Benchmark)).all()) == 2
 
 

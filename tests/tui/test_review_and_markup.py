@@ -11,6 +11,7 @@ from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.prompt import PromptScreen
 from tui.screens.task_editor import TaskEditorScreen
+from tests.support.must import must
 
 TRICKY = "[V] axis, [b]not bold[/b] and [/] stray"
 
@@ -19,22 +20,22 @@ def _task(engine, blobs, status: str = "draft", author: str = "author") -> int: 
     with session_scope(engine, author) as s:
         authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
         t = authoring.create_task(s, "mme", f"Query {TRICKY}", category=TRICKY)
-        authoring.attach_asset(s, blobs, t.id, png())
-        authoring.add_document(s, t.id, f"doc {TRICKY}", title=f"title {TRICKY}")
+        authoring.attach_asset(s, blobs, must(t.id), png())
+        authoring.add_document(s, must(t.id), f"doc {TRICKY}", title=f"title {TRICKY}")
         authoring.add_step(
             s,
-            t.id,
+            must(t.id),
             tool_name="crop",
             tool_args={"image_index": 0},
             result_text=f"saw {TRICKY}",
             thought=f"think {TRICKY}",
         )
-        authoring.add_step(s, t.id, final_answer=f"answer {TRICKY}")
-        authoring.add_checkpoint(s, t.id, "cp1", axis="V", description=TRICKY)
+        authoring.add_step(s, must(t.id), final_answer=f"answer {TRICKY}")
+        authoring.add_checkpoint(s, must(t.id), "cp1", axis="V", description=TRICKY)
         task_id = t.id
     if status != "draft":
         with session_scope(engine, author) as s:
-            authoring.set_status(s, task_id, "submitted")
+            authoring.set_status(s, must(task_id), "submitted")
     return task_id
 
 
@@ -85,13 +86,13 @@ async def test_reject_needs_a_reason_and_shows_it(make_tui, engine, blobs) -> No
         await pilot.press("escape")  # no reason: not rejected
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_id).status == "submitted"
+            assert must(s.get(Task, task_id)).status == "submitted"
         editor.set_status("rejected")
         await settle(pilot, app)
         await pilot.press(*"count is [3] not 4", "enter")
         await settle(pilot, app)
         with session_scope(engine) as s:
-            assert s.get(Task, task_id).status == "rejected"
+            assert must(s.get(Task, task_id)).status == "rejected"
         assert "rejected: count is [3] not 4 (tester)" in _text(editor.query_one("#task-title"))
 
 
@@ -111,4 +112,4 @@ async def test_authors_cannot_verify_their_own_task(make_tui, engine, blobs) -> 
         await wait_for_saves(pilot, app)
         assert "draft: edited after it was submitted" in _text(editor.query_one("#task-title"))
     with session_scope(engine) as s:
-        assert s.get(Task, task_id).status == "draft"
+        assert must(s.get(Task, task_id)).status == "draft"

@@ -19,6 +19,7 @@ from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.help import HelpScreen
 from tui.screens.task_list import TaskListScreen
+from tests.support.must import must
 
 SIZE = (140, 44)
 FIXED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -53,19 +54,19 @@ def snapshot_db(engine, blobs):  # type: ignore[no-untyped-def]
             category="ocr",
             level="L2",
         )
-        authoring.attach_asset(s, blobs, t.id, png(320, 200, text="OPEN"))
+        authoring.attach_asset(s, blobs, must(t.id), png(320, 200, text="OPEN"))
         step = authoring.add_step(
             s,
-            t.id,
+            must(t.id),
             thought="zoom on the card",
             tool_name="crop",
             tool_args={"image_index": 0, "bbox_2d": [250, 250, 500, 500]},
             result_text="cropped",
         )
-        authoring.attach_asset(s, blobs, t.id, png(80, 50, colour="#ffffff"), role="artifact", step_id=step.id)
+        authoring.attach_asset(s, blobs, must(t.id), png(80, 50, colour="#ffffff"), role="artifact", step_id=step.id)
         authoring.add_checkpoint(
             s,
-            t.id,
+            must(t.id),
             "cp1",
             axis="V",
             step_id=step.id,

@@ -18,6 +18,7 @@ from tests.support.scripted_openai import ScriptedOpenAI, error, text, tool_call
 from tests.tui_review.conftest import settle
 from tests.tui_review.test_runs import _bench
 from tui.screens.runs.monitor import RunMonitorScreen
+from tests.support.must import must
 
 CALLS_BEFORE_GATE = 3
 
@@ -82,7 +83,7 @@ async def test_monitor_counts_calls_of_a_trajectory_still_running_in_another_pro
                 assert f"model calls {CALLS_BEFORE_GATE}" in shown
                 assert "tool crop" in shown or "model call" in shown  # the current step
                 with session_scope(engine) as s:
-                    assert s.get(Trajectory, 1).status == "running"  # still going while we looked
+                    assert must(s.get(Trajectory, 1)).status == "running"  # still going while we looked
                 gate.set()
                 assert proc.wait(timeout=120) == 0
                 await _until(pilot, lambda: "done 1" in str(stats.render()), "the finished trajectory")

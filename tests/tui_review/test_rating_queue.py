@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import select, col
 
 from annotation.review.scales import get_scale
 from store import session_scope
@@ -53,7 +53,7 @@ async def test_rate_five_targets_blind_with_keys(make_tui, engine, study) -> Non
             await settle(pilot, app)
         assert screen.state is not None and screen.state.done == 5
     with session_scope(engine) as s:
-        rows = s.exec(select(HumanRating).order_by(HumanRating.id)).all()
+        rows = s.exec(select(HumanRating).order_by(col(HumanRating.id))).all()
         assert [(r.target_id, r.value, r.blind) for r in rows] == [
             (t, v, True) for t, v in zip(study["trajectories"], ["yes", "no", "yes", "yes", "no"])
         ]
@@ -81,7 +81,7 @@ async def test_undo_last_rating_reopens_assignment(make_tui, engine, study) -> N
         assert "hidden until you rate" in str(screen.query_one(".hidden-note").render())
     with session_scope(engine) as s:
         assert s.exec(select(HumanRating)).all() == []
-        first = s.exec(select(Assignment).order_by(Assignment.id)).first()
+        first = s.exec(select(Assignment).order_by(col(Assignment.id))).first()
         assert first is not None and first.status == "open"
 
 

@@ -21,6 +21,7 @@ from sqlmodel import select
 from tui.screens.runs.data import run_rows
 from tui.screens.runs.manager import run_manager
 from tui.screens.runs.monitor import RunMonitorScreen
+from tests.support.must import must
 
 
 async def _until(pilot: Any, done: Any, what: str, timeout: float = 30.0) -> None:
@@ -55,7 +56,7 @@ async def test_resume_pressed_twice_runs_once_and_the_monitor_follows_the_newest
             assert first.progress["done"] == 2
             with session_scope(engine) as s:  # widen the run's fixed set of tasks, then resume it twice in a row
                 run = s.get(Run, run_id)
-                run.config = {**run.config, "task_set": sorted(s.exec(select(Task.id)).all())}
+                must(run).config = {**run.config, "task_set": sorted(s.exec(select(Task.id)).all())}
             slow["on"] = True
             await pilot.press("r", "r")
             sessions = manager.snapshot()
@@ -82,7 +83,7 @@ async def test_a_run_whose_executor_died_shows_interrupted(make_tui, engine, blo
         s.flush()
         s.add(
             RunLease(
-                run_id=run.id,
+                run_id=must(run.id),
                 token="t",
                 host=os.uname().nodename,
                 pid=2**22 + 7,

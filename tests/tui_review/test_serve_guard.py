@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestServer
 from tui.commands.serve import serve_command
 from tui.context import AppContext
 from tui.serve_guard import GuardedServer, Login, allowed_origins, origin_of
+from tests.support.must import must
 
 SESSION_TIMEOUT = 60  # seconds to wait for the TUI's first output; reached only when a session fails
 SERVED = "SERVED"  # stands for the served origin, http://127.0.0.1:<port>
@@ -36,7 +37,7 @@ async def handshake(db_path, token: str, origin: str | None = SERVED, want_outpu
     await probe.start_server()
     port = probe.port
     await probe.close()
-    server = TestServer(await guarded(db_path, port)._make_app(), host="127.0.0.1", port=port)
+    server = TestServer(await guarded(db_path, must(port))._make_app(), host="127.0.0.1", port=port)
     await server.start_server()
     headers = {} if origin is None else {"Origin": f"http://127.0.0.1:{port}" if origin == SERVED else origin}
     try:
@@ -78,8 +79,8 @@ def test_the_right_origin_and_token_get_a_tui_session(engine, db_path) -> None: 
 
 def test_each_user_runs_as_themselves(db_path) -> None:  # type: ignore[no-untyped-def]
     server = guarded(db_path, 8000)
-    assert shlex.split(server.login_for("tok-bob-secret").command)[-2:] == ["--as", "bob"]
-    assert shlex.split(server.login_for("tok-ann-secret").command)[-2:] == ["--as", "ann"]
+    assert shlex.split(must(server.login_for("tok-bob-secret")).command)[-2:] == ["--as", "bob"]
+    assert shlex.split(must(server.login_for("tok-ann-secret")).command)[-2:] == ["--as", "ann"]
     assert server.login_for("tok-ann-secre") is None and server.login_for(None) is None
 
 

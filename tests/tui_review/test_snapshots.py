@@ -37,6 +37,9 @@ def _run_before(factory: Callable[[Any], Any], *keys: str) -> Callable[[Any], An
             await settle(pilot, pilot.app)
         await pilot.pause(0.2)
         await settle(pilot, pilot.app)
+        # A toast lives 2 s: whether it is still up depends on the machine's speed, not the screen.
+        pilot.app.clear_notifications()
+        await settle(pilot, pilot.app)
 
     return run_before
 

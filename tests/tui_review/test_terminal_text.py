@@ -15,6 +15,7 @@ from tui.screens.task_list import TaskListScreen
 from tui.widgets.data_text_area import DataTextArea
 from tui.widgets.review.trajectory_row import TrajectoryRow
 from tui.widgets.task_table import TaskTable
+from tests.support.must import must
 
 HOSTILE = "title\x1b]0;pwned\x07 clear\x1b[2J secret\rshown [bold]x[/] [V] \x9b31m \u202eevil"
 RAW = ("\x1b", "\x07", "\r", "\x9b", "\u202e")
@@ -48,7 +49,7 @@ async def test_task_list_rows_show_controls_escaped(make_tui, engine) -> None:  
 async def test_task_editor_shows_controls_safely(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
     task_id = hostile_task(engine)
     with session_scope(engine, "tester") as s:
-        s.get(Task, task_id).source_id = "id\x1b[2J[V]"
+        must(s.get(Task, task_id)).source_id = "id\x1b[2J[V]"
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot, app)
@@ -68,9 +69,9 @@ async def test_trajectory_viewer_shows_controls_escaped(make_tui, engine, study)
     tid = study["trajectories"][0]
     with session_scope(engine, "tester") as s:
         traj = s.get(Trajectory, tid)
-        traj.final_answer = HOSTILE
-        traj.error = "boom\x1b[2J"
-        s.get(Task, traj.task_id).query = HOSTILE
+        must(traj).final_answer = HOSTILE
+        must(traj).error = "boom\x1b[2J"
+        s.get(Task, must(traj).task_id).query = HOSTILE
         for e in s.exec(select(Event).where(Event.trajectory_id == tid)).all():
             if e.kind == "answer":
                 e.payload = {**e.payload, "text": HOSTILE}

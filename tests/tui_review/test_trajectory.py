@@ -8,6 +8,7 @@ from tests.tui_review.conftest import rate_as, settle
 from tui.screens.runs.trajectory import TrajectoryScreen
 from tui.screens.runs.trajectory_data import trajectory_view
 from tui.widgets.review.trajectory_row import TrajectoryRow
+from tests.support.must import must
 
 
 def test_alignment_and_marks(engine, study) -> None:  # type: ignore[no-untyped-def]
@@ -57,7 +58,7 @@ async def test_header_counts_tokens_once(make_tui, engine, study) -> None:  # ty
 
     tid = study["trajectories"][0]
     with session_scope(engine) as s:
-        s.get(Trajectory, tid).usage = {
+        must(s.get(Trajectory, tid)).usage = {
             "prompt_tokens": 100,
             "completion_tokens": 20,
             "total_tokens": 120,

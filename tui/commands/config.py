@@ -73,5 +73,24 @@ def keys(as_json: bool) -> None:
         click.echo(f"warning: [keymap] names {name!r}, which no binding has (see the ids above)")
 
 
+@config_group.command("speedups")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+def speedups(as_json: bool) -> None:
+    """Every speed mechanism, whether it is on, its measured gain, bench and same-output test.
+    Switch mechanisms off with the `plain` setting (CHAINMARK_PLAIN=all, or names separated by commas)."""
+    from dataclasses import asdict
+
+    from store.speedups import MECHANISMS, enabled
+
+    rows = [{**asdict(m), "on": enabled(m.name)} for m in MECHANISMS]
+    if as_json:
+        emit_json({"mechanisms": rows})
+        return
+    click.echo(
+        table([[r["name"], "on" if r["on"] else "off", r["what"]] for r in rows], ["mechanism", "state", "does"])
+    )
+    click.echo("switch off with CHAINMARK_PLAIN=all or CHAINMARK_PLAIN=name,name (details: config speedups --json)")
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(config_group)

@@ -61,12 +61,12 @@ def import_prompts_cmd(app: AppContext, benchmark: str, path: Path, as_json: boo
 @pass_ctx
 def list_cmd(app: AppContext) -> None:
     """Judges with their own template files, and every imported reference prompt version."""
-    from sqlmodel import select
+    from sqlmodel import col, select
     from store import read_only, session_scope
     from store.models import JudgeTemplate
 
     with session_scope(read_only(app.engine)) as s:
-        rows = s.exec(select(JudgeTemplate).order_by(JudgeTemplate.judge, JudgeTemplate.id)).all()
+        rows = s.exec(select(JudgeTemplate).order_by(col(JudgeTemplate.judge), col(JudgeTemplate.id))).all()
         imported = [
             [
                 r.judge,

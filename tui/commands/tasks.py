@@ -411,7 +411,7 @@ def status_cmd(app: AppContext, task_id: int, status: str, reason: str | None, a
 @pass_ctx
 def history_cmd(app: AppContext, task_id: int, as_json: bool) -> None:
     """The audit trail of a task: who changed what, when."""
-    from sqlmodel import select
+    from sqlmodel import col, select
     from annotation import tasks as authoring
     from store import read_only, session_scope
     from store.models import AuditEvent
@@ -421,7 +421,7 @@ def history_cmd(app: AppContext, task_id: int, as_json: bool) -> None:
         events = s.exec(
             select(AuditEvent)
             .where(AuditEvent.entity == "task", AuditEvent.entity_id == task_id)
-            .order_by(AuditEvent.id)
+            .order_by(col(AuditEvent.id))
         ).all()
         rows = []
         for e in events:

@@ -9,7 +9,7 @@ from typing import Sequence, Union
 
 from alembic import op
 import sqlalchemy as sa
-import sqlmodel  # autogenerate emits sqlmodel.sql.sqltypes.AutoString
+import sqlmodel.sql.sqltypes  # autogenerate emits sqlmodel.sql.sqltypes.AutoString
 
 
 revision: str = "0001"

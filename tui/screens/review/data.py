@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.review.annotators import get_annotator
 from annotation.review.assignments import assignments
@@ -100,7 +100,7 @@ def target_images(session: Session, target: Target, view: RatingView) -> list[Im
         links = session.exec(
             select(TaskAsset)
             .where(TaskAsset.task_id == task["id"], TaskAsset.role == "query_image")
-            .order_by(TaskAsset.ordinal, TaskAsset.id)
+            .order_by(col(TaskAsset.ordinal), col(TaskAsset.id))
         ).all()
         refs += [(f"query image {i + 1}", link.asset_id) for i, link in enumerate(links)]
     events = list(view.content.get("events") or [])

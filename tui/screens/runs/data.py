@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.review.blind import blind_scope
 from evaluation.harness import MODES, list_endpoints
@@ -129,7 +129,7 @@ def run_rows(
                 for tid, err in session.exec(
                     select(Trajectory.task_id, Trajectory.error)
                     .where(Trajectory.run_id == r.id, Trajectory.status == "failed")
-                    .order_by(Trajectory.id)
+                    .order_by(col(Trajectory.id))
                     .limit(200)
                 ).all()
             ]
@@ -140,7 +140,7 @@ def run_rows(
             for t in session.exec(
                 select(Trajectory)
                 .where(Trajectory.run_id == r.id, Trajectory.status == "running")
-                .order_by(Trajectory.task_id)
+                .order_by(col(Trajectory.task_id))
             ).all():
                 u = t.usage or {}
                 started = (
@@ -188,7 +188,7 @@ def _two(pair: list[int]) -> tuple[int, int]:
 
 
 def first_trajectory(session: Session, run_id: int) -> int | None:
-    return session.exec(select(Trajectory.id).where(Trajectory.run_id == run_id).order_by(Trajectory.id)).first()
+    return session.exec(select(Trajectory.id).where(Trajectory.run_id == run_id).order_by(col(Trajectory.id))).first()
 
 
 def parse_ids(text: str) -> list[int] | None:

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, select, col
 
 from annotation.answers import describe
 from annotation.review.blind import BlindScope, blind_scope
@@ -333,13 +333,13 @@ def model_steps(events: list[Event]) -> list[Step]:
 
 def reference_steps(session: Session, task_id: int) -> list[Step]:
     rows = session.exec(
-        select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(ReferenceStep.ordinal)
+        select(ReferenceStep).where(ReferenceStep.task_id == task_id).order_by(col(ReferenceStep.ordinal))
     ).all()
     artifacts: dict[int, list[int]] = {}
     for link in session.exec(
         select(TaskAsset)
         .where(TaskAsset.task_id == task_id, TaskAsset.role == "artifact")
-        .order_by(TaskAsset.ordinal, TaskAsset.id)
+        .order_by(col(TaskAsset.ordinal), col(TaskAsset.id))
     ).all():
         if link.step_id is not None:
             artifacts.setdefault(link.step_id, []).append(link.asset_id)
@@ -452,9 +452,9 @@ def _judgements(
         )
     rstmt = (
         select(HumanRating, Annotator.name)
-        .join(Annotator, Annotator.id == HumanRating.annotator_id)
+        .join(Annotator, col(Annotator.id) == col(HumanRating.annotator_id))
         .where(HumanRating.target_kind == kind, HumanRating.target_id.in_(ids))  # type: ignore[attr-defined]
-        .order_by(HumanRating.id)
+        .order_by(col(HumanRating.id))
     )
     latest: dict[tuple[Any, ...], Judgement] = {}
     for r, name in session.exec(rstmt).all():
@@ -513,7 +513,9 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
     assert run is not None and task is not None
     bench = session.get(Benchmark, task.benchmark_id)
     events = list(
-        session.exec(select(Event).where(Event.trajectory_id == trajectory_id).order_by(Event.ordinal, Event.id)).all()
+        session.exec(
+            select(Event).where(Event.trajectory_id == trajectory_id).order_by(col(Event.ordinal), col(Event.id))
+        ).all()
     )
     model = model_steps(events)
     ref = reference_steps(session, task.id or 0)
@@ -525,7 +527,7 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         session.exec(
             select(CheckpointResult)
             .where(CheckpointResult.trajectory_id == trajectory_id)
-            .order_by(CheckpointResult.id)
+            .order_by(col(CheckpointResult.id))
         ).all()
     )
     cr_judgements = _judgements(session, "checkpoint_result", [r.id or 0 for r in results], scope, hide)
@@ -640,7 +642,7 @@ def trajectory_view(session: Session, trajectory_id: int, viewer: str | None = N
         for k, (i, _) in enumerate(pairs)
     ]
     siblings = list(
-        session.exec(select(Trajectory.id).where(Trajectory.run_id == traj.run_id).order_by(Trajectory.id)).all()
+        session.exec(select(Trajectory.id).where(Trajectory.run_id == traj.run_id).order_by(col(Trajectory.id))).all()
     )
     asset_ids = {a for s in ref + model for a in s.asset_ids}
     images = (
