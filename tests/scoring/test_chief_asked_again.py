@@ -53,7 +53,10 @@ def test_150_then_80_asks_twice_and_stores_80(engine, db_path: Path, scripted_op
     stats = judge(db_path, "atp-chief")
     assert len(scripted_openai.chat_requests()) == 2 + 2  # the chief was asked twice
     assert stats["model_calls"] == 2 and stats["asked_again"] == 1 and stats["unparsed"] == 1
-    assert [(label, score) for label, score, _ in chief_verdicts(engine)] == [("unparsed", None), ("good but flawed", 80)]
+    assert [(label, score) for label, score, _ in chief_verdicts(engine)] == [
+        ("unparsed", None),
+        ("good but flawed", 80),
+    ]
     score = json.loads(CliRunner().invoke(cli, ["--db", str(db_path), "score", "1", "--json"]).output)
     assert score["metrics"]["FS"] == 80.0 and score["pending_judgements"] == 0
     assert judge(db_path, "atp-chief")["model_calls"] == 0  # answered: a rerun asks nothing
