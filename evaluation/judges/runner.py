@@ -192,7 +192,7 @@ def judge_run(
     template = setup.template.describe()
     if judge == RUBRIC_JUDGE and not setup.template.source:
         template = f"{setup.template.ref}, the built-in rubric: {loaded.benchmark.get('name')!r} has no authored rubric"
-    stats = {
+    stats: dict[str, Any] = {
         "judge": judge_name,
         "template": template,
         "asked": 0,

@@ -43,7 +43,7 @@ def inspected(engine, db_path: Path, server, monkeypatch) -> None:  # type: igno
 
 def chief_verdicts(engine) -> list[tuple[str | None, float | None, str | None]]:  # type: ignore[no-untyped-def]
     with session_scope(engine) as s:
-        rows = s.exec(select(Verdict).where(Verdict.target_part.contains("chief")).order_by(Verdict.id)).all()  # type: ignore[attr-defined]
+        rows = s.exec(select(Verdict).where(Verdict.target_part.contains("chief")).order_by(Verdict.id)).all()  # type: ignore[attr-defined,arg-type]
         return [(v.label, v.score, v.raw_output) for v in rows]
 
 

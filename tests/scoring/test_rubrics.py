@@ -52,7 +52,7 @@ def sent_text(request) -> str:  # type: ignore[no-untyped-def]
 
 def verdict_versions(engine) -> list[tuple[int, str | None, float | None]]:  # type: ignore[no-untyped-def]
     with session_scope(engine) as s:
-        return [(v.target_id, v.template_version, v.score) for v in s.exec(select(Verdict).order_by(Verdict.id))]
+        return [(v.target_id, v.template_version, v.score) for v in s.exec(select(Verdict).order_by(Verdict.id))]  # type: ignore[arg-type]
 
 
 def test_versions_are_added_listed_shown_and_never_edited(engine, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
