@@ -449,8 +449,9 @@ class JudgeTemplate(Table, table=True):
     system: str = _text(nullable=False)
     user: str = _text(nullable=False)
     params: dict[str, Any] = _json_dict()
-    benchmark: str = Field(max_length=40)
-    source: dict[str, Any] = _json_dict()  # repo path, commit / content hash, file, variable
+    benchmark: str = Field(max_length=120)  # a benchmark's name (an authored rubric's, up to 120 characters)
+    # repo path, commit / content hash, file, variable; an authored rubric: {"kind": "authored", …}
+    source: dict[str, Any] = _json_dict()
     created_at: datetime = _ts()
 
 
@@ -470,6 +471,8 @@ class Verdict(Table, table=True):
     parsed: Optional[Any] = _json()
     raw_output: Optional[str] = _text()
     prompt_hash: Optional[str] = Field(default=None, max_length=64)
+    # the template version that judged it (a rubric's v1 stays v1 after v2 is written); None before 0011
+    template_version: Optional[str] = Field(default=None, max_length=80)
     created_at: datetime = _ts()
 
 

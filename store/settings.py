@@ -76,6 +76,12 @@ class Settings:
     fetch_via: str = _setting("direct", "Web page fetch: 'direct' or a reader prefix such as https://r.jina.ai/")
     image_base_url: str | None = _setting(None, "Image generation service: an OpenAI-compatible base URL")
     image_model: str | None = _setting(None, "Model name for image generation")
+    judge_attempts: int = _setting(
+        3,
+        "Judge: times a question whose reply has no usable score (ATP's chief: missing or outside 0-100) is asked",
+        ge=1,
+        le=10,
+    )
     replay_only: bool = _setting(False, "Service tools answer only from the record/replay cache")
     traceback: bool = _setting(False, "Print Python tracebacks instead of one-line errors")
     plain: str = _setting(

@@ -195,7 +195,7 @@ judgetemplate = sa.table(
     sa.column("system", sa.Text()),
     sa.column("user", sa.Text()),
     sa.column("params", sa.JSON()),
-    sa.column("benchmark", sa.String(length=40)),
+    sa.column("benchmark", sa.String(length=120)),
     sa.column("source", sa.JSON()),
     sa.column("created_at", sa.DateTime(timezone=True)),
 )
@@ -393,6 +393,7 @@ verdict = sa.table(
     sa.column("parsed", sa.JSON()),
     sa.column("raw_output", sa.Text()),
     sa.column("prompt_hash", sa.String(length=64)),
+    sa.column("template_version", sa.String(length=80)),
     sa.column("created_at", sa.DateTime(timezone=True)),
 )
 

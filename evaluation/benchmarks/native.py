@@ -6,7 +6,8 @@ conformance does not apply. Per trajectory:
 - **answer**, by the task's answer spec: ``whitelist`` (GTA's alias matching), ``exact``/``contains``/
   ``numeric`` (with tolerance and variants), ``mcq`` (VTC's rule) → right or wrong; ``references`` → the best
   clipped cosine against them with the run's embedder (GTA's subjective score); ``interleaved`` → the
-  benchmark's rubric judge (``chainmark-rubric``) scores it 0–10; ``none`` → not scored.
+  benchmark's rubric judge (``chainmark-rubric``, with the rubric its author wrote: ``chainmark rubrics``)
+  scores it 0–10; ``none`` → not scored.
 - **checkpoints** S / V / R with ordering, by the Agentic-MME engine (``evaluate_process``), when the task
   has checkpoints.
 - **the reference chain**, aligned step by step with the model's tool calls, as GTA's step mode compares a
@@ -21,6 +22,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from evaluation.judges.rubrics import RUBRIC_JUDGE
 from evaluation.benchmarks.base import ScoreContext, mean, pct, result, set_prf, tool_calls_of, usage_stats
 from evaluation.scoring.checkpoints import evaluate_process, tool_use_list
 from evaluation.scoring.embedding import simscore
@@ -28,7 +30,6 @@ from evaluation.scoring.items import Item, JudgeRequest
 from evaluation.scoring.matchers import match_answer_spec
 from evaluation.scoring.results import ScoreResult
 
-RUBRIC_JUDGE = "chainmark-rubric"
 MATCHED_KINDS = ("whitelist", "exact", "contains", "numeric", "mcq")
 CORRECTIONS: dict[str, str] = {}  # no reference evaluator: nothing to correct
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from evaluation.judges.parsers import ASK_AGAIN_PARSERS, UNPARSED
 from evaluation.judges.reference_prompts import template_for
 from evaluation.judges.templates import Template, TemplateError, prompt_hash, render, required_variables
 from evaluation.scoring.items import Item, JudgeAnswer, JudgeRequest
@@ -26,10 +27,17 @@ from store.core_tables import Reader, asset, connection_of, judge, verdict
 class PromptBuilder:
     """Renders requests and hashes their images (asset ids via the items' hashes or the DB; paths by bytes)."""
 
-    def __init__(self, session: Reader | None, asset_sha: dict[int, str] | None = None, mode: str = "faithful"):
+    def __init__(
+        self,
+        session: Reader | None,
+        asset_sha: dict[int, str] | None = None,
+        mode: str = "faithful",
+        benchmark: str | None = None,
+    ):
         self.session = session
         self.asset_sha = dict(asset_sha or {})
         self.mode = mode
+        self.benchmark = benchmark  # whose authored rubric the rubric judge's questions use
         self.templates: dict[str, Template] = {}  # judge → the template its questions were rendered with
         self._needed: dict[str, frozenset[str] | None] = {}  # judge → its template's variables
 
@@ -55,7 +63,7 @@ class PromptBuilder:
     def template(self, judge: str) -> Template:
         tpl = self.templates.get(judge)
         if tpl is None:
-            tpl = self.templates[judge] = template_for(self.session, judge, self.mode)
+            tpl = self.templates[judge] = template_for(self.session, judge, self.mode, self.benchmark)
         return tpl
 
     def build(self, req: JudgeRequest) -> tuple[Template, list[dict[str, Any]], str]:
@@ -96,14 +104,19 @@ class StoreOracle:
         only: bool = False,
         only_template: str | None = None,
         mode: str = "faithful",
+        benchmark: str | None = None,
+        ask_again: int = 1,
     ):
         self.prefer = list(prefer or [])
         self.only = only
+        # A judge run's oracle: a question of ``only_template`` whose newest verdict has no usable score
+        # (a parser in ASK_AGAIN_PARSERS) is pending again until it has this many such verdicts.
+        self.ask_again = ask_again
         self.only_template = only_template
         shas: dict[int, str] = {}
         for it in items:
             shas.update(it.asset_sha)
-        self.prompts = PromptBuilder(session, shas, mode)
+        self.prompts = PromptBuilder(session, shas, mode, benchmark)
         self.pending: list[JudgeRequest] = []
         self.used_judges: set[str] = set()
         # (judge id, judge name, the verdict's row: id, label, score, parsed, raw_output) per question
@@ -148,6 +161,17 @@ class StoreOracle:
         )
         return ranked[0][1], ranked[0][2]
 
+    def _asks_again(self, template: str, name: str, v: Any, found: list[tuple[int, str, Any]]) -> bool:
+        """Whether the chosen verdict ``v`` (by judge ``name``) has no usable score and may be asked again:
+        only in a judge run (``ask_again`` > 1) of this template, for parsers that ask again, and while the
+        judge has fewer unparsable verdicts about this prompt than ``ask_again``."""
+        if self.ask_again <= 1 or v.label != UNPARSED or template != self.only_template:
+            return False
+        if self.prompts.template(template).parser not in ASK_AGAIN_PARSERS:
+            return False
+        tries = sum(1 for f in found if f[1] == name and f[2].label == UNPARSED)
+        return tries < self.ask_again
+
     def ask(self, request: JudgeRequest) -> JudgeAnswer | None:
         if (request.judge, request.target_id, request.target_part) not in self._parts:
             # No verdict about this question at all, whatever its prompt: pending, without the prompt
@@ -156,13 +180,15 @@ class StoreOracle:
             self.pending.append(request)
             return None
         _, _, h = self.prompts.build(request)
-        chosen = self._choose(
-            self._index.get((request.judge, request.target_id, request.target_part, h), []), request.judge
-        )
+        found = self._index.get((request.judge, request.target_id, request.target_part, h), [])
+        chosen = self._choose(found, request.judge)
         if chosen is None:
             self.pending.append(request)
             return None
         name, v = chosen
+        if self._asks_again(request.judge, name, v, found):
+            self.pending.append(request)
+            return None
         self.used_judges.add(name)
         return JudgeAnswer(
             label=v.label, score=v.score, parsed=v.parsed, raw_output=v.raw_output, judge_name=name, verdict_id=v.id

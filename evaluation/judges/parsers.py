@@ -15,6 +15,10 @@ from typing import Any, Callable
 from store import safe_json
 
 UNPARSED = "unparsed"
+# Parsers whose unparsable reply a judge run asks again (``judge_attempts`` times in all, each attempt
+# under its own replay key): a chief score that is missing or off the scale is a slip of the model,
+# not an answer; asking again at temperature 0 with the same key would only replay it.
+ASK_AGAIN_PARSERS = frozenset({"score_0_100"})
 
 
 @dataclass

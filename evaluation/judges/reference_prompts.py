@@ -279,16 +279,22 @@ def imported_template(row: "JudgeTemplate | Any") -> Template:
     )
 
 
-def template_for(session: Reader | None, judge: str, mode: str = "faithful") -> Template:
-    """Faithful: the newest imported reference prompt of ``judge`` if there is one; otherwise (and in
-    fixed mode) chainmark's own template file."""
+def template_for(
+    session: Reader | None, judge: str, mode: str = "faithful", benchmark: str | None = None, version: str | None = None
+) -> Template:
+    """The template ``judge``'s questions about ``benchmark`` are asked with: the benchmark's authored
+    rubric (``evaluation.judges.rubrics``; version ``version``, else its newest) in either mode; else,
+    faithful, the newest imported reference prompt of ``judge``; else chainmark's own template file."""
+    from evaluation.judges.rubrics import RUBRIC_JUDGE, rubric_for
+
+    if judge == RUBRIC_JUDGE and session is not None and benchmark:
+        authored = rubric_for(session, benchmark, version)
+        if authored is not None:
+            return authored
     if mode == "faithful" and session is not None:
         t = judgetemplate
-        row = (
-            connection_of(session)
-            .execute(sa.select(*t.c).where(t.c.judge == judge).order_by(t.c.id.desc()).limit(1))
-            .first()
-        )
+        rows = connection_of(session).execute(sa.select(*t.c).where(t.c.judge == judge).order_by(t.c.id.desc()))
+        row = next((r for r in rows if (r.source or {}).get("kind") != "authored"), None)
         if row is not None:
             return imported_template(row)
     return load_template(judge)

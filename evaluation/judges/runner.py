@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -34,9 +34,11 @@ from evaluation.judges.client import (
 )
 from evaluation.judges.oracle import StoreOracle
 from evaluation.modelcall.endpoint import EndpointSpec
-from evaluation.judges.parsers import parse
+from evaluation.judges.parsers import ASK_AGAIN_PARSERS, parse
 from evaluation.judges.reference_prompts import template_for
+from evaluation.judges.rubrics import RUBRIC_JUDGE, RubricError
 from evaluation.judges.templates import Template
+from evaluation.modelcall.replay_key import replay_key
 from evaluation.scoring.embedding import HashingEmbedder
 from evaluation.scoring.loader import LoadedRun, load_run
 from evaluation.scoring.runner import profile_for
@@ -44,6 +46,7 @@ from store import read_only, session_scope
 from store.blobs import BlobStore
 from store.dialects import conflict_insert, is_postgresql
 from store.models import Judge, ModelEndpoint, ReplayCache, Verdict, utcnow
+from store.settings import current as current_settings
 
 
 def ensure_judge(
@@ -127,6 +130,7 @@ def _prepare(
     actor: str | None,
     trajectory_ids: list[int] | None,
     setup: JudgeSetup | None = None,
+    rubric_version: str | None = None,
 ) -> tuple[JudgeSetup, Any, LoadedRun]:
     if setup is None:
         setup = judge_setup(engine, judge, endpoint, mode, actor)
@@ -135,7 +139,21 @@ def _prepare(
     profile = profile_for(loaded)
     if judge not in profile.judges:
         raise JudgeError(f"the {profile.name} profile has no judge {judge!r}; its judges: {', '.join(profile.judges)}")
+    if judge == RUBRIC_JUDGE:
+        setup = replace(setup, template=_rubric(engine, str(loaded.benchmark.get("name") or ""), mode, rubric_version))
+    elif rubric_version is not None:
+        raise JudgeError(f"--rubric-version is for the {RUBRIC_JUDGE} judge, not {judge!r}")
     return setup, profile, loaded
+
+
+def _rubric(engine: Engine, benchmark: str, mode: str, version: str | None) -> Template:
+    """The rubric the benchmark's questions are asked with: its authored version ``version`` (else its
+    newest), or the built-in template when its author wrote none."""
+    try:
+        with session_scope(read_only(engine)) as s:
+            return template_for(s, RUBRIC_JUDGE, mode, benchmark, version)
+    except RubricError as exc:
+        raise JudgeError(str(exc)) from None
 
 
 def check_judge(engine: Engine, run_id: int, judge: str, endpoint: str, mode: str, actor: str | None = None) -> str:
@@ -158,14 +176,23 @@ def judge_run(
     trajectory_ids: list[int] | None = None,
     guard: Callable[[Session], bool] | None = None,
     setup: JudgeSetup | None = None,
+    rubric_version: str | None = None,
 ) -> dict[str, Any]:
     """``setup``: a ``JudgeSetup`` for (judge, endpoint, mode) made beforehand (a queued worker reuses
     one across items); made here when not given. The run is read once: only verdicts change between
-    rounds, and each round reads those afresh."""
-    setup, profile, loaded = _prepare(engine, run_id, judge, endpoint, mode, actor, trajectory_ids, setup)
+    rounds, and each round reads those afresh. ``rubric_version``: for the rubric judge, the authored
+    rubric version to ask with (default: the benchmark's newest, or the built-in when none was written).
+    A reply without a usable score (``ASK_AGAIN_PARSERS``) is asked again, under a new replay key, up to
+    the ``judge_attempts`` setting in all."""
+    setup, profile, loaded = _prepare(
+        engine, run_id, judge, endpoint, mode, actor, trajectory_ids, setup, rubric_version
+    )
+    attempts = current_settings().judge_attempts
     judge_name, ep = setup.name, setup.endpoint
     template = setup.template.describe()
-    stats = {
+    if judge == RUBRIC_JUDGE and not setup.template.source:
+        template = f"{setup.template.ref}, the built-in rubric: {loaded.benchmark.get('name')!r} has no authored rubric"
+    stats: dict[str, Any] = {
         "judge": judge_name,
         "template": template,
         "asked": 0,
@@ -173,15 +200,25 @@ def judge_run(
         "cache_hits": 0,
         "verdicts": 0,
         "unparsed": 0,
+        "asked_again": 0,  # questions asked again after a reply without a usable score
         "rounds": 0,
         "lost": False,  # with a guard: the work item was taken over, this round's verdicts not written
     }
-    seen: set[tuple[int, str, str]] = set()
+    seen: set[tuple[int, str, str]] = set()  # (target, part, replay key) asked in this run
     for _ in range(max_rounds):
         with session_scope(read_only(engine)) as s:
             # Only this judge answers its own questions; other judges' verdicts still feed the
             # prompts built from them (ATP's chief reads the inspectors' reports).
-            oracle = StoreOracle(s, loaded.items, prefer=[judge_name], only=True, only_template=judge, mode=mode)
+            oracle = StoreOracle(
+                s,
+                loaded.items,
+                prefer=[judge_name],
+                only=True,
+                only_template=judge,
+                mode=mode,
+                benchmark=str(loaded.benchmark.get("name") or ""),
+                ask_again=attempts,
+            )
             oracle.prompts.templates.setdefault(judge, setup.template)  # other judges' as before
             # Judges never need embeddings; a hashing embedder keeps this pass light.
             ctx = ScoreContext(
@@ -193,16 +230,15 @@ def judge_run(
                 if req.judge != judge:
                     continue
                 tpl, messages, h = oracle.prompts.build(req)
-                if (req.target_id, req.target_part, h) in seen:
-                    continue
-                seen.add((req.target_id, req.target_part, h))
                 params = call_params(ep, {**tpl.params, **dict(req.params)})
-                key = cache_key(h, ep, params)
-                todo.append((req, tpl, messages, h, params, key))
+                todo.append((req, tpl, messages, h, params, cache_key(h, ep, params)))
+            todo = _current_attempts(s, todo, attempts)
+            todo = [t for t in todo if (t[0].target_id, t[0].target_part, t[5]) not in seen]
+            seen.update((t[0].target_id, t[0].target_part, t[5]) for t in todo)
             if limit is not None:
                 todo = todo[: max(0, limit - stats["asked"])]
-            replies = cached_replies(s, [t[5] for t in todo])
-            todo = [(*t, replies.get(t[5])) for t in todo]
+            stats["asked_again"] += sum(1 for t in todo if t[5] != t[7] and t[6] is None)
+            todo = [t[:7] for t in todo]
             resolved = [(t, resolve_images(s, blobs, t[2]) if t[6] is None else None) for t in todo]
         if not todo:
             break
@@ -214,6 +250,30 @@ def judge_run(
         if limit is not None and stats["asked"] >= limit:
             break
     return stats
+
+
+def attempt_key(key: str, attempt: int) -> str:
+    """The replay key of the ``attempt``-th asking of the question whose first key is ``key``: the first is
+    ``key`` itself (caches written before attempts existed still answer), each later one its own."""
+    return key if attempt <= 1 else replay_key("judge", {"again": key, "attempt": attempt})
+
+
+def _current_attempts(s: Session, todo: list[tuple[Any, ...]], attempts: int) -> list[tuple[Any, ...]]:
+    """Each question as ``(req, tpl, messages, hash, params, key, cached reply, first key)``, at the first
+    attempt whose reply is not recorded yet or is usable: a recorded reply without a usable score is not
+    served again, the next attempt's key is asked instead. When every attempt's reply is recorded and
+    unusable, the last one is served (its verdict is unparsable; the score counts it as pending)."""
+    tries = {
+        t[5]: [attempt_key(t[5], n) for n in range(1, (attempts if t[1].parser in ASK_AGAIN_PARSERS else 1) + 1)]
+        for t in todo
+    }
+    replies = cached_replies(s, [k for keys in tries.values() for k in keys])
+    out = []
+    for t in todo:
+        tpl, keys = t[1], tries[t[5]]
+        chosen = next((k for k in keys if k not in replies or parse(tpl.parser, replies[k]).ok), keys[-1])
+        out.append((*t[:5], chosen, replies.get(chosen), t[5]))
+    return out
 
 
 def _ask_and_store(
@@ -304,6 +364,7 @@ def _store_answers(
                     parsed=p.parsed,
                     raw_output=text,
                     prompt_hash=h,
+                    template_version=tpl.version,
                 )
             )
     stats["verdicts"] += len(answers)

@@ -54,6 +54,8 @@ class Template:
         if not self.source:
             return f"{self.ref} (chainmark's own prompt)"
         src = dict(self.source)
+        if src.get("kind") == "authored":
+            return f"{self.judge} v{self.version} (the rubric authored for benchmark {src.get('benchmark')!r})"
         rev = src.get("commit") or f"content {str(src.get('content_sha256', ''))[:12]}"
         dirty = ", modified" if src.get("dirty") else ""
         return f"{self.ref} (reference {src.get('file')}:{src.get('variable')} @ {str(rev)[:12]}{dirty})"

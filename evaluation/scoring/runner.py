@@ -42,13 +42,19 @@ def profile_for(loaded: LoadedRun) -> Profile:
 
 
 def _oracle(
-    session: Reader, items: list[Item], prefer_judges: list[str] | None, mode: str, judged: bool
+    session: Reader,
+    items: list[Item],
+    prefer_judges: list[str] | None,
+    mode: str,
+    judged: bool,
+    benchmark: str | None = None,
 ) -> StoreOracle:
     """The run's stored verdicts; with ``judged`` False none of them (every judged check is pending), as a
-    reference evaluator that was given no judge sees the run."""
+    reference evaluator that was given no judge sees the run. ``benchmark``: whose authored rubric the
+    rubric judge's questions are asked with."""
     if judged:
-        return StoreOracle(session, items, prefer=prefer_judges, mode=mode)
-    return StoreOracle(session, items, prefer=[], only=True, mode=mode)
+        return StoreOracle(session, items, prefer=prefer_judges, mode=mode, benchmark=benchmark)
+    return StoreOracle(session, items, prefer=[], only=True, mode=mode, benchmark=benchmark)
 
 
 def score_loaded(
@@ -61,7 +67,7 @@ def score_loaded(
     judged: bool = True,
 ) -> ScoreResult:
     profile = profile_for(loaded)
-    oracle = _oracle(session, loaded.items, prefer_judges, mode, judged)
+    oracle = _oracle(session, loaded.items, prefer_judges, mode, judged, loaded.benchmark.get("name"))
     ctx = ScoreContext(
         mode=mode,
         run_mode=loaded.run.get("mode") or "atomic",
@@ -101,7 +107,7 @@ def score_chunked(
     def chunks() -> Iterator[list[Item]]:
         for first, last in ranges:
             items = load_run(session, int(header.run["id"]), id_range=(first, last)).items
-            ctx.oracle = _oracle(session, items, prefer_judges, mode, judged)
+            ctx.oracle = _oracle(session, items, prefer_judges, mode, judged, header.benchmark.get("name"))
             oracles.append(ctx.oracle)
             restored, unknown = _edited(items)
             edits[0].extend(restored)

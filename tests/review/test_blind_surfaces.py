@@ -83,6 +83,9 @@ EXEMPT: dict[str, str] = {
     "worker": "executes queued work; prints counts",
     "judge": "asks a judge and prints counts, never a verdict",
     "judges import-prompts": "stores judge prompts",
+    "rubrics add": "stores the benchmark author's rubric text",
+    "rubrics list": "a benchmark's rubric versions: no run, model or verdict",
+    "rubrics show": "a rubric's text: no run, model or verdict",
     "conformance": "refused for a hidden run before anything runs (needs a reference evaluator: "
     "test_conformance_and_export_refuse_a_hidden_run)",
     "serve": "serves the TUI as each login (`--as NAME`): the TUI surfaces are checked screen by screen",

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from store import make_engine
-from store.migrate import upgrade
+from store.migrate import head_revision, upgrade
 
 TASK = (
     "INSERT INTO task (benchmark_id, source_id, query, answer_spec, status, revision, tools_offered, meta, "
@@ -32,7 +32,7 @@ def test_upgrade_keeps_rows_and_never_reuses_a_deleted_id(tmp_path: Path) -> Non
             "VALUES ('x', 'delete', 'task', 3, '2025')"
         )
     db.close()
-    assert upgrade(engine) == "0010_ids_never_reused"
+    assert upgrade(engine) == head_revision(engine)
     engine.dispose()
     with sqlite3.connect(path) as db:
         schema = db.execute("SELECT sql FROM sqlite_master WHERE name = 'task'").fetchone()[0]

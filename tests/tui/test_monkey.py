@@ -30,6 +30,7 @@ def _screens() -> dict[str, Any]:
     from tui.screens.home import HomeScreen
     from tui.screens.new_task import NewTaskScreen
     from tui.screens.reports import ReportsScreen
+    from tui.screens.rubric import RubricScreen
     from tui.screens.review.adjudication import AdjudicationScreen
     from tui.screens.review.dashboard import DashboardScreen
     from tui.screens.image_zoom import ImageZoomScreen
@@ -51,6 +52,7 @@ def _screens() -> dict[str, Any]:
         "new task": (NewTaskScreen, lambda d: NewTaskScreen("mme")),
         "drafting": (DraftingScreen, lambda d: DraftingScreen(d["task"])),
         "guidelines": (GuidelinesScreen, lambda d: GuidelinesScreen("mme", "# Rules")),
+        "rubric": (RubricScreen, lambda d: RubricScreen("mme")),
         "runs": (RunMonitorScreen, lambda d: RunMonitorScreen()),
         "launcher": (LaunchScreen, lambda d: LaunchScreen("mme")),
         "trajectory": (TrajectoryScreen, lambda d: TrajectoryScreen(d["trajectory"])),

@@ -51,6 +51,7 @@ EXEMPT = {
     "CheckpointEditorScreen": "authoring",
     "DraftingScreen": "authoring",
     "GuidelinesScreen": "the benchmark's guidelines",
+    "RubricScreen": "the benchmark's judge rubric text and its versions: no run, model or verdict",
     "LaunchScreen": "the person names the endpoint to run",
     "RatingQueueScreen": "the blind rating view itself (rating_view; tests/tui_review/test_rating_queue.py)",
     "PreferenceQueueScreen": "the blind pair view itself (names masked; test_preference_queue.py)",

@@ -136,6 +136,13 @@ def _withheld_score(app: AppContext, run_id: int, as_json: bool) -> bool:
 @_MODE
 @click.option("--limit", type=int, default=None, help="Ask at most this many questions.")
 @click.option(
+    "--rubric-version",
+    default=None,
+    metavar="V",
+    help="chainmark-rubric: ask with the benchmark's authored rubric version V (default: its newest; "
+    "the built-in rubric when none was authored).",
+)
+@click.option(
     "--queue",
     is_flag=True,
     help="PostgreSQL: put one judge item per finished trajectory in the database for `chainmark worker` "
@@ -155,6 +162,7 @@ def judge_cmd(
     endpoint: str,
     mode: str,
     limit: int | None,
+    rubric_version: str | None,
     queue: bool,
     cancel: bool,
     as_json: bool,
@@ -162,6 +170,8 @@ def judge_cmd(
     """Ask judge NAME (on endpoint E) every question RUN_ID's scoring still needs; cached by prompt hash."""
     if queue and cancel:
         raise click.UsageError("give --queue or --cancel, not both")
+    if rubric_version is not None and (queue or cancel):
+        raise click.UsageError("--rubric-version judges here; queued workers ask with the benchmark's newest rubric")
     if cancel:
         _cancel_judge(app, run_id, judge, endpoint, mode, as_json)
         return
@@ -173,7 +183,17 @@ def judge_cmd(
     from evaluation.judges.client import JudgeError
 
     try:
-        stats = judge_run(app.engine, app.blobs, run_id, judge, endpoint, mode=mode, limit=limit, actor=app.actor)
+        stats = judge_run(
+            app.engine,
+            app.blobs,
+            run_id,
+            judge,
+            endpoint,
+            mode=mode,
+            limit=limit,
+            actor=app.actor,
+            rubric_version=rubric_version,
+        )
     except JudgeError as exc:
         raise click.ClickException(_judge_failure(exc)) from exc
     if as_json:
@@ -182,7 +202,7 @@ def judge_cmd(
     click.echo(
         f"{stats['judge']} ({stats['template']}): {stats['verdicts']} verdict(s) stored, "
         f"{stats['model_calls']} model call(s), {stats['cache_hits']} from cache, "
-        f"{stats['unparsed']} unparsable, {stats['rounds']} round(s)"
+        f"{stats['unparsed']} unparsable, {stats['asked_again']} asked again, {stats['rounds']} round(s)"
     )
 
 

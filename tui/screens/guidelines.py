@@ -1,4 +1,5 @@
-"""The benchmark's annotation guidelines (Markdown): read, and edit with ctrl+s saving them."""
+"""The benchmark's annotation guidelines (Markdown): read, and edit with ctrl+s saving them; ctrl+r opens
+the benchmark's judge rubric (``tui.screens.rubric``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class GuidelinesScreen(WorkScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="guidelines.back"),
         Binding("ctrl+s", "save_guidelines", "Save", priority=True, id="guidelines.save_guidelines"),
+        Binding("ctrl+r", "rubric", "Rubric", tooltip="The judge rubric", priority=True, id="guidelines.rubric"),
     ]
 
     def __init__(self, benchmark: str, text: str) -> None:
@@ -56,6 +58,12 @@ class GuidelinesScreen(WorkScreen):
             return Edit(f"guidelines of {name}", "guidelines", {"benchmark": name, "text": old})
 
         self.save("guidelines", apply)
+
+    def action_rubric(self) -> None:
+        """The benchmark's judge rubric (its versions; ctrl+s there saves a new one)."""
+        from tui.screens.rubric import RubricScreen
+
+        self.app.push_screen(RubricScreen(self.benchmark))
 
     def action_back(self) -> None:
         self.leave()
