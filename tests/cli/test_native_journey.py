@@ -1,6 +1,6 @@
 """A benchmark of your own, end to end from the CLI: create it, author tasks with images, reference chains
 recorded by running real tools and checkpoints, run a model on them against the scripted server, judge the
-open answer with the benchmark's rubric, score, report, export to chainmark's own format and import it back
+open answer with the rubric its author wrote, score, report, export to chainmark's own format and import it back
 into another database unchanged."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tests.support.scripted_openai import ScriptedOpenAI, text, tool_calls
 ANSWER_TWICE = "Twice the price on the tag?"
 ANSWER_PI = "Roughly how long is the bar, in metres?"
 ANSWER_OPEN = "Describe the picture in one sentence."
+RUBRIC = "Grade the description of a picture.\nTask: {{query}}\nAnswer: {{answer}}\nExpected: {{golden}}\nOUR-RUBRIC\n"
 
 
 def picture(path: Path, colour: str) -> Path:
@@ -49,7 +50,7 @@ def author(db: Path, tmp_path: Path) -> list[int]:
 def model_and_judge(req: Any) -> Any:
     """The model under test (a Calculator call, then answers) and the rubric judge (a JSON score)."""
     words = json.dumps(req.messages)
-    if "You grade an assistant's answer" in words:
+    if "OUR-RUBRIC" in words:
         return text('{"score": 8, "analysis": "close to the expected answer"}')
     if ANSWER_TWICE in words:
         if not any(m.get("role") == "tool" for m in req.messages):
@@ -70,11 +71,13 @@ def test_a_native_benchmark_is_authored_run_judged_scored_reported_exported_and_
         assert (summary["done"], summary["failed"]) == (3, 0)
         pending = json.loads(run(db, "score", str(summary["run_id"]), "--json").stdout)
         assert pending["pending_judgements"] == 1
+        (tmp_path / "rubric.md").write_text(RUBRIC)
+        run(db, "rubrics", "add", "mine", "--file", str(tmp_path / "rubric.md"))
         judged = json.loads(
             run(db, "judge", str(summary["run_id"]), "--judge", "chainmark-rubric", "--endpoint", "sc", "--json").stdout
         )
         assert judged["verdicts"] == 1
-        rubric_prompts = [r for r in server.requests if "You grade an assistant's answer" in json.dumps(r.messages)]
+        rubric_prompts = [r for r in server.requests if "OUR-RUBRIC" in json.dumps(r.messages)]
         assert len(rubric_prompts) == 1 and "A plain blue square." in json.dumps(rubric_prompts[0].messages)
     score = json.loads(run(db, "score", str(summary["run_id"]), "--json", "--per-item").stdout)
     assert score["pending_judgements"] == 0
