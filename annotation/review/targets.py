@@ -104,28 +104,30 @@ def targets_of_run(session: Session, run_id: int, kind: str) -> list[Target]:
     if kind == "task":
         return [Target(kind, tid) for tid in sorted({t.task_id for t in trajs})]
     if kind == "event":
-        rows = session.exec(select(Event.id).where(Event.trajectory_id.in_(ids)).order_by(Event.id)).all()  # type: ignore[arg-type, attr-defined]
+        rows = session.exec(select(Event.id).where(col(Event.trajectory_id).in_(ids)).order_by(col(Event.id))).all()
         return [Target(kind, i) for i in rows]  # type: ignore[arg-type]
     if kind == "checkpoint_result":
         rows = session.exec(
-            select(CheckpointResult.id).where(CheckpointResult.trajectory_id.in_(ids)).order_by(CheckpointResult.id)  # type: ignore[arg-type]
+            select(CheckpointResult.id)
+            .where(col(CheckpointResult.trajectory_id).in_(ids))
+            .order_by(col(CheckpointResult.id))
         ).all()
         return [Target(kind, i) for i in rows]  # type: ignore[arg-type]
     if kind == "verdict":
-        events = session.exec(select(Event.id).where(Event.trajectory_id.in_(ids))).all()
-        results = session.exec(select(CheckpointResult.id).where(CheckpointResult.trajectory_id.in_(ids))).all()
+        events = session.exec(select(Event.id).where(col(Event.trajectory_id).in_(ids))).all()
+        results = session.exec(select(CheckpointResult.id).where(col(CheckpointResult.trajectory_id).in_(ids))).all()
         inside = sa.or_(
             sa.and_(
-                Verdict.target_kind.in_(("trajectory", "block_question", "image_question")),  # type: ignore[attr-defined]
-                Verdict.target_id.in_(ids),  # type: ignore[attr-defined]
+                col(Verdict.target_kind).in_(("trajectory", "block_question", "image_question")),
+                col(Verdict.target_id).in_(ids),
             ),
-            sa.and_(Verdict.target_kind == "event", Verdict.target_id.in_(events)),  # type: ignore[arg-type, attr-defined]
-            sa.and_(Verdict.target_kind == "checkpoint_result", Verdict.target_id.in_(results)),  # type: ignore[arg-type, attr-defined]
+            sa.and_(col(Verdict.target_kind) == "event", col(Verdict.target_id).in_(events)),
+            sa.and_(col(Verdict.target_kind) == "checkpoint_result", col(Verdict.target_id).in_(results)),
         )
         return [Target(kind, i) for i in session.exec(select(Verdict.id).where(inside).order_by(Verdict.id)).all()]  # type: ignore[arg-type]
-    rows = session.exec(  # type: ignore[assignment]
+    parts = session.exec(
         select(Verdict.target_id, Verdict.target_part)
-        .where(Verdict.target_kind == kind, Verdict.target_id.in_(ids))  # type: ignore[attr-defined]
+        .where(col(Verdict.target_kind) == kind, col(Verdict.target_id).in_(ids))
         .distinct()
     ).all()
-    return sorted(Target(kind, tid, part) for tid, part in rows)
+    return sorted(Target(kind, tid, part) for tid, part in parts)
