@@ -14,30 +14,19 @@ from sqlalchemy import event, inspect
 from sqlmodel import Session
 
 from store.changes import note_change
-from store.models import (
-    Adjudication,
-    AuditEvent,
-    Checkpoint,
-    Document,
-    HumanRating,
-    OrderingConstraint,
-    Preference,
-    ReferenceStep,
-    Task,
-    TaskAsset,
-)
 
-AUDITED: tuple[type, ...] = (
-    Task,
-    ReferenceStep,
-    Checkpoint,
-    OrderingConstraint,
-    Document,
-    HumanRating,
-    Adjudication,
-    TaskAsset,
-    Preference,
-)
+# Set by ``install``, which store.models calls once its classes exist: the audit trail knows the
+# tables it watches without importing the models (which import this module to install it).
+AUDITED: tuple[type, ...] = ()
+AuditEvent: Any = None
+
+
+def install(audited: tuple[type, ...], event_model: type) -> None:
+    """Record edits of ``audited`` rows as ``event_model`` rows from now on."""
+    global AUDITED, AuditEvent
+    AUDITED, AuditEvent = audited, event_model
+
+
 # Noise that changes on every edit and says nothing about what was edited.
 _IGNORED_FIELDS = {"updated_at"}
 

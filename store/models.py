@@ -644,5 +644,10 @@ ALL_TABLES = [
 ]
 
 # The audit trail is part of having these tables: whoever can make a row of them gets the session
-# hooks that record its edits (store.audit reads the classes above; they are all defined by now).
-from store import audit as _audit  # noqa: E402,F401
+# hooks that record edits of these (they are all defined by now).
+from store import audit as _audit  # noqa: E402
+
+_audit.install(
+    (Task, ReferenceStep, Checkpoint, OrderingConstraint, Document, HumanRating, Adjudication, TaskAsset, Preference),
+    AuditEvent,
+)

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from evaluation.harness.endpoints import EndpointSpec
-from evaluation.modelcall.failures import StatusFailure, TransportFailure
+from evaluation.harness.service_http import ServiceHttp
 from evaluation.modelcall.reply import (  # re-exported: the harness's callers name them from here
     RETRYABLE_ERRORS,
     ModelCallError,  # noqa: F401  (re-exported)
@@ -35,22 +35,13 @@ from evaluation.modelcall.retry import RetryNote, RetryPolicy
 from evaluation.modelcall.replay_key import canonical, chat_key_of_payload, replay_key
 from evaluation.modelcall.wire import chat_url, env_proxy, json_body, request_headers
 from evaluation.harness.send_pacer import SendPacer, trace_config
+from evaluation.harness.transport import load_transport, needs_tls, plain_http_tls, post_bytes, tls_context
 
 if TYPE_CHECKING:
     import aiohttp
 
-    from evaluation.harness.service_http import ServiceHttp
-
 KEEPALIVE_S = 5.0  # how long an idle connection stays open (what the openai client's pool kept)
 _BODY_PARAMS_EXCLUDED = {"timeout", "extra_body"}
-
-
-def load_transport() -> Any:
-    """The aiohttp module, imported on first use (``runner`` also loads it before forking harness
-    processes, so they inherit it instead of each importing it)."""
-    import aiohttp
-
-    return aiohttp
 
 
 def data_url_digest(url: str) -> str:
@@ -156,8 +147,6 @@ class ModelClient:
                 tls if tls is not None else (tls_context() if needs_tls(endpoint.base_url) else plain_http_tls())
             )
             self._pacer = SendPacer()
-            from evaluation.harness.service_http import ServiceHttp  # it builds on this module
-
             self.services = ServiceHttp(self._http)
 
     def _open(self) -> aiohttp.ClientSession:
@@ -258,28 +247,6 @@ class ModelClient:
             cb(note)
 
 
-async def post_bytes(http: Any, session: aiohttp.ClientSession, url: str, data: bytes, **request: Any) -> bytes:
-    """POST ``data`` with aiohttp (``http``, the module): the body of a 2xx/3xx answer; a
-    ``StatusFailure`` or ``TransportFailure`` otherwise, classed as httpx2 and the openai client class them."""
-    try:
-        async with session.post(url, data=data, **request) as response:
-            raw = await response.read()
-            if response.status >= 400:
-                raise StatusFailure(response.status, raw, response.headers.get("retry-after"))
-            return raw
-    except http.ClientResponseError as exc:  # not valid HTTP, or redirects without end: as httpx2's
-        why = " ".join(str(exc.message).split())[:200] or type(exc).__name__
-        raise TransportFailure("connection", f"no usable HTTP answer ({why})") from exc
-    except http.ClientPayloadError as exc:  # the body was cut short
-        raise TransportFailure("connection") from exc
-    except http.ServerDisconnectedError as exc:
-        raise TransportFailure("timeout", "the server closed the connection without answering") from exc
-    except (http.ClientConnectionError, TimeoutError) as exc:  # timeouts are connection errors too
-        raise TransportFailure("timeout") from exc
-    except (http.ClientError, OSError) as exc:
-        raise TransportFailure("connection") from exc
-
-
 def _wire_body(body: dict[str, Any], payload: bytes) -> bytes:
     """The bytes posted: the keyed JSON itself, or with ``extra_body`` merged into the top level
     (serialised as the openai client serialised a body it was given with it)."""
@@ -288,25 +255,6 @@ def _wire_body(body: dict[str, Any], payload: bytes) -> bytes:
     send = dict(body)
     extra = send.pop("extra_body")
     return json_body({**send, **extra})
-
-
-def needs_tls(base_url: str) -> bool:
-    return not base_url.lower().startswith("http://")
-
-
-def tls_context() -> Any:
-    """The TLS context an ``https`` endpoint needs (the CA bundle httpx2 would load; loading it takes
-    tens of milliseconds): runs make it on another thread while they prepare (see ``plain_http_tls``)."""
-    import httpx2
-
-    return httpx2.create_ssl_context()
-
-
-def plain_http_tls() -> ssl.SSLContext:
-    """For a plain-``http`` endpoint: a context that verifies certificates but trusts none. The
-    client never uses it, unless the endpoint redirects to ``https``, and that then fails loudly
-    instead of going unverified. It costs nothing to build, unlike loading a CA bundle."""
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 def cacheable_request(

@@ -16,7 +16,6 @@ without building the SQLModel classes.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -26,26 +25,38 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from evaluation.harness import prompts
-from evaluation.harness.budgets import BudgetExhausted, Budgets
-from evaluation.harness.client import ModelCallError, ModelClient, RetryPolicy, load_transport, needs_tls, tls_context
+from evaluation.harness.budgets import Budgets
+from evaluation.harness.client import ModelClient, RetryPolicy, load_transport
 from evaluation.harness.committer import GroupCommitter, StoreRefused
-from evaluation.harness.endpoints import EndpointError, get_endpoint
-from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS, DbRunner, Episode, PendingEvent, RunContext
+from evaluation.harness.endpoints import get_endpoint
+from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS
 from evaluation.harness.heap import existing_objects_frozen
 from evaluation.harness.livedb import BatchedLiveDb
 from evaluation.harness.lease import run_lease
-from evaluation.harness.modes import MODES, mode_runner
+from evaluation.harness.modes import MODES
 from evaluation.harness.procs import ProcPool, ProcsGone, auto_procs, can_fork, cpu_limit
 from evaluation.harness.run_status import TASK_SET
 from evaluation.harness.recorder import (
     FinishedTrajectory,
-    cache_lookup,
     ensure_trajectories,
     finished_task_ids,
     reset_unfinished,
 )
 from evaluation.harness.taskdata import TaskInput, load_tasks
-from evaluation.sandbox import SandboxUnavailable
+from evaluation.harness.trajectory_run import (  # re-exported: the run's callers name them from here
+    SERVICE_THREADS_MAX,
+    EventListener,
+    ProgressCallback,
+    RunError,
+    RunProgress,
+    TaskInputMissing,  # noqa: F401  (re-exported)
+    _Head,
+    _run_one,
+    _tool_set,
+    _unreachable,
+    build_context,  # noqa: F401  (re-exported)
+    model_client,
+)
 from store.urls import without_password
 from store import read_scope
 from store import core_tables as t
@@ -58,10 +69,6 @@ from evaluation import vocab
 
 
 MAX_LIMIT = vocab.MAX_LIMIT
-
-
-class RunError(ValueError):
-    """A run that cannot start (unknown benchmark/endpoint/mode, nothing to do); the message says why."""
 
 
 @dataclass
@@ -80,61 +87,6 @@ class RunSpec:
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
     sandbox: dict[str, Any] | None = None
     unsafe_in_process_sandbox: bool = False  # run model code even with no OS-level sandbox (recorded)
-
-
-@dataclass
-class RunProgress:
-    run_id: int
-    total: int = 0
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    running: int = 0
-    tokens: int = 0
-    api_calls: int = 0
-    started: float = field(default_factory=time.monotonic)
-    finished: bool = False
-    status: str = "running"
-    last_task_id: int | None = None
-    last_status: str | None = None
-    last_error: str | None = None
-    halted: str | None = None  # why the run stopped by itself (an unreachable endpoint, a refused write), if it did
-    halt_kind: str | None = None  # "endpoint", "store" or "process" (every harness process died)
-    status_not_saved: str | None = None  # the run's final status could not be written (and why)
-    procs: int = 1  # processes whose event loops ran the trajectories (1: this one's)
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    @property
-    def completed(self) -> int:
-        return self.done + self.failed
-
-    @property
-    def rate(self) -> float:
-        """Trajectories finished per second in this session (skipped ones excluded)."""
-        return self.completed / self.elapsed if self.elapsed > 0 else 0.0
-
-    def line(self) -> str:
-        todo = self.total - self.skipped
-        if self.halted:
-            return f"run {self.run_id}: {'failed' if self.halt_kind == 'store' else 'stopped'}, {self.halted}"
-        return (
-            f"run {self.run_id}: {self.completed}/{todo} done={self.done} failed={self.failed} "
-            f"running={self.running} skipped={self.skipped} tokens={self.tokens} calls={self.api_calls} "
-            f"rate={self.rate:.2f}/s elapsed={self.elapsed:.1f}s"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("started")
-        d.update(elapsed=round(self.elapsed, 3), rate=round(self.rate, 4))
-        return d
-
-
-ProgressCallback = Callable[[RunProgress], None]
-EventListener = Callable[[int, PendingEvent], None]
 
 
 @dataclass(frozen=True)
@@ -209,15 +161,6 @@ def create_run(session: Reader, spec: RunSpec) -> CreatedRun:
     return CreatedRun(int(run_id), bench.id, config)
 
 
-def _tool_set(name: str) -> Any:
-    from evaluation.tools import get_tool_set
-
-    try:
-        return get_tool_set(name)
-    except KeyError as exc:
-        raise RunError(str(exc)) from exc
-
-
 def _task_ids(session: Reader, run: Any) -> list[int]:
     """The ids of the tasks of the run (anything with its ``id``, ``benchmark_id`` and ``config``), in
     order: the set fixed when it was created, less tasks deleted since. A run stored before sets were
@@ -256,19 +199,6 @@ def _selected_task_ids(session: Reader, benchmark_id: int, cfg: dict[str, Any]) 
 
 
 @dataclass
-class _Head:
-    """What building the client and the workers needs, as plain values (handed across threads)."""
-
-    config: dict[str, Any]
-    concurrency: int
-    mode: str
-    budgets: dict[str, Any]
-    tool_set: str | None
-    bench_settings: dict[str, Any]
-    endpoint: Any  # EndpointSpec
-
-
-@dataclass
 class _Plan:
     todo: list[int]
     total: int
@@ -278,7 +208,6 @@ class _Plan:
 
 
 FIRST_WAVE_MAX = 64
-SERVICE_THREADS_MAX = 128  # service-tool threads mostly wait on the network; threads start only when needed
 
 
 _HEAD = sa.select(
@@ -437,7 +366,6 @@ async def _execute(
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
     db = BatchedLiveDb(engine, db_pool, actor)  # monitor progress gathered: see livedb.py
-    loop = asyncio.get_running_loop()
     # One database job checks the run, hands its settings back at once, then prepares the
     # trajectories and reads the first wave while the client is built here.
     head_out: Future[_Head] = Future()
@@ -446,13 +374,10 @@ async def _execute(
         head = await asyncio.wrap_future(head_out)
     except BaseException:  # the run cannot start (RunError, EndpointError): nothing was changed
         reserve.release()
-        await asyncio.wait([preparing])
-        if not preparing.cancelled():
-            preparing.exception()  # the same error, raised here once
+        await _settle(preparing)  # the same error, raised here once
         read_pool.shutdown(wait=False)
         db_pool.shutdown(wait=False)
         raise
-    cfg = head.config
     state = RunProgress(run_id, procs=len(pool.children) if pool is not None else 1)
     tool_pool = ThreadPoolExecutor(max(1, min(4, head.concurrency)), thread_name_prefix="chainmark-tools")
     service_pool = ThreadPoolExecutor(
@@ -464,16 +389,7 @@ async def _execute(
         run_task: Callable[[TaskInput, int], Awaitable[FinishedTrajectory]]
         answered: Any  # what has an ``answered`` count: the client, or the pool over its children's
         if pool is None:
-            client = ModelClient(
-                head.endpoint,
-                replay=bool(cfg.get("replay")),
-                cache_lookup=lambda key: db.call(cache_lookup, key),
-                retry=RetryPolicy(**(cfg.get("retry") or {})),
-                concurrency=head.concurrency,
-                tls=await loop.run_in_executor(read_pool, tls_context)
-                if needs_tls(head.endpoint.base_url) and not cfg.get("replay")
-                else None,
-            )
+            client = await model_client(head, db, read_pool, head.concurrency)
             rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, listener)
             run_task, answered = (lambda task, tid: _run_one(rc, task, tid, state)), client
         else:
@@ -485,89 +401,10 @@ async def _execute(
             run_task, answered = (lambda task, tid: _run_remote(pool, task, tid, state)), pool
         plan: _Plan = await preparing
         state.total, state.skipped = plan.total, plan.skipped
-        halt = asyncio.Event()
-        running: list[asyncio.Future[Any]] = []
-
-        def store_refused(reason: str) -> None:
-            """The database takes no more writes: stop now, so no model call is paid for whose
-            result cannot be kept. Trajectories in flight stay unfinished and are redone on resume."""
-            if state.halt_kind != "store":
-                state.halted, state.halt_kind = reason, "store"
-            halt.set()
-            for task in running:
-                task.cancel()
-
-        committer = GroupCommitter(db, batch=head.concurrency, on_refused=store_refused)
-        queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * head.concurrency, 16))
-        workers = max(1, head.concurrency)
+        waves = _Waves(engine, blobs, plan, state, run_task, answered, db, head.concurrency, read_pool, progress, stop)
         if progress:
             progress(state)
-
-        async def producer() -> None:
-            """Tasks are read in batches on a reader thread, ahead of the workers (the first wave came
-            with the plan)."""
-            for task in plan.first_tasks:
-                await queue.put(task)
-            for chunk in _batches(plan.todo[len(plan.first_tasks) :], max(16, head.concurrency)):
-                if stop is not None and stop.is_set():
-                    break
-                for task in await loop.run_in_executor(read_pool, _load_batch, engine, blobs, chunk):
-                    await queue.put(task)
-            for _ in range(workers):
-                await queue.put(None)
-
-        async def worker() -> None:
-            while True:
-                task = await queue.get()
-                if task is None or halt.is_set() or (stop is not None and stop.is_set()):
-                    return
-                state.running += 1
-                try:
-                    item = await run_task(task, plan.trajectories[task.id])
-                except ProcsGone as exc:  # every child process died: the rest stays for a resume
-                    if not halt.is_set():
-                        state.halted, state.halt_kind = str(exc), "process"
-                        halt.set()
-                    return
-                finally:
-                    state.running -= 1
-                if item.failure_kind == "store":  # a blob or database write failed inside the trajectory
-                    store_refused(f"the database refused a write ({item.error})")
-                    return
-                if _unreachable(item, answered) and not halt.is_set():
-                    state.halted, state.halt_kind = f"the endpoint cannot be reached ({item.error})", "endpoint"
-                    halt.set()
-                committer.submit(item, _on_committed(task.id, item))
-
-        def _on_committed(task_id: int, item: FinishedTrajectory) -> Callable[[Exception | None], None]:
-            def done(exc: Exception | None) -> None:
-                if isinstance(exc, StoreRefused):  # not saved: stays unfinished, redone on resume
-                    return
-                status, error = (item.status, item.error) if exc is None else ("failed", f"commit failed: {exc}")
-                if exc is None and status == "done":
-                    state.done += 1
-                else:
-                    state.failed += 1
-                state.last_task_id, state.last_status, state.last_error = task_id, status, error
-                if progress:
-                    progress(state)
-
-            return done
-
-        feeding = asyncio.ensure_future(producer())
-        running.extend(asyncio.ensure_future(worker()) for _ in range(workers))
-        try:
-            results = await asyncio.gather(*running, return_exceptions=True)
-            for result in results:  # a worker cancelled by a refused write is expected; anything else is a bug
-                if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
-                    raise result
-            if state.halt_kind != "store":
-                for result in results:
-                    if isinstance(result, asyncio.CancelledError):
-                        raise result
-        finally:
-            feeding.cancel()
-            await committer.drain()
+        await waves.run()
         stopped = stop is not None and stop.is_set() and state.completed < len(plan.todo)
         final_status = "failed" if state.halted else "cancelled" if stopped else "done"
     except Exception as exc:  # the run broke (a task's image file gone, a bug): failed, with why, never "cancelled"
@@ -576,22 +413,9 @@ async def _execute(
         raise
     finally:
         state.status = final_status if final_status != "running" else "cancelled"
-        if not preparing.done():  # the client could not be built: let the preparation end first
-            await asyncio.wait([preparing])
-        if not preparing.cancelled():
-            preparing.exception()  # raised above if it mattered; retrieved so asyncio does not log it
-        if state.halt_kind == "store":
-            reserve.release()  # the space the status write needs on a full disk
         try:
-            await db.close()
-            await db.call(_finish_run, run_id, state.status, state.halted)
-        except Exception as exc:
-            if not write_failure(exc):
-                raise
-            state.status = "failed"
-            state.status_not_saved = one_line(exc)
-            if state.halted is None:
-                state.halted, state.halt_kind = f"the database refused a write ({one_line(exc)})", "store"
+            await _settle(preparing)  # raised above if it mattered; retrieved so asyncio does not log it
+            await _record_end(run_id, state, db, reserve)
         finally:
             reserve.release()
             if client is not None:
@@ -606,38 +430,148 @@ async def _execute(
     return state
 
 
-def build_context(
-    run_id: int,
-    head: _Head,
-    engine: Engine,
-    blobs: BlobStore,
-    db: DbRunner,
-    client: ModelClient,
-    tool_pool: ThreadPoolExecutor,
-    service_pool: ThreadPoolExecutor,
-    listener: EventListener | None,
-) -> RunContext:
-    """What every trajectory of the run shares (one executor's, or one worker's)."""
-    cfg = head.config
-    return RunContext(
-        run_id=run_id,
-        mode=head.mode,
-        engine=engine,
-        blobs=blobs,
-        db=db,
-        client=client,
-        budgets=Budgets.from_dict(head.budgets),
-        tool_pool=tool_pool,
-        service_pool=service_pool,
-        tool_set_name=head.tool_set,
-        tool_set=_tool_set(head.tool_set) if head.tool_set else None,
-        tool_settings=_tool_settings(bool(cfg.get("replay")), bool(cfg.get("unsafe_in_process_sandbox"))),
-        settings=head.bench_settings,
-        max_reply_chars=int(cfg.get("max_reply_chars") or DEFAULT_MAX_REPLY_CHARS),
-        sandbox=cfg.get("sandbox") or {},
-        listener=listener,
-        unsafe_in_process_sandbox=bool(cfg.get("unsafe_in_process_sandbox")),
-    )
+async def _settle(preparing: asyncio.Future[Any]) -> None:
+    """Let the preparation end (the client could not be built, or the head failed) and retrieve its
+    error, so asyncio does not log it."""
+    if not preparing.done():
+        await asyncio.wait([preparing])
+    if not preparing.cancelled():
+        preparing.exception()
+
+
+async def _record_end(run_id: int, state: RunProgress, db: BatchedLiveDb, reserve: SpaceReserve) -> None:
+    """Flush the live writes and store the run's final status; a database refusing the write makes
+    the run failed, with why, rather than raising."""
+    if state.halt_kind == "store":
+        reserve.release()  # the space the status write needs on a full disk
+    try:
+        await db.close()
+        await db.call(_finish_run, run_id, state.status, state.halted)
+    except Exception as exc:
+        if not write_failure(exc):
+            raise
+        state.status = "failed"
+        state.status_not_saved = one_line(exc)
+        if state.halted is None:
+            state.halted, state.halt_kind = f"the database refused a write ({one_line(exc)})", "store"
+
+
+class _Waves:
+    """The run's tasks through ``-j`` workers: a producer reads them ahead in batches on the reader
+    thread, workers run them and hand each finished one to the group committer. ``halt`` stops every
+    worker (a store refusing writes, an unreachable endpoint, every child process gone)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        blobs: BlobStore,
+        plan: _Plan,
+        state: RunProgress,
+        run_task: Callable[[TaskInput, int], Awaitable[FinishedTrajectory]],
+        answered: Any,
+        db: BatchedLiveDb,
+        concurrency: int,
+        read_pool: ThreadPoolExecutor,
+        progress: ProgressCallback | None,
+        stop: asyncio.Event | None,
+    ) -> None:
+        self.engine, self.blobs, self.plan, self.state = engine, blobs, plan, state
+        self.run_task, self.answered, self.read_pool = run_task, answered, read_pool
+        self.progress, self.stop, self.concurrency = progress, stop, concurrency
+        self.halt = asyncio.Event()
+        self.running: list[asyncio.Future[Any]] = []
+        self.committer = GroupCommitter(db, batch=concurrency, on_refused=self.store_refused)
+        self.queue: asyncio.Queue[TaskInput | None] = asyncio.Queue(maxsize=max(2 * concurrency, 16))
+        self.workers = max(1, concurrency)
+
+    def store_refused(self, reason: str) -> None:
+        """The database takes no more writes: stop now, so no model call is paid for whose
+        result cannot be kept. Trajectories in flight stay unfinished and are redone on resume."""
+        if self.state.halt_kind != "store":
+            self.state.halted, self.state.halt_kind = reason, "store"
+        self.halt.set()
+        for task in self.running:
+            task.cancel()
+
+    def _halt(self, why: str, kind: str) -> None:
+        if not self.halt.is_set():
+            self.state.halted, self.state.halt_kind = why, kind
+            self.halt.set()
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    async def run(self) -> None:
+        feeding = asyncio.ensure_future(self._produce())
+        self.running.extend(asyncio.ensure_future(self._work()) for _ in range(self.workers))
+        try:
+            self._raise_unexpected(await asyncio.gather(*self.running, return_exceptions=True))
+        finally:
+            feeding.cancel()
+            await self.committer.drain()
+
+    def _raise_unexpected(self, results: list[Any]) -> None:
+        """A worker cancelled by a refused write is expected; anything else is a bug (or a
+        cancellation from outside, raised unless the store halted the run)."""
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                raise result
+        if self.state.halt_kind != "store":
+            for result in results:
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+
+    async def _produce(self) -> None:
+        """Tasks are read in batches on a reader thread, ahead of the workers (the first wave came
+        with the plan)."""
+        plan, queue, loop = self.plan, self.queue, asyncio.get_running_loop()
+        for task in plan.first_tasks:
+            await queue.put(task)
+        for chunk in _batches(plan.todo[len(plan.first_tasks) :], max(16, self.concurrency)):
+            if self._stopping():
+                break
+            for task in await loop.run_in_executor(self.read_pool, _load_batch, self.engine, self.blobs, chunk):
+                await queue.put(task)
+        for _ in range(self.workers):
+            await queue.put(None)
+
+    async def _work(self) -> None:
+        state, queue, halt, trajectories = self.state, self.queue, self.halt, self.plan.trajectories
+        while True:
+            task = await queue.get()
+            if task is None or halt.is_set() or self._stopping():
+                return
+            state.running += 1
+            try:
+                item = await self.run_task(task, trajectories[task.id])
+            except ProcsGone as exc:  # every child process died: the rest stays for a resume
+                self._halt(str(exc), "process")
+                return
+            finally:
+                state.running -= 1
+            if item.failure_kind == "store":  # a blob or database write failed inside the trajectory
+                self.store_refused(f"the database refused a write ({item.error})")
+                return
+            if _unreachable(item, self.answered):
+                self._halt(f"the endpoint cannot be reached ({item.error})", "endpoint")
+            self.committer.submit(item, self._on_committed(task.id, item))
+
+    def _on_committed(self, task_id: int, item: FinishedTrajectory) -> Callable[[Exception | None], None]:
+        state, progress = self.state, self.progress
+
+        def done(exc: Exception | None) -> None:
+            if isinstance(exc, StoreRefused):  # not saved: stays unfinished, redone on resume
+                return
+            status, error = (item.status, item.error) if exc is None else ("failed", f"commit failed: {exc}")
+            if exc is None and status == "done":
+                state.done += 1
+            else:
+                state.failed += 1
+            state.last_task_id, state.last_status, state.last_error = task_id, status, error
+            if progress:
+                progress(state)
+
+        return done
 
 
 async def _run_remote(pool: ProcPool, task: TaskInput, traj_id: int, state: RunProgress) -> FinishedTrajectory:
@@ -646,23 +580,6 @@ async def _run_remote(pool: ProcPool, task: TaskInput, traj_id: int, state: RunP
     state.tokens += counts["tokens"]
     state.api_calls += counts["api_calls"]
     return item
-
-
-def _unreachable(item: FinishedTrajectory, client: Any) -> bool:
-    """A trajectory failed because the endpoint could not be connected to, after its retries, and
-    the endpoint has answered no call of this run session: the rest would fail the same way, one
-    retry schedule at a time, so the run stops and the tasks not started stay pending for a resume."""
-    return item.failure_kind == "connection" and client.answered == 0
-
-
-def _tool_settings(replay: bool, unsafe_sandbox: bool = False) -> Any:
-    from evaluation.tools import ToolSettings
-
-    settings = ToolSettings.from_env()
-    if replay:
-        settings.replay_only = True
-    settings.unsafe_in_process_sandbox = unsafe_sandbox
-    return settings
 
 
 def runs_model_code(mode: str, tool_set: str | None) -> bool:
@@ -687,59 +604,6 @@ def _check_sandbox(mode: str, tool_set: str | None, unsafe: bool) -> None:
         raise RunError(
             f"this run executes model-written code and there is no OS-level sandbox ({why}); {NO_BACKEND_HELP}"
         )
-
-
-async def _run_one(rc: RunContext, task: TaskInput, traj_id: int, state: RunProgress) -> FinishedTrajectory:
-    """Run one trajectory to its end and return what its commit will write."""
-    started_at = utcnow()
-    ep = Episode(rc, task, traj_id)
-    ep.live("starting")
-    status, error, failure_kind = "done", None, None
-    try:
-        if task.missing:  # an input the model would need is gone: no model call is paid for
-            raise TaskInputMissing("the task's input could not be read: " + "; ".join(task.missing))
-        await mode_runner(rc.mode)(ep)
-    except TaskInputMissing as exc:
-        status, error, failure_kind = "failed", str(exc), "input"
-        ep.recorder.error("input", str(exc))
-    except BudgetExhausted as exc:
-        ep.exhausted = exc.which
-        ep.recorder.add("error", {"type": "budget", "message": str(exc)}, failed=False)
-    except ModelCallError as exc:
-        status, error, failure_kind = "failed", str(exc), exc.kind
-        ep.recorder.error(exc.kind, str(exc), status=exc.status, attempts=exc.attempts)
-    except EndpointError as exc:
-        status, error = "failed", str(exc)
-        ep.recorder.error("endpoint", str(exc))
-    except SandboxUnavailable as exc:
-        status, error = "failed", str(exc)
-        ep.recorder.error("sandbox", str(exc))
-    except asyncio.CancelledError:
-        raise  # the trajectory stays "running" and is redone on resume
-    except Exception as exc:  # a harness bug on one task must not stop the run
-        if write_failure(exc):  # … but a store that refuses writes must (the runner stops)
-            status, error, failure_kind = "failed", one_line(exc), "store"
-        else:
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
-        ep.recorder.error("internal" if failure_kind != "store" else "store", error)
-    finally:
-        state.tokens += ep.usage.total_tokens
-        state.api_calls += ep.usage.api_calls
-    if status == "done" and ep.final_answer is None:  # nothing unanswered is called done
-        status, error = (
-            "failed",
-            ep.failed_reason
-            or (f"budget exhausted: {ep.exhausted}, no final answer" if ep.exhausted else "no final answer"),
-        )
-    usage = ep.usage.to_dict(ep.exhausted)
-    return FinishedTrajectory(
-        traj_id, ep.recorder, status, ep.final_answer, usage, error, ep.cache, task.revision, started_at, failure_kind
-    )
-
-
-class TaskInputMissing(Exception):
-    """A task's input file (an image whose blob file was deleted) could not be read: that trajectory
-    fails with the reason, and the run goes on (``--retry-failed`` redoes it once the file is back)."""
 
 
 def run_blocking(engine: Engine, blobs: BlobStore, run_id: int, **kwargs: Any) -> RunProgress:

@@ -19,7 +19,7 @@ import concurrent.futures
 import ssl
 from typing import TYPE_CHECKING, Any
 
-from evaluation.harness.client import needs_tls, plain_http_tls, post_bytes, tls_context
+from evaluation.harness.transport import needs_tls, plain_http_tls, post_bytes, tls_context
 from evaluation.modelcall.failures import TransportFailure
 from evaluation.modelcall.wire import env_proxy
 

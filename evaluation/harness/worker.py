@@ -27,20 +27,20 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from evaluation.harness import workqueue as wq
-from evaluation.harness.client import ModelClient, RetryPolicy, needs_tls, tls_context
+from evaluation.harness.client import ModelClient
 from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.heap import existing_objects_frozen
 from evaluation.harness.livedb import BatchedLiveDb
-from evaluation.harness.recorder import FinishedTrajectory, cache_lookup
-from evaluation.harness.runner import (
+from evaluation.harness.recorder import FinishedTrajectory
+from evaluation.harness.runner import _load_batch, read_head
+from evaluation.harness.trajectory_run import (
     SERVICE_THREADS_MAX,
     RunProgress,
     _Head,
-    _load_batch,
     _run_one,
     _unreachable,
     build_context,
-    read_head,
+    model_client,
 )
 from evaluation.harness.taskdata import TaskInput
 from evaluation.judges import queue as jq
@@ -193,7 +193,6 @@ async def _work_on_run(
 ) -> str | None:
     """Claim and run the run's trajectories until none is left to claim. Returns why this worker
     should not come back to the run (an endpoint it cannot reach, a store refusing writes), or None."""
-    loop = asyncio.get_running_loop()
     j = options.concurrency
     db_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-db")
     read_pool = ThreadPoolExecutor(1, thread_name_prefix="chainmark-read")
@@ -203,129 +202,17 @@ async def _work_on_run(
     db = BatchedLiveDb(engine, db_pool, actor, own_thread=True)
     state = report.runs.setdefault(run_id, RunProgress(run_id))
     state.finished, state.status = False, "running"
-    leave = asyncio.Event()  # the run was cancelled elsewhere, or this worker cannot go on with it
-    halted: list[str] = []
-    fenced = wq.Fenced(report.token, run_id)
+    work = _RunWork(engine, blobs, run_id, report, options, state, progress, stop, actor, claim_pool)
     client: ModelClient | None = None
-
-    def stopped_elsewhere(status: str) -> None:
-        loop.call_soon_threadsafe(leave.set)
-
-    beat.runs[run_id] = stopped_elsewhere
+    beat.runs[run_id] = work.stopped_elsewhere
     try:
         try:
             head: _Head = await db.call(read_head, run_id)
         except Exception as exc:  # noqa: BLE001 - a run that cannot be executed: leave it, say why
             return f"{type(exc).__name__}: {exc}"
-        cfg = head.config
-        client = ModelClient(
-            head.endpoint,
-            replay=bool(cfg.get("replay")),
-            cache_lookup=lambda key: db.call(cache_lookup, key),
-            retry=RetryPolicy(**(cfg.get("retry") or {})),
-            concurrency=j,
-            tls=await loop.run_in_executor(read_pool, tls_context)
-            if needs_tls(head.endpoint.base_url) and not cfg.get("replay")
-            else None,
-        )
+        client = await model_client(head, db, read_pool, j)
         rc = build_context(run_id, head, engine, blobs, db, client, tool_pool, service_pool, None)
-
-        def refused(reason: str) -> None:
-            halted.append(reason)
-            leave.set()
-
-        committer = GroupCommitter(db, batch=j, on_refused=refused, commit=fenced.commit, mark=fenced.mark)
-        prefetch = j  # claimed ahead, as `run` reads tasks ahead: the next wave is ready when this one ends
-        queue: asyncio.Queue[tuple[TaskInput, int] | None] = asyncio.Queue()
-        taken = asyncio.Event()  # a runner took a task off the queue, or finished one
-        claimed: set[int] = set()  # trajectory ids claimed and not handed to the committer
-        busy = 0
-
-        def done_cb(item: FinishedTrajectory) -> Callable[[Exception | None], None]:
-            def done(exc: Exception | None) -> None:
-                if isinstance(exc, StoreRefused) or item.trajectory_id in fenced.lost:
-                    return
-                if exc is None and item.status == "done":
-                    state.done += 1
-                else:
-                    state.failed += 1
-                state.last_status, state.last_error = item.status, item.error
-                if progress:
-                    progress(state)
-
-            return done
-
-        async def runner() -> None:
-            nonlocal busy
-            while True:
-                got = await queue.get()
-                taken.set()
-                if got is None:
-                    return
-                if leave.is_set() or stop.is_set():
-                    continue  # given back below
-                task, traj_id = got
-                busy += 1
-                state.running += 1
-                try:
-                    item = await _run_one(rc, task, traj_id, state)
-                finally:
-                    busy -= 1
-                    state.running -= 1
-                    taken.set()
-                if item.failure_kind == "store":
-                    refused(f"the database refused a write ({item.error})")
-                    continue
-                if _unreachable(item, client):
-                    halted.append(f"the endpoint cannot be reached ({item.error})")
-                    leave.set()
-                    continue  # not committed: the claim is given back, another worker may reach it
-                claimed.discard(traj_id)
-                committer.submit(item, done_cb(item))
-
-        runners = [asyncio.ensure_future(runner()) for _ in range(j)]
-        try:
-            while not (leave.is_set() or stop.is_set()):
-                taken.clear()  # before looking, so a change after the look wakes the wait below
-                want = j + prefetch - busy - queue.qsize()
-                if want < prefetch and queue.qsize() > 0:
-                    await _either(taken, leave, stop)
-                    continue
-                got = await loop.run_in_executor(
-                    claim_pool, _claim_and_load, engine, blobs, run_id, report.token, max(1, want), options.ttl, actor
-                )
-                if got is None:  # cancelled, or finished by others
-                    break
-                if not got:
-                    if busy == 0 and queue.qsize() == 0:
-                        break
-                    await _either(taken, leave, stop)
-                    continue
-                for task, traj_id, attempt in got:
-                    claimed.add(traj_id)
-                    fenced.attempts[traj_id] = attempt
-                    queue.put_nowait((task, traj_id))
-        finally:
-            for _ in runners:
-                queue.put_nowait(None)
-            results = await asyncio.gather(*runners, return_exceptions=True)
-            await committer.drain()
-            if claimed - fenced.lost:
-                try:
-                    await db.call(wq.release, report.token, sorted(claimed))
-                except Exception:  # noqa: BLE001 - they expire by themselves
-                    pass
-            report.lost += len(fenced.lost)
-            for result in results:
-                if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
-                    raise result
-        if leave.is_set() and not halted:
-            with session_scope(read_only(engine)) as s:
-                state.status = wq.run_status(s, run_id) or "gone"
-        else:
-            state.status = "failed" if halted else "done"
-        state.halted = halted[0] if halted else None
-        return halted[0] if halted else None
+        return await work.run(rc, client, db)
     finally:
         beat.runs.pop(run_id, None)
         state.finished = True
@@ -339,6 +226,171 @@ async def _work_on_run(
         read_pool.shutdown(wait=False, cancel_futures=True)
         claim_pool.shutdown(wait=True)
         db_pool.shutdown(wait=True)
+
+
+class _RunWork:
+    """One run on this worker: a claim loop keeps ``-j`` runners fed (claiming a wave ahead), runners
+    run trajectories and hand them to the fenced committer, and on the way out the claims not run
+    are given back. ``leave`` is set when the run was cancelled elsewhere or this worker cannot go on
+    with it (``halted`` says why)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        blobs: BlobStore,
+        run_id: int,
+        report: WorkerReport,
+        options: WorkerOptions,
+        state: RunProgress,
+        progress: Progress | None,
+        stop: asyncio.Event,
+        actor: str | None,
+        claim_pool: ThreadPoolExecutor,
+    ) -> None:
+        self.engine, self.blobs, self.run_id, self.report, self.options = engine, blobs, run_id, report, options
+        self.state, self.progress, self.stop, self.actor, self.claim_pool = state, progress, stop, actor, claim_pool
+        self.loop = asyncio.get_running_loop()
+        self.leave = asyncio.Event()
+        self.halted: list[str] = []
+        self.fenced = wq.Fenced(report.token, run_id)
+        self.queue: asyncio.Queue[tuple[TaskInput, int] | None] = asyncio.Queue()
+        self.taken = asyncio.Event()  # a runner took a task off the queue, or finished one
+        self.claimed: set[int] = set()  # trajectory ids claimed and not handed to the committer
+        self.busy = 0
+        self.committer: GroupCommitter | None = None
+
+    def stopped_elsewhere(self, status: str) -> None:
+        """The heartbeat saw the run cancelled (called on its thread)."""
+        self.loop.call_soon_threadsafe(self.leave.set)
+
+    def refused(self, reason: str) -> None:
+        self.halted.append(reason)
+        self.leave.set()
+
+    async def run(self, rc: Any, client: ModelClient, db: BatchedLiveDb) -> str | None:
+        """Work until nothing is left to claim or the worker must leave; why it left early, or None."""
+        self.committer = GroupCommitter(
+            db,
+            batch=self.options.concurrency,
+            on_refused=self.refused,
+            commit=self.fenced.commit,
+            mark=self.fenced.mark,
+        )
+        runners = [asyncio.ensure_future(self._runner(rc, client)) for _ in range(self.options.concurrency)]
+        try:
+            await self._claim_until_done()
+        finally:
+            await self._wind_down(runners, db)
+        self._settle_status()
+        return self.halted[0] if self.halted else None
+
+    async def _claim_until_done(self) -> None:
+        """Claim so that ``-j`` run and a wave more wait (``run`` reads tasks ahead the same way)."""
+        j = prefetch = self.options.concurrency
+        queue = self.queue
+        while not (self.leave.is_set() or self.stop.is_set()):
+            self.taken.clear()  # before looking, so a change after the look wakes the wait below
+            want = j + prefetch - self.busy - queue.qsize()
+            if want < prefetch and queue.qsize() > 0:
+                await _either(self.taken, self.leave, self.stop)
+                continue
+            got = await self._claim(max(1, want))
+            if got is None:  # cancelled, or finished by others
+                break
+            if not got:
+                if self.busy == 0 and queue.qsize() == 0:
+                    break
+                await _either(self.taken, self.leave, self.stop)
+                continue
+            for task, traj_id, attempt in got:
+                self.claimed.add(traj_id)
+                self.fenced.attempts[traj_id] = attempt
+                queue.put_nowait((task, traj_id))
+
+    async def _claim(self, n: int) -> list[tuple[TaskInput, int, int]] | None:
+        return await self.loop.run_in_executor(
+            self.claim_pool,
+            _claim_and_load,
+            self.engine,
+            self.blobs,
+            self.run_id,
+            self.report.token,
+            n,
+            self.options.ttl,
+            self.actor,
+        )
+
+    async def _runner(self, rc: Any, client: ModelClient) -> None:
+        state, queue = self.state, self.queue
+        while True:
+            got = await queue.get()
+            self.taken.set()
+            if got is None:
+                return
+            if self.leave.is_set() or self.stop.is_set():
+                continue  # given back by _wind_down
+            task, traj_id = got
+            self.busy += 1
+            state.running += 1
+            try:
+                item = await _run_one(rc, task, traj_id, state)
+            finally:
+                self.busy -= 1
+                state.running -= 1
+                self.taken.set()
+            if item.failure_kind == "store":
+                self.refused(f"the database refused a write ({item.error})")
+                continue
+            if _unreachable(item, client):
+                self.halted.append(f"the endpoint cannot be reached ({item.error})")
+                self.leave.set()
+                continue  # not committed: the claim is given back, another worker may reach it
+            self.claimed.discard(traj_id)
+            assert self.committer is not None
+            self.committer.submit(item, self._on_committed(item))
+
+    def _on_committed(self, item: FinishedTrajectory) -> Callable[[Exception | None], None]:
+        def done(exc: Exception | None) -> None:
+            if isinstance(exc, StoreRefused) or item.trajectory_id in self.fenced.lost:
+                return
+            state = self.state
+            if exc is None and item.status == "done":
+                state.done += 1
+            else:
+                state.failed += 1
+            state.last_status, state.last_error = item.status, item.error
+            if self.progress:
+                self.progress(state)
+
+        return done
+
+    async def _wind_down(self, runners: list[asyncio.Task[None]], db: BatchedLiveDb) -> None:
+        """Stop the runners, commit what they finished, give back the claims not run."""
+        for _ in runners:
+            self.queue.put_nowait(None)
+        results = await asyncio.gather(*runners, return_exceptions=True)
+        assert self.committer is not None
+        await self.committer.drain()
+        unrun = self.claimed - self.fenced.lost
+        if unrun:
+            try:
+                await db.call(wq.release, self.report.token, sorted(self.claimed))
+            except Exception:  # noqa: BLE001 - they expire by themselves
+                pass
+        self.report.lost += len(self.fenced.lost)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                raise result
+
+    def _settle_status(self) -> None:
+        """Left because the run stopped elsewhere: its status as stored; otherwise ours."""
+        state = self.state
+        if self.leave.is_set() and not self.halted:
+            with session_scope(read_only(self.engine)) as s:
+                state.status = wq.run_status(s, self.run_id) or "gone"
+        else:
+            state.status = "failed" if self.halted else "done"
+        state.halted = self.halted[0] if self.halted else None
 
 
 def _claim_and_load(

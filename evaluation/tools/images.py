@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from evaluation.tools.result import ToolError
+from evaluation.tools.errors import ToolError
 from store.speedups import enabled
 
 PNG_LEVEL = 1

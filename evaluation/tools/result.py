@@ -10,16 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
+from evaluation.tools.errors import ToolError  # re-exported: tools name it from here
 from store.blobs import BlobStore
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
     from evaluation.tools.images import ImageData
-
-
-class ToolError(Exception):
-    """A tool-level failure with a message meant for the caller (and the model): bad input, no backend."""
 
 
 class StoreBusy(Exception):

@@ -44,7 +44,7 @@ def prefs_assign(
     """Hand out every task both runs answered as an A/B item, OVERLAP people each, balancing the load."""
     from annotation.review import preferences as prefs
     from store import session_scope
-    from tui.commands.review import _split
+    from tui.commands._review_common import _split
 
     only = [int(t) for t in _split(tasks) or []] if tasks else None
     with session_scope(app.engine, app.actor) as s:
@@ -228,7 +228,7 @@ def prefs_agreement(app: AppContext, bench: str | None, resamples: int, seed: in
     from evaluation.agreement.summary import agreement_report
     from store import read_only, session_scope
     from tui.blind_view import scope_for, visible_matrices
-    from tui.commands.review import _print_report
+    from tui.commands.agreement import _print_report
 
     with session_scope(read_only(app.engine)) as s:
         _bench_check(s, bench)

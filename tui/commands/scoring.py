@@ -328,7 +328,7 @@ def report_cmd(
         from evaluation.agreement.html_section import sections
         from evaluation.scoring.html_report import to_html
         from tui.commands.estimate import estimate_sections
-        from tui.commands.review import agreement_results
+        from tui.commands.agreement import agreement_results
 
         # agreement on what these runs produced, when people or judges rated it, and the runs' scores
         # estimated from a judge and people's labels together

@@ -24,6 +24,7 @@ from tui.undo import Edit, made_row
 from tui.data import CheckpointView, TaskDetail, task_detail
 from tui.messages import Failed, Saved, TaskDetailLoaded
 from tui.screens.base import WorkScreen
+from tui.screens.task_edits import edit_fields
 from tui.widgets.footer import KeyFooter
 from tui.widgets.selection import choose, chosen, data_options
 from tui.safe_text import data_content, one_line
@@ -511,8 +512,6 @@ class CheckpointEditorScreen(WorkScreen):
 
     @after_typed_keys
     def action_save_efficiency(self) -> None:
-        from tui.screens.task_editor import edit_fields
-
         changes: dict[str, Any] = {}
         for name, kind in (("reference_tool_calls", int), ("max_tool_calls", int), ("penalty_per_extra_call", float)):
             text = self.query_one(f"#eff-{name}", Input).value.strip()

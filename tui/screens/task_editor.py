@@ -32,6 +32,7 @@ from tui.images import preview
 from tui.messages import Failed, PreviewLoaded, RecordsChanged, Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
+from tui.screens.task_edits import edit_fields
 from tui.widgets.answer_editor import AnswerEditor
 from tui.widgets.data_text_area import DataTextArea
 from tui.widgets.footer import KeyFooter
@@ -44,27 +45,6 @@ EARLY_TYPING_WAIT_S = 10.0  # how long quitting waits for the task to load befor
 
 
 FieldConflict = authoring.FieldConflict
-
-
-def edit_fields(  # type: ignore[no-untyped-def]
-    task_id: int,
-    changes: dict[str, Any],
-    label: str,
-    base: dict[str, Any] | None = None,
-):
-    """A save function: apply ``changes`` to the task (``authoring.edit_unless_changed``: with ``base``,
-    a field someone else changed meanwhile raises ``FieldConflict`` instead of being overwritten);
-    its undo restores the previous values."""
-
-    def apply(session):  # type: ignore[no-untyped-def]
-        before = authoring.edit_unless_changed(session, task_id, changes, base)
-        return (
-            None
-            if before is None
-            else Edit(label, "edit_task", {"task_id": task_id, "fields": before, "after": dict(changes)})
-        )
-
-    return apply
 
 
 @dataclass
