@@ -321,6 +321,15 @@ class ChainmarkApp(App[None]):
 
             self.push_screen(TaskEditorScreen(self.start_task))
 
+    def action_command_palette(self) -> None:
+        """ctrl+p (and the footer's palette key) open the guarded palette (``tui.widgets.command_palette``)."""
+        from textual.command import CommandPalette
+
+        from tui.widgets.command_palette import GuardedCommandPalette
+
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(GuardedCommandPalette(id="--command-palette"))
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 
