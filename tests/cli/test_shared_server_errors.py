@@ -45,15 +45,30 @@ def works(r: subprocess.CompletedProcess[str]) -> str:
     return r.stdout
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    """A database at the newest schema with one benchmark, one task and one endpoint."""
-    path = tmp_path / "work" / "c.db"
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A database at the newest schema with one benchmark, one task and one endpoint, made once per
+    module through the real CLI (three processes) and checkpointed into one file's bytes."""
+    path = tmp_path_factory.mktemp("seeded") / "c.db"
     copy_sqlite_template(path)
     assert chainmark(path, "benchmarks", "add", "b", "--format", "chainmark").returncode == 0
     assert chainmark(path, "tasks", "add", "-b", "b", "-q", "What is 2+2?").returncode == 0
     r = chainmark(path, "endpoints", "add", "e", "--base-url", "http://bob:hunter2pw@127.0.0.1:9/v1", "--model", "m")
     assert r.returncode == 0, r.stderr
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path.read_bytes()
+
+
+@pytest.fixture
+def db(tmp_path: Path, seeded: bytes) -> Path:
+    """The seeded database, a private copy per test (0600 in a 0700 folder, as the CLI makes them)."""
+    folder = tmp_path / "work"
+    folder.mkdir(mode=0o700)
+    path = folder / "c.db"
+    path.write_bytes(seeded)
+    path.chmod(0o600)
     return path
 
 
