@@ -142,7 +142,13 @@ def session_scope(engine: Engine, actor: str | None = None) -> Iterator[Session]
     """
     from sqlmodel import Session
 
-    session = Session(engine, expire_on_commit=False)
+    with _committed(Session(engine, expire_on_commit=False), actor) as session:
+        yield session
+
+
+@contextmanager
+def _committed(session: Session, actor: str | None) -> Iterator[Session]:
+    """SESSION acting for ACTOR: committed when the block ends, rolled back if it raises, closed either way."""
     session.info["actor"] = acting_user(actor)
     try:
         yield session
@@ -170,16 +176,8 @@ def optional_write_scope(engine: Engine, actor: str | None = None) -> Iterator[S
         assert driver is not None  # a checked-out connection always has one
         driver.execute("PRAGMA busy_timeout=0")
         try:
-            session = Session(conn, expire_on_commit=False)
-            session.info["actor"] = acting_user(actor)
-            try:
+            with _committed(Session(conn, expire_on_commit=False), actor) as session:
                 yield session
-                session.commit()
-            except BaseException:
-                session.rollback()
-                raise
-            finally:
-                session.close()
         finally:
             driver.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
 

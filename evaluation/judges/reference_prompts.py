@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from evaluation.judges.templates import _PLACEHOLDER, Template, load_template
+from evaluation.judges.templates import _PLACEHOLDER, Template, load_template, row_template
 from store.core_tables import Reader, connection_of, judgetemplate
 
 if TYPE_CHECKING:
@@ -265,18 +265,8 @@ def import_prompts(
 
 
 def imported_template(row: "JudgeTemplate | Any") -> Template:
-    """The Template of a JudgeTemplate row (an ORM object or a Core row with its columns)."""
-    return Template(
-        judge=row.judge,
-        version=row.version,
-        parser=row.parser,
-        system=row.system,
-        user=row.user,
-        params=dict(row.params or {}),
-        path=f"judgetemplate:{row.id}",
-        source=tuple(sorted((row.source or {}).items())),
-        verbatim=True,
-    )
+    """The Template of an imported reference prompt's row, filled as the reference fills it."""
+    return row_template(row, verbatim=True)
 
 
 def template_for(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from evaluation.judges.templates import _IMAGES_LINE, Template, load_template
+from evaluation.judges.templates import _IMAGES_LINE, Template, load_template, row_template
 from store.core_tables import Reader, benchmark, connection_of, judgetemplate
 
 if TYPE_CHECKING:
@@ -97,16 +97,7 @@ def _authored_rows(session: Reader, name: str) -> list[Any]:
 
 def authored_template(row: Any) -> Template:
     """The Template of an authored rubric row: the built-in's parser and sampling, the author's text."""
-    return Template(
-        judge=RUBRIC_JUDGE,
-        version=row.version,
-        parser=row.parser,
-        system=row.system,
-        user=row.user,
-        params=dict(row.params or {}),
-        path=f"judgetemplate:{row.id}",
-        source=tuple(sorted((row.source or {}).items())),
-    )
+    return row_template(row, verbatim=False)
 
 
 def rubric_versions(session: Reader, name: str) -> list[Template]:

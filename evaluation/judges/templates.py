@@ -246,3 +246,19 @@ def prompt_hash(tpl: Template, messages: list[dict[str, Any]], image_sha: Callab
     ]
     blob = json.dumps({"template": tpl.ref, "messages": body}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def row_template(row: Any, verbatim: bool) -> Template:
+    """The Template of a stored JudgeTemplate row (an ORM object or a Core row with its columns);
+    ``verbatim`` for a reference prompt, whose text is filled as the reference fills it."""
+    return Template(
+        judge=row.judge,
+        version=row.version,
+        parser=row.parser,
+        system=row.system,
+        user=row.user,
+        params=dict(row.params or {}),
+        path=f"judgetemplate:{row.id}",
+        source=tuple(sorted((row.source or {}).items())),
+        verbatim=verbatim,
+    )
