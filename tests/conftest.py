@@ -22,7 +22,7 @@ from sqlmodel import Session
 from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
 from store.migrate import upgrade
-from tests.support import hermetic, quiet_app
+from tests.support import hermetic
 from tests.support.postgres import ThrowawayCluster, pg_bindir
 from tests.support.template_db import copy_sqlite_template
 
@@ -32,7 +32,6 @@ hermetic.make_private_folders(SESSION_ROOT, os.environ.get("PYTEST_XDIST_WORKER"
 hermetic.forget_user_settings()
 os.environ.pop("TEXTUAL_THEME", None)
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-quiet_app.install()  # Pilot waits on the app's queues, not on the CPU clock (tests/support/quiet_app.py)
 LEFTOVERS_KEY = "chainmark_leftovers"
 # How long the end of a session waits for processes on their way out (xdist workers, stopped servers).
 LEFTOVER_WAIT_S = float(os.environ.get("CHAINMARK_TEST_LEFTOVER_WAIT_S", "15"))
