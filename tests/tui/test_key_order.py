@@ -5,6 +5,7 @@ Backspace applies before the letter typed after it (``tui.held_keys.KeyOrder``).
 from __future__ import annotations
 
 from textual import events
+from textual.widgets import Input
 
 from tests.tui.conftest import settle
 from tests.tui.test_lost_work import _task
@@ -27,7 +28,7 @@ async def test_text_typed_right_after_tab_lands_in_the_next_field_in_key_order(m
         await pilot.pause()
         _burst(app, ["tab", "a", "b", "c", "backspace", "d", "tab", "x", "y", "ctrl+u", "z"])
         await settle(pilot, app)
-        values = {name: app.screen.query_one(f"#meta-{name}").value for name in ("category", "intent", "level")}
+        values = {name: app.screen.query_one(f"#meta-{name}", Input).value for name in ("category", "intent", "level")}
         # before: {"category": "abcd", "intent": "", ...}: every key went to the field focused before the Tab
         assert values == {"category": "", "intent": "abd", "level": "z"}
         assert app.focused is app.screen.query_one("#meta-level")
