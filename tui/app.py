@@ -327,7 +327,7 @@ class ChainmarkApp(App[None]):
 
         from tui.widgets.command_palette import GuardedCommandPalette
 
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]
             self.push_screen(GuardedCommandPalette(id="--command-palette"))
 
     def action_help(self) -> None:

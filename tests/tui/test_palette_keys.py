@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from textual.command import CommandList, CommandPalette, Hit
+from textual.command import CommandList, CommandPalette, DiscoveryHit, Hit
 
 from tests.tui.conftest import settle
 from tui.widgets.actions_provider import ScreenActions
@@ -20,7 +20,7 @@ def held_results(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
     release = asyncio.Event()
     discover = ScreenActions.discover
 
-    async def slow_discover(self: ScreenActions) -> AsyncIterator[Hit]:
+    async def slow_discover(self: ScreenActions) -> AsyncIterator[DiscoveryHit | Hit]:
         async for hit in discover(self):
             yield hit
         await release.wait()
