@@ -21,7 +21,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store.clock import utcnow
+from store.clock import as_utc, utcnow
 from store.core_tables import Reader, benchmark, connection_of, judgetemplate
 
 RUBRIC_JUDGE = "chainmark-rubric"
@@ -80,14 +80,22 @@ def unknown_placeholders(text: str) -> list[str]:
     return list(dict.fromkeys(bad))
 
 
+def placeholder_problem(text: str) -> str | None:
+    """What is wrong with the placeholders of ``text`` in one line, or None when the judge is given them all."""
+    bad = unknown_placeholders(text)
+    if not bad:
+        return None
+    allowed = ", ".join(f"{{{{{n}}}}}" for n in ALLOWED)
+    return f"unknown placeholder(s) {', '.join(bad)}; a rubric may use {allowed}"
+
+
 def check_prompts(system: str, user: str) -> None:
     """RubricError when the user prompt is empty or either part names a placeholder the judge lacks."""
     if not user.strip():
         raise RubricError("the rubric's user prompt is empty")
-    bad = unknown_placeholders(system + "\n" + user)
-    if bad:
-        allowed = ", ".join(f"{{{{{n}}}}}" for n in ALLOWED)
-        raise RubricError(f"unknown placeholder(s) {', '.join(bad)}; a rubric may use {allowed}")
+    problem = placeholder_problem(system + "\n" + user)
+    if problem:
+        raise RubricError(problem)
 
 
 def check_rubric(text: str) -> tuple[str, str]:
@@ -126,7 +134,7 @@ def _as_version(row: Any) -> RubricVersion:
         system=row.system,
         user=row.user,
         author=str((row.source or {}).get("author") or ""),
-        created_at=row.created_at,
+        created_at=as_utc(row.created_at),
         parser=row.parser,
         params=dict(row.params or {}),
     )
