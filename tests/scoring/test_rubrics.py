@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema  # type: ignore[import-untyped]
+import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 from sqlmodel import select
@@ -154,6 +156,11 @@ def test_an_export_carries_every_rubric_version_and_an_import_restores_it_to_jud
     lines = [json.loads(x) for x in (out / "rubrics.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(x["version"], x["author"]) for x in lines] == [(1, "ana"), (2, "ben")]
     assert lines[1]["system"] == "You are strict." and "RUBRIC-TWO" in lines[1]["user"]
+    published = json.loads(invoke(db_path, "schema", "rubrics").output)
+    for line in lines:
+        jsonschema.validate(line, published)
+    with pytest.raises(jsonschema.ValidationError):  # closed, as the reader is
+        jsonschema.validate({**lines[0], "colour": "red"}, published)
 
     other = tmp_path / "other.db"
     imported = invoke(other, "import", "chainmark", str(out), "-b", "mine")
