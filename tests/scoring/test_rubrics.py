@@ -168,6 +168,10 @@ def test_an_export_carries_every_rubric_version_and_an_import_restores_it_to_jud
     other_engine = make_engine(other)
     assert rubric_rows(other_engine) == rubric_rows(engine)  # texts, authors, times, versions as stored
     assert invoke(other, "rubrics", "list", "mine").output == invoke(db_path, "rubrics", "list", "mine").output
+    listed = json.loads(invoke(other, "rubrics", "list", "mine", "--json").output)
+    assert listed == json.loads(invoke(db_path, "rubrics", "list", "mine", "--json").output)
+    assert [(v["version"], v["author"]) for v in listed] == [("1", "ana"), ("2", "ben")]
+    assert [v["created_at"] for v in listed] == [x["created_at"] for x in lines]
     again = invoke(other, "import", "chainmark", str(out), "-b", "mine")
     assert again.exit_code == 0 and "rubric" not in again.output  # the same versions again add nothing
     assert len(rubric_rows(other_engine)) == 2
