@@ -9,3 +9,8 @@ from datetime import datetime, timezone
 def utcnow() -> datetime:
     """Timestamps are always timezone-aware UTC."""
     return datetime.now(timezone.utc)
+
+
+def as_utc(value: datetime) -> datetime:
+    """A stored timestamp as aware UTC: SQLite hands them back without their offset (they were written in UTC)."""
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)

@@ -443,7 +443,20 @@ class TaskLine(_Closed):
     images: list[TaskLineImage] = []
 
 
-def json_schema(which: Literal["answers", "checkpoints", "events", "tasks"]) -> dict[str, Any]:
+class RubricLine(_Closed):
+    """One line of ``rubrics.jsonl``: a version of the benchmark's judge rubric, as it was saved
+    (``store.rubrics``; the reader also refuses placeholders the rubric judge is not given)."""
+
+    version: int = Field(ge=1)
+    system: str = ""
+    user: str = Field(min_length=1)
+    author: str = ""
+    created_at: str = Field(description="when it was saved: ISO 8601 with its UTC offset")
+    parser: str = Field(min_length=1, max_length=40)
+    params: dict[str, Any] = {}
+
+
+def json_schema(which: Literal["answers", "checkpoints", "events", "tasks", "rubrics"]) -> dict[str, Any]:
     """The JSON Schema ``chainmark schema WHICH`` prints."""
     if which == "answers":
         schema, title = answer_spec_adapter.json_schema(), "chainmark answer spec"
@@ -451,6 +464,8 @@ def json_schema(which: Literal["answers", "checkpoints", "events", "tasks"]) -> 
         schema, title = CheckpointChecks.model_json_schema(), "chainmark checkpoint"
     elif which == "tasks":
         schema, title = TaskLine.model_json_schema(), "chainmark task (a line of tasks.jsonl)"
+    elif which == "rubrics":
+        schema, title = RubricLine.model_json_schema(), "chainmark judge rubric version (a line of rubrics.jsonl)"
     else:
         schema, title = TypeAdapter(_event_records()).json_schema(), "chainmark event (kind and payload)"
     return {

@@ -18,6 +18,7 @@ from annotation.formats.registry import format_names, get_format, is_run_format
 from annotation.formats.writer import ImportSummary, load_bundles, write_dataset
 from store.blobs import BlobStore
 from store.db import acting_user, read_only, session_scope
+from store.rubrics import stored_versions
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -82,6 +83,7 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
                 "tool_set": bench.tool_set,
                 "guidelines": bench.guidelines,
                 "license": (bench.settings or {}).get("license") or settings.get("license"),
+                "rubrics": stored_versions(session, bench.name),  # the author's judge rubric, every version
             }
         files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session), **extra)
     return {"format": fmt.name, "benchmark": benchmark, "path": str(root), "tasks": len(bundles), "files": len(files)}

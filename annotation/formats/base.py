@@ -28,6 +28,7 @@ from annotation.formats.safe_files import (
     refusals_as_format_errors,
 )
 from store.blobs import sha256_of
+from store.rubrics import RubricVersion
 from store.gc_pause import gc_paused  # noqa: F401  (re-exported: the importers and their tests use it from here)
 
 ROLES = ("query_image", "document_image", "golden", "evidence", "artifact")
@@ -112,10 +113,21 @@ class TaskSpec:
 
 
 @dataclass
+class RubricLine:
+    """A judge rubric version a dataset carries (chainmark's own folder), with where it was read, so a
+    version the benchmark cannot take is refused naming file and record."""
+
+    file: Path
+    record: str
+    rubric: RubricVersion
+
+
+@dataclass
 class DatasetSpec:
     tasks: list[TaskSpec]
     settings: dict[str, Any] = field(default_factory=dict)  # merged into Benchmark.settings[format]
     notes: list[str] = field(default_factory=list)
+    rubrics: list[RubricLine] = field(default_factory=list)  # stored with the tasks, oldest version first
 
 
 @dataclass

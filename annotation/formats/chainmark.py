@@ -1,8 +1,9 @@
 """chainmark's own dataset folder: ``tasks.jsonl`` (one task a line, with its answer spec, reference
 chain, checkpoints, orderings and documents), ``images/`` (each stored image once, named by its
-content hash) and ``benchmark.json`` (name, format, tool set, guidelines, description).
+content hash), ``benchmark.json`` (name, format, tool set, guidelines, description) and, when the
+author wrote a judge rubric, ``rubrics.jsonl`` (every version, oldest first, with who saved it and when).
 
-Everything a task holds is written, so an export re-imports to the same task rows. Reading is as
+Everything a task holds is written, so an export re-imports to the same task rows and rubric versions. Reading is as
 strict as the other formats: files must be regular and inside the folder, under the size caps; an
 unknown or mistyped field is a FormatError naming file, line and field, and nothing is imported.
 The layout is documented in ``docs/native-format.md``; ``chainmark schema tasks`` prints the JSON
@@ -12,6 +13,7 @@ Schema of a line.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,6 +25,7 @@ from annotation.formats.base import (
     DatasetSpec,
     DocumentSpec,
     OrderingSpec,
+    RubricLine,
     StepSpec,
     TaskBundle,
     TaskSpec,
@@ -35,6 +38,7 @@ from annotation.formats.base import (
 )
 from annotation.formats.errors import FormatError
 from annotation.formats.safe_files import DatasetRoot
+from store.rubrics import RubricVersion, placeholder_problem
 
 name = "chainmark"
 source_format = "chainmark"
@@ -42,6 +46,9 @@ tool_set = None
 default_benchmark = "chainmark"
 TASKS_FILE = "tasks.jsonl"
 BENCHMARK_FILE = "benchmark.json"
+RUBRICS_FILE = "rubrics.jsonl"
+RUBRIC_KEYS = {"version", "system", "user", "author", "created_at", "parser", "params"}
+PARSER_CHARS = 40  # the judgetemplate.parser column
 TEXT_FIELDS = ("category", "subcategory", "intent", "level", "domain", "output_format")
 TASK_KEYS = {"id", "query", "answer_spec", "tools_offered", "meta", "steps", "checkpoints", "orderings"}
 TASK_KEYS |= {"documents", "images", *TEXT_FIELDS}
@@ -131,7 +138,24 @@ def write(
         "description": info.get("description"),
     }
     written.append(write_json(root, BENCHMARK_FILE, card))
+    rubrics = info.get("rubrics") or []
+    if rubrics:
+        written.append(write_file(root, RUBRICS_FILE, "".join(_rubric_line(v) + "\n" for v in rubrics)))
     return written
+
+
+def _rubric_line(v: RubricVersion) -> str:
+    """One ``rubrics.jsonl`` line: a stored version as it was saved (its time in ISO 8601 with offset)."""
+    line = {
+        "version": int(v.version),
+        "author": v.author,
+        "created_at": v.created_at.isoformat(),
+        "system": v.system,
+        "user": v.user,
+        "parser": v.parser,
+        "params": v.params,
+    }
+    return json.dumps(line, ensure_ascii=False, sort_keys=True)
 
 
 # ------------------------------------------------------------------ reading
@@ -333,6 +357,62 @@ def _card(folder: Path, root: DatasetRoot) -> dict[str, Any]:
     return {k: card[k] for k in ("tool_set", "guidelines", "description") if card.get(k) is not None}
 
 
+def _rubric_prompt(c: Checker, line: dict[str, Any], key: str) -> str:
+    """A rubric's system or user text, refused when it names a placeholder the rubric judge is not given."""
+    text = c.get(line, key, str, key, required=key == "user", default="")
+    if key == "user" and not text.strip():
+        raise c.fail(key, "is empty")
+    problem = placeholder_problem(text)
+    if problem:
+        raise c.fail(key, problem)
+    return str(text)
+
+
+def _saved_at(c: Checker, line: dict[str, Any]) -> datetime:
+    raw = c.get(line, "created_at", str, "created_at")
+    try:
+        when = datetime.fromisoformat(raw)
+    except ValueError:
+        raise c.fail("created_at", f"is not an ISO 8601 time: {raw[:40]!r}") from None
+    if when.tzinfo is None:
+        raise c.fail("created_at", "needs its UTC offset (e.g. +00:00)")
+    return when
+
+
+def parse_rubric(line: Any, file: Path, record: str, version: int) -> RubricVersion:
+    """One ``rubrics.jsonl`` line as a RubricVersion; it must be version ``version`` (lines are v1, v2, …)."""
+    c = Checker(file, record)
+    c.expect(line, dict, "")
+    _no_unknown(c, line, RUBRIC_KEYS, "")
+    number = c.get(line, "version", int, "version")
+    if number != version:
+        raise c.fail("version", f"is {number}; the lines must be versions 1, 2, … in order (expected {version})")
+    parser = c.get(line, "parser", str, "parser")
+    if not parser or len(parser) > PARSER_CHARS:
+        raise c.fail("parser", f"must be 1 to {PARSER_CHARS} characters")
+    return RubricVersion(
+        version=str(number),
+        system=_rubric_prompt(c, line, "system"),
+        user=_rubric_prompt(c, line, "user"),
+        author=c.get(line, "author", str, "author", required=False, default=""),
+        created_at=_saved_at(c, line),
+        parser=parser,
+        params=c.get(line, "params", dict, "params", required=False, default={}),
+    )
+
+
+def _rubrics(folder: Path, root: DatasetRoot) -> list[RubricLine]:
+    """The folder's judge rubric versions, oldest first (none without a ``rubrics.jsonl``)."""
+    file = folder / RUBRICS_FILE
+    if not file.exists():
+        return []
+    out: list[RubricLine] = []
+    for n, line in iter_jsonl(file, root):
+        record = f"line {n}"
+        out.append(RubricLine(file, record, parse_rubric(line, file, record, len(out) + 1)))
+    return out
+
+
 def read(path: Path) -> DatasetSpec:
     folder = path if path.is_dir() else path.parent
     file = folder / TASKS_FILE if path.is_dir() else path
@@ -347,7 +427,8 @@ def read(path: Path) -> DatasetSpec:
             raise FormatError(file, f"line {n}", "id", f"{spec.source_id!r} appears twice")
         seen.add(spec.source_id)
         tasks.append(spec)
-    return DatasetSpec(tasks, _card(folder, root), list(root.warnings))
+    rubrics = _rubrics(folder, root)
+    return DatasetSpec(tasks, _card(folder, root), list(root.warnings), rubrics)
 
 
 # ------------------------------------------------------------------ runs

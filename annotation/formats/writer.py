@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 
 from annotation.formats import read_ahead
 from annotation.formats.assets import AssetCache
-from annotation.formats.base import DatasetSpec, DatasetStream, TaskBundle, TaskSpec, gc_paused
+from annotation.formats.base import DatasetSpec, DatasetStream, RubricLine, TaskBundle, TaskSpec, gc_paused
 from annotation.formats.bulk import CHUNK, JsonText, audit_stage, copy_audit_stage, insert_audited, insert_many
 from annotation.formats.errors import FormatError
 from annotation.formats.fingerprint import fingerprint
@@ -32,6 +32,7 @@ from store import core_tables as ct
 from store.blobs import BlobStore
 from store.clock import utcnow
 from store.core_tables import Reader, connection_of
+from store.rubrics import RubricError, restore_version
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -65,6 +66,7 @@ class ImportSummary:
     checkpoints: int = 0
     documents: int = 0
     assets: int = 0
+    rubrics: int = 0  # judge rubric versions added (chainmark's own folder carries them)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -275,6 +277,8 @@ def write_dataset(
         with orm, AssetCache(orm.conn, blobs, background=True) as cache, _read(spec, source) as (tasks, checked):
             parts = _checked_batches(tasks, source, cache, summary, checked=whole or checked)
             _upsert_tasks(orm, fmt, parts, bench_id, cache, summary, source, consume)
+        if isinstance(spec, DatasetSpec):
+            summary.rubrics = _restore_rubrics(orm.conn, name, spec.rubrics)
         summary.notes = list(spec.notes)
         return summary
 
@@ -432,6 +436,18 @@ def _prepare_benchmark(conn: Connection, fmt: Any, spec: DatasetSpec | DatasetSt
     row = {"name": name, **_described_by(spec.settings), "created_at": utcnow(), **values}
     conn.execute(b.insert().values(**row))
     return int(conn.execute(sa.select(b.c.id).where(b.c.name == name)).scalar_one())
+
+
+def _restore_rubrics(conn: Connection, name: str, lines: list[RubricLine]) -> int:
+    """Bring the dataset's rubric versions into benchmark ``name``; how many were new. A version it
+    cannot take (another text under that number) is a FormatError naming its line: the import rolls back."""
+    added = 0
+    for line in lines:
+        try:
+            added += restore_version(conn, name, line.rubric)
+        except RubricError as exc:
+            raise FormatError(line.file, line.record, "version", str(exc)) from None
+    return added
 
 
 def _upsert_tasks(

@@ -21,10 +21,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from store.rubrics import IMAGES_LINE
+
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][\w]*)(?:\|(numbered))?\s*\}\}")
 _PARTS_LINE = re.compile(r"^\s*\{\{\s*parts:([a-zA-Z_]\w*)\s*\}\}\s*$")
-_IMAGES_LINE = re.compile(r"^\s*\{\{\s*images\s*\}\}\s*$")
+_IMAGES_LINE = IMAGES_LINE  # one definition: a rubric is checked against the same syntax
 
 
 class TemplateError(ValueError):

@@ -80,11 +80,10 @@ def _bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> str:
 
 
 def _plots(results: list[ScoreResult], category_metric: str | None) -> list[str]:
-    from evaluation.scoring.report import category_metric_of
+    from evaluation.scoring.report import category_metric_of, groups
 
     figures = []
-    for profile in dict.fromkeys(r.profile for r in results):
-        group = [r for r in results if r.profile == profile]
+    for title, profile, group in groups(results):
         metric = category_metric or category_metric_of(profile)
         if metric:
             series = {
@@ -94,30 +93,40 @@ def _plots(results: list[ScoreResult], category_metric: str | None) -> list[str]
                 for r in group
             }
             if any(series.values()):
-                figures.append(_bars(f"{profile}: {metric} by category", series, metric))
+                figures.append(_bars(f"{title}: {metric} by category", series, metric))
         adoption = {_label(r): dict(r.usage.tool_adoption) for r in group}
         if any(adoption.values()):
-            figures.append(_bars(f"{profile}: tool adoption (% of tasks)", adoption, "% of tasks"))
+            figures.append(_bars(f"{title}: tool adoption (% of tasks)", adoption, "% of tasks"))
         calls = {
             _label(r): {k: float(v) for k, v in sorted(r.usage.calls_histogram.items(), key=lambda kv: int(kv[0]))}
             for r in group
         }
         if any(calls.values()):
-            figures.append(_bars(f"{profile}: tool calls per task", calls, "tasks"))
+            figures.append(_bars(f"{title}: tool calls per task", calls, "tasks"))
     return [f for f in figures if f]
+
+
+def report_title(results: list[ScoreResult]) -> str:
+    """The page's title: the benchmarks the runs are of (what a reader looks for first), then the runs."""
+    from evaluation.scoring.report import groups
+
+    benchmarks = ", ".join(dict.fromkeys(title for title, _, _ in groups(results)))
+    runs = ", ".join(str(r.run_id) for r in results)
+    return f"chainmark report: {benchmarks} · runs {runs}" if benchmarks else "chainmark report"
 
 
 def to_html(
     results: list[ScoreResult],
     category_metric: str | None = None,
     extra_tables: list[tuple[str, list[str], list[list[Any]]]] | None = None,
-    title: str = "chainmark report",
+    title: str | None = None,
     more: list[str] | None = None,
     notes: list[str] | None = None,
 ) -> str:
     """The whole report as one HTML document (tables, plots, notes and judge prompts); ``more`` are
     finished HTML sections placed after the plots (agreement on the runs' targets); ``notes`` are lines
-    under the title (what was left out of the report and why)."""
+    under the title (what was left out of the report and why); ``title`` defaults to ``report_title``."""
+    title = title or report_title(results)
     parts = [
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>',
         f"<style>{STYLE}</style></head><body>",

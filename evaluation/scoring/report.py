@@ -51,17 +51,31 @@ def _label(res: ScoreResult) -> str:
     return f"{res.model or '?'} (run {res.run_id})"
 
 
+def heading(benchmark: str | None, profile: str) -> str:
+    """What a group's tables are titled by: the benchmark the runs are of, with the scoring profile
+    when it says something more (a benchmark of your own, ``receipts-v1 (chainmark)``, or a second GTA
+    benchmark); the profile alone when the benchmark is named after it or unknown."""
+    if not benchmark or benchmark == profile:
+        return profile
+    return f"{benchmark} ({profile})"
+
+
+def groups(results: list[ScoreResult]) -> list[tuple[str, str, list[ScoreResult]]]:
+    """(heading, profile, results) per benchmark and profile, in the order the runs came."""
+    keys = dict.fromkeys((r.benchmark, r.profile) for r in results)
+    return [(heading(b, p), p, [r for r in results if (r.benchmark, r.profile) == (b, p)]) for b, p in keys]
+
+
 def tables(
     results: list[ScoreResult], category_metric: str | None = None
 ) -> list[tuple[str, list[str], list[list[Any]]]]:
-    """(title, headers, rows) for each table of the report."""
+    """(title, headers, rows) for each table of the report: a set of tables per benchmark, titled by it."""
     out: list[tuple[str, list[str], list[list[Any]]]] = []
-    for profile in dict.fromkeys(r.profile for r in results):
-        group = [r for r in results if r.profile == profile]
+    for title, profile, group in groups(results):
         keys = headline_metrics(profile, group)
         out.append(
             (
-                f"{profile}: headline metrics",
+                f"{title}: headline metrics",
                 ["model", "run mode", "scoring mode", "embedder", *keys, "pending judgements"],
                 [
                     [
@@ -82,7 +96,7 @@ def tables(
             label = group[0].category_label or "category"
             out.append(
                 (
-                    f"{profile}: {metric} by {label}",
+                    f"{title}: {metric} by {label}",
                     ["model", *cats],
                     [[_label(r), *[(r.by_category.get(c) or {}).get(metric) for c in cats]] for r in group],
                 )
@@ -91,7 +105,7 @@ def tables(
         if tools:
             out.append(
                 (
-                    f"{profile}: tool adoption (% of tasks using the tool at least once)",
+                    f"{title}: tool adoption (% of tasks using the tool at least once)",
                     ["model", *tools],
                     [[_label(r), *[r.usage.tool_adoption.get(t, 0.0) for t in tools]] for r in group],
                 )
@@ -100,7 +114,7 @@ def tables(
         if counts:
             out.append(
                 (
-                    f"{profile}: tool calls per task (number of tasks)",
+                    f"{title}: tool calls per task (number of tasks)",
                     ["model", *[str(c) for c in counts]],
                     [[_label(r), *[r.usage.calls_histogram.get(str(c), 0) for c in counts]] for r in group],
                 )

@@ -1,6 +1,6 @@
 """A benchmark of your own, end to end from the CLI: create it, author tasks with images, reference chains
 recorded by running real tools and checkpoints, run a model on them against the scripted server, judge the
-open answer with the rubric its author wrote, score, report, export to chainmark's own format and import it back
+open answer with the rubric its author wrote, score, report, export to chainmark's own format (rubric included) and import it back
 into another database unchanged."""
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ def test_a_native_benchmark_is_authored_run_judged_scored_reported_exported_and_
     assert by_task[ids[1]]["answer"] == {"kind": "numeric", "correct": True}
     assert by_task[ids[2]]["answer"] == {"kind": "interleaved", "judge_score": 8.0}
     report = run(db, "report", str(summary["run_id"])).stdout
+    assert "### mine (chainmark): headline metrics" in report  # the benchmark's name, not only its profile
     assert "| m (run 1) | atomic | faithful | – | 100.00 | 8.00 | 100.00 | 100.00 | 100.00 |" in report
     assert "| model | demo | level unlevelled |\n|---|---|---|\n| m (run 1) | 100.00 | 100.00 |" in report
     export_dir = tmp_path / "out"
@@ -105,3 +106,20 @@ def test_a_native_benchmark_is_authored_run_judged_scored_reported_exported_and_
     assert (again / "tasks.jsonl").read_bytes() == (export_dir / "tasks.jsonl").read_bytes()
     shown = [json.loads(run(other, "tasks", "show", str(i), "--json").stdout) for i in (1, 2, 3)]
     assert [t["query"] for t in shown] == [ANSWER_TWICE, ANSWER_PI, ANSWER_OPEN]
+    assert (again / "rubrics.jsonl").read_bytes() == (export_dir / "rubrics.jsonl").read_bytes()
+    assert run(other, "rubrics", "list", "mine").stdout == run(db, "rubrics", "list", "mine").stdout
+    judge_the_reimported_benchmark(other)
+
+
+def judge_the_reimported_benchmark(db: Path) -> None:
+    """The rubric came with the benchmark: a run on the other database is judged with its v1."""
+    with ScriptedOpenAI() as server:
+        server.handler = model_and_judge
+        run(db, "endpoints", "add", "sc", "--base-url", server.base_url, "--model", "m")
+        summary = json.loads(run(db, "run", "-b", "mine", "-e", "sc", "-m", "atomic", "-j", "2", "--json").stdout)
+        judge = ["judge", str(summary["run_id"]), "--judge", "chainmark-rubric", "--endpoint", "sc"]
+        judged = json.loads(run(db, *judge, "--rubric-version", "1", "--json").stdout)
+        assert judged["verdicts"] == 1
+        assert sum("OUR-RUBRIC" in json.dumps(r.messages) for r in server.requests) == 1
+    score = json.loads(run(db, "score", str(summary["run_id"]), "--json").stdout)
+    assert (score["pending_judgements"], score["metrics"]["RubricScore"]) == (0, 8.0)

@@ -30,7 +30,8 @@ def test_runs_of_different_benchmarks_are_not_compared(engine, db_path) -> None:
     c = one_more_gta_benchmark(engine, "gamma")
     out = invoke(db_path, "report", str(b), str(c), "--embedder", "hashing")
     assert "run comparison" not in out and "0 shared" not in out
-    assert "gta: headline metrics" in out  # the report itself is there
+    # the report itself is there, a set of tables per benchmark
+    assert "### gta-mini (gta): headline metrics" in out and "### gta-other (gta): headline metrics" in out
 
 
 def test_several_benchmarks_compare_each_benchmark_s_own_runs(engine, db_path) -> None:  # type: ignore[no-untyped-def]

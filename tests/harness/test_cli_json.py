@@ -69,4 +69,6 @@ def test_a_benchmark_in_chainmarks_own_format_runs_scores_and_reports(
     data = json.loads(scored.stdout)
     assert data["profile"] == "chainmark" and data["metrics"]["AnswerAcc"] == pytest.approx(200 / 3)
     report = runner.invoke(cli, [*db, "report", str(run_id)])
-    assert report.exit_code == 0 and "chainmark: headline metrics" in report.output and "AnswerAcc" in report.output
+    assert (
+        report.exit_code == 0 and "mine (chainmark): headline metrics" in report.output and "AnswerAcc" in report.output
+    )

@@ -206,7 +206,8 @@ def test_cli_score_judge_report(engine, db_path, blobs, scripted_openai, monkeyp
     assert out.exit_code == 0 and "mode fixed" in out.output and "1 judgement(s) pending (amme-search: 1)" in out.output
     out = runner.invoke(cli, ["--db", str(db_path), "report", str(run_id), "--format", "csv"])
     assert out.exit_code == 0
-    assert "# agentic-mme: headline metrics" in out.output and "# agentic-mme: tool adoption" in out.output
+    assert "# amme-demo (agentic-mme): headline metrics" in out.output
+    assert "# amme-demo (agentic-mme): tool adoption" in out.output
     md = runner.invoke(cli, ["--db", str(db_path), "report", str(run_id)]).output
     assert "| model | L1 |" in md and "tool calls per task" in md
     bad = runner.invoke(cli, ["--db", str(db_path), "score", "999"])

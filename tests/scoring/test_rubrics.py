@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+import sqlalchemy as sa
 from click.testing import CliRunner
 from sqlmodel import select
 
 from annotation import tasks as authoring
-from store import session_scope
-from store.models import ModelEndpoint, Verdict
+from store import make_engine, session_scope
+from store.models import Benchmark, ModelEndpoint, Task, Verdict
 from tests.scoring.builders import answer, stored_run, stored_trajectory
 from tests.support.scripted_openai import text
 from tui.cli import cli
@@ -121,3 +124,111 @@ def test_judge_sends_the_chosen_version_and_verdicts_keep_theirs(  # type: ignor
     assert len(scripted_openai.chat_requests()) == 5
     score = json.loads(invoke(db_path, "score", str(run_id), "--json").output)
     assert score["metrics"]["RubricScore"] == 7.0 and score["pending_judgements"] == 0
+
+
+def rubric_rows(engine) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The authored rubric rows as plain values, ids left out and times as aware UTC."""
+    from store.clock import as_utc
+    from store.core_tables import judgetemplate
+
+    with engine.connect() as conn:
+        rows = conn.execute(sa.select(judgetemplate).order_by(judgetemplate.c.id)).mappings().all()
+    return [{**{k: v for k, v in r.items() if k != "id"}, "created_at": as_utc(r["created_at"])} for r in rows]
+
+
+def authored_and_exported(engine, db_path: Path, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    """Benchmark ``mine`` with rubric v1 by ana and v2 by ben, exported in chainmark's own format."""
+    from evaluation.judges.rubrics import add_rubric
+
+    native_run(engine, "http://127.0.0.1:9/v1", ["Fold it"])
+    for text_, who in ((V1, "ana"), (V2, "ben")):
+        with session_scope(engine, actor=who) as s:
+            assert add_rubric(s, "mine", text_, who)[1]
+    out = tmp_path / "exported"
+    assert invoke(db_path, "export", "chainmark", str(out), "-b", "mine").exit_code == 0
+    return out
+
+
+def test_an_export_carries_every_rubric_version_and_an_import_restores_it_to_judge_with(  # type: ignore[no-untyped-def]
+    engine, db_path: Path, tmp_path: Path, scripted_openai, monkeypatch
+) -> None:
+    out = authored_and_exported(engine, db_path, tmp_path)
+    lines = [json.loads(x) for x in (out / "rubrics.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(x["version"], x["author"]) for x in lines] == [(1, "ana"), (2, "ben")]
+    assert lines[1]["system"] == "You are strict." and "RUBRIC-TWO" in lines[1]["user"]
+    published = json.loads(invoke(db_path, "schema", "rubrics").output)
+    for line in lines:
+        jsonschema.validate(line, published)
+    with pytest.raises(jsonschema.ValidationError):  # closed, as the reader is
+        jsonschema.validate({**lines[0], "colour": "red"}, published)
+
+    other = tmp_path / "other.db"
+    imported = invoke(other, "import", "chainmark", str(out), "-b", "mine")
+    assert imported.exit_code == 0 and "mine: 2 judge rubric version(s) added" in imported.output, imported.output
+    other_engine = make_engine(other)
+    assert rubric_rows(other_engine) == rubric_rows(engine)  # texts, authors, times, versions as stored
+    assert invoke(other, "rubrics", "list", "mine").output == invoke(db_path, "rubrics", "list", "mine").output
+    listed = json.loads(invoke(other, "rubrics", "list", "mine", "--json").output)
+    assert listed == json.loads(invoke(db_path, "rubrics", "list", "mine", "--json").output)
+    assert [(v["version"], v["author"]) for v in listed] == [("1", "ana"), ("2", "ben")]
+    assert [v["created_at"] for v in listed] == [x["created_at"] for x in lines]
+    again = invoke(other, "import", "chainmark", str(out), "-b", "mine")
+    assert again.exit_code == 0 and "rubric" not in again.output  # the same versions again add nothing
+    assert len(rubric_rows(other_engine)) == 2
+
+    monkeypatch.setenv(KEY_ENV, "k")
+    with session_scope(other_engine, actor="tester") as s:
+        run = stored_run(s, "mine", "chainmark")
+        s.add(ModelEndpoint(name="judge-ep", base_url=scripted_openai.base_url, model="jm", api_key_env=KEY_ENV))
+        task = s.exec(select(Task).where(Task.source_id == "q0")).one()
+        stored_trajectory(s, run, task.id or 0, [answer("Fold it")])
+        run_id = run.id
+    scripted_openai.handler = lambda req: text(json.dumps({"score": 6, "analysis": "ok"}))
+    judged = invoke(
+        other, "judge", str(run_id), "--judge", "chainmark-rubric", "--endpoint", "judge-ep", "--rubric-version", "1"
+    )
+    assert judged.exit_code == 0 and "chainmark-rubric v1" in judged.output, judged.output
+    sent = sent_text(scripted_openai.chat_requests()[0])
+    assert "RUBRIC-ONE" in sent and "Task: Fold crane 0" in sent and "RUBRIC-TWO" not in sent
+    assert [(v, s) for _, v, s in verdict_versions(other_engine)] == [("1", 6.0)]
+    other_engine.dispose()
+
+
+def test_a_malformed_rubric_refuses_the_whole_import_naming_file_line_and_field(  # type: ignore[no-untyped-def]
+    engine, db_path: Path, tmp_path: Path
+) -> None:
+    out = authored_and_exported(engine, db_path, tmp_path)
+    path = out / "rubrics.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[1])
+    bad["user"] = "Task {{query}} {{reference}}"
+    path.write_text(lines[0] + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    other = tmp_path / "other.db"
+    refused = invoke(other, "import", "chainmark", str(out), "-b", "mine")
+    assert refused.exit_code == 1
+    assert f"{path}: record line 2: field user: unknown placeholder(s) {{{{reference}}}}" in refused.output
+    other_engine = make_engine(other)
+    with session_scope(other_engine) as s:
+        assert s.exec(select(Task)).all() == [] and s.exec(select(Benchmark)).all() == []
+    assert rubric_rows(other_engine) == []
+    other_engine.dispose()
+
+
+def test_an_import_never_edits_a_stored_version(engine, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = authored_and_exported(engine, db_path, tmp_path)
+    other = tmp_path / "other.db"
+    assert invoke(other, "benchmarks", "add", "mine", "--format", "chainmark").exit_code == 0
+    path = tmp_path / "mine-v1.md"
+    path.write_text("Our own v1: {{answer}}\n", encoding="utf-8")
+    assert invoke(other, "rubrics", "add", "mine", "--file", str(path)).exit_code == 0
+    refused = invoke(other, "import", "chainmark", str(out), "-b", "mine")
+    assert refused.exit_code == 1
+    assert (
+        f"{out / 'rubrics.jsonl'}: record line 1: field version: benchmark 'mine' already has a different rubric v1"
+        in refused.output
+    ), refused.output
+    other_engine = make_engine(other)
+    with session_scope(other_engine) as s:
+        assert s.exec(select(Task)).all() == []  # the tasks written before the rubrics were rolled back
+    assert [(r["version"], r["user"]) for r in rubric_rows(other_engine)] == [("1", "Our own v1: {{answer}}")]
+    other_engine.dispose()

@@ -83,4 +83,4 @@ async def test_atp_report_shows_the_final_score_after_the_three_judges(
         console = Console(width=150, record=True, file=io.StringIO())
         console.print(report_renderable(screen.results, None))
         shown = console.export_text()
-        assert "atp: headline metrics" in shown and "FS" in shown and "64" in shown
+        assert "atp-demo (atp): headline metrics" in shown and "FS" in shown and "64" in shown

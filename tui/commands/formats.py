@@ -54,6 +54,8 @@ def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_j
         f"{summary.unchanged} unchanged ({summary.steps} steps, {summary.checkpoints} checkpoints, "
         f"{summary.documents} documents, {summary.assets} new files)"
     )
+    if summary.rubrics:
+        click.echo(f"{summary.benchmark}: {summary.rubrics} judge rubric version(s) added")
     for note in summary.notes:
         click.echo(f"note: {note}")
 

@@ -53,23 +53,27 @@ def add_cmd(app: AppContext, benchmark: str, path: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def list_cmd(app: AppContext, benchmark: str, as_json: bool) -> None:
-    """BENCHMARK's rubric versions, oldest first; `judge` uses the newest."""
-    from evaluation.judges.rubrics import RubricError, rubric_versions
+    """BENCHMARK's rubric versions, oldest first, with who saved each and when; `judge` uses the newest."""
     from store import read_only, session_scope
+    from store.rubrics import RubricError, benchmark_format, stored_versions
 
     try:
         with session_scope(read_only(app.engine)) as s:
-            versions = rubric_versions(s, benchmark)
+            benchmark_format(s, benchmark)  # the benchmark exists
+            versions = stored_versions(s, benchmark)
     except RubricError as exc:
         raise _rubric_error(exc) from None
-    rows = [[f"v{t.version}", dict(t.source).get("author", ""), t.user.strip().split("\n")[0][:60]] for t in versions]
+    saved = [v.created_at.strftime("%Y-%m-%d %H:%M UTC") for v in versions]
+    rows = [[f"v{v.version}", v.author, at, v.user.strip().split("\n")[0][:60]] for v, at in zip(versions, saved)]
     if as_json:
-        emit_json([{"version": t.version, "author": dict(t.source).get("author", "")} for t in versions])
+        emit_json(
+            [{"version": v.version, "author": v.author, "created_at": v.created_at.isoformat()} for v in versions]
+        )
         return
     if not rows:
         click.echo(f"{benchmark}: no authored rubric; `judge` uses the built-in one (chainmark rubrics show)")
         return
-    click.echo(table(rows, ["version", "author", "first line"]))
+    click.echo(table(rows, ["version", "author", "saved", "first line"]))
 
 
 @rubrics_group.command("show")

@@ -7,10 +7,10 @@ from tui.context import emit_json
 
 
 @click.command("schema")
-@click.argument("which", type=click.Choice(["events", "answers", "checkpoints", "tasks", "results"]))
+@click.argument("which", type=click.Choice(["events", "answers", "checkpoints", "tasks", "rubrics", "results"]))
 def schema_cmd(which: str) -> None:
-    """Print the JSON Schema (versioned) of event payloads, answer specs, checkpoints, task lines of the
-    chainmark folder format (tasks.jsonl) or score results."""
+    """Print the JSON Schema (versioned) of event payloads, answer specs, checkpoints, task or judge
+    rubric lines of the chainmark folder format (tasks.jsonl, rubrics.jsonl) or score results."""
     if which == "results":  # what `chainmark score --json` prints
         from evaluation.scoring.results import results_json_schema
 

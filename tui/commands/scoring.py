@@ -338,7 +338,6 @@ def report_cmd(
             results,
             metric,
             extra,
-            title=f"chainmark report: runs {', '.join(map(str, run_ids))}",
             more=agreement,
             notes=withheld_notes,
         )

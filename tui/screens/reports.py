@@ -87,9 +87,7 @@ def export_text(results: list[ScoreResult], metric: str | None, path: Path, extr
     if suffix in (".html", ".htm"):
         from evaluation.scoring.html_report import to_html
 
-        return to_html(
-            results, metric, extra, title="chainmark report: runs " + ", ".join(str(r.run_id) for r in results)
-        )
+        return to_html(results, metric, extra)
     return reports.to_csv(results, metric, extra) if suffix == ".csv" else reports.to_markdown(results, metric, extra)
 
 
