@@ -32,6 +32,12 @@ CHAINMARK = BenchmarkPlugin(
     ),
     category_metric="AnswerAcc",
     judge_templates=_TEMPLATES,
+    demo="annotation.demo.build:fill_chainmark",
+    demo_description="a team's own benchmark: receipts, shapes and charts, answers checked by value, "
+    "checkpoints and an authored judge rubric",
+    demo_tool_set="gta",
+    demo_rubric="annotation.demo:rubrics/chainmark.md",
+    guidelines="annotation.demo:guidelines/chainmark.md",
     help="A benchmark made in chainmark rather than imported: its tasks, reference chains and checkpoints "
     "are authored in the TUI or from the command line. Give it the tool set its chains use "
     "(`benchmarks add NAME --format chainmark --tools SET`). Scored by answer spec (match, similarity "

@@ -37,6 +37,8 @@ class BenchmarkPlugin:
     judge_templates: str | None = None  # "package:folder" holding <judge>.v<N>.md prompt templates
     demo: str | None = None  # "module:function" filling the demo benchmark through a DemoBuilder
     demo_description: str = ""  # the demo benchmark's description
+    demo_tool_set: str | None = None  # the demo benchmark's tool set when ``tool_set`` is empty (a native one picks)
+    demo_rubric: str | None = None  # "package:file.md": a judge rubric stored as the demo benchmark's first version
     guidelines: str | None = None  # "package:file.md": authoring guidelines a new benchmark starts with
     conformance: str | None = None  # module defining reference_conformance (and conformance_ours)
     help: str = ""  # a paragraph: what the benchmark is, where its data comes from
@@ -69,7 +71,7 @@ class BenchmarkPlugin:
             value = getattr(self, label)
             if value is not None and not _DOTTED.match(value):
                 out.append(f"{label} {value!r} is not a dotted path (module or module:attribute)")
-        for label in ("judge_templates", "guidelines"):
+        for label in ("judge_templates", "guidelines", "demo_rubric"):
             value = getattr(self, label)
             if value is not None and not _RESOURCE.match(value):
                 out.append(f"{label} {value!r} is not a resource path (package:relative/path)")

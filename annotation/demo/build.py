@@ -133,6 +133,74 @@ class DemoBuilder:
 # ----------------------------------------------------------------------------------- benchmarks
 
 
+def fill_chainmark(b: DemoBuilder) -> None:
+    """A benchmark authored in chainmark: one answer kind per task (numeric with a tolerance, a
+    whitelist, an open answer for the rubric judge), reference chains over the GTA tool set, and
+    checkpoints on the first task (a tool step, then the answer, in that order)."""
+    if not b.exists("receipt-split"):
+        ocr = "\n".join(f"{label} {price}" if price else label for label, price in images.RECEIPT_LINES)
+        t = b.task(
+            "receipt-split",
+            "Three friends split this bill evenly. How much does each of them pay?",
+            {"kind": "numeric", "value": 5.27, "tolerance": 0.01},
+            image=images.receipt(),
+            image_path="images/receipt.png",
+            category="receipts",
+            level="2",
+            tools_offered=["OCR", "Calculator"],
+        )
+        read = b.step(t, "OCR", {"image": "images/receipt.png"}, ocr, thought="Read the total from the receipt.")
+        split = b.step(
+            t, "Calculator", {"expression": "round(15.80 / 3, 2)"}, "5.27", thought="Split the total three ways."
+        )
+        b.answer(t, "Each pays 5.27.")
+        authoring.add_checkpoint(
+            b.s, t.id or 0, "read", axis="V", step_id=read, tools=["OCR"], description="Read the receipt's total."
+        )
+        authoring.add_checkpoint(
+            b.s, t.id or 0, "split", axis="S", step_id=split, tools=["Calculator"], description="Divide it by three."
+        )
+        authoring.add_checkpoint(
+            b.s,
+            t.id or 0,
+            "answer",
+            axis="R",
+            description="The share, to the cent.",
+            answer_check={"match_type": "contains", "target": "5.27"},
+        )
+        authoring.add_ordering_constraint(b.s, t.id or 0, ["read", "split"], max_gap=1)
+    if not b.exists("shape-count"):
+        t = b.task(
+            "shape-count",
+            "How many circles are in the picture?",
+            {"kind": "whitelist", "groups": [["5", "five"]], "blacklist": None},
+            image=images.shapes(),
+            image_path="images/shapes.png",
+            category="counting",
+            level="1",
+            tools_offered=["CountGivenObject"],
+        )
+        b.step(t, "CountGivenObject", {"image": "images/shapes.png", "text": "circle"}, "5", thought="Count them.")
+        b.answer(t, "5")
+    if not b.exists("chart-trend"):
+        t = b.task(
+            "chart-trend",
+            "Describe in one sentence how the parcel deliveries change over the week.",
+            {
+                "kind": "interleaved",
+                "golden": [{"type": "text", "content": "Deliveries rise and fall from day to day, peaking on Friday."}],
+            },
+            image=images.bar_chart(),
+            image_path="images/chart.png",
+            category="charts",
+            level="1",
+            tools_offered=["OCR"],
+        )
+        labels = " ".join(f"{d} {v}" for d, v in images.BAR_CHART_DATA.items())
+        b.step(t, "OCR", {"image": "images/chart.png"}, labels, thought="Read the bar labels.")
+        b.answer(t, "Deliveries rise and fall from day to day, with the most on Friday (23).")
+
+
 def fill_gta(b: DemoBuilder) -> None:
     receipt = images.receipt()
     if not b.exists("0"):
@@ -475,7 +543,7 @@ def build_demo(session: Session, blobs: BlobStore) -> DemoReport:
             session,
             name,
             plugin.formats[0],
-            tool_set=plugin.tool_set,
+            tool_set=plugin.tool_set or plugin.demo_tool_set,
             description=plugin.demo_description or plugin.summary,
             guidelines=guidelines,
         )

@@ -1,4 +1,4 @@
-"""The demo project: all five styles, real images, idempotent."""
+"""The demo project: one benchmark per style (chainmark's own and the five seeds), real images, idempotent."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from store.queries import task_summaries
 from tests.support.must import must
 
 
-def test_demo_builds_five_styles_and_is_idempotent(engine, blobs):
+def test_demo_builds_every_style_and_is_idempotent(engine, blobs):
     with session_scope(engine, actor="demo") as s:
         first = build_demo(s, blobs)
     with session_scope(engine, actor="demo") as s:
@@ -22,7 +22,7 @@ def test_demo_builds_five_styles_and_is_idempotent(engine, blobs):
         formats = {b.source_format for b in s.exec(select(Benchmark)).all()}
         n_tasks = len(s.exec(select(Task)).all())
         n_assets = len(s.exec(select(Asset)).all())
-    assert formats == {"gta", "agentic-mme", "vtc", "isg", "atp"}
+    assert formats == {"chainmark", "gta", "agentic-mme", "vtc", "isg", "atp"}
     assert first.total_created == n_tasks >= 10
     assert second.total_created == 0 and sum(second.existing.values()) == n_tasks
     with session_scope(engine) as s:

@@ -23,14 +23,21 @@ def run(db: Path, *args: str, ok: bool = True):
     return result
 
 
-def test_console_script_demo_then_tasks_list_json_has_all_five_styles(tmp_path):
+def test_console_script_demo_then_tasks_list_json_has_every_style(tmp_path):
     env = {**os.environ, "CHAINMARK_DB": str(tmp_path / "demo.db")}
     subprocess.run([str(CHAINMARK), "demo"], check=True, env=env, capture_output=True, cwd=tmp_path)
     out = subprocess.run(
         [str(CHAINMARK), "tasks", "list", "--json"], check=True, env=env, capture_output=True, text=True, cwd=tmp_path
     )
     tasks = json.loads(out.stdout)
-    assert {t["benchmark"] for t in tasks} == {"demo-gta", "demo-agentic-mme", "demo-vtc", "demo-isg", "demo-atp"}
+    assert {t["benchmark"] for t in tasks} == {
+        "demo-chainmark",
+        "demo-gta",
+        "demo-agentic-mme",
+        "demo-vtc",
+        "demo-isg",
+        "demo-atp",
+    }
     assert "textual" not in out.stderr
     assert (tmp_path / "demo.db.blobs").is_dir()
 

@@ -96,7 +96,15 @@ def test_an_installed_benchmark_plugin_is_found_everywhere(tmp_path: Path) -> No
     assert (shouted["ok"], shouted["text"]) == (True, "HELLO!")
 
     demo = json.loads(_ok(results[6]))["created"]
-    assert list(demo) == ["demo-gta", "demo-agentic-mme", "demo-vtc", "demo-isg", "demo-atp", "demo-toy"]
+    assert list(demo) == [
+        "demo-chainmark",
+        "demo-gta",
+        "demo-agentic-mme",
+        "demo-vtc",
+        "demo-isg",
+        "demo-atp",
+        "demo-toy",
+    ]
     assert demo["demo-toy"] == 2
 
     assert "toy          Toy: one-line questions with one exact answer" in _ok(results[7])
