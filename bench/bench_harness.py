@@ -53,7 +53,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.user_env import NOTE, command_env  # noqa: E402  (after the sys.path line)
+from bench.user_env import NOTE, command_env, speed_note  # noqa: E402  (after the sys.path line)
 
 # The console script users run (this checkout first on PYTHONPATH), else the module.
 _SCRIPT = Path(sys.executable).with_name("chainmark")
@@ -539,6 +539,7 @@ def _whole(args: argparse.Namespace) -> None:
             engine.dispose()
             env = command_env(CHAINMARK_DB=str(tmp / "bench.db"), CHAINMARK_BLOBS=str(blobs.root))
             print(NOTE, file=sys.stderr)  # stdout is the JSON document
+            print(speed_note(), file=sys.stderr)
             run = [*CHAINMARK, "run", "-b", "bench", "-e", "scripted", "-m", "atomic", "--json"]
             if args.warm_up:
                 warm = _command([*run, "--limit", "1"], env, tmp)

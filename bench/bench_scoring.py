@@ -32,7 +32,7 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.user_env import NOTE, command_env  # noqa: E402  (after the sys.path line)
+from bench.user_env import NOTE, command_env, speed_note  # noqa: E402  (after the sys.path line)
 from evaluation.benchmarks import get_profile  # noqa: E402  (after the sys.path line)
 from evaluation.benchmarks.base import ScoreContext  # noqa: E402  (after the sys.path line)
 from evaluation.scoring.embedding import HashingEmbedder  # noqa: E402  (after the sys.path line)
@@ -69,6 +69,7 @@ def command_mode(n: int, db: Path | None, repeat: int = 1, only: list[str] | Non
     engine.dispose()
     env = command_env(CHAINMARK_DB=str(db))
     print(NOTE)
+    print(speed_note())
     print(f"load average {os.getloadavg()[0]:.2f}; {repeat} run(s) per case, medians (range of wall times)")
     for profile, run_id in runs.items():
         if only and profile not in only:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.user_env import NOTE, command_env  # noqa: E402  (after the sys.path line)
+from bench.user_env import NOTE, command_env, speed_note  # noqa: E402  (after the sys.path line)
 
 # The console script users run (this checkout first on PYTHONPATH), else the module.
 _SCRIPT = Path(sys.executable).with_name("chainmark")
@@ -94,6 +94,7 @@ def main() -> None:
         db = str(Path(tmp) / "bench.db")
         env = command_env(CHAINMARK_DB=db)
         print(NOTE)
+        print(speed_note())
         os.environ["CHAINMARK_DB"] = db
         made = prepare(Path(tmp), env)
         whole = [

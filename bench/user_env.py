@@ -9,6 +9,7 @@ not what a user waits for. The benches print this line so a reader knows which i
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,3 +23,25 @@ def command_env(**settings: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env.update(settings)
     return env
+
+
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i % 7
+    return total
+
+
+def speed_note(loops: int = 1_000_000, tries: int = 5) -> str:
+    """How fast this machine runs Python right now: the least CPU time of a fixed loop. The same
+    command's CPU time moves with the other work on the cores (1.5-2.5x between days at a similar
+    load average), so a bench's figures are read next to this line, and a change between two days
+    is checked by instruction count (bench/instructions.py) before it is blamed on the code."""
+    best = min(_timed_spin(loops) for _ in range(tries))
+    return f"machine speed now: a fixed Python loop ({loops:,} steps) takes {1000 * best:.0f} ms CPU (least of {tries})"
+
+
+def _timed_spin(loops: int) -> float:
+    start = time.process_time()
+    _spin(loops)
+    return time.process_time() - start

@@ -293,3 +293,27 @@ def test_loading_the_settings_imports_no_validation_library(tmp_path: Path) -> N
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path, env=env
     )
     assert out.stdout.splitlines() == ["500 True {'chainmark.help': 'f1'}", "[]"]
+
+
+def test_settings_without_a_file_do_not_import_the_toml_parser(tmp_path: Path) -> None:
+    """No settings file (the usual start): tomllib's import and patterns are not paid; with a file it reads."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("CHAINMARK_")}
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "CHAINMARK_PLAIN": "gc_pause"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+    probe = (
+        "import sys, store.speedups as sp; "
+        "print(sp.enabled('gc_pause'), sp.enabled('exit_keep'), sp.current().busy_timeout_ms, 'tomllib' in sys.modules)"
+    )
+
+    def run() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path, env=env
+        ).stdout.strip()
+
+    assert run() == "False True 30000 False"
+    (tmp_path / "chainmark.toml").write_text("busy_timeout_ms = 700\n")
+    assert run() == "False True 700 True"
