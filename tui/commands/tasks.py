@@ -515,23 +515,18 @@ def add_benchmark(
     The tool set defaults to the one the format's benchmark plugin names (`benchmarks plugins`)."""
     from annotation import tasks as authoring
     from store import session_scope
-    from evaluation.tools import tool_set_names
-    from store.plugins import find_plugin
 
-    sets = tool_set_names()
-    if tool_set is not None and tool_set not in sets:
-        raise click.BadParameter(f"unknown tool set {tool_set!r}; known: {', '.join(sets)}", param_hint="--tools")
-    plugin = find_plugin(source_format)
-    if tool_set is None and plugin is not None and plugin.tool_set in sets:
-        tool_set = plugin.tool_set
     text = guidelines.read_text(encoding="utf-8") if guidelines else None
     with session_scope(app.engine, app.actor) as s:
         try:
-            authoring.create_benchmark(
+            bench = authoring.create_benchmark(
                 s, name, source_format, tool_set=tool_set, description=description, guidelines=text
             )
+        except authoring.UnknownToolSet as exc:
+            raise click.BadParameter(str(exc), param_hint="--tools") from None
         except authoring.AuthoringError as exc:
             raise click.ClickException(str(exc)) from None
+        tool_set = bench.tool_set
     click.echo(
         f"benchmark {name}: format {source_format}, tools {tool_set or '(none)'}"
         + (f", guidelines from {guidelines}" if guidelines else "")
