@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from tui.context import AppContext
+from tui.held_keys import KeyOrder
 from tui.safe_text import visible
 from tui.undo import Edit
 
@@ -107,6 +108,7 @@ class ChainmarkApp(App[None]):
         self.live_changes = False  # True while a PostgreSQL LISTEN brings other people's changes in
         self._stop_listening = threading.Event()
         self._key_hold: Any = None  # tui.held_keys.KeyHold while a form waits for its choices
+        self._key_order = KeyOrder(self)  # keys from the terminal, one at a time (tui.held_keys)
         self.pump_task: Any = None  # the task that runs the app's messages (tui.held_keys waits on it)
         self._apply_keymap()
 
@@ -305,6 +307,8 @@ class ChainmarkApp(App[None]):
             event.stop()
             event.prevent_default()
             return
+        if isinstance(event, events.Key) and not event.is_forwarded and not self._key_order.admit(event):
+            return  # posted again once the key before it has been handled
         await super().on_event(event)
 
     def on_mount(self) -> None:
@@ -437,6 +441,7 @@ class ChainmarkApp(App[None]):
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self._stop_listening.set()
+        self._key_order.stop()
         super().exit(*args, **kwargs)
 
     def _handle_exception(self, error: Exception) -> None:

@@ -11,6 +11,13 @@ message pump (the app, its screens and widgets) has an empty queue, no pending c
 waiting for its next message. That is a condition on the UI's state, not a wait for time or for the
 CPU to look idle: Enter on a drop-down moves the focus to its list through ``call_later``, and the
 Down after it must go to that list, however long a starved process takes to get there.
+
+The same wait orders every key (``KeyOrder``). Textual hands a key to the widget focused when the app
+reads it, while that widget's bindings (Tab's focus move, an input's Backspace) act only once the key
+has come back up to the app through every queue in between. Keys that arrive together (a fast typist,
+a paste, a starved process reading several at once) therefore went to the field focused before the
+Tab, and a Backspace was applied after the letter typed behind it. So a key from the terminal goes on
+only once the UI has settled after the one before.
 """
 
 from __future__ import annotations
@@ -18,14 +25,18 @@ from __future__ import annotations
 import asyncio
 import bisect
 import itertools
+from collections import deque
 from typing import Any
 
 from textual import events
+from textual.screen import Screen
 
 
 def _idle(pump: Any, task: asyncio.Task[Any] | None) -> bool:
     """Nothing queued for ``pump`` and its task (if known) waiting for its next message."""
     if pump._next_callbacks:
+        return False
+    if isinstance(pump, Screen) and pump._callbacks:  # ``call_after_refresh`` work, run after a repaint
         return False
     if "_message_queue" not in vars(pump):  # never sent a message (the queue is made on first use)
         return True
@@ -53,14 +64,14 @@ GIVE_UP_TURNS = 20_000
 40 s of spaced-out checks) stops holding keys rather than keep the keyboard from working."""
 
 
-async def settled(app: Any, app_task: asyncio.Task[Any] | None) -> bool:
+async def settled(app: Any, app_task: asyncio.Task[Any] | None, give_up: int = GIVE_UP_TURNS) -> bool:
     """Return once ``quiet(app)`` (True), checked at every turn of the event loop so every pump runs
     between two checks; after a few turns the checks are spaced out to leave the CPU to the UI.
-    False: it never went quiet (``GIVE_UP_TURNS``)."""
+    False: it never went quiet in ``give_up`` checks."""
     turns = 0
     while not quiet(app, app_task):
         turns += 1
-        if turns > GIVE_UP_TURNS:
+        if turns > give_up:
             return False
         await asyncio.sleep(0 if turns < 50 else 0.002)
     return True
@@ -111,3 +122,59 @@ class KeyHold:
         self.keys.clear()
         self.holding = False
         self.app.end_key_hold(self)
+
+
+ORDER_GIVE_UP_TURNS = 1_000
+"""``KeyOrder``'s liveness guard (at least 2 s of spaced-out checks): a UI that stays busy that long
+gets the keys waiting behind it at once, as Textual alone would hand them over."""
+
+
+class KeyOrder:
+    """Keys from the terminal reach the UI one at a time, each once the one before has been handled.
+
+    ``admit`` is asked by the app for every key from the terminal before it dispatches it: the first
+    goes through and starts ``_pace``; keys arriving while it is on their way wait here, in order, and
+    ``_pace`` posts each again once the UI has settled (focus moved, bindings acted, forms rebuilt), so
+    it goes to the widget focused by then."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.waiting: deque[events.Key] = deque()
+        self._released: list[events.Key] = []  # waiting keys posted again: they pass
+        self._pacer: asyncio.Task[None] | None = None
+
+    def admit(self, event: events.Key) -> bool:
+        """True: dispatch ``event`` now. False: it waits behind the key still on its way."""
+        for index, released in enumerate(self._released):
+            if event is released:
+                del self._released[index]
+                return True
+        if self._pacer is None:
+            self._pacer = asyncio.create_task(self._pace(), name="chainmark key order")
+            return True
+        self.waiting.append(event)
+        return False
+
+    async def _pace(self) -> None:
+        """Post the waiting keys again one at a time, each after the UI has settled; end when none is
+        left (no await between the last check and the end, so no key can slip past)."""
+        try:
+            calm = True
+            while True:
+                if calm:
+                    calm = await settled(self.app, getattr(self.app, "pump_task", None), ORDER_GIVE_UP_TURNS)
+                if not self.waiting or not self.app.is_running:
+                    return
+                key = self.waiting.popleft()
+                self._released.append(key)
+                self.app.post_message(key)
+                if not calm:
+                    await asyncio.sleep(0)
+        finally:
+            self._pacer = None
+
+    def stop(self) -> None:
+        """The app is closing: forget the waiting keys and stop pacing."""
+        self.waiting.clear()
+        if self._pacer is not None:
+            self._pacer.cancel()

@@ -49,6 +49,8 @@ def run_benchmark(bench: str, reference: Path, n: int, python: str | None, embed
         if python:
             cmd += ["--python", python]
         out = runner.invoke(cli, cmd, env=env)
+        if "{" not in out.output:
+            raise SystemExit(f"{bench}/{s['label']}: conformance printed no report: {out.output}{out.exception!r}")
         report = json.loads(out.output[out.output.index("{") :])
         metrics_equal = sum(m["equal"] for m in report["metrics"])
         rows.append(

@@ -68,3 +68,32 @@ async def test_an_authored_rubric_opens_at_its_newest_version(make_tui, engine) 
         await settle(pilot, app)
         assert "Rubric v2 (current)" in status(app)
         assert app.screen.query_one("#rubric-source", TextArea).text == "Two {{answer}}"
+
+
+async def test_leaving_or_quitting_with_an_unsaved_edit_asks_and_a_saved_one_does_not(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    from tui.screens.confirm import ConfirmDiscardScreen
+    from tui.screens.rubric import RubricScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mine", "chainmark")
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("u")  # from home: the selected (only) benchmark's rubric
+        await settle(pilot, app)
+        assert isinstance(app.screen, RubricScreen) and app.screen.benchmark == "mine"
+        source = app.screen.query_one("#rubric-source", TextArea)
+        source.focus()
+        await pilot.press(*"MINE ")
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmDiscardScreen)  # the typing is not dropped quietly
+        await pilot.press("escape")  # keep editing
+        await settle(pilot, app)
+        assert isinstance(app.screen, RubricScreen) and "MINE " in source.text
+        await pilot.press("ctrl+s", "ctrl+q")  # quit right after saving: nothing to ask
+        await settle(pilot, app)
+        assert not app.is_running or not isinstance(app.screen, ConfirmDiscardScreen)
+    with session_scope(read_only(engine)) as s:
+        saved = rubric_versions(s, "mine")
+    assert [t.version for t in saved] == ["1"] and "MINE " in saved[0].user

@@ -23,12 +23,3 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return rating.value_text(value)
-
-
-def _est(d: dict[str, Any] | None) -> str:
-    if not d or d.get("value") is None:
-        return "–"
-    text = f"{d['value']:.3f}"
-    if d.get("ci"):
-        text += f" [{d['ci'][0]:.2f}, {d['ci'][1]:.2f}]"
-    return text

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from evaluation.vocab import PAIR_KINDS
 from tui.commands import _click as click
-from tui.commands._review_common import KIND, _est, _fmt, _split
+from tui.commands._review_common import KIND, _fmt, _split
+from tui.stat_text import est_text
 from tui.context import AppContext, emit_json, pass_ctx, table
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def _print_report(data: dict[str, Any]) -> None:
     click.echo(f"\n{title} ({data['level']}): {len(data['raters'])} rater(s), {data['units']} target(s)")
     click.echo(
         table(
-            [[k, _est(v), v["n"], v["reason"] or ""] for k, v in data["overall"].items()],
+            [[k, est_text(v), v["n"], v["reason"] or ""] for k, v in data["overall"].items()],
             ["statistic", "value [95% CI]", "n", "note"],
         )
     )
@@ -160,7 +161,7 @@ def _print_report(data: dict[str, Any]) -> None:
         click.echo(
             table(
                 [
-                    [p["a"], p["b"], p["kind"], p["n"]] + [_est(p["statistics"].get(c)) for c in cols]
+                    [p["a"], p["b"], p["kind"], p["n"]] + [est_text(p["statistics"].get(c)) for c in cols]
                     for p in data["pairs"]
                 ],
                 ["rater A", "rater B", "pair", "n"] + cols,
@@ -170,7 +171,7 @@ def _print_report(data: dict[str, Any]) -> None:
         sp = data["model_ranking"]["spearman"]
         judges = sorted(sp)
         click.echo("\ninter-judge Spearman of model rankings")
-        click.echo(table([[a] + [_est(sp[a][b]) for b in judges] for a in judges], [""] + judges))
+        click.echo(table([[a] + [est_text(sp[a][b]) for b in judges] for a in judges], [""] + judges))
     if "judge_errors" in data:
         je = data["judge_errors"]
         click.echo(

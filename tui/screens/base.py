@@ -164,9 +164,11 @@ class WorkScreen(Screen[Any]):
         self.show_undo_hint()
 
     def save(self, what: str, fn: Callable[[Session], Any]) -> None:
-        scope = self.undo_scope
+        """Write on a worker thread. The write lands even when the screen has been left meanwhile (a model's
+        answer arriving after the annotator went back was dropped: the screen no longer reached the app)."""
+        scope, cm = self.undo_scope, self.cm
         self.run_worker(
-            lambda: self._save(what, fn, scope),
+            lambda: self._save(cm, what, fn, scope),
             thread=True,
             exclusive=False,
             group="save",
@@ -174,7 +176,7 @@ class WorkScreen(Screen[Any]):
             description=what,
         )
 
-    def _save(self, what: str, fn: Callable[[Session], Any], scope: str = "session") -> None:
+    def _save(self, cm: "ChainmarkApp", what: str, fn: Callable[[Session], Any], scope: str = "session") -> None:
         from tui.undo import Edit, record
 
         def write_and_remember(session: Session) -> Any:
@@ -189,16 +191,16 @@ class WorkScreen(Screen[Any]):
             return out
 
         try:
-            out = self.cm.write(write_and_remember, edit_session=self.edit_session)
+            out = cm.write(write_and_remember, edit_session=self.edit_session)
         except Exception as exc:  # noqa: BLE001
             self.post_message(Failed(what, _describe(exc)))
             return
         result = out
         if isinstance(out, Edit):
-            self.cm.call_from_thread(self.cm.push_undo, out, scope)
+            cm.call_from_thread(cm.push_undo, out, scope)
             result = None
         elif isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], Edit):
-            self.cm.call_from_thread(self.cm.push_undo, out[1], scope)
+            cm.call_from_thread(cm.push_undo, out[1], scope)
             result = out[0]
         self.post_message(Saved(what, result))
 

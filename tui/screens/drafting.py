@@ -131,13 +131,15 @@ class DraftingScreen(WorkScreen):
         transaction (a slow model never holds the database or the app's other saves), and returns
         the write that stores the answer, which runs as a normal save."""
 
+        cm = self.cm  # the screen may be left before the model answers; the answer is kept all the same
+
         def work() -> None:
             try:
                 store = ask()
             except Exception as exc:  # noqa: BLE001 - every failure becomes a visible message
                 self.post_message(Failed(what, str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
                 return
-            self.cm.call_from_thread(self.save, what, store)
+            cm.call_from_thread(self.save, what, store)
 
         self.run_worker(work, thread=True, group="model", exit_on_error=False, description=what)
 

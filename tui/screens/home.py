@@ -45,6 +45,7 @@ class HomeScreen(WorkScreen):
         Binding("a", "open('adjudicate')", "Adjudicate", id="home.open_adjudicate"),
         Binding("g", "open('agreement')", "Agreement", id="home.open_agreement"),
         Binding("o", "open('reports')", "Reports", id="home.open_reports"),
+        Binding("u", "rubric", "Rubric", show=False, tooltip="The selected benchmark's judge rubric", id="home.rubric"),
     ]
 
     def action_open(self, name: str) -> None:
@@ -141,6 +142,14 @@ class HomeScreen(WorkScreen):
         from tui.screens.task_list import TaskListScreen
 
         self.app.push_screen(TaskListScreen(benchmark=self._current_benchmark()))
+
+    def action_rubric(self) -> None:
+        """The selected benchmark's judge rubric (chainmark-format benchmarks), to read and version."""
+        from tui.screens.rubric import RubricScreen
+
+        name = self._current_benchmark()
+        if name:
+            self.app.push_screen(RubricScreen(name))
 
     @on(DataTable.RowSelected, "#benchmarks")
     def _benchmark_chosen(self, event: DataTable.RowSelected) -> None:

@@ -31,6 +31,8 @@ class RubricScreen(WorkScreen):
         self.benchmark = benchmark
         self.versions: list[Template] = []
         self._newest_seen: str | None = None
+        self._shown_text = ""  # the text last put in the editor (a stored version, or the built-in)
+        self._saved_text: str | None = None  # the text of the last save that was stored
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -69,7 +71,8 @@ class RubricScreen(WorkScreen):
         options = self.query_one("#rubric-versions", OptionList)
         options.clear_options()
         options.add_options([Option(visible(self._label(t, t is newest)), id=t.version) for t in reversed(versions)])
-        self._show(newest)
+        if not self.unsaved_changes():  # a reload (coming back to the screen) never replaces the author's edit
+            self._show(newest)
 
     def _label(self, tpl: Template, newest: bool) -> str:
         first = tpl.user.strip().split("\n")[0][:40]
@@ -88,6 +91,14 @@ class RubricScreen(WorkScreen):
             text = rubric_text(tpl)
         self.query_one("#rubric-status", Static).update(visible(status))
         self.query_one("#rubric-source", TextArea).load_text(text)
+        self._shown_text = text
+
+    def unsaved_changes(self) -> list[str]:
+        """Edited rubric text not saved as a version: a version is a deliberate ctrl+s, so leaving asks."""
+        text = self.query_one("#rubric-source", TextArea).text
+        if text in (self._shown_text, self._saved_text):
+            return []
+        return [f"the edited rubric of {self.benchmark} (ctrl+s saves it as a new version)"]
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         chosen = next((t for t in self.versions if t.version == event.option.id), None)
@@ -99,7 +110,9 @@ class RubricScreen(WorkScreen):
         name, text, actor = self.benchmark, self.query_one("#rubric-source", TextArea).text, self.cm.actor
 
         def apply(session: Any) -> Any:
-            return add_rubric(session, name, text, actor)[0].version
+            version = add_rubric(session, name, text, actor)[0].version
+            self._saved_text = text  # stored (on the worker): quitting right after need not ask
+            return version
 
         self.save(f"rubric of {name}", apply)
 

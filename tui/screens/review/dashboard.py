@@ -23,21 +23,12 @@ from tui.screens.base import WorkScreen
 from tui.screens.review.dashboard_data import DashboardData, DashboardQuery, dashboard_data
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.confusion import ConfusionMatrix
+from tui.stat_text import est_text
 from tui.widgets.review.event_text import value_text
 
 CSS = str(Path(__file__).resolve().parents[2] / "review.tcss")
 
 PAIR_COLUMNS = ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "pearson", "spearman", "mae")
-
-
-def est_text(d: dict[str, Any] | None) -> str:
-    """A statistic as the CLI prints it: value to 3 places, CI to 2."""
-    if not d or d.get("value") is None:
-        return "–"
-    text = f"{d['value']:.3f}"
-    if d.get("ci"):
-        text += f" [{d['ci'][0]:.2f}, {d['ci'][1]:.2f}]"
-    return text
 
 
 @dataclass

@@ -1,0 +1,63 @@
+"""Work a screen started that finishes after the annotator left the screen (issue 32)."""
+
+from __future__ import annotations
+
+import threading
+
+from annotation import tasks as authoring
+from evaluation import drafting
+from store import session_scope
+from store.models import ModelEndpoint, Task
+from tests.support.scripted_openai import scripted_openai, text  # noqa: F401  (fixture)
+from tests.tui.conftest import png, settle
+from tests.tui.test_authoring_forms import until
+from tui.screens.drafting import DraftingScreen
+from tui.screens.task_editor import TaskEditorScreen
+
+
+def _task(engine, blobs) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
+        t = authoring.create_task(s, "mme", "What colour?")
+        task_id = int(t.id or 0)
+        authoring.attach_asset(s, blobs, task_id, png(120, 80))
+        return task_id
+
+
+async def test_a_model_answer_arriving_after_leaving_drafting_is_kept(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, scripted_openai, monkeypatch
+) -> None:
+    """The description was paid for: it once vanished (the worker no longer reached the app from a left
+    screen and failed silently) when the annotator went back while the model was thinking."""
+    task = _task(engine, blobs)
+    with session_scope(engine, "tester") as s:
+        s.add(ModelEndpoint(name="local", base_url=scripted_openai.base_url, model="scripted-model"))
+    scripted_openai.push(text("A blue field."))
+    asked, answer = threading.Event(), threading.Event()
+    describe = drafting.describe_image
+
+    def held_describe(*args, **kwargs):  # type: ignore[no-untyped-def]
+        asked.set()
+        answer.wait(30)  # the model answers once the test has left the screen
+        return describe(*args, **kwargs)
+
+    monkeypatch.setattr(drafting, "describe_image", held_describe)
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskEditorScreen(task))
+        await settle(pilot, app)
+        app.push_screen(DraftingScreen(task))
+        await settle(pilot, app)
+        await pilot.press("ctrl+t")
+        await until(pilot, asked.is_set)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, TaskEditorScreen))
+        answer.set()
+        await until(pilot, lambda: len(scripted_openai.chat_requests()) == 1)
+        await settle(pilot, app)
+        assert app.is_running
+    with session_scope(engine) as s:
+        task_row = s.get(Task, task)
+        assert task_row is not None
+        assert task_row.meta["drafting"]["description"] == "A blue field."
