@@ -820,4 +820,5 @@ def task_warnings(session: Session, task_id: int, style: str | None = None) -> l
         image_count=len(assets_of(session, task_id, "query_image")),
         evidence_count=len(assets_of(session, task_id, "evidence")),
         style=style or (bench.source_format if bench else "gta"),
+        tools_offered=task.tools_offered or (),
     )
