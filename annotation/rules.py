@@ -85,7 +85,9 @@ def check_task(
             )
         )
     used = {s.get("tool_name") for s in tool_steps}
-    missing = [t for t in dict.fromkeys(s.get("tool_name") for s in tool_steps) if tools_offered and t not in tools_offered]
+    missing = [
+        t for t in dict.fromkeys(s.get("tool_name") for s in tool_steps) if tools_offered and t not in tools_offered
+    ]
     if missing:
         out.append(
             Warning(

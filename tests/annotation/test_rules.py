@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 from annotation.rules import check_task
 
-TWO_STEPS = [{"tool_name": "OCR"}, {"tool_name": "Calculator"}, {"is_final": True}]
+TWO_STEPS: list[dict[str, Any]] = [{"tool_name": "OCR"}, {"tool_name": "Calculator"}, {"is_final": True}]
 ANSWER = {"kind": "whitelist", "groups": [["58"]]}
 
 

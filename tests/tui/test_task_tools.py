@@ -64,5 +64,7 @@ async def test_a_chain_tool_left_off_the_list_is_flagged_in_the_editor_and_the_b
         app.push_screen(ChainBuilderScreen(task_id))
         await settle(pilot, app)
         palette = app.screen.query_one("#palette", OptionList)
-        labels = {str(o.id): str(o.prompt) for o in (palette.get_option_at_index(i) for i in range(palette.option_count))}
+        labels = {
+            str(o.id): str(o.prompt) for o in (palette.get_option_at_index(i) for i in range(palette.option_count))
+        }
         assert "not offered" not in labels["OCR"] and labels["Calculator"].endswith("(not offered)")

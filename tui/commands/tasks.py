@@ -155,7 +155,7 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
         steps = authoring.steps_of(s, task_id)
         cps = authoring.checkpoints_of(s, task_id)
         warnings = authoring.task_warnings(s, task_id)
-        data = {
+        data: dict[str, Any] = {
             "id": t.id,
             "source_id": t.source_id,
             "query": t.query,
