@@ -29,7 +29,7 @@ from tui.widgets.layered_text_area import LayeredTextArea
 from tui.widgets.selection import choose, chosen, data_options
 
 TITLE = "New benchmark · ctrl+s creates it, escape cancels"
-TOOL_SET_PROMPT = "none (the format names none)"
+TOOL_SET_PROMPT = "the format's own (some formats have none)"
 
 
 class NewBenchmarkScreen(WorkScreen):
@@ -121,7 +121,9 @@ class NewBenchmarkScreen(WorkScreen):
     @on(Failed)
     def _refused(self, message: Failed) -> None:
         """Why it was not created, on the form itself; the typed values stay to be corrected."""
-        self.query_one("#form-error", Static).update(data_text(f"Not created: {message.error}"))
+        error = self.query_one("#form-error", Static)
+        error.update(data_text(f"Not created: {message.error}"))
+        error.scroll_visible()  # below the guidelines: in a short terminal the form scrolls to it
 
     @on(Saved)
     def _created(self, message: Saved) -> None:
