@@ -161,7 +161,7 @@ class HomeScreen(WorkScreen):
     def _benchmark_chosen(self, event: DataTable.RowSelected) -> None:
         self.action_open_benchmark()
 
-    def _select_made(self, table: DataTable) -> None:
+    def _select_made(self, table: DataTable[Any]) -> None:
         """Put the cursor on the benchmark just created (the form's result), once the table has it."""
         name, self._select_next = self._select_next, None
         if name is not None:
