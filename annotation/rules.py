@@ -60,6 +60,7 @@ def check_task(
     image_count: int = 0,
     evidence_count: int = 0,
     style: str = "gta",
+    tools_offered: Sequence[str] = (),
 ) -> list[Warning]:
     """Return the authoring warnings for a task.
 
@@ -84,6 +85,17 @@ def check_task(
             )
         )
     used = {s.get("tool_name") for s in tool_steps}
+    missing = [
+        t for t in dict.fromkeys(s.get("tool_name") for s in tool_steps) if tools_offered and t not in tools_offered
+    ]
+    if missing:
+        out.append(
+            Warning(
+                "chain-tool-not-offered",
+                f"the reference chain calls {', '.join(map(str, missing))}, which the task's tool list does not "
+                "offer; add it to the list (or clear the list to offer the whole tool set)",
+            )
+        )
     kind = answer_spec.get("kind", "none")
     generates = bool(used & GENERATION_TOOLS)
     if kind == "none" and not generates:

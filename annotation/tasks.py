@@ -87,6 +87,27 @@ def ensure_benchmark(
     return bench
 
 
+class UnknownToolSet(AuthoringError):
+    """A tool set no plugin defines (``chainmark tools list`` names the known ones)."""
+
+
+def benchmark_tool_sets() -> list[str]:
+    """The tool sets a benchmark can use: every plugin's, in listing order (the tool-set registry)."""
+    from store.plugins import tool_set_names
+
+    return tool_set_names()
+
+
+def default_tool_set(source_format: str) -> str | None:
+    """The tool set a new benchmark of this format gets unless told otherwise: the one its plugin names."""
+    from store.plugins import find_plugin
+
+    plugin = find_plugin(source_format)
+    if plugin is not None and plugin.tool_set in benchmark_tool_sets():
+        return plugin.tool_set
+    return None
+
+
 def create_benchmark(
     session: Session,
     name: str,
@@ -97,7 +118,8 @@ def create_benchmark(
     guidelines: str | None = None,
 ) -> Benchmark:
     """Make a new benchmark on purpose: refuses a name already taken (``ensure_benchmark`` would
-    quietly reuse it) and a format chainmark cannot read or write."""
+    quietly reuse it), a format chainmark cannot read or write and a tool set no plugin defines. Without
+    a tool set it gets its format's (``default_tool_set``). The CLI and the TUI's form both call this."""
     from annotation.formats.registry import benchmark_formats
 
     name = name.strip()
@@ -108,8 +130,15 @@ def create_benchmark(
     formats = benchmark_formats()
     if source_format not in formats:
         raise AuthoringError(f"format must be one of {', '.join(formats)}; got {source_format!r}")
+    sets = benchmark_tool_sets()
+    if tool_set is not None and tool_set not in sets:
+        raise UnknownToolSet(f"unknown tool set {tool_set!r}; known: {', '.join(sets)}")
     bench = Benchmark(
-        name=name, source_format=source_format, tool_set=tool_set, description=description, guidelines=guidelines
+        name=name,
+        source_format=source_format,
+        tool_set=tool_set if tool_set is not None else default_tool_set(source_format),
+        description=description or None,
+        guidelines=guidelines or None,
     )
     session.add(bench)
     session.flush()
@@ -167,6 +196,8 @@ def create_task(
     unknown = set(fields) - CONTENT_FIELDS - OTHER_FIELDS
     if unknown:
         raise AuthoringError(f"unknown task field(s): {', '.join(sorted(unknown))}")
+    if "tools_offered" in fields:
+        fields["tools_offered"] = tool_list(fields["tools_offered"])
     status = fields.pop("status", "draft")
     if status not in STATUSES:
         raise AuthoringError(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
@@ -183,6 +214,22 @@ def create_task(
     session.flush()
     session.info.setdefault("_created_tasks", set()).add(task.id)
     return task
+
+
+def tool_list(names: Any) -> list[str]:
+    """A task's ``tools_offered`` as stored: tool names, each once, in the order given. Which names the
+    benchmark's tool set has is checked above this layer, where the tool sets are (the CLI, the TUI)."""
+    if names is None:
+        return []
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise AuthoringError("tools_offered must be a list of tool names")
+    out: list[str] = []
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise AuthoringError(f"tools_offered: {name!r} is not a tool name")
+        if name.strip() not in out:
+            out.append(name.strip())
+    return out
 
 
 def get_task(session: Session, task_id: int, *, for_update: bool = False) -> Task:
@@ -331,6 +378,8 @@ def edit_task(session: Session, task_id: int, *, reason: str | None = None, **ch
         raise AuthoringError(f"unknown task field(s): {', '.join(sorted(unknown))}")
     if "answer_spec" in changes:
         validate_answer_spec(changes["answer_spec"])
+    if "tools_offered" in changes:
+        changes["tools_offered"] = tool_list(changes["tools_offered"])
     if "query" in changes and not str(changes["query"] or "").strip():
         raise AuthoringError("a task needs a query")
     if "status" in changes:
@@ -771,4 +820,5 @@ def task_warnings(session: Session, task_id: int, style: str | None = None) -> l
         image_count=len(assets_of(session, task_id, "query_image")),
         evidence_count=len(assets_of(session, task_id, "evidence")),
         style=style or (bench.source_format if bench else "gta"),
+        tools_offered=task.tools_offered or (),
     )

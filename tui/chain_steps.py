@@ -19,17 +19,10 @@ if TYPE_CHECKING:
 
 
 def tool_set_for(d: TaskDetail) -> str:
-    """The benchmark's tool set, else the one its format's plugin names, else the first there is."""
-    from evaluation.tools import tool_set_names
-    from store.plugins import find_plugin
+    """The tool set the task's chains use (``tool_lists.benchmark_tool_set``)."""
+    from tui.tool_lists import benchmark_tool_set
 
-    if d.tool_set:
-        return d.tool_set
-    names = tool_set_names()
-    plugin = find_plugin(d.source_format)
-    if plugin is not None and plugin.tool_set and plugin.tool_set in names:
-        return plugin.tool_set
-    return names[0]
+    return benchmark_tool_set(d.tool_set, d.source_format)
 
 
 def file_name(ref: AssetRef, index: int) -> str:

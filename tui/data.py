@@ -256,6 +256,7 @@ class TaskDetail:
     orderings: list[tuple[str, list[str], int | None]]
     history: list[HistoryEntry] = field(default_factory=list)
     changed_at: str = ""  # the task's updated_at: moves with every save, also within one revision
+    tools_offered: list[str] = field(default_factory=list)  # empty: the model is offered the whole tool set
 
     def image_sequence(self) -> list[AssetRef]:
         """Images in the order a tool sees them: query images first, then artifacts by step."""
@@ -348,6 +349,7 @@ def task_detail(session: Session, task_id: int, *, with_history: bool = True) ->
         artifacts=artifacts,
         documents=docs,
         changed_at=change_stamp(task),
+        tools_offered=list(task.tools_offered or []),
         steps=[
             StepView(
                 s.id or 0,

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 from annotation.rules import check_task
 
-TWO_STEPS = [{"tool_name": "OCR"}, {"tool_name": "Calculator"}, {"is_final": True}]
+TWO_STEPS: list[dict[str, Any]] = [{"tool_name": "OCR"}, {"tool_name": "Calculator"}, {"is_final": True}]
 ANSWER = {"kind": "whitelist", "groups": [["58"]]}
 
 
@@ -54,3 +56,11 @@ def test_gta_image_count_language_and_alias_boundaries():
         "What temperature?", {"kind": "whitelist", "groups": [["-3"]]}, TWO_STEPS, image_count=1
     )
     assert "no-image" not in codes("How many?", ANSWER, TWO_STEPS, style="atp")
+
+
+def test_a_chain_tool_the_tool_list_does_not_offer():
+    q = "How many days will this bottle last our family of five?"
+    found = check_task(q, ANSWER, TWO_STEPS, image_count=1, tools_offered=["OCR"])
+    assert [(w.code, "Calculator" in w.message) for w in found] == [("chain-tool-not-offered", True)]
+    assert codes(q, ANSWER, TWO_STEPS, image_count=1, tools_offered=["OCR", "Calculator", "ImageDescription"]) == []
+    assert codes(q, ANSWER, TWO_STEPS, image_count=1, tools_offered=[]) == []  # no list: the whole set

@@ -47,6 +47,7 @@ EXEMPT = {
     "TaskListScreen": "tasks only",
     "TaskEditorScreen": "authoring: a task and its reference chain",
     "NewTaskScreen": "authoring",
+    "NewBenchmarkScreen": "authoring: a form for a benchmark's name, format, tool set and guidelines",
     "ChainBuilderScreen": "authoring and the person's own blind attempt",
     "CheckpointEditorScreen": "authoring",
     "DraftingScreen": "authoring",

@@ -155,7 +155,7 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
         steps = authoring.steps_of(s, task_id)
         cps = authoring.checkpoints_of(s, task_id)
         warnings = authoring.task_warnings(s, task_id)
-        data = {
+        data: dict[str, Any] = {
             "id": t.id,
             "source_id": t.source_id,
             "query": t.query,
@@ -165,6 +165,7 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
             "level": t.level,
             "domain": t.domain,
             "answer_spec": t.answer_spec,
+            "tools_offered": list(t.tools_offered or []),
             "steps": [
                 {
                     "id": st.id,
@@ -186,6 +187,7 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
     click.echo(f"#{data['id']} {data['source_id']}  [{data['status']}, rev {data['revision']}]")
     click.echo(data["query"])
     click.echo(f"answer: {describe(data['answer_spec'])}")
+    click.echo(f"tools: {', '.join(data['tools_offered']) or '(the whole tool set)'}")
     for st in data["steps"]:
         if st["final_answer"] is not None:
             click.echo(f"  {st['ordinal']}. answer: {st['final_answer']}")
@@ -211,6 +213,14 @@ def show_task(app: AppContext, task_id: int, as_json: bool) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A query image (repeatable, in order): tools name the first 0 or image/image_0.<ext>.",
 )
+@click.option(
+    "--tool",
+    "tools",
+    multiple=True,
+    metavar="NAME",
+    help="A tool the model is offered for this task (repeatable; one of the benchmark's tool set, "
+    "`tools list`). Without any, the whole tool set is offered.",
+)
 @json_option
 @pass_ctx
 def add_task(
@@ -222,19 +232,29 @@ def add_task(
     level: str | None,
     source_id: str | None,
     images: tuple[Path, ...],
+    tools: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Create a draft task (with its query images) and print its id."""
+    """Create a draft task (with its query images and tool list) and print its id."""
     from annotation import tasks as authoring
     from store import session_scope
+    from tui.tool_lists import benchmark_tools
 
     spec = _json_arg(answer, "--answer")
     pictures = [(p, _read_image(p)) for p in images]
     for path, data in pictures:
         authoring.image_mime(data, str(path))  # names the file the user gave, not the stored name
     with session_scope(app.engine, app.actor) as s:
+        offered = benchmark_tools(authoring.get_benchmark(s, benchmark), tools)
         t = authoring.create_task(
-            s, benchmark, query, answer_spec=spec, category=category, level=level, source_id=source_id
+            s,
+            benchmark,
+            query,
+            answer_spec=spec,
+            category=category,
+            level=level,
+            source_id=source_id,
+            tools_offered=offered,
         )
         for i, (path, data) in enumerate(pictures):
             ext = path.suffix.lower().lstrip(".") or "png"
@@ -245,6 +265,7 @@ def add_task(
             "source_id": t.source_id,
             "status": t.status,
             "revision": t.revision,
+            "tools_offered": list(t.tools_offered),
         }
     if as_json:
         emit_json(created)
@@ -358,6 +379,15 @@ def queue_cmd(app: AppContext, annotator: str | None, as_json: bool) -> None:
 @click.option("--answer", help="Answer spec as JSON.")
 @click.option("--category")
 @click.option("--level")
+@click.option(
+    "--tool",
+    "tools",
+    multiple=True,
+    metavar="NAME",
+    help="A tool the model is offered for this task, replacing its list (repeatable; one of the benchmark's "
+    "tool set, `tools list`).",
+)
+@click.option("--all-tools", is_flag=True, help="Clear the task's tool list: offer the whole tool set again.")
 @json_option
 @pass_ctx
 def edit_cmd(
@@ -367,11 +397,18 @@ def edit_cmd(
     answer: str | None,
     category: str | None,
     level: str | None,
+    tools: tuple[str, ...],
+    all_tools: bool,
     as_json: bool,
 ) -> None:
     """Edit a task's content (bumps its revision)."""
     from annotation import tasks as authoring
     from store import session_scope
+    from store.models import Benchmark
+    from tui.tool_lists import benchmark_tools
+
+    if tools and all_tools:
+        raise click.UsageError("--tool and --all-tools contradict each other; give one")
 
     changes: dict[str, Any] = {
         k: v for k, v in {"query": query, "category": category, "level": level}.items() if v is not None
@@ -379,9 +416,13 @@ def edit_cmd(
     if answer is not None:
         changes["answer_spec"] = _json_arg(answer, "--answer")
     with session_scope(app.engine, app.actor) as s:
+        if tools or all_tools:
+            bench = s.get(Benchmark, authoring.get_task(s, task_id).benchmark_id)
+            assert bench is not None
+            changes["tools_offered"] = benchmark_tools(bench, tools)
         t = authoring.edit_task(s, task_id, **changes)
     if as_json:
-        emit_json({"id": t.id, "revision": t.revision, "status": t.status})
+        emit_json({"id": t.id, "revision": t.revision, "status": t.status, "tools_offered": list(t.tools_offered)})
     else:
         click.echo(f"task {t.id} is at revision {t.revision}")
 
@@ -515,23 +556,18 @@ def add_benchmark(
     The tool set defaults to the one the format's benchmark plugin names (`benchmarks plugins`)."""
     from annotation import tasks as authoring
     from store import session_scope
-    from evaluation.tools import tool_set_names
-    from store.plugins import find_plugin
 
-    sets = tool_set_names()
-    if tool_set is not None and tool_set not in sets:
-        raise click.BadParameter(f"unknown tool set {tool_set!r}; known: {', '.join(sets)}", param_hint="--tools")
-    plugin = find_plugin(source_format)
-    if tool_set is None and plugin is not None and plugin.tool_set in sets:
-        tool_set = plugin.tool_set
     text = guidelines.read_text(encoding="utf-8") if guidelines else None
     with session_scope(app.engine, app.actor) as s:
         try:
-            authoring.create_benchmark(
+            bench = authoring.create_benchmark(
                 s, name, source_format, tool_set=tool_set, description=description, guidelines=text
             )
+        except authoring.UnknownToolSet as exc:
+            raise click.BadParameter(str(exc), param_hint="--tools") from None
         except authoring.AuthoringError as exc:
             raise click.ClickException(str(exc)) from None
+        tool_set = bench.tool_set
     click.echo(
         f"benchmark {name}: format {source_format}, tools {tool_set or '(none)'}"
         + (f", guidelines from {guidelines}" if guidelines else "")

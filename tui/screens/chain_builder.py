@@ -158,7 +158,7 @@ class ChainBuilderScreen(WorkScreen):
         self.tool_set = tool_set_for(self.detail)
         palette = self.query_one("#palette", OptionList)
         ts = get_tool_set(self.tool_set)
-        palette.add_options([Option(f"{t.name}  ·{t.kind[0]}", id=t.name) for t in ts.all_tools()])
+        palette.add_options([Option(_palette_label(t, self.detail.tools_offered), id=t.name) for t in ts.all_tools()])
         palette.highlighted = 0
         self.focus_when_untouched(palette)  # arrows pick a tool at once, unless the focus was moved meanwhile
 
@@ -539,3 +539,9 @@ class ChainBuilderScreen(WorkScreen):
 
     def action_back(self) -> None:
         self.leave()
+
+
+def _palette_label(tool: Any, offered: list[str]) -> str:
+    """A tool in the palette: its kind, and "not offered" when the task's tool list leaves it out (a step
+    with it would be a chain the model cannot follow; the editor warns about it too)."""
+    return f"{tool.name}  ·{tool.kind[0]}" + ("  (not offered)" if offered and tool.name not in offered else "")

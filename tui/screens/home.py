@@ -38,6 +38,7 @@ class HomeScreen(WorkScreen):
         Binding("q", "my_queue", "My queue", id="home.my_queue"),
         Binding("enter", "open_benchmark", "Open benchmark", show=False, id="home.open_benchmark"),
         Binding("n", "new_task", "New task", id="home.new_task"),
+        Binding("b", "new_benchmark", "New benchmark", tooltip="Create a benchmark", id="home.new_benchmark"),
         Binding("r", "refresh", "Refresh", id="home.refresh"),
         Binding("m", "open('runs')", "Runs", id="home.open_runs"),
         Binding("v", "open('rate')", "Rate", id="home.open_rate"),
@@ -47,6 +48,10 @@ class HomeScreen(WorkScreen):
         Binding("o", "open('reports')", "Reports", id="home.open_reports"),
         Binding("u", "rubric", "Rubric", show=False, tooltip="The selected benchmark's judge rubric", id="home.rubric"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._select_next: str | None = None  # a benchmark to put the cursor on once the table is filled
 
     def action_open(self, name: str) -> None:
         from tui.screens.review.nav import screen_for
@@ -101,6 +106,7 @@ class HomeScreen(WorkScreen):
                 *(b.by_status.get(st, 0) for st in data.statuses),
                 key=b.name,
             )
+        self._select_made(table)
         assignments = self.query_one("#assignments", DataTable)
         assignments.clear()
         for a in data.assignments:
@@ -154,6 +160,27 @@ class HomeScreen(WorkScreen):
     @on(DataTable.RowSelected, "#benchmarks")
     def _benchmark_chosen(self, event: DataTable.RowSelected) -> None:
         self.action_open_benchmark()
+
+    def _select_made(self, table: DataTable[Any]) -> None:
+        """Put the cursor on the benchmark just created (the form's result), once the table has it."""
+        name, self._select_next = self._select_next, None
+        if name is not None:
+            from textual.widgets.data_table import RowDoesNotExist
+
+            try:
+                table.move_cursor(row=table.get_row_index(name))
+            except RowDoesNotExist:  # gone meanwhile (another annotator deleted it): the cursor stays
+                return
+
+    def action_new_benchmark(self) -> None:
+        from tui.screens.new_benchmark import NewBenchmarkScreen
+
+        def made(name: str | None) -> None:
+            if name:
+                self._select_next = name  # the reload on resuming shows it, selected
+                self.notify(f"benchmark {name} created", timeout=3)
+
+        self.app.push_screen(NewBenchmarkScreen(), made)
 
     def action_new_task(self) -> None:
         from tui.screens.new_task import NewTaskScreen

@@ -21,8 +21,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import DataTable, Header, Input, Label, Markdown, OptionList, Select, Static, TextArea
+from textual.widgets import (
+    DataTable,
+    Header,
+    Input,
+    Label,
+    Markdown,
+    OptionList,
+    Select,
+    SelectionList,
+    Static,
+    TextArea,
+)
 from textual.widgets.option_list import Option
+from textual.widgets.selection_list import Selection
 
 from annotation import tasks as authoring
 from annotation.tasks import STATUSES, TRANSITIONS
@@ -33,6 +45,7 @@ from tui.messages import Failed, PreviewLoaded, RecordsChanged, Result, Saved
 from tui.safe_text import data_text, visible
 from tui.screens.base import WorkScreen
 from tui.screens.task_edits import edit_fields
+from tui.tool_lists import benchmark_tool_set, tools_of_set
 from tui.widgets.answer_editor import AnswerEditor
 from tui.widgets.data_text_area import DataTextArea
 from tui.widgets.footer import KeyFooter
@@ -132,6 +145,9 @@ class TaskEditorScreen(WorkScreen):
                 yield Static("", id="documents")
                 yield Static("Answer", classes="section-title")
                 yield AnswerEditor(id="answer")
+                yield Static("Tools offered", classes="section-title")
+                yield Static("", id="tools-hint", classes="hint")
+                yield SelectionList[str](id="tools")
                 yield Static("Warnings", classes="section-title")
                 yield Static("", id="warnings", classes="warnings")
                 yield Static("Reference chain", classes="section-title")
@@ -261,6 +277,7 @@ class TaskEditorScreen(WorkScreen):
                 self._spans["answer_spec"] = TypingSpan(d.answer_spec)
             self._base["answer_spec"] = d.answer_spec
         self._spans.setdefault("answer_spec", TypingSpan(d.answer_spec))
+        self._show_tools(d, force)
         self._show_images(d)
         docs = Text()
         for title, text in d.documents:
@@ -358,6 +375,46 @@ class TaskEditorScreen(WorkScreen):
             self._show_all = True
             self.refresh_data()
 
+    def _show_tools(self, d: TaskDetail, force: bool) -> None:
+        """The benchmark's tool set as a checklist, the task's tool list ticked (space toggles a tool)."""
+        tool_set = benchmark_tool_set(d.tool_set, d.source_format)
+        names = tools_of_set(tool_set)
+        names += [n for n in d.tools_offered if n not in names]  # imported names the set lacks: kept, shown
+        self.query_one("#tools-hint", Static).update(
+            data_text(
+                f"tool set {tool_set}: space ticks the tools the model is offered"
+                + ("" if d.tools_offered else " (none ticked: it is offered every tool)")
+            )
+        )
+        if not force and ("tools" in self._pending_saves or self._held("tools_offered")):
+            return
+        self._base["tools_offered"] = list(d.tools_offered)
+        box = self.query_one("#tools", SelectionList)
+        shown = [str(box.get_option_at_index(i).value) for i in range(box.option_count)]
+        with self.prevent(SelectionList.SelectedChanged):
+            if shown != names:
+                box.clear_options()
+                box.add_options([Selection(data_text(n, keep_newlines=False), n) for n in names])
+                box.highlighted = 0 if names else None  # space ticks the first tool at once
+            if set(box.selected) != set(d.tools_offered):
+                box.deselect_all()
+                for name in d.tools_offered:
+                    box.select(name)
+
+    @on(SelectionList.SelectedChanged, "#tools")
+    def _tools_changed(self) -> None:
+        if not self._loading and self.detail is not None:  # a pause first: quick toggles save once
+            self._debounce("tools", self._save_tools)
+
+    def _save_tools(self) -> None:
+        """The ticked tools, in the tool set's order, as the task's tool list."""
+        box = self.query_one("#tools", SelectionList)
+        ticked = set(box.selected)
+        chosen = [str(box.get_option_at_index(i).value) for i in range(box.option_count)]
+        chosen = [n for n in chosen if n in ticked]
+        if self.detail is not None:  # an unchanged list writes nothing (``edit_unless_changed``)
+            self._save_fields("tools_offered", {"tools_offered": chosen}, "edit tools")
+
     def _show_images(self, d: TaskDetail) -> None:
         options = self.query_one("#image-list", OptionList)
         refs = d.image_sequence()
@@ -402,7 +459,7 @@ class TaskEditorScreen(WorkScreen):
         for key, timer in list(self._pending_saves.items()):
             timer.stop()
             self._pending_saves.pop(key, None)
-            {"query": self._save_query, "answer": self._save_answer}.get(key, lambda: None)()
+            {"query": self._save_query, "answer": self._save_answer, "tools": self._save_tools}.get(key, lambda: None)()
             if key.startswith("meta-"):
                 self._save_meta(key.removeprefix("meta-"))
 
