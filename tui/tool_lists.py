@@ -8,7 +8,7 @@ chain builder's palette lists, in one place. It needs the tool sets (evaluation)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from annotation.tasks import AuthoringError, tool_list
 
@@ -40,6 +40,22 @@ def tools_of_set(tool_set: str) -> list[str]:
         return get_tool_set(tool_set).names()
     except UnknownToolSet:
         return []
+
+
+def tool_descriptions(tool_set: str | None, source_format: str) -> dict[str, dict[str, Any]]:
+    """What an export may say about each tool of a benchmark's tool set (name, description, JSON-schema
+    parameters and the set's own metadata, e.g. GTA's input/output metas): format writers that describe
+    tools in their files (GTA's ``toolmeta.json``) use it where the benchmark's imported data says nothing."""
+    from evaluation.tools import UnknownToolSet, get_tool_set
+
+    try:
+        tools = get_tool_set(benchmark_tool_set(tool_set, source_format)).all_tools()
+    except UnknownToolSet:
+        return {}
+    return {
+        t.name: {"name": t.name, "description": t.description, "parameters": t.parameters, "meta": dict(t.meta)}
+        for t in tools
+    }
 
 
 def checked_tools(benchmark: str, tool_set: str, names: Iterable[str]) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 from types import ModuleType
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
@@ -65,7 +66,17 @@ def import_dataset_in(
     return write_dataset(session, blobs, fmt, spec, benchmark, str(path), consume=True)
 
 
-def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: str, path: str | Path) -> dict[str, Any]:
+def export_dataset(
+    engine: Engine,
+    blobs: BlobStore,
+    fmt_name: str,
+    benchmark: str,
+    path: str | Path,
+    describe_tools: Callable[[str | None, str], dict[str, dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """Write ``benchmark`` in ``fmt_name`` to ``path``. ``describe_tools(tool_set, source_format)`` says what
+    the benchmark's tools are (a layer above knows the tool sets); formats that describe tools in their
+    files get it as ``tools``."""
     from annotation.tasks import get_benchmark
 
     fmt = get_format(fmt_name)
@@ -74,7 +85,7 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
         bench = get_benchmark(session, benchmark)
         bundles = load_bundles(session, bench.id or 0)
         settings = dict((bench.settings or {}).get(fmt.name) or {})
-        extra = {}
+        extra: dict[str, Any] = {}
         if "benchmark" in inspect.signature(fmt.write).parameters:  # formats with a dataset card (hf)
             extra["benchmark"] = {
                 "name": bench.name,
@@ -85,6 +96,8 @@ def export_dataset(engine: Engine, blobs: BlobStore, fmt_name: str, benchmark: s
                 "license": (bench.settings or {}).get("license") or settings.get("license"),
                 "rubrics": stored_versions(session, bench.name),  # the author's judge rubric, every version
             }
+        if "tools" in inspect.signature(fmt.write).parameters:  # formats that describe their tools (gta)
+            extra["tools"] = describe_tools(bench.tool_set, bench.source_format) if describe_tools else {}
         files = fmt.write(bundles, settings, root, lambda sha: blobs.get(sha, session), **extra)
     return {"format": fmt.name, "benchmark": benchmark, "path": str(root), "tasks": len(bundles), "files": len(files)}
 

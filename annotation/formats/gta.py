@@ -344,15 +344,36 @@ def record_of(bundle: TaskBundle, toolmeta: dict[str, Any]) -> dict[str, Any]:
     return bundle.task.source_record if bundle.verbatim else build_record(bundle, toolmeta)
 
 
+def toolmeta_of(tools: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``toolmeta.json`` entries for the tool set's tools that carry GTA's input/output metas."""
+    return {
+        name: {
+            "name": name,
+            "description": t.get("description") or "",
+            "inputs": meta["inputs"],
+            "outputs": meta["outputs"],
+        }
+        for name, t in tools.items()
+        if isinstance(meta := t.get("meta"), dict) and "inputs" in meta and "outputs" in meta
+    }
+
+
 def write(
-    bundles: list[TaskBundle], settings: dict[str, Any], root: Path, read_blob: Callable[[str], bytes]
+    bundles: list[TaskBundle],
+    settings: dict[str, Any],
+    root: Path,
+    read_blob: Callable[[str], bytes],
+    tools: dict[str, dict[str, Any]] | None = None,
 ) -> list[Path]:
-    toolmeta = dict(settings.get("toolmeta") or {})
+    """``dataset.json``, ``toolmeta.json`` and the images. The tool metas are the imported benchmark's where it
+    has them, else the tool set's (an authored benchmark), so each task's ``tools`` are described."""
+    described = toolmeta_of(tools or {})
+    toolmeta = dict(settings.get("toolmeta") or described)
     dataset: dict[str, Any] = {}
     written: list[Path] = []
     files_done: set[str] = set()
     for b in bundles:
-        record = record_of(b, toolmeta)
+        record = record_of(b, {**described, **toolmeta})
         dataset[b.task.source_id] = record
         for tool in record.get("tools") or []:
             if isinstance(tool, dict) and tool.get("name") and tool["name"] not in toolmeta:

@@ -60,3 +60,29 @@ def test_the_gta_export_offers_the_tasks_chosen_tools(tmp_path: Path) -> None:
     run(db, "export", "gta", str(tmp_path / "out"), "-b", "receipts")
     (record,) = json.loads((tmp_path / "out" / "dataset.json").read_text()).values()
     assert [t["name"] for t in record["tools"]] == ["OCR", "Calculator"]
+
+
+def test_an_authored_gta_export_describes_its_tools_as_gta_does(tmp_path: Path) -> None:
+    """An authored benchmark has no imported toolmeta: the export describes the tool set's tools (their
+    descriptions and input/output metas), so each task's ``tools`` are complete and ``toolmeta.json`` is not
+    empty; the export imports back with the same descriptions."""
+    db = tmp_path / "x.db"
+    run(db, "benchmarks", "add", "receipts", "--format", "gta")
+    made = run(db, "tasks", "add", "-b", "receipts", "-q", "Twice the total?", "--image",
+               str(receipt(tmp_path / "r.png")), "--tool", "OCR", "--tool", "Calculator", "--json")  # fmt: skip
+    task = json.loads(made.stdout)["id"]
+    run(db, "chain", "add", str(task), "OCR", "--args", '{"image": "0"}')
+    run(db, "chain", "final", str(task), "116")
+    run(db, "export", "gta", str(tmp_path / "out"), "-b", "receipts")
+    toolmeta = json.loads((tmp_path / "out" / "toolmeta.json").read_text())
+    assert "Calculator" in toolmeta and "ImageDescription" in toolmeta  # the whole set, as GTA ships it
+    assert toolmeta["OCR"]["inputs"] == [
+        {"type": "image", "name": "image", "description": None, "optional": False, "default": None, "filetype": None}
+    ]
+    (record,) = json.loads((tmp_path / "out" / "dataset.json").read_text()).values()
+    ocr, calculator = record["tools"]
+    assert ocr == toolmeta["OCR"] and ocr["description"].startswith("This tool can recognize all text")
+    assert calculator["inputs"][0]["name"] == "expression"
+    run(db, "import", "gta", str(tmp_path / "out"), "-b", "again")
+    run(db, "export", "gta", str(tmp_path / "out2"), "-b", "again")
+    assert json.loads((tmp_path / "out2" / "toolmeta.json").read_text()) == toolmeta

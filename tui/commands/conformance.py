@@ -54,7 +54,9 @@ def prepare(app: AppContext, run_id: int, work: Path, *, embedder: str, mode: st
         profile = get_profile(bench_name)
     fmt = source_format if source_format in profile.formats else profile.formats[0]
     export_dir = work / "run"
-    api.export_dataset(app.engine, app.blobs, fmt, bench_name, work / "dataset")
+    from tui.tool_lists import tool_descriptions
+
+    api.export_dataset(app.engine, app.blobs, fmt, bench_name, work / "dataset", describe_tools=tool_descriptions)
     api.export_run(app.engine, app.blobs, fmt, run_id, export_dir)
     judged = reference_is_judged(profile.name)
     res = score_run(app.engine, run_id, mode=mode, embedder=embedder, write=False, judged=judged)

@@ -71,7 +71,9 @@ def export_cmd(app: AppContext, fmt: str, path: str, benchmark: str, as_json: bo
     Hugging Face datasets folder, images embedded)."""
     from annotation.formats import api
 
-    result = api.export_dataset(app.engine, app.blobs, fmt, benchmark, path)
+    from tui.tool_lists import tool_descriptions
+
+    result = api.export_dataset(app.engine, app.blobs, fmt, benchmark, path, describe_tools=tool_descriptions)
     if as_json:
         emit_json(result)
         return
