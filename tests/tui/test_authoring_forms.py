@@ -1,6 +1,6 @@
 """Generated walks over every authoring form (issue 16 items 1 and 2): every checkpoint kind (S, V, R)
 is created, reopened, edited and deleted at 80×24 and 160×48, with the stored rows checked after each
-step. (Every tool form opened by arrowing is in ``test_tool_forms_by_arrowing.py``.)
+step. (Every tool form opened by arrowing is in ``tool_form_walk.py``.)
 """
 
 from __future__ import annotations

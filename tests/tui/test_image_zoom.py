@@ -25,11 +25,20 @@ async def _box_after(pilot, app, key: str):  # type: ignore[no-untyped-def]
     return screen.box, caption
 
 
-async def test_zoom_pan_and_back_from_the_task_editor(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+async def test_zoom_pan_save_the_original_and_back_from_the_task_editor(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, tmp_path, monkeypatch
+) -> None:
+    """One walk from the editor's preview: zoom, pan, whole image, ``o`` saves the original, back.
+
+    Cells are not pixels: ``o`` hands over the original file, byte for byte, named from the title."""
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    monkeypatch.setattr("platformdirs.user_downloads_path", lambda: downloads)
+    original = png(1200, 800, text="TOTAL 15.80")
     with session_scope(engine, "tester") as s:
         authoring.ensure_benchmark(s, "gta", "gta", tool_set="gta")
         t = authoring.create_task(s, "gta", "What does the receipt say?")
-        authoring.attach_asset(s, blobs, int(t.id or 0), png(1200, 800, text="TOTAL 15.80"))
+        authoring.attach_asset(s, blobs, int(t.id or 0), original)
         task_id = t.id
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -52,6 +61,7 @@ async def test_zoom_pan_and_back_from_the_task_editor(make_tui, engine, blobs) -
         assert box[1] < 133
         box, _ = await _box_after(pilot, app, "0")
         assert box == (0, 0, 1200, 800)
+        await _saves_the_original(pilot, app, downloads, original)
         await pilot.press("escape")
         await settle(pilot, app)
         assert app.screen is editor
@@ -76,30 +86,21 @@ async def _zoom_on(make_tui, engine, blobs, data: bytes):  # type: ignore[no-unt
         return make_tui(start_task=t.id)
 
 
-async def test_o_saves_the_original_bytes_in_a_terminal(make_tui, engine, blobs, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Cells are not pixels: ``o`` hands over the original file, byte for byte, named from the title."""
-    downloads = tmp_path / "downloads"
-    downloads.mkdir()
-    monkeypatch.setattr("platformdirs.user_downloads_path", lambda: downloads)
-    original = png(640, 480, text="TOTAL 15.80")
-    app = await _zoom_on(make_tui, engine, blobs, original)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot, app)
-        app.screen.query_one("#editor-preview", ImagePane).focus()
-        await pilot.press("enter")
-        await settle(pilot, app)
-        assert isinstance(app.screen, ImageZoomScreen)
-        await pilot.press("o")
-        saved: list = []
-        for _ in range(200):  # the driver writes in a thread; wait on the file, not on time
-            saved = list(downloads.glob("*.png"))
-            if saved and saved[0].read_bytes() == original:
-                break
-            await pilot.pause(0.05)
-        assert len(saved) == 1 and saved[0].read_bytes() == original
-        assert "/" not in saved[0].name and saved[0].name.endswith(".png")
-        await settle(pilot, app)
-        assert any(f"original saved to {saved[0]}" in str(n.message) for n in app._notifications)
+async def _saves_the_original(pilot, app, downloads, original: bytes) -> None:  # type: ignore[no-untyped-def]
+    """``o`` on the zoom view writes the original's bytes into the downloads folder and says where."""
+    assert isinstance(app.screen, ImageZoomScreen)
+    await pilot.press("o")
+    saved: list = []
+    for _ in range(200):  # the driver writes in a thread; wait on the file, not on time
+        saved = list(downloads.glob("*.png"))
+        if saved and saved[0].read_bytes() == original:
+            break
+        await pilot.pause(0.05)
+    assert len(saved) == 1 and saved[0].read_bytes() == original
+    assert "/" not in saved[0].name and saved[0].name.endswith(".png")
+    await settle(pilot, app)
+    assert any(f"original saved to {saved[0]}" in str(n.message) for n in app._notifications)
+    assert isinstance(app.screen, ImageZoomScreen)  # the zoom view stays
 
 
 async def test_o_refuses_what_a_browser_would_run(make_tui, engine, blobs, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

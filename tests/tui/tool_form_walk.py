@@ -1,12 +1,13 @@
 """Every tool of every tool set has its argument form opened by arrowing through the palette (the way
 an annotator does, and the way ``flip`` once crashed the app), in the chain builder and in "solve
-blind", at 80×24 and 160×48 (issue 16 items 1 and 2). A file of its own: it is the longest walk, and
-the suite's workers share files, not tests.
+blind", at 80×24 and 160×48 (issue 16 items 1 and 2).
+
+The walk is the suite's longest (71 tools, about 40 s of CPU at each size and mode), so each size and
+mode is a test file of its own (``test_tool_forms_*.py``): ``--dist loadfile`` gives whole files to its
+workers, and three files of a third each keep one worker from running the whole walk at the end.
 """
 
 from __future__ import annotations
-
-import pytest
 
 from evaluation.tools import get_tool_set, tool_set_names
 from tests.tui.conftest import settle
@@ -23,12 +24,8 @@ def _form_shows(builder, form, name: str, paths: list[str]):  # type: ignore[no-
     )
 
 
-@pytest.mark.parametrize(
-    ("size", "blind"),
-    [((80, 24), False), ((160, 48), False), ((80, 24), True)],
-    ids=["builder-80x24", "builder-160x48", "blind-80x24"],
-)
-async def test_every_tool_form_opens_by_arrowing(make_tui, engine, blobs, size, blind) -> None:  # type: ignore[no-untyped-def]
+async def walk_every_tool_form(make_tui, engine, blobs, size: tuple[int, int], blind: bool) -> None:  # type: ignore[no-untyped-def]
+    """Open each tool set's builder (or "solve blind") and arrow down its palette, checking each form."""
     tasks = {name: _task_for(engine, blobs, name) for name in tool_set_names()}
     app = make_tui()
     async with app.run_test(size=size) as pilot:

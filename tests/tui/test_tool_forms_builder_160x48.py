@@ -1,0 +1,9 @@
+"""Every tool form opens by arrowing through the palette in the chain builder at 160×48 (the walk: ``tool_form_walk.py``)."""
+
+from __future__ import annotations
+
+from tests.tui.tool_form_walk import walk_every_tool_form
+
+
+async def test_every_tool_form_opens_by_arrowing(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    await walk_every_tool_form(make_tui, engine, blobs, size=(160, 48), blind=False)
