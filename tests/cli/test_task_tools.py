@@ -49,7 +49,9 @@ def test_a_tool_outside_the_benchmarks_tool_set_is_refused_in_one_line(tmp_path:
     assert offered(db, 1) == ["OCR"]
 
 
-def test_the_gta_export_offers_the_tasks_chosen_tools(tmp_path: Path) -> None:
+def export_authored_gta(tmp_path: Path) -> Path:
+    """A GTA benchmark authored from the CLI (one task offered OCR and Calculator, an OCR step, the final
+    answer), exported to ``tmp_path/out``; its database."""
     db = tmp_path / "x.db"
     run(db, "benchmarks", "add", "receipts", "--format", "gta")
     made = run(db, "tasks", "add", "-b", "receipts", "-q", "Twice the total?", "--image",
@@ -58,6 +60,11 @@ def test_the_gta_export_offers_the_tasks_chosen_tools(tmp_path: Path) -> None:
     run(db, "chain", "add", str(task), "OCR", "--args", '{"image": "0"}')
     run(db, "chain", "final", str(task), "116")
     run(db, "export", "gta", str(tmp_path / "out"), "-b", "receipts")
+    return db
+
+
+def test_the_gta_export_offers_the_tasks_chosen_tools(tmp_path: Path) -> None:
+    export_authored_gta(tmp_path)
     (record,) = json.loads((tmp_path / "out" / "dataset.json").read_text()).values()
     assert [t["name"] for t in record["tools"]] == ["OCR", "Calculator"]
 
@@ -66,14 +73,7 @@ def test_an_authored_gta_export_describes_its_tools_as_gta_does(tmp_path: Path) 
     """An authored benchmark has no imported toolmeta: the export describes the tool set's tools (their
     descriptions and input/output metas), so each task's ``tools`` are complete and ``toolmeta.json`` is not
     empty; the export imports back with the same descriptions."""
-    db = tmp_path / "x.db"
-    run(db, "benchmarks", "add", "receipts", "--format", "gta")
-    made = run(db, "tasks", "add", "-b", "receipts", "-q", "Twice the total?", "--image",
-               str(receipt(tmp_path / "r.png")), "--tool", "OCR", "--tool", "Calculator", "--json")  # fmt: skip
-    task = json.loads(made.stdout)["id"]
-    run(db, "chain", "add", str(task), "OCR", "--args", '{"image": "0"}')
-    run(db, "chain", "final", str(task), "116")
-    run(db, "export", "gta", str(tmp_path / "out"), "-b", "receipts")
+    db = export_authored_gta(tmp_path)
     toolmeta = json.loads((tmp_path / "out" / "toolmeta.json").read_text())
     assert "Calculator" in toolmeta and "ImageDescription" in toolmeta  # the whole set, as GTA ships it
     assert toolmeta["OCR"]["inputs"] == [
