@@ -21,7 +21,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import DataTable, Header, Input, Label, Markdown, OptionList, Select, Static, TextArea
+from textual.widgets import DataTable, Input, Label, Markdown, OptionList, Select, Static, TextArea
+from tui.widgets.header import Header
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring

@@ -1,0 +1,43 @@
+"""What the monkey (test_monkey.py) found, each pinned by the shortest key sequence that showed it."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widgets import Static
+
+from tests.support.monkey import press_burst
+from tests.tui.conftest import settle
+from tui.screens.home import HomeScreen
+from tui.widgets.header import Header
+
+
+class Titled(Screen[None]):
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("body")
+
+
+async def test_a_screen_closed_before_it_finished_opening_keeps_the_app() -> None:
+    """Textual's header updated its title after the screen's removal had taken the title away (NoMatches):
+    a screen pushed and popped in one go closed the app."""
+    app: App[None] = App()
+    async with app.run_test() as pilot:
+        app.push_screen(Titled())
+        app.push_screen(Titled())
+        app.pop_screen()
+        await pilot.pause()
+        await pilot.pause()
+        assert app.is_running
+        assert len(app.screen_stack) == 2
+
+
+async def test_runs_opened_and_left_at_once_from_home(make_tui) -> None:  # type: ignore[no-untyped-def]
+    """``m`` then ``escape`` typed together on home: the run monitor opens and closes, the app stays."""
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await press_burst(pilot, ["m", "escape"])
+        await settle(pilot, app)
+        assert app.is_running
+        assert isinstance(app.screen, HomeScreen)
