@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy.exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 SIZES = ((80, 24), (160, 48))
 QUIT_KEYS = frozenset({"ctrl+q", "ctrl+c"})
@@ -307,7 +307,7 @@ def unaudited(s: Session) -> dict[tuple[str, int], str]:
     from store.models import AuditEvent
 
     last: dict[tuple[str, int], Any] = {}
-    for event in s.exec(select(AuditEvent).order_by(AuditEvent.id)):  # type: ignore[arg-type]
+    for event in s.exec(select(AuditEvent).order_by(col(AuditEvent.id))):
         if event.entity_id is not None:
             last[(event.entity, event.entity_id)] = event.after
     out: dict[tuple[str, int], str] = {}

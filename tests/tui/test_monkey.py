@@ -130,14 +130,14 @@ def _builds() -> dict[str, Build]:
 
 
 def _raw_events(d: dict[str, Any], app: ChainmarkApp) -> Screen[Any]:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from store.models import Event
     from tui.screens.runs.raw_events import RawEventsScreen
     from tui.screens.runs.step_details import raw_event
 
     def read(s: Any) -> tuple[Any, ...]:
-        rows = s.exec(select(Event).where(Event.trajectory_id == d["trajectories"][0]).order_by(Event.ordinal))
+        rows = s.exec(select(Event).where(Event.trajectory_id == d["trajectories"][0]).order_by(col(Event.ordinal)))
         return tuple(raw_event(e) for e in rows)
 
     return RawEventsScreen("Trajectory · row 1", app.read(read))

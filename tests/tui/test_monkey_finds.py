@@ -41,3 +41,17 @@ async def test_runs_opened_and_left_at_once_from_home(make_tui) -> None:  # type
         await settle(pilot, app)
         assert app.is_running
         assert isinstance(app.screen, HomeScreen)
+
+
+async def test_the_guarded_header_still_shows_the_screen_title() -> None:
+    from textual.widgets._header import HeaderTitle
+
+    app: App[None] = App()
+    async with app.run_test() as pilot:
+        screen = Titled()
+        await app.push_screen(screen)
+        screen.title, screen.sub_title = "chainmark", "task 7"
+        await pilot.pause()
+        await pilot.pause()
+        shown = str(screen.query_one(HeaderTitle).render())
+        assert "chainmark" in shown and "task 7" in shown
