@@ -55,3 +55,25 @@ async def test_the_guarded_header_still_shows_the_screen_title() -> None:
         await pilot.pause()
         shown = str(screen.query_one(HeaderTitle).render())
         assert "chainmark" in shown and "task 7" in shown
+
+
+async def test_a_page_key_reaching_a_palette_without_its_list_does_nothing(make_tui) -> None:  # type: ignore[no-untyped-def]
+    """A page key reached the palette while it was being taken down (its list already removed: seen in the
+    walk of MergeScreen seed 1, ``ctrl+p`` ``s`` ``enter`` … ``ctrl+p`` ``pagedown``); the palette's guard
+    looked the list up and the NoMatches closed the app."""
+    from textual.command import CommandList
+
+    from tui.widgets.command_palette import GuardedCommandPalette
+
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await press_burst(pilot, ["ctrl+p"])
+        await settle(pilot, app)
+        palette = app.screen
+        assert isinstance(palette, GuardedCommandPalette)
+        await palette.query_one(CommandList).remove()
+        palette._action_command_list("page_down")
+        palette._action_command_list("cursor_down")
+        await settle(pilot, app)
+        assert app.is_running
