@@ -8,7 +8,6 @@ from textual.widgets import Static
 
 from tests.support.monkey import press_burst
 from tests.tui.conftest import settle
-from tui.screens.home import HomeScreen
 from tui.widgets.header import Header
 
 
@@ -30,17 +29,6 @@ async def test_a_screen_closed_before_it_finished_opening_keeps_the_app() -> Non
         await pilot.pause()
         assert app.is_running
         assert len(app.screen_stack) == 2
-
-
-async def test_runs_opened_and_left_at_once_from_home(make_tui) -> None:  # type: ignore[no-untyped-def]
-    """``m`` then ``escape`` typed together on home: the run monitor opens and closes, the app stays."""
-    app = make_tui()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, app)
-        await press_burst(pilot, ["m", "escape"])
-        await settle(pilot, app)
-        assert app.is_running
-        assert isinstance(app.screen, HomeScreen)
 
 
 async def test_the_guarded_header_still_shows_the_screen_title() -> None:
