@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT_VAR = "CHAINMARK_TEST_ROOT"
 """The session folder, set by the first test process and inherited by xdist workers and subprocesses."""
 XDG_FOLDERS = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
-SETTINGS_KEPT = frozenset({"CHAINMARK_TEST_WORKERS", "CHAINMARK_FUZZ_EXAMPLES", ROOT_VAR})
+SETTINGS_KEPT = frozenset({"CHAINMARK_TEST_WORKERS", "CHAINMARK_FUZZ_EXAMPLES", "CHAINMARK_MONKEY_SEEDS", ROOT_VAR})
 """CHAINMARK_* variables that steer the suite itself rather than the program under test."""
 SETTING_PREFIXES_KEPT = ("CHAINMARK_TEST_", "CHAINMARK_LIVE_", "CHAINMARK_REFERENCE_")
 _PROC = Path("/proc")

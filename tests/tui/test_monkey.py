@@ -1,73 +1,152 @@
-"""A randomized "monkey" over every screen (issue 16, how we know): key sequences drawn
-from each screen's own bindings plus typing, arrows, tab and enter. The app must stay alive and the
-database must pass its integrity checks. A failure shrinks to a replayable key list (hypothesis
-prints it). Kept to a few short examples per screen so it fits in CI."""
+"""The monkey on every screen (issues 16 and 32, how we know): each screen the app can show, the command
+palette too, is opened on the demo project and walked with a seeded random sequence of keys (its own
+bindings, moves, typing, enter/escape, the palette with typing in it; quitting only at the end), at
+80×24 and 160×48 (the terminal is resized half-way). The app must not crash, must not show an internal
+error, must still run unless the walk quit it, and must leave the database consistent.
+
+The list of screens is every ``Screen`` subclass in ``tui/screens`` (found by walking the package), so a
+new screen without a way to open it here fails ``test_every_screen_has_a_walk``. A failing walk is
+replayed by its test id (screen, seed); ``CHAINMARK_MONKEY_SEEDS=N`` walks N seeds per screen (default 1).
+"""
 
 from __future__ import annotations
 
-import asyncio
+import importlib
+import inspect
+import os
+import pkgutil
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
-from sqlalchemy import text
+from textual.screen import Screen
+from textual_image.widget import HalfcellImage
 
-from annotation import tasks as authoring
-from store import session_scope
-from tests.scoring.builders import answer, stored_run, stored_trajectory
+import tui.screens
+from store import make_engine
+from tests.support.monkey import (
+    SIZES,
+    Project,
+    build_project,
+    consistency_problems,
+    monkey_keys,
+    press_burst,
+    record_hidden_errors,
+    screen_keys,
+    unaudited,
+    watch_quit,
+)
 from tests.tui.conftest import png, settle
-from tui.screens.chain_builder import ChainBuilderScreen
-from tui.screens.checkpoint_editor import CheckpointEditorScreen
-from tui.screens.task_editor import TaskEditorScreen
-from tests.support.must import must
+from tui.app import ChainmarkApp, make_app
+from tui.context import AppContext
+
+SEEDS = int(os.environ.get("CHAINMARK_MONKEY_SEEDS", "1"))
+KEYS_PER_WALK = 16
+PALETTE = "GuardedCommandPalette"  # not under tui/screens: the palette ctrl+p opens everywhere
+ABSTRACT = {"WorkScreen"}  # bases other screens build on, never shown by themselves
+
+Build = Callable[[dict[str, Any], ChainmarkApp], list[Screen[Any]]]
 
 
-def _screens() -> dict[str, Any]:
-    """Every screen, built from the ids the walk's data has (task, runs, trajectory)."""
+def screen_classes() -> dict[str, type[Screen[Any]]]:
+    """Every screen class defined under ``tui/screens``, by class name."""
+    found: dict[str, type[Screen[Any]]] = {}
+    for module_info in pkgutil.walk_packages(tui.screens.__path__, "tui.screens."):
+        module = importlib.import_module(module_info.name)
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, Screen) and value.__module__ == module.__name__:
+                found[name] = value
+    return {name: cls for name, cls in found.items() if name not in ABSTRACT}
+
+
+# How to open each screen on the project: a list of screens pushed in order over home (the dialogs too: over
+# home they cost a walk less than over the task editor that asks them, and answer nobody). Keyed by class
+# name so a renamed or new screen shows up as uncovered.
+def _builds() -> dict[str, Build]:
+    from tui.screens.chain_builder import ChainBuilderScreen
+    from tui.screens.checkpoint_editor import CheckpointEditorScreen
+    from tui.screens.confirm import ConfirmDiscardScreen
+    from tui.screens.conflict import ConflictScreen
     from tui.screens.drafting import DraftingScreen
     from tui.screens.guidelines import GuidelinesScreen
+    from tui.screens.help import HelpScreen
     from tui.screens.home import HomeScreen
+    from tui.screens.image_zoom import ImageZoomScreen
+    from tui.screens.merge import MergeScreen
     from tui.screens.new_task import NewTaskScreen
+    from tui.screens.prompt import PromptScreen
+    from tui.screens.region_picker import RegionPickerScreen
     from tui.screens.reports import ReportsScreen
-    from tui.screens.rubric import RubricScreen
     from tui.screens.review.adjudication import AdjudicationScreen
     from tui.screens.review.dashboard import DashboardScreen
-    from tui.screens.image_zoom import ImageZoomScreen
-    from tui.screens.region_picker import RegionPickerScreen
+    from tui.screens.review.estimates import EstimatesScreen
     from tui.screens.review.preference_queue import PreferenceQueueScreen
     from tui.screens.review.rating_queue import RatingQueueScreen
-    from tui.screens.runs.compare import CompareScreen
+    from tui.screens.rubric import RubricScreen
+    from tui.screens.runs.compare import CompareScreen, SideBySideScreen
     from tui.screens.runs.launcher import LaunchScreen
     from tui.screens.runs.monitor import RunMonitorScreen
     from tui.screens.runs.trajectory import TrajectoryScreen
+    from tui.screens.task_editor import TaskEditorScreen
     from tui.screens.task_list import TaskListScreen
 
-    return {  # name: (class, how to build it from the walk's ids)
-        "task editor": (TaskEditorScreen, lambda d: TaskEditorScreen(d["task"])),
-        "chain builder": (ChainBuilderScreen, lambda d: ChainBuilderScreen(d["task"])),
-        "checkpoint editor": (CheckpointEditorScreen, lambda d: CheckpointEditorScreen(d["task"])),
-        "home": (HomeScreen, lambda d: HomeScreen()),
-        "task list": (TaskListScreen, lambda d: TaskListScreen()),
-        "new task": (NewTaskScreen, lambda d: NewTaskScreen("mme")),
-        "drafting": (DraftingScreen, lambda d: DraftingScreen(d["task"])),
-        "guidelines": (GuidelinesScreen, lambda d: GuidelinesScreen("mme", "# Rules")),
-        "rubric": (RubricScreen, lambda d: RubricScreen("mme")),
-        "runs": (RunMonitorScreen, lambda d: RunMonitorScreen()),
-        "launcher": (LaunchScreen, lambda d: LaunchScreen("mme")),
-        "trajectory": (TrajectoryScreen, lambda d: TrajectoryScreen(d["trajectory"])),
-        "compare": (CompareScreen, lambda d: CompareScreen(d["runs"], embedder="hashing")),
-        "reports": (ReportsScreen, lambda d: ReportsScreen(tuple(d["runs"]), embedder="hashing")),
-        "rating queue": (RatingQueueScreen, lambda d: RatingQueueScreen("tester")),
-        "adjudication": (AdjudicationScreen, lambda d: AdjudicationScreen("tester")),
-        "dashboard": (DashboardScreen, lambda d: DashboardScreen()),
-        "preference queue": (PreferenceQueueScreen, lambda d: PreferenceQueueScreen("tester")),
-        "image zoom": (ImageZoomScreen, lambda d: ImageZoomScreen(png(120, 80), "query image")),
-        "region picker": (RegionPickerScreen, lambda d: RegionPickerScreen(_image())),
+    def editor(d: dict[str, Any]) -> TaskEditorScreen:
+        return TaskEditorScreen(d["tasks"][0])
+
+    return {
+        "HomeScreen": lambda d, app: [HomeScreen()],
+        "TaskListScreen": lambda d, app: [TaskListScreen()],
+        "NewTaskScreen": lambda d, app: [NewTaskScreen("demo-gta")],
+        "TaskEditorScreen": lambda d, app: [editor(d)],
+        "ChainBuilderScreen": lambda d, app: [ChainBuilderScreen(d["tasks"][0])],
+        "CheckpointEditorScreen": lambda d, app: [CheckpointEditorScreen(d["tasks"][0])],
+        "DraftingScreen": lambda d, app: [DraftingScreen(d["tasks"][1])],
+        "GuidelinesScreen": lambda d, app: [GuidelinesScreen("demo-gta", "# Rules\n\nCount what you see.")],
+        "RubricScreen": lambda d, app: [RubricScreen("demo-gta")],
+        "RunMonitorScreen": lambda d, app: [RunMonitorScreen()],
+        "LaunchScreen": lambda d, app: [LaunchScreen("demo-gta")],
+        "TrajectoryScreen": lambda d, app: [TrajectoryScreen(d["trajectories"][0])],
+        "RawEventsScreen": lambda d, app: [TrajectoryScreen(d["trajectories"][0]), _raw_events(d, app)],
+        "CompareScreen": lambda d, app: [CompareScreen(d["runs"], embedder="hashing")],
+        "SideBySideScreen": lambda d, app: [_side_by_side(d, SideBySideScreen)],
+        "ReportsScreen": lambda d, app: [ReportsScreen(tuple(d["runs"]), embedder="hashing")],
+        "RatingQueueScreen": lambda d, app: [RatingQueueScreen()],
+        "PreferenceQueueScreen": lambda d, app: [PreferenceQueueScreen()],
+        "AdjudicationScreen": lambda d, app: [AdjudicationScreen()],
+        "DashboardScreen": lambda d, app: [DashboardScreen()],
+        "EstimatesScreen": lambda d, app: [EstimatesScreen()],
+        "ImageZoomScreen": lambda d, app: [ImageZoomScreen(png(120, 80), "query image")],
+        "RegionPickerScreen": lambda d, app: [RegionPickerScreen(_image())],
+        "HelpScreen": lambda d, app: [HelpScreen(app.screen)],
+        "ConfirmDiscardScreen": lambda d, app: [ConfirmDiscardScreen("Not saved: the query. Leave?")],
+        "ConflictScreen": lambda d, app: [ConflictScreen("query was changed by bob while you edited it")],
+        "MergeScreen": lambda d, app: [MergeScreen("query", "How many?", "How many cups?", "How many mugs?", "bob")],
+        "PromptScreen": lambda d, app: [PromptScreen("Why is it rejected?", placeholder="what to fix")],
     }
 
 
-def _image():  # type: ignore[no-untyped-def]
+def _raw_events(d: dict[str, Any], app: ChainmarkApp) -> Screen[Any]:
+    from sqlmodel import col, select
+
+    from store.models import Event
+    from tui.screens.runs.raw_events import RawEventsScreen
+    from tui.screens.runs.step_details import raw_event
+
+    def read(s: Any) -> tuple[Any, ...]:
+        rows = s.exec(select(Event).where(Event.trajectory_id == d["trajectories"][0]).order_by(col(Event.ordinal)))
+        return tuple(raw_event(e) for e in rows)
+
+    return RawEventsScreen("Trajectory · row 1", app.read(read))
+
+
+def _side_by_side(d: dict[str, Any], screen: Any) -> Screen[Any]:
+    columns = [("scripted run", d["trajectories"][0], "2", 1.0), ("second run", None, "", None)]
+    return screen(d["tasks"][0], columns, notes=[])  # type: ignore[no-any-return]
+
+
+def _image() -> Any:
     import io
 
     from PIL import Image
@@ -75,96 +154,84 @@ def _image():  # type: ignore[no-untyped-def]
     return Image.open(io.BytesIO(png(120, 80))).convert("RGB")
 
 
-SCREENS = _screens()
-HOSTILE = "[/x] [@click=app.quit]q[/] \x1b[2J"
-NEVER = {"ctrl+q", "ctrl+c", "ctrl+p", "question_mark"}  # quitting and the palette/help end the walk
-COMMON = [
-    "tab",
-    "shift+tab",
-    "up",
-    "down",
-    "left",
-    "right",
-    "enter",
-    "escape",
-    "delete",
-    "backspace",
-    "space",
-    "a",
-    "1",
-    "[",
-    "V",
-    "]",
-    "ctrl+z",
-]
+BUILDS = _builds()
 
 
-def _keys(screen_class: type) -> list[str]:
-    from textual.binding import Binding
-
-    keys = set(COMMON)
-    for klass in screen_class.__mro__:
-        for raw in klass.__dict__.get("BINDINGS", []) or []:
-            b = raw if isinstance(raw, Binding) else Binding(*raw)
-            keys.update(k.strip() for k in b.key.split(","))
-    return sorted(keys - NEVER)
+def _open_palette(d: dict[str, Any], app: ChainmarkApp) -> list[Screen[Any]]:
+    app.action_command_palette()  # the guarded palette over home (tui.widgets.command_palette)
+    return []
 
 
-async def _walk(make_tui, engine, blobs, screen_name: str, keys: list[str]) -> None:  # type: ignore[no-untyped-def]
-    with session_scope(engine, "tester") as s:
-        authoring.ensure_benchmark(s, "mme", "agentic-mme", tool_set="agentic-mme")
-        # names from data that look like markup or carry escapes: every list, drop-down and field shows them
-        authoring.ensure_benchmark(s, HOSTILE, "chainmark")
-        t = authoring.create_task(s, "mme", "What colour is the square?", category=HOSTILE, level=HOSTILE)
-        authoring.attach_asset(s, blobs, must(t.id), png(120, 80))
-        step = authoring.add_step(
-            s, must(t.id), tool_name="crop", tool_args={"image_index": 0, "bbox_2d": [0, 0, 500, 500]}, result_text="ok"
-        )
-        authoring.add_checkpoint(s, must(t.id), "cp1", axis="V", step_id=step.id)
-        ids: dict[str, Any] = {"task": t.id}
-        runs = [stored_run(s, "mme", "agentic-mme", mode="atomic", model=m) for m in ("alpha", "beta")]
-        trajectories = [stored_trajectory(s, r, int(t.id or 0), [answer(a)]) for r, a in zip(runs, ("red", "blue"))]
-        ids.update(runs=[r.id for r in runs], trajectory=trajectories[0].id)
-        from annotation.review.annotators import add_annotator
-        from annotation.review.preferences import assign_pairs
+WALKS: dict[str, tuple[Build, list[str]]] = {
+    **{name: (build, screen_keys(cls)) for name, cls in screen_classes().items() if (build := BUILDS.get(name))},
+    PALETTE: (_open_palette, []),
+}
 
-        add_annotator(s, "tester")
-        assign_pairs(s, int(runs[0].id or 0), int(runs[1].id or 0), ["tester"], 1)
-    app = make_tui()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, app)
-        app.push_screen(SCREENS[screen_name][1](ids))
-        await pilot.pause()
-        if app.is_running:  # a screen that crashes as it loads must fail the walk, not hang it
+
+def walk_ids() -> Iterator[Any]:
+    """Seed by seed, so a long run cut short has walked every screen as often."""
+    for seed in range(SEEDS):
+        for name in WALKS:
+            yield pytest.param(name, seed, id=f"{name}-{seed}")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """Built once per module (the demo costs seconds), copied for each walk."""
+    return build_project(tmp_path_factory.mktemp("monkey-project"))
+
+
+def test_every_screen_has_a_walk() -> None:
+    """A screen added to tui/screens without a way to open it here is not walked: fail until it is."""
+    assert sorted(set(screen_classes()) - set(BUILDS)) == []
+    assert sorted(set(BUILDS) - set(screen_classes())) == []  # and no walk of a screen that is gone
+
+
+@pytest.mark.parametrize(("screen_name", "seed"), list(walk_ids()))
+async def test_monkey_walk(
+    project: Project, screen_name: str, seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # random keys can export a report or a screenshot to a relative path
+    db, _blobs = project.copy_to(tmp_path)
+    engine = make_engine(db)
+    rng = random.Random(f"{screen_name}:{seed}")
+    build, own = WALKS[screen_name]
+    keys = monkey_keys(rng, own, KEYS_PER_WALK)
+    actor = rng.choice(("ann", "rev"))
+    first, then = SIZES if seed % 2 == 0 else SIZES[::-1]
+    hidden = record_hidden_errors(monkeypatch)
+    quit_ = watch_quit(monkeypatch)
+    from sqlmodel import Session
+
+    with Session(engine) as s:
+        before = unaudited(s)
+    app = make_app(AppContext(db=str(db), actor=actor), image_widget=HalfcellImage, engine=engine)
+    replay = f"walk {screen_name!r} seed {seed} as {actor} at {first} then {then}: keys {keys}"
+    try:
+        async with app.run_test(size=first) as pilot:
             await settle(pilot, app)
-        for key in keys:
-            if not app.is_running:
-                break
-            await pilot.press(key)
-            await pilot.pause()
-        if app.is_running:
+            for screen in build(project.ids, app):
+                app.push_screen(screen)
             await settle(pilot, app)
-        assert app.is_running, keys
-    with engine.connect() as conn:
-        assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
-        assert conn.execute(text("PRAGMA foreign_key_check")).fetchall() == []
-
-
-@pytest.mark.parametrize("screen_name", list(SCREENS))
-def test_monkey_never_kills_the_app(make_tui, engine, blobs, screen_name: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.chdir(tmp_path)  # random keys can export a report to a relative path
-
-    @settings(
-        max_examples=2,
-        deadline=None,
-        derandomize=True,
-        # No "explain" phase: it re-runs a failing walk under a line tracer, and a crashed app's traceback
-        # (Rich, with locals) then takes minutes to render: the walk looked hung instead of failing.
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
-    @given(st.lists(st.sampled_from(_keys(SCREENS[screen_name][0])), min_size=10, max_size=40))
-    def run(keys: list[str]) -> None:
-        asyncio.run(_walk(make_tui, engine, blobs, screen_name, keys))
-
-    run()
+            for n, burst in enumerate(keys):
+                if not app.is_running:
+                    break
+                if n == len(keys) // 2:
+                    await pilot.resize_terminal(*then)
+                await press_burst(pilot, burst)
+            if app.is_running:
+                await settle(pilot, app)
+            running = app.is_running
+    except Exception as exc:
+        exc.add_note(replay)
+        raise
+    finally:
+        engine.dispose()
+    engine = make_engine(db)
+    try:
+        assert app.return_code in (None, 0), replay
+        assert hidden.bugs == [], f"{replay}\n" + "\n\n".join(hidden.bugs)
+        assert running or quit_.asked, f"the app ended though nobody quit: {replay}"
+        assert consistency_problems(engine, before) == [], replay
+    finally:
+        engine.dispose()

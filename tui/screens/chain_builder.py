@@ -19,7 +19,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Header, Input, Label, OptionList, Static
+from textual.widgets import Input, Label, OptionList, Static
+from tui.widgets.header import Header
 from textual.widgets.option_list import Option
 
 from annotation import tasks as authoring

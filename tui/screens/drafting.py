@@ -9,7 +9,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Header, Static, TextArea
+from textual.widgets import Static, TextArea
+from tui.widgets.header import Header
 
 from annotation import tasks as authoring
 from evaluation import drafting

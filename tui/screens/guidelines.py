@@ -6,7 +6,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Header, Markdown, TextArea
+from textual.widgets import Markdown, TextArea
+from tui.widgets.header import Header
 
 from annotation.tasks import ensure_benchmark, get_benchmark
 from tui.typed_keys import after_typed_keys

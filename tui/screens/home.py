@@ -13,7 +13,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Static
+from tui.widgets.header import Header
 
 from tui.messages import Result
 from tui.safe_text import data_cells

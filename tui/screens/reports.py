@@ -20,7 +20,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
+from tui.widgets.header import Header
 
 from evaluation.scoring import report as reports
 from evaluation.scoring.runner import score_run

@@ -8,7 +8,8 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Header, OptionList, Static, TextArea
+from textual.widgets import OptionList, Static, TextArea
+from tui.widgets.header import Header
 from textual.widgets.option_list import Option
 
 from evaluation.judges.rubrics import RUBRIC_JUDGE, add_rubric, rubric_text, rubric_versions

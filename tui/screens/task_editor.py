@@ -23,7 +23,6 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import (
     DataTable,
-    Header,
     Input,
     Label,
     Markdown,
@@ -33,6 +32,7 @@ from textual.widgets import (
     Static,
     TextArea,
 )
+from tui.widgets.header import Header
 from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 

@@ -10,7 +10,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.timer import Timer
-from textual.widgets import Header, Input, Select, Static
+from textual.widgets import Input, Select, Static
+from tui.widgets.header import Header
 
 from annotation.tasks import STATUSES
 from tui.data import TaskFilter, TaskRow, filter_choices, task_ids, task_rows

@@ -18,7 +18,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
+from tui.widgets.header import Header
 
 from evaluation.agreement.contradicted import Flag, FlagKey, flag_key
 from evaluation.agreement.disagreements import Disagreement

@@ -14,7 +14,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
+from tui.widgets.header import Header
 from textual_plotext import PlotextPlot
 
 from tui.messages import Result

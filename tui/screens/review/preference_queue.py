@@ -18,7 +18,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Header, Input, Static
+from textual.widgets import Input, Static
+from tui.widgets.header import Header
 
 from annotation.review.preferences import Side
 from tui.messages import PreviewLoaded, Result, Saved

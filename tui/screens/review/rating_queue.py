@@ -17,7 +17,8 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
+from tui.widgets.header import Header
 
 from tui.undo import Edit, made_row
 from tui.messages import PreviewLoaded, Result, Saved

@@ -15,7 +15,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Static
+from tui.widgets.header import Header
 
 from evaluation.compare import FILTERS, Comparison, RunResults, compare, results_in
 from tui.messages import Result

@@ -14,7 +14,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Checkbox, Header, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+from tui.widgets.header import Header
 
 from evaluation.harness import Budgets, RunSpec
 from tui.typed_keys import after_typed_keys

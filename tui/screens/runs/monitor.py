@@ -22,7 +22,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Header, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
+from tui.widgets.header import Header
 
 from annotation.review.annotators import run_refusal
 from evaluation.harness.lease import RESUME_HINT

@@ -24,7 +24,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Header, Input, Static
+from textual.widgets import Input, Static
+from tui.widgets.header import Header
 
 from tui.images import preview
 from tui.messages import Result
