@@ -75,6 +75,7 @@ def _builds() -> dict[str, Build]:
     from tui.screens.home import HomeScreen
     from tui.screens.image_zoom import ImageZoomScreen
     from tui.screens.merge import MergeScreen
+    from tui.screens.new_benchmark import NewBenchmarkScreen
     from tui.screens.new_task import NewTaskScreen
     from tui.screens.prompt import PromptScreen
     from tui.screens.region_picker import RegionPickerScreen
@@ -99,12 +100,13 @@ def _builds() -> dict[str, Build]:
         "HomeScreen": lambda d, app: [HomeScreen()],
         "TaskListScreen": lambda d, app: [TaskListScreen()],
         "NewTaskScreen": lambda d, app: [NewTaskScreen("demo-gta")],
+        "NewBenchmarkScreen": lambda d, app: [NewBenchmarkScreen()],
         "TaskEditorScreen": lambda d, app: [editor(d)],
         "ChainBuilderScreen": lambda d, app: [ChainBuilderScreen(d["tasks"][0])],
         "CheckpointEditorScreen": lambda d, app: [CheckpointEditorScreen(d["tasks"][0])],
         "DraftingScreen": lambda d, app: [DraftingScreen(d["tasks"][1])],
         "GuidelinesScreen": lambda d, app: [GuidelinesScreen("demo-gta", "# Rules\n\nCount what you see.")],
-        "RubricScreen": lambda d, app: [RubricScreen("demo-gta")],
+        "RubricScreen": lambda d, app: [RubricScreen("demo-chainmark")],
         "RunMonitorScreen": lambda d, app: [RunMonitorScreen()],
         "LaunchScreen": lambda d, app: [LaunchScreen("demo-gta")],
         "TrajectoryScreen": lambda d, app: [TrajectoryScreen(d["trajectories"][0])],
