@@ -61,3 +61,30 @@ async def test_a_model_answer_arriving_after_leaving_drafting_is_kept(  # type: 
         task_row = s.get(Task, task)
         assert task_row is not None
         assert task_row.meta["drafting"]["description"] == "A blue field."
+
+
+async def test_a_second_answer_to_a_prompt_never_closes_the_screen_beneath(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+    """Enter and escape in the same moment (or a deferred callback) answered a prompt twice: the second
+    dismiss popped whatever screen was under it, here the task editor the prompt was asked from."""
+    from textual.widgets import Input
+
+    from tui.screens.prompt import PromptScreen
+
+    task = _task(engine, blobs)
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(TaskEditorScreen(task))
+        await settle(pilot, app)
+        editor = app.screen
+        answers: list[str | None] = []
+        app.push_screen(PromptScreen("Attach an image"), answers.append)
+        await until(pilot, lambda: isinstance(app.screen, PromptScreen) and bool(app.screen.query("#prompt-input")))
+        prompt = app.screen
+        box = prompt.query_one("#prompt-input", Input)
+        box.value = "/nowhere.png"
+        box.post_message(Input.Submitted(box, box.value))  # enter: its Submitted waits in the queue …
+        prompt.action_cancel()  # … while escape is acted on at once
+        await settle(pilot, app)
+        assert answers == [None]  # answered once
+        assert app.screen is editor  # the editor is still open
