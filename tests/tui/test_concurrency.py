@@ -59,6 +59,34 @@ async def test_open_editor_shows_changes_made_elsewhere(make_tui, engine, blobs,
     assert (task.domain, task.query, task.category) == ("Retail", "How many cups?", "counting")
 
 
+async def test_edits_made_while_a_live_update_is_being_shown_are_saved(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, fast_poll, monkeypatch
+) -> None:
+    """The editor ignored every change while a load was being shown (until the screen's next refresh), not
+    only the load's own echo: keys handled in that moment were never saved, and the flaky test above lost
+    its category this way. Here the moment is held open (the end of the load waits for the test), so the
+    typing lands in it every time."""
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        assert isinstance(editor, TaskEditorScreen)
+        done_loading, held = editor._done_loading, []
+        monkeypatch.setattr(editor, "_done_loading", lambda: held.append(True))
+        _elsewhere(engine, task_id, domain="Retail")
+        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail")
+        assert editor._loading  # the live update is still being shown
+        await pilot.press("end", *" Count them.")  # the query has the focus
+        editor.query_one("#meta-category").value = "counting"
+        await until(pilot, lambda: {"query", "meta-category"} <= set(editor._pending_saves), timeout=5)
+        monkeypatch.setattr(editor, "_done_loading", done_loading)
+        done_loading()
+        await wait_for_saves(pilot, app)
+    task = _stored(engine, task_id)
+    assert (task.domain, task.query, task.category) == ("Retail", "How many? Count them.", "counting")
+
+
 async def test_open_editor_follows_every_save_of_another_editing_session(make_tui, engine, blobs, fast_poll) -> None:  # type: ignore[no-untyped-def]
     """Bob's saves within one editing session keep one revision; the open editor still shows each of
     them (it compares the time of the last save, not only the revision number)."""

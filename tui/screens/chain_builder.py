@@ -343,6 +343,9 @@ class ChainBuilderScreen(WorkScreen):
         from tui.screens.region_picker import RegionPickerScreen, bbox_argument, from_pixels
 
         form = self.query_one(ArgForm)
+        if not form.ready:
+            self.notify("the tool's inputs are still being set up: try again", severity="warning")
+            return
         field = form.bbox_field()
         image = (self._previews.get(self.selected_image) or (None, None))[0]
         if field is None or image is None:

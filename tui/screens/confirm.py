@@ -10,13 +10,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from tui.screens.modal import OneAnswerModal
 from textual.widgets import Button, Static
 from tui.safe_text import data_content
 from tui.widgets.footer import KeyFooter
 
 
-class ConfirmDiscardScreen(ModalScreen[bool]):
+class ConfirmDiscardScreen(OneAnswerModal[bool]):
     """Dismisses with True to discard and leave, False to stay."""
 
     BINDINGS = [

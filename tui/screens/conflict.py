@@ -9,13 +9,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from tui.screens.modal import OneAnswerModal
 from textual.widgets import Button, Static
 from tui.safe_text import data_content
 from tui.widgets.footer import KeyFooter
 
 
-class ConflictScreen(ModalScreen[str | None]):
+class ConflictScreen(OneAnswerModal[str | None]):
     """Dismisses with "reload", "overwrite", "merge" or None."""
 
     BINDINGS = [

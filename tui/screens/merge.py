@@ -10,7 +10,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from tui.screens.modal import OneAnswerModal
 from textual.widgets import Static
 
 from annotation.merge import UnresolvedMerge, merge_values, resolve
@@ -19,7 +19,7 @@ from tui.widgets.footer import KeyFooter
 from tui.safe_text import data_content
 
 
-class MergeScreen(ModalScreen[Any]):
+class MergeScreen(OneAnswerModal[Any]):
     """Dismisses with the merged value to save, or ``MergeScreen.CANCELLED``."""
 
     CANCELLED = object()

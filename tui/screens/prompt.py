@@ -6,14 +6,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from tui.screens.modal import OneAnswerModal
 from textual.widgets import Input, Label
 from tui.safe_text import data_content
 from tui.widgets.data_input import DataInput
 from tui.widgets.footer import KeyFooter
 
 
-class PromptScreen(ModalScreen[str | None]):
+class PromptScreen(OneAnswerModal[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
 
     def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:

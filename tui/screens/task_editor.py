@@ -209,6 +209,16 @@ class TaskEditorScreen(WorkScreen):
             for w in self.app.workers
         )
 
+    def _typed_unsaved(self, names: tuple[str, ...], edited: bool, force: bool) -> bool:
+        """A text field (its save and conflict ``names``) holds typing a load must not replace: its save
+        is waiting or on its way, or it was ``edited`` since it was last loaded or saved (a key handled
+        just now, its save not started yet). The annotator's edit wins: it is saved against the value it
+        started from, so a colleague's change of the same field meanwhile is said as a conflict, never
+        lost silently. ``force`` (after an undo or "reload theirs") replaces what they chose to give up."""
+        if any(name in self._pending_saves or self._held(name) for name in names):
+            return True
+        return edited and not force
+
     @on(EditorTaskLoaded)
     def _task_loaded(self, message: EditorTaskLoaded) -> None:
         self.detail = message.detail
@@ -247,13 +257,14 @@ class TaskEditorScreen(WorkScreen):
         self.query_one("#task-title", Static).update(
             data_text(f"#{d.id} {d.source_id} · {d.benchmark} · {d.status} · revision {d.revision}{review}")
         )
-        query = self.query_one("#query", TextArea)
-        if "query" not in self._pending_saves and not self._held("query"):
+        query = self.query_one("#query", DataTextArea)
+        edited = "query" in self._base and query.text != self._base["query"]
+        if not self._typed_unsaved(("query",), edited, force):
             if query.text != d.query:
                 if "query" not in self._spans:  # the first load: what was typed into it before is added after
                     self._early_typing[:0] = [query.text]
                 with self.prevent(TextArea.Changed):  # a reload is not typing: its echo must not save
-                    query.load_text(d.query)  # which clears the field's own undo history
+                    query.show_text(d.query)  # cursor kept in place; clears the field's own undo history
                 self._spans["query"] = TypingSpan(d.query)
             self._base["query"] = d.query
         self._spans.setdefault("query", TypingSpan(d.query))
@@ -271,7 +282,8 @@ class TaskEditorScreen(WorkScreen):
         with self.prevent(Select.Changed):
             self.query_one("#status", Select).value = d.status
         answer = self.query_one(AnswerEditor)
-        if "answer" not in self._pending_saves:
+        edited = "answer_spec" in self._base and answer.edited_since(self._base["answer_spec"])
+        if not self._typed_unsaved(("answer", "answer_spec"), edited, force):
             if answer.spec != d.answer_spec:
                 answer.set_spec(d.answer_spec)  # new fields: no undo history of their own
                 self._spans["answer_spec"] = TypingSpan(d.answer_spec)
@@ -465,8 +477,15 @@ class TaskEditorScreen(WorkScreen):
 
     @on(TextArea.Changed, "#query")
     def _query_changed(self) -> None:
-        if not self._loading and self.detail is not None:  # before the first load: kept (``_early_typing``)
+        if self.detail is None:  # before the first load: kept (``_early_typing``)
+            return
+        if not self._echo_of_load(self.query_one("#query", TextArea).text, self.detail.query):
             self._debounce("query", self._save_query)
+
+    def _echo_of_load(self, value: Any, loaded: Any) -> bool:
+        """A Changed that only repeats what the load just put in (ignoring all changes while loading lost
+        the keys typed in that moment: nothing saved them, and the next live update replaced them)."""
+        return self._loading and value == loaded
 
     def _save_query(self) -> None:
         text = self.query_one("#query", TextArea).text
@@ -475,9 +494,11 @@ class TaskEditorScreen(WorkScreen):
 
     @on(Input.Changed)
     def _meta_changed(self, event: Input.Changed) -> None:
-        if self._loading or not (event.input.id or "").startswith("meta-"):
+        if not (event.input.id or "").startswith("meta-"):
             return
         name = (event.input.id or "").removeprefix("meta-")
+        if self.detail is not None and self._echo_of_load(event.value, getattr(self.detail, name) or ""):
+            return
         self._debounce(f"meta-{name}", lambda: self._save_meta(name))
 
     def _save_meta(self, name: str) -> None:
@@ -487,7 +508,9 @@ class TaskEditorScreen(WorkScreen):
 
     @on(AnswerEditor.Changed)
     def _answer_changed(self, event: AnswerEditor.Changed) -> None:
-        if not self._loading and event.error is None:
+        if self.detail is not None and self._echo_of_load(event.spec, self.detail.answer_spec):
+            return
+        if event.error is None:
             self._debounce("answer", self._save_answer)
 
     def _save_answer(self) -> None:
@@ -599,7 +622,7 @@ class TaskEditorScreen(WorkScreen):
 
     @on(Select.Changed, "#status")
     def _status_changed(self, event: Select.Changed) -> None:
-        if self._loading or self.detail is None or event.value == self.detail.status:
+        if self.detail is None or event.value == self.detail.status:
             return
         self.set_status(str(event.value))
 

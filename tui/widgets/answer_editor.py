@@ -152,12 +152,36 @@ class AnswerEditor(Vertical):
         self._quiet = True
         with self.prevent(Select.Changed):
             self.query_one("#answer-kind", Select).value = spec.get("kind", "none")
-        self.call_next(self._build, spec.get("kind", "none"), fields_from_spec(spec), False)
+        self.call_next(self._show_spec, spec.get("kind", "none"), fields_from_spec(spec))
+
+    async def _show_spec(self, kind: str, values: dict[str, str]) -> None:
+        """A spec of the kind already shown goes into the fields in place, so a live update keeps the
+        focus and the cursor (rebuilding them dropped both, and the next keys went elsewhere)."""
+        if kind != self._built_kind:
+            await self._build(kind, values, False)
+            return
+        with self.prevent(Input.Changed, TextArea.Changed):
+            for w in self.query("#answer-fields Input, #answer-fields TextArea"):
+                value = values.get((w.id or "").removeprefix("answer-"), "")
+                if isinstance(w, DataTextArea) and w.text != value:
+                    w.show_text(value)
+                elif isinstance(w, DataInput) and w.value != value:
+                    w.show_value(value)
+        self._quiet = False
+        self._report(post=False)
+
+    def edited_since(self, stored: dict[str, Any]) -> bool:
+        """The form holds an edit of ``stored`` not saved yet: a valid spec that differs, or an invalid one
+        (an answer half typed) that does."""
+        spec, error = self.current()
+        return self.spec != stored or (error is not None and spec != stored)
 
     async def _build(self, kind: str, values: dict[str, str], post: bool) -> None:
         self._quiet = True
         self._built_kind = kind
         box = self.query_one("#answer-fields", Vertical)
+        focused = self.screen.focused
+        had_focus = focused is not None and box in focused.ancestors
         await box.remove_children()
         widgets: list[Widget] = []
         for name, label, multi in FORMS[kind]:
@@ -167,6 +191,8 @@ class AnswerEditor(Vertical):
             else:
                 widgets.append(DataInput(values.get(name, ""), id=f"answer-{name}"))
         await box.mount_all(widgets)
+        if had_focus:  # the field typed in is gone: the focus stays in the answer, on its kind
+            self.query_one("#answer-kind", Select).focus()
         self.call_after_refresh(self._unquiet, post)
 
     def _unquiet(self, post: bool) -> None:

@@ -23,6 +23,10 @@ from tui.widgets.data_input import DataInput
 _BBOX_WORDS = re.compile(r"bbox|bounding box|\(x1, ?y1, ?x2, ?y2\)|\[x1, ?y1, ?x2, ?y2\]", re.IGNORECASE)
 
 
+class FormNotReady(ValueError):
+    """The form is between two tools: the old inputs are leaving and the new ones not mounted yet."""
+
+
 @dataclass(frozen=True)
 class ArgField:
     path: str  # "angle" or "param.x"
@@ -111,18 +115,27 @@ class ArgForm(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.fields: list[ArgField] = []
+        self.fields: list[ArgField] = []  # always the fields whose inputs are mounted
+        self._switches = 0  # tools asked for; the form is ready when the last one's inputs are in
+        self._switched = 0
 
     def compose(self) -> ComposeResult:
         yield from ()
 
     def set_tool(self, schema: dict[str, Any], defaults: dict[str, Any] | None = None) -> Any:
-        """Rebuild the inputs; returns an awaitable that completes when they are mounted."""
+        """Rebuild the inputs; returns an awaitable that completes when they are mounted.
+
+        The fields switch only once their inputs are in: an action reaching the form in the gap (a run
+        deferred behind typed keys) read the new tool's fields while their inputs were not there yet,
+        and crashed. In the gap there are no fields and ``values`` says the form is not ready."""
         defaults = defaults or {}
-        self.fields = fields_of(schema)
+        fields = fields_of(schema)
+        self._switches += 1
+        switch = self._switches
+        self.fields = []  # the old inputs are leaving
         removed = self.remove_children()
         rows = []
-        for f in self.fields:
+        for f in fields:
             label = f.path + ("*" if f.required else "")
             value = defaults.get(f.path, f.schema.get("default"))
             if f.type == "boolean":
@@ -142,8 +155,15 @@ class ArgForm(Vertical):
             await removed
             if rows:
                 await self.mount_all(rows)
+            if switch == self._switches:  # a later tool's inputs are on their way: it switches then
+                self.fields, self._switched = fields, switch
 
         return mounted()
+
+    @property
+    def ready(self) -> bool:
+        """The inputs of the last tool asked for are mounted (``fields`` are the chosen tool's)."""
+        return self._switched == self._switches
 
     def set_value(self, path: str, value: Any) -> None:
         for f in self.fields:
@@ -174,7 +194,10 @@ class ArgForm(Vertical):
         return "" if is_nothing(value) else str(value)
 
     def values(self) -> dict[str, Any]:
-        """The arguments as JSON (nested for dotted paths); empty optional fields are left out."""
+        """The arguments as JSON (nested for dotted paths); empty optional fields are left out.
+        ``FormNotReady`` (a ``ValueError``) while the chosen tool's inputs are still being mounted."""
+        if not self.ready:
+            raise FormNotReady("the tool's inputs are still being set up: try again")
         out: dict[str, Any] = {}
         for f in self.fields:
             w = self.query_one(f"#{f.widget_id}")

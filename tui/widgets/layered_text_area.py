@@ -12,6 +12,9 @@ from __future__ import annotations
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
+
+from tui.kept_cursor import map_offset
 
 
 class LayeredTextArea(TextArea):
@@ -24,6 +27,21 @@ class LayeredTextArea(TextArea):
     def has_own_undo(self) -> bool:
         """ctrl+z pressed now would undo this field's own typing (it has the focus and undo history)."""
         return self.has_focus and bool(self.history.undo_stack)
+
+    def show_text(self, text: str) -> None:
+        """Load ``text`` (a stored value arriving, not typing) with the cursor and selection where they were
+        relative to the text around them (``tui.kept_cursor``): a colleague's live edit put the cursor at the
+        start and the next keys landed there. Like ``load_text`` it clears the field's own undo history."""
+        old = self.document
+        before = old.text
+        start, end = (old.get_index_from_location(at) for at in self.selection)
+        self.load_text(text)
+        new = self.document
+        after = new.text
+        self.selection = Selection(
+            new.get_location_from_index(map_offset(before, after, start)),
+            new.get_location_from_index(map_offset(before, after, end)),
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "undo":
