@@ -5,7 +5,7 @@ is never silently overwritten: the annotator sees who changed what and reloads o
 from __future__ import annotations
 
 import pytest
-from textual.widgets import TextArea
+from textual.widgets import Input, TextArea
 
 from annotation import tasks as authoring
 from store import session_scope
@@ -49,10 +49,10 @@ async def test_open_editor_shows_changes_made_elsewhere(make_tui, engine, blobs,
         await settle(pilot, app)
         editor = app.screen
         _elsewhere(engine, task_id, domain="Retail", query="How many cups?")
-        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail")
+        await until(pilot, lambda: editor.query_one("#meta-domain", Input).value == "Retail")
         assert editor.query_one("#query").text == "How many cups?"
         # an edit to another field merges with theirs
-        editor.query_one("#meta-category").value = "counting"
+        editor.query_one("#meta-category", Input).value = "counting"
         await wait_for_saves(pilot, app)
         assert not isinstance(app.screen, ConflictScreen)
     task = _stored(engine, task_id)
@@ -75,10 +75,10 @@ async def test_edits_made_while_a_live_update_is_being_shown_are_saved(  # type:
         done_loading, held = editor._done_loading, []
         monkeypatch.setattr(editor, "_done_loading", lambda: held.append(True))
         _elsewhere(engine, task_id, domain="Retail")
-        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail")
+        await until(pilot, lambda: editor.query_one("#meta-domain", Input).value == "Retail")
         assert editor._loading  # the live update is still being shown
         await pilot.press("end", *" Count them.")  # the query has the focus
-        editor.query_one("#meta-category").value = "counting"
+        editor.query_one("#meta-category", Input).value = "counting"
         await until(pilot, lambda: {"query", "meta-category"} <= set(editor._pending_saves), timeout=5)
         monkeypatch.setattr(editor, "_done_loading", done_loading)
         done_loading()
@@ -102,11 +102,11 @@ async def test_open_editor_follows_every_save_of_another_editing_session(make_tu
         await settle(pilot, app)
         editor = app.screen
         bob_types(domain="Retail")
-        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail")
+        await until(pilot, lambda: editor.query_one("#meta-domain", Input).value == "Retail")
         revision = _stored(engine, task_id).revision
         bob_types(domain="Retail and cafes")  # the same visit of Bob's: no new revision
         assert _stored(engine, task_id).revision == revision
-        await until(pilot, lambda: editor.query_one("#meta-domain").value == "Retail and cafes")
+        await until(pilot, lambda: editor.query_one("#meta-domain", Input).value == "Retail and cafes")
 
 
 @pytest.mark.parametrize("choice", ["o", "r"])
@@ -117,7 +117,7 @@ async def test_same_field_conflict_asks_and_never_overwrites_silently(make_tui, 
         await settle(pilot, app)
         editor = app.screen
         assert isinstance(editor, TaskEditorScreen)
-        box = editor.query_one("#meta-level")
+        box = editor.query_one("#meta-level", Input)
         box.focus()
         await pilot.press("end", "backspace", *"hard")
         _elsewhere(engine, task_id, level="easy")  # lands before this editor saves its typing

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from textual.widgets import OptionList
+
 from annotation import tasks as authoring
 from evaluation import drafting
 from store import session_scope
@@ -128,7 +130,7 @@ async def test_running_a_tool_while_its_inputs_are_being_set_up_says_so(make_tui
             return await mount_all(*args, **kwargs)
 
         monkeypatch.setattr(form, "mount_all", held_mount)
-        palette = builder.query_one("#palette")
+        palette = builder.query_one("#palette", OptionList)
         palette.highlighted = (palette.highlighted or 0) + 1  # the next tool is chosen …
         await meanwhile(lambda: builder.tool_name != first)
         assert not builder.query("#args Input")  # … and its inputs are not there yet

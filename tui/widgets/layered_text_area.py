@@ -12,6 +12,7 @@ from __future__ import annotations
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.document._document import Document
 from textual.widgets.text_area import Selection
 
 from tui.kept_cursor import map_offset
@@ -33,10 +34,12 @@ class LayeredTextArea(TextArea):
         relative to the text around them (``tui.kept_cursor``): a colleague's live edit put the cursor at the
         start and the next keys landed there. Like ``load_text`` it clears the field's own undo history."""
         old = self.document
+        assert isinstance(old, Document)  # a plain text area (no syntax tree document)
         before = old.text
         start, end = (old.get_index_from_location(at) for at in self.selection)
         self.load_text(text)
         new = self.document
+        assert isinstance(new, Document)
         after = new.text
         self.selection = Selection(
             new.get_location_from_index(map_offset(before, after, start)),
