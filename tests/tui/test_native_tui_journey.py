@@ -16,8 +16,8 @@ from tests.cli.test_cli import run
 from tests.cli.test_cli_authoring import receipt
 from tests.support.scripted_openai import ScriptedOpenAI, text, tool_calls
 from tests.tui.conftest import settle, wait_for_saves
+from tests.tui.test_new_benchmark import open_form
 from tui.screens.home import HomeScreen
-from tui.screens.new_benchmark import NewBenchmarkScreen
 from tui.screens.task_editor import TaskEditorScreen
 from tui.widgets.selection import chosen
 
@@ -29,11 +29,7 @@ async def _begin_in_the_tui(make_tui, image: Path) -> None:  # type: ignore[no-u
     → the task editor: ``ctrl+o`` attaches the image."""
     app = make_tui()
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, app)
-        await pilot.press("b")
-        await settle(pilot, app)
-        form = app.screen
-        assert isinstance(form, NewBenchmarkScreen)
+        form = await open_form(pilot, app)
         await pilot.press(*"mine", "tab", "tab", "enter", "down", "enter")  # tool set: none → gta
         await settle(pilot, app)
         assert (chosen(form.query_one("#format", Select)), chosen(form.query_one("#tool-set", Select))) == (

@@ -19,15 +19,21 @@ from tui.screens.new_benchmark import NewBenchmarkScreen
 from tui.widgets.selection import chosen
 
 
+async def open_form(pilot, app) -> NewBenchmarkScreen:  # type: ignore[no-untyped-def]
+    """Home, then ``b``: the new-benchmark form, once it is shown."""
+    await settle(pilot, app)
+    await pilot.press("b")
+    await settle(pilot, app)
+    assert isinstance(app.screen, NewBenchmarkScreen)
+    return app.screen
+
+
 async def test_a_benchmark_made_in_the_form_is_stored_and_selected_on_home(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
     formats = [name for name, _ in describe_formats("benchmark")]
     app = make_tui()
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, app)
-        await pilot.press("b")
-        await settle(pilot, app)
-        form = app.screen
-        assert isinstance(form, NewBenchmarkScreen) and app.focused is form.query_one("#name")
+        form = await open_form(pilot, app)
+        assert app.focused is form.query_one("#name")
         await pilot.press(*"receipts", "tab")
         assert chosen(form.query_one("#format", Select)) == formats[0]
         await pilot.press("enter", *["down"] * formats.index("gta"), "enter")  # the format list, gta
@@ -60,10 +66,7 @@ async def test_a_refused_benchmark_says_why_on_the_form_and_keeps_the_typing(mak
         authoring.create_benchmark(s, "receipts", "gta")
     app = make_tui()
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, app)
-        await pilot.press("b")
-        await settle(pilot, app)
-        form = app.screen
+        form = await open_form(pilot, app)
         await pilot.press("tab", "tab", "tab", *"again", "ctrl+s")  # no name
         await settle(pilot, app)
         assert app.screen is form and "needs a name" in str(form.query_one("#form-error").render())
@@ -80,10 +83,7 @@ async def test_a_refused_benchmark_says_why_on_the_form_and_keeps_the_typing(mak
 async def test_leaving_the_form_with_typing_asks_first(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
     app = make_tui()
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, app)
-        await pilot.press("b")
-        await settle(pilot, app)
-        form = app.screen
+        form = await open_form(pilot, app)
         await pilot.press(*"half typed", "ctrl+q")
         await settle(pilot, app)
         assert isinstance(app.screen, ConfirmDiscardScreen) and app.is_running
