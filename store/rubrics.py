@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from store.clock import as_utc, utcnow
+from store.template_syntax import IMAGES_LINE
 from store.core_tables import Reader, benchmark, connection_of, judgetemplate
 
 RUBRIC_JUDGE = "chainmark-rubric"
@@ -29,8 +30,6 @@ AUTHORED = "authored"
 NATIVE_FORMAT = "chainmark"
 # What the native profile hands the rubric judge (evaluation.benchmarks.native.score_answer).
 ALLOWED = ("query", "answer", "golden")
-# A line that is only ``{{images}}``: where a template's images go (judge templates use the same syntax).
-IMAGES_LINE = re.compile(r"^\s*\{\{\s*images\s*\}\}\s*$")
 _ANY_PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
 _NAMED = re.compile(r"^\s*(?:parts:)?([a-zA-Z_]\w*)(?:\|numbered)?\s*$")
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from store.rubrics import IMAGES_LINE
+from store.template_syntax import IMAGES_LINE
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][\w]*)(?:\|(numbered))?\s*\}\}")

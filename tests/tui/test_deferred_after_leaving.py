@@ -130,14 +130,14 @@ async def test_running_a_tool_while_its_inputs_are_being_set_up_says_so(make_tui
             return await mount_all(*args, **kwargs)
 
         monkeypatch.setattr(form, "mount_all", held_mount)
-        palette = builder.query_one("#palette", OptionList)
-        palette.highlighted = (palette.highlighted or 0) + 1  # the next tool is chosen …
-        await meanwhile(lambda: builder.tool_name != first)
-        assert not builder.query("#args Input")  # … and its inputs are not there yet
-        # Terminal keys wait for the UI to settle (``tui.held_keys``) and a deferred run comes back through
-        # the screen's queue, so both wait for the mount today; the run as it is finally carried out is
-        # called here in the gap, as any path that reaches it there would.
-        try:
+        try:  # the gate opens whatever happens: a held mount would keep the app (and the test) from ending
+            palette = builder.query_one("#palette", OptionList)
+            palette.highlighted = (palette.highlighted or 0) + 1  # the next tool is chosen …
+            await meanwhile(lambda: builder.tool_name != first)
+            assert not builder.query("#args Input")  # … and its inputs are not there yet
+            # Terminal keys wait for the UI to settle (``tui.held_keys``) and a deferred run comes back through
+            # the screen's queue, so both wait for the mount today; the run as it is finally carried out is
+            # called here in the gap, as any path that reaches it there would.
             builder.action_run.__wrapped__(builder)  # type: ignore[attr-defined]
             await meanwhile(lambda: any("still being set up" in n.message for n in app._notifications))
         finally:

@@ -45,7 +45,7 @@ from tui.context import AppContext
 SEEDS = int(os.environ.get("CHAINMARK_MONKEY_SEEDS", "1"))
 KEYS_PER_WALK = 16
 PALETTE = "GuardedCommandPalette"  # not under tui/screens: the palette ctrl+p opens everywhere
-ABSTRACT = {"WorkScreen"}  # bases other screens build on, never shown by themselves
+ABSTRACT = {"WorkScreen", "OneAnswerModal"}  # bases other screens build on, never shown by themselves
 
 Build = Callable[[dict[str, Any], ChainmarkApp], list[Screen[Any]]]
 

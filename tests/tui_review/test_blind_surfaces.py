@@ -68,13 +68,16 @@ EXEMPT = {
 }
 
 
+BASES = {"WorkScreen", "OneAnswerModal"}
+
+
 def screen_classes() -> list[str]:
-    """Every screen class defined under ``tui.screens`` (WorkScreen, the base, is not one to open)."""
+    """Every screen class defined under ``tui.screens`` (the bases other screens build on are not ones to open)."""
     found: set[str] = set()
     for info in pkgutil.walk_packages(tui.screens.__path__, tui.screens.__name__ + "."):
         module = importlib.import_module(info.name)
         for name, cls in inspect.getmembers(module, inspect.isclass):
-            if issubclass(cls, Screen) and cls.__module__ == module.__name__ and name != "WorkScreen":
+            if issubclass(cls, Screen) and cls.__module__ == module.__name__ and name not in BASES:
                 found.add(name)
     return sorted(found)
 
