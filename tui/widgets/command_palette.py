@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from textual import work
 from textual.command import CommandList, CommandPalette
+from textual.css.query import NoMatches
 
 PAGE_MOVES = frozenset({"page_up", "page_down"})
 
@@ -22,3 +24,14 @@ class GuardedCommandPalette(CommandPalette):
         if action in PAGE_MOVES and not lists.first().scrollable_content_region:
             return
         super()._action_command_list(action)
+
+    @work(exclusive=True, group=CommandPalette._GATHER_COMMANDS_GROUP)
+    async def _gather_commands(self, search_value: str) -> None:
+        """Textual's search, except when the palette is taken down while it runs (a command chosen with
+        Enter while the results still came in): its list is gone then, and the failed lookup closed the
+        app. Nothing is left to show the results in, so the search just ends."""
+        try:
+            await CommandPalette._gather_commands.__wrapped__(self, search_value)  # type: ignore[attr-defined]
+        except NoMatches:
+            if self.query(CommandList):
+                raise
