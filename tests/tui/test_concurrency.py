@@ -209,6 +209,49 @@ async def test_merge_of_a_field_both_edited_keeps_both_changes(make_tui, engine,
         await until(pilot, lambda: editor.query_one("#query").text == expected)
 
 
+async def test_a_forced_load_that_arrives_while_the_merge_is_saved_does_not_keep_the_merge_hidden(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, monkeypatch
+) -> None:
+    """Under two CPU burners the merged text was stored but the form kept showing the annotator's own
+    version: a live update, forced because of the merge, arrived while the merge's save was on its way,
+    kept the field as typed (right) and yet counted the request to show everything as met (wrong), so
+    the load after the save treated the form's text as typing. Here the save is held open until that
+    load has been shown."""
+    import threading
+
+    from tui.screens import task_editor
+    from tui.screens.merge import MergeScreen
+
+    task_id = _task(engine, blobs)
+    _elsewhere(engine, task_id, query=QUERY)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = await _conflict_on_query(
+            pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), QUERY.replace("a number", "an integer")
+        )
+        await pilot.press("m")
+        await until_shown(pilot, app, MergeScreen, "#merge-help")
+        release, real_edit_fields = threading.Event(), task_editor.edit_fields
+
+        def held_edit_fields(*args, **kwargs):  # type: ignore[no-untyped-def]
+            write = real_edit_fields(*args, **kwargs)
+            return lambda session: release.wait(30) and write(session)
+
+        monkeypatch.setattr(task_editor, "edit_fields", held_edit_fields)
+        await pilot.press("ctrl+s")
+        saving = lambda: [w for w in app.workers if w.group == "save" and not w.is_finished]  # noqa: E731
+        await until(pilot, lambda: app.screen is editor and bool(saving()))
+        shown = editor.detail
+        editor.refresh_data()  # a live update while the merge is being saved
+        await until(pilot, lambda: editor.detail is not shown)
+        release.set()
+        await wait_for_saves(pilot, app)
+        expected = "Count the red cups.\nUse the receipt.\nAnswer with an integer."
+        assert _stored(engine, task_id).query == expected
+        await until(pilot, lambda: editor.query_one("#query").text == expected)
+
+
 async def test_a_merge_with_markers_left_is_not_saved_and_escape_goes_back_to_the_choice(
     make_tui, engine, blobs
 ) -> None:  # type: ignore[no-untyped-def]

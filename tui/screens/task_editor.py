@@ -247,6 +247,10 @@ class TaskEditorScreen(WorkScreen):
 
     def _show(self, d: TaskDetail, warnings: list[Any], force: bool = False) -> None:
         self._loading = True
+        # A save on its way keeps its field as typed, even in a forced load (which read before it landed):
+        # the request to show everything then stays for the load after that save.
+        fields = ("query", "answer", "answer_spec", "tools", "tools_offered", *META_FIELDS)
+        saving = bool(self._pending_saves) or any(self._held(name) for name in fields)
         self.sub_title = f"task {d.id}" + self._position()
         note = d.meta.get("review") if isinstance(d.meta.get("review"), dict) else None
         review = (
@@ -277,7 +281,7 @@ class TaskEditorScreen(WorkScreen):
                 self._base[name] = getattr(d, name)
             elif name not in self._base:
                 self._base[name] = getattr(d, name)
-        if force:  # this load was asked for after the undo/reload: its data is current, the request is met
+        if force and not saving:  # asked for after an undo, reload or merge, and nothing held back: met
             self._show_all = False
         with self.prevent(Select.Changed):
             self.query_one("#status", Select).value = d.status
