@@ -22,7 +22,7 @@ from sqlmodel import Session
 from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
 from store.migrate import upgrade
-from tests.support import hermetic
+from tests.support import headless_render, hermetic
 from tests.support.postgres import ThrowawayCluster, pg_bindir
 from tests.support.template_db import copy_sqlite_template
 
@@ -99,6 +99,13 @@ def pg_cluster() -> Iterator[ThrowawayCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(autouse=True)
+def _headless_frames(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apps under ``run_test`` skip the frames they would throw away (``tests/support/headless_render.py``)."""
+    if "textual" in sys.modules and not headless_render.every_frame_wanted(request.node):
+        headless_render.skip_discarded_frames(monkeypatch)
 
 
 @pytest.fixture

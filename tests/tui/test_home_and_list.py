@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from annotation import tasks as authoring
 from store import session_scope
 from tests.tui.conftest import settle
@@ -10,6 +12,8 @@ from tui.widgets.task_table import TaskTable
 from tui.screens.task_list import TaskListScreen
 from textual.widgets import Select
 from tests.support.must import must
+
+pytestmark = pytest.mark.renders  # the task table loads its rows as they are drawn
 
 
 def _seed(engine, n: int = 150) -> None:  # type: ignore[no-untyped-def]

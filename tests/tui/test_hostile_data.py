@@ -7,6 +7,8 @@ whole app down as soon as the task list, the run launcher or the new-task form l
 
 from __future__ import annotations
 
+import pytest
+
 from textual.widgets import Select
 from textual.widgets._select import SelectOverlay
 
@@ -18,6 +20,8 @@ from tests.tui.conftest import settle
 from tui.screens.new_task import NewTaskScreen
 from tui.screens.runs.launcher import LaunchScreen
 from tui.screens.task_list import TaskListScreen
+
+pytestmark = pytest.mark.renders  # a widget that fails to draw is what these walks hunt
 
 NAMES = {
     "benchmark": "[/x]bench",

@@ -42,6 +42,8 @@ from tests.tui.conftest import png, settle
 from tui.app import ChainmarkApp, make_app
 from tui.context import AppContext
 
+pytestmark = pytest.mark.renders  # a widget that fails to draw is what these walks hunt
+
 SEEDS = int(os.environ.get("CHAINMARK_MONKEY_SEEDS", "1"))
 KEYS_PER_WALK = 16
 PALETTE = "GuardedCommandPalette"  # not under tui/screens: the palette ctrl+p opens everywhere

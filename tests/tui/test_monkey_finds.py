@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Static
@@ -9,6 +11,8 @@ from textual.widgets import Static
 from tests.support.monkey import press_burst
 from tests.tui.conftest import settle
 from tui.widgets.header import Header
+
+pytestmark = pytest.mark.renders  # a widget that fails to draw is what these walks hunt
 
 
 class Titled(Screen[None]):
