@@ -49,6 +49,28 @@ def _leftovers_here() -> list[str]:
     return found + [f"{where} (in test process {os.getpid()})" for where in hermetic.listening_sockets()]
 
 
+EXTENDED_OPTION = "--extended"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        EXTENDED_OPTION,
+        action="store_true",
+        help="also run the extended tests (marker extended: the same checks over every size, mode and case)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The default suite leaves out the extended tests: each repeats a check the default suite makes
+    once (another size, mode or case), for ``--extended`` (``bash .ci/run --extended``) to run."""
+    if config.getoption(EXTENDED_OPTION):
+        return
+    extended = [item for item in items if item.get_closest_marker("extended")]
+    if extended:
+        config.hook.pytest_deselected(items=extended)
+        items[:] = [item for item in items if not item.get_closest_marker("extended")]
+
+
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is not loaded
 def pytest_testnodedown(node: Any, error: object) -> None:
     """The xdist controller collects what each worker found left behind."""
