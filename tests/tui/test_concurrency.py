@@ -189,24 +189,32 @@ async def _conflict_on_query(pilot, app, engine, task_id: int, mine: str, theirs
     return editor
 
 
-async def test_merge_of_a_field_both_edited_keeps_both_changes(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
+MERGED = "Count the red cups.\nUse the receipt.\nAnswer with an integer."
+
+
+async def _merge_of_both_edits(pilot, app, engine, task_id: int):  # type: ignore[no-untyped-def]
+    """Mine changes the first line, theirs the last; ``m`` on the conflict: (the editor, the merge's help)."""
     from tui.screens.merge import MergeScreen
 
+    editor = await _conflict_on_query(
+        pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), QUERY.replace("a number", "an integer")
+    )
+    await pilot.press("m")
+    return editor, await until_shown(pilot, app, MergeScreen, "#merge-help")
+
+
+async def test_merge_of_a_field_both_edited_keeps_both_changes(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]
     task_id = _task(engine, blobs)
     _elsewhere(engine, task_id, query=QUERY)
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        editor = await _conflict_on_query(
-            pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), QUERY.replace("a number", "an integer")
-        )
-        await pilot.press("m")
-        assert "merged cleanly" in str((await until_shown(pilot, app, MergeScreen, "#merge-help")).render())
+        editor, merge_help = await _merge_of_both_edits(pilot, app, engine, task_id)
+        assert "merged cleanly" in str(merge_help.render())
         await pilot.press("ctrl+s")
         await wait_for_saves(pilot, app)
-        expected = "Count the red cups.\nUse the receipt.\nAnswer with an integer."
-        assert _stored(engine, task_id).query == expected
-        await until(pilot, lambda: editor.query_one("#query").text == expected)
+        assert _stored(engine, task_id).query == MERGED
+        await until(pilot, lambda: editor.query_one("#query").text == MERGED)
 
 
 async def test_a_forced_load_that_arrives_while_the_merge_is_saved_does_not_keep_the_merge_hidden(  # type: ignore[no-untyped-def]
@@ -220,18 +228,13 @@ async def test_a_forced_load_that_arrives_while_the_merge_is_saved_does_not_keep
     import threading
 
     from tui.screens import task_editor
-    from tui.screens.merge import MergeScreen
 
     task_id = _task(engine, blobs)
     _elsewhere(engine, task_id, query=QUERY)
     app = make_tui(start_task=task_id)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        editor = await _conflict_on_query(
-            pilot, app, engine, task_id, QUERY.replace("cups", "red cups"), QUERY.replace("a number", "an integer")
-        )
-        await pilot.press("m")
-        await until_shown(pilot, app, MergeScreen, "#merge-help")
+        editor, _ = await _merge_of_both_edits(pilot, app, engine, task_id)
         release, real_edit_fields = threading.Event(), task_editor.edit_fields
 
         def held_edit_fields(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -247,9 +250,8 @@ async def test_a_forced_load_that_arrives_while_the_merge_is_saved_does_not_keep
         await until(pilot, lambda: editor.detail is not shown)
         release.set()
         await wait_for_saves(pilot, app)
-        expected = "Count the red cups.\nUse the receipt.\nAnswer with an integer."
-        assert _stored(engine, task_id).query == expected
-        await until(pilot, lambda: editor.query_one("#query").text == expected)
+        assert _stored(engine, task_id).query == MERGED
+        await until(pilot, lambda: editor.query_one("#query").text == MERGED)
 
 
 async def test_a_merge_with_markers_left_is_not_saved_and_escape_goes_back_to_the_choice(
