@@ -246,7 +246,9 @@ async def _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch): 
             await settle(pilot, app)
             editor = TaskEditorScreen(task_id)
             app.push_screen(editor)
-            await until(pilot, lambda: editor.is_attached)
+            # the editor takes the keys (attached alone was not enough: on a busy machine the keys went to
+            # home below it, where "n" opens a new task, and ctrl+q found nothing typed to wait for)
+            await until(pilot, lambda: app.screen is editor and bool(editor.query("#query")))
             for key in " now":
                 app.post_message(events.Key("space" if key == " " else key, key))
             app.post_message(events.Key("ctrl+q", None))  # not pilot.press: it would wait for the quit to finish
