@@ -233,7 +233,7 @@ def _hold_the_load(monkeypatch):  # type: ignore[no-untyped-def]
 
 
 @contextlib.asynccontextmanager
-async def _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch):  # type: ignore[no-untyped-def]
+async def _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch, into_query: bool = False):  # type: ignore[no-untyped-def]
     """A task editor whose load waits on ``gate``: " now" typed into it and ctrl+q pressed meanwhile.
     Yields (app, pilot, editor, gate); the gate is opened on the way out whatever happened."""
     from textual import events
@@ -249,6 +249,9 @@ async def _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch): 
             # the editor takes the keys (attached alone was not enough: on a busy machine the keys went to
             # home below it, where "n" opens a new task, and ctrl+q found nothing typed to wait for)
             await until(pilot, lambda: app.screen is editor and bool(editor.query("#query")))
+            if into_query:  # the query field has the focus already: the keys go into it, not to the screen
+                editor.query_one("#query", TextArea).focus()
+                await until(pilot, lambda: editor.query_one("#query", TextArea).has_focus)
             for key in " now":
                 app.post_message(events.Key("space" if key == " " else key, key))
             app.post_message(events.Key("ctrl+q", None))  # not pilot.press: it would wait for the quit to finish
@@ -267,6 +270,20 @@ async def test_quitting_before_the_task_has_loaded_waits_for_it_and_saves_what_w
         await until(pilot, lambda: app._quit_waiting)  # the quit waits for the load…
         assert app.is_running and editor.detail is None
         assert not isinstance(app.screen, ConfirmDiscardScreen)  # …without asking
+        gate.set()
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, editor.task_id)[0] == QUERY + " now"
+
+
+async def test_keys_typed_into_the_focused_query_before_the_load_are_waited_for_and_saved(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, monkeypatch
+) -> None:
+    """The flaky form of the test above: when the query field had the focus before the task loaded, the
+    keys went into it rather than to the screen, nothing was kept for the load, and ctrl+q quit at once,
+    dropping them."""
+    args = (make_tui, engine, blobs, monkeypatch)
+    async with _typed_then_quit_while_loading(*args, into_query=True) as (app, pilot, editor, gate):
+        await until(pilot, lambda: app._quit_waiting)
         gate.set()
         await until(pilot, lambda: not app.is_running)
     assert _stored(engine, editor.task_id)[0] == QUERY + " now"

@@ -680,7 +680,7 @@ class TaskEditorScreen(WorkScreen):
     async def settle_before_quit(self) -> None:
         """Keys typed before the task loaded wait for the query's text: let the load land (they go in and
         are saved with the rest) rather than ask about them, unless it takes longer than EARLY_TYPING_WAIT_S."""
-        if self._early_typing and self.detail is None:
+        if self._typed_before_load():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._first_load.wait(), EARLY_TYPING_WAIT_S)
 
@@ -689,9 +689,16 @@ class TaskEditorScreen(WorkScreen):
         lost = [f"the answer spec is invalid ({error})"] if error else []
         if (c := self._unsettled) is not None:
             lost.append(f"your edit of {c.field} ({c.who} changed it while you were editing)")
-        if self._early_typing and self.detail is None:  # waiting for the query's text: stay, and it is added
-            lost.append(f"{''.join(self._early_typing)!r} typed into the query while the task is still loading")
+        if typed := self._typed_before_load():  # waiting for the query's text: stay, and it is added
+            lost.append(f"{typed!r} typed into the query while the task is still loading")
         return lost
+
+    def _typed_before_load(self) -> str:
+        """What was typed before the task loaded: into the query field itself when it had the focus
+        already, then the keys kept for it (the first load puts both after the stored text)."""
+        if self.detail is not None:
+            return ""
+        return self.query_one("#query", TextArea).text + "".join(self._early_typing)
 
     def action_back(self) -> None:
         self.leave()
