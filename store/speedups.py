@@ -122,6 +122,15 @@ MECHANISMS: tuple[Mechanism, ...] = (
         "the index is rebuilt from the sources on every start",
     ),
     Mechanism(
+        "keyed_footer",
+        "the key footer keeps its keys when a focus move leaves them the same, and mounts new keys already compact",
+        "tui/widgets/footer.py",
+        "a tab press in the task editor at 160x48: 248 -> 151 ms CPU (footer rebuilds 2.0 -> 0.4 per press)",
+        "bench/bench_focus.py",
+        "tests/tui/test_footer.py",
+        "Textual's footer: every key removed, mounted and restyled on each bindings signal",
+    ),
+    Mechanism(
         "plugin_cache",
         "the installed benchmark plugins' entry points are cached per sys.path",
         "store/plugins.py",
