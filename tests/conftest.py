@@ -124,6 +124,15 @@ def pg_cluster() -> Iterator[ThrowawayCluster]:
 
 
 @pytest.fixture(autouse=True)
+def _temp_folders_kept_private(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A test must leave the temp folders it shares with the tests after it as they were."""
+    before = hermetic.folder_modes(tmp_path_factory.getbasetemp(), SESSION_ROOT)
+    yield
+    changed = hermetic.changed_modes(before)
+    assert not changed, f"the test changed the shared temp folders' modes (put back now): {changed}"
+
+
+@pytest.fixture(autouse=True)
 def _headless_frames(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Apps under ``run_test`` skip the frames they would throw away (``tests/support/headless_render.py``)."""
     if "textual" in sys.modules and not headless_render.every_frame_wanted(request.node):

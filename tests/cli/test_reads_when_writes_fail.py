@@ -102,14 +102,30 @@ def refused_as_read_only(r: subprocess.CompletedProcess[str]) -> str:
     return line
 
 
+_OPENED: list[tuple[Path, int]] = []
+"""Folders `_reachable` opened, with their modes before: closed again after each test."""
+
+
+@pytest.fixture(autouse=True)
+def _close_opened_folders() -> Iterator[None]:
+    """Close what a test opened to the second user: the worker's temp folders above it are shared with
+    the tests after it, and the sandbox refuses a work folder that another user can reach."""
+    yield
+    while _OPENED:
+        folder, mode = _OPENED.pop()
+        if folder.exists():
+            folder.chmod(mode)
+
+
 def _reachable(folder: Path) -> None:
     """Let other users pass through ``folder`` and its ancestors up to the tests' own root (not list
-    them): pytest makes its temp folders 0700, and the second user must reach the database by its
-    absolute path. Skipped when a folder above the tests' root is closed to it."""
+    them) until the test ends: pytest makes its temp folders 0700, and the second user must reach the
+    database by its absolute path. Skipped when a folder above the tests' root is closed to it."""
     top = Path(os.environ.get("CHAINMARK_TEST_ROOT") or tempfile.gettempdir())
     for up in [folder, *folder.parents]:
         mode = up.stat().st_mode
         if not mode & 0o001:
+            _OPENED.append((up, mode & 0o7777))
             up.chmod((mode & 0o7777) | 0o011)
         if up == top:
             break

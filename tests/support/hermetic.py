@@ -76,6 +76,29 @@ def remove_session_root(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
 
 
+def folder_modes(folder: Path, top: Path) -> dict[Path, int]:
+    """The permission bits of ``folder`` and each folder above it up to ``top``."""
+    modes = {}
+    for up in [folder, *folder.parents]:
+        modes[up] = up.stat().st_mode & 0o7777
+        if up == top:
+            break
+    return modes
+
+
+def changed_modes(before: dict[Path, int]) -> list[str]:
+    """Folders of ``before`` whose bits differ now, put back as they were: a test that opened the shared
+    temp folders to other users would make the ones after it (the sandbox refuses such a folder)
+    depend on the order the tests ran in."""
+    changed = []
+    for folder, mode in before.items():
+        now = folder.stat().st_mode & 0o7777 if folder.exists() else mode
+        if now != mode:
+            changed.append(f"{folder}: {mode:o} -> {now:o}")
+            folder.chmod(mode)
+    return changed
+
+
 # ---- what a session leaves running ----
 
 

@@ -215,6 +215,29 @@ async def test_keys_typed_while_the_task_loads_land_in_the_query(make_tui, engin
     assert _stored(engine, task_id)[0] == QUERY + " now"
 
 
+async def test_a_character_routed_to_the_screen_just_before_the_query_took_the_focus_is_typed_into_it(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs
+) -> None:
+    """Found under load: keys typed at once were routed while the focus was nowhere, so to the screen;
+    the load then focused the query, and a key reaching the screen after that was dropped (" now"
+    saved as " nw"). The screen is handed such keys here the way the app hands them over."""
+    from textual import events
+
+    task_id = _task(engine, blobs)
+    app = make_tui(start_task=task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        editor = app.screen
+        assert isinstance(editor, TaskEditorScreen)
+        query = editor.query_one("#query", TextArea)
+        await until(pilot, lambda: editor.focused is query)
+        for key in " ok":  # routed to the screen as the app routes a key while nothing has the focus
+            editor._forward_event(events.Key("space" if key == " " else key, key))
+        await until(pilot, lambda: query.text == QUERY + " ok")
+        await wait_for_saves(pilot, app)
+        assert _stored(engine, task_id)[0] == QUERY + " ok"
+
+
 def _hold_the_load(monkeypatch):  # type: ignore[no-untyped-def]
     """The editor's task load waits on the returned gate (set it to let the task load)."""
     import threading

@@ -84,7 +84,9 @@ class WorkScreen(Screen[Any]):
         untouched = focused is None or (focused is chain[0] and not isinstance(focused, (Input, TextArea)))
         if focused is widget or not untouched:
             return False
-        widget.focus()
+        # At once, not ``widget.focus()``: that queues the move behind keys already waiting, and a key
+        # handled in between reached the screen with nowhere to go (a character of early typing lost).
+        self.set_focus(widget)
         return True
 
     def fetch(self, kind: type[R], fn: Callable[[Session], R]) -> None:

@@ -235,11 +235,19 @@ class TaskEditorScreen(WorkScreen):
             self._first_load.set()
 
     def on_key(self, event: events.Key) -> None:
-        """Characters typed while the task loads, before the query has the focus: kept for the query."""
-        if self.detail is None and event.is_printable and event.character and not self._focused_once:
+        """Characters typed while the task loads, before the query has the focus: kept for the query; and
+        characters routed here just before the load gave the query the focus: typed into it."""
+        if not (event.is_printable and event.character):
+            return
+        query = self.query_one("#query", TextArea)
+        if self.detail is None and not self._focused_once:
             self._early_typing.append(event.character)
-            event.stop()
-            event.prevent_default()
+        elif self.focused is query and not query.read_only:  # the query itself takes every character
+            query.insert(event.character)
+        else:
+            return
+        event.stop()
+        event.prevent_default()
 
     @on(PreviewLoaded)
     def _preview_loaded(self, message: PreviewLoaded) -> None:

@@ -146,7 +146,7 @@ class TaskListScreen(WorkScreen):
         self.shown_filter = flt
         self._first_page = (flt, first)
         self.query_one(TaskTable).show([r.id for r in first], first, self._loader(flt), keep_cursor=same)
-        self._show_count(f"{len(first):,} tasks" if len(first) < PAGE else "counting…")
+        self._show_count(_count_text(len(first), flt) if len(first) < PAGE else "counting…")
 
     @on(IndexLoaded)
     def _index_loaded(self, message: IndexLoaded) -> None:
@@ -158,8 +158,7 @@ class TaskListScreen(WorkScreen):
         self.shown_filter = flt
         first = self._first_page[1] if self._first_page and self._first_page[0] == flt else []
         self.query_one(TaskTable).show(ids, first, self._loader(flt), keep_cursor=same)
-        noun = "task" if len(ids) == 1 else "tasks"
-        self._show_count(f"{len(ids):,} {noun if flt.is_empty() else 'matching ' + noun}")
+        self._show_count(_count_text(len(ids), flt))
 
     def _show_count(self, text: str) -> None:
         # The count line has a fixed size (CSS), so a new count repaints one line, not the layout.
@@ -227,3 +226,9 @@ class TaskListScreen(WorkScreen):
         from tui.screens.new_task import NewTaskScreen
 
         self.app.push_screen(NewTaskScreen(self.filter.benchmark))
+
+
+def _count_text(n: int, flt: TaskFilter) -> str:
+    """The count line: "1 task", "12 matching tasks" (the first page says it too when it is all there is)."""
+    noun = "task" if n == 1 else "tasks"
+    return f"{n:,} {noun if flt.is_empty() else 'matching ' + noun}"
