@@ -125,11 +125,13 @@ def pg_cluster() -> Iterator[ThrowawayCluster]:
 
 @pytest.fixture(autouse=True)
 def _temp_folders_kept_private(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """A test must leave the temp folders it shares with the tests after it as they were."""
-    before = hermetic.folder_modes(tmp_path_factory.getbasetemp(), SESSION_ROOT)
+    """A test must leave the temp folder it shares with the tests after it (this worker's; the folders
+    above it are the other workers' too) as it was."""
+    own = tmp_path_factory.getbasetemp()
+    before = hermetic.folder_modes(own, own)
     yield
     changed = hermetic.changed_modes(before)
-    assert not changed, f"the test changed the shared temp folders' modes (put back now): {changed}"
+    assert not changed, f"the test changed the shared temp folder's mode (put back now): {changed}"
 
 
 @pytest.fixture(autouse=True)

@@ -107,13 +107,15 @@ _OPENED: list[tuple[Path, int]] = []
 
 
 @pytest.fixture(autouse=True)
-def _close_opened_folders() -> Iterator[None]:
-    """Close what a test opened to the second user: the worker's temp folders above it are shared with
-    the tests after it, and the sandbox refuses a work folder that another user can reach."""
+def _close_opened_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Close again what a test opened to the second user in this worker's temp folder: the tests after
+    it share that folder, and the sandbox refuses a work folder that another user can reach. The
+    folders above it stay passable (not listable): the other worker's tests may be passing through."""
     yield
+    own = tmp_path_factory.getbasetemp()
     while _OPENED:
         folder, mode = _OPENED.pop()
-        if folder.exists():
+        if folder.is_relative_to(own) and folder.exists():
             folder.chmod(mode)
 
 

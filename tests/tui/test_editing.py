@@ -12,6 +12,7 @@ from store import session_scope
 from store.models import Event, ModelEndpoint, ReferenceStep, Run, Task, Trajectory
 from tests.support.scripted_openai import scripted_openai, text  # noqa: F401  (fixture)
 from tests.tui.conftest import png, settle, wait_for_saves
+from tests.tui.test_authoring_forms import until
 from tui.screens.chain_builder import ChainBuilderScreen
 from tui.screens.drafting import DraftingScreen
 from tui.screens.region_picker import bbox_argument, moved, resized
@@ -330,7 +331,8 @@ async def test_edited_guidelines_are_saved_on_leaving(make_tui, engine, leave) -
         await settle(pilot, app)
         app.screen.query_one("#guidelines-source").focus()
         await pilot.press("end", *" and more", leave)
-        await pilot.pause()
+        # the key reaches the screen's binding after the typed ones (on a busy machine, after press returns)
+        await until(pilot, lambda: not app.is_running or not isinstance(app.screen, GuidelinesScreen))
         await app.wait_for_saves()
     with session_scope(engine) as s:
         assert get_benchmark(s, "mme").guidelines == "# Rules and more"
