@@ -252,3 +252,14 @@ async def test_an_80_column_list_shows_the_query_and_keeps_wide_characters_in_th
         at = cell_len(header[: header.index("query")])  # in cells: a wide character is one string index
         assert cell_len(first[: first.index("Three")]) == cell_len(second[: second.index("Which")]) == at
         assert cell_len(second) == cell_len(first) == 80
+
+
+def test_the_count_line_says_task_once_and_matching_under_a_filter() -> None:
+    """The first page's count (shown before the full count arrives) said "1 tasks" and no "matching":
+    both count lines now say it one way."""
+    from tui.screens.task_list import _count_text
+
+    assert _count_text(1, TaskFilter()) == "1 task"
+    assert _count_text(1234, TaskFilter()) == "1,234 tasks"
+    assert _count_text(1, TaskFilter(text="cups")) == "1 matching task"
+    assert _count_text(3, TaskFilter(status="draft")) == "3 matching tasks"
