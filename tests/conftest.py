@@ -30,6 +30,7 @@ from tests.support.template_db import copy_sqlite_template
 SESSION_ROOT, OWNS_SESSION_ROOT = hermetic.session_root()
 hermetic.make_private_folders(SESSION_ROOT, os.environ.get("PYTEST_XDIST_WORKER"))
 hermetic.forget_user_settings()
+hermetic.give_children_default_interrupts()
 os.environ.pop("TEXTUAL_THEME", None)
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 LEFTOVERS_KEY = "chainmark_leftovers"

@@ -4,6 +4,7 @@ that leaves a process or a listening socket behind fails (and the leftover is st
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,13 @@ def test_a_subprocess_gets_the_private_temp_folder(tmp_path: Path) -> None:
     ).stdout.split()
     assert all(Path(p).is_relative_to(SESSION_ROOT) for p in out), out
     assert tmp_path.is_relative_to(SESSION_ROOT)
+
+
+def test_a_subprocess_can_be_interrupted_though_the_suite_runs_in_the_background() -> None:
+    """A backgrounded suite inherits SIGINT and SIGQUIT ignored; the processes its tests start must not."""
+    status = subprocess.run(["cat", "/proc/self/status"], capture_output=True, text=True, check=True).stdout
+    ignored = int(next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1], 16)
+    assert ignored & (1 << (signal.SIGINT - 1) | 1 << (signal.SIGQUIT - 1)) == 0, hex(ignored)
 
 
 LEAKY_TESTS = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -70,6 +71,16 @@ def forget_user_settings() -> None:
     for name in list(os.environ):
         if name.startswith("CHAINMARK_") and name not in SETTINGS_KEPT and not name.startswith(SETTING_PREFIXES_KEPT):
             del os.environ[name]
+
+
+def give_children_default_interrupts() -> None:
+    """A suite started in the background (``cmd &``, ``nohup``) inherits SIGINT and SIGQUIT ignored, and so
+    would every chainmark process a test starts: a test that presses Ctrl-C on one would then wait for
+    nothing. Catching SIGINT here (and defaulting SIGQUIT) gives the processes we start the default."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def remove_session_root(root: Path) -> None:
