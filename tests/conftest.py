@@ -22,7 +22,7 @@ from sqlmodel import Session
 from store import make_engine, session_scope
 from store.blobs import FolderBlobStore
 from store.migrate import upgrade
-from tests.support import headless_render, hermetic
+from tests.support import headless_render, hermetic, pilot_idle
 from tests.support.postgres import ThrowawayCluster, pg_bindir
 from tests.support.template_db import copy_sqlite_template
 
@@ -140,6 +140,13 @@ def _headless_frames(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
     """Apps under ``run_test`` skip the frames they would throw away (``tests/support/headless_render.py``)."""
     if "textual" in sys.modules and not headless_render.every_frame_wanted(request.node):
         headless_render.skip_discarded_frames(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def _pilot_waits_in_short_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pilot's wait for an idle app sleeps 5 ms a step, not 20 (``tests/support/pilot_idle.py``)."""
+    if "textual" in sys.modules:
+        pilot_idle.wait_in_short_steps(monkeypatch)
 
 
 @pytest.fixture

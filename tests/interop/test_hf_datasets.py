@@ -16,7 +16,13 @@ from store.models import Asset, Benchmark, Task, TaskAsset
 from tests.formats.fixtures import jpg, write_gta
 from tests.interop.conftest import cli
 
-datasets = pytest.importorskip("datasets", reason="the `datasets` library comes with the 'interop' extra")
+pytestmark = pytest.mark.usefixtures("datasets")
+
+
+@pytest.fixture(scope="module")
+def datasets() -> Any:
+    """Imported when a test here runs, not when the suite is collected (seconds, on every worker)."""
+    return pytest.importorskip("datasets", reason="the `datasets` library comes with the 'interop' extra")
 
 
 def _tasks(engine: Any, bench: str) -> dict[str, tuple[Any, list[str]]]:
@@ -36,7 +42,7 @@ def _tasks(engine: Any, bench: str) -> dict[str, tuple[Any, list[str]]]:
         return out
 
 
-def test_export_loads_with_datasets_and_imports_back(tmp_path: Path, engine: Any) -> None:
+def test_export_loads_with_datasets_and_imports_back(tmp_path: Path, engine: Any, datasets: Any) -> None:
     db = tmp_path / "chainmark.db"
     data = write_gta(tmp_path / "gta", n=4)
     assert cli(db, "import", "gta", str(tmp_path / "gta")).exit_code == 0

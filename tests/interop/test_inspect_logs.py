@@ -18,7 +18,13 @@ from store.models import Asset, Checkpoint, CheckpointResult, Trajectory
 from tests.formats.conftest import run_events
 from tests.interop.conftest import RecordedRun, cli
 
-inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai comes with the 'interop' extra")
+pytestmark = pytest.mark.usefixtures("inspect_log")
+
+
+@pytest.fixture(scope="module")
+def inspect_log() -> Any:
+    """Imported when a test here runs, not when the suite is collected (seconds, on every worker)."""
+    return pytest.importorskip("inspect_ai.log", reason="inspect-ai comes with the 'interop' extra")
 
 
 def _score(engine: Any, recorded: RecordedRun) -> None:
@@ -37,7 +43,9 @@ def _score(engine: Any, recorded: RecordedRun) -> None:
 
 
 @pytest.mark.parametrize("suffix", [".eval", ".json"])
-def test_inspect_reads_the_export(recorded_run: RecordedRun, engine: Any, tmp_path: Path, suffix: str) -> None:
+def test_inspect_reads_the_export(
+    recorded_run: RecordedRun, engine: Any, tmp_path: Path, suffix: str, inspect_log: Any
+) -> None:
     _score(engine, recorded_run)
     out = tmp_path / f"run{suffix}"
     res = cli(recorded_run.db, "export-run", "inspect", str(recorded_run.run_id), str(out))
@@ -112,7 +120,7 @@ def test_a_file_that_is_not_a_log_is_one_line(recorded_run: RecordedRun, tmp_pat
     assert res.output.startswith("Error: ") and "bad.json: not an Inspect eval log" in res.output
 
 
-def test_a_hostile_image_in_a_log_is_refused(recorded_run: RecordedRun, tmp_path: Path) -> None:
+def test_a_hostile_image_in_a_log_is_refused(recorded_run: RecordedRun, tmp_path: Path, inspect_log: Any) -> None:
     model = pytest.importorskip("inspect_ai.model")
     out = tmp_path / "run.json"
     assert cli(recorded_run.db, "export-run", "inspect", str(recorded_run.run_id), str(out)).exit_code == 0

@@ -70,7 +70,14 @@ class TaskListScreen(WorkScreen):
         self._first_page: tuple[TaskFilter, list] | None = None  # type: ignore[type-arg]
         self._index: tuple[TaskFilter, list[int]] | None = None
         self._index_timer: Timer | None = None
+        self._index_asked: TaskFilter | None = None  # the filter whose index was last asked for
         self._heard_timer: Timer | None = None
+
+    @property
+    def index_pending(self) -> bool:
+        """Whether the whole list for the current filter is still to come (it waits for a pause in typing)."""
+        asked = self._index_asked == self.filter
+        return asked and (self._index is None or self._index[0] != self.filter)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -107,6 +114,7 @@ class TaskListScreen(WorkScreen):
         self.fetch(FirstPageLoaded, lambda s: FirstPageLoaded(flt, task_rows(s, flt, 0, PAGE)))
         if self._index_timer is not None:
             self._index_timer.stop()
+        self._index_asked = flt
         self._index_timer = self.set_timer(
             INDEX_DELAY, lambda: self.fetch(IndexLoaded, lambda s: IndexLoaded(flt, task_ids(s, flt)))
         )
