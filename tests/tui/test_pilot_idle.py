@@ -67,6 +67,13 @@ async def test_a_key_is_handled_whole_before_press_returns(step_ms: str, monkeyp
             assert app.finished == ["done"] * n
 
 
-def test_the_suite_waits_in_5_ms_steps_unless_switched_off() -> None:
-    assert textual._wait.SLEEP_GRANULARITY == 0.005  # the autouse fixture applied it to this test
+def test_the_suite_waits_in_the_steps_the_switch_chose() -> None:
+    assert textual._wait.SLEEP_GRANULARITY == pilot_idle.step_seconds()  # the autouse fixture applied it here
     assert textual._wait.SLEEP_IDLE == 0.001  # the idle test itself is Textual's
+
+
+def test_the_step_is_5_ms_unless_switched(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(pilot_idle.SWITCH, raising=False)
+    assert pilot_idle.step_seconds() == 0.005
+    monkeypatch.setenv(pilot_idle.SWITCH, "20")
+    assert pilot_idle.step_seconds() == 0.02
