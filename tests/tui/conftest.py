@@ -46,20 +46,25 @@ def png(width: int = 200, height: int = 120, colour: str = "#3060c0", text: str 
     return out.getvalue()
 
 
-async def settle(pilot, app: ChainmarkApp, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
-    """Let messages flow and all workers finish, twice (a finished load may start page loads; a load
-    replaced by a newer one is cancelled, and counts as finished). A task list's whole list waits for
-    a pause in typing: that is waited for too, by its condition."""
+async def until(pilot, condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait for a condition (never a fixed time), failing after ``timeout`` seconds."""
     import time
 
     end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, "condition never held"
+        await pilot.pause(0.01)
+
+
+async def settle(pilot, app: ChainmarkApp) -> None:  # type: ignore[no-untyped-def]
+    """Let messages flow and all workers finish, twice (a finished load may start page loads; a load
+    replaced by a newer one is cancelled, and counts as finished). A task list's whole list waits for
+    a pause in typing: that is waited for too, by its condition."""
     for _ in range(3):
         await pilot.pause()
         await wait_for_workers(app)
-    while getattr(app.screen, "index_pending", False):
-        assert time.monotonic() < end, "the task list's index never arrived"
-        await pilot.pause(0.01)
-        await wait_for_workers(app)
+    await until(pilot, lambda: not getattr(app.screen, "index_pending", False))
+    await wait_for_workers(app)
     await pilot.pause()
 
 

@@ -13,23 +13,13 @@ from sqlmodel import select, col
 from annotation import tasks as authoring
 from store import session_scope
 from store.models import Checkpoint, OrderingConstraint, Task
-from tests.tui.conftest import png, settle
+from tests.tui.conftest import png, settle, until  # until: imported from here by other test files
 from tui.screens.checkpoint_editor import CheckpointEditorScreen
 from tui.screens.confirm import ConfirmDiscardScreen
 from tui.widgets.selection import choose
 from tests.support.must import must
 
 SIZES = [(80, 24), (160, 48)]
-
-
-async def until(pilot, condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
-    """Wait for a condition (never a fixed time), failing after ``timeout`` seconds."""
-    import time
-
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, "condition never held"
-        await pilot.pause(0.01)
 
 
 async def until_shown(pilot, app, screen_type: Any, selector: str):  # type: ignore[no-untyped-def]
