@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluation.scoring.html_report import STYLE, _e, _svg, _table
+from evaluation.scoring.html_report import STYLE, _e, _svg, _table, figure
 
 # The pairwise statistic a heatmap shows, by the scale's level (the first one every pair has).
 HEATMAP_STATISTICS = {
@@ -51,14 +51,12 @@ def pair_matrix(data: dict[str, Any]) -> tuple[str, list[str], list[list[float |
 def heatmap(title: str, labels: list[str], grid: list[list[float | None]], *, low: float = -1.0) -> str:
     """A labelled heatmap with each cell's value written in it; empty cells (no shared targets) grey."""
     import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     values = np.array([[np.nan if v is None else v for v in row] for row in grid], dtype=float)
     size = max(3.5, 0.75 * len(labels) + 1.5)
-    fig, ax = plt.subplots(figsize=(size + 1.0, size))
+    fig = figure(size + 1.0, size)
+    ax = fig.subplots()
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#dddddd")
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=low, vmax=1.0)
     ax.set_xticks(range(len(labels)), labels=labels, rotation=35, ha="right", fontsize=8)
@@ -68,9 +66,7 @@ def heatmap(title: str, labels: list[str], grid: list[list[float | None]], *, lo
             ax.text(j, i, "–" if v is None else f"{v:.2f}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     ax.set_title(title, fontsize=10)
-    out = _svg(fig)
-    plt.close(fig)
-    return f"<figure>{out}<figcaption>{_e(title)}</figcaption></figure>"
+    return f"<figure>{_svg(fig)}<figcaption>{_e(title)}</figcaption></figure>"
 
 
 def sections(results: list[dict[str, Any]]) -> list[str]:

@@ -47,6 +47,15 @@ def _table(title: str, headers: list[str], rows: list[list[Any]]) -> str:
     return f"<h2>{_e(title)}</h2>\n<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def figure(width: float, height: float) -> Any:
+    """A matplotlib figure of its own, drawn without pyplot: pyplot keeps a process-wide list of open
+    figures and switches the process's backend, neither safe when the TUI builds a report in a worker
+    thread."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
 def _svg(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
@@ -56,15 +65,11 @@ def _svg(fig: Any) -> str:
 
 def _bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> str:
     """Grouped bars: one group per x label, one bar per series (model)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     labels = list(dict.fromkeys(x for values in series.values() for x in values))
     if not labels:
         return ""
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(labels) * max(1, len(series))), 3.2))
+    fig = figure(max(5.0, 0.6 * len(labels) * max(1, len(series))), 3.2)
+    ax = fig.subplots()
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
         xs = [j + i * width for j in range(len(labels))]
@@ -74,9 +79,7 @@ def _bars(title: str, series: dict[str, dict[str, float]], ylabel: str) -> str:
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     ax.set_title(title, fontsize=10)
-    out = _svg(fig)
-    plt.close(fig)
-    return f"<figure>{out}<figcaption>{_e(title)}</figcaption></figure>"
+    return f"<figure>{_svg(fig)}<figcaption>{_e(title)}</figcaption></figure>"
 
 
 def _plots(results: list[ScoreResult], category_metric: str | None) -> list[str]:

@@ -160,3 +160,22 @@ def test_html_report_opens_in_headless_chromium_and_runs_no_data_as_script(engin
     assert "&lt;script&gt;document.body.setAttribute" in dom.stdout  # shown as text
     assert dom.stdout.count('<img alt="" src="data:image/svg+xml') >= 2  # the plots
     assert '<img src="x"' not in dom.stdout and "&lt;img src=x onerror" in dom.stdout  # text, not an element
+
+
+def test_drawing_the_plots_leaves_the_process_matplotlib_state_alone(engine, db_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The TUI builds reports in a worker thread: the plots must not switch the process's backend or
+    leave figures in pyplot's process-wide list (they used to do the first)."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        target = tmp_path / "report.html"
+        args = ["--db", str(db_path), "report", *map(str, _runs(engine)), "--format", "html", "-o", str(target)]
+        out = CliRunner().invoke(cli, [*args, "--embedder", "hashing"])
+        assert out.exit_code == 0, out.output
+        assert target.read_text(encoding="utf-8").count('src="data:image/svg+xml;base64,') >= 2
+        assert matplotlib.get_backend() == "svg" and plt.get_fignums() == []
+    finally:
+        matplotlib.use(before)
