@@ -211,7 +211,7 @@ def test_the_plain_setting_names_mechanisms_or_all_and_refuses_others(monkeypatc
 
 
 def test_gc_pause_and_heap_freeze_leave_the_collector_alone_when_off(all_plain: None) -> None:
-    from evaluation.harness.heap import existing_objects_frozen
+    from store.heap import existing_objects_frozen
     from store.gc_pause import gc_paused
 
     with gc_paused():

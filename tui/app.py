@@ -10,7 +10,6 @@ writing through ``read``/``write`` inside thread workers and get the results bac
 from __future__ import annotations
 
 import contextlib
-import gc
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -22,6 +21,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 
+from store.heap import HeapHold
 from tui.context import AppContext
 from tui.held_keys import KeyOrder
 from tui.safe_text import visible
@@ -82,10 +82,9 @@ class ChainmarkApp(App[None]):
         engine: Engine | None = None,
         image_protocol: str = "auto",
         graphics: TerminalGraphics | None = None,
-        freeze_startup_heap: bool = False,
     ) -> None:
         super().__init__()
-        self._freeze_startup_heap = freeze_startup_heap
+        self._startup_heap = HeapHold()  # store.heap: frozen once the first screen has its data
         self._started = False
         self.ctx = ctx
         self._image_widget = image_widget
@@ -139,9 +138,9 @@ class ChainmarkApp(App[None]):
 
     def startup_done(self) -> None:
         """The first screen has its data. Now the image widgets load in a worker (not earlier: their
-        imports would slow the store's), and then, with ``freeze_startup_heap``, everything loaded so
-        far, which lives as long as the app, is set aside from the garbage collector; otherwise every
-        full collection walks it (about 100 ms on the UI thread, every few hundred ms while typing)."""
+        imports would slow the store's), and then everything loaded so far, which lives as long as the
+        app, is set aside from the garbage collector until the app ends (``store.heap``); otherwise
+        every full collection walks it (about 100 ms on the UI thread, every few hundred ms while typing)."""
         if self._started:
             return
         self._started = True
@@ -150,8 +149,7 @@ class ChainmarkApp(App[None]):
             try:
                 self.image_widget  # noqa: B018 - loading is the point
             finally:
-                if self._freeze_startup_heap:
-                    gc.freeze()
+                self._startup_heap.hold()
 
         self.run_worker(settle, thread=True, exit_on_error=False, description="loading image widgets")
         self.run_worker(
@@ -439,6 +437,10 @@ class ChainmarkApp(App[None]):
             ConfirmDiscardScreen(f"Not saved: {'; '.join(lost)}. Quit anyway?", discard_label="Quit  d"), answered
         )
 
+    def on_unmount(self) -> None:
+        """The app has ended: its startup heap goes back to the collector (a process may open another)."""
+        self._startup_heap.release()
+
     def exit(self, *args: Any, **kwargs: Any) -> None:
         self._stop_listening.set()
         self._key_order.stop()
@@ -473,12 +475,9 @@ def make_app(
     image_widget: type[Widget] | None = None,
     start_task: int | None = None,
     engine: Engine | None = None,
-    freeze_startup_heap: bool = False,
 ) -> ChainmarkApp:
     """Build the app; tests pass ``image_widget=HalfcellImage`` and an engine on their own database."""
-    return ChainmarkApp(
-        ctx, image_widget=image_widget, start_task=start_task, engine=engine, freeze_startup_heap=freeze_startup_heap
-    )
+    return ChainmarkApp(ctx, image_widget=image_widget, start_task=start_task, engine=engine)
 
 
 def run_app(app_context: AppContext) -> None:
@@ -493,7 +492,7 @@ def run_app(app_context: AppContext) -> None:
     if protocol not in PROTOCOLS:
         raise click.ClickException(f"CHAINMARK_IMAGES={protocol!r} is not one of {', '.join(PROTOCOLS)}")
     graphics = terminal_probe.answer()  # before Textual owns the terminal
-    app = ChainmarkApp(app_context, image_protocol=protocol, graphics=graphics, freeze_startup_heap=True)
+    app = ChainmarkApp(app_context, image_protocol=protocol, graphics=graphics)
     app.run()
     if app.crash_log is not None:
         click.echo(f"chainmark: the traceback above is also saved in {app.crash_log}", err=True)

@@ -397,7 +397,7 @@ async def _child(conn: Connection, engine: Engine, blobs: BlobStore) -> None:
 
     from evaluation.harness import sandbox
     from evaluation.harness.client import ModelClient, RetryPolicy, needs_tls, tls_context
-    from evaluation.harness.heap import existing_objects_frozen
+    from store.heap import existing_objects_frozen
     from evaluation.harness.recorder import cache_lookup
     from evaluation.harness.trajectory_run import SERVICE_THREADS_MAX, RunProgress, _run_one, build_context
 

@@ -30,7 +30,7 @@ from evaluation.harness.client import ModelClient, RetryPolicy, load_transport
 from evaluation.harness.committer import GroupCommitter, StoreRefused
 from evaluation.harness.endpoints import get_endpoint
 from evaluation.harness.episode import DEFAULT_MAX_REPLY_CHARS
-from evaluation.harness.heap import existing_objects_frozen
+from store.heap import existing_objects_frozen
 from evaluation.harness.livedb import BatchedLiveDb
 from evaluation.harness.lease import run_lease
 from evaluation.harness.modes import MODES

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 from evaluation.harness import workqueue as wq
 from evaluation.harness.client import ModelClient
 from evaluation.harness.committer import GroupCommitter, StoreRefused
-from evaluation.harness.heap import existing_objects_frozen
+from store.heap import existing_objects_frozen
 from evaluation.harness.livedb import BatchedLiveDb
 from evaluation.harness.recorder import FinishedTrajectory
 from evaluation.harness.runner import _load_batch, read_head

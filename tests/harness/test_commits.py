@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select, col
 
 from evaluation.harness.committer import GroupCommitter
-from evaluation.harness.heap import existing_objects_frozen
+from store.heap import existing_objects_frozen
 from evaluation.harness.recorder import (
     CacheEntry,
     FinishedTrajectory,
@@ -168,11 +168,26 @@ def test_existing_objects_are_frozen_only_while_runs_go() -> None:
     assert gc.get_freeze_count() == 0
 
 
+def test_a_hold_asked_after_its_release_is_refused() -> None:
+    """The TUI holds the freeze from a worker once its first screen has data: an app that ended before
+    the worker got there must not leave the heap frozen."""
+    from store.heap import HeapHold
+
+    late = HeapHold()
+    late.release()
+    assert late.hold() is False and gc.get_freeze_count() == 0
+    share = HeapHold()
+    assert share.hold() is True and share.hold() is False and gc.get_freeze_count() > 0
+    share.release()
+    share.release()
+    assert gc.get_freeze_count() == 0
+
+
 def test_a_host_freeze_is_left_alone() -> None:
     """The TUI freezes its startup heap; a run inside it neither adds a freeze nor lifts the host's."""
     gc.freeze()
     try:
-        from evaluation.harness import heap
+        from store import heap
 
         assert gc.get_freeze_count() > 0
         with existing_objects_frozen():
