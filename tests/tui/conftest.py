@@ -14,7 +14,6 @@ from textual_image.widget import HalfcellImage
 
 from tests.support.workers import BUSY, wait_for_workers
 from tui.app import ChainmarkApp, make_app
-from tui.held_keys import quiet
 from tui.context import AppContext
 
 
@@ -68,10 +67,9 @@ async def settle(pilot, app: ChainmarkApp) -> None:  # type: ignore[no-untyped-d
     typing: that is waited for too, by its condition."""
 
     def busy() -> bool:
-        """Work in flight: a worker, the task list's index, or a message or callback some pump of the
-        app has not handled (``tui.held_keys.quiet``, the condition the app paces keys by)."""
-        workers = any(w.state in BUSY and w.group != "changes" for w in app.workers)
-        return workers or bool(getattr(app.screen, "index_pending", False)) or not quiet(app, app.pump_task)
+        return any(w.state in BUSY and w.group != "changes" for w in app.workers) or bool(
+            getattr(app.screen, "index_pending", False)
+        )
 
     await pilot.pause()
     for _ in range(SETTLE_ROUNDS):
