@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from textual.widgets import Input, TextArea
 from textual_image.widget import HalfcellImage
 
-from tests.support.workers import BUSY, wait_for_workers
+from tests.support.workers import wait_for_workers
 from tui.app import ChainmarkApp, make_app
 from tui.context import AppContext
 
@@ -56,30 +56,16 @@ async def until(pilot, condition, timeout: float = 20.0) -> None:  # type: ignor
         await pilot.pause(0.01)
 
 
-SETTLE_ROUNDS = 50
-"""A liveness guard: an app that starts new work in every round this many times fails the test."""
-
-
 async def settle(pilot, app: ChainmarkApp) -> None:  # type: ignore[no-untyped-def]
-    """Let messages flow and workers finish, round after round, until a round that began with nothing
-    to wait for ends with nothing either (a finished load may start page loads, a load replaced by a
-    newer one is cancelled and counts as finished). A task list's whole list waits for a pause in
-    typing: that is waited for too, by its condition."""
-
-    def busy() -> bool:
-        return any(w.state in BUSY and w.group != "changes" for w in app.workers) or bool(
-            getattr(app.screen, "index_pending", False)
-        )
-
-    await pilot.pause()
-    for _ in range(SETTLE_ROUNDS):
-        was_busy = busy()
-        await wait_for_workers(app)
-        await until(pilot, lambda: not getattr(app.screen, "index_pending", False))
+    """Let messages flow and all workers finish, twice (a finished load may start page loads; a load
+    replaced by a newer one is cancelled, and counts as finished). A task list's whole list waits for
+    a pause in typing: that is waited for too, by its condition."""
+    for _ in range(3):
         await pilot.pause()
-        if not was_busy and not busy():
-            return
-    raise AssertionError(f"the app kept starting work for {SETTLE_ROUNDS} rounds")
+        await wait_for_workers(app)
+    await until(pilot, lambda: not getattr(app.screen, "index_pending", False))
+    await wait_for_workers(app)
+    await pilot.pause()
 
 
 async def wait_for_saves(pilot, app: ChainmarkApp, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]

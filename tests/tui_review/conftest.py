@@ -29,7 +29,7 @@ from store import events as ev
 from store import session_scope
 from store.blobs import FolderBlobStore, put_asset
 from store.models import Checkpoint, CheckpointResult, Event, EventAsset, Judge, Run, Trajectory, Verdict
-from tests.tui.conftest import settle  # noqa: F401  (the one settle; the review tests import it from here)
+from tests.support.workers import wait_for_workers
 from tui.app import ChainmarkApp, make_app
 from tui.context import AppContext
 
@@ -56,6 +56,15 @@ def png(colour: str = "#3060c0", size: tuple[int, int] = (160, 100)) -> bytes:
     out = io.BytesIO()
     im.save(out, "PNG")
     return out.getvalue()
+
+
+async def settle(pilot: Any, app: ChainmarkApp, rounds: int = 4) -> None:
+    """Let messages flow and workers finish until the screen has loaded everything it asked for
+    (a load replaced by a newer one is cancelled, and counts as finished)."""
+    for _ in range(rounds):
+        await pilot.pause()
+        await wait_for_workers(app)
+    await pilot.pause()
 
 
 def drawn(widget: Any) -> str:
