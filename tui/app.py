@@ -383,10 +383,10 @@ class ChainmarkApp(App[None]):
         """ctrl+q is a priority binding: it is acted on as its key arrives, while keys typed just before it
         may still wait in the focused field's queue. So the request goes through that queue too (it
         bubbles back here once the field has handled every key before it), and only then is the typing
-        saved and the app quit."""
-        focused = self.focused
-        if focused is not None and not self._quit_asked:
-            focused.post_message(QuitRequested())
+        saved and the app quit. With nothing focused the keys wait in the screen's own queue (that is where
+        Textual forwards them), so the request goes through the screen."""
+        if not self._quit_asked:
+            (self.focused or self.screen).post_message(QuitRequested())
             return
         await self._quit()
 

@@ -31,14 +31,11 @@ def after_typed_keys(action: F) -> F:
 
     @functools.wraps(action)
     def deferred(self: Any, *args: Any) -> None:
-        focused = self.focused
-        if focused is None:
-            action(self, *args)
-            return
         message = AfterTypedKeys(lambda: action(self, *args))
         # Bubbling stops at the message's sender (the screen, when a handler there asks); it must reach
         # the app, which runs it.
         message._sender = None
-        focused.post_message(message)
+        # With nothing focused, Textual forwards typed keys to the screen's own queue: wait behind them there.
+        (self.focused or self).post_message(message)
 
     return deferred  # type: ignore[return-value]

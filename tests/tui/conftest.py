@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image, ImageDraw
@@ -24,12 +25,15 @@ def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TextArea, "cursor_blink", False, raising=False)
 
 
+def app_on(engine: Engine, db_path: Path, actor: str, **kwargs: Any) -> ChainmarkApp:
+    """The app on the test database, drawing images in half cells (the same on every terminal)."""
+    return make_app(AppContext(db=str(db_path), actor=actor), image_widget=HalfcellImage, engine=engine, **kwargs)
+
+
 @pytest.fixture
 def make_tui(engine: Engine, db_path: Path) -> Callable[..., ChainmarkApp]:
-    def build(**kwargs) -> ChainmarkApp:  # type: ignore[no-untyped-def]
-        return make_app(
-            AppContext(db=str(db_path), actor="tester"), image_widget=HalfcellImage, engine=engine, **kwargs
-        )
+    def build(actor: str = "tester", **kwargs: Any) -> ChainmarkApp:
+        return app_on(engine, db_path, actor, **kwargs)
 
     return build
 

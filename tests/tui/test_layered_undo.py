@@ -312,6 +312,37 @@ async def test_keys_typed_into_the_focused_query_before_the_load_are_waited_for_
     assert _stored(engine, editor.task_id)[0] == QUERY + " now"
 
 
+async def test_keys_still_queued_in_an_unfocused_screen_are_waited_for_by_the_quit(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, monkeypatch
+) -> None:
+    """The flake of the first test above, made certain: with nothing focused, Textual forwards typed keys to
+    the screen's own queue, while ctrl+q (a priority binding) is acted on by the app at once. The quit used
+    to run before the screen had seen the keys, found nothing typed, and quit or asked without waiting for
+    the load. Here the keys sit in the screen's queue when the quit is asked, in the same turn."""
+    from textual import events
+
+    gate = _hold_the_load(monkeypatch)
+    task_id = _task(engine, blobs)
+    app = make_tui()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            editor = TaskEditorScreen(task_id)
+            app.push_screen(editor)
+            await until(pilot, lambda: app.screen is editor and bool(editor.query("#query")))
+            editor.set_focus(None)
+            for key in " now":  # where the app puts keys typed while nothing has the focus
+                editor.post_message(events.Key("space" if key == " " else key, key))
+            await app.action_quit()  # ctrl+q's binding, before the screen has had a turn
+            await until(pilot, lambda: app._quit_waiting)
+            assert not isinstance(app.screen, ConfirmDiscardScreen)
+            gate.set()
+            await until(pilot, lambda: not app.is_running)
+    finally:
+        gate.set()
+    assert _stored(engine, task_id)[0] == QUERY + " now"
+
+
 async def test_a_load_slower_than_the_wait_asks_before_quitting(make_tui, engine, blobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A load that does not land in time (a locked database) is not waited for forever: the quit asks,
     and staying lets the task load, the typing goes in and is saved."""

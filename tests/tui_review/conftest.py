@@ -17,8 +17,6 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 from sqlalchemy.engine import Engine
-from textual.widgets import Input, TextArea
-from textual_image.widget import HalfcellImage
 
 from annotation import tasks as authoring
 from annotation.review.annotators import add_annotator
@@ -30,22 +28,16 @@ from store import session_scope
 from store.blobs import FolderBlobStore, put_asset
 from store.models import Checkpoint, CheckpointResult, Event, EventAsset, Judge, Run, Trajectory, Verdict
 from tests.support.workers import wait_for_workers
-from tui.app import ChainmarkApp, make_app
-from tui.context import AppContext
+from tests.tui.conftest import app_on, no_cursor_blink  # noqa: F401  (no_cursor_blink: an autouse fixture here too)
+from tui.app import ChainmarkApp
 
 FIXED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-
-
-@pytest.fixture(autouse=True)
-def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Input, "cursor_blink", False, raising=False)
-    monkeypatch.setattr(TextArea, "cursor_blink", False, raising=False)
 
 
 @pytest.fixture
 def make_tui(engine: Engine, db_path: Path) -> Callable[..., ChainmarkApp]:
     def build(actor: str = "ann", **kwargs: Any) -> ChainmarkApp:
-        return make_app(AppContext(db=str(db_path), actor=actor), image_widget=HalfcellImage, engine=engine, **kwargs)
+        return app_on(engine, db_path, actor, **kwargs)
 
     return build
 
