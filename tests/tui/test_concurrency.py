@@ -51,8 +51,13 @@ async def test_open_editor_shows_changes_made_elsewhere(make_tui, engine, blobs,
         _elsewhere(engine, task_id, domain="Retail", query="How many cups?")
         await until(pilot, lambda: editor.query_one("#meta-domain", Input).value == "Retail")
         assert editor.query_one("#query").text == "How many cups?"
-        # an edit to another field merges with theirs
-        editor.query_one("#meta-category", Input).value = "counting"
+        # an edit to another field merges with theirs, typed as an annotator types it: into the focused
+        # field (a value set without the focus could be replaced by the next poll's load before its Changed
+        # message was handled: the live update keeps only focused or pending fields as they are)
+        category = editor.query_one("#meta-category", Input)
+        category.focus()
+        await until(pilot, lambda: category.has_focus)
+        await pilot.press("end", *"ing")
         await wait_for_saves(pilot, app)
         assert not isinstance(app.screen, ConflictScreen)
     task = _stored(engine, task_id)

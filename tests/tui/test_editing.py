@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from sqlmodel import select, col
+from textual.widgets import TextArea
 
 from annotation import tasks as authoring
 from annotation.answers import validate_answer_spec
@@ -336,6 +337,30 @@ async def test_edited_guidelines_are_saved_on_leaving(make_tui, engine, leave) -
         await app.wait_for_saves()
     with session_scope(engine) as s:
         assert get_benchmark(s, "mme").guidelines == "# Rules and more"
+
+
+async def test_a_save_asked_on_leaving_lands_though_the_screen_is_gone_before_it_starts(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """Seen once under load: escape saved the guidelines and popped the screen, and the screen's unmount
+    cancelled its workers, the save among them, before its thread had started: nothing was written. Here the
+    unmount's cancel comes in the same turn as the escape, before any worker can start."""
+    from annotation.tasks import get_benchmark
+    from tui.screens.guidelines import GuidelinesScreen
+
+    with session_scope(engine, "tester") as s:
+        authoring.ensure_benchmark(s, "mme", "agentic-mme", guidelines="# Rules")
+    app = make_tui()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        screen = GuidelinesScreen("mme", "# Rules")
+        app.push_screen(screen)
+        await settle(pilot, app)
+        screen.query_one("#guidelines-source", TextArea).text = "# Rules kept"
+        screen.action_back()  # escape: the edit is saved, the screen popped
+        app.workers.cancel_node(screen)  # what the screen's unmount does (Widget._on_unmount)
+        await until(pilot, lambda: not isinstance(app.screen, GuidelinesScreen))
+        await app.wait_for_saves()
+    with session_scope(engine) as s:
+        assert get_benchmark(s, "mme").guidelines == "# Rules kept"
 
 
 async def test_the_empty_guidelines_panel_says_where_guidelines_are_written(make_tui, engine, blobs) -> None:  # type: ignore[no-untyped-def]

@@ -167,9 +167,12 @@ class WorkScreen(Screen[Any]):
 
     def save(self, what: str, fn: Callable[[Session], Any]) -> None:
         """Write on a worker thread. The write lands even when the screen has been left meanwhile (a model's
-        answer arriving after the annotator went back was dropped: the screen no longer reached the app)."""
+        answer arriving after the annotator went back was dropped: the screen no longer reached the app).
+        The worker is the app's, not the screen's: a screen's unmount cancels its workers, and a save asked
+        on leaving (escape saves the typing, then pops the screen) whose worker had not started by then was
+        never written."""
         scope, cm = self.undo_scope, self.cm
-        self.run_worker(
+        cm.run_worker(
             lambda: self._save(cm, what, fn, scope),
             thread=True,
             exclusive=False,
