@@ -38,6 +38,33 @@ async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_pat
     assert page.startswith("<!doctype html>") and "headline metrics" in page and "<table>" in page
 
 
+async def test_an_export_asked_just_before_leaving_is_written(make_tui, engine, study, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """enter on the export path, then escape at once: the screen's unmount cancelled its workers, and an
+    export whose worker had not started yet was never written, without a word. Here the unmount's cancel
+    comes in the same turn as the enter."""
+    from textual.widgets import Input
+
+    from tests.tui.conftest import until
+
+    app = make_tui(actor="rev")
+    async with app.run_test(size=(150, 44)) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ReportsScreen(embedder="hashing"))
+        await settle(pilot, app)
+        screen = app.screen
+        await pilot.press("space", "g")
+        await settle(pilot, app)
+        await pilot.press("e")
+        box = screen.query_one("#export-path", Input)
+        box.value = str(tmp_path / "report.md")
+        screen._export(Input.Submitted(box, box.value))  # enter
+        app.workers.cancel_node(screen)  # what leaving does (Widget._on_unmount)
+        await pilot.press("escape")
+        await until(pilot, lambda: (tmp_path / "report.md").exists())
+        await settle(pilot, app)
+    assert "AnsAcc" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
 async def test_atp_report_shows_the_final_score_after_the_three_judges(
     make_tui, engine, blobs, scripted_openai, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]

@@ -167,19 +167,15 @@ class WorkScreen(Screen[Any]):
 
     def save(self, what: str, fn: Callable[[Session], Any]) -> None:
         """Write on a worker thread. The write lands even when the screen has been left meanwhile (a model's
-        answer arriving after the annotator went back was dropped: the screen no longer reached the app).
-        The worker is the app's, not the screen's: a screen's unmount cancels its workers, and a save asked
-        on leaving (escape saves the typing, then pops the screen) whose worker had not started by then was
-        never written."""
+        answer arriving after the annotator went back was dropped: the screen no longer reached the app)."""
         scope, cm = self.undo_scope, self.cm
-        cm.run_worker(
-            lambda: self._save(cm, what, fn, scope),
-            thread=True,
-            exclusive=False,
-            group="save",
-            exit_on_error=False,
-            description=what,
-        )
+        self.run_past_leaving(lambda: self._save(cm, what, fn, scope), what, group="save")
+
+    def run_past_leaving(self, work: Callable[[], Any], description: str, group: str = "default") -> None:
+        """``work`` on a thread of the app's, not the screen's: a screen's unmount cancels its workers, and
+        work asked just before leaving (escape saves the typing, then pops the screen) whose worker had not
+        started by then never ran. For what the annotator asked for and expects done: saves, exports."""
+        self.cm.run_worker(work, thread=True, group=group, exit_on_error=False, description=description)
 
     def _save(self, cm: "ChainmarkApp", what: str, fn: Callable[[Session], Any], scope: str = "session") -> None:
         from tui.undo import Edit, record

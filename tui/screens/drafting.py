@@ -142,7 +142,7 @@ class DraftingScreen(WorkScreen):
                 return
             cm.call_from_thread(self.save, what, store)
 
-        self.run_worker(work, thread=True, group="model", exit_on_error=False, description=what)
+        self.run_past_leaving(work, what, group="model")
 
     @after_typed_keys
     def action_save_notes(self) -> None:

@@ -230,7 +230,8 @@ class ImageZoomScreen(ModalScreen[None]):
                 return
             self.app.call_from_thread(self.app.notify, f"original saved to {path}", timeout=8)
 
-        self.run_worker(save, thread=True, group="zoom-original", exit_on_error=False)
+        # The app's worker, not the screen's: escape right after asking would cancel it before it started.
+        self.app.run_worker(save, thread=True, group="zoom-original", exit_on_error=False)
 
     def action_zoom(self, direction: int) -> None:
         self.zoom = min(MAX_ZOOM, max(1.0, self.zoom * (ZOOM_STEP if direction > 0 else 1 / ZOOM_STEP)))

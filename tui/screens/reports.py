@@ -257,7 +257,7 @@ class ReportsScreen(WorkScreen):
                 return
             self.post_message(Saved("export", str(path)))
 
-        self.run_worker(write, thread=True, exit_on_error=False, description="export report")
+        self.run_past_leaving(write, "export report")
 
     @on(Saved)
     def _saved(self, message: Saved) -> None:
