@@ -256,9 +256,13 @@ def _hold_the_load(monkeypatch):  # type: ignore[no-untyped-def]
 
 
 @contextlib.asynccontextmanager
-async def _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch, into_query: bool = False):  # type: ignore[no-untyped-def]
+async def _typed_then_quit_while_loading(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, monkeypatch, into_query: bool = False, queued_in_screen: bool = False
+):
     """A task editor whose load waits on ``gate``: " now" typed into it and ctrl+q pressed meanwhile.
-    Yields (app, pilot, editor, gate); the gate is opened on the way out whatever happened."""
+    ``queued_in_screen``: nothing focused, the keys still in the screen's own queue (where the app forwards
+    them) when ctrl+q's action runs, in the same turn. Yields (app, pilot, editor, gate); the gate is
+    opened on the way out whatever happened."""
     from textual import events
 
     gate = _hold_the_load(monkeypatch)
@@ -275,9 +279,15 @@ async def _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch, i
             if into_query:  # the query field has the focus already: the keys go into it, not to the screen
                 editor.query_one("#query", TextArea).focus()
                 await until(pilot, lambda: editor.query_one("#query", TextArea).has_focus)
-            for key in " now":
-                app.post_message(events.Key("space" if key == " " else key, key))
-            app.post_message(events.Key("ctrl+q", None))  # not pilot.press: it would wait for the quit to finish
+            if queued_in_screen:
+                editor.set_focus(None)
+                for key in " now":
+                    editor.post_message(events.Key("space" if key == " " else key, key))
+                await app.action_quit()  # ctrl+q's binding, before the screen has had a turn
+            else:
+                for key in " now":
+                    app.post_message(events.Key("space" if key == " " else key, key))
+                app.post_message(events.Key("ctrl+q", None))  # not pilot.press: it would wait for the quit
             yield app, pilot, editor, gate
     finally:
         gate.set()
@@ -318,29 +328,14 @@ async def test_keys_still_queued_in_an_unfocused_screen_are_waited_for_by_the_qu
     """The flake of the first test above, made certain: with nothing focused, Textual forwards typed keys to
     the screen's own queue, while ctrl+q (a priority binding) is acted on by the app at once. The quit used
     to run before the screen had seen the keys, found nothing typed, and quit or asked without waiting for
-    the load. Here the keys sit in the screen's queue when the quit is asked, in the same turn."""
-    from textual import events
-
-    gate = _hold_the_load(monkeypatch)
-    task_id = _task(engine, blobs)
-    app = make_tui()
-    try:
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot, app)
-            editor = TaskEditorScreen(task_id)
-            app.push_screen(editor)
-            await until(pilot, lambda: app.screen is editor and bool(editor.query("#query")))
-            editor.set_focus(None)
-            for key in " now":  # where the app puts keys typed while nothing has the focus
-                editor.post_message(events.Key("space" if key == " " else key, key))
-            await app.action_quit()  # ctrl+q's binding, before the screen has had a turn
-            await until(pilot, lambda: app._quit_waiting)
-            assert not isinstance(app.screen, ConfirmDiscardScreen)
-            gate.set()
-            await until(pilot, lambda: not app.is_running)
-    finally:
+    the load."""
+    args = (make_tui, engine, blobs, monkeypatch)
+    async with _typed_then_quit_while_loading(*args, queued_in_screen=True) as (app, pilot, editor, gate):
+        await until(pilot, lambda: app._quit_waiting)
+        assert not isinstance(app.screen, ConfirmDiscardScreen)
         gate.set()
-    assert _stored(engine, task_id)[0] == QUERY + " now"
+        await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, editor.task_id)[0] == QUERY + " now"
 
 
 async def test_a_load_slower_than_the_wait_asks_before_quitting(make_tui, engine, blobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -10,15 +10,21 @@ from tui.cli import cli
 from tui.screens.reports import ReportsScreen
 
 
+async def _report_of_the_study(pilot, app) -> ReportsScreen:  # type: ignore[no-untyped-def]
+    """The reports screen with the study's run chosen and its report built (space, g)."""
+    await settle(pilot, app)
+    screen = ReportsScreen(embedder="hashing")
+    app.push_screen(screen)
+    await settle(pilot, app)
+    await pilot.press("space", "g")
+    await settle(pilot, app)
+    return screen
+
+
 async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_path) -> None:  # type: ignore[no-untyped-def]
     app = make_tui(actor="rev")  # a reviewer: ann still owes blind ratings on this run, which blinds its report
     async with app.run_test(size=(150, 44)) as pilot:
-        await settle(pilot, app)
-        app.push_screen(ReportsScreen(embedder="hashing"))
-        await settle(pilot, app)
-        screen = app.screen
-        await pilot.press("space", "g")
-        await settle(pilot, app)
+        screen = await _report_of_the_study(pilot, app)
         assert screen.chosen == [study["run"]] and screen.results is not None
         assert screen.results[0].metrics["AnsAcc"] == 60.0  # answers 2,4,4,6,6 vs expected 2..6: three right
         for name in ("report.md", "report.csv", "report.html"):
@@ -48,12 +54,7 @@ async def test_an_export_asked_just_before_leaving_is_written(make_tui, engine, 
 
     app = make_tui(actor="rev")
     async with app.run_test(size=(150, 44)) as pilot:
-        await settle(pilot, app)
-        app.push_screen(ReportsScreen(embedder="hashing"))
-        await settle(pilot, app)
-        screen = app.screen
-        await pilot.press("space", "g")
-        await settle(pilot, app)
+        screen = await _report_of_the_study(pilot, app)
         await pilot.press("e")
         box = screen.query_one("#export-path", Input)
         box.value = str(tmp_path / "report.md")
