@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from click.testing import CliRunner
+from textual.widgets import Input
 
 from tests.support.scripted_openai import scripted_openai  # noqa: F401  (fixture)
 from tests.tui_review.conftest import settle
@@ -29,7 +30,7 @@ async def test_build_and_export_report(make_tui, engine, db_path, study, tmp_pat
         assert screen.results[0].metrics["AnsAcc"] == 60.0  # answers 2,4,4,6,6 vs expected 2..6: three right
         for name in ("report.md", "report.csv", "report.html"):
             await pilot.press("e")
-            screen.query_one("#export-path").value = str(tmp_path / name)  # typing a long path is slow
+            screen.query_one("#export-path", Input).value = str(tmp_path / name)  # typing a long path is slow
             await pilot.press("enter")
             await settle(pilot, app)
     for fmt in ("md", "csv"):
@@ -48,8 +49,6 @@ async def test_an_export_asked_just_before_leaving_is_written(make_tui, engine, 
     """enter on the export path, then escape at once: the screen's unmount cancelled its workers, and an
     export whose worker had not started yet was never written, without a word. Here the unmount's cancel
     comes in the same turn as the enter."""
-    from textual.widgets import Input
-
     from tests.tui.conftest import until
 
     app = make_tui(actor="rev")
