@@ -175,6 +175,8 @@ def load() -> Settings:
             values[name], found = validate(spec, merged[name])
             problems += found
     problems += [Problem((name,), "extra_forbidden", "", value) for name, value in merged.items() if name not in FIELDS]
+    if isinstance(values.get("db"), str) and not values["db"].strip():  # else the working folder is opened
+        problems.append(Problem(("db",), "empty", "Should name a database (a SQLite path or a URL)", merged["db"]))
     if problems:
         raise SettingsError(_describe(problems))
     return Settings(**values)

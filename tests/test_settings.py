@@ -85,6 +85,19 @@ def test_settings_are_read_again_when_a_file_changes(places: tuple[Path, Path]) 
     assert current().vlm_model == "second"
 
 
+def test_an_empty_database_setting_is_an_error_naming_it(
+    places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CHAINMARK_DB=`` (a variable cleared by ``VAR= cmd``) made the working folder itself the database:
+    every command failed "the database file cannot be opened" without saying why, and the TUI's home waited
+    for its data for ever. An empty value is an empty value (as for every setting), and names no database."""
+    assert _error(monkeypatch, CHAINMARK_DB="") == (
+        "CHAINMARK_DB (setting db): should name a database (a SQLite path or a URL) (got '')"
+    )
+    result = CliRunner().invoke(cli, ["benchmarks", "list"], env={"CHAINMARK_DB": ""})
+    assert result.exit_code == 1 and "CHAINMARK_DB (setting db): should name a database" in result.output
+
+
 def test_settings_reach_the_code_that_uses_them(places: tuple[Path, Path], tmp_path: Path) -> None:
     """The database, the busy timeout, the import limits and the tool settings all come from the file."""
     from annotation.formats.safe_files import MB, limits

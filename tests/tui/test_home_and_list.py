@@ -263,3 +263,33 @@ def test_the_count_line_says_task_once_and_matching_under_a_filter() -> None:
     assert _count_text(1234, TaskFilter()) == "1,234 tasks"
     assert _count_text(1, TaskFilter(text="cups")) == "1 matching task"
     assert _count_text(3, TaskFilter(status="draft")) == "3 matching tasks"
+
+
+async def test_home_says_why_its_data_could_not_be_read_and_reads_again_on_r(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A database path that names a folder: the failure notice faded after 8 s and the benchmarks table went
+    on showing its loading spinner for ever. The reason stays above the table (in the CLI's words), and r
+    reads again once the path is a database."""
+    from textual.widgets import DataTable, Static
+    from textual_image.widget import HalfcellImage
+
+    from store import make_engine
+    from store.migrate import upgrade
+    from tests.tui.conftest import until
+    from tui.app import make_app
+    from tui.context import AppContext
+
+    place = tmp_path / "chainmark.db"
+    place.mkdir()  # a folder where the database should be
+    app = make_app(AppContext(db=str(place), actor="tester"), image_widget=HalfcellImage)
+    async with app.run_test(size=(120, 30)) as pilot:
+        title = app.screen.query_one("#benchmarks-title", Static)
+        await until(pilot, lambda: "could not be read" in str(title.render()))
+        assert "the database file cannot be opened" in str(title.render())
+        assert not app.screen.query_one("#benchmarks", DataTable).loading
+        place.rmdir()
+        engine = make_engine(place)
+        upgrade(engine)
+        engine.dispose()
+        await pilot.press("r")
+        await until(pilot, lambda: str(title.render()) == "Benchmarks")
+        await settle(pilot, app)

@@ -266,6 +266,13 @@ _UNDO_ALONE = _UNDO_HINT.removeprefix(" · ")
 
 
 def _describe(exc: BaseException) -> str:
+    """One line for a notice: the CLI's own wording for an error the user can act on (a database that
+    cannot be opened, a lock held too long), else the exception's first line."""
+    from tui.errors import describe
+
+    known = describe(exc)
+    if known is not None:
+        return known
     text = str(exc) or type(exc).__name__
     if hasattr(exc, "message") and isinstance(getattr(exc, "message"), str):  # click.ClickException
         text = exc.message  # type: ignore[attr-defined]

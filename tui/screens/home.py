@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,8 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 from tui.widgets.header import Header
 
-from tui.messages import Result
-from tui.safe_text import data_cells
+from tui.messages import Failed, Result
+from tui.safe_text import data_cells, data_text
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 
@@ -31,6 +32,9 @@ class HomeLoaded(Result):
 
     WHAT: ClassVar[str] = "home"
     data: HomeData
+
+
+BENCHMARKS_TITLE = "Benchmarks"
 
 
 class HomeScreen(WorkScreen):
@@ -62,7 +66,7 @@ class HomeScreen(WorkScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="home"):
-            yield Static("Benchmarks", classes="section-title")
+            yield Static(BENCHMARKS_TITLE, id="benchmarks-title", classes="section-title")
             yield DataTable(id="benchmarks", cursor_type="row", zebra_stripes=True)
             with Horizontal(id="home-lower"):
                 with Vertical():
@@ -91,10 +95,20 @@ class HomeScreen(WorkScreen):
     def action_refresh(self) -> None:
         self.refresh_data()
 
+    @on(Failed)
+    def _not_loaded(self, message: Failed) -> None:
+        """The notice fades; the failure stays where the data would be (the spinner ran on for ever)."""
+        if message.what != HomeLoaded.WHAT:
+            return
+        self.query_one("#benchmarks", DataTable).loading = False
+        title = Text(f"{BENCHMARKS_TITLE}: could not be read (r tries again): ", style="bold")
+        self.query_one("#benchmarks-title", Static).update(title + data_text(message.error, keep_newlines=False))
+
     @on(HomeLoaded)
     def show(self, message: HomeLoaded) -> None:
         self.cm.startup_done()
         data: HomeData = message.data
+        self.query_one("#benchmarks-title", Static).update(BENCHMARKS_TITLE)
         table = self.query_one("#benchmarks", DataTable)
         table.loading = False
         table.clear()
