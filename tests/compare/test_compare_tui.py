@@ -71,3 +71,21 @@ async def test_mark_two_runs_compare_and_open_side_by_side(make_tui, engine) -> 
         await settle(pilot, app)
         heads = [_text(s) for s in sbs.query("#sbs-head Static").results(Static)]
         assert heads[0] == "Reference chain" and len(heads) == 3
+
+
+async def test_a_comparison_that_cannot_be_scored_says_why_where_the_table_was(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """A run deleted meanwhile: the failure notice faded and the table's spinner ran on for ever under
+    "scoring the runs…". The reason stays in the summary line."""
+    from tests.tui.conftest import until
+
+    a, _b, _tasks = two_gta_runs(engine)
+    app = make_tui()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        screen = CompareScreen([a, 987654], embedder="hashing")
+        app.push_screen(screen)
+        await until(pilot, lambda: bool(screen.query("#cmp-summary")))
+        summary = screen.query_one("#cmp-summary", Static)
+        await until(pilot, lambda: _text(summary).startswith("could not score the runs: "))
+        assert "987654" in _text(summary)
+        assert not screen.query_one("#cmp-table", DataTable).loading

@@ -19,7 +19,8 @@ from textual.widgets import DataTable, Static
 from tui.widgets.header import Header
 
 from evaluation.compare import FILTERS, Comparison, RunResults, compare, results_in
-from tui.messages import Result
+from tui.messages import Failed, Result
+from tui.safe_text import data_text
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
@@ -97,6 +98,15 @@ class CompareScreen(WorkScreen):
         ids, mode, embedder, viewer = self.run_ids, self.mode, self.embedder, self.cm.actor
         self.query_one("#cmp-table", DataTable).loading = True
         self.fetch(ComparisonLoaded, lambda s: ComparisonLoaded(mode, _visible_results(s, ids, mode, embedder, viewer)))
+
+    @on(Failed)
+    def _not_loaded(self, message: Failed) -> None:
+        """The notice fades; the failure stays where the table would be (its spinner ran on for ever)."""
+        if message.what != ComparisonLoaded.WHAT:
+            return
+        self.query_one("#cmp-table", DataTable).loading = False
+        summary = Text("could not score the runs: ", style="bold")
+        self.query_one("#cmp-summary", Static).update(summary + data_text(message.error, keep_newlines=False))
 
     @on(ComparisonLoaded)
     def loaded(self, message: ComparisonLoaded) -> None:
