@@ -89,3 +89,18 @@ async def test_a_comparison_that_cannot_be_scored_says_why_where_the_table_was(m
         await until(pilot, lambda: _text(summary).startswith("could not score the runs: "))
         assert "987654" in _text(summary)
         assert not screen.query_one("#cmp-table", DataTable).loading
+
+
+async def test_side_by_side_whose_trajectories_cannot_be_read_says_why(make_tui, engine) -> None:  # type: ignore[no-untyped-def]
+    """A trajectory gone meanwhile: "loading…" stayed above the columns for ever once the notice faded."""
+    from tests.tui.conftest import until
+
+    _a, _b, tasks = two_gta_runs(engine)
+    app = make_tui()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        screen = SideBySideScreen(tasks["t0"], [("gone", 987654, "", None)], notes=[])
+        app.push_screen(screen)
+        await until(pilot, lambda: bool(screen.query("#sbs-task")))
+        task = screen.query_one("#sbs-task", Static)
+        await until(pilot, lambda: _text(task).startswith("could not load the trajectories: "))

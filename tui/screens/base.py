@@ -14,7 +14,7 @@ tool run, a half-filled form), and ``leave``/quit ask before dropping it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import on
 from textual.screen import Screen
@@ -34,6 +34,11 @@ R = TypeVar("R", bound=Result)
 
 class WorkScreen(Screen[Any]):
     """A screen whose data comes from the store through workers."""
+
+    LOAD_FAILURES: ClassVar[dict[str, tuple[str, str, str | None]]] = {}
+    """What stays on screen when a load of a kind (its ``Result.WHAT``) fails: (the ``Static`` that says so,
+    the words before the reason, the widget whose loading spinner stops, if any). The failure notice fades
+    after 8 s; without this the screen went on showing its spinner or "loading…" for ever."""
 
     @property
     def cm(self) -> "ChainmarkApp":
@@ -208,6 +213,19 @@ class WorkScreen(Screen[Any]):
     @on(Failed)
     def _on_failed(self, message: Failed) -> None:
         self.notify(message.error, title=f"{message.what} failed", severity="error", timeout=8)
+        shown = self.LOAD_FAILURES.get(message.what)
+        if shown is not None:
+            self._show_load_failure(message.error, *shown)
+
+    def _show_load_failure(self, error: str, where: str, words: str, spinner: str | None) -> None:
+        from rich.text import Text
+        from textual.widgets import Static
+
+        from tui.safe_text import data_text
+
+        if spinner is not None:
+            self.query_one(spinner).loading = False
+        self.query_one(where, Static).update(Text(words, style="bold") + data_text(error, keep_newlines=False))
 
     @on(Saved)
     def _on_saved(self, message: Saved) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,8 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 from tui.widgets.header import Header
 
-from tui.messages import Failed, Result
-from tui.safe_text import data_cells, data_text
+from tui.messages import Result
+from tui.safe_text import data_cells
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 
@@ -38,6 +37,13 @@ BENCHMARKS_TITLE = "Benchmarks"
 
 
 class HomeScreen(WorkScreen):
+    LOAD_FAILURES = {
+        HomeLoaded.WHAT: (
+            "#benchmarks-title",
+            f"{BENCHMARKS_TITLE}: could not be read (r tries again): ",
+            "#benchmarks",
+        )
+    }
     BINDINGS = [
         Binding("t", "tasks", "Tasks", id="home.tasks"),
         Binding("q", "my_queue", "My queue", id="home.my_queue"),
@@ -94,15 +100,6 @@ class HomeScreen(WorkScreen):
 
     def action_refresh(self) -> None:
         self.refresh_data()
-
-    @on(Failed)
-    def _not_loaded(self, message: Failed) -> None:
-        """The notice fades; the failure stays where the data would be (the spinner ran on for ever)."""
-        if message.what != HomeLoaded.WHAT:
-            return
-        self.query_one("#benchmarks", DataTable).loading = False
-        title = Text(f"{BENCHMARKS_TITLE}: could not be read (r tries again): ", style="bold")
-        self.query_one("#benchmarks-title", Static).update(title + data_text(message.error, keep_newlines=False))
 
     @on(HomeLoaded)
     def show(self, message: HomeLoaded) -> None:

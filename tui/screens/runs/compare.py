@@ -19,8 +19,7 @@ from textual.widgets import DataTable, Static
 from tui.widgets.header import Header
 
 from evaluation.compare import FILTERS, Comparison, RunResults, compare, results_in
-from tui.messages import Failed, Result
-from tui.safe_text import data_text
+from tui.messages import Result
 from tui.screens.base import WorkScreen
 from tui.widgets.footer import KeyFooter
 from tui.widgets.review.event_text import clip
@@ -61,6 +60,8 @@ def _visible_results(session: Any, ids: list[int], mode: str, embedder: str, vie
 class CompareScreen(WorkScreen):
     """Tasks × runs: each run's status, per-task score and answer; where do the models differ?"""
 
+    LOAD_FAILURES = {ComparisonLoaded.WHAT: ("#cmp-summary", "could not score the runs: ", "#cmp-table")}
+
     DEFAULT_CSS = """
     CompareScreen #cmp-summary { height: auto; max-height: 8; padding: 0 1; }
     CompareScreen #cmp-table { height: 1fr; }
@@ -98,15 +99,6 @@ class CompareScreen(WorkScreen):
         ids, mode, embedder, viewer = self.run_ids, self.mode, self.embedder, self.cm.actor
         self.query_one("#cmp-table", DataTable).loading = True
         self.fetch(ComparisonLoaded, lambda s: ComparisonLoaded(mode, _visible_results(s, ids, mode, embedder, viewer)))
-
-    @on(Failed)
-    def _not_loaded(self, message: Failed) -> None:
-        """The notice fades; the failure stays where the table would be (its spinner ran on for ever)."""
-        if message.what != ComparisonLoaded.WHAT:
-            return
-        self.query_one("#cmp-table", DataTable).loading = False
-        summary = Text("could not score the runs: ", style="bold")
-        self.query_one("#cmp-summary", Static).update(summary + data_text(message.error, keep_newlines=False))
 
     @on(ComparisonLoaded)
     def loaded(self, message: ComparisonLoaded) -> None:
@@ -201,6 +193,8 @@ class CompareScreen(WorkScreen):
 
 class SideBySideScreen(WorkScreen):
     """Several runs' trajectories on one task, one column each, aligned by step index."""
+
+    LOAD_FAILURES = {SideBySideLoaded.WHAT: ("#sbs-task", "could not load the trajectories: ", None)}
 
     DEFAULT_CSS = """
     SideBySideScreen #sbs-task { height: auto; max-height: 8; padding: 0 1; }
