@@ -384,3 +384,19 @@ async def test_the_empty_guidelines_panel_says_where_guidelines_are_written(make
         await pilot.press("ctrl+g")
         await settle(pilot, app)
         assert isinstance(app.screen, GuidelinesScreen)
+
+
+async def test_an_editor_whose_task_cannot_be_loaded_says_so_in_its_title(make_tui) -> None:  # type: ignore[no-untyped-def]
+    """A task deleted meanwhile (or a link to one that never was): the notice faded, and the editor stood
+    empty with nothing saying why."""
+    from textual.widgets import Static
+
+    app = make_tui()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, app)
+        editor = TaskEditorScreen(98765)
+        app.push_screen(editor)
+        await until(pilot, lambda: bool(editor.query("#task-title")))
+        title = editor.query_one("#task-title", Static)
+        await until(pilot, lambda: str(title.render()).startswith("could not load the task: "))
+        assert "98765" in str(title.render())

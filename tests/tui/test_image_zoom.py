@@ -153,3 +153,13 @@ def test_saving_the_same_original_twice_keeps_both(tmp_path, monkeypatch) -> Non
     first, second = save_original(b"one", "a.png"), save_original(b"two", "a.png")
     assert (first.name, second.name) == ("a.png", "a-2.png") and first.read_bytes() == b"one"
     assert original_name("../../etc/passwd · image 1 of 2") == "etc-passwd-image-1-of-2"
+
+
+def test_a_pane_no_longer_on_a_screen_ignores_a_late_preview() -> None:
+    """A preview that lands while its screen is being taken down (ctrl+q, escape) met a detached holder:
+    "Can't mount widget(s) before Vertical(classes='image-holder') is mounted" (seen once under load)."""
+    from PIL import Image
+
+    pane = ImagePane("query image")
+    pane.show(Image.new("RGB", (8, 8)), "late", source=b"png")  # not attached: nothing to do, no error
+    assert pane.source is None

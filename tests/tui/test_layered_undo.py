@@ -255,6 +255,19 @@ def _hold_the_load(monkeypatch):  # type: ignore[no-untyped-def]
     return gate
 
 
+async def until_quit_waits(app, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the quit is waiting for the load. Not with Pilot's pause: it waits for the app to handle a
+    callback, and the app handles nothing while its quit waits (up to EARLY_TYPING_WAIT_S), so a pause asked
+    just before the quit began returned only once the wait was over, and the test never saw it."""
+    import asyncio
+    import time
+
+    end = time.monotonic() + timeout
+    while not app._quit_waiting:
+        assert time.monotonic() < end, "the quit never waited for the load"
+        await asyncio.sleep(0.005)
+
+
 @contextlib.asynccontextmanager
 async def _typed_then_quit_while_loading(  # type: ignore[no-untyped-def]
     make_tui, engine, blobs, monkeypatch, into_query: bool = False, queued_in_screen: bool = False
@@ -300,7 +313,7 @@ async def test_quitting_before_the_task_has_loaded_waits_for_it_and_saves_what_w
     had loaded, quit and dropped the keys (they wait for the query's text, which had not arrived). The
     quit now waits for the load: the typing goes into the query, is saved, and the app quits."""
     async with _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch) as (app, pilot, editor, gate):
-        await until(pilot, lambda: app._quit_waiting)  # the quit waits for the load…
+        await until_quit_waits(app)  # the quit waits for the load…
         assert app.is_running and editor.detail is None
         assert not isinstance(app.screen, ConfirmDiscardScreen)  # …without asking
         gate.set()
@@ -316,7 +329,7 @@ async def test_keys_typed_into_the_focused_query_before_the_load_are_waited_for_
     dropping them."""
     args = (make_tui, engine, blobs, monkeypatch)
     async with _typed_then_quit_while_loading(*args, into_query=True) as (app, pilot, editor, gate):
-        await until(pilot, lambda: app._quit_waiting)
+        await until_quit_waits(app)
         gate.set()
         await until(pilot, lambda: not app.is_running)
     assert _stored(engine, editor.task_id)[0] == QUERY + " now"
@@ -331,7 +344,7 @@ async def test_keys_still_queued_in_an_unfocused_screen_are_waited_for_by_the_qu
     the load."""
     args = (make_tui, engine, blobs, monkeypatch)
     async with _typed_then_quit_while_loading(*args, queued_in_screen=True) as (app, pilot, editor, gate):
-        await until(pilot, lambda: app._quit_waiting)
+        await until_quit_waits(app)
         assert not isinstance(app.screen, ConfirmDiscardScreen)
         gate.set()
         await until(pilot, lambda: not app.is_running)

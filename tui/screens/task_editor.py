@@ -86,6 +86,7 @@ POLL_SECONDS = 2.0
 
 
 class TaskEditorScreen(WorkScreen):
+    LOAD_FAILURES = {EditorTaskLoaded.WHAT: ("#task-title", "could not load the task: ", None)}
     BINDINGS = [
         Binding("escape", "back", "Back", id="task_editor.back"),
         Binding("ctrl+b", "chain", "Chain", tooltip="Chain builder", id="task_editor.chain"),

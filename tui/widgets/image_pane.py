@@ -42,6 +42,8 @@ class ImagePane(Vertical, can_focus=False):
         yield Vertical(classes="image-holder")
 
     def show(self, image: "PILImage | None", caption: str | None = None, *, source: bytes | str | None = None) -> None:
+        if not self.is_attached:  # a preview landing while its screen is taken down (quit, back): seen under load
+            return  # as "Can't mount widget(s) before Vertical(classes='image-holder') is mounted"
         if caption is not None:
             self._caption = caption
         self.source = source if image is not None else None
