@@ -395,9 +395,11 @@ class ChainmarkApp(App[None]):
         message.stop()
         message.then()
 
-    async def on_quit_requested(self, message: QuitRequested) -> None:
+    def on_quit_requested(self, message: QuitRequested) -> None:
+        """The quit runs beside the app's messages, not inside this handler: it may wait (up to
+        EARLY_TYPING_WAIT_S) for a task to load, and the app handled nothing meanwhile (keys, repaints)."""
         message.stop()
-        await self._quit()
+        self.run_worker(self._quit(), group="quit", description="quit")
 
     async def _quit(self) -> None:
         """Quit once the screens' work in hand has landed (a task still loading with keys typed for it,

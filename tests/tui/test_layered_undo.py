@@ -255,17 +255,20 @@ def _hold_the_load(monkeypatch):  # type: ignore[no-untyped-def]
     return gate
 
 
-async def until_quit_waits(app, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the quit is waiting for the load. Not with Pilot's pause: it waits for the app to handle a
-    callback, and the app handles nothing while its quit waits (up to EARLY_TYPING_WAIT_S), so a pause asked
-    just before the quit began returned only once the wait was over, and the test never saw it."""
+async def polled(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait for ``condition`` by polling, not with Pilot's pause: a pause waits for the app to handle a
+    callback, which says nothing about the app here (the quit below may be waiting for a load)."""
     import asyncio
     import time
 
     end = time.monotonic() + timeout
-    while not app._quit_waiting:
-        assert time.monotonic() < end, "the quit never waited for the load"
+    while not condition():
+        assert time.monotonic() < end, "condition never held"
         await asyncio.sleep(0.005)
+
+
+async def until_quit_waits(app) -> None:  # type: ignore[no-untyped-def]
+    await polled(lambda: app._quit_waiting)
 
 
 @contextlib.asynccontextmanager
@@ -318,6 +321,23 @@ async def test_quitting_before_the_task_has_loaded_waits_for_it_and_saves_what_w
         assert not isinstance(app.screen, ConfirmDiscardScreen)  # …without asking
         gate.set()
         await until(pilot, lambda: not app.is_running)
+    assert _stored(engine, editor.task_id)[0] == QUERY + " now"
+
+
+async def test_the_app_goes_on_handling_its_messages_while_the_quit_waits_for_the_load(  # type: ignore[no-untyped-def]
+    make_tui, engine, blobs, monkeypatch
+) -> None:
+    """The quit used to wait inside the app's message handler: for up to EARLY_TYPING_WAIT_S the app
+    handled nothing (keys, a second ctrl+q, repaints queued on it). A callback asked of the app during the
+    wait now runs during the wait."""
+    async with _typed_then_quit_while_loading(make_tui, engine, blobs, monkeypatch) as (app, pilot, editor, gate):
+        await until_quit_waits(app)
+        seen: list[bool] = []
+        app.call_later(lambda: seen.append(app._quit_waiting))
+        await polled(lambda: bool(seen))
+        assert seen == [True]  # handled while the quit was still waiting
+        gate.set()
+        await polled(lambda: not app.is_running)
     assert _stored(engine, editor.task_id)[0] == QUERY + " now"
 
 
