@@ -101,7 +101,7 @@ async def test_edit_then_undo_restores_the_store(make_tui, engine, blobs) -> Non
         with session_scope(engine) as s:
             rev = must(s.get(Task, task_id)).revision
         editor.query_one("#meta-category").value = "colour"
-        await wait_for_saves(pilot, app)  # edits save after a pause in typing
+        await wait_for_saves(pilot, app, by_timer=True)  # edits save after a pause in typing
         await settle(pilot, app)
         with session_scope(engine) as s:
             assert (must(s.get(Task, task_id)).category, must(s.get(Task, task_id)).revision) == ("colour", rev + 1)
