@@ -27,14 +27,12 @@ import asyncio
 import functools
 import itertools
 import math
-import multiprocessing as mp
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
@@ -42,6 +40,9 @@ from evaluation.harness.live import write_live
 from store.blobs import BlobStore
 from store.dialects import name_of
 from store.speedups import enabled
+
+if TYPE_CHECKING:  # multiprocessing loads only when a run forks children (ProcPool): most runs never do
+    from multiprocessing.connection import Connection
 
 PER_LOOP = 128  # trajectories in flight one event loop keeps up with at sub-second latency
 _EXIT = ("exit",)
@@ -158,6 +159,8 @@ class ProcPool:
     """The parent's side: ``n`` forked children, each running trajectories on its own loop."""
 
     def __init__(self, n: int, engine: Engine, blobs: BlobStore):
+        import multiprocessing as mp
+
         ctx = mp.get_context("fork")
         self.engine, self.blobs = engine, blobs
         self.children: list[_Child] = []
