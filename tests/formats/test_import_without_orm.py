@@ -19,11 +19,13 @@ from tests.formats.fixtures import write_gta
 from tests.support.template_db import copy_sqlite_template
 
 IMPORT = """
-import json, sqlite3, sys
+import gc, json, sqlite3, sys
 from click.testing import CliRunner
 from tui.cli import cli
 ORM = lambda: sorted(m for m in sys.modules if m.split(".")[0] == "sqlmodel" or m in {"sqlalchemy.orm", "store.models"})
 first = []  # the ORM modules loaded when the command sends its first statement on the benchmark table
+walks = []  # collections from SQLAlchemy's import on to that statement
+gc.callbacks.append(lambda phase, info: phase == "start" and "sqlalchemy" in sys.modules and not first and walks.append(1))
 connect = sqlite3.dbapi2.connect
 def traced(*args, **kwargs):
     conn = connect(*args, **kwargs)
@@ -34,7 +36,7 @@ def traced(*args, **kwargs):
     return conn
 sqlite3.dbapi2.connect = traced
 out = CliRunner().invoke(cli, sys.argv[1:], catch_exceptions=False).output
-print(json.dumps({"output": out, "first": first, "loaded": ORM()}))
+print(json.dumps({"output": out, "first": first, "loaded": ORM(), "walks": len(walks)}))
 """
 
 
@@ -60,6 +62,7 @@ def test_import_creates_its_tasks_without_building_the_orm(imported: tuple[Path,
     summary = json.loads(got["output"])
     assert (summary["created"], summary["steps"]) == (4, 12)
     assert got["first"] == [[]]  # the benchmark was looked up before any ORM module was loaded
+    assert got["walks"] == 0  # and no collection walked SQLAlchemy's and the format's new modules
     assert got["loaded"] == []  # and the tasks, steps, files and audit rows went in without one
     engine = make_engine(db)
     with engine.connect() as conn:

@@ -42,9 +42,13 @@ def _naming(path: str) -> Iterator[None]:
 @pass_ctx
 def import_cmd(app: AppContext, fmt: str, path: str, benchmark: str | None, as_json: bool) -> None:
     """Import a dataset in FORMAT (one of the formats below) from PATH, in one transaction."""
-    from annotation.formats import api
+    from store.gc_pause import gc_paused
 
-    with _naming(path):
+    # Paused from the imports on (SQLAlchemy's and the format's modules all stay alive), as in `score`
+    # and `run`: no collection walks them, ≈ 20 ms of the start-up.
+    with gc_paused(), _naming(path):
+        from annotation.formats import api
+
         summary = api.import_dataset(app.engine, app.blobs, fmt, path, benchmark, app.actor)
     if as_json:
         emit_json(summary.to_dict())
