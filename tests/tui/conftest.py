@@ -16,6 +16,7 @@ from textual_image.widget import HalfcellImage
 from tests.support.workers import wait_for_workers
 from tui.app import ChainmarkApp, make_app
 from tui.context import AppContext
+from tui.screens.base import WorkScreen
 
 
 @pytest.fixture(autouse=True)
@@ -82,7 +83,7 @@ async def wait_for_saves(pilot, app: ChainmarkApp, timeout: float = 20.0, by_tim
 
     end = time.monotonic() + timeout
     await settle(pilot, app)  # the edit's Changed message is handled first: it starts the debounce
-    if not by_timer and getattr(app.screen, "_pending_saves", None):
+    if not by_timer and isinstance(app.screen, WorkScreen) and getattr(app.screen, "_pending_saves", None):
         app.screen.flush_pending()
     while getattr(app.screen, "_pending_saves", None):
         assert time.monotonic() < end, "debounced saves never fired"
