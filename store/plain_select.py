@@ -25,6 +25,12 @@ def applies(conn: Any) -> bool:
 def rows(conn: Any, stmt: Any, batch: int) -> Iterable[Any] | None:
     """STMT's rows as tuples, fetched BATCH at a time; None when the statement needs what only Core's
     execution does (expanding ``IN`` lists)."""
+    got = batches(conn, stmt, batch)
+    return None if got is None else chain.from_iterable(got)
+
+
+def batches(conn: Any, stmt: Any, batch: int) -> Iterator[list[Any]] | None:
+    """``rows``, as the lists of up to BATCH rows they are fetched in (for a caller that works by column)."""
     dialect = conn.dialect
     compiled = stmt.compile(dialect=dialect)
     if compiled.post_compile_params or compiled.positiontup is None:
@@ -37,7 +43,7 @@ def rows(conn: Any, stmt: Any, batch: int) -> Iterable[Any] | None:
     ]
     cursor = conn.connection.dbapi_connection.cursor()
     cursor.execute(compiled.string, tuple(params[name] for name in compiled.positiontup))
-    return chain.from_iterable(_batches(cursor, batch, procs))
+    return _batches(cursor, batch, procs)
 
 
 def _batches(cursor: Any, size: int, procs: list[tuple[int, Any]]) -> Iterator[list[Any]]:

@@ -33,45 +33,65 @@ SEARCH_JUDGE = "amme-search"
 # ------------------------------------------------------------------ tool-use list
 
 
-def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """tool_call event index → its tool_result event (by call id, else the next result of that name)."""
-    pairs: dict[int, dict[str, Any]] = {}
+_NOTHING: dict[str, Any] = {}  # an absent payload, only ever read
+
+
+def _split_events(events: list[dict[str, Any]]) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, Any]]]:
+    """(event index, tool_call event) and (event index, tool_result payload) pairs, in event order: one pass."""
     results: list[tuple[int, Any]] = []
     calls: list[tuple[int, dict[str, Any]]] = []
-    for j, r in enumerate(events):  # one pass: the results, and the calls in event order
+    for j, r in enumerate(events):
         kind = r["kind"]
         if kind == "tool_result":
             results.append((j, r.get("payload") or {}))
         elif kind == "tool_call":
             calls.append((j, r))
+    return calls, results
+
+
+def _pair(events: list[dict[str, Any]], i: int, call_payload: Any, results: list[tuple[int, Any]]) -> Any:
+    """The first unused tool_result after event i that answers the call (by call id, else by name), taken
+    out of ``results`` (each result answers one call); None when there is none."""
+    call_id = call_payload.get("call_id")
+    key, want = ("call_id", call_id) if call_id else ("name", call_payload.get("name"))
+    for k, (j, rp) in enumerate(results):
+        if j > i and rp.get(key) == want:
+            del results[k]  # the unused ones stay, in order
+            return events[j]
+    return None
+
+
+def _paired_results(events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """tool_call event index → its tool_result event (by call id, else the next result of that name)."""
+    pairs: dict[int, dict[str, Any]] = {}
+    calls, results = _split_events(events)
     if not results:
         return pairs
     for i, e in calls:
-        p = e.get("payload") or {}
-        call_id = p.get("call_id")
-        key, want = ("call_id", call_id) if call_id else ("name", p.get("name"))
-        for k, (j, rp) in enumerate(results):
-            if j > i and rp.get(key) == want:
-                pairs[i] = events[j]
-                del results[k]  # each result answers one call: the unused ones stay, in order
-                break
+        found = _pair(events, i, e.get("payload") or {}, results)
+        if found is not None:
+            pairs[i] = found
     return pairs
 
 
-def _call_entry(call: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
-    p = call.get("payload") or {}
-    rp = (result.get("payload") or {}) if result else {}
-    data = rp.get("data") or {}
+def _call_entry(call: dict[str, Any], result: dict[str, Any] | None, p: Any = None) -> dict[str, Any]:
+    """One tool call's tool-use entry (``p``: the call's payload, when the caller has it already)."""
+    if p is None:
+        p = call.get("payload") or {}
+    rp = (result.get("payload") or _NOTHING) if result else _NOTHING
+    data = rp.get("data")
     failed = call.get("failed")
-    output = {
-        **data,
-        "ok": bool(rp.get("ok", not failed)) and not failed,
-        "asset_ids": list(rp.get("asset_ids") or ()),
-    }
-    if "context" not in output:
-        output["context"] = rp.get("text") or ""
-    if p.get("declared_only") or data.get("declared_only"):
-        output["declared_only"] = True
+    ok = bool(rp.get("ok", not failed)) and not failed
+    if data:
+        output = {**data, "ok": ok, "asset_ids": list(rp.get("asset_ids") or ())}
+        if "context" not in output:
+            output["context"] = rp.get("text") or ""
+        if p.get("declared_only") or data.get("declared_only"):
+            output["declared_only"] = True
+    else:  # no data to merge: the same keys, in the same order
+        output = {"ok": ok, "asset_ids": list(rp.get("asset_ids") or ()), "context": rp.get("text") or ""}
+        if p.get("declared_only"):
+            output["declared_only"] = True
     args = p.get("arguments")
     name = p.get("name")
     return {
@@ -82,6 +102,31 @@ def _call_entry(call: dict[str, Any], result: dict[str, Any] | None) -> dict[str
         "event_id": call.get("id"),
         "ordinal": call.get("ordinal", 0),
     }
+
+
+def _call_entries(events: list[dict[str, Any]]) -> list[tuple[Any, int, dict[str, Any]]]:
+    """(ordinal, 0, entry) per tool call in event order, each call paired with its result on the way
+    (``_paired_results``'s pairing, without a second walk over the events)."""
+    calls, results = _split_events(events)
+    out = []
+    for i, e in calls:
+        p = e.get("payload") or {}
+        found = _pair(events, i, p, results) if results else None
+        out.append((e.get("ordinal", 0), 0, _call_entry(e, found, p)))
+    return out
+
+
+def _by_ordinal(calls: list[tuple[Any, int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The entries in ordinal order (a stable sort), numbered; events come in ordinal order, so the sort
+    is skipped when the ordinals already never go down (it would leave them as they are)."""
+    for k in range(1, len(calls)):
+        if calls[k][0] < calls[k - 1][0]:
+            calls = sorted(calls, key=_first)
+            break
+    entries = [c[2] for c in calls]
+    for n, entry in enumerate(entries):
+        entry["index"] = n
+    return entries
 
 
 def _first(entry: tuple[Any, ...]) -> Any:
@@ -97,14 +142,9 @@ def tool_use_list(item: Item, *, code_mode: bool, mode: str = "faithful") -> tup
     """
     check_mode(mode)
     events = item.events
-    pairs = _paired_results(events)
-    calls = [
-        (e.get("ordinal", 0), 0, _call_entry(e, pairs.get(i))) for i, e in enumerate(events) if e["kind"] == "tool_call"
-    ]
+    calls = _call_entries(events)
     if not code_mode:
-        entries = [c[2] for c in sorted(calls, key=_first)]
-        for n, entry in enumerate(entries):
-            entry["index"] = n
+        entries = _by_ordinal(calls)
         return entries, len(entries)
     ops: list[tuple[int, int, dict[str, Any]]] = []
     runs: list[tuple[int, int, dict[str, Any]]] = []

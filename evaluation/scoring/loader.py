@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, Iterable, Iterator
 
 import orjson
@@ -157,6 +158,16 @@ def _decode_sqlite(raw: Any) -> Any:
         return json.loads(raw)
 
 
+def _decoded_column(raws: tuple[Any, ...]) -> list[Any]:
+    """``_decode_sqlite`` of each of a column's values: NULL stays None, the rest goes to orjson in one
+    comprehension; a column with a value orjson refuses is decoded value by value instead."""
+    loads = orjson.loads
+    try:
+        return [None if raw is None else loads(raw) for raw in raws]
+    except orjson.JSONDecodeError:
+        return [_decode_sqlite(raw) for raw in raws]
+
+
 def _identity(value: Any) -> Any:
     return value
 
@@ -185,39 +196,34 @@ class _Reader:
     def stream(self, stmt: Any) -> Iterable[Any]:
         """The statement's rows, fetched a batch at a time (never the whole result in memory); on SQLite
         from the DBAPI cursor (``store.plain_select``), the same values without a Core row each."""
+        return chain.from_iterable(self.batches(stmt))
+
+    def batches(self, stmt: Any) -> Iterable[Any]:
+        """``stream``'s rows as the batches they are fetched in (the whole result, when not streaming)."""
         if not self.streaming:
-            return self.conn.execute(stmt)
+            return [self.conn.execute(stmt).all()]
         if self.sqlite:
-            plain = plain_select.rows(self.conn, stmt, _BATCH)
+            plain = plain_select.batches(self.conn, stmt, _BATCH)
             if plain is not None:
                 return plain
-        return chain.from_iterable(self.conn.execution_options(stream_results=True).execute(stmt).partitions(_BATCH))
+        return self.conn.execution_options(stream_results=True).execute(stmt).partitions(_BATCH)
 
     def rows(
         self, model: Any, fields: tuple[str, ...], where: Any, *order: Any, lead: tuple[Any, ...] = ()
     ) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
-        """(leading column values, {field: value}) per row, JSON decoded."""
+        """(leading column values, {field: value}) per row, JSON decoded: a batch at a time, each JSON
+        column of it decoded in one comprehension (``_decoded_column``)."""
         cols, is_json = self.cols(model, fields)
-        json_fields = [f for f, j in zip(fields, is_json) if j]
-        decode, n, sqlite = self.decode, len(lead), self.sqlite
-        for r in self.stream(sa.select(*lead, *cols).where(where).order_by(*order)):
-            d = dict(zip(fields, r[n:]))
-            for f in json_fields:
-                raw = d[f]
-                if raw is None:  # NULL stays None: most optional JSON columns are NULL
-                    continue
-                if sqlite and len(raw) <= 4:  # JSON null, {} and [] (most of the rest) without a call
-                    if raw == "null":
-                        d[f] = None
-                        continue
-                    if raw == "{}":
-                        d[f] = {}
-                        continue
-                    if raw == "[]":
-                        d[f] = []
-                        continue
-                d[f] = decode(raw)
-            yield tuple(r[:n]), d
+        n = len(lead)
+        json_at = [n + k for k, j in enumerate(is_json) if j] if self.sqlite else []
+        for batch in self.batches(sa.select(*lead, *cols).where(where).order_by(*order)):
+            columns: list[Any] = list(zip(*batch))
+            if not columns:
+                continue
+            for k in json_at:
+                columns[k] = _decoded_column(columns[k])
+            dicts = map(dict, map(zip, repeat(fields), zip(*columns[n:])))
+            yield from zip(zip(*columns[:n]) if n else repeat(()), dicts)
 
     def execute(self, stmt: Any) -> Any:
         return self.conn.execute(stmt)
@@ -292,7 +298,7 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
     trajs = [t for _, t in db.rows(Trajectory, TRAJ_FIELDS, in_traj, Trajectory.c.id)]
     tasks = _task_parts(db, sa.select(Trajectory.c.task_id).where(in_traj))
     event_assets, asset_sha = _event_assets(db, in_run)
-    events, mentioned = _events(db, in_run, event_assets)
+    events, mentioned, with_assets = _events(db, in_run, event_assets)
     _hash_mentioned(db, mentioned, asset_sha)
     natives = _NativeAssets.of(db, trajs)
     # A trajectory is scored against the task as it ran: its revision's fields (query, answer,
@@ -303,7 +309,7 @@ def _load_run(session: Reader, run_id: int, only: list[int] | None, id_range: tu
         if tr["task_revision"] is not None and tr["task_revision"] < tasks.rows[tr["task_id"]]["revision"]
     }
     old_tasks = _task_revisions(session, edited) if edited else {}
-    items = _items(session, trajs, tasks, events, asset_sha, natives, edited, old_tasks)
+    items = _items(session, trajs, tasks, events, asset_sha, natives, edited, old_tasks, with_assets)
     return _header(session, run, items)
 
 
@@ -429,41 +435,53 @@ def _event_assets(db: _Reader, in_run: Any) -> tuple[dict[int, list[int]], dict[
 
 def _events(
     db: _Reader, in_run: Any, event_assets: dict[int, list[int]]
-) -> tuple[dict[int, list[dict[str, Any]]], set[int]]:
-    """The run's events per trajectory, in order, and the asset ids their payloads name. Consumes
-    ``event_assets``. The hottest loop of a load (one pass per event): kept flat on purpose."""
+) -> tuple[dict[int, list[dict[str, Any]]], set[int], set[int]]:
+    """The run's events per trajectory, in order, the asset ids their payloads name, and the trajectories
+    with an event that names or links an asset. Consumes ``event_assets``. The hottest loop of a load
+    (one pass per event): kept flat on purpose, each batch's payloads decoded in one comprehension."""
     events: dict[int, list[dict[str, Any]]] = defaultdict(list)
     (payload_col,), _ = db.cols(Event, ("payload",))
-    decode, sqlite = db.decode, db.sqlite
     mentioned: set[int] = set()
+    with_assets: set[int] = set()
     kinds: dict[str, str] = {}
-    for tid, eid, ordinal, kind, payload, failed in db.stream(
+    for batch in db.batches(
         sa.select(Event.c.trajectory_id, Event.c.id, Event.c.ordinal, Event.c.kind, payload_col, Event.c.failed)
         .where(Event.c.trajectory_id.in_(in_run))
         .order_by(Event.c.trajectory_id, Event.c.ordinal)
     ):
-        kind = kinds.setdefault(kind, kind)  # one string object per kind, not one per event
-        if payload is None:
-            p: Any = {}
-        elif sqlite:  # ``_decode_sqlite`` inlined (80,000 calls): "null", "{}" and "[]" all end as {} here
-            try:
-                p = orjson.loads(payload) or {}
-            except orjson.JSONDecodeError:
-                p = json.loads(payload) or {}
-        else:
-            p = decode(payload) or {}
-        named = p.get("asset_ids")
-        if named:
-            mentioned.update(int(a) for a in named)
-        linked = event_assets.pop(eid, None) if event_assets else None
-        if linked:  # EventAsset rows complete a payload that forgot its asset ids
-            extra = [a for a in linked if a not in (named or [])]
-            if extra and kind in ("tool_result", "code_exec"):
-                p = {**p, "asset_ids": list(named or []) + extra}
-        events[tid].append(
-            {"id": eid, "ordinal": ordinal, "kind": kind, "payload": p, "failed": failed, "assets": linked or []}
-        )
-    return events, mentioned
+        tids, eids, ordinals, kind_col, payloads, faileds = zip(*batch)
+        for tid, eid, ordinal, kind, p, failed in zip(
+            tids, eids, ordinals, kind_col, _payloads(payloads, db.sqlite), faileds
+        ):
+            k = kinds.get(kind)
+            if k is None:  # one string object per kind, not one per event: the interned literal's
+                k = kinds[kind] = sys.intern(kind) if type(kind) is str else kind
+            named = p.get("asset_ids")
+            if named:
+                mentioned.update(int(a) for a in named)
+            linked = event_assets.pop(eid, None) if event_assets else None
+            if linked:  # EventAsset rows complete a payload that forgot its asset ids
+                extra = [a for a in linked if a not in (named or [])]
+                if extra and k in ("tool_result", "code_exec"):
+                    p = {**p, "asset_ids": list(named or []) + extra}
+            if named or linked:
+                with_assets.add(tid)
+            events[tid].append(
+                {"id": eid, "ordinal": ordinal, "kind": k, "payload": p, "failed": failed, "assets": linked or []}
+            )
+    return events, mentioned, with_assets
+
+
+def _payloads(raws: tuple[Any, ...], sqlite: bool) -> list[Any]:
+    """Each event's payload, {} for NULL and for an empty or null one; on SQLite decoded from its text
+    in one comprehension (value by value when a payload is one orjson refuses: NaN, huge integers)."""
+    if not sqlite:
+        return [({} if raw is None else raw) or {} for raw in raws]
+    loads = orjson.loads
+    try:
+        return [{} if raw is None else loads(raw) or {} for raw in raws]
+    except orjson.JSONDecodeError:
+        return [{} if raw is None else _decode_sqlite(raw) or {} for raw in raws]
 
 
 def _hash_mentioned(db: _Reader, mentioned: set[int], asset_sha: dict[int, str]) -> None:
@@ -521,8 +539,10 @@ def _items(
     natives: _NativeAssets,
     edited: set[tuple[Any, Any]],
     old_tasks: dict[tuple[int, int], dict[str, Any]],
+    with_assets: set[int],
 ) -> list[Item]:
-    """One item per trajectory, the trajectory's row dict becoming its ``trajectory``."""
+    """One item per trajectory, the trajectory's row dict becoming its ``trajectory``; ``with_assets``:
+    the trajectories whose events name an asset (the others' hashes are their task's assets')."""
     items: list[Item] = []
     handed_out: set[int] = set()  # tasks already given to an item: later items get their own copy
     for tr in trajs:
@@ -540,7 +560,7 @@ def _items(
         tr["current_revision"] = task["revision"]
         tr["edited_after_run"] = edit_state
         ta = tasks.assets.get(tr["task_id"], [])
-        shas = _asset_hashes(ta, evs, asset_sha)
+        shas = _asset_hashes(ta, evs if tr["id"] in with_assets else (), asset_sha)
         items.append(
             Item(
                 native_assets=natives.of_record(tr["native"], shas),
@@ -575,7 +595,7 @@ def _as_run(
 
 
 def _asset_hashes(
-    task_assets: list[dict[str, Any]], evs: list[dict[str, Any]], asset_sha: dict[int, str]
+    task_assets: list[dict[str, Any]], evs: Iterable[dict[str, Any]], asset_sha: dict[int, str]
 ) -> dict[int, str]:
     """Hash by asset id of every asset the item's task and events name."""
     shas = {a["asset_id"]: a["sha256"] for a in task_assets}
