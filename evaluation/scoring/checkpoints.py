@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from evaluation.scoring.items import Item, JudgeOracle, JudgeRequest
 from evaluation.scoring.matchers import amme_check_answer, amme_expected_from_description, check_mode
@@ -302,10 +302,16 @@ class CheckpointOutcome:
 
 
 def _names(ev: dict[str, Any]) -> list[str]:
-    names = [str(ev.get(k) or "").strip() for k in ("tool_name", "raw_tool_name")]
-    args = ev.get("arguments") or {}
-    names += [str(args.get(k) or "").strip() for k in ("tool_name", "raw_tool_name", "op")]
-    return [n.lower() for n in names if n]
+    """The use's tool name, raw tool name and its arguments' tool_name, raw_tool_name and op: stripped,
+    lower-cased, the empty ones left out."""
+    args = ev.get("arguments") or _NOTHING
+    names = []
+    for raw in (ev.get("tool_name"), ev.get("raw_tool_name"), args.get("tool_name"), args.get("raw_tool_name"), args.get("op")):
+        if raw:
+            name = str(raw).strip()
+            if name:
+                names.append(name.lower())
+    return names
 
 
 def _declared_only(ev: dict[str, Any]) -> bool:
@@ -321,9 +327,9 @@ def op_table(uses: list[dict[str, Any]]) -> list[OpRow]:
     return [
         (
             ev["index"],
-            bool((ev.get("output") or {}).get("declared_only")),  # _declared_only, inlined
+            bool((ev.get("output") or _NOTHING).get("declared_only")),  # _declared_only, inlined
             str(ev.get("tool_name") or "").lower(),
-            str((ev.get("arguments") or {}).get("op") or "").lower(),
+            str((ev.get("arguments") or _NOTHING).get("op") or "").lower(),
         )
         for ev in uses
     ]
@@ -402,34 +408,27 @@ def _verifier_plan(verifier: str) -> tuple[str, Any]:
     return "other", verifier
 
 
-def _dispatch_verifier(
-    verifier: str,
-    table: list[OpRow],
-    used: set[int],
-    *,
-    mode: str,
-    produced_images: Callable[[], int],
-    metrics: Callable[[], tuple[str, Any]],
-) -> tuple[bool, int | None, dict[str, Any]]:
-    """A code check's verifier; the image count and saved metrics are asked for only by the verifiers
-    that read them."""
+def _dispatch_verifier(verifier: str, w: _Walk) -> tuple[bool, int | None, dict[str, Any]]:
+    """A code check's verifier on the walk's uses; the operation table, image count and saved metrics
+    are worked out only for the verifiers that read them."""
     verifier = (verifier or "").strip()
     if not verifier:
         return True, None, {"note": "empty verifier counts as a pass"}
     kind, arg = _verifier_plan(verifier)
+    mode = w.mode
     if kind == "op":
-        ok, hit = _require_op(table, arg, used, one_to_one=(mode == "fixed"))
+        ok, hit = _require_op(w.ops(), arg, w.used, mode == "fixed")
         return ok, hit, {"op": arg}
     if kind == "images":
-        count = produced_images()
+        count = w.produced_images()
         ok = count >= arg
         return ok, (0 if ok else None), {"count": count, "min_count": arg}
     if kind == "metrics":
-        state, value = metrics()
+        state, value = w.metrics()
         return _require_metrics(arg, state, value, mode)
     if verifier in MODULE_REQUIRES_OP:
         op = MODULE_REQUIRES_OP[verifier]
-        ok, hit = _require_op(table, op, used, one_to_one=(mode == "fixed"))
+        ok, hit = _require_op(w.ops(), op, w.used, mode == "fixed")
         return ok, hit, {"op": op, "verifier_function": verifier}
     if mode == "faithful" and verifier in MODULE_PASSES:
         return True, None, {"note": f"{verifier}(...) returns a truthy object", "verifier_function": verifier}
@@ -545,18 +544,17 @@ def _search_axis(cp: dict[str, Any], w: _Walk) -> _Verdict:
 
 def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
     """V's tool part: the verifier, else the operation the verifier names, else any listed tool."""
-    verifier = str((cp.get("code_check") or {}).get("verifier") or "")
-    ok, vhit, vdetail = _dispatch_verifier(
-        verifier, w.ops(), w.used, mode=w.mode, produced_images=w.produced_images, metrics=w.metrics
-    )
+    verifier = str((cp.get("code_check") or _NOTHING).get("verifier") or "")
+    ok, vhit, vdetail = _dispatch_verifier(verifier, w)
     if ok:
         v.hit = vhit
-        w.claim(vhit)
+        if vhit is not None:  # w.claim, inlined
+            w.used.add(vhit)
         v.extra["code_check"] = {"verifier": verifier, "passed": True, "hit_index": vhit, "detail": vdetail}
         return True
-    op = next((p for p in PRIMITIVES_OP if p in verifier.lower()), None)
+    op = _verifier_op(verifier)
     if op:
-        ok, ohit = _require_op(w.ops(), op, w.used, one_to_one=True)
+        ok, ohit = _require_op(w.ops(), op, w.used, True)
         if ok:
             v.hit = ohit
             w.claim(ohit)
@@ -564,13 +562,21 @@ def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
             return True
     if cp.get("tools"):
         wanted = {str(t).lower() for t in cp["tools"]}
-        for ev in w.unclaimed():
-            if any(n in wanted for n in _names(ev)):
+        used = w.used
+        for ev in w.uses:  # ``w.unclaimed()``, walked without a list first (a match returns at once)
+            if ev["index"] not in used and not _declared_only(ev) and not wanted.isdisjoint(_names(ev)):
                 v.hit = ev["index"]
                 w.claim(v.hit)
                 v.extra["matched_by"] = "tools_list"
                 return True
     return False
+
+
+@lru_cache(maxsize=1024)
+def _verifier_op(verifier: str) -> str | None:
+    """The first of ``PRIMITIVES_OP`` a verifier's lower-cased name contains (once per distinct name)."""
+    low = verifier.lower()
+    return next((p for p in PRIMITIVES_OP if p in low), None)
 
 
 def _images_to_judge(w: _Walk) -> tuple[list[Any], bool]:
@@ -689,7 +695,7 @@ def evaluate_process(
     w = _Walk(item, uses, mode, oracle, int(item.trajectory.get("id") or 0))
     if answer is None:
         answer = item.final_answer()
-    by_index = {ev["index"]: ev for ev in uses}
+    by_index: dict[Any, dict[str, Any]] | None = None  # built when the first checkpoint hits a use
     results: dict[str, dict[str, Any]] = {}
     hits: dict[str, int | None] = {}
     outcomes: list[CheckpointOutcome] = []
@@ -735,7 +741,12 @@ def evaluate_process(
             res = {"axis": axis, "passed": False, "error": f"unknown axis {axis!r}"}
         results[key] = res
         hit = hits[key] = res.get("hit_index")
-        event_id = by_index[hit]["event_id"] if hit is not None and hit in by_index else None
+        event_id = None
+        if hit is not None:
+            if by_index is None:
+                by_index = {ev["index"]: ev for ev in uses}
+            if hit in by_index:
+                event_id = by_index[hit]["event_id"]
         detail = res.copy()  # the result without "passed" (every branch above sets it), keys in order
         del detail["passed"]
         outcomes.append(CheckpointOutcome(cp.get("id"), key, bool(res["passed"]), event_id, method, detail))
