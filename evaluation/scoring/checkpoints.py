@@ -669,7 +669,7 @@ def _ordering(
         max_gap = int(oc.get("max_gap") or 0)
         ok, indices = True, []
         for cid in oc.get("sequence") or []:
-            if not results.get(cid, {}).get("passed") or hits.get(cid) is None:
+            if not results.get(cid, _NOTHING).get("passed") or hits.get(cid) is None:
                 ok = False
                 break
             indices.append(int(hits[cid]))  # type: ignore[arg-type]

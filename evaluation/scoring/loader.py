@@ -444,6 +444,8 @@ def _events(
     mentioned: set[int] = set()
     with_assets: set[int] = set()
     kinds: dict[str, str] = {}
+    tid_now: Any = _NO_TRAJECTORY
+    ours: list[dict[str, Any]] = []  # the events of ``tid_now`` (rows come grouped by trajectory)
     for batch in db.batches(
         sa.select(Event.c.trajectory_id, Event.c.id, Event.c.ordinal, Event.c.kind, payload_col, Event.c.failed)
         .where(Event.c.trajectory_id.in_(in_run))
@@ -466,10 +468,13 @@ def _events(
                     p = {**p, "asset_ids": list(named or []) + extra}
             if named or linked:
                 with_assets.add(tid)
-            events[tid].append(
-                {"id": eid, "ordinal": ordinal, "kind": k, "payload": p, "failed": failed, "assets": linked or []}
-            )
+            if tid != tid_now:
+                tid_now, ours = tid, events[tid]
+            ours.append({"id": eid, "ordinal": ordinal, "kind": k, "payload": p, "failed": failed, "assets": linked or []})
     return events, mentioned, with_assets
+
+
+_NO_TRAJECTORY = object()  # no event read yet
 
 
 def _payloads(raws: tuple[Any, ...], sqlite: bool) -> list[Any]:
