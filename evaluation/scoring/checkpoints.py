@@ -306,7 +306,13 @@ def _names(ev: dict[str, Any]) -> list[str]:
     lower-cased, the empty ones left out."""
     args = ev.get("arguments") or _NOTHING
     names = []
-    for raw in (ev.get("tool_name"), ev.get("raw_tool_name"), args.get("tool_name"), args.get("raw_tool_name"), args.get("op")):
+    for raw in (
+        ev.get("tool_name"),
+        ev.get("raw_tool_name"),
+        args.get("tool_name"),
+        args.get("raw_tool_name"),
+        args.get("op"),
+    ):
         if raw:
             name = str(raw).strip()
             if name:

@@ -470,7 +470,9 @@ def _events(
                 with_assets.add(tid)
             if tid != tid_now:
                 tid_now, ours = tid, events[tid]
-            ours.append({"id": eid, "ordinal": ordinal, "kind": k, "payload": p, "failed": failed, "assets": linked or []})
+            ours.append(
+                {"id": eid, "ordinal": ordinal, "kind": k, "payload": p, "failed": failed, "assets": linked or []}
+            )
     return events, mentioned, with_assets
 
 
