@@ -162,13 +162,18 @@ def upsert_columns(
     *,
     conflict: Sequence[str],
     update: Sequence[str],
+    keep_equal: bool = False,
 ) -> None:
     """``upsert`` of rows given as one sequence of values per column of NAMES (row k: each column's k-th
-    value), for a caller that has its values by column: no dict per row."""
+    value), for a caller that has its values by column: no dict per row. KEEP_EQUAL: a stored row whose
+    UPDATE columns already hold the new values is left as it is (the same row either way), so re-writing
+    unchanged rows dirties no page (no WAL growth, no checkpoint at the commit)."""
     quote = conn.dialect.identifier_preparer.quote
     sets = ", ".join(f"{quote(n)} = excluded.{quote(n)}" for n in update)
     sql = (
         f"INSERT INTO {quote(table.name)} ({', '.join(map(quote, names))}) VALUES ({', '.join('?' * len(names))}) "
         f"ON CONFLICT ({', '.join(map(quote, conflict))}) DO UPDATE SET {sets}"
     )
+    if keep_equal:
+        sql += " WHERE " + " OR ".join(f"{quote(n)} IS NOT excluded.{quote(n)}" for n in update)
     conn.exec_driver_sql(sql, _encoded_columns(conn, table, names, columns))

@@ -253,7 +253,9 @@ def _write_sqlite(
     trajectory_ids, checkpoint_ids, methods = zip(*latest) if n else ((), (), ())
     values = list(zip(*latest.values())) if n else [(), (), (), ()]
     columns = [trajectory_ids, checkpoint_ids, methods, [mode] * n, [now] * n, *values]
-    plain_rows.upsert_columns(conn, table, (*_KEY, "created_at", *_VALUES), columns, conflict=_KEY, update=_VALUES)
+    plain_rows.upsert_columns(
+        conn, table, (*_KEY, "created_at", *_VALUES), columns, conflict=_KEY, update=_VALUES, keep_equal=True
+    )
 
 
 def utcnow() -> datetime:

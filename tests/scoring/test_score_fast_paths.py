@@ -80,7 +80,8 @@ def test_sqlite_writer_stores_what_core_statements_store(tmp_path: Path, monkeyp
             monkeypatch.undo()
             monkeypatch.setattr(runner, "utcnow", lambda: FIXED_NOW)
         written = []
-        for mode, flip in (("faithful", False), ("faithful", True), ("fixed", False)):  # insert, update, insert
+        # insert, update, the same rows again (an unchanged row is left as stored), insert
+        for mode, flip in (("faithful", False), ("faithful", True), ("faithful", True), ("fixed", False)):
             with session_scope(engine) as s:
                 written.append(runner.write_outcomes(s, _outcomes(engine, random.Random(3), flip), mode))
         tables.append((written, _table(engine)))
