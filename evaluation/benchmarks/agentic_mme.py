@@ -34,6 +34,7 @@ from evaluation.scoring.items import Item
 from evaluation.scoring.matchers import amme_final_answer_correct
 
 LEVELS = ("L1", "L2", "L3")
+_NOTHING: dict[str, Any] = {}  # an absent value, only ever read
 
 
 def golden_answer(item: Item) -> dict[str, Any]:
@@ -194,14 +195,16 @@ def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
     task_known = not (mode == "faithful" and ev.get("incomplete_run"))
     human: list[str] = []
     s_checkpoints = 0
-    for cp in it.checkpoints if task_known else []:
+    for cp in it.checkpoints if task_known else ():
         axis = cp.get("axis")
         if axis == "S":
             s_checkpoints += 1
-            human.extend([str(t).lower() for t in cp.get("tools") or []])
+            human.extend([str(t).lower() for t in cp.get("tools") or ()])
         elif axis == "V":
-            op = _named_op(str((cp.get("code_check") or {}).get("verifier") or ""))
-            human.extend([op if op else str(t).lower() for t in cp.get("tools") or []])
+            tools = cp.get("tools")
+            if tools:  # no tools, nothing to name: the verifier is not looked at
+                op = _named_op(str((cp.get("code_check") or _NOTHING).get("verifier") or ""))
+                human.extend([op if op else str(t).lower() for t in tools])
     return Scored(
         it.trajectory.get("id"),
         it.task.get("id"),

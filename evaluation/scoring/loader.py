@@ -558,7 +558,7 @@ def _items(
         handed_out.add(task["id"])
         checkpoints = tasks.checkpoints.get(tr["task_id"], [])
         edit_state = None
-        if (tr["task_id"], tr["task_revision"]) in edited:
+        if edited and (tr["task_id"], tr["task_revision"]) in edited:
             edit_state, task_row, checkpoints = _as_run(session, tr, task, task_row, checkpoints, old_tasks)
         evs = events.pop(tr["id"] or 0, [])
         # The row becomes the item's trajectory: keys in the order scoring has always seen them.
