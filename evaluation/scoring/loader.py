@@ -201,7 +201,8 @@ class _Reader:
     def batches(self, stmt: Any) -> Iterable[Any]:
         """``stream``'s rows as the batches they are fetched in (the whole result, when not streaming)."""
         if not self.streaming:
-            return [self.conn.execute(stmt).all()]
+            got = self.conn.execute(stmt).all()
+            return [got] if got else []  # no empty batch: a caller unpacks each batch's columns
         if self.sqlite:
             plain = plain_select.batches(self.conn, stmt, _BATCH)
             if plain is not None:
@@ -451,6 +452,8 @@ def _events(
         .where(Event.c.trajectory_id.in_(in_run))
         .order_by(Event.c.trajectory_id, Event.c.ordinal)
     ):
+        if not batch:
+            continue
         tids, eids, ordinals, kind_col, payloads, faileds = zip(*batch)
         for tid, eid, ordinal, kind, p, failed in zip(
             tids, eids, ordinals, kind_col, _payloads(payloads, db.sqlite), faileds

@@ -110,3 +110,22 @@ def test_event_payload_texts_decode_as_the_orm_loader_reads_them(engine):
     assert vars(new) == vars(old)
     payloads = [e["payload"] for it in new.items for e in it.events][: len(texts)]
     assert payloads[:3] == [{}, {}, {}] and payloads[3]["big"] == 123456789012345678901234567890
+
+
+def test_a_few_trajectories_without_events_load_as_the_orm_loader_reads_them(engine):
+    """``only`` (up to _FEW trajectories, read without streaming) with no event, no checkpoint row and no
+    ordering constraint among them: every per-run query comes back empty, and the items still load."""
+    import sqlalchemy as sa
+
+    run_id = write_run(engine, "agentic-mme", 3)
+    with engine.begin() as c:
+        c.execute(sa.text("DELETE FROM event"))
+        c.execute(sa.text("DELETE FROM orderingconstraint"))
+        c.execute(sa.text("DELETE FROM checkpoint"))
+        first = c.execute(sa.text("SELECT min(id) FROM trajectory WHERE run_id = :r"), {"r": run_id}).scalar()
+    with session_scope(read_only(engine)) as s:
+        few = load_run(s, run_id, only=[first])
+        whole, old = both(engine, run_id)
+    assert vars(whole) == vars(old)
+    assert len(few.items) == 1 and vars(few.items[0]) == vars(whole.items[0])
+    assert few.items[0].events == [] and few.items[0].checkpoints == []
