@@ -34,7 +34,6 @@ from evaluation.scoring.items import Item
 from evaluation.scoring.matchers import amme_final_answer_correct
 
 LEVELS = ("L1", "L2", "L3")
-_NOTHING: dict[str, Any] = {}  # an absent value, only ever read
 
 
 def golden_answer(item: Item) -> dict[str, Any]:
@@ -203,7 +202,7 @@ def summarise(it: Item, ev: dict[str, Any], mode: str) -> Scored:
         elif axis == "V":
             tools = cp.get("tools")
             if tools:  # no tools, nothing to name: the verifier is not looked at
-                op = _named_op(str((cp.get("code_check") or _NOTHING).get("verifier") or ""))
+                op = _named_op(str((cp.get("code_check") or {}).get("verifier") or ""))
                 human.extend([op if op else str(t).lower() for t in tools])
     return Scored(
         it.trajectory.get("id"),

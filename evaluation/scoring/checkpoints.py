@@ -554,8 +554,7 @@ def _code_check(cp: dict[str, Any], w: _Walk, v: _Verdict) -> bool:
     ok, vhit, vdetail = _dispatch_verifier(verifier, w)
     if ok:
         v.hit = vhit
-        if vhit is not None:  # w.claim, inlined
-            w.used.add(vhit)
+        w.claim(vhit)
         v.extra["code_check"] = {"verifier": verifier, "passed": True, "hit_index": vhit, "detail": vdetail}
         return True
     op = _verifier_op(verifier)

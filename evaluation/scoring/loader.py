@@ -483,15 +483,8 @@ _NO_TRAJECTORY = object()  # no event read yet
 
 
 def _payloads(raws: tuple[Any, ...], sqlite: bool) -> list[Any]:
-    """Each event's payload, {} for NULL and for an empty or null one; on SQLite decoded from its text
-    in one comprehension (value by value when a payload is one orjson refuses: NaN, huge integers)."""
-    if not sqlite:
-        return [({} if raw is None else raw) or {} for raw in raws]
-    loads = orjson.loads
-    try:
-        return [{} if raw is None else loads(raw) or {} for raw in raws]
-    except orjson.JSONDecodeError:
-        return [{} if raw is None else _decode_sqlite(raw) or {} for raw in raws]
+    """Each event's payload, {} for NULL and for an empty or null one (on SQLite decoded from its text)."""
+    return [p or {} for p in (_decoded_column(raws) if sqlite else raws)]
 
 
 def _hash_mentioned(db: _Reader, mentioned: set[int], asset_sha: dict[int, str]) -> None:
